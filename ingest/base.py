@@ -1,0 +1,116 @@
+"""What every reader shares: the row type, the read context, and opening files.
+
+A reader is one module with one entry point, ``read_<format>(path, ctx)``, a
+generator of :class:`Row` s (table name + column values, named as in
+:mod:`phaseline.schemas`).  Readers stream: they never hold a whole file.
+
+* A malformed file raises :class:`~phaseline.errors.TraceParseError` naming the
+  line or byte offset; the ingest pipeline then quarantines the file (none of
+  its rows land).
+* A file cut short by a crash raises
+  :class:`~phaseline.errors.TraceTruncatedError` *after* yielding every good
+  row before the cut; the pipeline lands those rows and records the cut.
+* Everything a reader consumed counts in ``ctx.events_read``; records it keeps
+  only as raw events (unknown types, unknown log lines) are still rows of the
+  ``events`` table, so nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import zlib
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, NamedTuple
+
+from phaseline.errors import TraceParseError
+
+GZIP_MAGIC = b"\x1f\x8b"
+HEAD_BYTES = 8192
+
+
+class Row(NamedTuple):
+    """One row for one table of the store."""
+
+    table: str
+    values: dict[str, Any]
+
+
+@dataclass(slots=True)
+class ReadContext:
+    """Per-file state a reader updates while it streams.
+
+    Attributes
+    ----------
+    path
+        The file being read (as given by the user).
+    sha256
+        Content hash of the file; the store stamps it on every row.
+    events_read
+        Records/events/lines of meaning consumed from the file.
+    unknown
+        Counts of records the reader kept only as raw events, by kind.
+    notes
+        Non-fatal remarks for the ingest summary (e.g. inflated counters).
+    job_id_hint
+        A job id known from outside the content (e.g. the file name), for
+        formats whose content may lack it.
+    """
+
+    path: Path
+    sha256: str = ""
+    events_read: int = 0
+    unknown: Counter[str] = field(default_factory=Counter)
+    notes: list[str] = field(default_factory=list)
+    job_id_hint: str | None = None
+
+
+def is_gzip(head: bytes) -> bool:
+    return head[:2] == GZIP_MAGIC
+
+
+def open_binary(path: Path) -> IO[bytes]:
+    """Open a file for reading, decompressing gzip transparently (by content, not name)."""
+    raw = open(path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
+    head = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
+    if head == GZIP_MAGIC:
+        return gzip.GzipFile(fileobj=raw, mode="rb")
+    return raw
+
+
+def open_text(path: Path) -> IO[str]:
+    """Open a (possibly gzipped) file as UTF-8 text; undecodable bytes become U+FFFD."""
+    return io.TextIOWrapper(open_binary(path), encoding="utf-8", errors="replace", newline=None)
+
+
+def read_head(path: Path, n: int = HEAD_BYTES) -> bytes:
+    """The first ``n`` decompressed bytes of a file (for format sniffing)."""
+    with open(path, "rb") as raw:
+        first = raw.read(n)
+        if not is_gzip(first):
+            return first
+    try:
+        with gzip.open(path, "rb") as gz:
+            return gz.read(n)
+    except (OSError, EOFError, zlib.error):
+        return b""
+
+
+def iter_lines(path: Path, ctx: ReadContext) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_no, line)`` of a text file (1-based, line ending stripped).
+
+    A gzip stream that breaks off mid-way raises :class:`TraceParseError` naming
+    the last good line, after every complete line before it was yielded.
+    """
+    line_no = 0
+    try:
+        with open_text(path) as fh:
+            for line_no, line in enumerate(fh, start=1):  # noqa: B007 - used after the loop
+                yield line_no, line.rstrip("\r\n")
+    except (EOFError, OSError, zlib.error) as exc:
+        raise TraceParseError(
+            path, f"compressed stream is corrupt or cut short after line {line_no}: {exc}"
+        ) from exc

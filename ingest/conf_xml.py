@@ -1,0 +1,236 @@
+"""Hadoop job configuration XML (``job_..._conf.xml``) -> ``conf`` rows.
+
+Two styles are in the wild and both are read:
+
+* Hadoop 0.23/2.0 wrote where a property was set as a comment inside it::
+
+      <property><!--Loaded from job.xml--><name>k</name><value>v</value></property>
+
+* later versions write one ``<source>`` element per layer, oldest first::
+
+      <property><name>k</name><value>v</value><source>mapred-default.xml</source><source>job.xml</source></property>
+
+``conf.source`` holds the comment's location, or the ``<source>`` chain joined
+with ``", "`` (the last one is where the value finally came from).
+
+The file is parsed incrementally with :mod:`defusedxml`: DTDs, entity
+declarations and external references are refused (billion-laughs and XXE
+inputs raise :class:`~phaseline.errors.TraceParseError`, nothing expands).
+
+Job id: the property ``mapreduce.job.id`` (or 1.x ``mapred.job.id``) when the
+file sets it, else ``ctx.job_id_hint``, else a ``job_<digits>_<digits>`` found
+in the file name (``job_1329348432655_0001_conf.xml`` or Rumen's
+``host_ts_job_201002080801_40864_conf.xml``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from xml.etree.ElementTree import ParseError
+
+import defusedxml
+from defusedxml.ElementTree import XMLParser
+
+from ingest.base import ReadContext, Row, open_binary
+from ingest.formats import Format
+from ingest.mrcommon import event_row, job_id_from_name
+from phaseline.errors import TraceParseError
+
+JOB_ID_KEYS = ("mapreduce.job.id", "mapred.job.id")
+_CHUNK = 1 << 16
+_LOADED_FROM = re.compile(r"^\s*Loaded from\s+(.*?)\s*$", re.S)
+_COMMENT = re.compile(rb"<!--.*?-->", re.S)
+_DOCTYPE = re.compile(rb"<!DOCTYPE[^\[>]*(\[.*?\])?\s*>", re.S)
+_FIRST_ELEMENT = re.compile(rb"<(?![?!])([A-Za-z_][\w:.\-]*)")
+
+
+@dataclass(frozen=True, slots=True)
+class ConfProperty:
+    """One ``<property>`` of a job configuration."""
+
+    key: str
+    value: str | None
+    source: str | None
+    line: int
+
+
+class _ConfTarget:
+    """An ElementTree parser target that keeps only ``<property>`` contents (and their comments)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.parser: XMLParser | None = None
+        self.props: dict[str, ConfProperty] = {}
+        self.root: str | None = None
+        self._depth = 0
+        self._in_prop = False
+        self._field: str | None = None
+        self._text: list[str] = []
+        self._cur: dict[str, str] = {}
+        self._sources: list[str] = []
+        self._comment_source: str | None = None
+        self._prop_line = 0
+
+    def _line(self) -> int:
+        parser = self.parser
+        return int(parser.parser.CurrentLineNumber) if parser is not None else 0
+
+    def start(self, tag: str, attrs: dict[str, str]) -> None:
+        self._depth += 1
+        if self._depth == 1:
+            self.root = tag
+            if tag != "configuration":
+                raise TraceParseError(
+                    self.path,
+                    f"root element is <{tag}>, not <configuration>: not a Hadoop job conf",
+                    line=self._line(),
+                )
+            return
+        if self._depth == 2 and tag == "property":
+            self._in_prop = True
+            self._cur = {}
+            self._sources = []
+            self._comment_source = None
+            self._prop_line = self._line()
+        elif self._in_prop and self._depth == 3:
+            self._field = tag
+            self._text = []
+
+    def end(self, tag: str) -> None:
+        if self._in_prop and self._depth == 3 and self._field is not None:
+            text = "".join(self._text)
+            if self._field == "source":
+                self._sources.append(text.strip())
+            else:
+                self._cur[self._field] = text
+            self._field = None
+        elif self._in_prop and self._depth == 2:
+            self._finish_property()
+        self._depth -= 1
+
+    def _finish_property(self) -> None:
+        self._in_prop = False
+        name = self._cur.get("name")
+        if name is None or not name.strip():
+            raise TraceParseError(
+                self.path, "a <property> has no <name>", line=self._prop_line, hint="is this a Hadoop conf?"
+            )
+        source = ", ".join(s for s in self._sources if s) or self._comment_source
+        key = name.strip()
+        self.props.pop(key, None)  # Hadoop's Configuration: the last definition wins
+        self.props[key] = ConfProperty(key, self._cur.get("value"), source, self._prop_line)
+
+    def data(self, text: str) -> None:
+        if self._field is not None:
+            self._text.append(text)
+
+    def comment(self, text: str) -> None:
+        if self._in_prop:
+            m = _LOADED_FROM.match(text)
+            if m:
+                self._comment_source = m.group(1)
+
+    def close(self) -> None:
+        return None
+
+
+def parse_conf(chunks: Iterable[bytes], path: Path, *, first_line: int = 1) -> list[ConfProperty]:
+    """Parse a job conf given as byte chunks; properties in file order, last definition winning.
+
+    ``first_line`` shifts the line numbers in errors (for confs embedded in a
+    concatenated 1.x history file).
+    """
+    target = _ConfTarget(path)
+    parser = XMLParser(target=target, forbid_dtd=True, forbid_entities=True, forbid_external=True)
+    target.parser = parser
+    shift = first_line - 1
+    try:
+        for chunk in chunks:
+            parser.feed(chunk)
+        parser.close()
+    except TraceParseError as exc:
+        if shift and exc.line is not None:
+            raise TraceParseError(path, exc.message, line=exc.line + shift, hint=exc.hint) from exc
+        raise
+    except ParseError as exc:
+        line, _col = exc.position
+        raise TraceParseError(path, f"malformed XML: {exc}", line=line + shift) from exc
+    except defusedxml.DefusedXmlException as exc:
+        raise TraceParseError(
+            path,
+            f"refused: {type(exc).__name__} ({exc}); job confs never declare DTDs or entities",
+            line=target._line() + shift,
+            hint="DTD/entity declarations are rejected to prevent entity-expansion and external-entity attacks",
+        ) from exc
+    if target.root is None:
+        raise TraceParseError(path, "no XML element found: empty job conf", line=first_line)
+    return list(target.props.values())
+
+
+def conf_job_id(props: Iterable[ConfProperty]) -> str | None:
+    """The job id a conf declares (``mapreduce.job.id`` / ``mapred.job.id``), if any."""
+    found = {p.key: p.value for p in props if p.key in JOB_ID_KEYS}
+    for key in JOB_ID_KEYS:
+        value = found.get(key)
+        if value and value.strip():
+            return value.strip()
+    return None
+
+
+def conf_rows(job_id: str, props: Iterable[ConfProperty]) -> Iterator[Row]:
+    for p in props:
+        yield Row("conf", {"job_id": job_id, "key": p.key, "value": p.value, "source": p.source})
+
+
+def _chunks(path: Path) -> Iterator[bytes]:
+    with open_binary(path) as fh:
+        while chunk := fh.read(_CHUNK):
+            yield chunk
+
+
+def read_conf_xml(path: Path, ctx: ReadContext) -> Iterator[Row]:
+    """Read a Hadoop job conf XML into ``conf`` rows (plus one ``JobConf`` event).
+
+    Raises
+    ------
+    TraceParseError
+        Malformed XML, a root other than ``<configuration>``, a property
+        without a name, a DTD or entity declaration, or no way to tell the job id.
+    """
+    try:
+        props = parse_conf(_chunks(path), path)
+    except (OSError, EOFError) as exc:
+        raise TraceParseError(path, f"cannot read the file: {exc}") from exc
+    job_id = conf_job_id(props) or ctx.job_id_hint or job_id_from_name(path.name)
+    if job_id is None:
+        raise TraceParseError(
+            path,
+            "no job id: the conf sets neither mapreduce.job.id nor mapred.job.id and the file name has none",
+            hint="name the file job_<id>_conf.xml",
+        )
+    ctx.events_read += len(props)
+    yield from conf_rows(job_id, props)
+    yield event_row(job_id, 0, "JobConf", None, {"path": str(path), "properties": len(props)})
+
+
+def sniff_conf_xml(head: bytes, path: Path) -> bool:
+    """A conf XML: the first element (after the prolog, comments, a doctype) is ``<configuration>``."""
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not text.startswith(b"<"):
+        return False
+    text = _DOCTYPE.sub(b"", _COMMENT.sub(b"", text))
+    m = _FIRST_ELEMENT.search(text)
+    return m is not None and m.group(1) == b"configuration"
+
+
+FORMATS: tuple[Format, ...] = (
+    Format(
+        name="conf_xml",
+        sniff=sniff_conf_xml,
+        read=read_conf_xml,
+        doc="Hadoop job configuration XML (<!--Loaded from--> and <source> styles)",
+    ),
+)

@@ -1,0 +1,92 @@
+r"""Hadoop 0.20/1.x escaped compact counters -> ``(group, group name, counter, counter name, value)``.
+
+After the history layer's escapes are removed (``\.`` -> ``.``), a counters
+value reads (Hadoop 1.x ``Counters.makeEscapedCompactString``)::
+
+    {(org.apache.hadoop.mapred.Task$Counter)(Map-Reduce Framework)[(SPILLED_RECORDS)(Spilled Records)(0)]...}...
+
+Inside the parentheses a second escape layer protects ``(){}[]`` and ``\``
+(``\(ms\)`` in ``Total time spent ... \(ms\)``; ``SortFilter-#1\[id\]``).
+Group display names may end in a space (``Job Counters ``): kept as written.
+
+Hadoop 0.18 wrote ``group.counter:value,...`` instead; that older form is read too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from ingest.mrcommon import check_int64
+from phaseline.errors import TraceParseError
+
+_ESC = r"(?:[^()\\]|\\.)*"
+_GROUP = re.compile(
+    r"\{\((" + _ESC + r")\)\((" + _ESC + r")\)((?:\[\(" + _ESC + r"\)\(" + _ESC + r"\)\(" + _ESC + r"\)\])*)\}",
+    re.S,
+)
+_COUNTER = re.compile(r"\[\((" + _ESC + r")\)\((" + _ESC + r")\)\((" + _ESC + r")\)\]", re.S)
+_UNESC = re.compile(r"\\(.)", re.S)
+_LEGACY = re.compile(r"^(.+)\.([^.:]+):(-?\d+)$")
+
+Counter = tuple[str, str, str, str, int]
+
+
+def _unescape(text: str) -> str:
+    return _UNESC.sub(r"\1", text) if "\\" in text else text
+
+
+def _value(raw: str, path: Path, line: int, key: str) -> int:
+    try:
+        value = int(_unescape(raw).strip())
+    except ValueError:
+        raise TraceParseError(path, f"{key}: counter value {raw[:30]!r} is not an integer", line=line) from None
+    return check_int64(value, path, f"{key} counter value", line)
+
+
+def parse_counters(text: str, path: Path, line: int, key: str = "COUNTERS") -> Iterator[Counter]:
+    """Yield ``(group, group_name, counter, counter_name, value)`` of a 1.x counters value.
+
+    >>> list(parse_counters("{(g)(G )[(c)(C \\\\(ms\\\\))(3)]}", Path("f"), 1))
+    [('g', 'G ', 'c', 'C (ms)', 3)]
+
+    Raises
+    ------
+    TraceParseError
+        Text that is neither the compact form nor the 0.18 ``group.counter:value`` form.
+    """
+    stripped = text.strip()
+    if not stripped:
+        return
+    if not stripped.startswith("{"):
+        yield from _legacy(stripped, path, line, key)
+        return
+    pos = 0
+    while pos < len(stripped):
+        m = _GROUP.match(stripped, pos)
+        if m is None:
+            raise TraceParseError(
+                path,
+                f"{key}: malformed counters at character {pos}: {stripped[pos : pos + 60]!r}",
+                line=line,
+                hint="expected {(group-id)(group name)[(id)(name)(value)]...}",
+            )
+        group, group_name = _unescape(m.group(1)), _unescape(m.group(2))
+        for c in _COUNTER.finditer(m.group(3)):
+            yield group, group_name, _unescape(c.group(1)), _unescape(c.group(2)), _value(c.group(3), path, line, key)
+        pos = m.end()
+
+
+def _legacy(text: str, path: Path, line: int, key: str) -> Iterator[Counter]:
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        m = _LEGACY.match(item)
+        if m is None:
+            raise TraceParseError(
+                path, f"{key}: malformed counter {item[:60]!r}", line=line,
+                hint="expected the compact {(...)...} form or 0.18's group.counter:value",
+            )  # fmt: skip
+        yield m.group(1), m.group(1), m.group(2), m.group(2), _value(m.group(3), path, line, key)

@@ -1,0 +1,56 @@
+"""Format detection from content, and the catalogue of readers.
+
+Each reader module exposes ``FORMATS``: a tuple of :class:`Format` (a name,
+a ``sniff(head, path)`` test on the first decompressed bytes, and the reader
+entry point).  :func:`detect` asks them in order, most specific first; file
+names are never trusted (only used as hints for ids inside readers).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from ingest.base import ReadContext, Row, read_head
+
+Sniffer = Callable[[bytes, Path], bool]
+Reader = Callable[[Path, ReadContext], Iterator[Row]]
+
+
+@dataclass(frozen=True, slots=True)
+class Format:
+    """A trace format phaseline reads."""
+
+    name: str
+    sniff: Sniffer
+    read: Reader
+    doc: str
+    landed: bool = True  # False: recognised but deliberately not read (status 'skipped')
+
+
+# Reader modules, in detection order (most specific sniffers first).
+READER_MODULES: tuple[str, ...] = (
+    "ingest.jhist",
+)
+
+
+@cache
+def formats() -> tuple[Format, ...]:
+    found: list[Format] = []
+    for name in READER_MODULES:
+        module = importlib.import_module(name)
+        found.extend(module.FORMATS)
+    return tuple(found)
+
+
+def detect(path: Path, head: bytes | None = None) -> Format | None:
+    """The format of a file, judged from its first bytes; ``None`` if no reader claims it."""
+    if head is None:
+        head = read_head(path)
+    for fmt in formats():
+        if fmt.sniff(head, path):
+            return fmt
+    return None

@@ -1,0 +1,217 @@
+"""What the MapReduce readers other than ``.jhist`` share: ids, hosts, counter names, events.
+
+Hadoop ids follow fixed shapes across versions::
+
+    job_<cluster-ts>_<seq>                       job_200904211745_0002
+    task_<cluster-ts>_<seq>_<m|r>_<index>        task_200904211745_0002_m_000010
+    attempt_<cluster-ts>_<seq>_<m|r>_<index>_<n> attempt_200904211745_0002_m_000010_0
+
+Old History Server documentation shows ids with an extra ``_<n>`` in the job
+part (``task_1326381300833_2_2_m_0``); the patterns below accept any number of
+id parts before the task-type letter, so the job id is still recoverable.
+
+Counter groups: Hadoop 0.20/1.x named the framework groups differently from
+2.x; :data:`LEGACY_COUNTER_GROUPS` is the same mapping Hadoop 2's
+``AbstractCounters`` applies when it reads old counters, so one counter has one
+name in the store whatever version wrote it.  Raw names stay in ``events``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ingest.base import Row
+from phaseline.errors import TraceParseError
+from phaseline.schemas import TaskType
+
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+
+_TASK_ID = re.compile(r"^task_(\w+?)_([mrMR]|MAP|REDUCE|SETUP|CLEANUP|[sc])_\d+$")
+_ATTEMPT_ID = re.compile(r"^attempt_(\w+?)_([mrMR]|MAP|REDUCE|SETUP|CLEANUP|[sc])_\d+_\d+$")
+_JOB_ID = re.compile(r"^job_\w+$")
+_JOB_ID_IN_TEXT = re.compile(r"job_\d+_\d+")
+
+#: Hadoop 0.20/1.x counter group names -> the 2.x names (Hadoop 2 ``AbstractCounters.legacyMap``).
+LEGACY_COUNTER_GROUPS: dict[str, str] = {
+    "org.apache.hadoop.mapred.Task$Counter": "org.apache.hadoop.mapreduce.TaskCounter",
+    "org.apache.hadoop.mapred.JobInProgress$Counter": "org.apache.hadoop.mapreduce.JobCounter",
+    "FileSystemCounters": "org.apache.hadoop.mapreduce.FileSystemCounter",
+}
+
+_TASK_TYPES: dict[str, TaskType] = {
+    "MAP": TaskType.MAP,
+    "M": TaskType.MAP,
+    "REDUCE": TaskType.REDUCE,
+    "R": TaskType.REDUCE,
+    "SETUP": TaskType.SETUP,
+    "JOB_SETUP": TaskType.SETUP,
+    "CLEANUP": TaskType.CLEANUP,
+    "JOB_CLEANUP": TaskType.CLEANUP,
+    "TASK_CLEANUP": TaskType.TASK_CLEANUP,
+}
+
+
+def counter_group(raw: str) -> str:
+    """The store's name of a counter group (legacy 1.x names mapped to 2.x ones).
+
+    >>> counter_group("FileSystemCounters")
+    'org.apache.hadoop.mapreduce.FileSystemCounter'
+    >>> counter_group("my.group")
+    'my.group'
+    """
+    return LEGACY_COUNTER_GROUPS.get(raw, raw)
+
+
+def task_type(raw: str | None) -> str | None:
+    """Normalize a task type (``MAP``, ``m``, ``JOB_SETUP``...) to :class:`TaskType`; unknown ones pass upper-cased.
+
+    >>> task_type("m"), task_type("JOB_CLEANUP"), task_type(None)
+    ('MAP', 'CLEANUP', None)
+    """
+    if raw is None or raw == "":
+        return None
+    found = _TASK_TYPES.get(raw.strip().upper())
+    return found.value if found is not None else raw.strip().upper()
+
+
+def job_of_task(task_id: str | None) -> str | None:
+    """The job id a task id belongs to, or ``None`` if the id has no known shape.
+
+    >>> job_of_task("task_200904211745_0002_m_000010")
+    'job_200904211745_0002'
+    >>> job_of_task("task_1326381300833_2_2_m_0")
+    'job_1326381300833_2_2'
+    """
+    if not task_id:
+        return None
+    m = _TASK_ID.match(task_id)
+    return f"job_{m.group(1)}" if m else None
+
+
+def job_of_attempt(attempt_id: str | None) -> str | None:
+    """The job id an attempt id belongs to, or ``None``.
+
+    >>> job_of_attempt("attempt_200904211745_0002_r_000000_1")
+    'job_200904211745_0002'
+    """
+    if not attempt_id:
+        return None
+    m = _ATTEMPT_ID.match(attempt_id)
+    return f"job_{m.group(1)}" if m else None
+
+
+def task_of_attempt(attempt_id: str | None) -> str | None:
+    """The task id of an attempt id (drop the attempt number), or ``None``.
+
+    >>> task_of_attempt("attempt_200904211745_0002_r_000000_1")
+    'task_200904211745_0002_r_000000'
+    """
+    if not attempt_id or not _ATTEMPT_ID.match(attempt_id):
+        return None
+    return "task_" + attempt_id[len("attempt_") :].rsplit("_", 1)[0]
+
+
+def is_job_id(text: str | None) -> bool:
+    return bool(text) and bool(_JOB_ID.match(text or ""))
+
+
+def job_id_from_name(name: str) -> str | None:
+    """A job id found in a file name (``job_..._conf.xml``, ``host_ts_job_2010..._40864_conf.xml``).
+
+    >>> job_id_from_name("megacluster.megacorp.com_1265616107882_job_201002080801_40864_conf.xml")
+    'job_201002080801_40864'
+    """
+    m = _JOB_ID_IN_TEXT.search(name)
+    return m.group(0) if m else None
+
+
+def split_host(raw: str | None) -> tuple[str | None, str | None]:
+    """Split a 1.x/Rumen host name ``/rack/host`` into ``(host, rack)``.
+
+    Racks may have several levels (``/dc1/rack7/host``): everything before the
+    last component is the rack.  A name without a leading ``/`` is a bare host.
+
+    >>> split_host("/192.30.63.192/cluster1020.secondleveldomain.com")
+    ('cluster1020.secondleveldomain.com', '192.30.63.192')
+    >>> split_host("cluster1670.secondleveldomain.com")
+    ('cluster1670.secondleveldomain.com', None)
+    >>> split_host(None)
+    (None, None)
+    """
+    if raw is None:
+        return None, None
+    text = raw.strip()
+    if not text:
+        return None, None
+    if not text.startswith("/"):
+        return text, None
+    parts = [p for p in text.split("/") if p]
+    if not parts:
+        return None, None
+    rack = "/".join(parts[:-1]) or None
+    return parts[-1], rack
+
+
+_DOT_ESCAPE = re.compile(r"\\(.)")
+
+
+def unescape_v1(text: str) -> str:
+    r"""Remove Hadoop 1.x history escapes (``\.``, ``\=``, ``\"``, ``\\``) from a value.
+
+    >>> unescape_v1(r"cluster1020\.secondleveldomain\.com")
+    'cluster1020.secondleveldomain.com'
+    """
+    if "\\" not in text:
+        return text
+    return _DOT_ESCAPE.sub(r"\1", text)
+
+
+def check_int64(value: int, path: Path, what: str, line: int | None = None) -> int:
+    """``value`` if it fits a signed 64-bit column, else a :class:`TraceParseError`."""
+    if value < INT64_MIN or value > INT64_MAX:
+        raise TraceParseError(path, f"{what} = {value} does not fit in 64 bits", line=line)
+    return value
+
+
+def event_row(job_id: str | None, seq: int, event_type: str, ts_ms: int | None, payload: Any) -> Row:
+    """One row of the ``events`` table with the raw record as JSON."""
+    return Row(
+        "events",
+        {
+            "job_id": job_id,
+            "seq": seq,
+            "event_type": event_type,
+            "ts_ms": ts_ms,
+            "payload_json": orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS).decode(),
+        },
+    )
+
+
+def counter_row(
+    job_id: str,
+    scope: str,
+    group: str,
+    name: str,
+    value: int,
+    *,
+    task_id: str | None = None,
+    attempt_id: str | None = None,
+) -> Row:
+    """One row of the ``counters`` table (group names normalized by :func:`counter_group`)."""
+    return Row(
+        "counters",
+        {
+            "job_id": job_id,
+            "task_id": task_id,
+            "attempt_id": attempt_id,
+            "scope": scope,
+            "group_name": counter_group(group),
+            "counter_name": name,
+            "value": value,
+        },
+    )

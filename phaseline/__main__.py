@@ -1,0 +1,3 @@
+from phaseline.cli import main
+
+main()

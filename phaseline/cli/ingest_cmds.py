@@ -1,0 +1,132 @@
+"""``phaseline ingest``, ``query``, ``jobs``, ``tables``: getting traces in and looking at them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ingest.pipeline import FileResult, IngestSummary, ingest_paths, iter_files
+from phaseline.cli.output import emit, format_option, handle_errors, open_store, store_option
+from phaseline.errors import QueryError
+from phaseline.schemas import TABLES, SourceStatus
+
+EXIT_QUARANTINED = 3
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True)
+@store_option
+@click.option("--quiet", "-q", is_flag=True, help="Only the final summary.")
+@handle_errors
+def ingest(paths: tuple[str, ...], store_dir: Path | None, quiet: bool) -> None:
+    """Ingest trace files, directories or globs into the store.
+
+    Formats are detected from content: .jhist, 0.20/1.x history, job conf XML,
+    Rumen JSON, History Server REST JSON, task-attempt and YARN logs, engine
+    run directories, stack samples.  Exit status: 0 when every file landed
+    (or was unchanged/skipped), 3 when any file was quarantined.
+    """
+    store = open_store(store_dir)
+    total = sum(1 for _ in iter_files(paths))
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    console = Console(stderr=True)
+
+    def line(path: Path, r: FileResult) -> str:
+        rows = ", ".join(f"{t}={n}" for t, n in sorted(r.rows.items()))
+        text = f"{r.status:<11} {path}  [{r.format or '-'}] events={r.events_read} rows={r.rows_written}"
+        if rows:
+            text += f" ({rows})"
+        if r.unknown:
+            text += f" unknown={dict(r.unknown)}"
+        if r.error:
+            text += f"\n            {r.error}"
+        return text
+
+    show_bar = total > 20 and console.is_terminal
+    with Progress(
+        TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=console,
+        disable=not show_bar,
+    ) as progress:
+        task = progress.add_task("ingest", total=total)
+
+        def on_file(path: Path, r: FileResult) -> None:
+            progress.advance(task)
+            if not quiet or r.status == SourceStatus.QUARANTINED:
+                progress.console.print(line(path, r), markup=False, highlight=False)
+
+        summary = ingest_paths(paths, store, on_file=on_file)
+    _print_summary(summary, store.root)
+    if summary.quarantined:
+        raise SystemExit(EXIT_QUARANTINED)
+
+
+def _print_summary(summary: IngestSummary, root: Path) -> None:
+    landed = summary.count(SourceStatus.LANDED) + summary.count(SourceStatus.PARTIAL)
+    click.echo(
+        f"{len(summary.results)} files: {landed} landed "
+        f"({summary.count(SourceStatus.PARTIAL)} partial), {summary.count('unchanged')} unchanged, "
+        f"{summary.count(SourceStatus.SKIPPED)} skipped, {summary.quarantined} quarantined -> {root}",
+        err=True,
+    )
+    rows = summary.rows_per_table()
+    if rows:
+        click.echo("rows: " + ", ".join(f"{t}={n}" for t, n in rows.items()), err=True)
+
+
+@click.command()
+@click.argument("sql")
+@store_option
+@format_option
+@handle_errors
+def query(sql: str, store_dir: Path | None, fmt: str) -> None:
+    """Run DuckDB SQL over the store's tables (one view per table)."""
+    con = open_store(store_dir).connect()
+    try:
+        rel = con.sql(sql)
+        if rel is None:
+            return
+        cols = list(rel.columns)
+        rows = [dict(zip(cols, r, strict=True)) for r in rel.fetchall()]
+    except Exception as exc:  # duckdb raises several unrelated error classes
+        if type(exc).__module__.startswith("duckdb") or type(exc).__name__.endswith("Exception"):
+            raise QueryError(f"query failed: {exc}") from exc
+        raise
+    emit(rows, fmt, columns=cols)
+
+
+JOBS_SQL = """
+SELECT job_id, name, user, queue, status, submit_ms, launch_ms, finish_ms,
+       (finish_ms - coalesce(launch_ms, submit_ms)) / 1000.0 AS duration_s,
+       total_maps, total_reduces, failed_maps, failed_reduces, source_format
+FROM jobs ORDER BY submit_ms NULLS LAST, job_id
+"""
+
+
+@click.command()
+@store_option
+@format_option
+@handle_errors
+def jobs(store_dir: Path | None, fmt: str) -> None:
+    """List the jobs in the store."""
+    con = open_store(store_dir).connect()
+    rel = con.sql(JOBS_SQL)
+    cols = list(rel.columns)
+    emit([dict(zip(cols, r, strict=True)) for r in rel.fetchall()], fmt, columns=cols)
+
+
+@click.command()
+@store_option
+@format_option
+@handle_errors
+def tables(store_dir: Path | None, fmt: str) -> None:
+    """List the store's tables with their row counts and columns."""
+    store = open_store(store_dir)
+    con = store.connect()
+    rows = []
+    for name, spec in TABLES.items():
+        n = con.execute(f'SELECT count(*) FROM "{name}"').fetchone()
+        rows.append({"table": name, "rows": n[0] if n else 0, "columns": ", ".join(spec.columns), "doc": spec.doc})
+    emit(rows, fmt)

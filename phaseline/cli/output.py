@@ -1,0 +1,110 @@
+"""Rendering rows for the terminal: table, csv, json, and the options every command shares.
+
+``--format json`` always prints ONE JSON array of objects (column -> value),
+so scripts can rely on it.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import decimal
+import functools
+import io
+import json
+import math
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from phaseline.errors import PhaselineError
+from phaseline.store import Store, default_store_path
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+FORMATS = ("table", "csv", "json")
+
+
+def store_option(func: F) -> F:
+    """``--store DIR`` (env ``PHASELINE_STORE``, default ``./phaseline-store``)."""
+    return click.option(
+        "--store",
+        "store_dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        envvar="PHASELINE_STORE",
+        default=None,
+        show_envvar=True,
+        help=f"Store directory [default: ./{default_store_path().name}].",
+    )(func)
+
+
+def format_option(func: F) -> F:
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(FORMATS),
+        default="table",
+        show_default=True,
+        help="Output format; json is one array of objects.",
+    )(func)
+
+
+def open_store(store_dir: Path | None) -> Store:
+    return Store(store_dir if store_dir is not None else default_store_path())
+
+
+def handle_errors(func: F) -> F:
+    """Turn phaseline's errors into clean CLI errors (no traceback)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except PhaselineError as exc:
+            raise click.ClickException(str(exc)) from exc
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dt.datetime | dt.date):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if hasattr(value, "item") and callable(value.item):  # numpy scalars
+        return value.item()
+    return value
+
+
+def to_json(rows: Sequence[dict[str, Any]]) -> str:
+    return json.dumps([{k: _jsonable(v) for k, v in r.items()} for r in rows], indent=1, default=str)
+
+
+def emit(rows: Sequence[dict[str, Any]], fmt: str, *, columns: Sequence[str] | None = None, title: str | None = None) -> None:
+    """Print rows in the chosen format."""
+    cols = list(columns) if columns is not None else (list(rows[0].keys()) if rows else [])
+    if fmt == "json":
+        click.echo(to_json(rows))
+    elif fmt == "csv":
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(cols)
+        for r in rows:
+            writer.writerow(["" if r.get(c) is None else _jsonable(r.get(c)) for c in cols])
+        click.echo(buf.getvalue(), nl=False)
+    else:
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title=title, show_lines=False)
+        for c in cols:
+            table.add_column(c, overflow="fold")
+        for r in rows:
+            table.add_row(*("" if r.get(c) is None else str(_jsonable(r.get(c))) for c in cols))
+        Console(soft_wrap=False).print(table)

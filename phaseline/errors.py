@@ -1,0 +1,133 @@
+"""phaseline's exceptions and warnings.
+
+One root, :class:`PhaselineError`; every child also inherits the builtin it
+refines, so ``except ValueError`` in a caller's code still works.  Errors that
+point into a file carry the file, the line or byte offset, and what to do next.
+
+Warnings have their own root, :class:`PhaselineWarning`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class PhaselineError(Exception):
+    """Root of every error phaseline raises on purpose."""
+
+
+class TraceParseError(PhaselineError, ValueError):
+    """A trace file is malformed at a known place.
+
+    Parameters
+    ----------
+    path
+        The file being read.
+    message
+        What is wrong.
+    line
+        1-based line number, where the format is line oriented.
+    offset
+        Byte offset into the (decompressed) file, where known.
+    hint
+        What the user can do about it.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        message: str,
+        *,
+        line: int | None = None,
+        offset: int | None = None,
+        hint: str | None = None,
+    ) -> None:
+        self.path = str(path)
+        self.message = message
+        self.line = line
+        self.offset = offset
+        self.hint = hint
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = self.path
+        if self.line is not None:
+            where += f":{self.line}"
+        if self.offset is not None:
+            where += f" (byte {self.offset})"
+        text = f"{where}: {self.message}"
+        if self.hint:
+            text += f" ({self.hint})"
+        return text
+
+
+class TraceTruncatedError(TraceParseError):
+    """A trace ends before its writer finished it (everything before the cut is good)."""
+
+
+class UnknownFormatError(PhaselineError, ValueError):
+    """No reader recognises a file's content."""
+
+    def __init__(self, path: str | Path, detail: str = "") -> None:
+        self.path = str(path)
+        super().__init__(f"{path}: format not recognised{': ' + detail if detail else ''}")
+
+
+class SchemaError(PhaselineError, ValueError):
+    """Rows or a file do not match a declared table schema."""
+
+
+class StoreError(PhaselineError, RuntimeError):
+    """The store directory is missing, locked, or inconsistent."""
+
+
+class StoreLockedError(StoreError):
+    """Another process holds the store's write lock for too long."""
+
+
+class QueryError(PhaselineError, ValueError):
+    """A SQL query over the store failed."""
+
+
+class NotFoundError(PhaselineError, LookupError):
+    """A job, attempt, profile or other named object does not exist."""
+
+
+class EngineError(PhaselineError, RuntimeError):
+    """The local Hadoop engine could not run (missing Java, jars, or a failed job)."""
+
+
+class ProfileError(PhaselineError, ValueError):
+    """A job profile is invalid or cannot be extracted from the data."""
+
+
+class PlatformModelError(PhaselineError, ValueError):
+    """A platform model cannot be fitted, loaded or evaluated."""
+
+
+class InsufficientDataError(PlatformModelError):
+    """Too few measurements to fit a phase's model."""
+
+
+class PredictionError(PhaselineError, ValueError):
+    """A predictor got inputs it cannot work with."""
+
+
+class SpecError(PhaselineError, ValueError):
+    """A dataflow specification (HiTune language) is malformed."""
+
+
+class PhaselineWarning(UserWarning):
+    """Root of phaseline's warnings."""
+
+
+class ExtrapolationWarning(PhaselineWarning):
+    """A model is evaluated outside the data range it was fitted on."""
+
+
+class ConvergenceWarning(PhaselineWarning):
+    """An iterative fit or solver stopped before converging."""
+
+
+class DataQualityWarning(PhaselineWarning):
+    """Input data is usable but suspicious (inflated counters, missing phases, ...)."""

@@ -1,0 +1,337 @@
+"""Every table of the store, declared once as a pyarrow schema.
+
+Column names are SQL identifiers with units in them (``start_ms``,
+``data_bytes``).  Every table carries ``source_sha256``: the content hash of
+the file its rows came from, which is how the store replaces or removes one
+file's rows atomically.
+
+Stages add tables by adding a :class:`TableSpec` to :data:`TABLES`; nothing
+else needs to change for the store to write, validate and expose them as
+DuckDB views.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from phaseline.errors import SchemaError
+
+SCHEMA_VERSION = 1
+
+
+class TaskType(enum.StrEnum):
+    """Task types, normalized across Hadoop versions (0.20's ``MAP`` and 2.x's ``MAP``...)."""
+
+    MAP = "MAP"
+    REDUCE = "REDUCE"
+    SETUP = "SETUP"
+    CLEANUP = "CLEANUP"
+    TASK_CLEANUP = "TASK_CLEANUP"
+
+
+class Status(enum.StrEnum):
+    """Normalized task/attempt/job statuses; raw values stay in ``events``."""
+
+    SUCCEEDED = "SUCCEEDED"
+    FAILED = "FAILED"
+    KILLED = "KILLED"
+    RUNNING = "RUNNING"
+    ERROR = "ERROR"
+
+
+class SourceStatus(enum.StrEnum):
+    """What became of one ingested file."""
+
+    LANDED = "landed"  # every record landed
+    PARTIAL = "partial"  # a truncated file: what came before the cut landed, error says where
+    QUARANTINED = "quarantined"  # nothing landed; error says file, place and problem
+    SKIPPED = "skipped"  # recognised as not a trace phaseline reads (e.g. a Spark event log)
+
+
+class Phase(enum.StrEnum):
+    """Phase names used everywhere (``attempt_phases.phase``, profiles, models).
+
+    The six generic phases of Zhang et al. 2013 are READ, COLLECT, SPILL, MERGE
+    (map side) and SHUFFLE, WRITE (reduce side); MAP and REDUCE are the custom
+    (user function) phases; SORT is the reduce-side merge/sort.  A source that
+    cannot split a span names the combined phase, e.g. ``"reduce+write"``.
+    """
+
+    READ = "read"
+    MAP = "map"
+    COLLECT = "collect"
+    SPILL = "spill"
+    MERGE = "merge"
+    SHUFFLE = "shuffle"
+    SORT = "sort"
+    REDUCE = "reduce"
+    WRITE = "write"
+
+
+GENERIC_PHASES: tuple[Phase, ...] = (
+    Phase.READ,
+    Phase.COLLECT,
+    Phase.SPILL,
+    Phase.MERGE,
+    Phase.SHUFFLE,
+    Phase.WRITE,
+)
+
+
+class CounterScope(enum.StrEnum):
+    JOB_TOTAL = "job_total"
+    JOB_MAP = "job_map"
+    JOB_REDUCE = "job_reduce"
+    TASK = "task"
+    ATTEMPT = "attempt"
+
+
+_STATUS_ALIASES = {
+    "SUCCESS": Status.SUCCEEDED,
+    "SUCCEEDED": Status.SUCCEEDED,
+    "FAILED": Status.FAILED,
+    "FAILURE": Status.FAILED,
+    "KILLED": Status.KILLED,
+    "RUNNING": Status.RUNNING,
+    "ERROR": Status.ERROR,
+}
+
+
+def normalize_status(raw: str | None) -> str | None:
+    """Map a raw Hadoop status (``SUCCESS``, ``SUCCEEDED``, ``FAILED``...) to :class:`Status`.
+
+    >>> normalize_status("SUCCESS")
+    'SUCCEEDED'
+    >>> normalize_status(None) is None
+    True
+    """
+    if raw is None or raw == "":
+        return None
+    status = _STATUS_ALIASES.get(raw.strip().upper())
+    return status.value if status is not None else raw.strip().upper()
+
+
+@dataclass(frozen=True, slots=True)
+class TableSpec:
+    """A table's name, schema, and the columns every row must have."""
+
+    name: str
+    schema: pa.Schema
+    required: tuple[str, ...]
+    doc: str
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return tuple(self.schema.names)
+
+
+def _s(*fields: tuple[str, pa.DataType]) -> pa.Schema:
+    return pa.schema([pa.field(n, t) for n, t in fields] + [pa.field("source_sha256", pa.string())])
+
+
+I64 = pa.int64()
+STR = pa.string()
+F64 = pa.float64()
+
+TABLES: dict[str, TableSpec] = {}
+
+
+def register(spec: TableSpec) -> TableSpec:
+    """Add a table to the store's catalogue (stages call this for their own tables)."""
+    if spec.name in TABLES and TABLES[spec.name] != spec:
+        raise SchemaError(f"table {spec.name!r} declared twice with different schemas")
+    if "source_sha256" not in spec.schema.names:
+        raise SchemaError(f"table {spec.name!r} lacks the source_sha256 column")
+    TABLES[spec.name] = spec
+    return spec
+
+
+SOURCES = register(
+    TableSpec(
+        "sources",
+        pa.schema(
+            [
+                ("path", STR),
+                ("sha256", STR),
+                ("bytes", I64),
+                ("format", STR),
+                ("status", STR),
+                ("error", STR),
+                ("ingested_at", pa.timestamp("ms", tz="UTC")),
+                ("events_read", I64),
+                ("rows_written", I64),
+                ("rows_quarantined", I64),
+                ("source_sha256", STR),
+            ]
+        ),
+        ("path", "sha256", "status"),
+        "One row per file ingested: where it was, its hash, format, and what became of it.",
+    )
+)
+
+JOBS = register(
+    TableSpec(
+        "jobs",
+        _s(
+            ("job_id", STR),
+            ("name", STR),
+            ("user", STR),
+            ("queue", STR),
+            ("status", STR),
+            ("submit_ms", I64),
+            ("launch_ms", I64),
+            ("finish_ms", I64),
+            ("total_maps", I64),
+            ("total_reduces", I64),
+            ("finished_maps", I64),
+            ("finished_reduces", I64),
+            ("failed_maps", I64),
+            ("failed_reduces", I64),
+            ("killed_maps", I64),
+            ("killed_reduces", I64),
+            ("uberized", pa.bool_()),
+            ("diagnostics", STR),
+            ("hadoop_version", STR),
+            ("source_format", STR),
+        ),
+        ("job_id",),
+        "One row per job run.",
+    )
+)
+
+TASKS = register(
+    TableSpec(
+        "tasks",
+        _s(
+            ("job_id", STR),
+            ("task_id", STR),
+            ("task_type", STR),
+            ("status", STR),
+            ("start_ms", I64),
+            ("finish_ms", I64),
+            ("successful_attempt_id", STR),
+            ("splits", STR),
+            ("error", STR),
+        ),
+        ("job_id", "task_id"),
+        "One row per task; splits are the preferred input locations, comma separated.",
+    )
+)
+
+ATTEMPTS = register(
+    TableSpec(
+        "attempts",
+        _s(
+            ("job_id", STR),
+            ("task_id", STR),
+            ("attempt_id", STR),
+            ("task_type", STR),
+            ("status", STR),
+            ("start_ms", I64),
+            ("finish_ms", I64),
+            ("map_finish_ms", I64),
+            ("shuffle_finish_ms", I64),
+            ("sort_finish_ms", I64),
+            ("host", STR),
+            ("rack", STR),
+            ("container_id", STR),
+            ("error", STR),
+            ("locality", STR),
+            ("http_port", I64),
+        ),
+        ("job_id", "attempt_id"),
+        "One row per task attempt (successful, failed, killed, speculative).",
+    )
+)
+
+COUNTERS = register(
+    TableSpec(
+        "counters",
+        _s(
+            ("job_id", STR),
+            ("task_id", STR),
+            ("attempt_id", STR),
+            ("scope", STR),
+            ("group_name", STR),
+            ("counter_name", STR),
+            ("value", I64),
+        ),
+        ("job_id", "scope", "group_name", "counter_name"),
+        "Counters at job_total/job_map/job_reduce/task/attempt scope.",
+    )
+)
+
+CONF = register(
+    TableSpec(
+        "conf",
+        _s(("job_id", STR), ("key", STR), ("value", STR), ("source", STR)),
+        ("job_id", "key"),
+        "Job configuration properties; source is where the property was set.",
+    )
+)
+
+EVENTS = register(
+    TableSpec(
+        "events",
+        _s(
+            ("job_id", STR),
+            ("seq", I64),
+            ("event_type", STR),
+            ("ts_ms", I64),
+            ("payload_json", STR),
+        ),
+        ("seq", "event_type"),
+        "Every raw event or record of every file, so nothing is dropped.",
+    )
+)
+
+ATTEMPT_EVENTS = register(
+    TableSpec(
+        "attempt_events",
+        _s(
+            ("job_id", STR),
+            ("attempt_id", STR),
+            ("thread_id", I64),
+            ("thread_name", STR),
+            ("ts_ms", I64),
+            ("kind", STR),
+            ("bytes", I64),
+            ("records", I64),
+            ("segments", I64),
+            ("detail", STR),
+            ("line_no", I64),
+        ),
+        ("attempt_id", "ts_ms", "kind"),
+        "Phase-marking lines of MapTask/ReduceTask logs, one row per line.",
+    )
+)
+
+ATTEMPT_PHASES = register(
+    TableSpec(
+        "attempt_phases",
+        _s(
+            ("job_id", STR),
+            ("attempt_id", STR),
+            ("task_type", STR),
+            ("phase", STR),
+            ("start_ms", I64),
+            ("end_ms", I64),
+            ("dur_ms", I64),
+            ("data_bytes", I64),
+            ("data_records", I64),
+        ),
+        ("attempt_id", "phase"),
+        "Generic and custom phases (Zhang et al. 2013) of each attempt, from its log.",
+    )
+)
+
+
+def table(name: str) -> TableSpec:
+    """The spec of a table, or a :class:`SchemaError` naming the known ones."""
+    try:
+        return TABLES[name]
+    except KeyError:
+        raise SchemaError(f"unknown table {name!r}; known: {', '.join(sorted(TABLES))}") from None

@@ -1,0 +1,591 @@
+"""The store: Parquet files per table, a manifest, and DuckDB views over them.
+
+Layout of a store directory::
+
+    MANIFEST.json                  the one source of truth (replaced atomically)
+    meta/sources-<gen>.parquet     the ``sources`` table of generation <gen>
+    data/<segment>/<table>/<sha>.parquet
+                                   one file per (ingested file, table)
+    .tmp/                          staging of uncommitted ingests
+    .lock                          advisory write lock (fcntl)
+
+Guarantees
+----------
+* **Atomic per file.** A file's rows are staged outside ``data/`` and become
+  visible only when a new ``MANIFEST.json`` is renamed into place.  A crash or
+  kill at any moment leaves the old manifest (the store as it was) or the new
+  one (the store after); staged or orphaned Parquet files are never referenced
+  and are removed by the next commit.
+* **Idempotent.** A file whose content hash is already live is not written
+  again; a changed file at the same path replaces its earlier rows in the same
+  commit that adds the new ones.
+* **Concurrent ingests.** Parsing happens without the lock; commits are
+  serialised by an exclusive ``flock`` and re-read the manifest under it.
+
+Readers open the manifest once and get a DuckDB connection with one view per
+table of :data:`phaseline.schemas.TABLES`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from phaseline import schemas
+from phaseline.errors import SchemaError, StoreError, StoreLockedError
+
+STORE_FORMAT = "phaseline-store"
+STORE_VERSION = 1
+DEFAULT_STORE = "phaseline-store"
+FLUSH_ROWS = 65_536
+LOCK_TIMEOUT_S = 600.0
+
+
+def default_store_path() -> Path:
+    """``$PHASELINE_STORE`` or ``./phaseline-store``."""
+    return Path(os.environ.get("PHASELINE_STORE") or DEFAULT_STORE)
+
+
+@dataclass(frozen=True, slots=True)
+class DataFile:
+    """One Parquet file of one table holding the rows of one source."""
+
+    table: str
+    path: str  # relative to the store root
+    source: str  # sha256 of the source file
+    rows: int
+
+
+@dataclass(frozen=True, slots=True)
+class SourceRecord:
+    """One row of the ``sources`` table."""
+
+    path: str
+    sha256: str
+    bytes: int
+    format: str | None
+    status: str
+    error: str | None
+    ingested_at: datetime
+    events_read: int = 0
+    rows_written: int = 0
+    rows_quarantined: int = 0
+
+    def as_row(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "sha256": self.sha256,
+            "bytes": self.bytes,
+            "format": self.format,
+            "status": self.status,
+            "error": self.error,
+            "ingested_at": self.ingested_at,
+            "events_read": self.events_read,
+            "rows_written": self.rows_written,
+            "rows_quarantined": self.rows_quarantined,
+            "source_sha256": self.sha256,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    """The committed state of a store."""
+
+    generation: int
+    sources_file: str | None
+    files: tuple[DataFile, ...]
+
+    def files_by_table(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for f in self.files:
+            out.setdefault(f.table, []).append(f.path)
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": STORE_FORMAT,
+            "version": STORE_VERSION,
+            "schema_version": schemas.SCHEMA_VERSION,
+            "generation": self.generation,
+            "sources_file": self.sources_file,
+            "files": [
+                {"table": f.table, "path": f.path, "source": f.source, "rows": f.rows} for f in self.files
+            ],
+        }
+
+
+EMPTY_MANIFEST = Manifest(0, None, ())
+
+
+class Store:
+    """A phaseline store directory.
+
+    Parameters
+    ----------
+    root
+        The store directory; created on first write.
+    """
+
+    def __init__(self, root: str | Path | None = None) -> None:
+        self.root = Path(root) if root is not None else default_store_path()
+
+    # -- reading -----------------------------------------------------------------
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.root / "MANIFEST.json"
+
+    def exists(self) -> bool:
+        return self.manifest_path.exists()
+
+    def manifest(self) -> Manifest:
+        """The committed manifest (an empty one for a store never written)."""
+        try:
+            text = self.manifest_path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            if self.root.exists() and not self.root.is_dir():
+                raise StoreError(f"{self.root} is not a directory") from None
+            return EMPTY_MANIFEST
+        try:
+            doc = json.loads(text)
+            if doc.get("format") != STORE_FORMAT:
+                raise StoreError(f"{self.manifest_path}: not a phaseline store manifest")
+            if doc.get("version") != STORE_VERSION:
+                raise StoreError(
+                    f"{self.manifest_path}: store version {doc.get('version')} is not supported "
+                    f"(this phaseline reads version {STORE_VERSION})"
+                )
+            files = tuple(
+                DataFile(str(f["table"]), str(f["path"]), str(f["source"]), int(f["rows"]))
+                for f in doc["files"]
+            )
+            return Manifest(int(doc["generation"]), doc.get("sources_file"), files)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise StoreError(f"{self.manifest_path}: corrupt manifest ({exc})") from exc
+
+    def sources(self, manifest: Manifest | None = None) -> pa.Table:
+        """The ``sources`` table of a generation (empty table for a new store)."""
+        manifest = manifest or self.manifest()
+        spec = schemas.SOURCES
+        if manifest.sources_file is None:
+            return spec.schema.empty_table()
+        return pq.read_table(self.root / manifest.sources_file, schema=spec.schema)
+
+    def connect(self, manifest: Manifest | None = None) -> duckdb.DuckDBPyConnection:
+        """An in-memory DuckDB connection with one view per table over the store's files."""
+        manifest = manifest or self.manifest()
+        con = duckdb.connect(":memory:")
+        by_table = manifest.files_by_table()
+        for name, spec in schemas.TABLES.items():
+            if name == "sources":
+                if manifest.sources_file is None:
+                    con.register(name, spec.schema.empty_table())
+                else:
+                    _create_parquet_view(con, name, [str(self.root / manifest.sources_file)])
+                continue
+            paths = by_table.get(name)
+            if paths:
+                _create_parquet_view(con, name, [str(self.root / p) for p in paths])
+            else:
+                con.register(name, spec.schema.empty_table())
+        return con
+
+    # -- writing -----------------------------------------------------------------
+
+    def begin(self) -> Transaction:
+        """Start staging files; nothing is visible until :meth:`Transaction.commit`."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        return Transaction(self)
+
+    @contextlib.contextmanager
+    def lock(self, timeout_s: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+        """Hold the store's exclusive write lock."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            deadline = time.monotonic() + timeout_s
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise StoreLockedError(
+                            f"{self.root}: another phaseline process holds the write lock "
+                            f"for more than {timeout_s:.0f} s"
+                        ) from None
+                    time.sleep(0.05)
+            try:
+                yield
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    def _write_manifest(self, manifest: Manifest) -> None:
+        tmp = self.root / f".MANIFEST.{uuid.uuid4().hex}.tmp"
+        data = json.dumps(manifest.to_json(), indent=1).encode()
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.manifest_path)
+        _fsync_dir(self.root)
+
+    def collect_garbage(self, manifest: Manifest) -> int:
+        """Delete data, meta and staging files the manifest does not reference; returns how many.
+
+        Call with the lock held.  Staging directories of transactions still in
+        progress in other processes are kept (they hold their own marker lock).
+        """
+        live = {f.path for f in manifest.files}
+        if manifest.sources_file:
+            live.add(manifest.sources_file)
+        removed = 0
+        for sub in ("data", "meta"):
+            base = self.root / sub
+            if not base.exists():
+                continue
+            for path in base.rglob("*.parquet"):
+                rel = path.relative_to(self.root).as_posix()
+                if rel not in live:
+                    path.unlink(missing_ok=True)
+                    removed += 1
+            for d in sorted((p for p in base.rglob("*") if p.is_dir()), reverse=True):
+                with contextlib.suppress(OSError):
+                    d.rmdir()  # only empty ones
+        tmp = self.root / ".tmp"
+        if tmp.exists():
+            for d in tmp.iterdir():
+                if not _staging_in_use(d):
+                    shutil.rmtree(d, ignore_errors=True)
+                    removed += 1
+        for stale in self.root.glob(".MANIFEST.*.tmp"):
+            stale.unlink(missing_ok=True)
+        return removed
+
+
+def _create_parquet_view(con: duckdb.DuckDBPyConnection, name: str, paths: Sequence[str]) -> None:
+    listing = ", ".join("'" + p.replace("'", "''") + "'" for p in paths)
+    con.execute(f'CREATE VIEW "{name}" AS SELECT * FROM read_parquet([{listing}], union_by_name = true)')
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _staging_in_use(directory: Path) -> bool:
+    marker = directory / ".inuse"
+    if not marker.exists():
+        return False
+    fd = os.open(marker, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
+class _TableWriter:
+    """Buffers rows of one table for one source and streams them to Parquet."""
+
+    __slots__ = ("_checked", "_rows", "path", "rows_written", "spec", "writer")
+
+    def __init__(self, spec: schemas.TableSpec, path: Path) -> None:
+        self.spec = spec
+        self.path = path
+        self.writer: pq.ParquetWriter | None = None
+        self._rows: list[dict[str, Any]] = []
+        self._checked = False
+        self.rows_written = 0
+
+    def add(self, values: dict[str, Any]) -> None:
+        if not self._checked:
+            unknown = set(values) - set(self.spec.schema.names)
+            if unknown:
+                raise SchemaError(f"table {self.spec.name!r} has no column(s) {sorted(unknown)}")
+            self._checked = True
+        self._rows.append(values)
+        if len(self._rows) >= FLUSH_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self._rows:
+            return
+        try:
+            batch = pa.Table.from_pylist(self._rows, schema=self.spec.schema)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
+            raise SchemaError(f"rows for table {self.spec.name!r} do not fit its schema: {exc}") from exc
+        for col in self.spec.required:
+            if batch.column(col).null_count:
+                raise SchemaError(f"table {self.spec.name!r}: required column {col!r} has empty values")
+        if self.writer is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.writer = pq.ParquetWriter(self.path, self.spec.schema, compression="zstd")
+        self.writer.write_table(batch)
+        self.rows_written += batch.num_rows
+        self._rows = []
+
+    def close(self) -> None:
+        self.flush()
+        if self.writer is not None:
+            self.writer.close()
+            with open(self.path, "rb+") as fh:
+                os.fsync(fh.fileno())
+
+    def abort(self) -> None:
+        self._rows = []
+        if self.writer is not None:
+            with contextlib.suppress(Exception):
+                self.writer.close()
+        self.path.unlink(missing_ok=True)
+
+
+@dataclass(slots=True)
+class StagedSource:
+    """Rows of one source file being written to the staging area."""
+
+    txn: Transaction
+    path: str
+    sha256: str
+    bytes: int
+    format: str | None
+    _writers: dict[str, _TableWriter] = field(default_factory=dict)
+    _closed: bool = False
+
+    def add(self, table: str, values: dict[str, Any]) -> None:
+        writer = self._writers.get(table)
+        if writer is None:
+            spec = schemas.table(table)
+            if table == "sources":
+                raise SchemaError("readers do not write the sources table; the store does")
+            writer = _TableWriter(spec, self.txn.staging / table / f"{self.sha256[:32]}.parquet")
+            self._writers[table] = writer
+        values["source_sha256"] = self.sha256
+        writer.add(values)
+
+    def _drop_files(self) -> None:
+        for w in self._writers.values():
+            w.abort()
+        self._writers = {}
+
+    def rows_by_table(self) -> dict[str, int]:
+        return {t: w.rows_written + len(w._rows) for t, w in self._writers.items()}
+
+    def finish(
+        self,
+        status: str,
+        *,
+        error: str | None = None,
+        events_read: int = 0,
+        rows_quarantined: int = 0,
+    ) -> SourceRecord:
+        """Close the source's files; it is committed with the transaction."""
+        for w in self._writers.values():
+            w.close()
+        self._closed = True
+        rows = sum(w.rows_written for w in self._writers.values())
+        record = SourceRecord(
+            self.path,
+            self.sha256,
+            self.bytes,
+            self.format,
+            status,
+            error,
+            datetime.now(UTC),
+            events_read,
+            rows,
+            rows_quarantined,
+        )
+        self.txn._finished(self, record)
+        return record
+
+    def discard(
+        self,
+        status: str,
+        error: str,
+        *,
+        events_read: int = 0,
+        rows_quarantined: int = 0,
+    ) -> SourceRecord:
+        """Throw away every row of this source; record only its ``sources`` row."""
+        for w in self._writers.values():
+            w.abort()
+        self._writers = {}
+        self._closed = True
+        record = SourceRecord(
+            self.path,
+            self.sha256,
+            self.bytes,
+            self.format,
+            status,
+            error,
+            datetime.now(UTC),
+            events_read,
+            0,
+            rows_quarantined,
+        )
+        self.txn._finished(self, record)
+        return record
+
+
+class Transaction:
+    """Stages sources; :meth:`commit` makes them visible atomically."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:12]}"
+        self.staging = store.root / ".tmp" / self.id
+        self.staging.mkdir(parents=True)
+        self._marker_fd = os.open(self.staging / ".inuse", os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(self._marker_fd, fcntl.LOCK_EX)
+        self._done: list[tuple[StagedSource, SourceRecord]] = []
+        self._commits = 0
+
+    def stage(self, path: str, sha256: str, size: int, fmt: str | None) -> StagedSource:
+        return StagedSource(self, path, sha256, size, fmt)
+
+    def _finished(self, staged: StagedSource, record: SourceRecord) -> None:
+        self._done.append((staged, record))
+
+    @property
+    def pending(self) -> int:
+        return len(self._done)
+
+    def commit(self) -> Manifest:
+        """Publish every finished source; returns the new manifest.
+
+        A source whose content is already live is dropped (idempotence); one
+        whose path is live with other content replaces it.
+        """
+        store = self.store
+        with store.lock():
+            current = store.manifest()
+            current_sources = store.sources(current)
+            by_path = dict(
+                zip(
+                    current_sources.column("path").to_pylist(),
+                    current_sources.column("sha256").to_pylist(),
+                    strict=True,
+                )
+            )
+            path_of_sha = {sha: path for path, sha in by_path.items()}
+            segment = f"{current.generation + 1:08d}-{self.id}"
+            replaced: set[str] = set()
+            new_files: list[DataFile] = []
+            new_records: list[SourceRecord] = []
+            for staged, record in self._done:
+                old_sha = by_path.get(record.path)
+                if old_sha == record.sha256:
+                    continue  # unchanged, or committed meanwhile by another ingest
+                twin = path_of_sha.get(record.sha256)
+                if twin is not None and record.status != "skipped":
+                    # The same bytes are live under another path: record the copy, land nothing twice.
+                    record = duplicate_record(record, twin)
+                    staged._drop_files()
+                if old_sha is not None:
+                    replaced.add(old_sha)
+                for table, writer in staged._writers.items():
+                    if writer.rows_written == 0:
+                        continue
+                    rel = f"data/{segment}/{table}/{writer.path.name}"
+                    dest = store.root / rel
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    os.replace(writer.path, dest)
+                    new_files.append(DataFile(table, rel, record.sha256, writer.rows_written))
+                new_records.append(record)
+                by_path[record.path] = record.sha256
+                path_of_sha.setdefault(record.sha256, record.path)
+            if not new_records:
+                self._done = []
+                return current
+            keep = [f for f in current.files if f.source not in replaced]
+            kept_sources = current_sources.filter(
+                pc.invert(
+                    pc.is_in(
+                        current_sources.column("path"),
+                        value_set=pa.array([r.path for r in new_records], pa.string()),
+                    )
+                )
+            )
+            sources_table = pa.concat_tables(
+                [
+                    kept_sources,
+                    pa.Table.from_pylist([r.as_row() for r in new_records], schema=schemas.SOURCES.schema),
+                ]
+            )
+            generation = current.generation + 1
+            sources_rel = f"meta/sources-{generation:08d}-{self.id}.parquet"
+            (store.root / "meta").mkdir(exist_ok=True)
+            tmp = store.root / (sources_rel + ".tmp")
+            pq.write_table(sources_table, tmp, compression="zstd")
+            os.replace(tmp, store.root / sources_rel)
+            manifest = Manifest(generation, sources_rel, (*keep, *new_files))
+            store._write_manifest(manifest)
+            self._done = []
+            self._commits += 1
+            store.collect_garbage(manifest)
+            return manifest
+
+    def close(self) -> None:
+        """Drop whatever was not committed and release the staging area."""
+        for staged, _ in self._done:
+            for w in staged._writers.values():
+                w.abort()
+        self._done = []
+        with contextlib.suppress(OSError):
+            fcntl.flock(self._marker_fd, fcntl.LOCK_UN)
+            os.close(self._marker_fd)
+        shutil.rmtree(self.staging, ignore_errors=True)
+
+    def __enter__(self) -> Transaction:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def duplicate_record(record: SourceRecord, twin: str) -> SourceRecord:
+    """The ``sources`` row for a file whose bytes are already in the store under ``twin``."""
+    return SourceRecord(
+        record.path,
+        record.sha256,
+        record.bytes,
+        record.format,
+        "skipped",
+        f"same content as {twin} (already in the store)",
+        record.ingested_at,
+        record.events_read,
+        0,
+        0,
+    )
+
+
+def live_source(store_sources: pa.Table, path: str) -> Mapping[str, Any] | None:
+    """The ``sources`` row of a path, if the store has one."""
+    mask = pc.equal(store_sources.column("path"), path)
+    hit = store_sources.filter(mask)
+    return hit.to_pylist()[0] if hit.num_rows else None

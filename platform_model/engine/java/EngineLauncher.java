@@ -1,0 +1,253 @@
+package phaseline.engine;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.mapred.JobConf;
+import org.apache.hadoop.mapreduce.Counter;
+import org.apache.hadoop.mapreduce.CounterGroup;
+import org.apache.hadoop.mapreduce.Counters;
+import org.apache.hadoop.mapreduce.JobStatus;
+import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.util.Tool;
+import org.apache.hadoop.util.ToolRunner;
+import org.apache.hadoop.util.VersionInfo;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs one MapReduce driver in this JVM on Hadoop's LocalJobRunner and reports
+ * what happened as JSON.
+ *
+ * <p>Usage: {@code EngineLauncher --run-dir DIR --result FILE --main CLASS
+ * [--generate DIR --records N --files M --seed S] -- ARGS...}.  The Hadoop
+ * configuration comes from {@code core-site.xml}/{@code mapred-site.xml} first on
+ * the classpath (the engine writes them), exactly as {@code hadoop jar} takes them
+ * from {@code HADOOP_CONF_DIR}; a driver's {@code new Configuration()} sees them.
+ * A driver implementing {@link Tool} runs through {@link ToolRunner}; any other
+ * class has its {@code main(String[])} called, which may call
+ * {@code Job.waitForCompletion} and even {@code System.exit}: the report is
+ * then written from a shutdown hook.
+ */
+public final class EngineLauncher {
+
+  private static final Logger LOG = LoggerFactory.getLogger(EngineLauncher.class);
+  private static final AtomicBoolean REPORTED = new AtomicBoolean(false);
+
+  private EngineLauncher() {
+  }
+
+  public static void main(String[] argv) throws Exception {
+    String runDir = null;
+    String result = null;
+    String mainClass = null;
+    String generate = null;
+    long records = 0;
+    int files = 1;
+    long seed = 0;
+    List<String> rest = new ArrayList<>();
+    for (int i = 0; i < argv.length; i++) {
+      String a = argv[i];
+      if (a.equals("--")) {
+        rest.addAll(Arrays.asList(argv).subList(i + 1, argv.length));
+        break;
+      }
+      if (i + 1 >= argv.length) {
+        throw new IllegalArgumentException("missing value after " + a);
+      }
+      String v = argv[++i];
+      switch (a) {
+        case "--run-dir": runDir = v; break;
+        case "--result": result = v; break;
+        case "--main": mainClass = v; break;
+        case "--generate": generate = v; break;
+        case "--records": records = Long.parseLong(v); break;
+        case "--files": files = Integer.parseInt(v); break;
+        case "--seed": seed = Long.parseLong(v); break;
+        default: throw new IllegalArgumentException("unknown option " + a);
+      }
+    }
+    if (runDir == null || result == null || mainClass == null) {
+      throw new IllegalArgumentException("--run-dir, --result and --main are required");
+    }
+    System.setProperty(RecordingJobRunner.RUN_DIR_PROPERTY, runDir);
+    new JobConf();  // registers mapred-default.xml and mapred-site.xml as default resources
+    Configuration conf = new Configuration();
+
+    final Report report = new Report(Paths.get(result), mainClass);
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> report.write(true), "phaseline-report"));
+
+    if (generate != null) {
+      long t0 = System.currentTimeMillis();
+      report.inputBytes = TeraRecordGen.generate(conf, new org.apache.hadoop.fs.Path(generate), records, files, seed);
+      report.inputRecords = records;
+      LOG.info("Generated " + records + " records (" + report.inputBytes + " bytes) in " + files
+          + " files under " + generate + " in " + (System.currentTimeMillis() - t0) + " ms");
+    }
+    String[] args = rest.toArray(new String[0]);
+    try {
+      Class<?> cls = Class.forName(mainClass);
+      if (Tool.class.isAssignableFrom(cls)) {
+        Tool tool = (Tool) cls.getDeclaredConstructor().newInstance();
+        report.exitCode = ToolRunner.run(conf, tool, args);
+      } else {
+        Method m = cls.getMethod("main", String[].class);
+        if (!Modifier.isStatic(m.getModifiers())) {
+          throw new IllegalArgumentException(mainClass + ".main is not static");
+        }
+        m.invoke(null, (Object) args);
+        report.exitCode = 0;
+      }
+    } catch (InvocationTargetException e) {
+      report.error = stackTrace(e.getCause());
+      LOG.error("Driver " + mainClass + " failed", e.getCause());
+    } catch (Exception | LinkageError e) {
+      report.error = stackTrace(e);
+      LOG.error("Driver " + mainClass + " failed", e);
+    }
+    report.write(false);
+    System.exit(report.error == null ? 0 : 1);
+  }
+
+  private static String stackTrace(Throwable t) {
+    StringWriter sw = new StringWriter();
+    t.printStackTrace(new PrintWriter(sw));
+    return sw.toString();
+  }
+
+  /** The JSON report the Python side turns into run.json. */
+  static final class Report {
+    final Path path;
+    final String mainClass;
+    volatile long inputBytes = -1;
+    volatile long inputRecords = -1;
+    volatile Integer exitCode;
+    volatile String error;
+
+    Report(Path path, String mainClass) {
+      this.path = path;
+      this.mainClass = mainClass;
+    }
+
+    void write(boolean fromShutdownHook) {
+      if (!REPORTED.compareAndSet(false, true)) {
+        return;
+      }
+      StringBuilder sb = new StringBuilder(4096);
+      sb.append("{\"main_class\": ").append(str(mainClass));
+      sb.append(", \"hadoop_version\": ").append(str(VersionInfo.getVersion()));
+      sb.append(", \"java_version\": ").append(str(System.getProperty("java.version")));
+      sb.append(", \"user\": ").append(str(currentUser()));
+      sb.append(", \"exit_via_shutdown_hook\": ").append(fromShutdownHook);
+      sb.append(", \"exit_code\": ").append(exitCode == null ? "null" : exitCode.toString());
+      sb.append(", \"error\": ").append(str(error));
+      sb.append(", \"input_bytes\": ").append(inputBytes < 0 ? "null" : Long.toString(inputBytes));
+      sb.append(", \"input_records\": ").append(inputRecords < 0 ? "null" : Long.toString(inputRecords));
+      sb.append(", \"jobs\": [");
+      boolean first = true;
+      for (RecordingJobRunner.Recorded rec : RecordingJobRunner.jobs()) {
+        if (!first) {
+          sb.append(", ");
+        }
+        first = false;
+        appendJob(sb, rec);
+      }
+      sb.append("]}\n");
+      try {
+        Path tmp = path.resolveSibling(path.getFileName() + ".tmp");
+        Files.write(tmp, sb.toString().getBytes(StandardCharsets.UTF_8));
+        Files.move(tmp, path, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+      } catch (IOException e) {
+        System.err.println("phaseline: cannot write " + path + ": " + e);
+      }
+    }
+
+    private static String currentUser() {
+      try {
+        return UserGroupInformation.getCurrentUser().getShortUserName();
+      } catch (IOException e) {
+        return System.getProperty("user.name");
+      }
+    }
+
+    private static void appendJob(StringBuilder sb, RecordingJobRunner.Recorded rec) {
+      JobStatus st = rec.runner.getJobStatus(rec.id);
+      sb.append("{\"job_id\": ").append(str(rec.id.toString()));
+      sb.append(", \"job_name\": ").append(str(rec.name));
+      sb.append(", \"user\": ").append(str(rec.user));
+      sb.append(", \"conf\": ").append(str(rec.confFile));
+      sb.append(", \"state\": ").append(str(st == null ? null : st.getState().name()));
+      sb.append(", \"failure_info\": ").append(str(st == null ? null : st.getFailureInfo()));
+      sb.append(", \"submit_ms\": ").append(rec.submitMs);
+      long start = st == null ? 0 : st.getStartTime();
+      sb.append(", \"launch_ms\": ").append(start > 0 ? Long.toString(start) : "null");
+      long finish = rec.finishMs();
+      sb.append(", \"finish_ms\": ").append(finish > 0 ? Long.toString(finish) : "null");
+      sb.append(", \"counters\": {");
+      Counters counters = null;
+      try {
+        counters = rec.runner.getJobCounters(rec.id);
+      } catch (RuntimeException e) {
+        LOG.warn("No counters for " + rec.id + ": " + e);
+      }
+      if (counters != null) {
+        boolean firstGroup = true;
+        for (CounterGroup group : counters) {
+          if (!firstGroup) {
+            sb.append(", ");
+          }
+          firstGroup = false;
+          sb.append(str(group.getName())).append(": {");
+          boolean firstCounter = true;
+          for (Counter c : group) {
+            if (!firstCounter) {
+              sb.append(", ");
+            }
+            firstCounter = false;
+            sb.append(str(c.getName())).append(": ").append(c.getValue());
+          }
+          sb.append('}');
+        }
+      }
+      sb.append("}}");
+    }
+
+    static String str(String s) {
+      if (s == null) {
+        return "null";
+      }
+      StringBuilder sb = new StringBuilder(s.length() + 2).append('"');
+      for (int i = 0; i < s.length(); i++) {
+        char c = s.charAt(i);
+        switch (c) {
+          case '"': sb.append("\\\""); break;
+          case '\\': sb.append("\\\\"); break;
+          case '\n': sb.append("\\n"); break;
+          case '\r': sb.append("\\r"); break;
+          case '\t': sb.append("\\t"); break;
+          default:
+            if (c < 0x20) {
+              sb.append(String.format("\\u%04x", (int) c));
+            } else {
+              sb.append(c);
+            }
+        }
+      }
+      return sb.append('"').toString();
+    }
+  }
+}

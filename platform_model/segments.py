@@ -1,0 +1,356 @@
+"""One line or two: the two-segment test of Zhang et al. 2013 (end of section 4).
+
+The paper checks, for each phase, "whether two linear functions may provide a
+better fit for approximating different segments of training data (ordered by
+the increasing data amount) instead of a single linear function", and finds
+that the shuffle phase is two lines with a break at 3.2 GB of intermediate data
+per reduce task.  Section 2 explains that break from the Hadoop configuration:
+the reduce JVM (700 MB) keeps ~46 % of its heap for shuffled data, merges it to
+disk in spill files of ~320 MB, and merge-sorts ``io.sort.factor`` = 10 of them
+per pass; above 10 x 320 MB = 3.2 GB the final merge needs an extra pass.
+
+Here:
+
+* :func:`config_thresholds` computes that break from a job configuration
+  (Hadoop 3's ``MergeManagerImpl``: shuffle memory = reduce heap x
+  ``mapreduce.reduce.shuffle.input.buffer.percent``; an in-memory merge starts
+  at ``mapreduce.reduce.shuffle.merge.percent`` of it and writes one on-disk
+  file; a single map output larger than ``mapreduce.reduce.shuffle.memory.limit.percent``
+  of it goes straight to disk; the final merge makes one pass per
+  ``mapreduce.task.io.sort.factor`` on-disk files).
+* :func:`fit_phase` searches the break over the ordered data (a vectorized
+  Huber IRLS over every candidate split, on an evenly spaced subsample when the
+  data are large), fits two robust lines at the best split, and keeps them when
+  the stated criterion prefers them:
+
+  - ``bic`` (default): a robust Schwarz criterion,
+    ``RBIC = 2 * sum(rho(r_i / s)) + p * ln(n)``, with Huber's rho, the scale
+    ``s`` of the one-line fit shared by both models, ``p = 2`` for one line and
+    ``p = 5`` for two (two lines and the break);
+  - ``f``: the robust F-test ``F = ((D1 - D2) / 3) / (D2 / (n - 5))`` with
+    ``D = 2 * sum(rho(r_i / s))``, kept when its p-value is below ``alpha``.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from scipy import stats
+
+from platform_model.fit import MIN_POINTS, LineFit, Norm, fit_line
+
+FloatArray = npt.NDArray[np.float64]
+
+#: Huber's tuning constant (95 % efficiency at the normal), as in statsmodels' HuberT.
+HUBER_C = 1.345
+#: Points the break search looks at; larger data are subsampled evenly in data order.
+SEARCH_POINTS = 4000
+#: Candidate splits evaluated per search round (a coarse round, then a refinement).
+SEARCH_CANDIDATES = 64
+#: IRLS iterations per candidate in the search.
+SEARCH_ITERATIONS = 12
+#: Significance level of the F criterion.
+F_ALPHA = 0.01
+
+
+class Criterion(enum.StrEnum):
+    """How the two-segment test decides."""
+
+    BIC = "bic"
+    F = "f"
+
+
+@dataclass(frozen=True, slots=True)
+class ShuffleThresholds:
+    """Reduce-side shuffle memory thresholds derived from a Hadoop configuration.
+
+    Attributes
+    ----------
+    heap_bytes
+        The reduce task's memory the shuffle takes its share of.
+    shuffle_memory_bytes
+        heap x ``shuffle.input.buffer.percent`` (``MergeManagerImpl.memoryLimit``).
+    single_output_limit_bytes
+        A single map output larger than this is shuffled straight to disk
+        (``memory.limit.percent`` of the shuffle memory).
+    merge_file_bytes
+        An in-memory merge starts at ``merge.percent`` of the shuffle memory and
+        writes one on-disk file of about this size (the paper's ~320 MB).
+    sort_factor
+        Files merged per pass (``io.sort.factor``).
+    break_bytes
+        Shuffle data per reduce task above which the final merge needs an extra
+        pass: ``sort_factor x merge_file_bytes`` (the paper's 3.2 GB).
+    """
+
+    heap_bytes: float
+    shuffle_memory_bytes: float
+    single_output_limit_bytes: float
+    merge_file_bytes: float
+    sort_factor: int
+    break_bytes: float
+
+    def break_for_map_output(self, map_output_per_reduce_bytes: float) -> float:
+        """The break when each map sends ``map_output_per_reduce_bytes`` to a reduce task.
+
+        Map outputs above :attr:`single_output_limit_bytes` each land on disk as
+        their own file, so the extra merge pass starts after ``sort_factor`` of them.
+        """
+        if map_output_per_reduce_bytes > self.single_output_limit_bytes:
+            return self.sort_factor * map_output_per_reduce_bytes
+        return self.break_bytes
+
+
+_MEM_RE = re.compile(r"-Xmx(\d+)([kKmMgG]?)")
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+
+
+def _first(conf: Mapping[str, str], *keys: str) -> str | None:
+    for key in keys:
+        value = conf.get(key)
+        if value is not None and str(value).strip() != "":
+            return str(value).strip()
+    return None
+
+
+def reduce_heap_bytes(conf: Mapping[str, str]) -> float | None:
+    """The reduce task's memory as ``MergeManagerImpl`` sees it, or None if the conf does not say.
+
+    ``mapreduce.reduce.memory.totalbytes`` (what the engine sets) wins; then the
+    ``-Xmx`` of ``mapreduce.reduce.java.opts`` / ``mapred.reduce.child.java.opts``
+    / ``mapred.child.java.opts`` (Hadoop 0.20, the paper's setting).
+    """
+    total = _first(conf, "mapreduce.reduce.memory.totalbytes")
+    if total is not None:
+        return float(total)
+    opts = _first(conf, "mapreduce.reduce.java.opts", "mapred.reduce.child.java.opts", "mapred.child.java.opts")
+    if opts is not None:
+        found = _MEM_RE.findall(opts)
+        if found:
+            num, unit = found[-1]
+            return float(int(num) * _UNITS[unit.lower()])
+    return None
+
+
+def config_thresholds(conf: Mapping[str, str], *, heap_bytes: float | None = None) -> ShuffleThresholds | None:
+    """Shuffle thresholds from a job configuration (Zhang et al. 2013, section 2).
+
+    Defaults are Hadoop's ``mapred-default.xml`` (0.70, 0.66, 0.25, 10); both the
+    Hadoop 2+/3 key names and the 0.20 names are read.  Returns None when the
+    reduce heap is unknown and not given.
+
+    >>> t = config_thresholds({"mapred.child.java.opts": "-Xmx700m"})
+    >>> round(t.break_bytes / 2**30, 2)  # the paper's 3.2 GB
+    3.16
+    """
+    heap = heap_bytes if heap_bytes is not None else reduce_heap_bytes(conf)
+    if heap is None:
+        return None
+    inbuf = float(_first(conf, "mapreduce.reduce.shuffle.input.buffer.percent",
+                         "mapred.job.shuffle.input.buffer.percent") or 0.70)
+    merge = float(_first(conf, "mapreduce.reduce.shuffle.merge.percent", "mapred.job.shuffle.merge.percent") or 0.66)
+    single = float(_first(conf, "mapreduce.reduce.shuffle.memory.limit.percent") or 0.25)
+    factor = int(_first(conf, "mapreduce.task.io.sort.factor", "io.sort.factor") or 10)
+    memory = heap * inbuf
+    merge_file = memory * merge
+    return ShuffleThresholds(
+        heap_bytes=heap,
+        shuffle_memory_bytes=memory,
+        single_output_limit_bytes=memory * single,
+        merge_file_bytes=merge_file,
+        sort_factor=factor,
+        break_bytes=factor * merge_file,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseFit:
+    """The fitted submodel of one phase: one line, or two with a break.
+
+    Attributes
+    ----------
+    phase
+        The phase name.
+    segments
+        One :class:`LineFit`, or two (below and above ``break_bytes``).
+    break_bytes
+        Where the second line takes over (None for one line).
+    one_line
+        The single-line fit (kept for reporting even when two lines win).
+    criterion
+        The criterion the test used.
+    rbic_one, rbic_two
+        Robust BIC of one and of the best two-line model (NaN if no split was possible).
+    f_stat, f_pvalue
+        Robust F statistic and its p-value for the best split.
+    n
+        Points fitted.
+    """
+
+    phase: str
+    segments: tuple[LineFit, ...]
+    break_bytes: float | None
+    one_line: LineFit
+    criterion: Criterion
+    rbic_one: float
+    rbic_two: float
+    f_stat: float
+    f_pvalue: float
+    n: int
+
+    def predict(self, data_bytes: FloatArray | float) -> FloatArray:
+        """Durations (ms) for ``data_bytes`` (vectorized)."""
+        x = np.asarray(data_bytes, dtype=np.float64)
+        if self.break_bytes is None:
+            return self.segments[0].predict(x)
+        return np.where(x <= self.break_bytes, self.segments[0].predict(x), self.segments[1].predict(x))
+
+
+def _huber_rho(u: FloatArray) -> FloatArray:
+    a = np.abs(u)
+    return np.where(a <= HUBER_C, 0.5 * u * u, HUBER_C * a - 0.5 * HUBER_C * HUBER_C)
+
+
+def _split_objectives(x: FloatArray, y: FloatArray, splits: npt.NDArray[np.int64], scale: float) -> FloatArray:
+    """Huber objective of the best two-line fit at each split position (vectorized IRLS).
+
+    Row ``k`` fits a line to ``x[:splits[k]]`` and another to ``x[splits[k]:]``.
+    """
+    m = x.size
+    pos = np.arange(m)
+    total = np.zeros(splits.size)
+    for left in (True, False):
+        mask = (pos[None, :] < splits[:, None]) if left else (pos[None, :] >= splits[:, None])
+        maskf = mask.astype(np.float64)
+        w = maskf.copy()
+        resid = np.zeros_like(w)
+        for _ in range(SEARCH_ITERATIONS):
+            sw, swx, swy = w.sum(1), w @ x, w @ y
+            swxx, swxy = w @ (x * x), w @ (x * y)
+            det = sw * swxx - swx * swx
+            det = np.where(np.abs(det) < 1e-12, 1e-12, det)
+            b = (sw * swxy - swx * swy) / det
+            a = (swy - b * swx) / np.maximum(sw, 1e-12)
+            resid = (y[None, :] - a[:, None] - b[:, None] * x[None, :]) / scale
+            absr = np.abs(resid)
+            w = maskf * np.minimum(1.0, HUBER_C / np.maximum(absr, 1e-12))
+        total += (maskf * _huber_rho(resid)).sum(1)
+    return total
+
+
+def _candidates(xs: FloatArray, lo: int, hi: int) -> npt.NDArray[np.int64]:
+    """Split positions p in [lo, hi] between distinct values, leaving >= 2 distinct x per side."""
+    m = xs.size
+    p = np.arange(max(lo, MIN_POINTS), min(hi, m - MIN_POINTS) + 1)
+    p = p[(p > 0) & (p < m)]
+    p = p[xs[p - 1] < xs[p]]
+    # each side needs two distinct data sizes
+    first_distinct = int(np.searchsorted(xs, xs[0], side="right"))
+    last_distinct = int(np.searchsorted(xs, xs[-1], side="left"))
+    return p[(p > first_distinct) & (p < last_distinct)].astype(np.int64)
+
+
+def _best_split(xs: FloatArray, ys: FloatArray, scale: float) -> int | None:
+    """The split position (index into sorted ``xs``) with the smallest two-line objective."""
+    cands = _candidates(xs, 0, xs.size)
+    if cands.size == 0:
+        return None
+    xn = (xs - xs.mean()) / (xs.std() or 1.0)
+    if cands.size > SEARCH_CANDIDATES:
+        coarse = cands[np.linspace(0, cands.size - 1, SEARCH_CANDIDATES).round().astype(int)]
+        obj = _split_objectives(xn, ys, coarse, scale)
+        k = int(np.argmin(obj))
+        lo = coarse[max(k - 1, 0)]
+        hi = coarse[min(k + 1, coarse.size - 1)]
+        fine = cands[(cands >= lo) & (cands <= hi)]
+        if fine.size > SEARCH_CANDIDATES:
+            fine = fine[np.linspace(0, fine.size - 1, SEARCH_CANDIDATES).round().astype(int)]
+        cands = np.union1d(fine, coarse[k : k + 1])
+    obj = _split_objectives(xn, ys, cands, scale)
+    return int(cands[int(np.argmin(obj))])
+
+
+def _break_value(left: LineFit, right: LineFit, x_lo: float, x_hi: float) -> float:
+    """Where the lines cross, if inside the gap [x_lo, x_hi] between the segments; else the gap's middle."""
+    db = left.slope_ms_per_byte - right.slope_ms_per_byte
+    if db != 0.0:
+        cross = (right.intercept_ms - left.intercept_ms) / db
+        if x_lo <= cross <= x_hi:
+            return float(cross)
+    return 0.5 * (x_lo + x_hi)
+
+
+def fit_phase(
+    data_bytes: npt.ArrayLike,
+    dur_ms: npt.ArrayLike,
+    *,
+    phase: str,
+    norm: Norm = Norm.HUBER,
+    criterion: Criterion = Criterion.BIC,
+    allow_split: bool = True,
+) -> PhaseFit:
+    """Fit one phase's submodel: a robust line, or two when the criterion prefers them.
+
+    Parameters
+    ----------
+    data_bytes, dur_ms
+        The phase's platform-profile rows.
+    phase
+        Its name (for messages and the result).
+    norm
+        The robust norm of the final fits.
+    criterion
+        ``bic`` or ``f`` (see the module docstring).
+    allow_split
+        False fits one line only.
+
+    Raises
+    ------
+    InsufficientDataError
+        Too few points for even one line.
+    """
+    x = np.asarray(data_bytes, dtype=np.float64)
+    y = np.asarray(dur_ms, dtype=np.float64)
+    one = fit_line(x, y, norm=norm, phase=phase)
+    n = one.n
+    nan = float("nan")
+    single = PhaseFit(phase, (one,), None, one, criterion, nan, nan, nan, nan, n)
+    scale = one.scale_ms
+    if not allow_split or n < 2 * MIN_POINTS + 1 or scale <= 0.0:
+        return single
+    order = np.argsort(x, kind="stable")
+    xs, ys = x[order], y[order]
+    if n > SEARCH_POINTS:
+        sub = np.linspace(0, n - 1, SEARCH_POINTS).round().astype(np.int64)
+        p_sub = _best_split(xs[sub], ys[sub], scale)
+        if p_sub is None:
+            return single
+        threshold = xs[sub][p_sub]
+    else:
+        p = _best_split(xs, ys, scale)
+        if p is None:
+            return single
+        threshold = xs[p]
+    split = int(np.searchsorted(xs, threshold, side="left"))
+    left = fit_line(xs[:split], ys[:split], norm=norm, phase=f"{phase} (below break)")
+    right = fit_line(xs[split:], ys[split:], norm=norm, phase=f"{phase} (above break)")
+    d_one = 2.0 * float(_huber_rho((y - one.predict(x)) / scale).sum())
+    d_two = 2.0 * float(
+        _huber_rho((ys[:split] - left.predict(xs[:split])) / scale).sum()
+        + _huber_rho((ys[split:] - right.predict(xs[split:])) / scale).sum()
+    )
+    rbic_one = d_one + 2 * math.log(n)
+    rbic_two = d_two + 5 * math.log(n)
+    f_stat = ((d_one - d_two) / 3.0) / (d_two / (n - 5)) if d_two > 0 else math.inf
+    f_p = float(stats.f.sf(f_stat, 3, n - 5)) if math.isfinite(f_stat) else 0.0
+    keep = rbic_two < rbic_one if criterion is Criterion.BIC else f_p < F_ALPHA
+    if not keep:
+        return PhaseFit(phase, (one,), None, one, criterion, rbic_one, rbic_two, f_stat, f_p, n)
+    brk = _break_value(left, right, float(xs[split - 1]), float(xs[split]))
+    return PhaseFit(phase, (left, right), brk, one, criterion, rbic_one, rbic_two, f_stat, f_p, n)

@@ -1,0 +1,535 @@
+"""The job profile: what one past run (or several) says about a MapReduce job.
+
+A profile carries what the prediction models need and nothing invented:
+
+* Zhang et al. 2013, section 5: map and reduce selectivity (bytes and
+  records), the per-record processing time of the map and reduce functions,
+  and the input characteristics (number of splits; average and maximum split
+  size in bytes and records).
+* Verma et al. 2011 (ARIA): average and maximum durations of the map tasks,
+  the first and the typical shuffle, and the reduce phase, for the bounds.
+* Herodotou 2011, Tables 3 and 4: the dataflow statistics (``ds*``) and cost
+  statistics (``cs*``) the data supports; a field the run cannot tell stays
+  ``None``.
+
+Fields mirror what the store holds, so extraction is a matter of aggregating:
+:data:`COUNTER_FIELDS` maps Hadoop counter names (``MAP_INPUT_RECORDS``...) to
+the :class:`Counters` fields, durations come from per-phase attempt spans.
+Costs are in milliseconds per byte or per record; durations in milliseconds.
+
+The JSON form has a schema version and the job(s) and configuration the
+profile came from; :meth:`JobProfile.from_json` validates it and names the
+offending field in a :class:`~phaseline.errors.ProfileError`.  Profiles of
+several runs of the same job merge with :func:`merge_profiles`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import math
+import types
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from phaseline.errors import ProfileError
+from phaseline.schemas import Phase
+
+__all__ = [
+    "COUNTER_FIELDS",
+    "PROFILE_SCHEMA_VERSION",
+    "CostStatistics",
+    "Counters",
+    "DataflowStatistics",
+    "DurationStats",
+    "InputStats",
+    "JobProfile",
+    "ProfileSource",
+    "Stage",
+    "merge_profiles",
+]
+
+PROFILE_SCHEMA_VERSION = 1
+
+
+class Stage(enum.StrEnum):
+    """Task-level spans the bounds model needs (Verma et al. 2011, ARIA, section 3)."""
+
+    MAP_TASK = "map_task"  # a whole map task
+    FIRST_SHUFFLE = "first_shuffle"  # first-wave shuffle, the part not overlapping the map stage
+    TYPICAL_SHUFFLE = "typical_shuffle"  # shuffle of a reduce from a later wave
+    REDUCE_PHASE = "reduce_phase"  # reduce task after its shuffle (sort + reduce + write)
+    REDUCE_TASK = "reduce_task"  # a whole reduce task
+
+
+#: Hadoop counter name -> :class:`Counters` field (Hadoop 0.20 and 2.x+ names are the same).
+COUNTER_FIELDS: Mapping[str, str] = types.MappingProxyType(
+    {
+        "MAP_INPUT_RECORDS": "map_input_records",
+        "MAP_OUTPUT_RECORDS": "map_output_records",
+        "MAP_OUTPUT_BYTES": "map_output_bytes",
+        "MAP_OUTPUT_MATERIALIZED_BYTES": "map_output_materialized_bytes",
+        "COMBINE_INPUT_RECORDS": "combine_input_records",
+        "COMBINE_OUTPUT_RECORDS": "combine_output_records",
+        "SPILLED_RECORDS": "spilled_records",
+        "REDUCE_INPUT_GROUPS": "reduce_input_groups",
+        "REDUCE_INPUT_RECORDS": "reduce_input_records",
+        "REDUCE_SHUFFLE_BYTES": "reduce_shuffle_bytes",
+        "REDUCE_OUTPUT_RECORDS": "reduce_output_records",
+        "BYTES_READ": "map_input_bytes",  # FileInputFormatCounter
+        "BYTES_WRITTEN": "reduce_output_bytes",  # FileOutputFormatCounter
+        "HDFS_BYTES_READ": "hdfs_bytes_read",
+        "HDFS_BYTES_WRITTEN": "hdfs_bytes_written",
+        "FILE_BYTES_READ": "local_bytes_read",
+        "FILE_BYTES_WRITTEN": "local_bytes_written",
+    }
+)
+
+
+def _fail(where: str, what: str) -> typing.NoReturn:
+    raise ProfileError(f"{where}: {what}")
+
+
+def _check_non_negative(obj: object, *names: str) -> None:
+    for name in names:
+        value = getattr(obj, name)
+        if value is not None and not (math.isfinite(value) and value >= 0):
+            _fail(name, f"must be a finite number >= 0, got {value!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class DurationStats:
+    """Average and maximum duration of one phase or stage over ``count`` task attempts."""
+
+    avg_ms: float
+    max_ms: float
+    count: int
+
+    def __post_init__(self) -> None:
+        _check_non_negative(self, "avg_ms", "max_ms", "count")
+        if self.max_ms < self.avg_ms * (1 - 1e-9):
+            _fail("max_ms", f"maximum {self.max_ms} is below the average {self.avg_ms}")
+
+
+@dataclass(frozen=True, slots=True)
+class InputStats:
+    """The input dataset as the map tasks saw it (Zhang et al. 2013, section 5)."""
+
+    splits: int
+    avg_split_bytes: float
+    max_split_bytes: float
+    avg_split_records: float
+    max_split_records: float
+
+    def __post_init__(self) -> None:
+        if self.splits < 1:
+            _fail("splits", f"must be >= 1, got {self.splits}")
+        _check_non_negative(self, "avg_split_bytes", "max_split_bytes", "avg_split_records", "max_split_records")
+        if self.max_split_bytes < self.avg_split_bytes * (1 - 1e-9):
+            _fail("max_split_bytes", "is below avg_split_bytes")
+        if self.max_split_records < self.avg_split_records * (1 - 1e-9):
+            _fail("max_split_records", "is below avg_split_records")
+
+    @property
+    def total_bytes(self) -> float:
+        return self.splits * self.avg_split_bytes
+
+    @property
+    def total_records(self) -> float:
+        return self.splits * self.avg_split_records
+
+    @property
+    def record_width_bytes(self) -> float | None:
+        """Average input record width (Herodotou's dsInputPairWidth), if records were counted."""
+        return self.avg_split_bytes / self.avg_split_records if self.avg_split_records > 0 else None
+
+
+@dataclass(frozen=True, slots=True)
+class Counters:
+    """Job-total counters of the run(s), named after :data:`COUNTER_FIELDS`; ``None`` = not reported."""
+
+    map_input_records: int | None = None
+    map_input_bytes: int | None = None
+    map_output_records: int | None = None
+    map_output_bytes: int | None = None
+    map_output_materialized_bytes: int | None = None
+    combine_input_records: int | None = None
+    combine_output_records: int | None = None
+    spilled_records: int | None = None
+    reduce_input_groups: int | None = None
+    reduce_input_records: int | None = None
+    reduce_shuffle_bytes: int | None = None
+    reduce_output_records: int | None = None
+    reduce_output_bytes: int | None = None
+    hdfs_bytes_read: int | None = None
+    hdfs_bytes_written: int | None = None
+    local_bytes_read: int | None = None
+    local_bytes_written: int | None = None
+
+    def __post_init__(self) -> None:
+        _check_non_negative(self, *(f.name for f in dataclasses.fields(self)))
+
+
+@dataclass(frozen=True, slots=True)
+class DataflowStatistics:
+    """Herodotou 2011, Table 3 (ds* fields); ``None`` where the run cannot tell."""
+
+    input_pair_width: float | None = None
+    recs_per_red_group: float | None = None
+    map_size_sel: float | None = None
+    map_recs_sel: float | None = None
+    reduce_size_sel: float | None = None
+    reduce_recs_sel: float | None = None
+    combine_size_sel: float | None = None
+    combine_recs_sel: float | None = None
+    input_compress_ratio: float | None = None
+    interm_compress_ratio: float | None = None
+    out_compress_ratio: float | None = None
+    startup_mem: float | None = None
+    setup_mem: float | None = None
+    cleanup_mem: float | None = None
+    mem_per_map_rec: float | None = None
+    mem_per_red_rec: float | None = None
+
+    def __post_init__(self) -> None:
+        _check_non_negative(self, *(f.name for f in dataclasses.fields(self)))
+
+
+@dataclass(frozen=True, slots=True)
+class CostStatistics:
+    """Herodotou 2011, Table 4 (cs* fields), in ms per byte or per record; ``None`` where unknown."""
+
+    hdfs_read: float | None = None  # per byte
+    hdfs_write: float | None = None  # per byte
+    local_io_read: float | None = None  # per byte
+    local_io_write: float | None = None  # per byte
+    network: float | None = None  # per byte
+    map_cpu: float | None = None  # per record
+    reduce_cpu: float | None = None  # per record
+    combine_cpu: float | None = None  # per record
+    partition_cpu: float | None = None  # per record
+    serde_cpu: float | None = None  # per record
+    sort_cpu: float | None = None  # per record (times log2 of records per partition)
+    merge_cpu: float | None = None  # per record
+    in_uncompr_cpu: float | None = None  # per byte
+    interm_uncompr_cpu: float | None = None  # per byte
+    interm_compr_cpu: float | None = None  # per byte
+    out_compr_cpu: float | None = None  # per byte
+    setup_cpu: float | None = None  # per task
+    cleanup_cpu: float | None = None  # per task
+
+    def __post_init__(self) -> None:
+        _check_non_negative(self, *(f.name for f in dataclasses.fields(self)))
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileSource:
+    """Which run(s) and configuration a profile came from."""
+
+    job_ids: tuple[str, ...]
+    job_name: str | None = None
+    hadoop_version: str | None = None
+    config: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.job_ids:
+            _fail("job_ids", "a profile must name at least one job id")
+
+
+def _phase_key_ok(key: str) -> bool:
+    parts = key.split("+")
+    return all(part in Phase.__members__.values() for part in parts)
+
+
+@dataclass(frozen=True, slots=True)
+class JobProfile:
+    """A compact job profile (Zhang et al. 2013, section 5; Herodotou 2011, Tables 3-4; ARIA).
+
+    Selectivities are output/input ratios of the map (and reduce) functions
+    *before* any combiner; ``combine_*_sel`` is the combiner's output/input
+    ratio where a combiner ran.  ``map_ms_per_record`` is the map function's
+    time per input record, ``reduce_ms_per_record`` the reduce function's per
+    input record.  ``map_task_overhead_ms`` is the part of a map task's span
+    that none of its phases explains (JVM start, setup, commit); likewise for
+    reduces.  ``stages`` holds :class:`Stage` spans, ``phases`` per-phase spans
+    keyed by :class:`~phaseline.schemas.Phase` names (or combined names such
+    as ``"reduce+write"`` where a source cannot split them).
+    """
+
+    source: ProfileSource
+    num_maps: int
+    num_reduces: int
+    input: InputStats
+    map_size_sel: float
+    map_recs_sel: float
+    reduce_size_sel: float | None = None
+    reduce_recs_sel: float | None = None
+    combine_size_sel: float | None = None
+    combine_recs_sel: float | None = None
+    map_ms_per_record: float | None = None
+    reduce_ms_per_record: float | None = None
+    map_task_overhead_ms: float | None = None
+    reduce_task_overhead_ms: float | None = None
+    stages: Mapping[str, DurationStats] = field(default_factory=dict)
+    phases: Mapping[str, DurationStats] = field(default_factory=dict)
+    counters: Counters = field(default_factory=Counters)
+    dataflow: DataflowStatistics = field(default_factory=DataflowStatistics)
+    costs: CostStatistics = field(default_factory=CostStatistics)
+    runs: int = 1
+    schema_version: int = PROFILE_SCHEMA_VERSION
+
+    def __post_init__(self) -> None:
+        if self.schema_version != PROFILE_SCHEMA_VERSION:
+            _fail(
+                "schema_version",
+                f"is {self.schema_version}, this phaseline reads version {PROFILE_SCHEMA_VERSION}; "
+                "re-extract the profile with `phaseline profile`",
+            )
+        if self.num_maps < 0 or self.num_reduces < 0 or self.runs < 1:
+            _fail("num_maps", "task counts must be >= 0 and runs >= 1")
+        _check_non_negative(
+            self,
+            "map_size_sel",
+            "map_recs_sel",
+            "reduce_size_sel",
+            "reduce_recs_sel",
+            "combine_size_sel",
+            "combine_recs_sel",
+            "map_ms_per_record",
+            "reduce_ms_per_record",
+            "map_task_overhead_ms",
+            "reduce_task_overhead_ms",
+        )
+        if (self.combine_size_sel is None) != (self.combine_recs_sel is None):
+            _fail("combine_size_sel", "combine_size_sel and combine_recs_sel are given together or not at all")
+        for key in self.stages:
+            if key not in Stage.__members__.values():
+                _fail(f"stages.{key}", f"unknown stage; expected one of {', '.join(Stage)}")
+        for key in self.phases:
+            if not _phase_key_ok(key):
+                _fail(f"phases.{key}", f"unknown phase; expected names from {', '.join(Phase)} joined by '+'")
+
+    @property
+    def has_combiner(self) -> bool:
+        return self.combine_size_sel is not None
+
+    def stage(self, name: Stage) -> DurationStats | None:
+        return self.stages.get(name.value)
+
+    # ----------------------------------------------------------------- JSON
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready dict (mappings become objects, tuples lists)."""
+        return typing.cast(dict[str, Any], _to_plain(self))
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=False) + "\n"
+
+    @classmethod
+    def from_dict(cls, data: object, *, where: str = "profile") -> JobProfile:
+        """Build and validate a profile from parsed JSON; errors name the field (``profile.input.splits``)."""
+        return _from_plain(cls, data, where)
+
+    @classmethod
+    def from_json(cls, text: str, *, where: str = "profile") -> JobProfile:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ProfileError(f"{where}: not JSON ({exc.msg} at line {exc.lineno})") from exc
+        return cls.from_dict(data, where=where)
+
+    @classmethod
+    def load(cls, path: str | Path) -> JobProfile:
+        """Read and validate a profile file (``phaseline profile JOB --out profile.json`` writes them)."""
+        p = Path(path)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ProfileError(f"{p}: cannot read profile ({exc.strerror})") from exc
+        return cls.from_json(text, where=str(p))
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(self.to_json(), encoding="utf-8")
+
+
+# ---------------------------------------------------------------- (de)serialization
+def _to_plain(value: object) -> object:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _to_plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {str(k): _to_plain(v) for k, v in value.items()}
+    if isinstance(value, tuple | list):
+        return [_to_plain(v) for v in value]
+    return value
+
+
+T = TypeVar("T")
+
+
+def _from_plain(cls: type[T], data: object, where: str) -> T:
+    if not isinstance(data, dict):
+        _fail(where, f"expected an object, got {type(data).__name__}")
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(data) - names)
+    if unknown:
+        _fail(f"{where}.{unknown[0]}", "unknown field (typo, or a profile from a newer phaseline?)")
+    kwargs: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        if f.name not in data:
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                _fail(f"{where}.{f.name}", "required field is missing")
+            continue
+        kwargs[f.name] = _convert(hints[f.name], data[f.name], f"{where}.{f.name}")
+    try:
+        return cls(**kwargs)
+    except ProfileError as exc:
+        raise ProfileError(f"{where}.{exc}") from exc
+
+
+def _convert(hint: Any, value: object, where: str) -> object:
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        (inner,) = (a for a in args if a is not type(None))
+        return _convert(inner, value, where)
+    if value is None:
+        _fail(where, "must not be null")
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            _fail(where, f"expected a number, got {value!r}")
+        return float(value)
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+            _fail(where, f"expected an integer, got {value!r}")
+        return int(value)
+    if hint is str:
+        if not isinstance(value, str):
+            _fail(where, f"expected a string, got {value!r}")
+        return value
+    if origin is tuple:
+        if not isinstance(value, list):
+            _fail(where, f"expected a list, got {type(value).__name__}")
+        return tuple(_convert(args[0], v, f"{where}[{i}]") for i, v in enumerate(value))
+    if origin in (Mapping, dict) or hint is Mapping:
+        if not isinstance(value, dict):
+            _fail(where, f"expected an object, got {type(value).__name__}")
+        return {str(k): _convert(args[1], v, f"{where}.{k}") for k, v in value.items()}
+    if dataclasses.is_dataclass(hint):
+        return _from_plain(hint, value, where)
+    raise TypeError(f"profile field type {hint!r} has no JSON conversion")  # a bug in this module
+
+
+# ---------------------------------------------------------------- merging
+def _wmean(pairs: Sequence[tuple[float | None, float]]) -> float | None:
+    """Weighted mean over the pairs whose value is known; ``None`` if none is."""
+    known = [(v, w) for v, w in pairs if v is not None]
+    if not known:
+        return None
+    total = sum(w for _, w in known)
+    if total <= 0:
+        return sum(v for v, _ in known) / len(known)
+    return sum(v * w for v, w in known) / total
+
+
+def _merge_durations(items: Sequence[Mapping[str, DurationStats]]) -> dict[str, DurationStats]:
+    keys = sorted({k for m in items for k in m})
+    merged = {}
+    for key in keys:
+        stats = [m[key] for m in items if key in m]
+        count = sum(s.count for s in stats)
+        avg = _wmean([(s.avg_ms, s.count) for s in stats])
+        merged[key] = DurationStats(avg_ms=avg or 0.0, max_ms=max(s.max_ms for s in stats), count=count)
+    return merged
+
+
+def _merge_fields(items: Sequence[T], weights: Sequence[float], factory: Callable[..., T]) -> T:
+    values: dict[str, float | None] = {}
+    for f in dataclasses.fields(items[0]):  # type: ignore[arg-type]
+        values[f.name] = _wmean([(getattr(it, f.name), w) for it, w in zip(items, weights, strict=True)])
+    return factory(**values)
+
+
+def _sum_counters(items: Sequence[Counters]) -> Counters:
+    values: dict[str, int | None] = {}
+    for f in dataclasses.fields(Counters):
+        parts = [getattr(c, f.name) for c in items]
+        values[f.name] = None if any(p is None for p in parts) else sum(parts)
+    return Counters(**values)
+
+
+def merge_profiles(profiles: Sequence[JobProfile]) -> JobProfile:
+    """Merge the profiles of several runs of the same job into one.
+
+    Averages are weighted by what they average over (task counts for
+    durations, input bytes for size selectivities, input records for record
+    selectivities and per-record times), maxima take the maximum, counters
+    add up, and a statistic known in only some runs is averaged over those.
+    The configuration keeps the settings all runs agree on.
+
+    Raises
+    ------
+    ProfileError
+        No profiles, or profiles of differently named jobs.
+    """
+    if not profiles:
+        raise ProfileError("merge_profiles: no profiles to merge")
+    if len(profiles) == 1:
+        return profiles[0]
+    names = {p.source.job_name for p in profiles if p.source.job_name is not None}
+    if len(names) > 1:
+        raise ProfileError(f"merge_profiles: profiles of different jobs ({', '.join(sorted(names))}) do not merge")
+    in_bytes = [p.input.total_bytes for p in profiles]
+    in_recs = [p.input.total_records for p in profiles]
+    out_bytes = [b * p.map_size_sel for b, p in zip(in_bytes, profiles, strict=True)]
+    out_recs = [r * p.map_recs_sel for r, p in zip(in_recs, profiles, strict=True)]
+    maps = [float(p.num_maps) for p in profiles]
+    reduces = [float(p.num_reduces) for p in profiles]
+    splits = sum(p.input.splits for p in profiles)
+    configs = [p.source.config for p in profiles]
+    config = {k: v for k, v in configs[0].items() if all(c.get(k) == v for c in configs[1:])}
+    versions = {p.source.hadoop_version for p in profiles}
+    source = ProfileSource(
+        job_ids=tuple(j for p in profiles for j in p.source.job_ids),
+        job_name=next(iter(names)) if names else None,
+        hadoop_version=versions.pop() if len(versions) == 1 else None,
+        config=config,
+    )
+    combine = [(p.combine_size_sel, p.combine_recs_sel) for p in profiles]
+    return JobProfile(
+        source=source,
+        num_maps=round(sum(maps) / len(profiles)),
+        num_reduces=round(sum(reduces) / len(profiles)),
+        input=InputStats(
+            splits=max(1, round(splits / len(profiles))),
+            avg_split_bytes=sum(in_bytes) / splits,
+            max_split_bytes=max(p.input.max_split_bytes for p in profiles),
+            avg_split_records=sum(in_recs) / splits,
+            max_split_records=max(p.input.max_split_records for p in profiles),
+        ),
+        map_size_sel=_wmean([(p.map_size_sel, w) for p, w in zip(profiles, in_bytes, strict=True)]) or 0.0,
+        map_recs_sel=_wmean([(p.map_recs_sel, w) for p, w in zip(profiles, in_recs, strict=True)]) or 0.0,
+        reduce_size_sel=_wmean([(p.reduce_size_sel, w) for p, w in zip(profiles, out_bytes, strict=True)]),
+        reduce_recs_sel=_wmean([(p.reduce_recs_sel, w) for p, w in zip(profiles, out_recs, strict=True)]),
+        combine_size_sel=_wmean([(c[0], w) for c, w in zip(combine, out_bytes, strict=True)]),
+        combine_recs_sel=_wmean([(c[1], w) for c, w in zip(combine, out_recs, strict=True)]),
+        map_ms_per_record=_wmean([(p.map_ms_per_record, w) for p, w in zip(profiles, in_recs, strict=True)]),
+        reduce_ms_per_record=_wmean(
+            [(p.reduce_ms_per_record, w) for p, w in zip(profiles, out_recs, strict=True)]
+        ),
+        map_task_overhead_ms=_wmean([(p.map_task_overhead_ms, w) for p, w in zip(profiles, maps, strict=True)]),
+        reduce_task_overhead_ms=_wmean(
+            [(p.reduce_task_overhead_ms, w) for p, w in zip(profiles, reduces, strict=True)]
+        ),
+        stages=_merge_durations([p.stages for p in profiles]),
+        phases=_merge_durations([p.phases for p in profiles]),
+        counters=_sum_counters([p.counters for p in profiles]),
+        dataflow=_merge_fields([p.dataflow for p in profiles], maps, DataflowStatistics),
+        costs=_merge_fields([p.costs for p in profiles], maps, CostStatistics),
+        runs=sum(p.runs for p in profiles),
+    )

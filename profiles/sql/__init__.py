@@ -1,0 +1,1 @@
+"""DuckDB SQL of the profiles stage: one concept per ``.sql`` file (see :mod:`profiles.queries`)."""

@@ -1,0 +1,40 @@
+"""Shared pytest fixtures: where the real traces are, and a fresh store per test."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _shared_dir() -> Path:
+    env = os.environ.get("PHASELINE_SHARED")
+    if env:
+        return Path(env)
+    return REPO.parent / "shared"
+
+
+SHARED = _shared_dir()
+FIXTURES = SHARED / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def fixtures_dir() -> Path:
+    """../shared/fixtures: real traces written by real Hadoop (read-only)."""
+    if not FIXTURES.is_dir():
+        pytest.fail(f"real fixtures not found at {FIXTURES}; set PHASELINE_SHARED to the shared/ directory")
+    return FIXTURES
+
+
+@pytest.fixture(scope="session")
+def papers_dir() -> Path:
+    return SHARED / "papers"
+
+
+@pytest.fixture
+def store_dir(tmp_path: Path) -> Path:
+    """A path for a fresh, empty store."""
+    return tmp_path / "store"

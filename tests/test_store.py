@@ -1,0 +1,211 @@
+"""The store and the ingest pipeline, with a toy reader so the mechanics are tested alone.
+
+Toy format: a file whose first line is ``TOY``; each further line ``job_id,name``
+becomes a ``jobs`` row and an ``events`` row; ``BAD`` raises a parse error,
+``CUT`` ends the file as truncated.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+import ingest.pipeline as pipeline
+from ingest.base import ReadContext, Row, iter_lines
+from ingest.formats import Format
+from phaseline.errors import SchemaError, StoreError, TraceParseError, TraceTruncatedError
+from phaseline.store import Store
+
+
+def read_toy(path: Path, ctx: ReadContext) -> Iterator[Row]:
+    for line_no, line in iter_lines(path, ctx):
+        if line_no == 1 or not line:
+            continue
+        ctx.events_read += 1
+        if line == "BAD":
+            raise TraceParseError(path, "toy record is BAD", line=line_no)
+        if line == "CUT":
+            raise TraceTruncatedError(path, "file ends mid-record", line=line_no)
+        if line == "TYPO":
+            yield Row("jobs", {"job_id": "j", "nmae": "typo"})
+        job_id, name = line.split(",")
+        yield Row("jobs", {"job_id": job_id, "name": name})
+        yield Row("events", {"job_id": job_id, "seq": line_no, "event_type": "TOY", "payload_json": line})
+
+
+TOY = Format("toy", lambda head, path: head.startswith(b"TOY"), read_toy, "toy format")
+
+
+@pytest.fixture(autouse=True)
+def _toy_format(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pipeline, "detect", lambda path, head=None: TOY if (head or b"").startswith(b"TOY") else None)
+
+
+def write(path: Path, *lines: str) -> Path:
+    path.write_text("\n".join(["TOY", *lines]) + "\n")
+    return path
+
+
+def job_ids(store: Store) -> list[str]:
+    return [r[0] for r in store.connect().execute("SELECT job_id FROM jobs ORDER BY job_id").fetchall()]
+
+
+def test_empty_store_has_typed_empty_views(store_dir: Path) -> None:
+    con = Store(store_dir).connect()
+    assert con.execute("SELECT count(*) FROM attempts").fetchone() == (0,)
+    assert "map_finish_ms" in con.sql("SELECT * FROM attempts").columns
+
+
+def test_ingest_lands_rows_and_sources(tmp_path: Path, store_dir: Path) -> None:
+    a = write(tmp_path / "a.toy", "j1,first", "j2,second")
+    summary = pipeline.ingest_paths([a], Store(store_dir))
+    assert [r.status for r in summary.results] == ["landed"]
+    assert summary.results[0].rows == {"jobs": 2, "events": 2}
+    assert job_ids(Store(store_dir)) == ["j1", "j2"]
+    src = Store(store_dir).connect().execute("SELECT status, events_read, rows_written, format FROM sources").fetchall()
+    assert src == [("landed", 2, 4, "toy")]
+
+
+def test_same_file_twice_changes_nothing(tmp_path: Path, store_dir: Path) -> None:
+    a = write(tmp_path / "a.toy", "j1,first")
+    store = Store(store_dir)
+    pipeline.ingest_paths([a], store)
+    before = store.manifest()
+    summary = pipeline.ingest_paths([a], store)
+    assert [r.status for r in summary.results] == ["unchanged"]
+    assert store.manifest() == before
+
+
+def test_changed_file_replaces_its_rows(tmp_path: Path, store_dir: Path) -> None:
+    a = write(tmp_path / "a.toy", "j1,first")
+    b = write(tmp_path / "b.toy", "j9,other")
+    store = Store(store_dir)
+    pipeline.ingest_paths([a, b], store)
+    write(a, "j1,renamed", "j3,new")
+    pipeline.ingest_paths([a], store)
+    con = store.connect()
+    assert con.execute("SELECT job_id, name FROM jobs ORDER BY 1").fetchall() == [
+        ("j1", "renamed"),
+        ("j3", "new"),
+        ("j9", "other"),
+    ]
+    assert con.execute("SELECT count(*) FROM sources").fetchone() == (2,)
+    # the replaced file's Parquet is gone from disk, not just from the manifest
+    assert len(list((store_dir / "data").rglob("*.parquet"))) == len(store.manifest().files)
+
+
+def test_bad_file_is_quarantined_and_others_land(tmp_path: Path, store_dir: Path) -> None:
+    good = write(tmp_path / "good.toy", "j1,ok")
+    bad = write(tmp_path / "bad.toy", "j2,fine", "BAD", "j3,after")
+    summary = pipeline.ingest_paths([bad, good], Store(store_dir))
+    status = {Path(r.path).name: r for r in summary.results}
+    assert status["good.toy"].status == "landed"
+    assert status["bad.toy"].status == "quarantined"
+    assert "bad.toy:3" in (status["bad.toy"].error or "")
+    assert status["bad.toy"].rows_quarantined == 2  # the jobs + events row of j2
+    assert job_ids(Store(store_dir)) == ["j1"]
+    err = Store(store_dir).connect().execute("SELECT error FROM sources WHERE status='quarantined'").fetchone()
+    assert err is not None and "toy record is BAD" in err[0]
+
+
+def test_truncated_file_keeps_rows_before_the_cut(tmp_path: Path, store_dir: Path) -> None:
+    cut = write(tmp_path / "cut.toy", "j1,ok", "CUT")
+    summary = pipeline.ingest_paths([cut], Store(store_dir))
+    assert summary.results[0].status == "partial"
+    assert job_ids(Store(store_dir)) == ["j1"]
+    err = Store(store_dir).connect().execute("SELECT error FROM sources").fetchone()
+    assert err is not None and "cut.toy:3" in err[0]
+
+
+def test_unknown_format_is_skipped(tmp_path: Path, store_dir: Path) -> None:
+    other = tmp_path / "notes.txt"
+    other.write_text("hello\n")
+    summary = pipeline.ingest_paths([tmp_path], Store(store_dir))
+    assert [r.status for r in summary.results] == ["skipped"]
+
+
+def test_schema_mistake_in_reader_quarantines_with_message(tmp_path: Path, store_dir: Path) -> None:
+    typo = write(tmp_path / "typo.toy", "TYPO")
+    summary = pipeline.ingest_paths([typo], Store(store_dir))
+    assert summary.results[0].status == "quarantined"
+    assert "nmae" in (summary.results[0].error or "")
+
+
+def test_identical_copy_is_recorded_not_duplicated(tmp_path: Path, store_dir: Path) -> None:
+    a = write(tmp_path / "a.toy", "j1,first")
+    (tmp_path / "sub").mkdir()
+    b = write(tmp_path / "sub" / "copy.toy", "j1,first")
+    summary = pipeline.ingest_paths([a, b], Store(store_dir))
+    assert [r.status for r in summary.results] == ["landed", "skipped"]
+    assert job_ids(Store(store_dir)) == ["j1"]
+
+
+def test_glob_and_directory_walk_skip_hidden(tmp_path: Path, store_dir: Path) -> None:
+    write(tmp_path / "a.toy", "j1,x")
+    write(tmp_path / ".hidden.toy", "j2,x")
+    (tmp_path / "d").mkdir()
+    write(tmp_path / "d" / "b.toy", "j3,x")
+    assert sorted(p.name for p in pipeline.iter_files([tmp_path])) == ["a.toy", "b.toy"]
+    assert [p.name for p in pipeline.iter_files([str(tmp_path / "*.toy")])] == ["a.toy"]
+
+
+def test_crash_before_manifest_leaves_store_as_before(tmp_path: Path, store_dir: Path) -> None:
+    store = Store(store_dir)
+    pipeline.ingest_paths([write(tmp_path / "a.toy", "j1,x")], store)
+    before = store.manifest()
+    txn = store.begin()
+    staged = txn.stage(str(tmp_path / "b.toy"), "f" * 64, 10, "toy")
+    staged.add("jobs", {"job_id": "j2"})
+    staged.finish("landed")
+    # simulate a kill: the staging area is abandoned, never committed
+    os.close(txn._marker_fd)
+    assert store.manifest() == before
+    assert job_ids(store) == ["j1"]
+    # the next commit cleans the orphaned staging directory
+    pipeline.ingest_paths([write(tmp_path / "c.toy", "j3,x")], store)
+    assert not any((store_dir / ".tmp").iterdir())
+    assert job_ids(store) == ["j1", "j3"]
+
+
+def test_corrupt_manifest_is_a_store_error(store_dir: Path) -> None:
+    store_dir.mkdir()
+    (store_dir / "MANIFEST.json").write_text("{not json")
+    with pytest.raises(StoreError, match="corrupt manifest"):
+        Store(store_dir).manifest()
+    (store_dir / "MANIFEST.json").write_text(json.dumps({"format": "phaseline-store", "version": 99}))
+    with pytest.raises(StoreError, match="version 99"):
+        Store(store_dir).manifest()
+
+
+def test_rows_must_fit_schema(store_dir: Path) -> None:
+    txn = Store(store_dir).begin()
+    staged = txn.stage("x", "a" * 64, 1, "toy")
+    staged.add("jobs", {"job_id": "j", "submit_ms": "not a number"})
+    with pytest.raises(SchemaError, match="jobs"):
+        staged.finish("landed")
+    txn.close()
+
+
+def _ingest_worker(args: tuple[str, str]) -> int:
+    paths, store = args
+    summary = pipeline.ingest_paths(paths.split("|"), Store(store))
+    return len(summary.results)
+
+
+def test_two_concurrent_ingests_both_land(tmp_path: Path, store_dir: Path) -> None:
+    files_a = [str(write(tmp_path / f"a{i}.toy", f"a{i},x")) for i in range(30)]
+    files_b = [str(write(tmp_path / f"b{i}.toy", f"b{i},x")) for i in range(30)]
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(2) as pool:
+        # the toy format is patched in this process; forked workers inherit the patch
+        counts = pool.map(_ingest_worker, [("|".join(files_a), str(store_dir)), ("|".join(files_b), str(store_dir))])
+    assert counts == [30, 30]
+    assert len(job_ids(Store(store_dir))) == 60
+    table = pq.read_table(store_dir / Store(store_dir).manifest().sources_file)  # type: ignore[operator]
+    assert table.num_rows == 60
