@@ -5,6 +5,11 @@ error quarantines the file (its ``sources`` row says where and what), a
 truncated file lands what came before the cut, and the other files of the same
 ingest land regardless.  Per file the pipeline counts events read and rows
 written, so nothing is dropped silently.
+
+Parsing can run in worker processes (``workers > 1``); each worker stages its
+file's Parquet in the transaction's staging directory and the parent commits.
+A per-file time limit turns a reader that hangs on hostile input into a
+quarantined file instead of a stuck ingest.
 """
 
 from __future__ import annotations
@@ -12,20 +17,26 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
+import signal
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 
+from ingest.archives import is_archive, unpacked
 from ingest.base import ReadContext, read_head
 from ingest.formats import Format, detect
 from phaseline.errors import PhaselineError, SchemaError, TraceParseError, TraceTruncatedError
 from phaseline.schemas import SourceStatus
-from phaseline.store import SourceRecord, Store, Transaction
+from phaseline.store import SourceRecord, StagedFile, StagedSource, Store, Transaction
 
 COMMIT_EVERY_FILES = 500
 COMMIT_EVERY_S = 30.0
+FILE_TIMEOUT_S = 600.0
 _SKIP_NAMES = {"MANIFEST.json", ".lock"}
 _HASH_CHUNK = 1 << 20
 
@@ -114,71 +125,98 @@ def sha256_file(path: Path) -> tuple[str, int]:
     return digest.hexdigest(), size
 
 
-def _ingest_one(txn: Transaction, path: Path, key: str, sha: str, size: int) -> FileResult:
-    """Read one file into the transaction's staging area."""
-    ctx = ReadContext(path=path, sha256=sha)
+@dataclass(frozen=True, slots=True)
+class _Work:
+    """One file to read: its store key, where its bytes are, and their hash."""
+
+    key: str
+    path: Path
+    sha256: str
+    size: int
+
+
+class _FileTimeout(PhaselineError, TimeoutError):
+    pass
+
+
+def _on_alarm(signum: int, frame: FrameType | None) -> None:
+    raise _FileTimeout("reading took longer than the per-file time limit")
+
+
+_ReadOutcome = tuple[FileResult, SourceRecord, tuple[StagedFile, ...]]
+
+
+def _read_file(work: _Work, staging: Path, timeout_s: float | None) -> _ReadOutcome:
+    """Read one file into ``staging``; never raises for bad content."""
+    ctx = ReadContext(path=work.path, sha256=work.sha256)
+    staged = StagedSource(staging, work.key, work.sha256, work.size, None)
+
+    def done(outcome: tuple[SourceRecord, tuple[StagedFile, ...]], rows: dict[str, int]) -> _ReadOutcome:
+        rec, files = outcome
+        result = FileResult(
+            rec.path, rec.sha256, rec.format, rec.status, rec.error, ctx.events_read, rows,
+            rec.rows_quarantined, dict(ctx.unknown), tuple(ctx.notes),
+        )
+        return result, rec, files
+
     try:
-        head = read_head(path)
-        fmt: Format | None = detect(path, head)
+        head = read_head(work.path)
+        fmt: Format | None = detect(work.path, head)
     except OSError as exc:
-        staged = txn.stage(key, sha, size, None)
-        rec = staged.discard(SourceStatus.QUARANTINED, f"{path}: cannot read: {exc}")
-        return _result(rec, ctx, {})
+        return done(staged.discard(SourceStatus.QUARANTINED, f"{work.path}: cannot read: {exc}"), {})
     if fmt is None:
-        staged = txn.stage(key, sha, size, None)
-        rec = staged.discard(SourceStatus.SKIPPED, f"{path}: format not recognised (no reader claims it)")
-        return _result(rec, ctx, {})
-    staged = txn.stage(key, sha, size, fmt.name)
+        return done(staged.discard(SourceStatus.SKIPPED, f"{work.path}: format not recognised (no reader claims it)"), {})
+    staged.format = fmt.name
     if not fmt.landed:
-        rec = staged.discard(SourceStatus.SKIPPED, f"{path}: {fmt.doc}")
-        return _result(rec, ctx, {})
-    error: str | None = None
-    status = SourceStatus.LANDED
+        return done(staged.discard(SourceStatus.SKIPPED, f"{work.path}: {fmt.doc}"), {})
+    status, error = SourceStatus.LANDED, None
+    use_alarm = timeout_s is not None and hasattr(signal, "setitimer")
+    previous = signal.signal(signal.SIGALRM, _on_alarm) if use_alarm else None
     try:
-        for row in fmt.read(path, ctx):
+        if use_alarm and timeout_s is not None:
+            signal.setitimer(signal.ITIMER_REAL, timeout_s)
+        for row in fmt.read(work.path, ctx):
             staged.add(row.table, row.values)
     except TraceTruncatedError as exc:
         status, error = SourceStatus.PARTIAL, str(exc)
-    except (PhaselineError, RecursionError, MemoryError, UnicodeError) as exc:
+    except (PhaselineError, RecursionError, MemoryError, UnicodeError, OverflowError) as exc:
+        if isinstance(exc, TraceParseError):
+            msg = str(exc)
+        elif isinstance(exc, _FileTimeout):
+            msg = f"{work.path}: {exc} ({timeout_s:.0f} s) after {ctx.events_read} events"
+        else:
+            msg = f"{work.path}: {type(exc).__name__}: {exc}"
         rows = staged.rows_by_table()
-        msg = str(exc) if isinstance(exc, TraceParseError) else f"{path}: {type(exc).__name__}: {exc}"
-        if isinstance(exc, SchemaError):
-            msg = f"{path}: {exc}"
-        rec = staged.discard(
-            SourceStatus.QUARANTINED,
-            msg,
-            events_read=ctx.events_read,
-            rows_quarantined=sum(rows.values()),
+        return done(
+            staged.discard(
+                SourceStatus.QUARANTINED, msg, events_read=ctx.events_read, rows_quarantined=sum(rows.values())
+            ),
+            {},
         )
-        return _result(rec, ctx, {})
+    finally:
+        if use_alarm:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+    rows = staged.rows_by_table()
     try:
-        rows = staged.rows_by_table()
-        rec = staged.finish(status, error=error, events_read=ctx.events_read)
+        return done(staged.finish(status, error=error, events_read=ctx.events_read), rows)
     except SchemaError as exc:
-        rows = staged.rows_by_table()
-        rec = staged.discard(
-            SourceStatus.QUARANTINED,
-            f"{path}: {exc}",
-            events_read=ctx.events_read,
-            rows_quarantined=sum(rows.values()),
+        return done(
+            staged.discard(
+                SourceStatus.QUARANTINED, f"{work.path}: {exc}", events_read=ctx.events_read,
+                rows_quarantined=sum(rows.values()),
+            ),
+            {},
         )
-        return _result(rec, ctx, {})
-    return _result(rec, ctx, rows)
 
 
-def _result(rec: SourceRecord, ctx: ReadContext, rows: dict[str, int]) -> FileResult:
-    return FileResult(
-        rec.path,
-        rec.sha256,
-        rec.format,
-        rec.status,
-        rec.error,
-        ctx.events_read,
-        rows,
-        rec.rows_quarantined,
-        dict(ctx.unknown),
-        tuple(ctx.notes),
-    )
+def _expand(path: Path, key: str, stack: ExitStack) -> Iterator[tuple[str, Path]]:
+    """A file, or the members of an archive (key ``archive!member``)."""
+    if is_archive(path):
+        for name, member in stack.enter_context(unpacked(path)):
+            yield f"{key}!{name}", member
+    else:
+        yield key, path
 
 
 ProgressFn = Callable[[Path, FileResult], None]
@@ -189,19 +227,26 @@ def ingest_paths(
     store: Store,
     *,
     on_file: ProgressFn | None = None,
+    workers: int = 1,
+    file_timeout_s: float | None = FILE_TIMEOUT_S,
     commit_every_files: int = COMMIT_EVERY_FILES,
     commit_every_s: float = COMMIT_EVERY_S,
 ) -> IngestSummary:
-    """Ingest files and directories into a store.
+    """Ingest files, directories, globs and archives into a store.
 
     Parameters
     ----------
     paths
-        Files, directories (walked) or glob patterns.
+        Files, directories (walked), glob patterns, or archives (``.tar[.gz]``,
+        ``.zip``) of any of these.
     store
         The target store (created if missing).
     on_file
         Called after each file with its result (progress reporting).
+    workers
+        Parser processes; 1 parses in this process.
+    file_timeout_s
+        A file whose reading takes longer is quarantined (``None``: no limit).
     commit_every_files, commit_every_s
         Long ingests commit in batches so an interruption keeps finished work.
 
@@ -211,47 +256,91 @@ def ingest_paths(
         One :class:`FileResult` per file, unchanged files included.
     """
     files = list(iter_files(paths))
-    manifest = store.manifest()
-    sources = store.sources(manifest)
+    sources = store.sources()
     live = dict(zip(sources.column("path").to_pylist(), sources.column("sha256").to_pylist(), strict=True))
-    live_status = dict(
-        zip(sources.column("path").to_pylist(), sources.column("status").to_pylist(), strict=True)
-    )
+    live_status = dict(zip(sources.column("path").to_pylist(), sources.column("status").to_pylist(), strict=True))
     path_of_sha = {
-        sha: p
-        for p, sha in live.items()
-        if live_status.get(p) in (SourceStatus.LANDED, SourceStatus.PARTIAL)
+        sha: p for p, sha in live.items() if live_status.get(p) in (SourceStatus.LANDED, SourceStatus.PARTIAL)
     }
     results: list[FileResult] = []
-    with store.begin() as txn:
+    with ExitStack() as stack:
+        txn = stack.enter_context(store.begin())
+        pool = stack.enter_context(ProcessPoolExecutor(workers)) if workers > 1 else None
         last_commit = time.monotonic()
-        for path in files:
-            key = str(path.resolve())
-            try:
-                sha, size = sha256_file(path)
-            except OSError as exc:
-                staged = txn.stage(key, "", 0, None)
-                rec = staged.discard(SourceStatus.QUARANTINED, f"{path}: cannot read: {exc}")
-                result = _result(rec, ReadContext(path=path), {})
-            else:
-                twin = path_of_sha.get(sha)
-                if live.get(key) == sha and live_status.get(key) != SourceStatus.QUARANTINED:
-                    result = FileResult(key, sha, None, "unchanged", None, 0, {})
-                elif twin is not None and twin != key:
-                    staged = txn.stage(key, sha, size, None)
-                    rec = staged.discard(SourceStatus.SKIPPED, f"same content as {twin} (already in the store)")
-                    result = _result(rec, ReadContext(path=path), {})
-                else:
-                    result = _ingest_one(txn, path, key, sha, size)
-                    if result.status != SourceStatus.QUARANTINED:
-                        path_of_sha.setdefault(sha, key)
+
+        def record(path: Path, result: FileResult) -> None:
+            nonlocal last_commit
             results.append(result)
             if on_file is not None:
                 on_file(path, result)
-            if txn.pending >= commit_every_files or (
-                txn.pending and time.monotonic() - last_commit > commit_every_s
-            ):
+            if txn.pending >= commit_every_files or (txn.pending and time.monotonic() - last_commit > commit_every_s):
                 txn.commit()
                 last_commit = time.monotonic()
+
+        def plan() -> Iterator[tuple[Path, _Work | FileResult]]:
+            for path in files:
+                key = str(path.resolve())
+                try:
+                    expanded = list(_expand(path, key, stack))
+                except TraceParseError as exc:
+                    staged = txn.stage(key, sha256_file(path)[0], path.stat().st_size, "archive")
+                    rec, _ = staged.discard(SourceStatus.QUARANTINED, str(exc))
+                    yield path, FileResult(rec.path, rec.sha256, "archive", rec.status, rec.error, 0, {})
+                    continue
+                for member_key, member in expanded:
+                    try:
+                        sha, size = sha256_file(member)
+                    except OSError as exc:
+                        staged = txn.stage(member_key, "", 0, None)
+                        rec, _ = staged.discard(SourceStatus.QUARANTINED, f"{member}: cannot read: {exc}")
+                        yield path, FileResult(rec.path, "", None, rec.status, rec.error, 0, {})
+                        continue
+                    twin = path_of_sha.get(sha)
+                    if live.get(member_key) == sha and live_status.get(member_key) != SourceStatus.QUARANTINED:
+                        yield path, FileResult(member_key, sha, None, "unchanged", None, 0, {})
+                    elif twin is not None and twin != member_key:
+                        staged = txn.stage(member_key, sha, size, None)
+                        rec, _ = staged.discard(SourceStatus.SKIPPED, f"same content as {twin} (already in the store)")
+                        yield path, FileResult(rec.path, sha, None, rec.status, rec.error, 0, {})
+                    else:
+                        path_of_sha.setdefault(sha, member_key)
+                        yield path, _Work(member_key, member, sha, size)
+
+        if pool is None:
+            for path, item in plan():
+                if isinstance(item, FileResult):
+                    record(path, item)
+                    continue
+                result, rec, staged_files = _read_file(item, txn.staging, file_timeout_s)
+                txn.adopt(rec, staged_files)
+                record(path, result)
+        else:
+            pending: list[tuple[Path, Future[_ReadOutcome] | FileResult]] = []
+            for path, item in plan():
+                if isinstance(item, FileResult):
+                    pending.append((path, item))
+                else:
+                    pending.append((path, pool.submit(_read_file, item, txn.staging, file_timeout_s)))
+                    if len(pending) >= 4 * workers:
+                        _drain(pending, txn, record, keep=2 * workers)
+            _drain(pending, txn, record, keep=0)
         txn.commit()
     return IngestSummary(tuple(results))
+
+
+def _drain(
+    pending: list[tuple[Path, Future[_ReadOutcome] | FileResult]],
+    txn: Transaction,
+    record: Callable[[Path, FileResult], None],
+    *,
+    keep: int,
+) -> None:
+    """Collect finished worker results in submission order until ``keep`` remain."""
+    while len(pending) > keep:
+        path, item = pending.pop(0)
+        if isinstance(item, FileResult):
+            record(path, item)
+            continue
+        result, rec, staged_files = item.result()
+        txn.adopt(rec, staged_files)
+        record(path, result)

@@ -35,7 +35,7 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -364,17 +364,31 @@ class _TableWriter:
         self.path.unlink(missing_ok=True)
 
 
+@dataclass(frozen=True, slots=True)
+class StagedFile:
+    """A closed Parquet file in the staging area, waiting for a commit."""
+
+    table: str
+    path: Path
+    rows: int
+
+
 @dataclass(slots=True)
 class StagedSource:
-    """Rows of one source file being written to the staging area."""
+    """Rows of one source file being written to a staging directory.
 
-    txn: Transaction
+    Works inside a :class:`Transaction` (``txn.stage(...)``) or on its own in a
+    worker process (``StagedSource(staging_dir, ...)``); in the latter case the
+    caller hands :meth:`finish`'s result to :meth:`Transaction.adopt`.
+    """
+
+    staging: Path
     path: str
     sha256: str
     bytes: int
     format: str | None
+    on_done: Callable[[SourceRecord, tuple[StagedFile, ...]], None] | None = None
     _writers: dict[str, _TableWriter] = field(default_factory=dict)
-    _closed: bool = False
 
     def add(self, table: str, values: dict[str, Any]) -> None:
         writer = self._writers.get(table)
@@ -382,18 +396,20 @@ class StagedSource:
             spec = schemas.table(table)
             if table == "sources":
                 raise SchemaError("readers do not write the sources table; the store does")
-            writer = _TableWriter(spec, self.txn.staging / table / f"{self.sha256[:32]}.parquet")
+            name = f"{self.sha256[:32]}-{uuid.uuid4().hex[:8]}.parquet"
+            writer = _TableWriter(spec, self.staging / table / name)
             self._writers[table] = writer
         values["source_sha256"] = self.sha256
         writer.add(values)
 
-    def _drop_files(self) -> None:
-        for w in self._writers.values():
-            w.abort()
-        self._writers = {}
-
     def rows_by_table(self) -> dict[str, int]:
         return {t: w.rows_written + len(w._rows) for t, w in self._writers.items()}
+
+    def _record(self, status: str, error: str | None, events_read: int, rows: int, quarantined: int) -> SourceRecord:
+        return SourceRecord(
+            self.path, self.sha256, self.bytes, self.format, status, error, datetime.now(UTC),
+            events_read, rows, quarantined,
+        )
 
     def finish(
         self,
@@ -402,26 +418,15 @@ class StagedSource:
         error: str | None = None,
         events_read: int = 0,
         rows_quarantined: int = 0,
-    ) -> SourceRecord:
-        """Close the source's files; it is committed with the transaction."""
+    ) -> tuple[SourceRecord, tuple[StagedFile, ...]]:
+        """Close the source's files; they are published by the next commit."""
         for w in self._writers.values():
             w.close()
-        self._closed = True
-        rows = sum(w.rows_written for w in self._writers.values())
-        record = SourceRecord(
-            self.path,
-            self.sha256,
-            self.bytes,
-            self.format,
-            status,
-            error,
-            datetime.now(UTC),
-            events_read,
-            rows,
-            rows_quarantined,
-        )
-        self.txn._finished(self, record)
-        return record
+        files = tuple(StagedFile(t, w.path, w.rows_written) for t, w in self._writers.items() if w.rows_written)
+        record = self._record(status, error, events_read, sum(f.rows for f in files), rows_quarantined)
+        if self.on_done is not None:
+            self.on_done(record, files)
+        return record, files
 
     def discard(
         self,
@@ -430,26 +435,15 @@ class StagedSource:
         *,
         events_read: int = 0,
         rows_quarantined: int = 0,
-    ) -> SourceRecord:
-        """Throw away every row of this source; record only its ``sources`` row."""
+    ) -> tuple[SourceRecord, tuple[StagedFile, ...]]:
+        """Throw away every row of this source; only its ``sources`` row will be committed."""
         for w in self._writers.values():
             w.abort()
         self._writers = {}
-        self._closed = True
-        record = SourceRecord(
-            self.path,
-            self.sha256,
-            self.bytes,
-            self.format,
-            status,
-            error,
-            datetime.now(UTC),
-            events_read,
-            0,
-            rows_quarantined,
-        )
-        self.txn._finished(self, record)
-        return record
+        record = self._record(status, error, events_read, 0, rows_quarantined)
+        if self.on_done is not None:
+            self.on_done(record, ())
+        return record, ()
 
 
 class Transaction:
@@ -462,14 +456,14 @@ class Transaction:
         self.staging.mkdir(parents=True)
         self._marker_fd = os.open(self.staging / ".inuse", os.O_RDWR | os.O_CREAT, 0o644)
         fcntl.flock(self._marker_fd, fcntl.LOCK_EX)
-        self._done: list[tuple[StagedSource, SourceRecord]] = []
-        self._commits = 0
+        self._done: list[tuple[SourceRecord, tuple[StagedFile, ...]]] = []
 
     def stage(self, path: str, sha256: str, size: int, fmt: str | None) -> StagedSource:
-        return StagedSource(self, path, sha256, size, fmt)
+        return StagedSource(self.staging, path, sha256, size, fmt, self.adopt)
 
-    def _finished(self, staged: StagedSource, record: SourceRecord) -> None:
-        self._done.append((staged, record))
+    def adopt(self, record: SourceRecord, files: tuple[StagedFile, ...]) -> None:
+        """Queue a finished source (staged in this transaction's directory) for the next commit."""
+        self._done.append((record, files))
 
     @property
     def pending(self) -> int:
@@ -478,8 +472,9 @@ class Transaction:
     def commit(self) -> Manifest:
         """Publish every finished source; returns the new manifest.
 
-        A source whose content is already live is dropped (idempotence); one
-        whose path is live with other content replaces it.
+        A source whose content is already live at the same path is dropped
+        (idempotence); one whose path is live with other content replaces it;
+        one whose content is live under another path is recorded as a copy.
         """
         store = self.store
         with store.lock():
@@ -492,49 +487,63 @@ class Transaction:
                     strict=True,
                 )
             )
-            path_of_sha = {sha: path for path, sha in by_path.items()}
+            status_of = dict(
+                zip(
+                    current_sources.column("path").to_pylist(),
+                    current_sources.column("status").to_pylist(),
+                    strict=True,
+                )
+            )
+            path_of_sha = {
+                sha: path for path, sha in by_path.items() if status_of[path] in ("landed", "partial")
+            }
             segment = f"{current.generation + 1:08d}-{self.id}"
             replaced: set[str] = set()
             new_files: list[DataFile] = []
-            new_records: list[SourceRecord] = []
-            for staged, record in self._done:
+            new_records: dict[str, SourceRecord] = {}
+            for record, files in self._done:
                 old_sha = by_path.get(record.path)
-                if old_sha == record.sha256:
+                if (
+                    old_sha == record.sha256
+                    and record.path not in new_records
+                    and status_of.get(record.path) != "quarantined"
+                ):
                     continue  # unchanged, or committed meanwhile by another ingest
                 twin = path_of_sha.get(record.sha256)
-                if twin is not None and record.status != "skipped":
-                    # The same bytes are live under another path: record the copy, land nothing twice.
-                    record = duplicate_record(record, twin)
-                    staged._drop_files()
+                if twin is not None and twin != record.path and files:
+                    record, files = duplicate_record(record, twin), ()
                 if old_sha is not None:
                     replaced.add(old_sha)
-                for table, writer in staged._writers.items():
-                    if writer.rows_written == 0:
-                        continue
-                    rel = f"data/{segment}/{table}/{writer.path.name}"
+                for f in files:
+                    rel = f"data/{segment}/{f.table}/{f.path.name}"
                     dest = store.root / rel
                     dest.parent.mkdir(parents=True, exist_ok=True)
-                    os.replace(writer.path, dest)
-                    new_files.append(DataFile(table, rel, record.sha256, writer.rows_written))
-                new_records.append(record)
+                    os.replace(f.path, dest)
+                    new_files.append(DataFile(f.table, rel, record.sha256, f.rows))
+                new_records[record.path] = record
                 by_path[record.path] = record.sha256
-                path_of_sha.setdefault(record.sha256, record.path)
+                if record.status in ("landed", "partial"):
+                    path_of_sha.setdefault(record.sha256, record.path)
+            self._done = []
             if not new_records:
-                self._done = []
                 return current
+            # A replaced source's files go (content is never live under two paths: copies are
+            # recorded as skipped, so no other path can still need them).
             keep = [f for f in current.files if f.source not in replaced]
             kept_sources = current_sources.filter(
                 pc.invert(
                     pc.is_in(
                         current_sources.column("path"),
-                        value_set=pa.array([r.path for r in new_records], pa.string()),
+                        value_set=pa.array(list(new_records), pa.string()),
                     )
                 )
             )
             sources_table = pa.concat_tables(
                 [
                     kept_sources,
-                    pa.Table.from_pylist([r.as_row() for r in new_records], schema=schemas.SOURCES.schema),
+                    pa.Table.from_pylist(
+                        [r.as_row() for r in new_records.values()], schema=schemas.SOURCES.schema
+                    ),
                 ]
             )
             generation = current.generation + 1
@@ -545,16 +554,11 @@ class Transaction:
             os.replace(tmp, store.root / sources_rel)
             manifest = Manifest(generation, sources_rel, (*keep, *new_files))
             store._write_manifest(manifest)
-            self._done = []
-            self._commits += 1
             store.collect_garbage(manifest)
             return manifest
 
     def close(self) -> None:
         """Drop whatever was not committed and release the staging area."""
-        for staged, _ in self._done:
-            for w in staged._writers.values():
-                w.abort()
         self._done = []
         with contextlib.suppress(OSError):
             fcntl.flock(self._marker_fd, fcntl.LOCK_UN)

@@ -111,7 +111,8 @@ def test_bad_file_is_quarantined_and_others_land(tmp_path: Path, store_dir: Path
     assert status["bad.toy"].rows_quarantined == 2  # the jobs + events row of j2
     assert job_ids(Store(store_dir)) == ["j1"]
     err = Store(store_dir).connect().execute("SELECT error FROM sources WHERE status='quarantined'").fetchone()
-    assert err is not None and "toy record is BAD" in err[0]
+    assert err is not None
+    assert "toy record is BAD" in err[0]
 
 
 def test_truncated_file_keeps_rows_before_the_cut(tmp_path: Path, store_dir: Path) -> None:
@@ -120,7 +121,8 @@ def test_truncated_file_keeps_rows_before_the_cut(tmp_path: Path, store_dir: Pat
     assert summary.results[0].status == "partial"
     assert job_ids(Store(store_dir)) == ["j1"]
     err = Store(store_dir).connect().execute("SELECT error FROM sources").fetchone()
-    assert err is not None and "cut.toy:3" in err[0]
+    assert err is not None
+    assert "cut.toy:3" in err[0]
 
 
 def test_unknown_format_is_skipped(tmp_path: Path, store_dir: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import click
 
 from phaseline import __version__
+from phaseline.cli.engine import engine
 from phaseline.cli.ingest_cmds import ingest, jobs, query, tables
 
 
@@ -23,3 +24,4 @@ main.add_command(ingest)
 main.add_command(query)
 main.add_command(jobs)
 main.add_command(tables)
+main.add_command(engine)

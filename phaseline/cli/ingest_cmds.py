@@ -85,11 +85,9 @@ def query(sql: str, store_dir: Path | None, fmt: str) -> None:
     """Run DuckDB SQL over the store's tables (one view per table)."""
     con = open_store(store_dir).connect()
     try:
-        rel = con.sql(sql)
-        if rel is None:
-            return
-        cols = list(rel.columns)
-        rows = [dict(zip(cols, r, strict=True)) for r in rel.fetchall()]
+        cursor = con.execute(sql)
+        cols = [d[0] for d in cursor.description or []]
+        rows = [dict(zip(cols, r, strict=True)) for r in cursor.fetchall()] if cols else []
     except Exception as exc:  # duckdb raises several unrelated error classes
         if type(exc).__module__.startswith("duckdb") or type(exc).__name__.endswith("Exception"):
             raise QueryError(f"query failed: {exc}") from exc
