@@ -198,6 +198,8 @@ def _read_file(work: _Work, staging: Path, timeout_s: float | None) -> _ReadOutc
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
     rows = staged.rows_by_table()
+    if rows.get("events", 0) != ctx.events_read:
+        ctx.notes.append(f"reconciliation: {ctx.events_read} events read, {rows.get('events', 0)} raw events kept")
     try:
         return done(staged.finish(status, error=error, events_read=ctx.events_read), rows)
     except SchemaError as exc:

@@ -211,3 +211,26 @@ def test_two_concurrent_ingests_both_land(tmp_path: Path, store_dir: Path) -> No
     assert len(job_ids(Store(store_dir))) == 60
     table = pq.read_table(store_dir / Store(store_dir).manifest().sources_file)  # type: ignore[operator]
     assert table.num_rows == 60
+
+
+def test_verify_passes_on_a_consistent_store_and_catches_tampering(tmp_path: Path, store_dir: Path) -> None:
+    from phaseline.verify import verify_store
+
+    store = Store(store_dir)
+    pipeline.ingest_paths([write(tmp_path / "a.toy", "j1,x", "j2,y"), write(tmp_path / "b.toy", "BAD")], store)
+    report = verify_store(store)
+    assert report.ok, report.findings
+    assert report.sources_checked == 2
+    # an orphan left by a crash is a warning, not an error
+    orphan = store_dir / "data" / "x" / "jobs" / "orphan.parquet"
+    orphan.parent.mkdir(parents=True)
+    pq.write_table(pq.read_table(store_dir / store.manifest().files[0].path), orphan)
+    report = verify_store(store)
+    assert report.ok
+    assert [f.check for f in report.findings] == ["orphans"]
+    # a missing data file is an error naming it
+    missing = store.manifest().files[0].path
+    (store_dir / missing).unlink()
+    report = verify_store(store)
+    assert not report.ok
+    assert any(f.subject == missing and f.check == "manifest" for f in report.findings)

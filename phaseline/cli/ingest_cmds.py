@@ -128,3 +128,25 @@ def tables(store_dir: Path | None, fmt: str) -> None:
         n = con.execute(f'SELECT count(*) FROM "{name}"').fetchone()
         rows.append({"table": name, "rows": n[0] if n else 0, "columns": ", ".join(spec.columns), "doc": spec.doc})
     emit(rows, fmt)
+
+
+@click.command()
+@store_option
+@format_option
+@handle_errors
+def verify(store_dir: Path | None, fmt: str) -> None:
+    """Re-check the whole store: schemas, row counts against sources, reconciliation, orphans.
+
+    Exit status 0 when consistent, 1 when any error was found.
+    """
+    from phaseline.verify import findings_rows, verify_store
+
+    report = verify_store(open_store(store_dir))
+    emit(findings_rows(report), fmt, columns=["severity", "check", "subject", "detail"])
+    click.echo(
+        f"{report.files_checked} files, {report.sources_checked} sources: "
+        + ("consistent" if report.ok else "INCONSISTENT"),
+        err=True,
+    )
+    if not report.ok:
+        raise SystemExit(1)

@@ -1,0 +1,133 @@
+"""Re-check a whole store: files, schemas, row counts, reconciliation, orphans.
+
+``phaseline verify`` runs :func:`verify_store`.  Each finding names the check,
+the file or source it concerns, and what is wrong; ``ok`` is true when no
+finding is an error.
+
+Checks
+------
+* ``manifest``: the manifest reads and every file it names exists.
+* ``schema``: every Parquet file's columns have the declared types (older files
+  may lack columns added since; extra or retyped columns are errors).
+* ``rows``: each file's row count equals the manifest's.
+* ``sources``: every data file belongs to a ``landed``/``partial`` source, and
+  a source's ``rows_written`` equals the rows of its files.
+* ``reconcile``: for every landed source, rows in ``events`` equal
+  ``events_read`` (each event read is kept as a raw event), and quarantined or
+  skipped sources have no rows.
+* ``orphans``: Parquet files on disk that the manifest does not reference
+  (left by a crash; the next commit removes them).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+import pyarrow.parquet as pq
+
+from phaseline import schemas
+from phaseline.errors import StoreError
+from phaseline.store import Store
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    severity: str  # "error" or "warning"
+    check: str
+    subject: str
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyReport:
+    findings: tuple[Finding, ...]
+    files_checked: int
+    sources_checked: int
+
+    @property
+    def ok(self) -> bool:
+        return not any(f.severity == "error" for f in self.findings)
+
+
+def verify_store(store: Store) -> VerifyReport:
+    """Check a store's consistency; never modifies it."""
+    findings: list[Finding] = []
+    try:
+        manifest = store.manifest()
+    except StoreError as exc:
+        return VerifyReport((Finding("error", "manifest", str(store.manifest_path), str(exc)),), 0, 0)
+    rows_by_source: dict[str, int] = defaultdict(int)
+    events_by_source: dict[str, int] = defaultdict(int)
+    for f in manifest.files:
+        path = store.root / f.path
+        if not path.exists():
+            findings.append(Finding("error", "manifest", f.path, "file named by the manifest is missing"))
+            continue
+        try:
+            meta = pq.read_metadata(path)
+            file_schema = pq.read_schema(path)
+        except (OSError, ValueError) as exc:
+            findings.append(Finding("error", "schema", f.path, f"unreadable Parquet: {exc}"))
+            continue
+        spec = schemas.TABLES.get(f.table)
+        if spec is None:
+            findings.append(Finding("error", "schema", f.path, f"table {f.table!r} is not declared"))
+        else:
+            for field in file_schema:
+                declared = spec.schema.field(field.name) if field.name in spec.schema.names else None
+                if declared is None:
+                    findings.append(Finding("error", "schema", f.path, f"column {field.name!r} is not declared"))
+                elif not declared.type.equals(field.type):
+                    findings.append(
+                        Finding("error", "schema", f.path, f"column {field.name!r} is {field.type}, declared {declared.type}")
+                    )
+        if meta.num_rows != f.rows:
+            findings.append(Finding("error", "rows", f.path, f"{meta.num_rows} rows, manifest says {f.rows}"))
+        rows_by_source[f.source] += meta.num_rows
+        if f.table == "events":
+            events_by_source[f.source] += meta.num_rows
+    sources = store.sources(manifest).to_pylist()
+    landed = {s["sha256"]: s for s in sources if s["status"] in ("landed", "partial")}
+    for sha in rows_by_source:
+        if sha not in landed:
+            findings.append(Finding("error", "sources", sha, "data files belong to no landed source"))
+    for s in sources:
+        sha, status = s["sha256"], s["status"]
+        if status in ("landed", "partial"):
+            if rows_by_source.get(sha, 0) != (s["rows_written"] or 0):
+                findings.append(
+                    Finding(
+                        "error", "sources", s["path"],
+                        f"rows_written={s['rows_written']} but its files hold {rows_by_source.get(sha, 0)} rows",
+                    )
+                )
+            if events_by_source.get(sha, 0) != (s["events_read"] or 0):
+                findings.append(
+                    Finding(
+                        "error", "reconcile", s["path"],
+                        f"events_read={s['events_read']} but {events_by_source.get(sha, 0)} raw events landed",
+                    )
+                )
+        elif (s["rows_written"] or 0) != 0:
+            findings.append(Finding("error", "reconcile", s["path"], f"{status} source claims {s['rows_written']} rows"))
+    live = {f.path for f in manifest.files} | ({manifest.sources_file} if manifest.sources_file else set())
+    for sub in ("data", "meta"):
+        base = store.root / sub
+        if base.exists():
+            for p in base.rglob("*.parquet"):
+                rel = p.relative_to(store.root).as_posix()
+                if rel not in live:
+                    findings.append(Finding("warning", "orphans", rel, "not referenced by the manifest"))
+    return VerifyReport(tuple(findings), len(manifest.files), len(sources))
+
+
+def findings_rows(report: VerifyReport) -> list[dict[str, str]]:
+    return [
+        {"severity": f.severity, "check": f.check, "subject": f.subject, "detail": f.detail}
+        for f in report.findings
+    ]
+
+
+__all__ = ["Finding", "VerifyReport", "findings_rows", "verify_store"]
+
