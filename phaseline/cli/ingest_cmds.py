@@ -18,8 +18,30 @@ EXIT_QUARANTINED = 3
 @click.argument("paths", nargs=-1, required=True)
 @store_option
 @click.option("--quiet", "-q", is_flag=True, help="Only the final summary.")
+@click.option("--workers", "-j", type=click.IntRange(1), default=1, show_default=True, help="Parser processes.")
+@click.option(
+    "--commit-every",
+    type=click.IntRange(1),
+    default=500,
+    show_default=True,
+    help="Commit after this many files (an interrupted ingest keeps what was committed).",
+)
+@click.option(
+    "--file-timeout",
+    type=click.FloatRange(min=0.1),
+    default=600.0,
+    show_default=True,
+    help="Seconds one file may take before it is quarantined.",
+)
 @handle_errors
-def ingest(paths: tuple[str, ...], store_dir: Path | None, quiet: bool) -> None:
+def ingest(
+    paths: tuple[str, ...],
+    store_dir: Path | None,
+    quiet: bool,
+    workers: int,
+    commit_every: int,
+    file_timeout: float,
+) -> None:
     """Ingest trace files, directories or globs into the store.
 
     Formats are detected from content: .jhist, 0.20/1.x history, job conf XML,
@@ -57,7 +79,14 @@ def ingest(paths: tuple[str, ...], store_dir: Path | None, quiet: bool) -> None:
             if not quiet or r.status == SourceStatus.QUARANTINED:
                 progress.console.print(line(path, r), markup=False, highlight=False)
 
-        summary = ingest_paths(paths, store, on_file=on_file)
+        summary = ingest_paths(
+            paths,
+            store,
+            on_file=on_file,
+            workers=workers,
+            commit_every_files=commit_every,
+            file_timeout_s=file_timeout,
+        )
     _print_summary(summary, store.root)
     if summary.quarantined:
         raise SystemExit(EXIT_QUARANTINED)

@@ -1,0 +1,108 @@
+"""Mutation fuzzing over every real fixture: only phaseline's own errors, no hangs, no lost good files.
+
+The default run does :data:`DEFAULT_CASES` cases; ``-m fuzz_full`` runs
+:data:`FULL_CASES`.  A failing case prints its fixture and seed; replay it with
+``tests.mutations.mutate(fixture_bytes, seed)``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+from types import FrameType
+
+import pytest
+
+from ingest.base import ReadContext, read_head
+from ingest.formats import detect
+from ingest.pipeline import ingest_paths
+from phaseline.errors import PhaselineError
+from phaseline.store import Store
+from phaseline.verify import verify_store
+from tests.conftest import FIXTURES
+from tests.mutations import mutate
+
+DEFAULT_CASES = int(os.environ.get("PHASELINE_FUZZ_CASES", "500"))
+FULL_CASES = 10_000
+CASE_TIME_LIMIT_S = 20
+_SKIP = {"MANIFEST.tsv", "SOURCES.md"}
+
+
+def fixture_files() -> list[Path]:
+    return sorted(p for p in FIXTURES.rglob("*") if p.is_file() and p.name not in _SKIP)
+
+
+class CaseTimeout(Exception):
+    pass
+
+
+def _alarm(signum: int, frame: FrameType | None) -> None:
+    raise CaseTimeout
+
+
+def read_all(path: Path) -> int:
+    """Detect and read a file like the pipeline does; returns rows produced."""
+    fmt = detect(path, read_head(path))
+    if fmt is None or not fmt.landed:
+        return 0
+    ctx = ReadContext(path=path, sha256="0" * 64)
+    return sum(1 for _ in fmt.read(path, ctx))
+
+
+def run_cases(tmp_path: Path, n: int, offset: int) -> None:
+    files = fixture_files()
+    assert files, "no fixtures found"
+    originals = {f: f.read_bytes() for f in files}
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    try:
+        for i in range(n):
+            seed = offset + i
+            src = files[seed % len(files)]
+            data, op = mutate(originals[src], seed)
+            case = tmp_path / f"case-{seed}-{src.name}"
+            case.write_bytes(data)
+            signal.alarm(CASE_TIME_LIMIT_S)
+            try:
+                read_all(case)
+            except PhaselineError:
+                pass
+            except CaseTimeout:
+                pytest.fail(f"hang: {src} seed={seed} mutation={op}")
+            except Exception as exc:
+                pytest.fail(f"{type(exc).__name__} escaped: {src} seed={seed} mutation={op}: {exc}")
+            finally:
+                signal.alarm(0)
+                case.unlink()
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_mutated_fixtures_raise_only_phaseline_errors(tmp_path: Path) -> None:
+    run_cases(tmp_path, DEFAULT_CASES, offset=0)
+
+
+@pytest.mark.fuzz_full
+@pytest.mark.slow
+def test_mutated_fixtures_full_run(tmp_path: Path) -> None:
+    run_cases(tmp_path, FULL_CASES, offset=1_000_000)
+
+
+@pytest.mark.parametrize("batch", range(6))
+def test_good_files_land_beside_mutated_ones(tmp_path: Path, batch: int) -> None:
+    """A batch of mutated copies plus pristine fixtures: the pristine ones land exactly as alone."""
+    files = [f for f in fixture_files() if f.stat().st_size < 400_000]
+    pristine = files[batch::6][:3]
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    for k, f in enumerate(files[batch::6][:8]):
+        data, _ = mutate(f.read_bytes(), 7_000 + batch * 100 + k)
+        (mixed / f"m{k}-{f.name}").write_bytes(data)
+    alone = ingest_paths(pristine, Store(tmp_path / "alone"))
+    together_store = Store(tmp_path / "together")
+    together = ingest_paths([*pristine, mixed], together_store, file_timeout_s=CASE_TIME_LIMIT_S)
+    assert verify_store(together_store).ok
+    by_path = {r.path: r for r in together.results}
+    for r in alone.results:
+        assert by_path[r.path].status == r.status
+        assert by_path[r.path].rows == r.rows
