@@ -167,6 +167,7 @@ def _read_file(work: _Work, staging: Path, timeout_s: float | None) -> _ReadOutc
     if fmt is None:
         return done(staged.discard(SourceStatus.SKIPPED, f"{work.path}: format not recognised (no reader claims it)"), {})
     staged.format = fmt.name
+    staged.record_tables = fmt.record_tables
     if not fmt.landed:
         return done(staged.discard(SourceStatus.SKIPPED, f"{work.path}: {fmt.doc}"), {})
     status, error = SourceStatus.LANDED, None
@@ -198,8 +199,11 @@ def _read_file(work: _Work, staging: Path, timeout_s: float | None) -> _ReadOutc
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
     rows = staged.rows_by_table()
-    if rows.get("events", 0) != ctx.events_read:
-        ctx.notes.append(f"reconciliation: {ctx.events_read} events read, {rows.get('events', 0)} raw events kept")
+    kept = sum(rows.get(t, 0) for t in fmt.record_tables)
+    if kept != ctx.events_read:
+        ctx.notes.append(
+            f"reconciliation: {ctx.events_read} records read, {kept} kept in {'+'.join(fmt.record_tables)}"
+        )
     try:
         return done(staged.finish(status, error=error, events_read=ctx.events_read), rows)
     except SchemaError as exc:

@@ -85,6 +85,7 @@ class SourceRecord:
     events_read: int = 0
     rows_written: int = 0
     rows_quarantined: int = 0
+    record_tables: str = "events"
 
     def as_row(self) -> dict[str, Any]:
         return {
@@ -98,6 +99,7 @@ class SourceRecord:
             "events_read": self.events_read,
             "rows_written": self.rows_written,
             "rows_quarantined": self.rows_quarantined,
+            "record_tables": self.record_tables,
             "source_sha256": self.sha256,
         }
 
@@ -388,6 +390,7 @@ class StagedSource:
     bytes: int
     format: str | None
     on_done: Callable[[SourceRecord, tuple[StagedFile, ...]], None] | None = None
+    record_tables: tuple[str, ...] = ("events",)
     _writers: dict[str, _TableWriter] = field(default_factory=dict)
 
     def add(self, table: str, values: dict[str, Any]) -> None:
@@ -408,7 +411,7 @@ class StagedSource:
     def _record(self, status: str, error: str | None, events_read: int, rows: int, quarantined: int) -> SourceRecord:
         return SourceRecord(
             self.path, self.sha256, self.bytes, self.format, status, error, datetime.now(UTC),
-            events_read, rows, quarantined,
+            events_read, rows, quarantined, ",".join(self.record_tables),
         )
 
     def finish(
@@ -585,6 +588,7 @@ def duplicate_record(record: SourceRecord, twin: str) -> SourceRecord:
         record.events_read,
         0,
         0,
+        record.record_tables,
     )
 
 

@@ -12,9 +12,9 @@ Checks
 * ``rows``: each file's row count equals the manifest's.
 * ``sources``: every data file belongs to a ``landed``/``partial`` source, and
   a source's ``rows_written`` equals the rows of its files.
-* ``reconcile``: for every landed source, rows in ``events`` equal
-  ``events_read`` (each event read is kept as a raw event), and quarantined or
-  skipped sources have no rows.
+* ``reconcile``: for every landed source, the rows in its reader's record
+  tables (``sources.record_tables``, usually ``events``) equal ``events_read``:
+  each record read is kept once; quarantined or skipped sources have no rows.
 * ``orphans``: Parquet files on disk that the manifest does not reference
   (left by a crash; the next commit removes them).
 """
@@ -58,7 +58,7 @@ def verify_store(store: Store) -> VerifyReport:
     except StoreError as exc:
         return VerifyReport((Finding("error", "manifest", str(store.manifest_path), str(exc)),), 0, 0)
     rows_by_source: dict[str, int] = defaultdict(int)
-    events_by_source: dict[str, int] = defaultdict(int)
+    rows_by_source_table: dict[tuple[str, str], int] = defaultdict(int)
     for f in manifest.files:
         path = store.root / f.path
         if not path.exists():
@@ -85,8 +85,7 @@ def verify_store(store: Store) -> VerifyReport:
         if meta.num_rows != f.rows:
             findings.append(Finding("error", "rows", f.path, f"{meta.num_rows} rows, manifest says {f.rows}"))
         rows_by_source[f.source] += meta.num_rows
-        if f.table == "events":
-            events_by_source[f.source] += meta.num_rows
+        rows_by_source_table[f.source, f.table] += meta.num_rows
     sources = store.sources(manifest).to_pylist()
     landed = {s["sha256"]: s for s in sources if s["status"] in ("landed", "partial")}
     for sha in rows_by_source:
@@ -102,11 +101,13 @@ def verify_store(store: Store) -> VerifyReport:
                         f"rows_written={s['rows_written']} but its files hold {rows_by_source.get(sha, 0)} rows",
                     )
                 )
-            if events_by_source.get(sha, 0) != (s["events_read"] or 0):
+            tables = [t for t in (s["record_tables"] or "events").split(",") if t]
+            kept = sum(rows_by_source_table.get((sha, t), 0) for t in tables)
+            if kept != (s["events_read"] or 0):
                 findings.append(
                     Finding(
                         "error", "reconcile", s["path"],
-                        f"events_read={s['events_read']} but {events_by_source.get(sha, 0)} raw events landed",
+                        f"events_read={s['events_read']} but {kept} records kept in {'+'.join(tables)}",
                     )
                 )
         elif (s["rows_written"] or 0) != 0:
