@@ -32,6 +32,7 @@ _JAR_PREFIXES = (
     "log4j-slf4j2-impl-",
     "log4j-1.2-api-",
     "commons-logging-",
+    "jcl-over-slf4j-",  # commons-logging API over slf4j (pyspark 4.x ships this instead)
 )
 
 INSTALL_HINT = (

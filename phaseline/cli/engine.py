@@ -26,35 +26,86 @@ def engine() -> None:
 
 
 @engine.command("run", context_settings={"show_default": True})
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Run directory to create (must not exist or be empty).")
-@click.option("--input-mb", type=click.FloatRange(min=0, min_open=True), default=8.0,
-              help="Total input, MiB of 100-byte TeraGen-like records.")
-@click.option("--selectivity", type=click.FloatRange(min=0), default=1.0,
-              help="Map selectivity M_sel: output records per input record.")
+@click.option(
+    "--out",
+    "out",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Run directory to create (must not exist or be empty).",
+)
+@click.option(
+    "--input-mb",
+    type=click.FloatRange(min=0, min_open=True),
+    default=8.0,
+    help="Total input, MiB of 100-byte TeraGen-like records.",
+)
+@click.option(
+    "--selectivity",
+    type=click.FloatRange(min=0),
+    default=1.0,
+    help="Map selectivity M_sel: output records per input record.",
+)
 @click.option("--maps", type=click.IntRange(min=1), default=4, help="Map tasks (one input file each).")
 @click.option("--reduces", type=click.IntRange(min=0), default=1, help="Reduce tasks.")
-@click.option("--map-parallelism", type=click.IntRange(min=1), default=1,
-              help="Maps run at once (mapreduce.local.map.tasks.maximum).")
-@click.option("--reduce-parallelism", type=click.IntRange(min=1), default=1,
-              help="Reduces run at once (mapreduce.local.reduce.tasks.maximum).")
-@click.option("--io-sort-mb", type=click.IntRange(min=1), default=None,
-              help="Map-side sort buffer, MiB (mapreduce.task.io.sort.mb).")
-@click.option("--sort-factor", type=click.IntRange(min=2), default=None,
-              help="Streams merged at once (mapreduce.task.io.sort.factor).")
-@click.option("--reduce-memory-mb", type=click.IntRange(min=1), default=None,
-              help="Reduce-side memory, MiB (mapreduce.reduce.memory.totalbytes).")
-@click.option("-D", "defines", multiple=True, metavar="KEY=VALUE",
-              help="Any Hadoop setting, e.g. -D mapreduce.reduce.shuffle.input.buffer.percent=0.2 (repeatable).")
-@click.option("--seed", type=int, default=0, help="Seed of the input generator and the fractional selectivity.")
+@click.option(
+    "--map-parallelism",
+    type=click.IntRange(min=1),
+    default=1,
+    help="Maps run at once (mapreduce.local.map.tasks.maximum).",
+)
+@click.option(
+    "--reduce-parallelism",
+    type=click.IntRange(min=1),
+    default=1,
+    help="Reduces run at once (mapreduce.local.reduce.tasks.maximum).",
+)
+@click.option(
+    "--io-sort-mb",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Map-side sort buffer, MiB (mapreduce.task.io.sort.mb).",
+)
+@click.option(
+    "--sort-factor",
+    type=click.IntRange(min=2),
+    default=None,
+    help="Streams merged at once (mapreduce.task.io.sort.factor).",
+)
+@click.option(
+    "--reduce-memory-mb",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Reduce-side memory, MiB (mapreduce.reduce.memory.totalbytes).",
+)
+@click.option(
+    "-D",
+    "defines",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Any Hadoop setting, e.g. -D mapreduce.reduce.shuffle.input.buffer.percent=0.2 (repeatable).",
+)
+@click.option(
+    "--seed", type=int, default=0, help="Seed of the input generator and the fractional selectivity."
+)
 @click.option("--jfr", is_flag=True, help="Record a JDK Flight Recorder recording (recording.jfr).")
 @click.option("--keep-data", is_flag=True, help="Keep input, output, staging and temp dirs.")
-@click.option("--jar", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
-              help="Run your own job from this jar (with --class).")
+@click.option(
+    "--jar",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    default=None,
+    help="Run your own job from this jar (with --class).",
+)
 @click.option("--class", "main_class", default=None, help="Driver class of --jar (its main() or Tool).")
-@click.option("--input", "input_path", type=click.Path(exists=True, path_type=Path), default=None,
-              help="With --jar: use this input instead of generated records.")
-@click.option("--timeout", "timeout_s", type=click.FloatRange(min=1), default=900.0, help="Seconds before giving up.")
+@click.option(
+    "--input",
+    "input_path",
+    type=click.Path(exists=True, path_type=Path),
+    default=None,
+    help="With --jar: use this input instead of generated records.",
+)
+@click.option(
+    "--timeout", "timeout_s", type=click.FloatRange(min=1), default=900.0, help="Seconds before giving up."
+)
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @format_option
 @handle_errors
@@ -132,3 +183,18 @@ def run(
         fmt,
         title="engine run",
     )
+
+
+@engine.command("jar")
+@handle_errors
+def jar_path() -> None:
+    """Print the path of the microbenchmark's jar, for `hadoop jar` on a real cluster.
+
+    \b
+    hadoop jar JAR phaseline.engine.TeraRecordGen IN_DIR RECORDS FILES SEED
+    hadoop jar JAR phaseline.engine.PhaselineBench -D phaseline.bench.selectivity=1.4 \\
+        -D mapreduce.job.reduces=5 -D mapreduce.input.fileinputformat.split.minsize=BYTES IN_DIR OUT_DIR
+    """
+    from platform_model.engine.runner import engine_jar
+
+    click.echo(str(engine_jar()))

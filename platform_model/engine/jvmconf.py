@@ -31,7 +31,6 @@ JFR_EVENTS: Mapping[str, Mapping[str, str]] = {
     "jdk.ThreadPark": {"enabled": "true", "stackTrace": "true", "threshold": "1 ms"},
     "jdk.JavaMonitorWait": {"enabled": "true", "stackTrace": "true", "threshold": "1 ms"},
     "jdk.JavaMonitorEnter": {"enabled": "true", "stackTrace": "true", "threshold": "1 ms"},
-    "jdk.ThreadSleep": {"enabled": "true", "stackTrace": "true", "threshold": "1 ms"},
     "jdk.FileRead": {"enabled": "true", "stackTrace": "true", "threshold": "1 ms"},
     "jdk.FileWrite": {"enabled": "true", "stackTrace": "true", "threshold": "1 ms"},
     "jdk.ThreadStart": {"enabled": "true"},
@@ -95,7 +94,9 @@ def jfr_settings() -> str:
 def write_etc(etc: Path, settings: Mapping[str, str], *, jfr: bool) -> None:
     """Populate the classpath configuration directory of one run."""
     (etc / "META-INF" / "services").mkdir(parents=True, exist_ok=True)
-    write_site_xml(etc / "core-site.xml", {k: v for k, v in settings.items() if not k.startswith("mapreduce.")})
+    write_site_xml(
+        etc / "core-site.xml", {k: v for k, v in settings.items() if not k.startswith("mapreduce.")}
+    )
     write_site_xml(etc / "mapred-site.xml", {k: v for k, v in settings.items() if k.startswith("mapreduce.")})
     (etc / PROVIDER_SERVICE).write_text(PROVIDER_CLASS + "\n")
     (etc / "log4j2.properties").write_text(log4j2_properties())

@@ -194,8 +194,11 @@ public final class EngineLauncher {
       sb.append(", \"failure_info\": ").append(str(st == null ? null : st.getFailureInfo()));
       sb.append(", \"submit_ms\": ").append(rec.submitMs);
       long start = st == null ? 0 : st.getStartTime();
-      sb.append(", \"launch_ms\": ").append(start > 0 ? Long.toString(start) : "null");
+      sb.append(", \"launch_ms\": ").append(start > 0 ? start : rec.launchMs);
       long finish = rec.finishMs();
+      if (finish <= 0 && st != null && st.isJobComplete()) {
+        finish = System.currentTimeMillis();  // completed since the watcher's last look
+      }
       sb.append(", \"finish_ms\": ").append(finish > 0 ? Long.toString(finish) : "null");
       sb.append(", \"counters\": {");
       Counters counters = null;

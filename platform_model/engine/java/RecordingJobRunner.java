@@ -28,7 +28,9 @@ import org.slf4j.LoggerFactory;
  * {@code ClientProtocolProvider} ahead of Hadoop's own (its service file comes
  * first on the classpath), so {@code Cluster} gets this runner for
  * {@code mapreduce.framework.name=local}.  On submission it copies the submitted
- * {@code job.xml} to {@code RUN_DIR/<job_id>_conf.xml} and starts a watcher that
+ * {@code job.xml} to {@code RUN_DIR/<job_id>_conf.xml}, notes the submit time (before
+ * LocalJobRunner reads the job) and the launch time (once its job thread has been
+ * started), and starts a watcher that
  * notes the time the job reaches a terminal state (LocalJobRunner does not set
  * finish times in its {@code JobStatus}).
  */
@@ -49,15 +51,19 @@ public class RecordingJobRunner extends LocalJobRunner {
     public final String user;
     public final String confFile;
     public final long submitMs;
+    /** When LocalJobRunner's job thread had been started (its constructor starts it). */
+    public final long launchMs;
     volatile long finishMs = -1;
 
-    Recorded(RecordingJobRunner runner, JobID id, String name, String user, String confFile, long submitMs) {
+    Recorded(RecordingJobRunner runner, JobID id, String name, String user, String confFile, long submitMs,
+        long launchMs) {
       this.runner = runner;
       this.id = id;
       this.name = name;
       this.user = user;
       this.confFile = confFile;
       this.submitMs = submitMs;
+      this.launchMs = launchMs;
     }
 
     public long finishMs() {
@@ -92,7 +98,9 @@ public class RecordingJobRunner extends LocalJobRunner {
       }
     }
     JobStatus status = super.submitJob(jobId, jobSubmitDir, credentials);
-    Recorded rec = new Recorded(this, jobId, submitted.getJobName(), submitted.getUser(), confName, submitMs);
+    long launchMs = System.currentTimeMillis();
+    Recorded rec = new Recorded(this, jobId, submitted.getJobName(), submitted.getUser(), confName, submitMs,
+        launchMs);
     synchronized (JOBS) {
       JOBS.add(rec);
     }
