@@ -232,5 +232,6 @@ FORMATS: tuple[Format, ...] = (
         sniff=sniff_conf_xml,
         read=read_conf_xml,
         doc="Hadoop job configuration XML (<!--Loaded from--> and <source> styles)",
+        record_tables=("conf",),  # one record per property; the JobConf event summarises the file
     ),
 )

@@ -18,30 +18,41 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from ingest.mrcommon import check_int64
+from ingest.mrcommon import check_int64, unescape_backslashes
 from phaseline.errors import TraceParseError
 
-_ESC = r"(?:[^()\\]|\\.)*"
+_ESC = r"[^()\\]*(?:\\.[^()\\]*)*"  # unrolled (?:[^()\\]|\\.)*: no per-character alternation
 _GROUP = re.compile(
-    r"\{\((" + _ESC + r")\)\((" + _ESC + r")\)((?:\[\(" + _ESC + r"\)\(" + _ESC + r"\)\(" + _ESC + r"\)\])*)\}",
+    r"\{\(("
+    + _ESC
+    + r")\)\(("
+    + _ESC
+    + r")\)((?:\[\("
+    + _ESC
+    + r"\)\("
+    + _ESC
+    + r"\)\("
+    + _ESC
+    + r"\)\])*)\}",
     re.S,
 )
 _COUNTER = re.compile(r"\[\((" + _ESC + r")\)\((" + _ESC + r")\)\((" + _ESC + r")\)\]", re.S)
-_UNESC = re.compile(r"\\(.)", re.S)
 _LEGACY = re.compile(r"^(.+)\.([^.:]+):(-?\d+)$")
 
 Counter = tuple[str, str, str, str, int]
 
 
 def _unescape(text: str) -> str:
-    return _UNESC.sub(r"\1", text) if "\\" in text else text
+    return unescape_backslashes(text)
 
 
 def _value(raw: str, path: Path, line: int, key: str) -> int:
     try:
         value = int(_unescape(raw).strip())
     except ValueError:
-        raise TraceParseError(path, f"{key}: counter value {raw[:30]!r} is not an integer", line=line) from None
+        raise TraceParseError(
+            path, f"{key}: counter value {raw[:30]!r} is not an integer", line=line
+        ) from None
     return check_int64(value, path, f"{key} counter value", line)
 
 
@@ -74,7 +85,13 @@ def parse_counters(text: str, path: Path, line: int, key: str = "COUNTERS") -> I
             )
         group, group_name = _unescape(m.group(1)), _unescape(m.group(2))
         for c in _COUNTER.finditer(m.group(3)):
-            yield group, group_name, _unescape(c.group(1)), _unescape(c.group(2)), _value(c.group(3), path, line, key)
+            yield (
+                group,
+                group_name,
+                _unescape(c.group(1)),
+                _unescape(c.group(2)),
+                _value(c.group(3), path, line, key),
+            )
         pos = m.end()
 
 

@@ -48,6 +48,7 @@ from ingest.mrcommon import (
     job_of_attempt,
     job_of_task,
     split_host,
+    task_of_attempt,
     task_type,
     unescape_v1,
 )
@@ -55,6 +56,7 @@ from phaseline.errors import TraceParseError, TraceTruncatedError
 from phaseline.schemas import CounterScope, Status, normalize_status
 
 SOURCE_FORMAT = "history_v1"
+MAX_RECORD_LINES = 20_000  # a stack trace in ERROR= is long, never this long
 KNOWN_TYPES = frozenset({"Meta", "Job", "Task", "MapAttempt", "ReduceAttempt"})
 _INT_KEYS = frozenset(
     {
@@ -64,7 +66,7 @@ _INT_KEYS = frozenset(
     }
 )  # fmt: skip
 _TS_KEYS = ("FINISH_TIME", "START_TIME", "LAUNCH_TIME", "SUBMIT_TIME")
-_PAIR = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"', re.S)
+_PAIR = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)="([^"\\]*(?:\\.[^"\\]*)*)"', re.S)
 _TYPE = re.compile(r"([A-Za-z][A-Za-z0-9_]*)(?=\s)")
 _ESCAPED = re.compile(r"\\.", re.S)
 _FILE_MARK = re.compile(r"^\f?!!FILE=(.*)!!\s*$")  # Rumen writes a form feed first
@@ -91,12 +93,14 @@ class _Record:
     line: int
 
 
-def _complete(text: str) -> bool:
-    """Does ``text`` end a record: a final ``.`` outside any quoted value?"""
-    stripped = text.rstrip()
-    if not stripped.endswith("."):
-        return False
-    return _ESCAPED.sub("", stripped).count('"') % 2 == 0
+def _quote_parity(line: str) -> int:
+    """1 if ``line`` holds an odd number of unescaped ``"`` (it opens or closes a value), else 0.
+
+    Escapes never span lines, so a record's parity is the XOR of its lines'.
+    """
+    if "\\" in line:
+        line = _ESCAPED.sub("", line)
+    return line.count('"') & 1
 
 
 def _parse_record(text: str, line: int, path: Path) -> _Record:
@@ -112,16 +116,19 @@ def _parse_record(text: str, line: int, path: Path) -> _Record:
     junk: list[str] = []
     pos = 0
     for pm in _PAIR.finditer(body):
-        gap = body[pos : pm.start()].strip()
-        if gap:
-            junk.append(gap)
-        fields[pm.group(1)] = unescape_v1(pm.group(2))
-        pos = pm.end()
+        start, end = pm.span()
+        if start - pos > 1:  # more than the one separating blank: maybe text that is not a pair
+            gap = body[pos:start].strip()
+            if gap:
+                junk.append(gap)
+        key, value = pm.groups()
+        fields[key] = unescape_v1(value) if "\\" in value else value
+        pos = end
     tail = body[pos:].strip()
     if tail:
         junk.append(tail)
     if not fields:
-        raise TraceParseError(path, f"{m.group(1)} record without any KEY=\"value\" pair", line=line)
+        raise TraceParseError(path, f'{m.group(1)} record without any KEY="value" pair', line=line)
     return _Record(m.group(1), fields, " ".join(junk), line)
 
 
@@ -159,14 +166,17 @@ class _V1Reader:
         self.junk_noted = 0
 
     # -- records -----------------------------------------------------------
-    def _job_for(self, rec: _Record) -> _Job:
+    def _job_id_of(self, rec: _Record) -> str | None:
         f = rec.fields
-        job_id = (
+        return (
             f.get("JOBID")
             or job_of_task(f.get("TASKID"))
             or job_of_attempt(f.get("TASK_ATTEMPT_ID"))
             or (next(iter(self.jobs)) if len(self.jobs) == 1 else None)
         )
+
+    def _job_for(self, rec: _Record) -> _Job:
+        job_id = self._job_id_of(rec)
         if not job_id:
             raise TraceParseError(
                 self.path, f"{rec.kind} record names no job (no JOBID/TASKID/TASK_ATTEMPT_ID)", line=rec.line
@@ -188,6 +198,7 @@ class _V1Reader:
         self.ctx.events_read += 1
         f = rec.fields
         job: _Job | None = None
+        unknown_job: str | None = None
         if rec.kind == "Meta":
             pass
         elif rec.kind == "Job":
@@ -206,11 +217,11 @@ class _V1Reader:
             attempt_id = self._require(rec, "TASK_ATTEMPT_ID")
             merged = job.attempts.setdefault(attempt_id, {"_kind": rec.kind})
             merged.update(f)
-            task_id = f.get("TASKID")
-            self._counters(job, rec, "COUNTERS", CounterScope.ATTEMPT, task_id=task_id, attempt_id=attempt_id)
+            owner = f.get("TASKID") or task_of_attempt(attempt_id)
+            self._counters(job, rec, "COUNTERS", CounterScope.ATTEMPT, task_id=owner, attempt_id=attempt_id)
         else:
             self.ctx.unknown[rec.kind] += 1
-            job = self._job_for(rec) if self.jobs or "JOBID" in f or "TASKID" in f else None
+            unknown_job = self._job_id_of(rec)  # kept in events only: never an error
         if rec.junk:
             self.junk_noted += 1
             if self.junk_noted <= 3:
@@ -222,7 +233,7 @@ class _V1Reader:
         payload: dict[str, object] = {"line": rec.line, "file": self.section, "fields": f}
         if rec.junk:
             payload["unparsed"] = rec.junk
-        yield event_row(job.job_id if job else None, self.seq, rec.kind, ts, payload)
+        yield event_row(job.job_id if job else unknown_job, self.seq, rec.kind, ts, payload)
         self.seq += 1
 
     def _require(self, rec: _Record, key: str) -> str:
@@ -230,6 +241,20 @@ class _V1Reader:
         if not value:
             raise TraceParseError(self.path, f"{rec.kind} record without {key}", line=rec.line)
         return value
+
+    def cut_record(self, lines: list[str], start: int) -> Row:
+        """A record a file boundary cut short: kept whole, as raw text, in ``events``."""
+        self.ctx.events_read += 1
+        self.ctx.unknown["cut record"] += 1
+        self.ctx.notes.append(
+            f"{self.path}:{start}: a record in {self.section!r} never ended before the next !!FILE= "
+            "(the concatenated file was cut); its text is kept in events"
+        )
+        row = event_row(
+            None, self.seq, "CutRecord", None, {"line": start, "file": self.section, "raw": "\n".join(lines)}
+        )
+        self.seq += 1
+        return row
 
     # -- conf sections -----------------------------------------------------
     def conf_section(self, lines: list[str], first_line: int) -> Iterator[Row]:
@@ -239,7 +264,7 @@ class _V1Reader:
             raise TraceParseError(
                 self.path, f"embedded job conf {self.section!r} names no job", line=first_line
             )
-        self.ctx.events_read += len(props)
+        self.ctx.events_read += 1  # one embedded file: its JobConf event (the properties are in conf)
         yield from conf_rows(job_id, props)
         yield event_row(job_id, self.seq, "JobConf", None, {"line": first_line, "file": self.section,
                                                            "properties": len(props)})  # fmt: skip
@@ -282,7 +307,7 @@ class _V1Reader:
         succeeded: dict[str, str] = {}
         for attempt_id, a in job.attempts.items():
             status = normalize_status(a.get("TASK_STATUS"))
-            task_id = a.get("TASKID") or ""
+            task_id = a.get("TASKID") or task_of_attempt(attempt_id) or ""
             if status == Status.SUCCEEDED.value:
                 succeeded[task_id] = attempt_id
             host, rack = split_host(a.get("HOSTNAME"))
@@ -355,19 +380,23 @@ def read_history_v1(path: Path, ctx: ReadContext) -> Iterator[Row]:
     """
     reader = _V1Reader(path, ctx)
     buf: list[str] = []
+    open_quote = 0  # parity of unescaped quotes in buf: 1 while inside a value
     start = 0
     xml: list[str] | None = None
     xml_start = 0
     for line_no, line in iter_lines(path, ctx):
+        mark = _FILE_MARK.match(line) if line.startswith(("!", "\f")) else None
+        if mark:  # a file boundary ends whatever came before, even a record cut short
+            if buf:
+                yield reader.cut_record(buf, start)
+                buf, open_quote = [], 0
+            if xml is not None:
+                yield from reader.conf_section(xml, xml_start)
+                xml = None
+            yield from reader.flush()
+            reader.section = mark.group(1)
+            continue
         if not buf:
-            mark = _FILE_MARK.match(line)
-            if mark:
-                if xml is not None:
-                    yield from reader.conf_section(xml, xml_start)
-                    xml = None
-                yield from reader.flush()
-                reader.section = mark.group(1)
-                continue
             if xml is not None:
                 xml.append(line)
                 continue
@@ -379,10 +408,26 @@ def read_history_v1(path: Path, ctx: ReadContext) -> Iterator[Row]:
                 continue
             start = line_no
         buf.append(line)
-        if line.rstrip().endswith(".") and _complete("\n".join(buf) if len(buf) > 1 else line):
-            text = ("\n".join(buf) if len(buf) > 1 else line).strip()
-            buf = []
-            yield from reader.handle(_parse_record(text, start, path))
+        if len(buf) > MAX_RECORD_LINES:
+            raise TraceParseError(
+                path,
+                f"the record starting at line {start} runs past {MAX_RECORD_LINES} lines without ending in '\" .'",
+                line=start,
+                hint="pre-0.20 history (no record delimiter) is not supported; is this a 1.x history file?",
+            )
+        open_quote ^= _quote_parity(line)
+        if open_quote:
+            continue  # inside a value that spans lines
+        if not line.rstrip().endswith("."):
+            raise TraceParseError(
+                path,
+                f"a record line that does not end in ' .' outside a quoted value: {line[:80]!r}",
+                line=line_no,
+                hint="records end with ' .'; only quoted values may span lines",
+            )
+        text = ("\n".join(buf) if len(buf) > 1 else line).strip()
+        buf = []
+        yield from reader.handle(_parse_record(text, start, path))
     if xml is not None:
         yield from reader.conf_section(xml, xml_start)
     yield from reader.flush()
@@ -409,6 +454,6 @@ FORMATS: tuple[Format, ...] = (
         name="history_v1",
         sniff=sniff_history_v1,
         read=read_history_v1,
-        doc="Hadoop 0.20/1.x job-tracker history (Type KEY=\"value\" records; !!FILE= concatenations)",
+        doc='Hadoop 0.20/1.x job-tracker history (Type KEY="value" records; !!FILE= concatenations)',
     ),
 )

@@ -134,10 +134,12 @@ def split_host(raw: str | None) -> tuple[str | None, str | None]:
     """Split a 1.x/Rumen host name ``/rack/host`` into ``(host, rack)``.
 
     Racks may have several levels (``/dc1/rack7/host``): everything before the
-    last component is the rack.  A name without a leading ``/`` is a bare host.
+    last component is the rack, written as Hadoop's topology does (``/dc1/rack7``,
+    leading slash, as in 2.x ``.jhist`` ``rackname``).  A name without a leading
+    ``/`` is a bare host.
 
     >>> split_host("/192.30.63.192/cluster1020.secondleveldomain.com")
-    ('cluster1020.secondleveldomain.com', '192.30.63.192')
+    ('cluster1020.secondleveldomain.com', '/192.30.63.192')
     >>> split_host("cluster1670.secondleveldomain.com")
     ('cluster1670.secondleveldomain.com', None)
     >>> split_host(None)
@@ -153,7 +155,7 @@ def split_host(raw: str | None) -> tuple[str | None, str | None]:
     parts = [p for p in text.split("/") if p]
     if not parts:
         return None, None
-    rack = "/".join(parts[:-1]) or None
+    rack = "/" + "/".join(parts[:-1]) if len(parts) > 1 else None
     return parts[-1], rack
 
 
@@ -166,9 +168,28 @@ def unescape_v1(text: str) -> str:
     >>> unescape_v1(r"cluster1020\.secondleveldomain\.com")
     'cluster1020.secondleveldomain.com'
     """
+    return unescape_backslashes(text)
+
+
+def unescape_backslashes(text: str) -> str:
+    r"""``\x`` -> ``x`` for every character ``x`` (so ``\\`` -> ``\``), read left to right.
+
+    Three ``str.replace`` passes (escaped backslashes parked on a NUL sentinel)
+    are several times faster than a regex substitution on counter strings full
+    of ``\.``; text that already holds a NUL takes the regex path.
+
+    >>> unescape_backslashes(r"a\.b\\\.c\\")
+    'a.b\\.c\\'
+    """
     if "\\" not in text:
         return text
-    return _DOT_ESCAPE.sub(r"\1", text)
+    if "\x00" in text:
+        return _DOT_ESCAPE.sub(_group1, text)
+    return text.replace("\\\\", "\x00").replace("\\", "").replace("\x00", "\\")
+
+
+def _group1(m: re.Match[str]) -> str:
+    return m.group(1)
 
 
 def check_int64(value: int, path: Path, what: str, line: int | None = None) -> int:

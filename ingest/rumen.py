@@ -1,0 +1,394 @@
+r"""Rumen JSON traces (``LoggedJob`` objects) and Rumen cluster topologies.
+
+A Rumen trace is a *stream* of concatenated JSON objects (not an array), often
+gzipped; each object is one job::
+
+    {"jobID": "job_...", "user": ..., "submitTime": ..., "outcome": "SUCCESS",
+     "mapTasks": [{"taskID": ..., "taskStatus": ..., "attempts": [{"attemptID": ...,
+       "hostName": "/rack/host", "result": ..., "shuffleFinished": ..., "hdfsBytesRead": ...}]}],
+     "reduceTasks": [...], "otherTasks": [...], "jobProperties": {...}, ...}
+
+Mapping to the store:
+
+* ``-1`` (Rumen's "unknown") and ``null`` become null.
+* Host names keep 1.x escapes (``/192\.30\.63\.192/node\.com``): they are
+  unescaped and split into ``host`` and ``rack``; so are job names.
+* Statuses are normalized (``SUCCESS`` -> ``SUCCEEDED``).  ``finished_maps`` /
+  ``failed_maps`` (and reduces) count the map/reduce tasks whose status is
+  SUCCEEDED / FAILED: Rumen keeps no job-level counts.
+* Counters Rumen folded into attempt fields (``hdfsBytesRead``,
+  ``spilledRecords``, ``resourceUsageMetrics.cumulativeCpuUsage``...) land as
+  ``attempt`` counters under Hadoop 2's group and counter names
+  (:data:`ATTEMPT_COUNTERS`).  Task-level ``inputBytes``... are Rumen's own
+  derivations and stay in events.
+* ``jobProperties`` land in ``conf`` (source ``rumen``).
+* Events: one ``RumenJob`` per job (the object without its task lists) and one
+  ``RumenTask`` per task (with its attempts), so every field is kept.
+
+A topology file (a tree ``{"name": "<root>", "children": [...]}``) lands in the
+``topology`` table: one row per leaf host with the path of inner nodes as rack.
+
+Objects are decoded one at a time from a growing buffer, so memory is one job.
+A stream that ends inside an object raises :class:`TraceTruncatedError` after
+every complete job was yielded.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from ingest.base import ReadContext, Row, open_text
+from ingest.formats import Format
+from ingest.mrcommon import (
+    INT64_MAX,
+    INT64_MIN,
+    counter_row,
+    event_row,
+    split_host,
+    task_type,
+    unescape_v1,
+)
+from phaseline.errors import TraceParseError, TraceTruncatedError
+from phaseline.schemas import CounterScope, Status, normalize_status
+
+_CHUNK = 1 << 20
+_BLANK = re.compile(r"\s*")
+_FS = "org.apache.hadoop.mapreduce.FileSystemCounter"
+_TASK = "org.apache.hadoop.mapreduce.TaskCounter"
+
+#: Rumen ``LoggedTaskAttempt`` fields -> (counter group, counter name) they were folded from.
+ATTEMPT_COUNTERS: dict[str, tuple[str, str]] = {
+    "hdfsBytesRead": (_FS, "HDFS_BYTES_READ"),
+    "hdfsBytesWritten": (_FS, "HDFS_BYTES_WRITTEN"),
+    "fileBytesRead": (_FS, "FILE_BYTES_READ"),
+    "fileBytesWritten": (_FS, "FILE_BYTES_WRITTEN"),
+    "mapInputRecords": (_TASK, "MAP_INPUT_RECORDS"),
+    "mapInputBytes": (_TASK, "MAP_INPUT_BYTES"),
+    "mapOutputBytes": (_TASK, "MAP_OUTPUT_BYTES"),
+    "mapOutputRecords": (_TASK, "MAP_OUTPUT_RECORDS"),
+    "combineInputRecords": (_TASK, "COMBINE_INPUT_RECORDS"),
+    "reduceInputGroups": (_TASK, "REDUCE_INPUT_GROUPS"),
+    "reduceInputRecords": (_TASK, "REDUCE_INPUT_RECORDS"),
+    "reduceShuffleBytes": (_TASK, "REDUCE_SHUFFLE_BYTES"),
+    "reduceOutputRecords": (_TASK, "REDUCE_OUTPUT_RECORDS"),
+    "spilledRecords": (_TASK, "SPILLED_RECORDS"),
+}
+#: ``resourceUsageMetrics`` fields -> TaskCounter names.
+RESOURCE_COUNTERS: dict[str, str] = {
+    "cumulativeCpuUsage": "CPU_MILLISECONDS",
+    "virtualMemoryUsage": "VIRTUAL_MEMORY_BYTES",
+    "physicalMemoryUsage": "PHYSICAL_MEMORY_BYTES",
+    "heapUsage": "COMMITTED_HEAP_BYTES",
+}
+_TASK_LISTS = ("mapTasks", "reduceTasks", "otherTasks")
+_SNIFF_JOB = re.compile(rb'^\s*\{\s*"(priority|jobID|user|jobName|submitTime)"\s*:')
+_SNIFF_TOPO = re.compile(rb'^\s*\{\s*"name"\s*:\s*"[^"]*"\s*,\s*"children"\s*:')
+
+
+def iter_json_objects(fh: IO[str], path: Path) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line, value)`` for each top-level JSON value of a concatenated stream.
+
+    Raises
+    ------
+    TraceTruncatedError
+        The stream ends inside a value.
+    TraceParseError
+        Malformed JSON (with the line where the decoder stopped).
+    """
+    decoder = json.JSONDecoder()
+
+    def read(n: int) -> str:
+        try:
+            return fh.read(n)
+        except (EOFError, OSError, zlib.error) as exc:
+            raise TraceTruncatedError(path, f"the compressed stream is corrupt or cut short: {exc}") from exc
+
+    buf = ""
+    pos = 0  # where the next value starts in buf (no slicing per value: buffers hold many small jobs)
+    line = 1  # line number of buf[pos]
+    eof = False
+    while True:
+        blank_end = _BLANK.match(buf, pos).end()  # type: ignore[union-attr]  # matches the empty string
+        line += buf.count("\n", pos, blank_end)
+        pos = blank_end
+        if pos >= len(buf):
+            if eof:
+                return
+            first = not buf and line == 1
+            buf, pos = read(_CHUNK), 0
+            if first and buf.startswith("\ufeff"):
+                pos = 1  # a byte-order mark
+            eof = not buf
+            continue
+        try:
+            value, end = decoder.raw_decode(buf, pos)
+        except json.JSONDecodeError as exc:
+            if not eof:
+                more = read(max(_CHUNK, len(buf) - pos))
+                eof = not more
+                buf, pos = buf[pos:] + more, 0
+                continue
+            at = line + buf.count("\n", pos, exc.pos)
+            if exc.pos >= len(buf.rstrip()) or exc.msg.startswith("Unterminated string"):
+                raise TraceTruncatedError(
+                    path, f"the JSON stream ends inside a value that starts at line {line}", line=at,
+                    hint="the trace was cut short; every complete object before it landed",
+                ) from exc  # fmt: skip
+            raise TraceParseError(path, f"malformed JSON: {exc.msg}", line=at) from exc
+        except RecursionError as exc:
+            raise TraceParseError(path, "JSON nested too deeply", line=line) from exc
+        yield line, value
+        line += buf.count("\n", pos, end)
+        pos = end
+
+
+def _int(value: Any, path: Path, what: str, line: int) -> int | None:
+    """Rumen's numbers: ``-1``/null mean unknown; anything else must be an integer that fits int64."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if not isinstance(value, int):
+        raise TraceParseError(path, f"{what} = {str(value)[:40]!r} is not an integer", line=line)
+    if value == -1 or value < INT64_MIN or value > INT64_MAX:
+        return None
+    return value
+
+
+def _str(value: Any) -> str | None:
+    if value is None:
+        return None
+    return unescape_v1(str(value))
+
+
+def _dict(value: Any, path: Path, what: str, line: int) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise TraceParseError(path, f"{what} is a JSON {type(value).__name__}, not an object", line=line)
+    return value
+
+
+def _list(value: Any, path: Path, what: str, line: int) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise TraceParseError(path, f"{what} is a JSON {type(value).__name__}, not an array", line=line)
+    return value
+
+
+def _splits(locations: list[Any]) -> str | None:
+    parts = []
+    for loc in locations:
+        layers = loc.get("layers") if isinstance(loc, dict) else None
+        if isinstance(layers, list) and layers:
+            parts.append("/" + "/".join(unescape_v1(str(x)) for x in layers))
+    return ",".join(parts) or None
+
+
+class _RumenJob:
+    """Turns one ``LoggedJob`` object into rows."""
+
+    def __init__(self, obj: dict[str, Any], path: Path, line: int, ctx: ReadContext, seq: int) -> None:
+        self.obj, self.path, self.line, self.ctx, self.seq = obj, path, line, ctx, seq
+        job_id = obj.get("jobID")
+        if not isinstance(job_id, str) or not job_id:
+            raise TraceParseError(path, "a Rumen job object without a jobID", line=line)
+        self.job_id = job_id
+
+    def _event(self, kind: str, ts: int | None, payload: Any) -> Row:
+        row = event_row(self.job_id, self.seq, kind, ts, payload)
+        self.seq += 1
+        self.ctx.events_read += 1
+        return row
+
+    def rows(self) -> Iterator[Row]:
+        o, p, ln = self.obj, self.path, self.line
+        counts = {"MAP": [0, 0], "REDUCE": [0, 0]}
+        task_rows: list[Row] = []
+        for list_name in _TASK_LISTS:
+            for raw in _list(o.get(list_name), p, f"{self.job_id}.{list_name}", ln):
+                task = _dict(raw, p, f"a task of {self.job_id}", ln)
+                for row in self._task_rows(task, list_name):
+                    if row.table == "tasks":
+                        kind, status = row.values["task_type"], row.values["status"]
+                        if kind in counts and status in (Status.SUCCEEDED.value, Status.FAILED.value):
+                            counts[kind][status == Status.FAILED.value] += 1
+                    task_rows.append(row)
+        job_payload = {k: v for k, v in o.items() if k not in _TASK_LISTS}
+        yield self._event("RumenJob", _int(o.get("submitTime"), p, "submitTime", ln), job_payload)
+        yield Row(
+            "jobs",
+            {
+                "job_id": self.job_id,
+                "name": _str(o.get("jobName")),
+                "user": _str(o.get("user")),
+                "queue": _str(o.get("queue")),
+                "status": normalize_status(_str(o.get("outcome"))),
+                "submit_ms": _int(o.get("submitTime"), p, "submitTime", ln),
+                "launch_ms": _int(o.get("launchTime"), p, "launchTime", ln),
+                "finish_ms": _int(o.get("finishTime"), p, "finishTime", ln),
+                "total_maps": _int(o.get("totalMaps"), p, "totalMaps", ln),
+                "total_reduces": _int(o.get("totalReduces"), p, "totalReduces", ln),
+                "finished_maps": counts["MAP"][0],
+                "finished_reduces": counts["REDUCE"][0],
+                "failed_maps": counts["MAP"][1],
+                "failed_reduces": counts["REDUCE"][1],
+                "killed_maps": None,
+                "killed_reduces": None,
+                "uberized": None,
+                "diagnostics": None,
+                "hadoop_version": None,
+                "source_format": "rumen",
+            },
+        )
+        yield from task_rows
+        props = o.get("jobProperties")
+        if isinstance(props, dict):
+            for key, value in props.items():
+                yield Row("conf", {"job_id": self.job_id, "key": str(key),
+                                   "value": None if value is None else str(value), "source": "rumen"})  # fmt: skip
+
+    def _task_rows(self, task: dict[str, Any], list_name: str) -> Iterator[Row]:
+        p, ln = self.path, self.line
+        task_id = task.get("taskID")
+        if not isinstance(task_id, str) or not task_id:
+            raise TraceParseError(p, f"a task of {self.job_id} ({list_name}) has no taskID", line=ln)
+        kind = task_type(_str(task.get("taskType")))
+        successful = None
+        for raw in _list(task.get("attempts"), p, f"{task_id}.attempts", ln):
+            attempt = _dict(raw, p, f"an attempt of {task_id}", ln)
+            row = self._attempt_row(attempt, task_id, kind)
+            if row.values["status"] == Status.SUCCEEDED.value:
+                successful = row.values["attempt_id"]
+            yield row
+            yield from self._attempt_counters(attempt, task_id, row.values["attempt_id"])
+        yield Row(
+            "tasks",
+            {
+                "job_id": self.job_id,
+                "task_id": task_id,
+                "task_type": kind,
+                "status": normalize_status(_str(task.get("taskStatus"))),
+                "start_ms": _int(task.get("startTime"), p, f"{task_id}.startTime", ln),
+                "finish_ms": _int(task.get("finishTime"), p, f"{task_id}.finishTime", ln),
+                "successful_attempt_id": successful,
+                "splits": _splits(
+                    _list(task.get("preferredLocations"), p, f"{task_id}.preferredLocations", ln)
+                ),
+                "error": None,
+            },
+        )
+        yield self._event("RumenTask", _int(task.get("startTime"), p, "startTime", ln), task)
+
+    def _attempt_row(self, a: dict[str, Any], task_id: str, kind: str | None) -> Row:
+        p, ln = self.path, self.line
+        attempt_id = a.get("attemptID")
+        if not isinstance(attempt_id, str) or not attempt_id:
+            raise TraceParseError(p, f"an attempt of {task_id} has no attemptID", line=ln)
+        host, rack = split_host(_str(a.get("hostName")))
+        if host is None:
+            layers = (a.get("location") or {}).get("layers") if isinstance(a.get("location"), dict) else None
+            if isinstance(layers, list) and layers:
+                host, rack = split_host("/" + "/".join(unescape_v1(str(x)) for x in layers))
+        return Row(
+            "attempts",
+            {
+                "job_id": self.job_id,
+                "task_id": task_id,
+                "attempt_id": attempt_id,
+                "task_type": kind,
+                "status": normalize_status(_str(a.get("result"))),
+                "start_ms": _int(a.get("startTime"), p, f"{attempt_id}.startTime", ln),
+                "finish_ms": _int(a.get("finishTime"), p, f"{attempt_id}.finishTime", ln),
+                "map_finish_ms": None,
+                "shuffle_finish_ms": _int(a.get("shuffleFinished"), p, f"{attempt_id}.shuffleFinished", ln),
+                "sort_finish_ms": _int(a.get("sortFinished"), p, f"{attempt_id}.sortFinished", ln),
+                "host": host,
+                "rack": rack,
+                "container_id": None,
+                "error": None,
+                "locality": None,
+                "http_port": None,
+            },
+        )
+
+    def _attempt_counters(self, a: dict[str, Any], task_id: str, attempt_id: str) -> Iterator[Row]:
+        p, ln = self.path, self.line
+        scope = CounterScope.ATTEMPT.value
+        for field_name, (group, name) in ATTEMPT_COUNTERS.items():
+            value = _int(a.get(field_name), p, f"{attempt_id}.{field_name}", ln)
+            if value is not None:
+                yield counter_row(
+                    self.job_id, scope, group, name, value, task_id=task_id, attempt_id=attempt_id
+                )
+        usage = a.get("resourceUsageMetrics")
+        if isinstance(usage, dict):
+            for field_name, name in RESOURCE_COUNTERS.items():
+                value = _int(usage.get(field_name), p, f"{attempt_id}.{field_name}", ln)
+                if value is not None and value != 0:
+                    yield counter_row(
+                        self.job_id, scope, _TASK, name, value, task_id=task_id, attempt_id=attempt_id
+                    )
+
+
+def _topology_rows(node: Any, racks: tuple[str, ...], path: Path, line: int) -> Iterator[Row]:
+    node = _dict(node, path, "a topology node", line)
+    name = _str(node.get("name"))
+    children = _list(node.get("children"), path, f"children of {name}", line)
+    if not children:
+        if name and racks:
+            yield Row(
+                "topology", {"host": name, "rack": "/" + "/".join(racks[1:]) if len(racks) > 1 else None}
+            )
+        return
+    for child in children:
+        yield from _topology_rows(child, (*racks, name or ""), path, line)
+
+
+def read_rumen(path: Path, ctx: ReadContext) -> Iterator[Row]:
+    """Read a Rumen job trace (or a Rumen topology) into the store's tables.
+
+    Raises
+    ------
+    TraceParseError
+        Malformed JSON, a top-level value that is not a job object, a job/task/
+        attempt without its id, a non-integer time.
+    TraceTruncatedError
+        The stream ends inside an object (complete jobs before it are yielded).
+    """
+    seq = 0
+    with open_text(path) as fh:
+        for line, obj in iter_json_objects(fh, path):
+            obj = _dict(obj, path, "a top-level value", line)
+            if "jobID" not in obj and "children" in obj:
+                try:
+                    rows = list(_topology_rows(obj, (), path, line))
+                except RecursionError as exc:
+                    raise TraceParseError(path, "topology tree nested too deeply", line=line) from exc
+                ctx.events_read += len(rows)
+                yield from rows
+                continue
+            job = _RumenJob(obj, path, line, ctx, seq)
+            yield from job.rows()
+            seq = job.seq
+
+
+def sniff_rumen(head: bytes, path: Path) -> bool:
+    """A Rumen job trace starts ``{ "priority"|"jobID"|... :``; a topology ``{"name": ..., "children":``."""
+    head = head.removeprefix(b"\xef\xbb\xbf")
+    return bool(_SNIFF_JOB.match(head) or _SNIFF_TOPO.match(head))
+
+
+FORMATS: tuple[Format, ...] = (
+    Format(
+        name="rumen",
+        sniff=sniff_rumen,
+        read=read_rumen,
+        doc="Rumen JSON job traces (concatenated LoggedJob objects) and Rumen topologies",
+        record_tables=("events", "topology"),  # a job's objects are events; a topology's hosts are rows
+    ),
+)

@@ -1,0 +1,301 @@
+"""Job conf XML (both source styles, defused) and Dr. Elephant ``.properties`` dumps."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ingest import conf_xml, properties
+from ingest.base import ReadContext, Row, read_head
+from ingest.conf_xml import read_conf_xml, sniff_conf_xml
+from ingest.formats import detect
+from ingest.properties import read_properties, sniff_properties
+from phaseline.errors import PhaselineError, TraceParseError
+from phaseline.schemas import TABLES
+
+HS_CONF = "apache-hadoop/mapreduce-client-hs/job_1329348432655_0001_conf.xml"
+DRE_CONF = "linkedin-dr-elephant/history-done/job_1526555215992_0001_conf.xml"
+MRDATA = "linkedin-dr-elephant/mrdata"
+
+
+def rows_of(reader: Any, path: Path, hint: str | None = None) -> list[Row]:
+    return list(reader(path, ReadContext(path, job_id_hint=hint)))
+
+
+def table(rows: list[Row], name: str) -> list[dict[str, Any]]:
+    return [r.values for r in rows if r.table == name]
+
+
+def check_row(row: Row) -> None:
+    spec = TABLES[row.table]
+    assert set(row.values) <= set(spec.columns)
+    for col in spec.required:
+        assert row.values.get(col) is not None, (row.table, col)
+
+
+# -- conf XML: real files ----------------------------------------------------------
+
+
+def test_every_conf_fixture_parses(fixtures_dir: Path) -> None:
+    files = sorted(p for p in fixtures_dir.rglob("*.xml") if sniff_conf_xml(read_head(p), p))
+    assert len(files) == 6
+    (fmt,) = conf_xml.FORMATS
+    for path in files:
+        ctx = ReadContext(path)
+        rows = list(read_conf_xml(path, ctx))
+        for row in rows:
+            check_row(row)
+        assert table(rows, "conf"), path
+        assert sum(r.table in fmt.record_tables for r in rows) == ctx.events_read, path
+
+
+def test_loaded_from_comment_style(fixtures_dir: Path) -> None:
+    rows = rows_of(read_conf_xml, fixtures_dir / HS_CONF)
+    conf = table(rows, "conf")
+    assert len(conf) == 387
+    assert {c["job_id"] for c in conf} == {"job_1329348432655_0001"}  # from the file name
+    assert Counter(c["source"] for c in conf) == {"job.xml": 381, "Unknown": 4, "mapred-default.xml": 2}
+    got = {c["key"]: c["value"] for c in conf}
+    assert got["mapreduce.job.ubertask.enable"] == "false"
+    assert got["mapreduce.jobtracker.staging.root.dir"] == "${hadoop.tmp.dir}/mapred/staging"
+
+
+def test_source_element_style(fixtures_dir: Path) -> None:
+    conf = table(rows_of(read_conf_xml, fixtures_dir / DRE_CONF), "conf")
+    assert len(conf) == 166
+    src = {c["key"]: c["source"] for c in conf}
+    assert src["mapreduce.job.maxtaskfailures.per.tracker"] == "mapred-default.xml, job.xml"
+    assert src["mapreduce.job.application.attempt.id"] == "programatically"
+
+
+def test_rumen_style_file_name(fixtures_dir: Path) -> None:
+    path = next(
+        (fixtures_dir / "apache-hadoop-mapreduce/rumen-small-trace-test/counters-format-test-logs").glob(
+            "*40864_conf.xml"
+        )
+    )
+    (row,) = table(rows_of(read_conf_xml, path), "conf")
+    assert row["job_id"] == "job_201002080801_40864"
+    assert row["key"] == "mapred.child.java.opts"
+
+
+# -- conf XML: synthetic -------------------------------------------------------------
+
+CONF = """<?xml version="1.0"?>
+<configuration>
+<property><name>a.b</name><value>1</value><source>core-default.xml</source></property>
+<property><!--Loaded from mapred-site.xml--><name>c</name><value>x &amp; y</value></property>
+<property><name>{key}</name><value>{job}</value></property>
+<property><name>a.b</name><value>2</value></property>
+</configuration>
+"""
+
+
+def test_job_id_property_wins_over_the_file_name(tmp_path: Path) -> None:
+    path = tmp_path / "job_9_9_conf.xml"
+    path.write_text(CONF.format(key="mapreduce.job.id", job="job_123_0007"))
+    conf = {c["key"]: c for c in table(rows_of(read_conf_xml, path), "conf")}
+    assert {c["job_id"] for c in conf.values()} == {"job_123_0007"}
+    assert conf["a.b"]["value"] == "2"  # the last definition wins, as in Hadoop's Configuration
+    assert conf["c"]["value"] == "x & y"
+    assert conf["c"]["source"] == "mapred-site.xml"
+
+
+def test_job_id_from_1x_key_or_hint(tmp_path: Path) -> None:
+    path = tmp_path / "conf.xml"
+    path.write_text(CONF.format(key="mapred.job.id", job="job_1_0002"))
+    assert {c["job_id"] for c in table(rows_of(read_conf_xml, path), "conf")} == {"job_1_0002"}
+    path.write_text(CONF.format(key="other", job="v"))
+    assert {c["job_id"] for c in table(rows_of(read_conf_xml, path, hint="job_5_5"), "conf")} == {"job_5_5"}
+    with pytest.raises(TraceParseError, match="no job id"):
+        rows_of(read_conf_xml, path)
+
+
+BILLION_LAUGHS = """<?xml version="1.0"?>
+<!DOCTYPE lolz [
+ <!ENTITY lol "lol">
+ <!ENTITY lol1 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">
+ <!ENTITY lol2 "&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;">
+ <!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">
+ <!ENTITY lol4 "&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;">
+ <!ENTITY lol5 "&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;">
+ <!ENTITY lol6 "&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;">
+ <!ENTITY lol7 "&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;">
+ <!ENTITY lol8 "&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;">
+ <!ENTITY lol9 "&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;">
+]>
+<configuration><property><name>x</name><value>&lol9;</value></property></configuration>
+"""
+
+EXTERNAL_ENTITY = """<?xml version="1.0"?>
+<!DOCTYPE configuration [ <!ENTITY secret SYSTEM "file:///etc/passwd"> ]>
+<configuration><property><name>x</name><value>&secret;</value></property></configuration>
+"""
+
+
+@pytest.mark.parametrize("doc", [BILLION_LAUGHS, EXTERNAL_ENTITY], ids=["billion-laughs", "external-entity"])
+def test_entity_attacks_are_refused(tmp_path: Path, doc: str) -> None:
+    path = tmp_path / "job_1_0001_conf.xml"
+    path.write_text(doc)
+    fmt = detect(path)
+    assert fmt is not None
+    assert fmt.name == "conf_xml"
+    started = time.perf_counter()
+    with pytest.raises(TraceParseError, match="refused") as info:
+        rows_of(read_conf_xml, path)
+    assert time.perf_counter() - started < 1.0  # nothing expanded
+    assert info.value.path == str(path)
+    assert info.value.line is not None
+
+
+@pytest.mark.parametrize(
+    ("doc", "line", "what"),
+    [
+        (
+            "<configuration>\n<property><name>a</name>\n<value>1</valu></property></configuration>",
+            3,
+            "malformed XML",
+        ),
+        ("<configuration>\n<property><value>1</value></property>\n</configuration>", 2, "has no <name>"),
+        ("<settings>\n<property/></settings>", 1, "not <configuration>"),
+        ("", 1, "no element found"),
+    ],
+)
+def test_malformed_conf_names_file_and_line(tmp_path: Path, doc: str, line: int, what: str) -> None:
+    path = tmp_path / "job_1_0001_conf.xml"
+    path.write_text(doc)
+    with pytest.raises(TraceParseError) as info:
+        rows_of(read_conf_xml, path)
+    assert info.value.path == str(path)
+    assert info.value.line == line
+    assert what in str(info.value)
+
+
+# -- properties ----------------------------------------------------------------------
+
+
+def test_every_properties_fixture_parses(fixtures_dir: Path) -> None:
+    files = sorted((fixtures_dir / MRDATA).glob("*.properties"))
+    assert len(files) == 6
+    assert all(sniff_properties(read_head(p), p) for p in files)
+    (fmt,) = properties.FORMATS
+    for path in files:
+        ctx = ReadContext(path)
+        rows = list(read_properties(path, ctx))
+        for row in rows:
+            check_row(row)
+        assert sum(r.table in fmt.record_tables for r in rows) == ctx.events_read > 0, path
+
+
+def test_job_conf_properties(fixtures_dir: Path) -> None:
+    path = fixtures_dir / MRDATA / "sampleJobConf.properties"
+    conf = table(rows_of(read_properties, path), "conf")
+    assert len(conf) == 4
+    assert {c["source"] for c in conf} == {"properties"}
+    job_ids = {c["job_id"] for c in conf}
+    assert len(job_ids) == 1
+    assert job_ids.pop().startswith("props_")
+    assert {c["job_id"] for c in table(rows_of(read_properties, path, hint="job_1_2"), "conf")} == {"job_1_2"}
+    assert next(c["value"] for c in conf if c["key"] == "azkaban.link.execution.url").endswith(
+        "execid=1654676"
+    )
+
+
+def test_counter_properties(fixtures_dir: Path) -> None:
+    job = table(rows_of(read_properties, fixtures_dir / MRDATA / "sampleJobCounter.properties"), "counters")
+    assert {c["scope"] for c in job} == {"job_total"}
+    values = {(c["group_name"], c["counter_name"]): c["value"] for c in job}
+    assert values[("org.apache.hadoop.mapreduce.JobCounter", "TOTAL_LAUNCHED_MAPS")] == 3
+    assert ("Shuffle Errors", "BAD_ID") in values  # Dr. Elephant wrote "Shuffle&nbspErrors"
+    mapper = table(
+        rows_of(read_properties, fixtures_dir / MRDATA / "mapperTaskCounter1.properties"), "counters"
+    )
+    assert {c["scope"] for c in mapper} == {"task"}
+    assert len(mapper) == 25
+    same = table(
+        rows_of(read_properties, fixtures_dir / MRDATA / "mapperTaskCounter2.properties"), "counters"
+    )
+    assert mapper == same  # identical content, identical stable id
+
+
+def test_malformed_counter_map(tmp_path: Path) -> None:
+    path = tmp_path / "c.properties"
+    path.write_text("g1={A=1, B=2}\n# comment\ng2={C=x}\n")
+    with pytest.raises(TraceParseError, match=r"c\.properties:3: counter group 'g2': malformed entry 'C=x'"):
+        rows_of(read_properties, path)
+
+
+def test_properties_syntax(tmp_path: Path) -> None:
+    path = tmp_path / "p.properties"
+    path.write_text("a.b = one\\\n    two\nc:3\n! note\nd\\u0041=x\\ty\n")
+    conf = {c["key"]: c["value"] for c in table(rows_of(read_properties, path), "conf")}
+    assert conf == {"a.b": "onetwo", "c": "3", "dA": "x\ty"}
+
+
+# -- property tests --------------------------------------------------------------
+
+
+def read_checked(reader: Any, path: Path) -> PhaselineError | None:
+    """Read a whole file, checking every row; the PhaselineError it raised, if any."""
+    try:
+        for row in reader(path, ReadContext(path)):
+            check_row(row)
+    except PhaselineError as exc:
+        return exc
+    return None
+
+
+def mutations(data: bytes) -> st.SearchStrategy[bytes]:
+    def flip(edits: list[tuple[int, int]]) -> bytes:
+        out = bytearray(data)
+        for pos, value in edits:
+            out[pos % len(out)] = value
+        return bytes(out)
+
+    def shuffle(seed: int) -> bytes:
+        lines = data.split(b"\n")
+        random.Random(seed).shuffle(lines)
+        return b"\n".join(lines)
+
+    return st.one_of(
+        st.integers(0, len(data)).map(lambda n: data[:n]),
+        st.lists(st.tuples(st.integers(0, len(data)), st.integers(0, 255)), min_size=1, max_size=8).map(flip),
+        st.integers(0, 2**32).map(shuffle),
+        st.binary(min_size=1, max_size=300).map(lambda g: data + g),
+    )
+
+
+@pytest.fixture(scope="module")
+def fuzz_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("fuzz_conf")
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_mutated_conf_raises_only_phaseline_errors(
+    fuzz_dir: Path, fixtures_dir: Path, data: st.DataObject
+) -> None:
+    seed = (fixtures_dir / DRE_CONF).read_bytes()[:6000]
+    path = fuzz_dir / "job_1_0001_conf.xml"
+    path.write_bytes(data.draw(mutations(seed)))
+    error = read_checked(read_conf_xml, path)
+    assert error is None or str(path) in str(error)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_mutated_properties_raise_only_phaseline_errors(
+    fuzz_dir: Path, fixtures_dir: Path, data: st.DataObject
+) -> None:
+    seed = (fixtures_dir / MRDATA / "sampleJobCounter.properties").read_bytes()
+    path = fuzz_dir / "c.properties"
+    path.write_bytes(data.draw(mutations(seed)))
+    error = read_checked(read_properties, path)
+    assert error is None or str(path) in str(error)

@@ -1,0 +1,282 @@
+"""Rumen JSON traces and topologies: real traces, exact counts, concatenated streams, bad input."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ingest.base import ReadContext, Row, read_head
+from ingest.history_v1 import read_history_v1
+from ingest.rumen import FORMATS, read_rumen, sniff_rumen
+from phaseline.errors import PhaselineError, TraceParseError, TraceTruncatedError
+from phaseline.schemas import TABLES
+
+MUMAK = "apache-hadoop-mapreduce/mumak"
+SMALL = "apache-hadoop-mapreduce/rumen-small-trace-test"
+
+
+def read(path: Path) -> list[Row]:
+    return list(read_rumen(path, ReadContext(path)))
+
+
+def table(rows: list[Row], name: str) -> list[dict[str, Any]]:
+    return [r.values for r in rows if r.table == name]
+
+
+def check_row(row: Row) -> None:
+    spec = TABLES[row.table]
+    assert set(row.values) <= set(spec.columns)
+    for col in spec.required:
+        assert row.values.get(col) is not None, (row.table, col)
+
+
+def test_every_rumen_fixture_parses(fixtures_dir: Path) -> None:
+    files = sorted(p for p in fixtures_dir.rglob("*") if p.is_file() and sniff_rumen(read_head(p), p))
+    assert len(files) == 19
+    (fmt,) = FORMATS
+    for path in files:
+        ctx = ReadContext(path)
+        rows = list(read_rumen(path, ctx))
+        assert rows, path
+        for row in rows:
+            check_row(row)
+        assert sum(r.table in fmt.record_tables for r in rows) == ctx.events_read, path
+
+
+def test_mumak_exact_counts(fixtures_dir: Path) -> None:
+    rows = read(fixtures_dir / MUMAK / "19-jobs.trace.json.gz")
+    jobs = table(rows, "jobs")
+    assert len(jobs) == 19
+    assert Counter(j["status"] for j in jobs) == {"SUCCEEDED": 14, "FAILED": 5}
+    statuses = Counter(a["status"] for a in table(rows, "attempts"))
+    assert (statuses["FAILED"], statuses["KILLED"]) == (3503, 1096)
+    assert sum(statuses.values()) == 13041
+    assert len(table(rows, "tasks")) == 11869
+    assert Counter(e["event_type"] for e in table(rows, "events"))["RumenJob"] == 19
+    assert all(a["host"] and "\\" not in a["host"] for a in table(rows, "attempts") if a["host"])
+
+
+def test_sls_teragen(fixtures_dir: Path) -> None:
+    rows = read(fixtures_dir / "apache-hadoop/hadoop-sls/2jobs2min-rumen-jh.json")
+    jobs = table(rows, "jobs")
+    assert [j["name"] for j in jobs] == ["TeraGen", "TeraGen"]
+    assert sum(j["total_maps"] for j in jobs) == 192 == len(table(rows, "attempts"))
+    assert {a["rack"] for a in table(rows, "attempts")} == {"/default-rack"}
+    assert all(j["finished_maps"] == j["total_maps"] and j["failed_maps"] == 0 for j in jobs)
+    assert table(rows, "conf")  # jobProperties
+
+
+def test_agrees_with_the_1x_reader_on_the_same_jobs(fixtures_dir: Path) -> None:
+    """Rumen's trace of the 0.20 logs and phaseline's parse of those logs give the same rows."""
+    from_rumen = read(fixtures_dir / SMALL / "job-tracker-logs-trace-output.gz")
+    log = fixtures_dir / SMALL / "sample-job-tracker-logs.gz"
+    from_log = list(read_history_v1(log, ReadContext(log)))
+    keys = (
+        "attempt_id",
+        "status",
+        "start_ms",
+        "finish_ms",
+        "shuffle_finish_ms",
+        "sort_finish_ms",
+        "host",
+        "rack",
+    )
+    rumen_attempts = sorted(tuple(a[k] for k in keys) for a in table(from_rumen, "attempts"))
+    log_attempts = sorted(tuple(a[k] for k in keys) for a in table(from_log, "attempts"))
+    assert rumen_attempts == log_attempts
+    tkeys = ("task_id", "task_type", "status", "start_ms", "finish_ms", "successful_attempt_id")
+    assert sorted(tuple(t[k] for k in tkeys) for t in table(from_rumen, "tasks")) == sorted(
+        tuple(t[k] for k in tkeys) for t in table(from_log, "tasks")
+    )
+
+
+def test_attempt_counters_and_nulls(fixtures_dir: Path) -> None:
+    rows = read(fixtures_dir / SMALL / "counters-test-trace.json.gz")
+    got = {
+        c["counter_name"]: c["value"]
+        for c in table(rows, "counters")
+        if c["attempt_id"] == "attempt_201002080801_40864_m_000000_0"
+    }
+    assert got == {
+        "HDFS_BYTES_READ": 1377,
+        "FILE_BYTES_WRITTEN": 1113,
+        "MAP_INPUT_RECORDS": 10,
+        "MAP_INPUT_BYTES": 574,
+        "MAP_OUTPUT_BYTES": 1394,
+        "MAP_OUTPUT_RECORDS": 10,
+        "COMBINE_INPUT_RECORDS": 0,
+        "SPILLED_RECORDS": 10,
+    }
+    no_host = [a for a in table(rows, "attempts") if a["host"] is None]
+    assert len(no_host) == 3
+    assert all(a["status"] == "KILLED" for a in no_host)
+
+
+def test_topologies(fixtures_dir: Path) -> None:
+    rows = table(read(fixtures_dir / MUMAK / "topo-with-numeric-ips.json"), "topology")
+    assert sorted((r["rack"], r["host"]) for r in rows) == [
+        ("/192.30.63.64", "192.30.63.69"),
+        ("/192.30.63.64", "192.30.63.81"),
+        ("/194.6.129.64", "194.6.129.67"),
+        ("/194.6.129.64", "node1817.megatron.com"),
+    ]
+    big = table(read(fixtures_dir / MUMAK / "19-jobs.topology.json.gz"), "topology")
+    assert len(big) == len({r["host"] for r in big}) > 1000
+
+
+JOB = {
+    "jobID": "job_1_0001",
+    "user": "u",
+    "jobName": "n\\.x",
+    "outcome": "SUCCESS",
+    "submitTime": 5,
+    "launchTime": -1,
+    "finishTime": 9,
+    "totalMaps": 1,
+    "totalReduces": 0,
+    "mapTasks": [
+        {
+            "taskID": "task_1_0001_m_000000",
+            "taskType": "MAP",
+            "taskStatus": "SUCCESS",
+            "startTime": 6,
+            "finishTime": 8,
+            "preferredLocations": [{"layers": ["r\\.1", "h\\.1"]}],
+            "attempts": [
+                {
+                    "attemptID": "attempt_1_0001_m_000000_0",
+                    "result": "SUCCESS",
+                    "hostName": None,
+                    "location": {"layers": ["r\\.1", "h\\.1"]},
+                    "startTime": 6,
+                    "finishTime": 8,
+                    "resourceUsageMetrics": {"cumulativeCpuUsage": 70, "heapUsage": 0},
+                }
+            ],
+        }
+    ],
+    "reduceTasks": None,
+    "otherTasks": [],
+}
+
+
+def test_concatenated_objects_on_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "t.json"
+    two = dict(JOB, jobID="job_1_0002")
+    path.write_text(json.dumps(JOB) + json.dumps(two) + "\n\n")
+    rows = read(path)
+    jobs = table(rows, "jobs")
+    assert [j["job_id"] for j in jobs] == ["job_1_0001", "job_1_0002"]
+    assert jobs[0]["name"] == "n.x"
+    assert jobs[0]["launch_ms"] is None
+    assert jobs[0]["status"] == "SUCCEEDED"
+    attempt = table(rows, "attempts")[0]
+    assert (attempt["host"], attempt["rack"]) == ("h.1", "/r.1")  # from location when hostName is null
+    assert table(rows, "tasks")[0]["splits"] == "/r.1/h.1"
+    cpu = [c for c in table(rows, "counters") if c["counter_name"] == "CPU_MILLISECONDS"]
+    assert [c["value"] for c in cpu] == [70, 70]
+
+
+def test_cut_stream_is_truncation_after_complete_jobs(tmp_path: Path) -> None:
+    path = tmp_path / "t.json.gz"
+    text = json.dumps(JOB, indent=2) + "\n" + json.dumps(dict(JOB, jobID="job_1_0002"), indent=2)
+    path.write_bytes(gzip.compress(text[: len(text) - 40].encode()))
+    got: list[Row] = []
+    with pytest.raises(TraceTruncatedError, match="ends inside a value"):
+        got.extend(read_rumen(path, ReadContext(path)))
+    assert [j["job_id"] for j in table(got, "jobs")] == ["job_1_0001"]
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "what"),
+    [
+        ('{"jobID": "job_1_0001"}\n{"jobID": ]\n', 2, "malformed JSON"),
+        ("[1, 2]\n", 1, "not an object"),
+        ('{"jobID": "job_1_0001",\n "user": "u"}\n\n{"user": "v"}', 4, "without a jobID"),
+        ('{"jobID": "j", "mapTasks": [{"taskID": "t", "startTime": "noon"}]}', 1, "not an integer"),
+        ('{"jobID": "j", "mapTasks": {"taskID": "t"}}', 1, "not an array"),
+    ],
+)
+def test_malformed_input_names_file_and_line(tmp_path: Path, text: str, line: int, what: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(TraceParseError) as info:
+        read(path)
+    assert not isinstance(info.value, TraceTruncatedError)
+    assert info.value.path == str(path)
+    assert info.value.line == line
+    assert what in str(info.value)
+
+
+def read_checked(reader: Any, path: Path) -> PhaselineError | None:
+    """Read a whole file, checking every row; the PhaselineError it raised, if any."""
+    try:
+        for row in reader(path, ReadContext(path)):
+            check_row(row)
+    except PhaselineError as exc:
+        return exc
+    return None
+
+
+def mutations(data: bytes) -> st.SearchStrategy[bytes]:
+    def flip(edits: list[tuple[int, int]]) -> bytes:
+        out = bytearray(data)
+        for pos, value in edits:
+            out[pos % len(out)] = value
+        return bytes(out)
+
+    def shuffle(seed: int) -> bytes:
+        lines = data.split(b"\n")
+        random.Random(seed).shuffle(lines)
+        return b"\n".join(lines)
+
+    return st.one_of(
+        st.integers(0, len(data)).map(lambda n: data[:n]),
+        st.lists(st.tuples(st.integers(0, len(data)), st.integers(0, 255)), min_size=1, max_size=8).map(flip),
+        st.integers(0, 2**32).map(shuffle),
+        st.binary(min_size=1, max_size=300).map(lambda g: data + g),
+    )
+
+
+@pytest.fixture(scope="module")
+def fuzz_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("fuzz_rumen")
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), gz=st.booleans())
+def test_mutated_real_trace_raises_only_phaseline_errors(
+    fuzz_dir: Path, fixtures_dir: Path, data: st.DataObject, gz: bool
+) -> None:
+    seed = (fixtures_dir / "apache-hadoop/hadoop-gridmix/wordcount.json").read_bytes()
+    mutated = data.draw(mutations(seed))
+    path = fuzz_dir / "mutated.json"
+    path.write_bytes(gzip.compress(mutated) if gz else mutated)
+    error = read_checked(read_rumen, path)
+    assert error is None or str(path) in str(error)
+
+
+def test_lands_in_the_store_with_topology(fixtures_dir: Path, store_dir: Path) -> None:
+    from ingest.pipeline import ingest_paths
+    from phaseline.store import Store
+
+    store = Store(store_dir)
+    summary = ingest_paths([fixtures_dir / MUMAK], store)
+    assert {r.status for r in summary.results} == {"landed"}
+    con = store.connect()
+    assert con.execute("select count(*) from jobs").fetchone() == (19,)
+    failed_killed = con.execute(
+        "select count(*) filter (status = 'FAILED'), count(*) filter (status = 'KILLED') from attempts"
+    )
+    assert failed_killed.fetchone() == (3503, 1096)
+    assert con.execute(
+        "select count(distinct host) > 1000 from topology where rack is not null"
+    ).fetchone() == (True,)
