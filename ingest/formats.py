@@ -29,11 +29,26 @@ class Format:
     read: Reader
     doc: str
     landed: bool = True  # False: recognised but deliberately not read (status 'skipped')
+    #: Tables where every record counted in ``ctx.events_read`` is kept, one row each;
+    #: the reconciliation check (``phaseline verify``) holds the reader to it.
+    record_tables: tuple[str, ...] = ("events",)
 
 
 # Reader modules, in detection order (most specific sniffers first).
 READER_MODULES: tuple[str, ...] = (
     "ingest.jhist",
+    "ingest.history_v1",
+    "ingest.rumen",
+    "ingest.engine_run",  # run.json of `phaseline engine run` (before the generic JSON readers)
+    "ingest.yarn_logs",  # `yarn logs -applicationId` output
+    "ingest.tasklog",  # container syslog / LocalJobRunner job log
+    "ingest.jfr",  # JDK Flight Recorder recordings (thread samples)
+    "ingest.samples_hitune",  # HiTune four-field sampling records
+    "ingest.hitune_csv",  # HiTune report CSVs (Chukwa csource/capp/ctags columns)
+    "ingest.rest_json",
+    "ingest.conf_xml",
+    "ingest.skipped",
+    "ingest.properties",  # loosest sniffer (key=value lines): keep it last
 )
 
 

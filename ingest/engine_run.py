@@ -1,0 +1,368 @@
+"""The local engine's run directory, and LocalJobRunner's one-JVM task logs.
+
+``phaseline engine run`` (:mod:`platform_model.engine.runner`) writes::
+
+    RUN_DIR/run.json              {"format": "phaseline-engine-run", "version": 1, "job_id", "job_name",
+                                   "user", "status", "submit_ms", "launch_ms", "finish_ms",
+                                   "wall_start_ms", "wall_end_ms", "hadoop_version", "java_version",
+                                   "params": {...}, "settings": {...},
+                                   "counters": {group: {counter: value}}, "tasks": [...],
+                                   "log": "logs/job.log", "conf": "<job_id>_conf.xml", "jfr": ...}
+    RUN_DIR/<job_id>_conf.xml     read by ingest.conf_xml
+    RUN_DIR/logs/job.log          read by ingest.tasklog (attempts, events, phases, attempt counters)
+
+Each file is its own source (the pipeline walks the directory), so re-ingesting
+one replaces only its rows.  This module reads ``run.json`` into the ``jobs``
+row, the job's counters (scope ``job_total``; per-task counters, when the run
+has them, at scope ``task``) and one ``events`` row holding the run's
+parameters, settings and wall-clock times.
+
+It also attributes the lines of a LocalJobRunner log to attempts
+(:func:`attribute_threads`): LocalJobRunner runs every task of a job in one JVM,
+so most lines carry no attempt id and the thread that wrote them decides.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ingest.base import ReadContext, Row, open_text
+from ingest.formats import Format
+from ingest.mrcommon import counter_row, event_row
+from ingest.tasklog_patterns import (
+    HELPER_NAMING_KINDS,
+    REDUCE_SIDE_LOGGERS,
+    AttemptLog,
+    EventKind,
+    LogRecord,
+    TaskEvent,
+    attempt_named,
+    task_type_of,
+)
+from phaseline.errors import TraceParseError
+from phaseline.schemas import CounterScope, normalize_status
+
+RUN_FORMAT = "phaseline-engine-run"
+SUPPORTED_VERSIONS = (1,)
+_SNIFF = re.compile(rb'"format"\s*:\s*"phaseline-engine-run"')
+_REQUIRED = ("job_id", "version")
+
+
+def sniff_engine_run(head: bytes, path: Path) -> bool:
+    """A JSON object whose ``format`` is ``phaseline-engine-run``."""
+    return head.lstrip()[:1] == b"{" and _SNIFF.search(head) is not None
+
+
+def _int_or_none(value: Any, path: Path, what: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TraceParseError(path, f"{what} must be an integer, got {value!r}")
+    return value
+
+
+def read_engine_run(path: Path, ctx: ReadContext) -> Iterator[Row]:
+    """Rows of one engine ``run.json``: ``jobs``, ``counters`` and the run as an ``events`` row."""
+    with open_text(path) as fh:
+        text = fh.read()
+    try:
+        run = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TraceParseError(path, f"run.json is not valid JSON: {exc.msg}", line=exc.lineno) from None
+    if not isinstance(run, dict) or run.get("format") != RUN_FORMAT:
+        raise TraceParseError(path, f"not a {RUN_FORMAT} file (no matching 'format' field)")
+    missing = [key for key in _REQUIRED if key not in run]
+    if missing:
+        raise TraceParseError(path, f"run.json lacks {', '.join(missing)}",
+                              hint="re-run `phaseline engine run` to rewrite the run directory")
+    if run["version"] not in SUPPORTED_VERSIONS:
+        raise TraceParseError(path, f"run.json version {run['version']!r} is not supported "
+                              f"(this phaseline reads {SUPPORTED_VERSIONS})", hint="upgrade phaseline")
+    job_id = str(run["job_id"])
+    params = run.get("params") or {}
+    tasks = run.get("tasks") or []
+    if not isinstance(params, dict) or not isinstance(tasks, list) or not all(isinstance(t, dict) for t in tasks):
+        raise TraceParseError(path, "run.json 'params' must be an object and 'tasks' a list of objects")
+    ctx.job_id_hint = job_id
+    ctx.events_read += 1
+    yield Row("jobs", {
+        "job_id": job_id, "name": run.get("job_name"), "user": run.get("user"),
+        "status": normalize_status(run.get("status")),
+        "submit_ms": _int_or_none(run.get("submit_ms"), path, "submit_ms"),
+        "launch_ms": _int_or_none(run.get("launch_ms"), path, "launch_ms"),
+        "finish_ms": _int_or_none(run.get("finish_ms"), path, "finish_ms"),
+        "total_maps": _int_or_none(params.get("maps"), path, "params.maps"),
+        "total_reduces": _int_or_none(params.get("reduces"), path, "params.reduces"),
+        "uberized": False, "hadoop_version": run.get("hadoop_version"), "source_format": RUN_FORMAT,
+    })
+    yield from _counter_rows(job_id, run.get("counters") or {}, CounterScope.JOB_TOTAL.value, None, path)
+    for task in tasks:
+        task_id = task.get("task_id")
+        yield from _counter_rows(job_id, task.get("counters") or {}, CounterScope.TASK.value, task_id, path)
+    summary = {k: v for k, v in run.items() if k not in ("counters",)}
+    yield event_row(job_id, 0, "engine_run", _int_or_none(run.get("wall_start_ms"), path, "wall_start_ms"), summary)
+
+
+def _counter_rows(job_id: str, groups: Any, scope: str, task_id: str | None, path: Path) -> Iterator[Row]:
+    if not isinstance(groups, dict):
+        raise TraceParseError(path, f"counters must be an object of groups, got {type(groups).__name__}")
+    for group, counters in groups.items():
+        if not isinstance(counters, dict):
+            raise TraceParseError(path, f"counter group {group!r} must be an object")
+        for name, value in counters.items():
+            number = _int_or_none(value, path, f"counter {group}/{name}")
+            if number is not None:
+                yield counter_row(job_id, scope, group, name, number, task_id=task_id)
+
+
+FORMATS: tuple[Format, ...] = (
+    Format(RUN_FORMAT, sniff_engine_run, read_engine_run,
+           "run.json of `phaseline engine run` (job, counters, parameters); its log and conf are read "
+           "as their own files."),
+)
+
+
+# ---- LocalJobRunner: which attempt wrote a line -------------------------------------------------
+def attribute_threads(
+    records: list[LogRecord], events: list[TaskEvent], ctx: ReadContext
+) -> tuple[dict[str, AttemptLog], list[int]]:
+    """Attribute the lines of a LocalJobRunner log (all tasks in one JVM) to attempts.
+
+    Returns the attempts and the indexes of job-level lines (client, job thread).
+
+    * A task executor thread runs the attempt it announced with ``Starting task:
+      <attempt>`` until ``Finishing task: <attempt>``; executor threads are
+      reused, so the binding is by time on that thread (name and ``%tid``).
+    * A helper thread (SpillThread, fetchers, mergers, the event fetcher) is
+      created by one attempt and serves only it:
+
+      1. it is bound to the attempt a line of its own names (the event
+         fetcher's ``<attempt> Thread started``, ``<attempt> Merge of the N files
+         in-memory complete``);
+      2. a ``SpillThread`` whose first line is ``Finished spill N`` goes to the
+         running map attempt whose spill N started and is not known finished: not
+         finished by the task thread itself, and not acknowledged by the task
+         thread's ``(RESET)`` line, which ``MapOutputBuffer`` logs only once the
+         spill thread is done.  When maps run in parallel that leaves, in the runs
+         seen here, one candidate; if several remain, thread ids decide (they grow
+         in creation order and each attempt creates its spill thread when its
+         sort buffer is set up), which ``ctx.notes`` counts as a heuristic;
+      3. any other helper goes to the only running attempt of the right type, or,
+         with several, to the one whose already-bound helper thread ids are
+         nearest (Java hands out ids in sequence, and a reduce creates its merger,
+         event-fetcher and fetcher threads in one burst);
+      4. when reduces run in parallel, their fetcher threads are then matched to
+         them by bytes: the ``len`` of a fetcher's ``about to shuffle`` lines must
+         add up, per reduce, to the ``Reduce shuffle bytes`` its final counters
+         print (an exact check; without an exact match step 3's guess stays and
+         ``ctx.notes`` says so).
+
+    Lines of threads bound to no attempt are job-level.
+    """
+    attempts: dict[str, AttemptLog] = {}
+    running: dict[str, str] = {}  # executor thread key -> attempt
+    job_level: list[int] = []
+    helper_lines: dict[str, list[int]] = {}
+    for i, (rec, ev) in enumerate(zip(records, events, strict=True)):
+        key = rec.thread_key
+        if ev.kind is EventKind.TASK_START:
+            attempt_id = ev.field("attempt")
+            assert attempt_id is not None
+            attempts.setdefault(attempt_id, AttemptLog(attempt_id, [], [], host="localhost"))
+            running[key] = attempt_id
+        current = running.get(key)
+        if current is not None:
+            attempts[current].records.append(rec)
+            attempts[current].events.append(ev)
+            if ev.kind is EventKind.TASK_FINISH:
+                del running[key]
+        elif rec.logger.rsplit(".", 1)[-1] in ("LocalJobRunner", "Job", "JobSubmitter") or rec.thread == "main":
+            job_level.append(i)
+        else:
+            helper_lines.setdefault(key, []).append(i)
+    bound = _bind_helpers(helper_lines, records, events, attempts, ctx)
+    _match_fetchers_by_bytes(bound, helper_lines, records, events, attempts, ctx)
+    for key, idxs in helper_lines.items():
+        owner = bound.get(key)
+        if owner is None:
+            job_level.extend(idxs)
+            continue
+        for i in idxs:
+            attempts[owner].records.append(records[i])
+            attempts[owner].events.append(events[i])
+    for log in attempts.values():
+        order = sorted(range(len(log.events)), key=lambda j: (log.events[j].ts_ms, log.events[j].line_no))
+        log.records = [log.records[j] for j in order]
+        log.events = [log.events[j] for j in order]
+    job_level.sort()
+    return attempts, job_level
+
+
+def _spans(attempts: dict[str, AttemptLog]) -> dict[str, tuple[int, int]]:
+    return {a: (min(e.ts_ms for e in log.events), max(e.ts_ms for e in log.events))
+            for a, log in attempts.items() if log.events}
+
+
+def _pending_spill(log: AttemptLog, index: int, ts_ms: int) -> bool:
+    """Whether spill ``index`` of the attempt had started by ``ts_ms`` and was not known finished before.
+
+    Finished are spills whose ``Finished spill`` line is the task thread's own, and
+    background spills the task thread acknowledged with its ``(RESET)`` line
+    (``MapOutputBuffer.resetSpill``, logged once the spill thread is done) before ``ts_ms``.
+    """
+    starts = [e for e in log.events if e.kind is EventKind.SPILL_START]
+    if index >= len(starts) or starts[index].ts_ms > ts_ms:
+        return False
+    if any(e.kind is EventKind.SPILL_FINISH and e.field("index") == str(index) for e in log.events):
+        return False
+    begun = starts[index].line_no
+    return not any(e.kind is EventKind.SPILL_RESET and e.line_no > begun and e.ts_ms < ts_ms for e in log.events)
+
+
+def _bind_helpers(
+    helper_lines: dict[str, list[int]], records: list[LogRecord], events: list[TaskEvent],
+    attempts: dict[str, AttemptLog], ctx: ReadContext,
+) -> dict[str, str]:
+    bound: dict[str, str] = {}
+    spans = _spans(attempts)
+    # 1. helper lines that name their attempt
+    for key, idxs in helper_lines.items():
+        named = attempt_named((events[i] for i in idxs), HELPER_NAMING_KINDS)
+        if named is not None and named in attempts:
+            bound[key] = named
+    # 2. spill threads, by the spill they finish; singletons first, then ties in thread-id order
+    options: dict[str, set[str]] = {}
+    for key, idxs in helper_lines.items():
+        first = events[idxs[0]]
+        if key in bound or records[idxs[0]].thread != "SpillThread" or first.kind is not EventKind.SPILL_FINISH:
+            continue
+        index = int(first.field("index") or 0)
+        options[key] = {a for a, log in attempts.items() if task_type_of(a) == "MAP"
+                        and spans[a][0] <= first.ts_ms <= spans[a][1] and _pending_spill(log, index, first.ts_ms)}
+    while options:
+        taken = set(bound.values())
+        for cands in options.values():
+            cands -= taken
+        sure = [k for k, cands in options.items() if len(cands) <= 1]
+        if sure:
+            for key in sure:
+                cands = options.pop(key)
+                if cands and not cands & set(bound.values()):
+                    bound[key] = cands.pop()
+            continue
+        tied = next(iter(options.values()))
+        keys = [k for k, cands in options.items() if cands == tied]
+        by_init = sorted(tied, key=lambda a: next((e.ts_ms for e in attempts[a].events
+                                                   if e.kind is EventKind.SORT_BUFFER), spans[a][0]))
+        by_tid = sorted(keys, key=lambda k: records[helper_lines[k][0]].tid or 0)
+        for key, attempt_id in zip(by_tid, by_init, strict=False):
+            bound[key] = attempt_id
+        for key in keys:
+            options.pop(key)
+        ctx.notes.append(f"{len(keys)} spill threads matched to parallel map attempts by thread-id order")
+    # 3. other helpers: the only running attempt of the right type, else the nearest thread ids
+    anchors: dict[str, list[int]] = {}
+    for key, owner in bound.items():
+        tid = records[helper_lines[key][0]].tid
+        if tid is not None:
+            anchors.setdefault(owner, []).append(tid)
+    for key, idxs in sorted(helper_lines.items(), key=lambda kv: kv[1][0]):
+        if key in bound:
+            continue
+        head = records[idxs[0]]
+        want = "REDUCE" if head.logger.rsplit(".", 1)[-1] in REDUCE_SIDE_LOGGERS else "MAP"
+        if head.thread == "SpillThread":
+            want = "MAP"
+        t0, t1 = head.ts_ms, records[idxs[-1]].ts_ms
+        choices = [a for a, (s, f) in spans.items() if task_type_of(a) == want and s <= t1 and t0 <= f]
+        if not choices:
+            continue
+        if len(choices) > 1 and head.tid is not None:
+            tid = head.tid
+            choices.sort(key=lambda a: min((abs(tid - x) for x in anchors.get(a, [])), default=1 << 62))
+            ctx.notes.append(f"thread {head.thread!r} attributed by thread-id proximity among {len(choices)} attempts")
+        bound[key] = choices[0]
+        if head.tid is not None:
+            anchors.setdefault(choices[0], []).append(head.tid)
+    return bound
+
+
+_SHUFFLE_BYTES_LINE = re.compile(r"^\t\tReduce shuffle bytes=(\d+)$")
+_MAX_SEARCH = 100_000
+
+
+def _shuffle_bytes(log: AttemptLog) -> int | None:
+    """The ``Reduce shuffle bytes`` of a reduce attempt's ``Final Counters`` block, if printed."""
+    for rec, ev in zip(log.records, log.events, strict=True):
+        if ev.kind is EventKind.COUNTERS:
+            for _, text in rec.extra:
+                if (found := _SHUFFLE_BYTES_LINE.match(text)) is not None:
+                    return int(found[1])
+    return None
+
+
+def _match_fetchers_by_bytes(
+    bound: dict[str, str], helper_lines: dict[str, list[int]], records: list[LogRecord],
+    events: list[TaskEvent], attempts: dict[str, AttemptLog], ctx: ReadContext,
+) -> None:
+    fetched = {key: sum(int(events[i].field("len") or 0) for i in idxs if events[i].kind is EventKind.FETCH_START)
+               for key, idxs in helper_lines.items()
+               if any(events[i].kind is EventKind.FETCH_START for i in idxs)}
+    spans = _spans(attempts)
+    reduces = {a for a in attempts if task_type_of(a) == "REDUCE"}
+    options: dict[str, list[str]] = {}
+    for key in fetched:
+        t0, t1 = records[helper_lines[key][0]].ts_ms, records[helper_lines[key][-1]].ts_ms
+        options[key] = sorted(a for a in reduces if spans[a][0] <= t1 and t0 <= spans[a][1])
+    contested = [k for k, opts in options.items() if len(opts) > 1]
+    if not contested:
+        return
+    targets = {a: _shuffle_bytes(attempts[a]) for a in reduces}
+    if any(v is None for v in targets.values()):
+        return
+    left = {a: int(v or 0) for a, v in targets.items()}
+    for key, opts in options.items():
+        if len(opts) == 1:
+            left[opts[0]] -= fetched[key]
+    order = sorted(contested, key=lambda k: -fetched[k])
+    choice: dict[str, str] = {}
+    budget = [_MAX_SEARCH]
+
+    def place(i: int) -> bool:
+        budget[0] -= 1
+        if budget[0] < 0:
+            return False
+        if i == len(order):
+            return all(left[a] == 0 for a in {x for k in contested for x in options[k]})
+        key = order[i]
+        for attempt in options[key]:
+            if left[attempt] >= fetched[key]:
+                left[attempt] -= fetched[key]
+                choice[key] = attempt
+                if place(i + 1):
+                    return True
+                left[attempt] += fetched[key]
+        return False
+
+    if place(0):
+        bound.update(choice)
+        ctx.notes.append(f"{len(order)} fetcher threads matched to parallel reduces by shuffled bytes")
+    else:
+        ctx.notes.append(f"{len(order)} fetcher threads of parallel reduces attributed by thread ids only "
+                         "(their bytes match no assignment exactly)")
+
+
+def overlapping(logs: Iterable[AttemptLog]) -> set[str]:
+    """Attempts of one JVM whose spans overlap another attempt's (their FS-derived counters are shared)."""
+    spans = sorted((log.start_ms, log.finish_ms, log.attempt_id) for log in logs if log.events)
+    out: set[str] = set()
+    for i, (_s0, f0, a0) in enumerate(spans):
+        for s1, _f1, a1 in spans[i + 1:]:
+            if s1 >= f0:
+                break
+            out.update((a0, a1))
+    return out

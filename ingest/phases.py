@@ -1,0 +1,423 @@
+"""Phases of one task attempt from its log events (``attempt_phases``).
+
+The phases are those of Zhang et al. 2013, section 2 (read, map, collect,
+spill, merge on the map side; shuffle, sort, reduce, write on the reduce side)
+as far as Hadoop's own log lines delimit them, plus named overheads so that
+nothing of an attempt's span is dropped.
+
+Two lanes
+---------
+``main``: the attempt's task thread.  Its phases are consecutive, never
+overlap, and cover the attempt's span [first line, last line] exactly
+(boundaries are clamped to be monotonic; :data:`COVERAGE_TOLERANCE_MS`)::
+
+    map:    setup | read+map+collect | spill | merge | commit | other
+            ^first  ^Processing split ^Starting flush  ^last 'Finished spill' after the flush
+                                              ^'is done. And is in the process of committing'
+                                                        ^"Task '...' done."   ^last line
+    map-only job: setup | read+map+write | commit | other
+    reduce: setup | wait | shuffle | sort | reduce+write | commit | other
+                  ^ShuffleConsumerPlugin  ^first fetch  ^finalMerge  ^last merge-pass line of the
+                  task thread after finalMerge (the final merge streams into reduce)
+
+``background``: work of helper threads that runs while the main lane goes on:
+map-side spills done by the ``SpillThread`` while the map function still ran
+(each spill from ``Spilling map output`` to its ``Finished spill N``, summed, and
+clipped at the flush, after which the main lane's ``spill`` counts the wait), and
+reduce-side in-memory/on-disk merges done while shuffling (``merge``).  Zhang's
+spill duration of an attempt is the sum of ``dur_ms`` of its ``spill`` rows over
+both lanes; for a background row ``dur_ms`` is the summed work, which may be less
+than ``end_ms - start_ms``.
+
+Combined names (``read+map+collect``, ``reduce+write``) say what a span holds
+because log lines cannot split it.  Where JDK Flight Recorder samples of the
+task thread exist (``phaseline engine run --jfr``), a map's span is split into
+``read``, ``map`` and ``collect`` by the share of the thread's samples inside the
+record reader, the user's map function and the output collector
+(:func:`map_stack_phase`), and a reduce's into ``reduce`` and ``write`` by the
+share inside the record writer (:func:`reduce_stack_phase`), given at least
+:data:`MIN_SPLIT_SAMPLES` samples.  The parts interleave record by record; they
+are laid out one after the other, in that order, with durations proportional to
+their samples.
+
+Data
+----
+Map: read+map+collect gets the split length of ``Processing split: path:off+len``
+(else the input-format bytes counter) and ``MAP_INPUT_RECORDS``; spills their
+serialized bytes and records from the ``bufstart/bufend`` and ``kvstart/kvend``
+lines; merge the last merge pass's size (else map output materialized bytes).
+Reduce: shuffle ``REDUCE_SHUFFLE_BYTES`` (else the fetched lengths) and
+``REDUCE_INPUT_RECORDS``; sort the bytes of the final merge; reduce+write the
+output-format bytes and ``REDUCE_OUTPUT_RECORDS``.
+
+LocalJobRunner runs every task in one JVM, whose file-system statistics are
+shared: the ``FileSystemCounter`` values of an attempt accumulate over the whole
+job and are never used here, and the input/output-format byte counters (deltas
+of those statistics) are inflated when attempts overlap (``parallel=True``):
+log-line byte counts and record counters are used instead.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ingest.tasklog_patterns import EventKind, TaskEvent
+from phaseline.schemas import Phase
+
+COVERAGE_TOLERANCE_MS = 1  # main-lane phases cover [start, finish] of the attempt to this many ms
+MIN_SPLIT_SAMPLES = 5  # task-thread samples needed to split read+map+collect (JFR samples every 10-20 ms)
+
+TASK = "org.apache.hadoop.mapreduce.TaskCounter"
+FIF = "org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter"
+FOF = "org.apache.hadoop.mapreduce.lib.output.FileOutputFormatCounter"
+FS = "org.apache.hadoop.mapreduce.FileSystemCounter"
+
+
+class Lane(enum.StrEnum):
+    """Whether a phase is on the attempt's task thread or concurrent helper-thread work."""
+
+    MAIN = "main"
+    BACKGROUND = "background"
+
+
+class Overhead(enum.StrEnum):
+    """Parts of an attempt's span that are no phase of the model, named so nothing is dropped."""
+
+    SETUP = "setup"  # JVM/task start until the first phase marker
+    WAIT = "wait"  # reduce: shuffle set up, no map output fetched yet
+    COMMIT = "commit"  # 'is done. And is in the process of committing' .. "Task '...' done."
+    OTHER = "other"  # after done: counters, metrics shutdown
+
+
+def combined(*phases: Phase) -> str:
+    """Name of a span holding several phases log lines cannot split, e.g. ``read+map+collect``."""
+    return "+".join(p.value for p in phases)
+
+
+READ_MAP_COLLECT = combined(Phase.READ, Phase.MAP, Phase.COLLECT)
+READ_MAP_WRITE = combined(Phase.READ, Phase.MAP, Phase.WRITE)
+REDUCE_WRITE = combined(Phase.REDUCE, Phase.WRITE)
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseSpan:
+    """One row of ``attempt_phases``."""
+
+    phase: str
+    lane: Lane
+    start_ms: int
+    end_ms: int
+    dur_ms: int
+    data_bytes: int | None = None
+    data_records: int | None = None
+
+
+_READER_CLASSES = frozenset({"MapTask$NewTrackingRecordReader", "MapTask$TrackedRecordReader",
+                             "MapTask$SkippingRecordReader"})
+_COLLECTOR_CLASSES = frozenset({"MapTask$NewOutputCollector", "MapTask$OldOutputCollector",
+                                "MapTask$DirectMapOutputCollector", "MapTask$NewDirectOutputCollector"})
+_CONTEXT_CLASSES = frozenset({"WrappedMapper$Context", "MapContextImpl", "TaskInputOutputContextImpl"})
+_CONTEXT_READS = frozenset({"nextKeyValue", "getCurrentKey", "getCurrentValue"})
+_MAP_LOOPS = frozenset({"Mapper.run", "MapRunner.run"})
+
+
+def map_stack_phase(frames: Sequence[str]) -> Phase | None:
+    """Which of read, map, collect a map task thread's stack sample is in (``None``: none).
+
+    ``frames`` are ``package.Class.method`` names, innermost first.  The innermost
+    frame of the record reader (``*RecordReader``, the context's
+    ``nextKeyValue``/``getCurrent*``) means read; of the output collector
+    (``MapTask$MapOutputBuffer*``, the collectors, the context's ``write``) collect;
+    otherwise a stack inside the map loop (``Mapper.run``) is the map function.
+
+    >>> map_stack_phase(["org.apache.hadoop.io.Text.write",
+    ...                  "org.apache.hadoop.mapred.MapTask$MapOutputBuffer.collect",
+    ...                  "org.apache.hadoop.mapreduce.Mapper.run"])
+    <Phase.COLLECT: 'collect'>
+    """
+    in_loop = False
+    for frame in frames:
+        cls, _, method = frame.rpartition(".")
+        simple = cls.rpartition(".")[2]
+        if (simple.endswith("RecordReader") or simple in _READER_CLASSES
+                or (simple in _CONTEXT_CLASSES and method in _CONTEXT_READS)):
+            return Phase.READ
+        if (simple.startswith("MapTask$MapOutputBuffer") or simple in _COLLECTOR_CLASSES
+                or (simple in _CONTEXT_CLASSES and method == "write")):
+            return Phase.COLLECT
+        in_loop = in_loop or f"{simple}.{method}" in _MAP_LOOPS
+    return Phase.MAP if in_loop else None
+
+
+_WRITER_CLASSES = frozenset({"ReduceTask$NewTrackingRecordWriter", "ReduceTask$OldTrackingRecordWriter"})
+_REDUCE_LOOPS = frozenset({"Reducer.run", "ReduceTask.runNewReducer", "ReduceTask.runOldReducer"})
+
+
+def reduce_stack_phase(frames: Sequence[str]) -> Phase | None:
+    """Which of reduce, write a reduce task thread's stack sample is in (``None``: neither).
+
+    The innermost record-writer frame (``*RecordWriter``, the tracking writers,
+    the context's ``write``) means write; otherwise a stack inside the reduce
+    loop (``Reducer.run``, ``ReduceTask.runNewReducer``; this includes reading
+    the merged input, the last merge pass streaming into the reducer) is reduce.
+
+    >>> reduce_stack_phase(["org.apache.hadoop.fs.FSOutputSummer.write",
+    ...     "org.apache.hadoop.mapred.ReduceTask$NewTrackingRecordWriter.write",
+    ...     "org.apache.hadoop.mapreduce.Reducer.run"])
+    <Phase.WRITE: 'write'>
+    """
+    in_loop = False
+    for frame in frames:
+        cls, _, method = frame.rpartition(".")
+        simple = cls.rpartition(".")[2]
+        if (simple.endswith("RecordWriter") or simple in _WRITER_CLASSES
+                or (simple in ("TaskInputOutputContextImpl", "WrappedReducer$Context") and method == "write")):
+            return Phase.WRITE
+        in_loop = in_loop or f"{simple}.{method}" in _REDUCE_LOOPS
+    return Phase.REDUCE if in_loop else None
+
+
+def split_by_samples(
+    span: PhaseSpan, counts: Mapping[Phase, int], data: Mapping[Phase, tuple[int | None, int | None]],
+    parts: Sequence[Phase] = (Phase.READ, Phase.MAP, Phase.COLLECT),
+) -> list[PhaseSpan]:
+    """Rows of ``parts`` laid out over ``span`` in order, in proportion to their sample counts.
+
+    Returns ``[span]`` unchanged with fewer than :data:`MIN_SPLIT_SAMPLES` samples.
+    """
+    total = sum(counts.get(p, 0) for p in parts)
+    if total < MIN_SPLIT_SAMPLES:
+        return [span]
+    out: list[PhaseSpan] = []
+    begin, seen = span.start_ms, 0
+    for part in parts:
+        seen += counts.get(part, 0)
+        end = span.start_ms + round(span.dur_ms * seen / total)
+        out.append(PhaseSpan(part.value, span.lane, begin, end, end - begin, *data.get(part, (None, None))))
+        begin = end
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Spill:
+    index: int
+    start_ms: int
+    finish_ms: int | None
+    on_main: bool
+    bytes: int | None
+    records: int | None
+
+
+def _first(events: Sequence[TaskEvent], kind: EventKind) -> TaskEvent | None:
+    return next((e for e in events if e.kind is kind), None)
+
+
+def _last(events: Sequence[TaskEvent], kind: EventKind) -> TaskEvent | None:
+    return next((e for e in reversed(events) if e.kind is kind), None)
+
+
+def _thread(ev: TaskEvent | None) -> tuple[str | None, int | None] | None:
+    return None if ev is None else (ev.thread_name, ev.thread_id)
+
+
+def _partition(start: int, finish: int, cuts: Sequence[tuple[str, int | None]]) -> list[tuple[str, int, int]]:
+    """Consecutive ``(name, start, end)`` spans from named start marks (``None``: phase absent)."""
+    present = [(name, min(max(t, start), finish)) for name, t in cuts if t is not None]
+    spans: list[tuple[str, int, int]] = []
+    prev = start
+    for i, (name, t) in enumerate(present):
+        begin = start if i == 0 else max(t, prev)
+        end = finish if i + 1 == len(present) else max(min(max(present[i + 1][1], begin), finish), begin)
+        spans.append((name, begin, end))
+        prev = end
+    return spans
+
+
+def _spills(events: Sequence[TaskEvent], main: tuple[str | None, int | None] | None) -> list[_Spill]:
+    starts: list[list[int | None]] = []  # [start_ms, bytes, records]
+    finishes: dict[int, TaskEvent] = {}
+    for ev in events:
+        if ev.kind is EventKind.SPILL_START:
+            starts.append([ev.ts_ms, None, None])
+        elif ev.kind is EventKind.SPILL_BYTES and starts:
+            starts[-1][1] = ev.bytes
+        elif ev.kind is EventKind.SPILL_RECORDS and starts:
+            starts[-1][2] = ev.records
+        elif ev.kind is EventKind.SPILL_FINISH:
+            finishes.setdefault(int(ev.field("index") or 0), ev)
+    out = []
+    for i, (t0, nbytes, nrec) in enumerate(starts):
+        fin = finishes.get(i)
+        assert t0 is not None
+        out.append(_Spill(i, t0, fin.ts_ms if fin else None, fin is not None and _thread(fin) == main, nbytes, nrec))
+    return out
+
+
+def _sum(values: Sequence[int | None]) -> int | None:
+    present = [v for v in values if v is not None]
+    return sum(present) if present else None
+
+
+def derive_phases(
+    attempt_id: str,
+    task_type: str,
+    events: Sequence[TaskEvent],
+    counters: Mapping[tuple[str, str], int],
+    *,
+    start_ms: int,
+    finish_ms: int,
+    parallel: bool = False,
+    samples: Mapping[Phase, int] | None = None,
+) -> list[PhaseSpan]:
+    """The phases of one attempt from its events, sorted by time.
+
+    Parameters
+    ----------
+    attempt_id, task_type
+        The attempt and ``MAP``/``REDUCE``.
+    events
+        The attempt's events in time order (ties in line order).
+    counters
+        The attempt's ``Final Counters`` as ``{(group, counter): value}`` (internal names).
+    start_ms, finish_ms
+        The attempt's span (its first and last line).
+    parallel
+        Other attempts of the same JVM overlapped this one: input/output-format byte
+        counters are inflated and unused.
+    samples
+        Stack samples of the task thread during read+map+collect (map, counted by
+        :func:`map_stack_phase`) or reduce+write (reduce, :func:`reduce_stack_phase`):
+        split that span (:func:`split_by_samples`).
+    """
+    if task_type == "MAP":
+        return _map_phases(events, counters, start_ms, finish_ms, parallel, samples or {})
+    if task_type == "REDUCE":
+        return _reduce_phases(events, counters, start_ms, finish_ms, parallel, samples or {})
+    return [PhaseSpan(Overhead.OTHER.value, Lane.MAIN, start_ms, finish_ms, finish_ms - start_ms)]
+
+
+def _counter(counters: Mapping[tuple[str, str], int], group: str, name: str, usable: bool = True) -> int | None:
+    return counters.get((group, name)) if usable else None
+
+
+def _map_phases(
+    events: Sequence[TaskEvent], counters: Mapping[tuple[str, str], int], start: int, finish: int,
+    parallel: bool, samples: Mapping[Phase, int],
+) -> list[PhaseSpan]:
+    split = _first(events, EventKind.SPLIT)
+    flush = _first(events, EventKind.FLUSH)
+    main = _thread(split or flush or _first(events, EventKind.COMMIT_PENDING))
+    spills = _spills(events, main)
+    pending = _first(events, EventKind.COMMIT_PENDING)
+    done = _first(events, EventKind.DONE)
+    collects = flush is not None or _first(events, EventKind.SORT_BUFFER) is not None
+    input_bytes = (split.bytes if split and split.bytes is not None
+                   else _counter(counters, FIF, "BYTES_READ", not parallel))
+    input_records = counters.get((TASK, "MAP_INPUT_RECORDS"))
+    data: dict[str, tuple[int | None, int | None]] = {}
+    if collects:
+        flush_ms = flush.ts_ms if flush is not None else None
+        after_flush = [s for s in spills if s.on_main and flush_ms is not None and s.start_ms >= flush_ms]
+        merge_at = max((s.finish_ms or s.start_ms) for s in after_flush) if after_flush else flush_ms
+        cuts = [(Overhead.SETUP.value, start), (READ_MAP_COLLECT, split.ts_ms if split else None),
+                (Phase.SPILL.value, flush.ts_ms if flush else None), (Phase.MERGE.value, merge_at),
+                (Overhead.COMMIT.value, pending.ts_ms if pending else None),
+                (Overhead.OTHER.value, done.ts_ms if done else None)]
+        last_pass = [e for e in events if e.kind is EventKind.MERGE_LAST_PASS and _thread(e) == main]
+        data[READ_MAP_COLLECT] = (input_bytes, input_records)
+        data[Phase.SPILL.value] = (_sum([s.bytes for s in after_flush]), _sum([s.records for s in after_flush]))
+        data[Phase.MERGE.value] = (
+            last_pass[-1].bytes if last_pass else counters.get((TASK, "MAP_OUTPUT_MATERIALIZED_BYTES")),
+            _sum([s.records for s in spills]),
+        )
+    else:
+        cuts = [(Overhead.SETUP.value, start), (READ_MAP_WRITE, split.ts_ms if split else None),
+                (Overhead.COMMIT.value, pending.ts_ms if pending else None),
+                (Overhead.OTHER.value, done.ts_ms if done else None)]
+        data[READ_MAP_WRITE] = (input_bytes, input_records)
+    out: list[PhaseSpan] = []
+    for name, b, e in _partition(start, finish, cuts):
+        span = PhaseSpan(name, Lane.MAIN, b, e, e - b, *data.get(name, (None, None)))
+        if name != READ_MAP_COLLECT:
+            out.append(span)
+            continue
+        out.extend(split_by_samples(span, samples, {
+            Phase.READ: (input_bytes, input_records),
+            Phase.MAP: (None, input_records),
+            Phase.COLLECT: (counters.get((TASK, "MAP_OUTPUT_BYTES")), counters.get((TASK, "MAP_OUTPUT_RECORDS"))),
+        }))
+    background = [s for s in spills if not s.on_main and s.finish_ms is not None]
+    if background:
+        limit = flush.ts_ms if flush is not None else finish
+        ends = [min(s.finish_ms or limit, limit) for s in background]
+        out.append(PhaseSpan(
+            Phase.SPILL.value, Lane.BACKGROUND, min(s.start_ms for s in background), max(ends),
+            sum(max(0, e - s.start_ms) for s, e in zip(background, ends, strict=True)),
+            _sum([s.bytes for s in background]), _sum([s.records for s in background]),
+        ))
+    return sorted(out, key=lambda p: (p.lane != Lane.MAIN, p.start_ms))
+
+
+_MERGE_KINDS = frozenset({EventKind.MERGE_PASS, EventKind.MERGE_LAST_PASS, EventKind.FINAL_MERGE_SPILL,
+                          EventKind.FINAL_MERGE_KEEP, EventKind.FINAL_MERGE_DISK, EventKind.FINAL_MERGE_MEMORY})
+_BG_START = frozenset({EventKind.INMEM_MERGE_START, EventKind.ONDISK_MERGE_START, EventKind.MEM2MEM_MERGE_START})
+_BG_DONE = frozenset({EventKind.INMEM_MERGE_DONE, EventKind.ONDISK_MERGE_DONE})
+
+
+def _reduce_phases(
+    events: Sequence[TaskEvent], counters: Mapping[tuple[str, str], int], start: int, finish: int,
+    parallel: bool, samples: Mapping[Phase, int],
+) -> list[PhaseSpan]:
+    init = _first(events, EventKind.SHUFFLE_INIT) or _first(events, EventKind.MERGE_MANAGER)
+    fetches = [e for e in events if e.kind is EventKind.FETCH_START]
+    final = _first(events, EventKind.FINAL_MERGE)
+    pending = _first(events, EventKind.COMMIT_PENDING)
+    done = _first(events, EventKind.DONE)
+    main = _thread(final or init or pending)
+    reduce_at: int | None = None
+    if final is not None:
+        limit = pending.ts_ms if pending else finish
+        merges = [e for e in events if e.kind in _MERGE_KINDS and _thread(e) == main
+                  and final.ts_ms <= e.ts_ms <= limit]
+        reduce_at = merges[-1].ts_ms if merges else final.ts_ms
+    cuts = [(Overhead.SETUP.value, start), (Overhead.WAIT.value, init.ts_ms if init else None),
+            (Phase.SHUFFLE.value, fetches[0].ts_ms if fetches else None),
+            (Phase.SORT.value, final.ts_ms if final else None), (REDUCE_WRITE, reduce_at),
+            (Overhead.COMMIT.value, pending.ts_ms if pending else None),
+            (Overhead.OTHER.value, done.ts_ms if done else None)]
+    final_bytes = _sum([e.bytes for e in events if e.kind in (EventKind.FINAL_MERGE_DISK,
+                                                               EventKind.FINAL_MERGE_MEMORY)])
+    shuffle_bytes = counters.get((TASK, "REDUCE_SHUFFLE_BYTES"))
+    if shuffle_bytes is None:
+        shuffle_bytes = _sum([int(e.field("len") or 0) for e in fetches])
+    data = {
+        Phase.SHUFFLE.value: (shuffle_bytes, counters.get((TASK, "REDUCE_INPUT_RECORDS"))),
+        Phase.SORT.value: (final_bytes, counters.get((TASK, "REDUCE_INPUT_RECORDS"))),
+        REDUCE_WRITE: (_counter(counters, FOF, "BYTES_WRITTEN", not parallel),
+                       counters.get((TASK, "REDUCE_OUTPUT_RECORDS"))),
+    }
+    out: list[PhaseSpan] = []
+    for name, b, e in _partition(start, finish, cuts):
+        span = PhaseSpan(name, Lane.MAIN, b, e, e - b, *data.get(name, (None, None)))
+        if name != REDUCE_WRITE:
+            out.append(span)
+            continue
+        out.extend(split_by_samples(span, samples, {
+            Phase.REDUCE: (None, counters.get((TASK, "REDUCE_INPUT_RECORDS"))),
+            Phase.WRITE: data[REDUCE_WRITE],
+        }, (Phase.REDUCE, Phase.WRITE)))
+    # background merges: a *_START opens a merge on its thread, the next *_DONE there closes it
+    open_at: dict[tuple[str | None, int | None], int] = {}
+    work: list[tuple[int, int, int | None]] = []
+    for ev in events:
+        key = (ev.thread_name, ev.thread_id)
+        if ev.kind in _BG_START and key != main:
+            open_at[key] = ev.ts_ms
+        elif ev.kind in _BG_DONE and key in open_at:
+            work.append((open_at.pop(key), ev.ts_ms, ev.bytes))
+    if work:
+        out.append(PhaseSpan(Phase.MERGE.value, Lane.BACKGROUND, min(w[0] for w in work), max(w[1] for w in work),
+                             sum(w[1] - w[0] for w in work), _sum([w[2] for w in work]), None))
+    return sorted(out, key=lambda p: (p.lane != Lane.MAIN, p.start_ms))

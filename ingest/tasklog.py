@@ -1,0 +1,457 @@
+"""Task-attempt logs: log4j lines -> records -> classified events -> attempts.
+
+Two real sources write the same MapTask/ReduceTask messages (the table is in
+:mod:`ingest.tasklog_patterns`) under different line prefixes:
+
+* YARN container logs (``syslog``, ``syslog.shuffle`` of one attempt, alone or
+  inside ``yarn logs -applicationId`` output, see :mod:`ingest.yarn_logs`):
+  ``2025-08-24 17:58:22,408 INFO [main] org.apache.hadoop.mapred.MapTask: ...``;
+  one container runs one attempt, so every line belongs to it.
+* LocalJobRunner job logs (``phaseline engine run``'s ``logs/job.log``):
+  ``2026-11-21 13:23:05,473 INFO  [LocalJobRunner Map Task Executor #0] [tid:48] ...``;
+  one JVM runs every task, so lines are attributed to attempts by thread
+  (:func:`ingest.engine_run.attribute_threads`).  When the run directory holds a
+  JFR recording (``run.json`` names it), it is read too, to split the combined
+  map and reduce spans by stack samples (:func:`sample_counts`); the split is
+  taken at ingest, so re-ingest the log after replacing the recording.
+
+Timestamps carry no zone; they are read as UTC (the engine's log is written in
+UTC; a cluster's container logs are in its JVMs' zone, which the logs do not say).  A line that starts like a timestamp but is
+not one is malformed (:class:`~phaseline.errors.TraceParseError` with file and
+line); every other unknown line is kept (kind ``other``) and counted in
+``ctx.unknown``.  Lines without a prefix continue the previous record
+(multi-line messages, the tab-indented ``Final Counters`` blocks).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from functools import lru_cache
+from pathlib import Path
+
+from ingest.base import ReadContext, Row, iter_lines, read_head
+from ingest.engine_run import attribute_threads, overlapping
+from ingest.formats import Format
+from ingest.jfr import read_jfr
+from ingest.mrcommon import check_int64, counter_row, event_row
+from ingest.phases import REDUCE_WRITE, Lane, Overhead, derive_phases, map_stack_phase, reduce_stack_phase
+from ingest.tasklog_patterns import (
+    HELPER_NAMING_KINDS,
+    AttemptLog,
+    EventKind,
+    LogRecord,
+    TaskEvent,
+    attempt_named,
+    counter_name,
+    job_id_of,
+    match,
+    task_id_of,
+    task_type_of,
+)
+from phaseline.errors import PhaselineError, TraceParseError
+from phaseline.schemas import CounterScope, Phase, Status
+
+LINE_RE = re.compile(
+    r"^(?P<ts>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3})\s+(?P<level>[A-Z]+)\s+"
+    r"(?:\[(?P<thread>.*?)\]\s+)?(?:\[tid:(?P<tid>\d+)\]\s+)?(?P<logger>[\w.$-]+):\s?(?P<msg>.*)$",
+    re.ASCII,
+)
+_LOOKS_TIMESTAMPED = re.compile(r"^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}", re.ASCII)
+MAX_DETAIL_CHARS = 4000
+NMETA = 4  # ints of sort-buffer metadata per record (MapTask.MapOutputBuffer.NMETA)
+
+
+@lru_cache(maxsize=8192)
+def _epoch_ms_of_second(prefix: str) -> int:
+    return int(datetime.strptime(prefix, "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC).timestamp()) * 1000
+
+
+def parse_timestamp(text: str) -> int:
+    """Epoch milliseconds of ``yyyy-MM-dd HH:mm:ss,SSS`` read as UTC.
+
+    >>> parse_timestamp("2025-08-24 17:58:22,408")
+    1756058302408
+    """
+    return _epoch_ms_of_second(text[:19]) + int(text[20:23])
+
+
+def parse_records(lines: Iterable[tuple[int, str]], path: Path, ctx: ReadContext) -> Iterator[LogRecord]:
+    """Group numbered lines into :class:`LogRecord` s.
+
+    Unprefixed lines before the first record are counted in
+    ``ctx.unknown['orphan_line']`` and dropped from the records (the callers
+    keep the raw section text elsewhere).
+    """
+    head: re.Match[str] | None = None
+    head_no = 0
+    extra: list[tuple[int, str]] = []
+
+    def finish() -> LogRecord:
+        assert head is not None
+        try:
+            ts_ms = parse_timestamp(head["ts"])
+        except ValueError as exc:
+            raise TraceParseError(
+                path, f"malformed timestamp {head['ts']!r}: {exc}", line=head_no,
+                hint="task-log lines must start with yyyy-MM-dd HH:mm:ss,SSS",
+            ) from None
+        tid = head["tid"]
+        return LogRecord(
+            head_no, ts_ms, head["level"], head["thread"], int(tid) if tid else None, head["logger"],
+            head["msg"], tuple(extra),
+        )
+
+    for line_no, text in lines:
+        found = LINE_RE.match(text)
+        if found is None and _LOOKS_TIMESTAMPED.match(text):
+            raise TraceParseError(
+                path, f"malformed log line (timestamp without a level/logger prefix): {text[:120]!r}",
+                line=line_no, hint="expected 'yyyy-MM-dd HH:mm:ss,SSS LEVEL [thread] class: message'",
+            )
+        if found is not None:
+            if head is not None:
+                yield finish()
+            head, head_no, extra = found, line_no, []
+        elif head is not None:
+            extra.append((line_no, text))
+        elif text.strip():
+            ctx.unknown["orphan_line"] += 1
+    if head is not None:
+        yield finish()
+
+
+def _int(groups: dict[str, str], key: str) -> int | None:
+    value = groups.get(key)
+    return int(value) if value is not None else None
+
+
+_COLUMN_GROUPS = frozenset({"bytes", "records", "segments"})
+
+
+def classify(rec: LogRecord) -> TaskEvent:
+    """The :class:`TaskEvent` of one record: its kind and the numbers its message carries.
+
+    Spill lines carry sizes in sort-buffer coordinates: ``bufstart``/``bufend``
+    wrap at ``bufvoid`` (bytes = (bufend - bufstart) mod bufvoid), and ``length``
+    counts metadata ints (records = (length - 1) / NMETA + 1), as in
+    ``MapTask.MapOutputBuffer.startSpill``.
+    """
+    found = match(rec.logger, rec.message)
+    if found is None:
+        return TaskEvent(rec.line_no, rec.ts_ms, rec.thread, rec.tid, EventKind.OTHER, None, (),
+                         rec.message[:MAX_DETAIL_CHARS])
+    pat, groups = found
+    n_bytes, n_records, n_segments = _int(groups, "bytes"), _int(groups, "records"), _int(groups, "segments")
+    if pat.kind is EventKind.SPILL_BYTES:
+        start, end, void = int(groups["bufstart"]), int(groups["bufend"]), int(groups["bufvoid"])
+        n_bytes = (end - start) % void if void else end - start
+    elif pat.kind is EventKind.SPILL_RECORDS:
+        n_records = (int(groups["length"]) - 1) // NMETA + 1
+    return TaskEvent(
+        rec.line_no, rec.ts_ms, rec.thread, rec.tid, pat.kind, pat.name,
+        tuple(sorted((k, v) for k, v in groups.items() if k not in _COLUMN_GROUPS)),
+        rec.message[:MAX_DETAIL_CHARS], n_bytes, n_records, n_segments,
+    )
+
+
+def parse_counter_block(rec: LogRecord, path: Path) -> list[tuple[str, str, int]]:
+    """``(group, counter, value)`` of a ``Counters: N`` record's tab-indented continuation lines.
+
+    Names are Hadoop's internal ones (:func:`ingest.tasklog_patterns.counter_name`).
+    """
+    rows: list[tuple[str, str, int]] = []
+    group: str | None = None
+    for line_no, text in rec.extra:
+        if text.startswith("\t\t"):
+            name, sep, value = text.strip("\t").rpartition("=")
+            if not sep or group is None:
+                raise TraceParseError(path, f"counter line outside a group: {text.strip()!r}", line=line_no)
+            try:
+                number = int(value)
+            except ValueError:
+                raise TraceParseError(path, f"counter {name!r} has a non-integer value {value!r}",
+                                      line=line_no) from None
+            rows.append((*counter_name(group, name), check_int64(number, path, f"counter {name!r}", line_no)))
+        elif text.startswith("\t"):
+            group = text[1:]
+    return rows
+
+
+def read_records(path: Path, ctx: ReadContext) -> list[LogRecord]:
+    """All records of a plain log file (a LocalJobRunner job log or one container's ``syslog``)."""
+    records = list(parse_records(iter_lines(path, ctx), path, ctx))
+    ctx.events_read += len(records)
+    return records
+
+
+def is_runner_log(events: Iterable[TaskEvent]) -> bool:
+    """Whether the log comes from LocalJobRunner (tasks announced by 'Starting task' lines)."""
+    return any(ev.kind is EventKind.TASK_START for ev in events)
+
+
+def attempt_status(log: AttemptLog) -> tuple[str | None, str | None]:
+    """``(status, error)`` of an attempt from its lines: done -> SUCCEEDED, a child exception -> FAILED."""
+    error = next((ev.field("error") or ev.message for ev in log.events if ev.kind is EventKind.ERROR), None)
+    if any(ev.kind is EventKind.DONE for ev in log.events):
+        return Status.SUCCEEDED.value, error
+    if error is not None:
+        return Status.FAILED.value, error
+    return None, None
+
+
+def attempt_rows(
+    log: AttemptLog, path: Path, *, parallel: bool = False, samples: Mapping[Phase, int] | None = None
+) -> Iterator[Row]:
+    """Rows of one attempt: ``attempts``, ``attempt_events``, ``counters`` (scope attempt), ``attempt_phases``."""
+    attempt_id = log.attempt_id
+    job_id, task_id, task_type = job_id_of(attempt_id), task_id_of(attempt_id), task_type_of(attempt_id)
+    counters: dict[tuple[str, str], int] = {}
+    for rec, ev in zip(log.records, log.events, strict=True):
+        if ev.kind is EventKind.COUNTERS and ev.field("attempt") == attempt_id:
+            for group, name, value in parse_counter_block(rec, path):
+                counters[(group, name)] = value
+                yield counter_row(job_id, CounterScope.ATTEMPT.value, group, name, value,
+                                  task_id=task_id, attempt_id=attempt_id)
+        for number in (ev.bytes, ev.records, ev.segments, ev.thread_id):
+            if number is not None:
+                check_int64(number, path, f"a number in a {ev.kind.value} line", ev.line_no)
+        yield Row("attempt_events", {
+            "job_id": job_id, "attempt_id": attempt_id, "thread_id": ev.thread_id, "thread_name": ev.thread_name,
+            "ts_ms": ev.ts_ms, "kind": ev.kind.value, "bytes": ev.bytes, "records": ev.records,
+            "segments": ev.segments, "line_no": ev.line_no,
+            "detail": ev.message if ev.kind is EventKind.OTHER else
+            " ".join(f"{k}={v}" for k, v in ev.fields) or None,
+        })
+    start, finish = log.start_ms, log.finish_ms
+    phases = derive_phases(attempt_id, task_type, log.events, counters, start_ms=start, finish_ms=finish,
+                           parallel=parallel, samples=samples)
+    for span in phases:
+        yield Row("attempt_phases", {
+            "job_id": job_id, "attempt_id": attempt_id, "task_type": task_type, "phase": span.phase,
+            "lane": span.lane.value, "start_ms": span.start_ms, "end_ms": span.end_ms, "dur_ms": span.dur_ms,
+            "data_bytes": span.data_bytes, "data_records": span.data_records,
+        })
+    status, error = attempt_status(log)
+    marks = {p.phase: p for p in phases if p.lane is Lane.MAIN}
+    map_done = marks.get(Phase.SPILL.value) or marks.get(Phase.MERGE.value) or marks.get(Overhead.COMMIT.value)
+    reduce_start = marks.get(REDUCE_WRITE) or marks.get(Phase.REDUCE.value)
+    yield Row("attempts", {
+        "job_id": job_id, "task_id": task_id, "attempt_id": attempt_id, "task_type": task_type,
+        "status": status, "start_ms": start, "finish_ms": finish,
+        "map_finish_ms": map_done.start_ms if task_type == "MAP" and map_done else None,
+        "shuffle_finish_ms": marks[Phase.SORT.value].start_ms if Phase.SORT.value in marks else None,
+        "sort_finish_ms": reduce_start.start_ms if reduce_start else None,
+        "host": log.host, "container_id": log.container_id, "error": error,
+    })
+
+
+def task_rows(logs: Iterable[AttemptLog]) -> Iterator[Row]:
+    """One ``tasks`` row per task seen in the attempts' logs (successful attempt, span)."""
+    by_task: dict[str, list[AttemptLog]] = {}
+    for log in logs:
+        by_task.setdefault(task_id_of(log.attempt_id), []).append(log)
+    for task_id, logs_of_task in sorted(by_task.items()):
+        winners = [log for log in logs_of_task if attempt_status(log)[0] == Status.SUCCEEDED.value]
+        statuses = {attempt_status(log)[0] for log in logs_of_task}
+        status = (Status.SUCCEEDED.value if winners else Status.FAILED.value if Status.FAILED.value in statuses
+                  else None)
+        yield Row("tasks", {
+            "job_id": job_id_of(logs_of_task[0].attempt_id), "task_id": task_id,
+            "task_type": task_type_of(logs_of_task[0].attempt_id), "status": status,
+            "start_ms": min(log.start_ms for log in logs_of_task),
+            "finish_ms": max(log.finish_ms for log in (winners or logs_of_task)),
+            "successful_attempt_id": winners[0].attempt_id if winners else None,
+            "error": next((attempt_status(log)[1] for log in logs_of_task if attempt_status(log)[1]), None),
+        })
+
+
+def log_line_row(job_id: str | None, seq: int, rec: LogRecord, event_type: str = "log_line") -> Row:
+    """A job-level line (client, job thread, application master) as an ``events`` row."""
+    return event_row(job_id, seq, event_type, rec.ts_ms, {
+        "line_no": rec.line_no, "level": rec.level, "thread": rec.thread, "tid": rec.tid, "logger": rec.logger,
+        "message": rec.message[:MAX_DETAIL_CHARS], "extra": [text for _, text in rec.extra][:200],
+    })
+
+
+def _single_attempt(records: list[LogRecord], events: list[TaskEvent], hint: str | None) -> str | None:
+    named = attempt_named(events)
+    if named is None:
+        named = attempt_named(events, HELPER_NAMING_KINDS)
+    return hint or named
+
+
+def rows_of_records(
+    records: list[LogRecord], path: Path, ctx: ReadContext, seq: Iterator[int], *,
+    attempt_hint: str | None = None, host: str | None = None, container_id: str | None = None,
+    collect: list[AttemptLog] | None = None, recording: Path | None = None,
+) -> Iterator[Row]:
+    """Rows of one task log already split into records.
+
+    A LocalJobRunner log (tasks announced by ``Starting task``) is attributed
+    by thread; any other log is one attempt's (``attempt_hint`` or the attempt
+    its commit/done/counters lines name).  Lines of no attempt land as
+    ``events`` rows numbered by ``seq``.  ``tasks`` rows are written here unless
+    ``collect`` is given: then the attempts are appended to it and the caller
+    writes the tasks of all its logs at once (:func:`task_rows`).  With a JFR
+    ``recording`` of the same JVM, read+map+collect and reduce+write spans are
+    split by their task thread's stack samples (:func:`sample_counts`).
+    """
+    events = [classify(rec) for rec in records]
+    for ev in events:
+        if ev.kind is EventKind.OTHER:
+            ctx.unknown["task_log_line"] += 1
+    job_level: list[int]
+    if is_runner_log(events):
+        attempts, job_level = attribute_threads(records, events, ctx)
+        parallel = overlapping(attempts.values())
+        if parallel:
+            ctx.notes.append(
+                f"{len(parallel)} attempts overlapped in one LocalJobRunner JVM: their file-system and "
+                "input/output-format byte counters are shared, phases use log-line bytes and record counters")
+    else:
+        attempt_id = _single_attempt(records, events, attempt_hint)
+        am = any(".v2.app." in rec.logger for rec in records)
+        if attempt_id is None or am or not records:
+            attempts, job_level = {}, list(range(len(records)))
+        else:
+            attempts = {attempt_id: AttemptLog(attempt_id, list(records), events, host=host,
+                                               container_id=container_id)}
+            job_level = []
+        parallel = set()
+    job_id = ctx.job_id_hint
+    if attempts:
+        job_id = job_id_of(next(iter(attempts)))
+    counts = sample_counts(recording, attempts, ctx) if recording is not None else {}
+    for i in job_level:
+        yield log_line_row(job_id, next(seq), records[i])
+    for attempt_id in sorted(attempts):
+        yield from attempt_rows(attempts[attempt_id], path, parallel=attempt_id in parallel,
+                                samples=counts.get(attempt_id))
+    if collect is None:
+        yield from task_rows(attempts.values())
+    else:
+        collect.extend(attempts.values())
+
+
+# ---- the reader ------------------------------------------------------------------------------
+SHUFFLE_LOG = "syslog.shuffle"  # reduce attempts log their shuffle here (YARN's shuffleCLA appender)
+_TASK_LOGGERS = re.compile(r"(?:\]|[A-Z]) +(?:\[tid:\d+\] +)?org\.apache\.hadoop\.(?:mapred|mapreduce)\.")
+
+
+def sniff_task_log(head: bytes, path: Path) -> bool:
+    """A log4j log with Hadoop MapReduce loggers (a container ``syslog`` or a LocalJobRunner job log)."""
+    text = head.decode("utf-8", "replace")
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    return LINE_RE.match(first) is not None and _TASK_LOGGERS.search(text) is not None
+
+
+def _sibling_syslog(path: Path) -> Path | None:
+    sibling = path.with_name("syslog")
+    return sibling if path.name == SHUFFLE_LOG and sibling.is_file() else None
+
+
+def sniff_shuffle_part(head: bytes, path: Path) -> bool:
+    """A ``syslog.shuffle`` next to its ``syslog``: read together with that file."""
+    return _sibling_syslog(path) is not None and sniff_task_log(head, path)
+
+
+def read_task_log(path: Path, ctx: ReadContext) -> Iterator[Row]:
+    """Read one task log: a LocalJobRunner job log or one container's ``syslog``.
+
+    A container's ``syslog.shuffle`` beside the ``syslog`` is read with it (its
+    lines are the same attempt's shuffle); the attempt id comes from the lines
+    (commit, done, counters).
+    """
+    records = read_records(path, ctx)
+    shuffle = path.with_name(SHUFFLE_LOG)
+    if path.name == "syslog" and shuffle.is_file() and sniff_task_log(read_head(shuffle), shuffle):
+        records.extend(read_records(shuffle, ctx))
+        records.sort(key=lambda r: r.ts_ms)
+    container = path.parent.name if path.parent.name.startswith("container_") else None
+    yield from rows_of_records(records, path, ctx, itertools.count(), container_id=container,
+                               recording=engine_recording(path, ctx))
+
+
+def engine_recording(path: Path, ctx: ReadContext) -> Path | None:
+    """The JFR recording of an engine run whose log this is (``RUN_DIR/run.json`` names it), if any."""
+    run_json = path.parent.parent / "run.json"
+    if path.parent.name != "logs" or not run_json.is_file():
+        return None
+    try:
+        run = json.loads(run_json.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        ctx.notes.append(f"{run_json} unreadable ({exc}): no JFR split of read+map+collect")
+        return None
+    name = run.get("jfr") if isinstance(run, dict) else None
+    if not isinstance(name, str) or not (path.parent.parent / name).is_file():
+        return None
+    return path.parent.parent / name
+
+
+def sample_counts(
+    recording: Path, attempts: Mapping[str, AttemptLog], ctx: ReadContext
+) -> dict[str, dict[Phase, int]]:
+    """Per attempt, its task thread's JFR stack samples in its combined span, by phase.
+
+    Maps: the thread that logged ``Processing split`` (JFR's thread id is log4j's
+    ``%tid``), from that line to ``Starting flush of map output``, by
+    :func:`~ingest.phases.map_stack_phase`.  Reduces: the thread that logged
+    ``finalMerge called``, from that line to ``is in the process of committing``,
+    by :func:`~ingest.phases.reduce_stack_phase` (samples of the final merge itself
+    fall in neither part).  A recording that cannot be read leaves the spans
+    combined (noted).
+    """
+    windows: dict[str, tuple[int, int, int, Callable[[Sequence[str]], Phase | None]]] = {}
+    for attempt_id, log in attempts.items():
+        classify_stack: Callable[[Sequence[str]], Phase | None]
+        if task_type_of(attempt_id) == "MAP":
+            first = next((e for e in log.events if e.kind is EventKind.SPLIT), None)
+            last = next((e for e in log.events if e.kind is EventKind.FLUSH), None)
+            classify_stack = map_stack_phase
+        else:
+            first = next((e for e in log.events if e.kind is EventKind.FINAL_MERGE), None)
+            last = next((e for e in log.events if e.kind is EventKind.COMMIT_PENDING), None)
+            classify_stack = reduce_stack_phase
+        if first is not None and last is not None and first.thread_id is not None:
+            windows[attempt_id] = (first.thread_id, first.ts_ms, last.ts_ms, classify_stack)
+    if not windows:
+        return {}
+    stacks: dict[int, list[str]] = {}
+    samples: list[tuple[int, int, int]] = []
+    try:
+        for row in read_jfr(recording, ReadContext(recording, job_id_hint=ctx.job_id_hint)):
+            if row.table == "stacks":
+                stacks[int(row.values["stack_id"])] = list(row.values["frames"])
+            elif row.table == "samples" and row.values.get("stack_id") is not None:
+                values = row.values
+                samples.append((int(values["thread_id"]), int(values["ts_ms"]), int(values["stack_id"])))
+    except (PhaselineError, OSError) as exc:
+        ctx.notes.append(f"JFR recording {recording} not read ({exc}): read+map+collect kept combined")
+        return {}
+    counts: dict[str, dict[Phase, int]] = {}
+    for attempt_id, (tid, t0, t1, classify_stack) in windows.items():
+        mine = counts.setdefault(attempt_id, {})
+        for thread_id, ts_ms, stack_id in samples:
+            if thread_id == tid and t0 <= ts_ms <= t1:
+                phase = classify_stack(stacks.get(stack_id, []))
+                if phase is not None:
+                    mine[phase] = mine.get(phase, 0) + 1
+    return counts
+
+
+def read_shuffle_part(path: Path, ctx: ReadContext) -> Iterator[Row]:
+    """Nothing: the lines land with the sibling ``syslog`` (status 'skipped' says so)."""
+    ctx.notes.append(f"read together with {_sibling_syslog(path)}")
+    yield from ()
+
+
+FORMATS: tuple[Format, ...] = (
+    Format("hadoop-task-log-shuffle-part", sniff_shuffle_part, read_shuffle_part,
+           "A container's syslog.shuffle; its lines land with the sibling syslog.", landed=False),
+    Format("hadoop-task-log", sniff_task_log, read_task_log,
+           "Hadoop task-attempt log4j logs: a YARN container syslog or a LocalJobRunner job log."),
+)

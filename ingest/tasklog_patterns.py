@@ -1,0 +1,419 @@
+"""The MapTask/ReduceTask/Merger/Fetcher/Task log messages phaseline reads, in one table.
+
+Each :class:`LinePattern` names one message of Hadoop's task-side code, the
+event kind it marks, the logger class that writes it, a regular expression over
+the message text (after the ``date level [thread] class:`` prefix), and the
+Hadoop versions it was seen in:
+
+* ``3.4.1``: the ``yarn logs`` output of three real Hadoop 3.4.1 jobs
+  (``fixtures/splitlog-yarn-logs``);
+* ``3.5.0``: LocalJobRunner runs made on this machine with the Hadoop client
+  jars of the ``pyspark`` wheel;
+* ``2.x``: message text checked against Hadoop 2.6/2.7 ``MapTask.java``,
+  ``MergeManagerImpl.java``, ``Fetcher.java`` and ``Merger.java``.
+
+Named groups of a pattern become columns of ``attempt_events``: ``bytes``,
+``records``, ``segments``, ``attempt`` (an attempt id the line names) and
+``index`` (a spill number); other groups go into ``detail``.
+
+Counter display names of the ``Final Counters for ...`` blocks map to Hadoop's
+internal group and counter names (:data:`COUNTER_GROUPS`, :data:`COUNTER_NAMES`),
+the names ``.jhist`` files use, so counters from logs and from histories join.
+
+The module also holds the vocabulary the task-log readers share (so that
+:mod:`ingest.tasklog`, :mod:`ingest.engine_run` and :mod:`ingest.phases` do not
+import each other in a circle): :class:`LogRecord` (one log4j record),
+:class:`TaskEvent` (a classified line), :class:`AttemptLog` (one attempt's
+lines) and the attempt-id helpers.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+
+class EventKind(enum.StrEnum):
+    """What one task-log line marks (``attempt_events.kind``)."""
+
+    TASK_START = "task_start"  # LocalJobRunner: Starting task: <attempt>
+    TASK_FINISH = "task_finish"  # LocalJobRunner: Finishing task: <attempt>
+    SPLIT = "split"  # MapTask: Processing split: <split>
+    SORT_BUFFER = "sort_buffer"  # io.sort.mb, soft limit, equator, kvstart, collector class
+    SPILL_START = "spill_start"  # MapTask: Spilling map output
+    SPILL_BYTES = "spill_bytes"  # MapTask: bufstart = ; bufend = ; bufvoid =
+    SPILL_RECORDS = "spill_records"  # MapTask: kvstart = ; kvend = ; length = L/max
+    SPILL_RESET = "spill_reset"  # MapTask: (RESET) equator ...
+    SPILL_FINISH = "spill_finish"  # MapTask: Finished spill N
+    FLUSH = "flush"  # MapTask: Starting flush of map output
+    MERGE_PASS = "merge_pass"  # Merger: Merging N sorted segments / N intermediate segments
+    MERGE_LAST_PASS = "merge_last_pass"  # Merger: Down to the last merge-pass ...
+    SHUFFLE_INIT = "shuffle_init"  # ReduceTask: Using ShuffleConsumerPlugin
+    MERGE_MANAGER = "merge_manager"  # MergeManagerImpl: MergerManager: memoryLimit=...
+    EVENTS_FETCHED = "events_fetched"  # EventFetcher: Got N new map-outputs / thread started
+    FETCH_START = "fetch_start"  # Fetcher: about to shuffle output of map ... to MEMORY|DISK
+    FETCH_READ = "fetch_read"  # InMemoryMapOutput/OnDiskMapOutput: Read N bytes from map-output
+    FETCH_CLOSE = "fetch_close"  # MergeManagerImpl: closeInMemoryFile -> ...
+    FETCH_HOST_DONE = "fetch_host_done"  # ShuffleSchedulerImpl: host freed by fetcher#N in Nms
+    FETCH_WAIT = "fetch_wait"  # Fetcher: MergeManager returned status WAIT
+    INMEM_MERGE_TRIGGER = "inmem_merge_trigger"  # Starting inMemoryMerger's merge since ...
+    INMEM_MERGE_START = "inmem_merge_start"  # Initiating in-memory merge with N segments...
+    INMEM_MERGE_DONE = "inmem_merge_done"  # <attempt> Merge of the N files in-memory complete
+    MEM2MEM_MERGE_START = "mem2mem_merge_start"  # Initiating Memory-to-Memory merge ...
+    ONDISK_MERGE_START = "ondisk_merge_start"  # OnDiskMerger: We have N map outputs on disk
+    ONDISK_MERGE_DONE = "ondisk_merge_done"  # <attempt> Finished merging N map output files
+    FINAL_MERGE = "final_merge"  # finalMerge called with N in-memory and M on-disk
+    FINAL_MERGE_SPILL = "final_merge_spill"  # Merged N segments, B bytes to disk to satisfy ...
+    FINAL_MERGE_KEEP = "final_merge_keep"  # Keeping N segments, B bytes in memory ...
+    FINAL_MERGE_DISK = "final_merge_disk"  # Merging N files, B bytes from disk
+    FINAL_MERGE_MEMORY = "final_merge_memory"  # Merging N segments, B bytes from memory into reduce
+    COMMIT_PENDING = "commit_pending"  # Task:<attempt> is done. And is in the process of committing
+    COMMIT_ALLOWED = "commit_allowed"  # Task <attempt> is allowed to commit now
+    COMMIT_SAVED = "commit_saved"  # Saved output of task '<attempt>' to <dir>
+    DONE = "done"  # Task '<attempt>' done.
+    COUNTERS = "counters"  # Final Counters for <attempt>: Counters: N
+    STATUS = "status"  # LocalJobRunner status strings: 'map > sort', 'N / M copied.'
+    ERROR = "error"  # YarnChild: Exception running child / Error running child
+    OTHER = "other"  # any other line: kept, counted in ctx.unknown
+
+
+@dataclass(frozen=True, slots=True)
+class LinePattern:
+    """One known log message: its kind, the logger that writes it, and where it was seen."""
+
+    name: str
+    kind: EventKind
+    logger: str  # simple class name of the logger (last component of %c)
+    regex: re.Pattern[str]
+    versions: tuple[str, ...]
+
+
+def _p(name: str, kind: EventKind, logger: str, regex: str, *versions: str) -> LinePattern:
+    return LinePattern(name, kind, logger, re.compile(regex), versions)
+
+
+_A = r"(?P<attempt>attempt_[A-Za-z0-9]+_\d+_[mr]_\d+_\d+)"
+_N = r"\d+"
+_ALL = ("2.x", "3.4.1", "3.5.0")
+_YARN = ("2.x", "3.4.1")
+_LJR = ("3.5.0",)
+
+# The table.  Order matters only among patterns of the same logger (first match wins).
+PATTERNS: tuple[LinePattern, ...] = (
+    # --- LocalJobRunner (one JVM runs every task) ---------------------------------------
+    _p("ljr_starting_task", EventKind.TASK_START, "LocalJobRunner", rf"^Starting task: {_A}$", *_LJR),
+    _p("ljr_finishing_task", EventKind.TASK_FINISH, "LocalJobRunner", rf"^Finishing task: {_A}$", *_LJR),
+    _p("ljr_status", EventKind.STATUS, "LocalJobRunner",
+       r"^(?P<state>map|map > sort|reduce > (?:copy|sort|reduce)|\d+ / \d+ copied\.|)\s*$", *_LJR),
+    # --- map side: MapTask and its MapOutputBuffer -----------------------------------
+    _p("split", EventKind.SPLIT, "MapTask",
+       r"^Processing split: (?P<split>.*?)(?::(?P<offset>\d+)\+(?P<bytes>\d+))?$", *_ALL),
+    _p("sort_mb", EventKind.SORT_BUFFER, "MapTask", r"^mapreduce\.task\.io\.sort\.mb: (?P<io_sort_mb>\d+)$", *_ALL),
+    _p("soft_limit", EventKind.SORT_BUFFER, "MapTask", r"^soft limit at (?P<bytes>\d+)$", *_ALL),
+    _p("buffer_init", EventKind.SORT_BUFFER, "MapTask", r"^bufstart = (?P<bufstart>\d+); bufvoid = (?P<bytes>\d+)$", *_ALL),
+    _p("kv_init", EventKind.SORT_BUFFER, "MapTask", r"^kvstart = (?P<kvstart>\d+); length = (?P<records>\d+)$", *_ALL),
+    _p("equator", EventKind.SORT_BUFFER, "MapTask", rf"^\(EQUATOR\) (?P<equator>{_N}) kvi {_N}\({_N}\)$", *_ALL),
+    _p("collector", EventKind.SORT_BUFFER, "MapTask", r"^Map output collector class = (?P<collector>\S+)$", *_ALL),
+    _p("spill_start", EventKind.SPILL_START, "MapTask", r"^(?:Sorting & )?Spilling map output$", *_ALL),
+    _p("spill_bytes", EventKind.SPILL_BYTES, "MapTask",
+       r"^bufstart = (?P<bufstart>\d+); bufend = (?P<bufend>\d+); bufvoid = (?P<bufvoid>\d+)$", *_ALL),
+    _p("spill_records", EventKind.SPILL_RECORDS, "MapTask",
+       rf"^kvstart = {_N}\({_N}\); kvend = {_N}\({_N}\); length = (?P<length>\d+)/(?P<max_records>\d+)$", *_ALL),
+    _p("spill_reset", EventKind.SPILL_RESET, "MapTask", r"^\(RESET\) equator \d+ kv \d+\(\d+\) kvi \d+\(\d+\)$", *_ALL),
+    _p("spill_finish", EventKind.SPILL_FINISH, "MapTask", r"^Finished spill (?P<index>\d+)$", *_ALL),
+    _p("flush", EventKind.FLUSH, "MapTask", r"^Starting flush of map output$", *_ALL),
+    # --- Merger (map-side merge, reduce-side merges) ----------------------------------
+    _p("merge_sorted", EventKind.MERGE_PASS, "Merger", r"^Merging (?P<segments>\d+) sorted segments$", *_ALL),
+    _p("merge_intermediate", EventKind.MERGE_PASS, "Merger",
+       r"^Merging (?P<segments>\d+) intermediate segments out of a total of (?P<total>\d+)$", *_YARN),
+    _p("merge_last_pass", EventKind.MERGE_LAST_PASS, "Merger",
+       r"^Down to the last merge-pass, with (?P<segments>\d+) segments left of total size: (?P<bytes>-?\d+) bytes$",
+       *_ALL),
+    # --- reduce side: shuffle ----------------------------------------------------------
+    _p("shuffle_plugin", EventKind.SHUFFLE_INIT, "ReduceTask", r"^Using ShuffleConsumerPlugin: (?P<plugin>\S+)$", *_ALL),
+    _p("merge_manager", EventKind.MERGE_MANAGER, "MergeManagerImpl",
+       r"^MergerManager: memoryLimit=(?P<bytes>\d+), maxSingleShuffleLimit=(?P<max_single>\d+), "
+       r"mergeThreshold=(?P<merge_threshold>\d+), ioSortFactor=(?P<io_sort_factor>\d+), "
+       r"memToMemMergeOutputsThreshold=(?P<mem2mem_threshold>\d+)$", *_ALL),
+    _p("event_fetcher_start", EventKind.EVENTS_FETCHED, "EventFetcher", rf"^{_A} Thread started: .*$", *_ALL),
+    _p("events_got", EventKind.EVENTS_FETCHED, "EventFetcher", rf"^{_A}: Got (?P<records>\d+) new map-outputs$", *_ALL),
+    _p("event_fetcher_stop", EventKind.EVENTS_FETCHED, "EventFetcher", r"^EventFetcher is interrupted\.\. Returning$", *_ALL),
+    _p("fetch_start", EventKind.FETCH_START, "Fetcher",
+       r"^(?P<fetcher>\S+) about to shuffle output of map (?P<map_attempt>attempt_\S+) "
+       r"decomp: (?P<bytes>\d+) len: (?P<len>\d+) to (?P<target>MEMORY|DISK)$", *_YARN),
+    _p("local_fetch_start", EventKind.FETCH_START, "LocalFetcher",
+       r"^(?P<fetcher>\S+) about to shuffle output of map (?P<map_attempt>attempt_\S+) "
+       r"decomp: (?P<bytes>\d+) len: (?P<len>\d+) to (?P<target>MEMORY|DISK)$", *_LJR),
+    _p("fetch_wait", EventKind.FETCH_WAIT, "Fetcher", r"^(?P<fetcher>\S+) - MergeManager returned status WAIT \.\.\.$", *_YARN),
+    _p("read_memory", EventKind.FETCH_READ, "InMemoryMapOutput",
+       r"^Read (?P<bytes>\d+) bytes from map-output for (?P<map_attempt>attempt_\S+)$", *_ALL),
+    _p("read_disk", EventKind.FETCH_READ, "OnDiskMapOutput",
+       r"^Read (?P<bytes>\d+) bytes from map-output for (?P<map_attempt>attempt_\S+)$", "2.x"),
+    _p("close_in_memory", EventKind.FETCH_CLOSE, "MergeManagerImpl",
+       r"^closeInMemoryFile -> map-output of size: (?P<bytes>\d+), inMemoryMapOutputs\.size\(\) -> (?P<segments>\d+)"
+       r", commitMemory -> (?P<commit_memory>\d+), usedMemory ->\s*(?P<used_memory>\d+)$", *_ALL),
+    _p("host_freed", EventKind.FETCH_HOST_DONE, "ShuffleSchedulerImpl",
+       r"^(?P<host>\S+) freed by (?P<fetcher>\S+) in (?P<ms>\d+)ms$", *_YARN),
+    # --- reduce side: merges while shuffling --------------------------------------------
+    _p("inmem_trigger", EventKind.INMEM_MERGE_TRIGGER, "MergeManagerImpl",
+       r"^Starting inMemoryMerger's merge since commitMemory=(?P<bytes>\d+) > mergeThreshold=\d+\. "
+       r"Current usedMemory=\d+$", *_YARN),
+    _p("merge_thread_start", EventKind.INMEM_MERGE_TRIGGER, "MergeThread",
+       r"^(?P<merger>.+?): Starting merge with (?P<segments>\d+) segments, while ignoring (?P<ignored>\d+) segments$",
+       *_YARN),
+    _p("inmem_start", EventKind.INMEM_MERGE_START, "MergeManagerImpl",
+       r"^Initiating in-memory merge with (?P<segments>\d+) segments\.\.\.$", *_YARN),
+    _p("inmem_done", EventKind.INMEM_MERGE_DONE, "MergeManagerImpl",
+       rf"^{_A} Merge of the (?P<segments>\d+) files in-memory complete\. Local file is (?P<path>\S+) "
+       r"of size (?P<bytes>\d+)$", *_YARN),
+    _p("mem2mem_start", EventKind.MEM2MEM_MERGE_START, "MergeManagerImpl",
+       r"^Initiating Memory-to-Memory merge with (?P<segments>\d+) segments of total-size: (?P<bytes>\d+)$", "2.x"),
+    _p("ondisk_start", EventKind.ONDISK_MERGE_START, "MergeManagerImpl",
+       r"^OnDiskMerger: We have\s+(?P<segments>\d+) map outputs on disk\. Triggering merge\.\.\.$", "2.x"),
+    _p("ondisk_done", EventKind.ONDISK_MERGE_DONE, "MergeManagerImpl",
+       rf"^{_A} Finished merging (?P<segments>\d+) map output files on disk of total-size (?P<total>\d+)\. "
+       r"Local output file is (?P<path>\S+) of size (?P<bytes>\d+)$", "2.x"),
+    # --- reduce side: final merge ---------------------------------------------------------
+    _p("final_merge", EventKind.FINAL_MERGE, "MergeManagerImpl",
+       r"^finalMerge called with (?P<segments>\d+) in-memory map-outputs and (?P<on_disk>\d+) on-disk map-outputs$",
+       *_ALL),
+    _p("final_merge_spill", EventKind.FINAL_MERGE_SPILL, "MergeManagerImpl",
+       r"^Merged (?P<segments>\d+) segments, (?P<bytes>\d+) bytes to disk to satisfy reduce memory limit$", *_ALL),
+    _p("final_merge_keep", EventKind.FINAL_MERGE_KEEP, "MergeManagerImpl",
+       r"^Keeping (?P<segments>\d+) segments, (?P<bytes>\d+) bytes in memory for intermediate, on-disk merge$", "2.x"),
+    _p("final_merge_disk", EventKind.FINAL_MERGE_DISK, "MergeManagerImpl",
+       r"^Merging (?P<segments>\d+) files, (?P<bytes>\d+) bytes from disk$", *_ALL),
+    _p("final_merge_memory", EventKind.FINAL_MERGE_MEMORY, "MergeManagerImpl",
+       r"^Merging (?P<segments>\d+) segments, (?P<bytes>\d+) bytes from memory into reduce$", *_ALL),
+    # --- Task: commit, done, counters -------------------------------------------------
+    _p("commit_pending", EventKind.COMMIT_PENDING, "Task", rf"^Task:{_A} is done\. And is in the process of committing$",
+       *_ALL),
+    _p("commit_allowed", EventKind.COMMIT_ALLOWED, "Task", rf"^Task {_A} is allowed to commit now$", *_ALL),
+    _p("commit_saved", EventKind.COMMIT_SAVED, "FileOutputCommitter", rf"^Saved output of task '{_A}' to (?P<path>\S+)$",
+       *_ALL),
+    _p("done", EventKind.DONE, "Task", rf"^Task '{_A}' done\.$", *_ALL),
+    _p("final_counters", EventKind.COUNTERS, "Task", rf"^Final Counters for {_A}: Counters: (?P<records>\d+)$",
+       "3.4.1", "3.5.0"),
+    _p("child_exception", EventKind.ERROR, "YarnChild", r"^(?:Exception|Error) running child ?: ?(?P<error>.*)$", *_YARN),
+)
+
+_BY_LOGGER: dict[str, tuple[LinePattern, ...]] = {}
+for _pat in PATTERNS:
+    _BY_LOGGER[_pat.logger] = (*_BY_LOGGER.get(_pat.logger, ()), _pat)
+
+
+def patterns_for(logger: str) -> tuple[LinePattern, ...]:
+    """The patterns of one logger, given its full or simple class name (``o.a.h.mapred.MapTask``)."""
+    return _BY_LOGGER.get(logger.rsplit(".", 1)[-1], ())
+
+
+def match(logger: str, message: str) -> tuple[LinePattern, dict[str, str]] | None:
+    """The first pattern of ``logger`` matching ``message``, with its named groups (``None`` if none).
+
+    >>> pat, groups = match("org.apache.hadoop.mapred.MapTask", "Finished spill 3")
+    >>> pat.kind.value, groups["index"]
+    ('spill_finish', '3')
+    """
+    for pat in patterns_for(logger):
+        found = pat.regex.match(message)
+        if found is not None:
+            return pat, {k: v for k, v in found.groupdict().items() if v is not None}
+    return None
+
+
+# Counter display names (as ``Counters.toString()`` prints them) -> internal names.
+COUNTER_GROUPS: dict[str, str] = {
+    "File System Counters": "org.apache.hadoop.mapreduce.FileSystemCounter",
+    "Map-Reduce Framework": "org.apache.hadoop.mapreduce.TaskCounter",
+    "File Input Format Counters": "org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter",
+    "File Output Format Counters": "org.apache.hadoop.mapreduce.lib.output.FileOutputFormatCounter",
+    "Job Counters": "org.apache.hadoop.mapreduce.JobCounter",
+    "Shuffle Errors": "Shuffle Errors",
+}
+
+_TASK_COUNTERS = {
+    "Map input records": "MAP_INPUT_RECORDS",
+    "Map output records": "MAP_OUTPUT_RECORDS",
+    "Map skipped records": "MAP_SKIPPED_RECORDS",
+    "Map output bytes": "MAP_OUTPUT_BYTES",
+    "Map output materialized bytes": "MAP_OUTPUT_MATERIALIZED_BYTES",
+    "Input split bytes": "SPLIT_RAW_BYTES",
+    "Combine input records": "COMBINE_INPUT_RECORDS",
+    "Combine output records": "COMBINE_OUTPUT_RECORDS",
+    "Reduce input groups": "REDUCE_INPUT_GROUPS",
+    "Reduce shuffle bytes": "REDUCE_SHUFFLE_BYTES",
+    "Reduce input records": "REDUCE_INPUT_RECORDS",
+    "Reduce output records": "REDUCE_OUTPUT_RECORDS",
+    "Reduce skipped groups": "REDUCE_SKIPPED_GROUPS",
+    "Reduce skipped records": "REDUCE_SKIPPED_RECORDS",
+    "Spilled Records": "SPILLED_RECORDS",
+    "Shuffled Maps": "SHUFFLED_MAPS",
+    "Failed Shuffles": "FAILED_SHUFFLE",
+    "Merged Map outputs": "MERGED_MAP_OUTPUTS",
+    "GC time elapsed (ms)": "GC_TIME_MILLIS",
+    "CPU time spent (ms)": "CPU_MILLISECONDS",
+    "Physical memory (bytes) snapshot": "PHYSICAL_MEMORY_BYTES",
+    "Virtual memory (bytes) snapshot": "VIRTUAL_MEMORY_BYTES",
+    "Total committed heap usage (bytes)": "COMMITTED_HEAP_BYTES",
+    "Peak Map Physical memory (bytes)": "MAP_PHYSICAL_MEMORY_BYTES_MAX",
+    "Peak Map Virtual memory (bytes)": "MAP_VIRTUAL_MEMORY_BYTES_MAX",
+    "Peak Reduce Physical memory (bytes)": "REDUCE_PHYSICAL_MEMORY_BYTES_MAX",
+    "Peak Reduce Virtual memory (bytes)": "REDUCE_VIRTUAL_MEMORY_BYTES_MAX",
+}
+
+_FS_OPS = {
+    "Number of bytes read": "BYTES_READ",
+    "Number of bytes written": "BYTES_WRITTEN",
+    "Number of read operations": "READ_OPS",
+    "Number of large read operations": "LARGE_READ_OPS",
+    "Number of write operations": "WRITE_OPS",
+    "Number of bytes read erasure-coded": "BYTES_READ_EC",
+}
+
+COUNTER_NAMES: dict[str, dict[str, str]] = {
+    "org.apache.hadoop.mapreduce.TaskCounter": _TASK_COUNTERS,
+    "org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter": {"Bytes Read": "BYTES_READ"},
+    "org.apache.hadoop.mapreduce.lib.output.FileOutputFormatCounter": {"Bytes Written": "BYTES_WRITTEN"},
+}
+
+_FS_LINE = re.compile(r"^(?P<scheme>[A-Za-z0-9]+): (?P<op>.+)$")
+
+
+def counter_name(group: str, display: str) -> tuple[str, str]:
+    """Internal ``(group, counter)`` names for a counter printed as ``display`` in group ``group``.
+
+    Unknown groups and counters (user counters) keep their printed names,
+    stripped of the trailing blanks Hadoop prints after some of them.
+
+    >>> counter_name("File System Counters", "HDFS: Number of bytes read")
+    ('org.apache.hadoop.mapreduce.FileSystemCounter', 'HDFS_BYTES_READ')
+    >>> counter_name("Map-Reduce Framework", "Shuffled Maps ")
+    ('org.apache.hadoop.mapreduce.TaskCounter', 'SHUFFLED_MAPS')
+    """
+    group_key = group.strip()
+    name = display.strip()
+    internal_group = COUNTER_GROUPS.get(group_key, group_key)
+    if internal_group == "org.apache.hadoop.mapreduce.FileSystemCounter":
+        fs = _FS_LINE.match(name)
+        if fs is not None and fs["op"] in _FS_OPS:
+            return internal_group, f"{fs['scheme'].upper()}_{_FS_OPS[fs['op']]}"
+        return internal_group, name
+    return internal_group, COUNTER_NAMES.get(internal_group, {}).get(name, name)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskEvent:
+    """One classified log line of one task attempt (a row of ``attempt_events`` plus parsed fields)."""
+
+    line_no: int
+    ts_ms: int
+    thread_name: str | None
+    thread_id: int | None
+    kind: EventKind
+    pattern: str | None
+    fields: tuple[tuple[str, str], ...]
+    message: str
+    bytes: int | None = None
+    records: int | None = None
+    segments: int | None = None
+
+    def field(self, name: str) -> str | None:
+        """A named group of the matching pattern (``None`` if the line had none)."""
+        for key, value in self.fields:
+            if key == name:
+                return value
+        return None
+
+
+# ---- records, attempts and ids shared by the task-log readers -------------------------------
+ATTEMPT_RE = re.compile(r"attempt_(?P<job>[A-Za-z0-9]+_\d+)_(?P<type>[mr])_(?P<task>\d+)_(?P<n>\d+)")
+# Loggers of the reduce-side shuffle/merge threads (fetchers, mergers, the event fetcher).
+REDUCE_SIDE_LOGGERS = frozenset(
+    {"Fetcher", "LocalFetcher", "InMemoryMapOutput", "OnDiskMapOutput", "MergeManagerImpl", "MergeThread",
+     "ShuffleSchedulerImpl", "EventFetcher", "Merger"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class LogRecord:
+    """One log4j record: the prefixed line plus the unprefixed lines that continue it."""
+
+    line_no: int
+    ts_ms: int
+    level: str
+    thread: str | None
+    tid: int | None
+    logger: str
+    message: str
+    extra: tuple[tuple[int, str], ...] = ()
+
+    @property
+    def thread_key(self) -> str:
+        """Identity of the writing thread (name plus id where the pattern prints ``%tid``)."""
+        return f"{self.thread}#{self.tid}" if self.tid is not None else str(self.thread)
+
+
+def job_id_of(attempt_id: str) -> str:
+    """``attempt_<cluster>_<n>_m_<task>_<k>`` -> ``job_<cluster>_<n>``.
+
+    >>> job_id_of("attempt_local2090949264_0001_m_000000_0")
+    'job_local2090949264_0001'
+    """
+    found = ATTEMPT_RE.fullmatch(attempt_id)
+    if found is None:
+        raise ValueError(f"not an attempt id: {attempt_id!r}")
+    return f"job_{found['job']}"
+
+
+def task_id_of(attempt_id: str) -> str:
+    """``attempt_..._m_000003_0`` -> ``task_..._m_000003``."""
+    found = ATTEMPT_RE.fullmatch(attempt_id)
+    if found is None:
+        raise ValueError(f"not an attempt id: {attempt_id!r}")
+    return f"task_{found['job']}_{found['type']}_{found['task']}"
+
+
+def task_type_of(attempt_id: str) -> str:
+    """``MAP`` or ``REDUCE`` from an attempt id."""
+    found = ATTEMPT_RE.fullmatch(attempt_id)
+    if found is None:
+        raise ValueError(f"not an attempt id: {attempt_id!r}")
+    return "MAP" if found["type"] == "m" else "REDUCE"
+
+
+@dataclass(slots=True)
+class AttemptLog:
+    """Everything one attempt's lines said (built while reading, then turned into rows)."""
+
+    attempt_id: str
+    records: list[LogRecord]
+    events: list[TaskEvent]
+    host: str | None = None
+    container_id: str | None = None
+
+    @property
+    def start_ms(self) -> int:
+        return min(e.ts_ms for e in self.events)
+
+    @property
+    def finish_ms(self) -> int:
+        return max(e.ts_ms for e in self.events)
+
+
+# Events of the attempt's own task thread that name the attempt, and those of helper threads.
+OWNING_KINDS = frozenset({EventKind.COMMIT_PENDING, EventKind.COMMIT_ALLOWED, EventKind.COMMIT_SAVED,
+                           EventKind.DONE, EventKind.COUNTERS})
+HELPER_NAMING_KINDS = frozenset({EventKind.EVENTS_FETCHED, EventKind.INMEM_MERGE_DONE,
+                                  EventKind.ONDISK_MERGE_DONE})
+
+
+def attempt_named(events: Iterable[TaskEvent], kinds: frozenset[EventKind] = OWNING_KINDS) -> str | None:
+    """The attempt id the first owning line (commit, done, counters) of a log names."""
+    for ev in events:
+        if ev.kind in kinds:
+            named = ev.field("attempt")
+            if named is not None:
+                return named
+    return None

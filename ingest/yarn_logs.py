@@ -1,0 +1,249 @@
+"""``yarn logs -applicationId <app>`` output: every container's log files, concatenated.
+
+Each file of each container is framed as (Hadoop 2.9+/3.x; 2.x writes
+``Log Contents:`` and may omit the end line)::
+
+    Container: container_1756057717712_0002_01_000032 on hadoopnode_34573
+    LogAggregationType: AGGREGATED
+    ====================================================================
+    LogType:syslog.shuffle
+    LogLastModifiedTime:Sun Aug 24 18:01:21 +0000 2025
+    LogLength:86458
+    LogContents:
+    2025-08-24 17:58:57,447 INFO [main] org.apache...MergeManagerImpl: MergerManager: ...
+    ...
+    End of LogType:syslog.shuffle
+    ********************************************************************
+
+A task container runs one attempt: its ``syslog`` and ``syslog.shuffle``
+(the reduce's shuffle lines) are read together by :mod:`ingest.tasklog`; the
+attempt id comes from ``launch_container.sh`` (``YarnChild <host> <port>
+<attempt> <n>``) or from the log's own commit/done/counters lines; the host
+from the ``Container: ... on <host>_<port>`` header.  The application master's
+container (``MRAppMaster``) gives the ``jobs`` row (status and times from
+``JobImpl`` transitions, maps and reduces, the submit time from
+``APP_SUBMIT_TIME_ENV``) and its lines land as ``events``.  Every other file
+(stderr, stdout, prelaunch.*, launch_container.sh, directory.info) lands as one
+``events`` row with its text (first :data:`MAX_SECTION_CHARS` characters).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ingest.base import ReadContext, Row, iter_lines
+from ingest.formats import Format
+from ingest.mrcommon import event_row
+from ingest.tasklog import log_line_row, parse_records, rows_of_records, task_rows
+from ingest.tasklog_patterns import AttemptLog, LogRecord
+from phaseline.errors import TraceParseError
+from phaseline.schemas import normalize_status
+
+FORMAT_NAME = "yarn-aggregated-logs"
+MAX_SECTION_CHARS = 65536
+_CONTAINER = re.compile(r"^Container: (?P<id>container_(?:e\d+_)?(?P<cluster>\d+)_(?P<app>\d+)_\d+_\d+) on (?P<host>\S+)\s*$")
+_LOGTYPE = re.compile(r"^LogType:\s?(?P<name>.+?)\s*$")
+_LENGTH = re.compile(r"^LogLength:\s?(?P<n>\d+)\s*$")
+_CONTENTS = re.compile(r"^Log ?Contents:\s*$")
+_END = re.compile(r"^End of LogType:\s?(?P<name>.+?)\s*$")
+_YARN_CHILD = re.compile(r"org\.apache\.hadoop\.mapred\.YarnChild \S+ \d+ (?P<attempt>attempt_[A-Za-z0-9]+_\d+_[mr]_\d+_\d+) \d+")
+_SUBMIT = re.compile(r'^export APP_SUBMIT_TIME_ENV="(?P<ms>\d+)"')
+_USER = re.compile(r'^export USER="(?P<user>[^"]*)"')
+_JAR_VERSION = re.compile(r"hadoop-mapreduce-client-core-(?P<version>\d+\.\d+\.\d+[\w.-]*?)\.jar")
+_TRANSITION = re.compile(r"^(?P<job>job_\S+?)Job Transitioned from (?P<src>\w+) to (?P<dst>\w+)$")
+_SPLITS = re.compile(r"^Input size for job (?P<job>job_\S+) = \d+\. Number of splits = (?P<n>\d+)$")
+_REDUCES = re.compile(r"^Number of reduces for job (?P<job>job_\S+) = (?P<n>\d+)$")
+_FINAL_JOB_STATES = ("SUCCEEDED", "FAILED", "KILLED", "ERROR")
+
+
+def _task_log(name: str) -> bool:
+    return name == "syslog" or name.startswith("syslog.")
+
+
+@dataclass(slots=True)
+class _Container:
+    """The files of one container read so far."""
+
+    container_id: str
+    host: str | None
+    logs: dict[str, list[tuple[int, str]]] = field(default_factory=dict)  # syslog* lines, numbered
+    other: list[tuple[str, int, list[str]]] = field(default_factory=list)  # (log type, first line, text)
+    attempt_hint: str | None = None
+    is_am: bool = False
+    submit_ms: int | None = None
+    user: str | None = None
+
+
+def split_host(raw: str) -> str:
+    """``hadoopnode_34573`` (node manager host and port) -> ``hadoopnode``."""
+    host, sep, port = raw.rpartition("_")
+    return host if sep and port.isdigit() else raw
+
+
+def sniff_yarn_logs(head: bytes, path: Path) -> bool:
+    """Text whose first line is a ``Container: container_... on ...`` header followed by ``LogType:``."""
+    lines = [line for line in head.decode("utf-8", "replace").splitlines() if line.strip()]
+    return bool(lines) and _CONTAINER.match(lines[0]) is not None and any(
+        _LOGTYPE.match(line) for line in lines[1:6])
+
+
+def _sections(path: Path, ctx: ReadContext) -> Iterator[_Container]:
+    """Containers in file order, each with its files (a container's files are contiguous).
+
+    A file's contents end at ``End of LogType:<name>``; output without end lines
+    (Hadoop 2.x) ends a file at the next ``LogType:``/``Container:`` line once
+    ``LogLength`` bytes were read.
+    """
+    current: _Container | None = None
+    log_type: str | None = None
+    log_length = 0
+    in_body = False
+    consumed = 0
+    body: list[tuple[int, str]] = []
+    for line_no, text in iter_lines(path, ctx):
+        if in_body:
+            end = _END.match(text)
+            boundary = consumed >= log_length and (_CONTAINER.match(text) or _LOGTYPE.match(text))
+            if end is None and not boundary:
+                body.append((line_no, text))
+                consumed += len(text.encode("utf-8", "replace")) + 1
+                continue
+            assert current is not None
+            assert log_type is not None
+            _store(current, log_type, body)
+            in_body, body = False, []
+            if end is not None:
+                continue
+        header = _CONTAINER.match(text)
+        if header is not None:
+            if current is None or current.container_id != header["id"]:
+                if current is not None:
+                    yield current
+                current = _Container(header["id"], split_host(header["host"]))
+            continue
+        found = _LOGTYPE.match(text)
+        if found is not None:
+            log_type, log_length = found["name"], 0
+            continue
+        if (length := _LENGTH.match(text)) is not None:
+            log_length = int(length["n"])
+            continue
+        if _CONTENTS.match(text):
+            if current is None or log_type is None:
+                raise TraceParseError(path, "log contents before any 'Container:' and 'LogType:' header",
+                                      line=line_no, hint="is this the complete output of `yarn logs`?")
+            in_body, consumed, body = True, 0, []
+    if in_body and current is not None and log_type is not None:
+        _store(current, log_type, body)
+        if consumed < log_length:
+            ctx.notes.append(f"the last file ({log_type}) ends after {consumed} of {log_length} bytes: "
+                             "the output may be cut short")
+    if current is not None:
+        yield current
+
+
+def _store(container: _Container, log_type: str, body: list[tuple[int, str]]) -> None:
+    while body and body[-1][1] == "":
+        body = body[:-1]  # the writer's blank line(s) before 'End of LogType' / the next file
+    if _task_log(log_type):
+        container.logs.setdefault(log_type, []).extend(body)
+        return
+    if log_type == "launch_container.sh":
+        for _, text in body:
+            if (child := _YARN_CHILD.search(text)) is not None:
+                container.attempt_hint = child["attempt"]
+            if "org.apache.hadoop.mapreduce.v2.app.MRAppMaster" in text:
+                container.is_am = True
+            if (submit := _SUBMIT.match(text)) is not None:
+                container.submit_ms = int(submit["ms"])
+            if (user := _USER.match(text)) is not None:
+                container.user = user["user"]
+    container.other.append((log_type, body[0][0] if body else 0, [text for _, text in body]))
+
+
+@dataclass(slots=True)
+class _Job:
+    job_id: str | None = None
+    status: str | None = None
+    launch_ms: int | None = None
+    finish_ms: int | None = None
+    maps: int | None = None
+    reduces: int | None = None
+    submit_ms: int | None = None
+    user: str | None = None
+    hadoop_version: str | None = None
+
+
+def _read_am(records: list[LogRecord], job: _Job) -> None:
+    for rec in records:
+        if (moved := _TRANSITION.match(rec.message)) is not None:
+            job.job_id = moved["job"]
+            if moved["src"] == "INITED" and moved["dst"] == "SETUP":
+                job.launch_ms = rec.ts_ms
+            if moved["dst"] in _FINAL_JOB_STATES:
+                job.status, job.finish_ms = moved["dst"], rec.ts_ms
+        elif (splits := _SPLITS.match(rec.message)) is not None:
+            job.maps = int(splits["n"])
+        elif (reduces := _REDUCES.match(rec.message)) is not None:
+            job.reduces = int(reduces["n"])
+
+
+def read_yarn_logs(path: Path, ctx: ReadContext) -> Iterator[Row]:
+    """Rows of one ``yarn logs`` output: jobs, tasks, attempts, attempt counters, events, phases."""
+    seq = itertools.count()
+    job = _Job()
+    attempts: list[AttemptLog] = []
+    job_ids: set[str] = set()
+    for container in _sections(path, ctx):
+        header = _CONTAINER.match(f"Container: {container.container_id} on x")
+        assert header is not None
+        app_job = f"job_{header['cluster']}_{header['app']}"
+        job_ids.add(app_job)
+        ctx.job_id_hint = app_job
+        records: list[LogRecord] = []
+        for lines in container.logs.values():
+            records.extend(parse_records(lines, path, ctx))
+            if job.hadoop_version is None:
+                job.hadoop_version = next((m["version"] for _, text in lines
+                                           if (m := _JAR_VERSION.search(text)) is not None), None)
+        records.sort(key=lambda r: r.ts_ms)
+        ctx.events_read += len(records) + len(container.other)
+        am = container.is_am or any(".v2.app." in rec.logger for rec in records)
+        if am:
+            _read_am(records, job)
+            job.submit_ms, job.user = container.submit_ms or job.submit_ms, container.user or job.user
+            for rec in records:
+                yield log_line_row(app_job, next(seq), rec, "am_log")
+        else:
+            yield from rows_of_records(records, path, ctx, seq, attempt_hint=container.attempt_hint,
+                                       host=container.host, container_id=container.container_id,
+                                       collect=attempts)
+        for log_type, first_line, text_lines in container.other:
+            text = "\n".join(text_lines)
+            yield event_row(app_job, next(seq), "container_log", None, {
+                "container_id": container.container_id, "host": container.host, "log_type": log_type,
+                "line_no": first_line, "chars": len(text), "text": text[:MAX_SECTION_CHARS],
+                "truncated": len(text) > MAX_SECTION_CHARS,
+            })
+    if len(job_ids) > 1:
+        raise TraceParseError(path, f"containers of several applications in one file: {sorted(job_ids)}",
+                              hint="split the output per application")
+    yield from task_rows(attempts)
+    if job_ids:
+        job_id = job.job_id or next(iter(job_ids))
+        yield Row("jobs", {
+            "job_id": job_id, "user": job.user, "status": normalize_status(job.status),
+            "submit_ms": job.submit_ms, "launch_ms": job.launch_ms, "finish_ms": job.finish_ms,
+            "total_maps": job.maps, "total_reduces": job.reduces,
+            "hadoop_version": job.hadoop_version, "source_format": FORMAT_NAME,
+        })
+
+
+FORMATS: tuple[Format, ...] = (
+    Format(FORMAT_NAME, sniff_yarn_logs, read_yarn_logs,
+           "`yarn logs -applicationId` output: every container's syslog, syslog.shuffle, stderr, ..."),
+)

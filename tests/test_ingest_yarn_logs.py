@@ -1,0 +1,283 @@
+"""`yarn logs` output of three real Hadoop 3.4.1 jobs, ingested end to end into a store.
+
+Expected values are read off the fixtures by independent means (the raw text,
+grep-style) or are the numbers Hadoop itself printed (counters), never our
+reader's output.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ingest.base import ReadContext
+from ingest.phases import COVERAGE_TOLERANCE_MS
+from ingest.pipeline import ingest_paths
+from ingest.yarn_logs import read_yarn_logs, sniff_yarn_logs, split_host
+from phaseline.errors import TraceParseError
+from phaseline.store import Store
+
+FOLDER = "splitlog-yarn-logs"
+TERAGEN, TERASORT, TERAVALIDATE = (f"application_1756057717712_000{i}.yarn-logs.txt.gz" for i in (1, 2, 3))
+TASK = "org.apache.hadoop.mapreduce.TaskCounter"
+
+
+@pytest.fixture(scope="module")
+def con(tmp_path_factory: pytest.TempPathFactory, fixtures_dir: Path) -> Any:
+    store = Store(tmp_path_factory.mktemp("yarn") / "store")
+    summary = ingest_paths([fixtures_dir / FOLDER], store)
+    assert summary.quarantined == 0
+    return store.connect()
+
+
+def _raw(fixtures_dir: Path, name: str) -> str:
+    with gzip.open(fixtures_dir / FOLDER / name, "rt", encoding="utf-8") as fh:
+        return fh.read()
+
+
+def q(con: Any, sql: str, *params: object) -> list[tuple[Any, ...]]:
+    return [tuple(r) for r in con.execute(sql, list(params)).fetchall()]
+
+
+def test_jobs_land_with_status_sizes_and_version(con: Any) -> None:
+    rows = q(con, "SELECT job_id, status, total_maps, total_reduces, hadoop_version, \"user\", source_format "
+                  "FROM jobs ORDER BY job_id")
+    assert rows == [
+        ("job_1756057717712_0001", "SUCCEEDED", 2, 0, "3.4.1", "sandbox", "yarn-aggregated-logs"),
+        ("job_1756057717712_0002", "SUCCEEDED", 76, 1, "3.4.1", "sandbox", "yarn-aggregated-logs"),
+        ("job_1756057717712_0003", "SUCCEEDED", 1, 1, "3.4.1", "sandbox", "yarn-aggregated-logs"),
+    ]
+    # submit time: APP_SUBMIT_TIME_ENV of the AM's launch script; finish: JobImpl's last transition
+    (sort_job,) = q(con, "SELECT submit_ms, launch_ms, finish_ms FROM jobs WHERE job_id = 'job_1756057717712_0002'")
+    assert sort_job[0] == 1756058294334
+    assert sort_job[0] < sort_job[1] < sort_job[2]
+
+
+def test_every_task_container_becomes_one_attempt(con: Any, fixtures_dir: Path) -> None:
+    for name, job, maps, reduces in ((TERAGEN, "0001", 2, 0), (TERASORT, "0002", 76, 1), (TERAVALIDATE, "0003", 1, 1)):
+        launched = set(re.findall(r"YarnChild \S+ \d+ (attempt_\S+) \d+", _raw(fixtures_dir, name)))
+        rows = q(con, "SELECT attempt_id, task_type, status, host, container_id FROM attempts "
+                      "WHERE job_id = ?", f"job_1756057717712_{job}")
+        assert {r[0] for r in rows} == launched
+        assert sum(r[1] == "MAP" for r in rows) == maps
+        assert sum(r[1] == "REDUCE" for r in rows) == reduces
+        assert {r[2] for r in rows} == {"SUCCEEDED"}
+        assert {r[3] for r in rows} == {"hadoopnode"}
+        assert all(str(r[4]).startswith(f"container_1756057717712_{job}_01_") for r in rows)
+    assert q(con, "SELECT count(*) FROM tasks")[0][0] == 2 + 77 + 2
+
+
+def test_final_counters_land_per_attempt(con: Any) -> None:
+    def counter(attempt: str, name: str) -> int:
+        return int(q(con, "SELECT value FROM counters WHERE scope = 'attempt' AND attempt_id = ? "
+                          "AND group_name = ? AND counter_name = ?", attempt, TASK, name)[0][0])
+
+    assert counter("attempt_1756057717712_0001_m_000000_0", "MAP_INPUT_RECORDS") == 50_000_000
+    reduce = "attempt_1756057717712_0002_r_000000_0"
+    assert counter(reduce, "REDUCE_SHUFFLE_BYTES") == 10_400_000_456
+    assert counter(reduce, "SHUFFLED_MAPS") == 76
+    assert counter(reduce, "REDUCE_OUTPUT_RECORDS") == 100_000_000
+    # 77 TeraSort attempts each printed their counters: 28 per map, 35 for the reduce (Counters: N)
+    per_attempt = q(con, "SELECT attempt_id, count(*) FROM counters WHERE scope = 'attempt' AND job_id = ? "
+                         "GROUP BY 1", "job_1756057717712_0002")
+    assert len(per_attempt) == 77
+    assert {n for a, n in per_attempt if "_m_" in a} == {28}
+    assert {n for a, n in per_attempt if "_r_" in a} == {35}
+
+
+def test_terasort_maps_spill_and_merge_as_the_log_says(con: Any, fixtures_dir: Path) -> None:
+    raw = _raw(fixtures_dir, TERASORT)
+    finished = q(con, "SELECT count(*) FROM attempt_events WHERE kind = 'spill_finish' AND job_id = ?",
+                 "job_1756057717712_0002")
+    assert finished[0][0] == raw.count("MapTask: Finished spill ")
+    rows = q(con, """
+        SELECT e.attempt_id,
+               count(*) FILTER (WHERE kind = 'spill_finish'),
+               count(*) FILTER (WHERE kind = 'spill_finish' AND thread_name = 'SpillThread'),
+               sum(bytes) FILTER (WHERE kind = 'spill_bytes'),
+               sum(records) FILTER (WHERE kind = 'spill_records'),
+               max(segments) FILTER (WHERE kind = 'merge_pass')
+        FROM attempt_events e WHERE e.job_id = 'job_1756057717712_0002' AND e.attempt_id LIKE '%\\_m\\_%' ESCAPE '\\'
+        GROUP BY 1""")
+    counters = dict(q(con, "SELECT attempt_id || '/' || counter_name, value FROM counters WHERE scope = 'attempt' "
+                           "AND counter_name IN ('MAP_OUTPUT_BYTES', 'MAP_OUTPUT_RECORDS')"))
+    assert len(rows) == 76
+    two_spills = 0
+    for attempt, spills, background, spilled_bytes, spilled_records, merged in rows:
+        assert spilled_bytes == counters[f"{attempt}/MAP_OUTPUT_BYTES"]
+        assert spilled_records == counters[f"{attempt}/MAP_OUTPUT_RECORDS"]
+        assert background == spills - 1  # the last spill runs on the task thread after the flush
+        assert merged == (spills if spills > 1 else None)
+        two_spills += spills == 2
+    assert two_spills == 74  # the two last splits are small: one spill, no merge
+
+
+def test_terasort_reduce_shuffles_merges_in_memory_and_merges_15_files(con: Any, fixtures_dir: Path) -> None:
+    raw = _raw(fixtures_dir, TERASORT)
+    reduce = "attempt_1756057717712_0002_r_000000_0"
+    kinds = dict(q(con, "SELECT kind, count(*) FROM attempt_events WHERE attempt_id = ? GROUP BY 1", reduce))
+    assert kinds["fetch_start"] == raw.count("about to shuffle output of map") == 76
+    assert kinds["inmem_merge_done"] == raw.count("files in-memory complete") == 15
+    assert kinds["final_merge"] == 1
+    (detail,) = q(con, "SELECT detail FROM attempt_events WHERE attempt_id = ? AND kind = 'final_merge'", reduce)
+    assert detail[0] == "on_disk=15"
+    fetched = q(con, "SELECT sum(CAST(regexp_extract(detail, 'len=(\\d+)', 1) AS BIGINT)) FROM attempt_events "
+                     "WHERE attempt_id = ? AND kind = 'fetch_start' AND detail LIKE '%target=MEMORY%'", reduce)
+    assert fetched[0][0] == 10_400_000_456  # = REDUCE_SHUFFLE_BYTES: every map output went to memory
+    phases = q(con, "SELECT phase, lane, dur_ms, data_bytes FROM attempt_phases WHERE attempt_id = ? "
+                    "ORDER BY lane DESC, start_ms", reduce)
+    assert [p[0] for p in phases if p[1] == "main"] == [
+        "setup", "wait", "shuffle", "sort", "reduce+write", "commit", "other"]
+    by_name = {(p[0], p[1]): p for p in phases}
+    assert by_name[("shuffle", "main")][3] == 10_400_000_456
+    assert by_name[("sort", "main")][3] == 10_400_000_090  # 'Merging 15 files, 10400000090 bytes from disk'
+    assert by_name[("reduce+write", "main")][3] == 10_000_000_000
+    background = by_name[("merge", "background")]
+    assert 0 < background[2] <= by_name[("shuffle", "main")][2]  # the in-memory merges ran while shuffling
+
+
+def test_teravalidate_shuffles_in_memory(con: Any) -> None:
+    reduce = "attempt_1756057717712_0003_r_000000_0"
+    fetches = q(con, "SELECT bytes, detail FROM attempt_events WHERE attempt_id = ? AND kind = 'fetch_start'", reduce)
+    assert len(fetches) == 1
+    assert "target=MEMORY" in fetches[0][1]
+    (final,) = q(con, "SELECT segments, detail FROM attempt_events WHERE attempt_id = ? AND kind = 'final_merge'",
+                 reduce)
+    assert final == (1, "on_disk=0")  # 'finalMerge called with 1 in-memory map-outputs and 0 on-disk'
+
+
+def test_phases_of_every_attempt_are_non_negative_and_cover_its_span(con: Any) -> None:
+    bad = q(con, "SELECT attempt_id, phase FROM attempt_phases WHERE dur_ms < 0 OR end_ms < start_ms")
+    assert bad == []
+    gaps = q(con, """
+        WITH main AS (SELECT * FROM attempt_phases WHERE lane = 'main'),
+        ordered AS (SELECT attempt_id, start_ms, end_ms,
+                           lag(end_ms) OVER (PARTITION BY attempt_id ORDER BY start_ms, end_ms) AS prev_end
+                    FROM main)
+        SELECT a.attempt_id, sum(m.dur_ms) AS covered, a.finish_ms - a.start_ms AS span,
+               min(m.start_ms) - a.start_ms AS head, a.finish_ms - max(m.end_ms) AS tail,
+               (SELECT count(*) FROM ordered o WHERE o.attempt_id = a.attempt_id AND o.prev_end > o.start_ms) AS n_overlaps
+        FROM attempts a JOIN main m USING (attempt_id)
+        GROUP BY a.attempt_id, a.start_ms, a.finish_ms
+        HAVING abs(covered - span) > ? OR head <> 0 OR tail <> 0 OR n_overlaps > 0""", COVERAGE_TOLERANCE_MS)
+    assert gaps == []
+    assert q(con, "SELECT count(DISTINCT attempt_id) FROM attempt_phases")[0][0] == 2 + 77 + 2
+
+
+def test_non_log_files_and_the_application_master_land_as_events(con: Any, fixtures_dir: Path) -> None:
+    types = dict(q(con, "SELECT json_extract_string(payload_json, '$.log_type'), count(*) FROM events "
+                        "WHERE event_type = 'container_log' GROUP BY 1"))
+    raw = "".join(_raw(fixtures_dir, name) for name in (TERAGEN, TERASORT, TERAVALIDATE))
+    for log_type in ("stderr", "stdout", "prelaunch.err", "launch_container.sh", "directory.info"):
+        assert types[log_type] == raw.count(f"\nLogType:{log_type}\n")
+    assert "syslog" not in types  # syslogs are parsed, not kept as text
+    am_lines = q(con, "SELECT count(*) FROM events WHERE event_type = 'am_log'")[0][0]
+    assert am_lines > 1000
+
+
+def test_sniffing_and_host_names(fixtures_dir: Path) -> None:
+    with gzip.open(fixtures_dir / FOLDER / TERAGEN, "rb") as fh:
+        head = fh.read(8192)
+    assert sniff_yarn_logs(head, Path("x"))
+    assert not sniff_yarn_logs(b"2025-08-24 17:58:22,408 INFO [main] x.Y: z\n", Path("x"))
+    assert split_host("hadoopnode_34573") == "hadoopnode"
+    assert split_host("node-1.example.org") == "node-1.example.org"
+
+
+HADOOP2_STYLE = """\
+Container: container_1456_0007_01_000002 on node7_45454
+=====================================================
+LogType:stderr
+Log Upload Time:Mon Jan 04 10:00:00 +0000 2016
+LogLength:0
+Log Contents:
+
+LogType:syslog
+Log Upload Time:Mon Jan 04 10:00:00 +0000 2016
+LogLength:{length}
+Log Contents:
+{syslog}
+LogType:stdout
+Log Upload Time:Mon Jan 04 10:00:00 +0000 2016
+LogLength:0
+Log Contents:
+
+"""
+SYSLOG = (
+    "2016-01-04 10:00:01,000 INFO [main] org.apache.hadoop.mapred.MapTask: Processing split: hdfs://nn/in:0+100\n"
+    "2016-01-04 10:00:02,000 INFO [main] org.apache.hadoop.mapred.Task: "
+    "Task:attempt_1456_0007_m_000000_0 is done. And is in the process of committing\n"
+    "2016-01-04 10:00:02,010 INFO [main] org.apache.hadoop.mapred.Task: Task 'attempt_1456_0007_m_000000_0' done."
+)
+
+
+def test_hadoop2_output_without_end_lines_is_framed_by_log_length(tmp_path: Path) -> None:
+    path = tmp_path / "app.txt"
+    path.write_text(HADOOP2_STYLE.format(length=len(SYSLOG) + 1, syslog=SYSLOG))
+    rows = list(read_yarn_logs(path, ReadContext(path)))
+    (attempt,) = [r.values for r in rows if r.table == "attempts"]
+    assert attempt["attempt_id"] == "attempt_1456_0007_m_000000_0"
+    assert attempt["host"] == "node7"
+    assert attempt["finish_ms"] - attempt["start_ms"] == 1010
+    logs = [r.values for r in rows if r.table == "events"]
+    assert sorted('"log_type":"std' in str(v["payload_json"]) for v in logs) == [True, True]
+
+
+def test_contents_before_any_header_name_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "app.txt"
+    path.write_text("Container: container_1456_0007_01_000002 on node7_45454\nLogContents:\nhello\n")
+    with pytest.raises(TraceParseError, match="before any") as err:
+        list(read_yarn_logs(path, ReadContext(path)))
+    assert err.value.line == 2
+
+
+FAILED_ATTEMPT = """\
+Container: container_1456_0007_01_000003 on node7_45454
+LogAggregationType: AGGREGATED
+====================================================================
+LogType:launch_container.sh
+LogLength:{launch_length}
+LogContents:
+{launch}
+End of LogType:launch_container.sh
+****************************************************************
+
+Container: container_1456_0007_01_000003 on node7_45454
+LogAggregationType: AGGREGATED
+====================================================================
+LogType:syslog
+LogLength:{syslog_length}
+LogContents:
+{syslog}
+End of LogType:syslog
+****************************************************************
+"""
+LAUNCH = ('exec /bin/bash -c "$JAVA_HOME/bin/java -Xmx820m org.apache.hadoop.mapred.YarnChild 10.0.3.4 38703 '
+          'attempt_1456_0007_m_000001_0 3 1>stdout 2>stderr "')
+FAILING_SYSLOG = (
+    "2016-01-04 10:00:01,000 INFO [main] org.apache.hadoop.mapred.MapTask: Processing split: hdfs://nn/in:0+100\n"
+    "2016-01-04 10:00:01,050 INFO [main] org.apache.hadoop.mapred.MapTask: mapreduce.task.io.sort.mb: 100\n"
+    "2016-01-04 10:00:04,000 WARN [main] org.apache.hadoop.mapred.YarnChild: Exception running child : "
+    "java.io.IOException: No space left on device\n"
+    "\tat org.apache.hadoop.mapred.MapTask$MapOutputBuffer.sortAndSpill(MapTask.java:1605)\n"
+    "2016-01-04 10:00:04,010 INFO [main] org.apache.hadoop.mapred.Task: Runnning cleanup for the task"
+)
+
+
+def test_a_failed_attempt_lands_with_its_error_and_whole_span(tmp_path: Path) -> None:
+    path = tmp_path / "app.txt"
+    path.write_text(FAILED_ATTEMPT.format(launch_length=len(LAUNCH) + 1, launch=LAUNCH,
+                                          syslog_length=len(FAILING_SYSLOG) + 1, syslog=FAILING_SYSLOG))
+    rows = list(read_yarn_logs(path, ReadContext(path)))
+    (attempt,) = [r.values for r in rows if r.table == "attempts"]
+    assert attempt["attempt_id"] == "attempt_1456_0007_m_000001_0"  # from the launch script: no line names it
+    assert attempt["status"] == "FAILED"
+    assert str(attempt["error"]).startswith("java.io.IOException: No space left on device")
+    (task,) = [r.values for r in rows if r.table == "tasks"]
+    assert (task["status"], task["successful_attempt_id"]) == ("FAILED", None)
+    phases = [(r.values["phase"], r.values["dur_ms"]) for r in rows if r.table == "attempt_phases"]
+    assert phases == [("setup", 0), ("read+map+collect", 3010)]

@@ -1,0 +1,315 @@
+"""attempt_phases from attempt events: timelines, edge cases, invariants, and a real engine run."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ingest.phases import (
+    COVERAGE_TOLERANCE_MS,
+    MIN_SPLIT_SAMPLES,
+    Lane,
+    PhaseSpan,
+    derive_phases,
+    map_stack_phase,
+    reduce_stack_phase,
+    split_by_samples,
+)
+from ingest.pipeline import ingest_paths
+from ingest.tasklog_patterns import EventKind, TaskEvent
+from phaseline.schemas import Phase
+from phaseline.store import Store
+
+TASK = "org.apache.hadoop.mapreduce.TaskCounter"
+_line = itertools.count(1)
+
+
+def ev(ts: int, kind: EventKind, thread: str = "main", *, nbytes: int | None = None, records: int | None = None,
+       **fields: str) -> TaskEvent:
+    return TaskEvent(next(_line), ts, thread, None, kind, kind.value, tuple(sorted(fields.items())), "",
+                     nbytes, records)
+
+
+def main_lane(spans: list[PhaseSpan]) -> list[tuple[str, int, int]]:
+    return [(p.phase, p.start_ms, p.end_ms) for p in spans if p.lane is Lane.MAIN]
+
+
+def test_map_with_a_background_spill_a_final_spill_and_a_merge() -> None:
+    """
+    main:        setup |split  read+map+collect      |flush spill |merge      |commit |done other|
+    time:        0      10                            60     70    80          95     98         100
+    SpillThread:              |spill 0 (30..50)|
+    """
+    events = [
+        ev(0, EventKind.TASK_START), ev(10, EventKind.SPLIT, nbytes=1000),
+        ev(11, EventKind.SORT_BUFFER),
+        ev(30, EventKind.SPILL_START), ev(30, EventKind.SPILL_BYTES, nbytes=600),
+        ev(30, EventKind.SPILL_RECORDS, records=6),
+        ev(50, EventKind.SPILL_FINISH, "SpillThread", index="0"),
+        ev(60, EventKind.FLUSH), ev(60, EventKind.SPILL_START), ev(60, EventKind.SPILL_BYTES, nbytes=400),
+        ev(60, EventKind.SPILL_RECORDS, records=4), ev(70, EventKind.SPILL_FINISH, index="1"),
+        ev(72, EventKind.MERGE_PASS), ev(75, EventKind.MERGE_LAST_PASS, nbytes=1010),
+        ev(80, EventKind.COMMIT_PENDING), ev(95, EventKind.DONE), ev(100, EventKind.TASK_FINISH),
+    ]
+    counters = {(TASK, "MAP_INPUT_RECORDS"): 10}
+    spans = derive_phases("attempt_1_0001_m_000000_0", "MAP", events, counters, start_ms=0, finish_ms=100)
+    assert main_lane(spans) == [
+        ("setup", 0, 10), ("read+map+collect", 10, 60), ("spill", 60, 70), ("merge", 70, 80),
+        ("commit", 80, 95), ("other", 95, 100)]
+    by = {(p.phase, p.lane): p for p in spans}
+    assert (by[("read+map+collect", Lane.MAIN)].data_bytes, by[("read+map+collect", Lane.MAIN)].data_records) == (
+        1000, 10)
+    assert (by[("spill", Lane.MAIN)].data_bytes, by[("spill", Lane.MAIN)].data_records) == (400, 4)
+    background = by[("spill", Lane.BACKGROUND)]
+    assert (background.start_ms, background.end_ms, background.dur_ms) == (30, 50, 20)
+    assert (background.data_bytes, background.data_records) == (600, 6)
+    assert by[("merge", Lane.MAIN)].data_bytes == 1010
+    assert by[("merge", Lane.MAIN)].data_records == 10
+
+
+def test_a_background_spill_still_running_at_the_flush_is_clipped_there() -> None:
+    """The task thread waits for it after the flush: that wait is the main lane's spill."""
+    events = [
+        ev(0, EventKind.SPLIT), ev(1, EventKind.SORT_BUFFER), ev(20, EventKind.SPILL_START),
+        ev(30, EventKind.FLUSH), ev(40, EventKind.SPILL_FINISH, "SpillThread", index="0"),
+        ev(41, EventKind.SPILL_START), ev(50, EventKind.SPILL_FINISH, index="1"), ev(60, EventKind.DONE),
+    ]
+    spans = derive_phases("a", "MAP", events, {}, start_ms=0, finish_ms=60)
+    by = {(p.phase, p.lane): p for p in spans}
+    assert (by[("spill", Lane.BACKGROUND)].dur_ms, by[("spill", Lane.BACKGROUND)].end_ms) == (10, 30)
+    assert (by[("spill", Lane.MAIN)].start_ms, by[("spill", Lane.MAIN)].end_ms) == (30, 50)
+
+
+def test_map_only_job_reads_maps_and_writes_in_one_span() -> None:
+    events = [ev(5, EventKind.SPLIT), ev(50, EventKind.COMMIT_PENDING), ev(55, EventKind.DONE)]
+    spans = derive_phases("a", "MAP", events, {(TASK, "MAP_INPUT_RECORDS"): 7}, start_ms=0, finish_ms=60)
+    assert main_lane(spans) == [("setup", 0, 5), ("read+map+write", 5, 50), ("commit", 50, 55), ("other", 55, 60)]
+
+
+def test_reduce_phases_and_background_merges() -> None:
+    """
+    main:    setup |init wait |fetch   shuffle              |finalMerge sort |reduce+write |commit| other
+    time:    0      5          8                             40          50   60           70     75
+    merger:                       |in-memory merge 20..30|
+    """
+    events = [
+        ev(5, EventKind.SHUFFLE_INIT), ev(8, EventKind.FETCH_START, "fetcher#1", nbytes=90, len="100"),
+        ev(20, EventKind.INMEM_MERGE_START, "InMemoryMerger"),
+        ev(25, EventKind.FETCH_START, "fetcher#1", nbytes=90, len="100"),
+        ev(30, EventKind.INMEM_MERGE_DONE, "InMemoryMerger", nbytes=180),
+        ev(40, EventKind.FINAL_MERGE), ev(41, EventKind.FINAL_MERGE_DISK, nbytes=180),
+        ev(42, EventKind.FINAL_MERGE_MEMORY, nbytes=0), ev(43, EventKind.MERGE_PASS),
+        ev(50, EventKind.MERGE_LAST_PASS, nbytes=170),
+        ev(60, EventKind.COMMIT_PENDING), ev(70, EventKind.DONE),
+    ]
+    counters = {(TASK, "REDUCE_INPUT_RECORDS"): 2, (TASK, "REDUCE_OUTPUT_RECORDS"): 2}
+    spans = derive_phases("a", "REDUCE", events, counters, start_ms=0, finish_ms=75)
+    assert main_lane(spans) == [
+        ("setup", 0, 5), ("wait", 5, 8), ("shuffle", 8, 40), ("sort", 40, 50), ("reduce+write", 50, 60),
+        ("commit", 60, 70), ("other", 70, 75)]
+    by = {(p.phase, p.lane): p for p in spans}
+    assert by[("shuffle", Lane.MAIN)].data_bytes == 200  # no counter: the fetched lengths
+    assert by[("sort", Lane.MAIN)].data_bytes == 180
+    assert by[("reduce+write", Lane.MAIN)].data_records == 2
+    merge = by[("merge", Lane.BACKGROUND)]
+    assert (merge.start_ms, merge.end_ms, merge.dur_ms, merge.data_bytes) == (20, 30, 10, 180)
+
+
+def test_a_failed_attempt_keeps_its_whole_span() -> None:
+    events = [ev(3, EventKind.SPLIT), ev(4, EventKind.SORT_BUFFER), ev(9, EventKind.ERROR)]
+    spans = derive_phases("a", "MAP", events, {}, start_ms=0, finish_ms=9)
+    assert main_lane(spans) == [("setup", 0, 3), ("read+map+collect", 3, 9)]
+
+
+def test_markers_out_of_order_are_clamped_not_negative() -> None:
+    """A helper thread's line can be stamped before the task thread's: boundaries stay monotonic."""
+    events = [ev(10, EventKind.SHUFFLE_INIT), ev(5, EventKind.FETCH_START, "fetcher#1", len="1"),
+              ev(30, EventKind.FINAL_MERGE), ev(20, EventKind.COMMIT_PENDING)]
+    spans = derive_phases("a", "REDUCE", events, {}, start_ms=0, finish_ms=40)
+    assert all(p.dur_ms >= 0 for p in spans)
+    assert sum(p.dur_ms for p in spans if p.lane is Lane.MAIN) == 40
+
+
+# Stacks of JFR samples of a map task thread in a real engine run (innermost frame first, cut short).
+READ_STACK = ["org.apache.hadoop.fs.FSInputChecker.read", "java.io.DataInputStream.read",
+              "org.apache.hadoop.mapreduce.lib.input.FixedLengthRecordReader.nextKeyValue",
+              "org.apache.hadoop.mapred.MapTask$NewTrackingRecordReader.nextKeyValue",
+              "org.apache.hadoop.mapreduce.task.MapContextImpl.nextKeyValue",
+              "org.apache.hadoop.mapreduce.lib.map.WrappedMapper$Context.nextKeyValue",
+              "org.apache.hadoop.mapreduce.Mapper.run"]
+COLLECT_STACK = ["org.apache.hadoop.mapred.MapTask$MapOutputBuffer$Buffer.write", "java.io.DataOutputStream.write",
+                 "org.apache.hadoop.io.Text.write",
+                 "org.apache.hadoop.io.serializer.WritableSerialization$WritableSerializer.serialize",
+                 "org.apache.hadoop.mapred.MapTask$MapOutputBuffer.collect",
+                 "org.apache.hadoop.mapred.MapTask$NewOutputCollector.write",
+                 "org.apache.hadoop.mapreduce.task.TaskInputOutputContextImpl.write",
+                 "org.apache.hadoop.mapreduce.lib.map.WrappedMapper$Context.write",
+                 "phaseline.engine.SelectivityMapper.map", "org.apache.hadoop.mapreduce.Mapper.run"]
+MAP_STACK = ["org.apache.hadoop.io.Text.set", "phaseline.engine.SelectivityMapper.map",
+             "org.apache.hadoop.mapreduce.Mapper.run", "org.apache.hadoop.mapred.MapTask.runNewMapper"]
+OTHER_STACK = ["org.apache.logging.log4j.core.layout.PatternLayout.encode",
+               "org.apache.hadoop.mapred.MapTask.runNewMapper"]
+
+
+def test_stack_samples_are_read_map_or_collect_by_their_innermost_hadoop_frame() -> None:
+    assert map_stack_phase(READ_STACK) is Phase.READ
+    assert map_stack_phase(COLLECT_STACK) is Phase.COLLECT  # although the user's map() is further out
+    assert map_stack_phase(MAP_STACK) is Phase.MAP
+    assert map_stack_phase(OTHER_STACK) is None
+    assert map_stack_phase(READ_STACK[:3]) is Phase.READ  # JFR cut the stack short: still the reader
+    waiting = ["jdk.internal.misc.Unsafe.park", "java.util.concurrent.locks.LockSupport.park",
+               "org.apache.hadoop.mapred.MapTask$MapOutputBuffer$Buffer.write"]
+    assert map_stack_phase(waiting) is Phase.COLLECT  # waiting for buffer space is collect time
+
+
+def test_reduce_samples_are_reduce_or_write() -> None:
+    write = ["org.apache.hadoop.fs.FSOutputSummer.write", "org.apache.hadoop.fs.FSDataOutputStream$PositionCache.write",
+             "phaseline.engine.RecordOutputFormat$1.write",
+             "org.apache.hadoop.mapred.ReduceTask$NewTrackingRecordWriter.write",
+             "org.apache.hadoop.mapreduce.task.TaskInputOutputContextImpl.write",
+             "org.apache.hadoop.mapreduce.lib.reduce.WrappedReducer$Context.write",
+             "org.apache.hadoop.mapreduce.lib.reduce.IdentityReducer.reduce", "org.apache.hadoop.mapreduce.Reducer.run"]
+    merged_input = ["org.apache.hadoop.mapred.IFile$Reader.nextRawValue", "org.apache.hadoop.mapred.Merger$MergeQueue.next",
+                    "org.apache.hadoop.mapreduce.task.ReduceContextImpl.nextKey",
+                    "org.apache.hadoop.mapreduce.Reducer.run", "org.apache.hadoop.mapred.ReduceTask.runNewReducer"]
+    final_merge = ["org.apache.hadoop.mapred.Merger$MergeQueue.merge",
+                   "org.apache.hadoop.mapreduce.task.reduce.MergeManagerImpl.finalMerge",
+                   "org.apache.hadoop.mapred.ReduceTask.run"]
+    assert reduce_stack_phase(write) is Phase.WRITE
+    assert reduce_stack_phase(merged_input) is Phase.REDUCE
+    assert reduce_stack_phase(final_merge) is None
+
+
+def test_split_by_samples_lays_the_parts_out_in_proportion() -> None:
+    span = PhaseSpan("read+map+collect", Lane.MAIN, 100, 200, 100, 1000, 10)
+    parts = split_by_samples(span, {Phase.READ: 1, Phase.MAP: 1, Phase.COLLECT: 4},
+                             {Phase.READ: (1000, 10), Phase.COLLECT: (2000, 10)})
+    assert [(p.phase, p.start_ms, p.end_ms, p.dur_ms, p.data_bytes) for p in parts] == [
+        ("read", 100, 117, 17, 1000), ("map", 117, 133, 16, None), ("collect", 133, 200, 67, 2000)]
+    few = {Phase.READ: MIN_SPLIT_SAMPLES - 1}
+    assert split_by_samples(span, few, {}) == [span]
+
+
+_MARKERS = (EventKind.SPLIT, EventKind.SORT_BUFFER, EventKind.SPILL_START, EventKind.SPILL_FINISH, EventKind.FLUSH,
+            EventKind.MERGE_PASS, EventKind.COMMIT_PENDING, EventKind.DONE, EventKind.SHUFFLE_INIT,
+            EventKind.FETCH_START, EventKind.FINAL_MERGE, EventKind.MERGE_LAST_PASS, EventKind.INMEM_MERGE_START,
+            EventKind.INMEM_MERGE_DONE)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    task_type=st.sampled_from(["MAP", "REDUCE"]),
+    marks=st.lists(st.tuples(st.integers(0, 1000), st.sampled_from(_MARKERS), st.sampled_from(["main", "T2"])),
+                   max_size=25),
+    start=st.integers(0, 500),
+    length=st.integers(0, 1000),
+    samples=st.dictionaries(st.sampled_from([Phase.READ, Phase.MAP, Phase.COLLECT, Phase.REDUCE, Phase.WRITE]),
+                            st.integers(0, 50)),
+)
+def test_main_lane_always_partitions_the_span(task_type: str, marks: list[tuple[int, EventKind, str]],
+                                              start: int, length: int, samples: dict[Phase, int]) -> None:
+    finish = start + length
+    events = sorted((ev(ts, kind, thread, index="0", len="5") for ts, kind, thread in marks),
+                    key=lambda e: (e.ts_ms, e.line_no))
+    spans = derive_phases("a", task_type, events, {}, start_ms=start, finish_ms=finish, samples=samples)
+    main = [p for p in spans if p.lane is Lane.MAIN]
+    assert main
+    assert main[0].start_ms == start
+    assert main[-1].end_ms == finish
+    assert all(p.dur_ms >= 0 and p.dur_ms == p.end_ms - p.start_ms for p in main)
+    assert all(a.end_ms == b.start_ms for a, b in itertools.pairwise(main))
+    assert all(p.dur_ms >= 0 for p in spans)
+
+
+# ---- a real run of the local engine -------------------------------------------------------------
+SELECTIVITY_TOLERANCE = 0.02  # fractional selectivity is a seeded coin per record: ~0.3% sd at 40k records
+
+
+def _engine(out: Path, *args: str) -> Path:
+    cmd = [sys.executable, "-m", "phaseline", "engine", "run", "--out", str(out), "--input-mb", "4",
+           "--maps", "2", "--io-sort-mb", "1", *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out
+
+
+@pytest.fixture(scope="module")
+def engine_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    root = tmp_path_factory.mktemp("engine")
+    runs = {
+        "serial": _engine(root / "serial", "--reduces", "1", "--jfr"),
+        # two maps and two reduces at a time in one JVM: helper threads must still find their attempt
+        "parallel": _engine(root / "parallel", "--reduces", "2", "--map-parallelism", "2",
+                            "--reduce-parallelism", "2", "--selectivity", "0.5"),
+    }
+    store = Store(root / "store")
+    summary = ingest_paths(list(runs.values()), store)
+    assert summary.quarantined == 0
+    return {"dirs": runs, "con": store.connect()}
+
+
+def _job_id(run_dir: Path) -> str:
+    return str(json.loads((run_dir / "run.json").read_text())["job_id"])
+
+
+def _rows(con: Any, sql: str, *params: object) -> list[tuple[Any, ...]]:
+    return [tuple(r) for r in con.execute(sql, list(params)).fetchall()]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("run", ["serial", "parallel"])
+def test_engine_run_phases_cover_attempts_and_match_the_log(engine_runs: dict[str, Any], run: str) -> None:
+    con, run_dir = engine_runs["con"], engine_runs["dirs"][run]
+    job = _job_id(run_dir)
+    reduces = 1 if run == "serial" else 2
+    jobs = _rows(con, "SELECT status, total_maps, total_reduces, source_format FROM jobs WHERE job_id = ?", job)
+    assert jobs == [("SUCCEEDED", 2, reduces, "phaseline-engine-run")]
+    attempts = _rows(con, "SELECT attempt_id, start_ms, finish_ms, task_type FROM attempts WHERE job_id = ?", job)
+    assert sorted(a[3] for a in attempts) == ["MAP", "MAP"] + ["REDUCE"] * reduces
+    for attempt_id, start, finish, _ in attempts:
+        main = _rows(con, "SELECT phase, start_ms, end_ms, dur_ms FROM attempt_phases "
+                          "WHERE attempt_id = ? AND lane = 'main' ORDER BY start_ms, end_ms", attempt_id)
+        assert all(p[3] >= 0 for p in main)
+        assert main[0][1] == start
+        assert main[-1][2] == finish
+        assert abs(sum(p[3] for p in main) - (finish - start)) <= COVERAGE_TOLERANCE_MS
+        assert all(a[2] == b[1] for a, b in itertools.pairwise(main))
+    # every 'Finished spill' line of the raw log is one spill_finish event of some attempt
+    raw = (run_dir / "logs" / "job.log").read_text()
+    spills = _rows(con, "SELECT count(*) FROM attempt_events WHERE job_id = ? AND kind = 'spill_finish'", job)
+    assert spills[0][0] == len(re.findall(r"MapTask: Finished spill \d+$", raw, re.M)) > 2
+    # the serial run has a JFR recording: its map spans are split into read, map, collect
+    names = {p for (p,) in _rows(con, "SELECT DISTINCT phase FROM attempt_phases WHERE job_id = ? "
+                                      "AND lane = 'main'", job)}
+    assert ({"read", "map", "collect"} <= names) == (run == "serial")
+    assert ({"reduce", "write"} <= names) == (run == "serial")
+    # LocalJobRunner gives each reduce one local fetcher thread, which fetches every map's output once
+    fetchers = _rows(con, "SELECT attempt_id, count(DISTINCT thread_id), count(*) FROM attempt_events "
+                          "WHERE job_id = ? AND kind = 'fetch_start' GROUP BY 1", job)
+    assert sorted(f[1:] for f in fetchers) == [(1, 2)] * reduces
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("run", "asked"), [("serial", 1.0), ("parallel", 0.5)])
+def test_engine_run_selectivity_from_attempt_counters(engine_runs: dict[str, Any], run: str, asked: float) -> None:
+    con, run_dir = engine_runs["con"], engine_runs["dirs"][run]
+    (row,) = _rows(con, """
+        SELECT sum(value) FILTER (WHERE counter_name = 'MAP_OUTPUT_RECORDS'),
+               sum(value) FILTER (WHERE counter_name = 'MAP_INPUT_RECORDS')
+        FROM counters WHERE job_id = ? AND scope = 'attempt' AND group_name = ?""", _job_id(run_dir), TASK)
+    assert abs(row[0] / row[1] - asked) <= SELECTIVITY_TOLERANCE
+    # the spill phases' data are exactly the map output bytes of the attempt counters
+    (spilled, output) = _rows(con, """
+        SELECT (SELECT sum(data_bytes) FROM attempt_phases WHERE job_id = ? AND phase = 'spill'),
+               (SELECT sum(value) FROM counters WHERE job_id = ? AND scope = 'attempt'
+                AND counter_name = 'MAP_OUTPUT_BYTES')""", _job_id(run_dir), _job_id(run_dir))[0]
+    assert spilled == output
