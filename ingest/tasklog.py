@@ -449,9 +449,13 @@ def read_shuffle_part(path: Path, ctx: ReadContext) -> Iterator[Row]:
     yield from ()
 
 
+#: Every log line read is kept once: phase-marking lines in attempt_events, the rest in events.
+LOG_RECORD_TABLES = ("attempt_events", "events")
+
 FORMATS: tuple[Format, ...] = (
     Format("hadoop-task-log-shuffle-part", sniff_shuffle_part, read_shuffle_part,
            "A container's syslog.shuffle; its lines land with the sibling syslog.", landed=False),
     Format("hadoop-task-log", sniff_task_log, read_task_log,
-           "Hadoop task-attempt log4j logs: a YARN container syslog or a LocalJobRunner job log."),
+           "Hadoop task-attempt log4j logs: a YARN container syslog or a LocalJobRunner job log.",
+           record_tables=LOG_RECORD_TABLES),
 )

@@ -38,7 +38,7 @@ from pathlib import Path
 from ingest.base import ReadContext, Row, iter_lines
 from ingest.formats import Format
 from ingest.mrcommon import event_row
-from ingest.tasklog import log_line_row, parse_records, rows_of_records, task_rows
+from ingest.tasklog import LOG_RECORD_TABLES, log_line_row, parse_records, rows_of_records, task_rows
 from ingest.tasklog_patterns import AttemptLog, LogRecord
 from phaseline.errors import TraceParseError
 from phaseline.schemas import normalize_status
@@ -245,5 +245,6 @@ def read_yarn_logs(path: Path, ctx: ReadContext) -> Iterator[Row]:
 
 FORMATS: tuple[Format, ...] = (
     Format(FORMAT_NAME, sniff_yarn_logs, read_yarn_logs,
-           "`yarn logs -applicationId` output: every container's syslog, syslog.shuffle, stderr, ..."),
+           "`yarn logs -applicationId` output: every container's syslog, syslog.shuffle, stderr, ...",
+           record_tables=LOG_RECORD_TABLES),
 )
