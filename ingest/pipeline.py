@@ -17,6 +17,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
+import re
 import signal
 import time
 from collections import Counter
@@ -123,6 +124,22 @@ def sha256_file(path: Path) -> tuple[str, int]:
             digest.update(chunk)
             size += len(chunk)
     return digest.hexdigest(), size
+
+
+_JOB_IN_NAME = re.compile(r"job_(?:local)?\d+_\d+")
+
+
+def copy_identity(key: str, sha256: str) -> str:
+    """What makes two files the same source: their bytes, plus the job id their name carries.
+
+    Readers of formats whose content may lack the job id (conf XML, counters
+    dumps) take it from the file name, so two byte-identical confs named for
+    different jobs are two sources; a ``.jhist`` copied to a second directory
+    under the same name is one.
+    """
+    name = key.rsplit("/", 1)[-1]
+    match = _JOB_IN_NAME.search(name)
+    return f"{sha256}:{match.group(0)}" if match else sha256
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,8 +282,10 @@ def ingest_paths(
     sources = store.sources()
     live = dict(zip(sources.column("path").to_pylist(), sources.column("sha256").to_pylist(), strict=True))
     live_status = dict(zip(sources.column("path").to_pylist(), sources.column("status").to_pylist(), strict=True))
-    path_of_sha = {
-        sha: p for p, sha in live.items() if live_status.get(p) in (SourceStatus.LANDED, SourceStatus.PARTIAL)
+    path_of_copy = {
+        copy_identity(p, sha): p
+        for p, sha in live.items()
+        if live_status.get(p) in (SourceStatus.LANDED, SourceStatus.PARTIAL)
     }
     results: list[FileResult] = []
     with ExitStack() as stack:
@@ -301,7 +320,8 @@ def ingest_paths(
                         rec, _ = staged.discard(SourceStatus.QUARANTINED, f"{member}: cannot read: {exc}")
                         yield path, FileResult(rec.path, "", None, rec.status, rec.error, 0, {})
                         continue
-                    twin = path_of_sha.get(sha)
+                    identity = copy_identity(member_key, sha)
+                    twin = path_of_copy.get(identity)
                     if live.get(member_key) == sha and live_status.get(member_key) != SourceStatus.QUARANTINED:
                         yield path, FileResult(member_key, sha, None, "unchanged", None, 0, {})
                     elif twin is not None and twin != member_key:
@@ -309,7 +329,7 @@ def ingest_paths(
                         rec, _ = staged.discard(SourceStatus.SKIPPED, f"same content as {twin} (already in the store)")
                         yield path, FileResult(rec.path, sha, None, rec.status, rec.error, 0, {})
                     else:
-                        path_of_sha.setdefault(sha, member_key)
+                        path_of_copy.setdefault(identity, member_key)
                         yield path, _Work(member_key, member, sha, size)
 
         if pool is None:

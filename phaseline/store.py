@@ -67,7 +67,7 @@ class DataFile:
 
     table: str
     path: str  # relative to the store root
-    source: str  # sha256 of the source file
+    source: str  # the source's key: its path (``sources.path``)
     rows: int
 
 
@@ -475,64 +475,41 @@ class Transaction:
     def commit(self) -> Manifest:
         """Publish every finished source; returns the new manifest.
 
-        A source whose content is already live at the same path is dropped
-        (idempotence); one whose path is live with other content replaces it;
-        one whose content is live under another path is recorded as a copy.
+        A source already live at the same path with the same content is dropped
+        (idempotence); one whose path is live with other content replaces it.
+        Sources are keyed by path: the same bytes under two paths are two
+        sources (the pipeline decides what counts as a copy).
         """
         store = self.store
         with store.lock():
             current = store.manifest()
             current_sources = store.sources(current)
-            by_path = dict(
-                zip(
-                    current_sources.column("path").to_pylist(),
-                    current_sources.column("sha256").to_pylist(),
-                    strict=True,
-                )
-            )
-            status_of = dict(
-                zip(
-                    current_sources.column("path").to_pylist(),
-                    current_sources.column("status").to_pylist(),
-                    strict=True,
-                )
-            )
-            path_of_sha = {
-                sha: path for path, sha in by_path.items() if status_of[path] in ("landed", "partial")
-            }
+            paths = current_sources.column("path").to_pylist()
+            sha_of = dict(zip(paths, current_sources.column("sha256").to_pylist(), strict=True))
+            status_of = dict(zip(paths, current_sources.column("status").to_pylist(), strict=True))
             segment = f"{current.generation + 1:08d}-{self.id}"
-            replaced: set[str] = set()
             new_files: list[DataFile] = []
             new_records: dict[str, SourceRecord] = {}
             for record, files in self._done:
-                old_sha = by_path.get(record.path)
                 if (
-                    old_sha == record.sha256
-                    and record.path not in new_records
+                    record.path not in new_records
+                    and sha_of.get(record.path) == record.sha256
                     and status_of.get(record.path) != "quarantined"
                 ):
                     continue  # unchanged, or committed meanwhile by another ingest
-                twin = path_of_sha.get(record.sha256)
-                if twin is not None and twin != record.path and files:
-                    record, files = duplicate_record(record, twin), ()
-                if old_sha is not None:
-                    replaced.add(old_sha)
+                if record.path in new_records:  # staged twice in one transaction: the last wins
+                    new_files = [f for f in new_files if f.source != record.path]
                 for f in files:
                     rel = f"data/{segment}/{f.table}/{f.path.name}"
                     dest = store.root / rel
                     dest.parent.mkdir(parents=True, exist_ok=True)
                     os.replace(f.path, dest)
-                    new_files.append(DataFile(f.table, rel, record.sha256, f.rows))
+                    new_files.append(DataFile(f.table, rel, record.path, f.rows))
                 new_records[record.path] = record
-                by_path[record.path] = record.sha256
-                if record.status in ("landed", "partial"):
-                    path_of_sha.setdefault(record.sha256, record.path)
             self._done = []
             if not new_records:
                 return current
-            # A replaced source's files go (content is never live under two paths: copies are
-            # recorded as skipped, so no other path can still need them).
-            keep = [f for f in current.files if f.source not in replaced]
+            keep = [f for f in current.files if f.source not in new_records]
             kept_sources = current_sources.filter(
                 pc.invert(
                     pc.is_in(
@@ -573,23 +550,6 @@ class Transaction:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def duplicate_record(record: SourceRecord, twin: str) -> SourceRecord:
-    """The ``sources`` row for a file whose bytes are already in the store under ``twin``."""
-    return SourceRecord(
-        record.path,
-        record.sha256,
-        record.bytes,
-        record.format,
-        "skipped",
-        f"same content as {twin} (already in the store)",
-        record.ingested_at,
-        record.events_read,
-        0,
-        0,
-        record.record_tables,
-    )
 
 
 def live_source(store_sources: pa.Table, path: str) -> Mapping[str, Any] | None:

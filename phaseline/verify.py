@@ -87,22 +87,22 @@ def verify_store(store: Store) -> VerifyReport:
         rows_by_source[f.source] += meta.num_rows
         rows_by_source_table[f.source, f.table] += meta.num_rows
     sources = store.sources(manifest).to_pylist()
-    landed = {s["sha256"]: s for s in sources if s["status"] in ("landed", "partial")}
-    for sha in rows_by_source:
-        if sha not in landed:
-            findings.append(Finding("error", "sources", sha, "data files belong to no landed source"))
+    landed = {s["path"]: s for s in sources if s["status"] in ("landed", "partial")}
+    for key in rows_by_source:
+        if key not in landed:
+            findings.append(Finding("error", "sources", key, "data files belong to no landed source"))
     for s in sources:
-        sha, status = s["sha256"], s["status"]
+        key, status = s["path"], s["status"]
         if status in ("landed", "partial"):
-            if rows_by_source.get(sha, 0) != (s["rows_written"] or 0):
+            if rows_by_source.get(key, 0) != (s["rows_written"] or 0):
                 findings.append(
                     Finding(
                         "error", "sources", s["path"],
-                        f"rows_written={s['rows_written']} but its files hold {rows_by_source.get(sha, 0)} rows",
+                        f"rows_written={s['rows_written']} but its files hold {rows_by_source.get(key, 0)} rows",
                     )
                 )
             tables = [t for t in (s["record_tables"] or "events").split(",") if t]
-            kept = sum(rows_by_source_table.get((sha, t), 0) for t in tables)
+            kept = sum(rows_by_source_table.get((key, t), 0) for t in tables)
             if kept != (s["events_read"] or 0):
                 findings.append(
                     Finding(
