@@ -29,6 +29,7 @@ import dataclasses
 import enum
 import json
 import math
+import re
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
@@ -128,7 +129,9 @@ class InputStats:
     def __post_init__(self) -> None:
         if self.splits < 1:
             _fail("splits", f"must be >= 1, got {self.splits}")
-        _check_non_negative(self, "avg_split_bytes", "max_split_bytes", "avg_split_records", "max_split_records")
+        _check_non_negative(
+            self, "avg_split_bytes", "max_split_bytes", "avg_split_records", "max_split_records"
+        )
         if self.max_split_bytes < self.avg_split_bytes * (1 - 1e-9):
             _fail("max_split_bytes", "is below avg_split_bytes")
         if self.max_split_records < self.avg_split_records * (1 - 1e-9):
@@ -240,9 +243,16 @@ class ProfileSource:
             _fail("job_ids", "a profile must name at least one job id")
 
 
+_PHASE_KEY = re.compile(r"^[a-z][a-z_]*(\+[a-z][a-z_]*)*$")
+
+
 def _phase_key_ok(key: str) -> bool:
-    parts = key.split("+")
-    return all(part in Phase.__members__.values() for part in parts)
+    """Phase names are lower-case identifiers joined by '+' (``read``, ``reduce+write``, ``commit``).
+
+    The :class:`~phaseline.schemas.Phase` names are the ones models read; a
+    source may add spans of its own (e.g. the task commit), kept for people.
+    """
+    return _PHASE_KEY.match(key) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -305,13 +315,18 @@ class JobProfile:
             "reduce_task_overhead_ms",
         )
         if (self.combine_size_sel is None) != (self.combine_recs_sel is None):
-            _fail("combine_size_sel", "combine_size_sel and combine_recs_sel are given together or not at all")
+            _fail(
+                "combine_size_sel", "combine_size_sel and combine_recs_sel are given together or not at all"
+            )
         for key in self.stages:
             if key not in Stage.__members__.values():
                 _fail(f"stages.{key}", f"unknown stage; expected one of {', '.join(Stage)}")
         for key in self.phases:
             if not _phase_key_ok(key):
-                _fail(f"phases.{key}", f"unknown phase; expected names from {', '.join(Phase)} joined by '+'")
+                _fail(
+                    f"phases.{key}",
+                    f"not a phase name; expected lower-case names such as {', '.join(Phase)}, joined by '+'",
+                )
 
     @property
     def has_combiner(self) -> bool:
@@ -420,7 +435,7 @@ def _convert(hint: Any, value: object, where: str) -> object:
         if not isinstance(value, dict):
             _fail(where, f"expected an object, got {type(value).__name__}")
         return {str(k): _convert(args[1], v, f"{where}.{k}") for k, v in value.items()}
-    if dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return _from_plain(hint, value, where)
     raise TypeError(f"profile field type {hint!r} has no JSON conversion")  # a bug in this module
 
@@ -483,7 +498,9 @@ def merge_profiles(profiles: Sequence[JobProfile]) -> JobProfile:
         return profiles[0]
     names = {p.source.job_name for p in profiles if p.source.job_name is not None}
     if len(names) > 1:
-        raise ProfileError(f"merge_profiles: profiles of different jobs ({', '.join(sorted(names))}) do not merge")
+        raise ProfileError(
+            f"merge_profiles: profiles of different jobs ({', '.join(sorted(names))}) do not merge"
+        )
     in_bytes = [p.input.total_bytes for p in profiles]
     in_recs = [p.input.total_records for p in profiles]
     out_bytes = [b * p.map_size_sel for b, p in zip(in_bytes, profiles, strict=True)]
@@ -522,7 +539,9 @@ def merge_profiles(profiles: Sequence[JobProfile]) -> JobProfile:
         reduce_ms_per_record=_wmean(
             [(p.reduce_ms_per_record, w) for p, w in zip(profiles, out_recs, strict=True)]
         ),
-        map_task_overhead_ms=_wmean([(p.map_task_overhead_ms, w) for p, w in zip(profiles, maps, strict=True)]),
+        map_task_overhead_ms=_wmean(
+            [(p.map_task_overhead_ms, w) for p, w in zip(profiles, maps, strict=True)]
+        ),
         reduce_task_overhead_ms=_wmean(
             [(p.reduce_task_overhead_ms, w) for p, w in zip(profiles, reduces, strict=True)]
         ),

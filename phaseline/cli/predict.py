@@ -1,0 +1,213 @@
+"""``phaseline predict`` and ``phaseline whatif``: completion times for a new dataset, side by side."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from phaseline.cli.output import emit, format_option, handle_errors
+from phaseline.errors import PhaselineError
+from platform_model.model import PlatformModel
+from predict import core
+from predict.core import Cluster, PhaseDurationModel
+from predict.units import parse_size
+from predict.whatif import Scenario, apply_edits, format_figure, parse_edit, whatif, whatif_table
+from profiles.profile import JobProfile, merge_profiles
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _Size(click.ParamType[int]):
+    name = "SIZE"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        try:
+            return parse_size(value)
+        except PhaselineError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+SIZE = _Size()
+
+
+def _scenario_options(func: F) -> F:
+    """Options shared by predict and whatif: profile(s), platform, input, cluster, settings."""
+    options = [
+        click.option(
+            "--profile",
+            "profiles",
+            type=click.Path(exists=True, dir_okay=False, path_type=Path),
+            multiple=True,
+            required=True,
+            help="Job profile JSON (`phaseline profile`); several runs' profiles are merged.",
+        ),
+        click.option(
+            "--platform",
+            type=click.Path(exists=True, dir_okay=False, path_type=Path),
+            required=True,
+            help="Platform model JSON (`phaseline fit`).",
+        ),
+        click.option(
+            "--input-bytes", type=SIZE, help="New input size (50G, 512M) [default: the profiled run's]."
+        ),
+        click.option(
+            "--input-records", type=float, help="New input records [default: by the profiled width]."
+        ),
+        click.option(
+            "--splits", type=int, help="Number of input splits (map tasks) [default: from split size]."
+        ),
+        click.option(
+            "--split-bytes", type=SIZE, help="Split (block) size [default: the job's config or profile]."
+        ),
+        click.option("--reduces", type=int, help="Reduce tasks [default: the profiled run's]."),
+        click.option("--nodes", type=int, default=1, show_default=True, help="Worker nodes."),
+        click.option(
+            "--map-slots-per-node", type=int, default=2, show_default=True, help="Map slots per node."
+        ),
+        click.option(
+            "--reduce-slots-per-node", type=int, default=2, show_default=True, help="Reduce slots per node."
+        ),
+        click.option("--cpus-per-node", type=int, help="CPUs per node (models that use it)."),
+        click.option("--disks-per-node", type=int, help="Disks per node (models that use it)."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _list_models(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    try:
+        for name in core.models():
+            doc = (type(core.get(name)).__doc__ or "").strip().splitlines()
+            click.echo(f"{name}\t{doc[0] if doc else ''}")
+    except PhaselineError as exc:
+        raise click.ClickException(str(exc)) from exc
+    ctx.exit()
+
+
+def _load_platform(path: Path) -> PhaseDurationModel:
+    """Load a platform model written by ``phaseline fit`` (Zhang et al. 2013, section 4)."""
+    return PlatformModel.load(path)
+
+
+def _scenario(profile: JobProfile, kw: dict[str, Any]) -> Scenario:
+    cluster = Cluster(
+        kw["nodes"],
+        kw["map_slots_per_node"],
+        kw["reduce_slots_per_node"],
+        kw["cpus_per_node"],
+        kw["disks_per_node"],
+    )
+    return Scenario.for_profile(
+        profile,
+        cluster,
+        input_bytes=kw["input_bytes"],
+        input_records=kw["input_records"],
+        splits=kw["splits"],
+        split_bytes=kw["split_bytes"],
+        reduces=kw["reduces"],
+    )
+
+
+def _inputs(kw: dict[str, Any]) -> tuple[JobProfile, PhaseDurationModel, Scenario]:
+    profile = merge_profiles([JobProfile.load(p) for p in kw["profiles"]])
+    return profile, _load_platform(kw["platform"]), _scenario(profile, kw)
+
+
+def _run_models(
+    names: Sequence[str], profile: JobProfile, platform: PhaseDurationModel, s: Scenario
+) -> list[dict[str, Any]]:
+    every = not names or "all" in names
+    rows = []
+    for name in core.models() if every else names:
+        try:
+            p = core.get(name).predict(profile, platform, s.cluster, s.dataset, s.settings)
+        except PhaselineError as exc:
+            if not every:
+                raise
+            rows.append({"model": name, "seconds": None, "low_s": None, "high_s": None, "error": str(exc)})
+            continue
+        rows.append(p.to_dict())
+    return rows
+
+
+@click.command()
+@_scenario_options
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="A Hadoop setting (io.sort.mb=256).")
+@click.option(
+    "--model",
+    "model_names",
+    multiple=True,
+    metavar="all|NAME",
+    help="Models to run (repeatable) [default: all]; --list-models lists them.",
+)
+@click.option(
+    "--list-models",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_list_models,
+    help="List the registered models and exit.",
+)
+@format_option
+@handle_errors
+def predict(sets: tuple[str, ...], model_names: tuple[str, ...], fmt: str, **kw: Any) -> None:
+    """Predict a profiled job's completion time on a new input and cluster, with every model side by side.
+
+    The local engine is one node with its map and reduce parallelism as slots.
+    """
+    profile, platform, scenario = _inputs(kw)
+    scenario = apply_edits(scenario, [parse_edit(s) for s in sets])
+    rows = _run_models(model_names, profile, platform, scenario)
+    if fmt == "json":
+        emit(rows, fmt)
+        return
+    table = [
+        {
+            k: (round(r[k], 3) if isinstance(r[k], float) else r[k])
+            for k in ("model", "seconds", "low_s", "high_s")
+        }
+        | {"note": r.get("error", "")}
+        for r in rows
+    ]
+    emit(
+        table, fmt, title=f"{profile.source.job_name or profile.source.job_ids[0]}: predicted completion time"
+    )
+    if fmt == "table":
+        for r in rows:
+            for note in r.get("assumptions", []):
+                click.echo(f"  {r['model']}: {note}")
+
+
+@click.command("whatif")
+@_scenario_options
+@click.option(
+    "--set",
+    "sets",
+    multiple=True,
+    required=True,
+    metavar="EDIT",
+    help="A change: KEY=VALUE (io.sort.mb=256, reduces=240, nodes=+4), 'compress map output', 'N more nodes'.",
+)
+@click.option("--model", "model_name", default="herodotou", show_default=True, help="Model that prices them.")
+@format_option
+@handle_errors
+def whatif_cmd(sets: tuple[str, ...], model_name: str, fmt: str, **kw: Any) -> None:
+    """Answer configuration questions: time and dataflow (spills, merge passes, shuffle files) per scenario."""
+    profile, platform, scenario = _inputs(kw)
+    rows = whatif(profile, platform, scenario, [parse_edit(s) for s in sets], model=model_name)
+    table = whatif_table(rows)
+    if fmt == "table":
+        table = [
+            {k: v if k == "figure" else format_figure(str(r["figure"]), v) for k, v in r.items()}
+            for r in table
+        ]
+    emit(table, fmt, title=f"what if ({model_name})")
+
+
+__all__ = ["predict", "whatif_cmd"]

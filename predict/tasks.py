@@ -1,0 +1,406 @@
+"""Task durations for a new dataset (Zhang et al. 2013, section 5), shared by the models.
+
+Generic phases come from the platform model applied to the data each phase
+processes (map output = input x selectivity; shuffle per reduce from eq. 2),
+custom phases from per-record costs, plus a per-task overhead; average and
+maximum task durations from average and maximum split sizes.
+
+The per-task overhead is calibrated on the profiled run where it measured
+whole tasks (ARIA's stage durations, Verma et al. 2011): the part of the
+measured average (and maximum) task that the phase models do not explain at
+the profiled data sizes and settings.  The same job at the same size then
+gets its measured task durations back; a new size moves only what the phase
+models move.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from phaseline.errors import ExtrapolationWarning, PlatformModelError, PredictionError
+from phaseline.schemas import Phase
+from predict.core import Dataset, PhaseDurationModel
+from predict.settings import JobSettings, compression
+from profiles.profile import DurationStats, JobProfile, Stage
+
+__all__ = [
+    "DEFAULT_SPLIT_BYTES",
+    "InputShape",
+    "PhaseTimes",
+    "TaskEstimate",
+    "TaskEstimates",
+    "estimate_tasks",
+    "profiled_settings",
+    "profiled_shape",
+    "resolve_input",
+    "wire_ratio",
+]
+
+#: Split size assumed when neither the dataset, the settings nor the profile gives one (HDFS 2.x+ default).
+DEFAULT_SPLIT_BYTES = 128 * 1024 * 1024
+
+#: Two input sizes within this relative distance are "the same dataset" (the profile's split shape is reused).
+SAME_INPUT_RTOL = 0.01
+
+
+@dataclass(frozen=True, slots=True)
+class InputShape:
+    """How the new input splits into map tasks (Zhang et al. 2013, section 5: number and size of blocks)."""
+
+    splits: int
+    avg_split_bytes: float
+    max_split_bytes: float
+    avg_split_records: float
+    max_split_records: float
+    assumptions: tuple[str, ...]
+
+
+def resolve_input(profile: JobProfile, dataset: Dataset, settings: JobSettings) -> InputShape:
+    """Split the new dataset into map inputs.
+
+    The input of the profiled size keeps the profiled split shape.  Otherwise
+    splits are cut like ``FileInputFormat`` cuts them: full splits of the split
+    size and a remainder, so the largest split is ``min(split size, input)``.
+    Records follow the profiled record width unless the dataset gives them.
+    """
+    notes: list[str] = []
+    prof = profile.input
+    width = prof.record_width_bytes
+    if dataset.input_records is not None:
+        width = dataset.input_bytes / dataset.input_records if dataset.input_records > 0 else None
+    same = abs(dataset.input_bytes - prof.total_bytes) <= SAME_INPUT_RTOL * prof.total_bytes
+    if same and dataset.splits in (None, prof.splits) and dataset.split_bytes is None:
+        notes.append(f"input of the profiled size: its {prof.splits} splits are reused")
+        return InputShape(
+            prof.splits,
+            dataset.input_bytes / prof.splits,
+            prof.max_split_bytes * dataset.input_bytes / prof.total_bytes,
+            prof.avg_split_records,
+            prof.max_split_records,
+            tuple(notes),
+        )
+    split = dataset.split_bytes or settings.split_bytes
+    if split is None:
+        if prof.splits > 1:
+            split = prof.max_split_bytes
+            notes.append(f"split size {split:.0f} B taken from the profiled run's largest split")
+        else:
+            split = DEFAULT_SPLIT_BYTES
+            notes.append(f"split size {split} B assumed (HDFS default block size)")
+    splits = dataset.splits or max(1, math.ceil(dataset.input_bytes / split))
+    avg = dataset.input_bytes / splits
+    biggest = max(avg, min(split, dataset.input_bytes))
+    if width is None or width <= 0:
+        raise PredictionError(
+            "the profile counts no input records and the dataset gives none; pass input_records"
+        )
+    if dataset.input_records is None:
+        notes.append(f"input records from the profiled record width ({width:.1f} B/record)")
+    return InputShape(splits, avg, biggest, avg / width, biggest / width, tuple(notes))
+
+
+# ---------------------------------------------------------------- task estimates
+@dataclass(frozen=True, slots=True)
+class TaskEstimate:
+    """One task's phase durations (ms) and the data each phase processed (bytes)."""
+
+    phases_ms: Mapping[str, float]
+    data_bytes: Mapping[str, float]
+    overhead_ms: float
+
+    @property
+    def total_ms(self) -> float:
+        """Phases plus overhead (a negative, calibrated overhead never makes a task shorter than 0)."""
+        return max(0.0, sum(self.phases_ms.values()) + self.overhead_ms)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskEstimates:
+    """Average and maximum task durations for a new dataset (Zhang et al. 2013, section 5).
+
+    ``reduce_*`` is ARIA's reduce phase (everything after the shuffle, plus
+    the task overhead); ``shuffle_*`` the typical shuffle, ``first_shuffle_*``
+    the part of a first-wave shuffle that does not overlap the map stage.
+    """
+
+    n_maps: int
+    n_reduces: int
+    map_avg: TaskEstimate
+    map_max: TaskEstimate
+    reduce_avg: TaskEstimate | None
+    reduce_max: TaskEstimate | None
+    shuffle_avg_ms: float
+    shuffle_max_ms: float
+    first_shuffle_avg_ms: float
+    first_shuffle_max_ms: float
+    shuffle_bytes_per_reduce: float
+    assumptions: tuple[str, ...]
+
+
+def _skew(stats: DurationStats | None) -> float:
+    return stats.max_ms / stats.avg_ms if stats is not None and stats.avg_ms > 0 else 1.0
+
+
+class PhaseTimes:
+    """Generic phase durations: the platform model, or else the profile's measured span, scaled by data.
+
+    A platform model fitted on the local engine may lack a phase (its logs
+    lump read and collect into the map span), and no platform model has the
+    reduce-side sort.  Then the profiled span that contains the phase
+    (``read+map+collect``, ``sort``) is scaled by the data the phase processes
+    relative to the profiled run, and counted once: at its first non-custom
+    member the platform model lacks; its other members, including the custom
+    map/reduce phases, are inside it.  Every such fallback is noted.
+    """
+
+    def __init__(self, profile: JobProfile, platform: PhaseDurationModel, notes: list[str]) -> None:
+        self.profile = profile
+        self.platform = platform
+        self.notes = notes
+        self._has: dict[str, bool] = {}
+        self._noted: set[str] = set()
+
+    def has(self, phase: str) -> bool:
+        """Whether the platform model has a submodel for ``phase``."""
+        if phase not in self._has:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", ExtrapolationWarning)
+                    self.platform.duration_ms(phase, 0.0)
+                self._has[phase] = True
+            except PlatformModelError:
+                self._has[phase] = False
+        return self._has[phase]
+
+    def _span(self, phase: str) -> str | None:
+        keys = [k for k in self.profile.phases if phase in k.split("+")]
+        return min(keys, key=lambda k: len(k.split("+")), default=None)
+
+    def _owner(self, span: str) -> str | None:
+        custom = {Phase.MAP.value, Phase.REDUCE.value}
+        return next((m for m in span.split("+") if m not in custom and not self.has(m)), None)
+
+    def covers(self, phase: Phase) -> bool:
+        """Whether ``phase`` (e.g. the custom map phase) is inside a profiled span used in its place."""
+        span = self._span(phase.value)
+        return span is not None and self._owner(span) is not None
+
+    def profiled_bytes(self, phase: Phase) -> float:
+        """The data one task's ``phase`` processed in the profiled run (uniform partition)."""
+        prof = self.profile
+        if phase is Phase.READ:
+            return prof.input.avg_split_bytes
+        map_out = prof.input.avg_split_bytes * prof.map_size_sel
+        if phase in (Phase.SHUFFLE, Phase.SORT) or (phase is Phase.WRITE and prof.num_reduces > 0):
+            combine = prof.combine_size_sel if prof.combine_size_sel is not None else 1.0
+            shuffle = prof.input.total_bytes * prof.map_size_sel * combine / max(1, prof.num_reduces)
+            if phase is not Phase.WRITE:
+                return shuffle
+            return shuffle * (prof.reduce_size_sel if prof.reduce_size_sel is not None else 1.0)
+        return map_out
+
+    def ms(self, phase: Phase, data_bytes: float, *, optional: bool = False) -> float:
+        """Duration (ms) of ``phase`` over ``data_bytes``; an ``optional`` phase known to neither is 0."""
+        if self.has(phase.value):
+            return max(0.0, self.platform.duration_ms(phase.value, data_bytes))
+        span = self._span(phase.value)
+        if span is None:
+            if optional:
+                return 0.0
+            raise PredictionError(
+                f"the platform model has no {phase.value!r} submodel and the profile no {phase.value!r} span; "
+                "fit the platform model on runs that record the phase"
+            )
+        if self._owner(span) != phase.value:
+            return 0.0  # inside a span counted at another phase
+        ref = self.profiled_bytes(phase)
+        stats = self.profile.phases[span]
+        if phase.value not in self._noted:
+            self._noted.add(phase.value)
+            self.notes.append(
+                f"{phase.value}: no platform submodel; the profiled {span!r} span "
+                f"({stats.avg_ms:.0f} ms per task) scaled by the data"
+            )
+        return stats.avg_ms * (data_bytes / ref if ref > 0 else 1.0)
+
+
+def profiled_shape(profile: JobProfile) -> InputShape:
+    """The profiled run's own input shape."""
+    p = profile.input
+    return InputShape(
+        p.splits, p.avg_split_bytes, p.max_split_bytes, p.avg_split_records, p.max_split_records, ()
+    )
+
+
+def profiled_settings(profile: JobProfile) -> JobSettings:
+    """The settings the profiled run ran with (its recorded configuration, Hadoop defaults otherwise)."""
+    return JobSettings.from_config(profile.source.config, reduces=profile.num_reduces)
+
+
+@dataclass(frozen=True, slots=True)
+class _ReduceFlow:
+    reduce_in: float  # uncompressed bytes into one reduce (eq. 2)
+    shuffle_bytes: float  # bytes one reduce fetches
+    records: float
+    out_bytes: float
+
+
+def _reduce_flow(profile: JobProfile, shape: InputShape, settings: JobSettings, ratio: float) -> _ReduceFlow:
+    combine_size = profile.combine_size_sel if profile.combine_size_sel is not None else 1.0
+    combine_recs = profile.combine_recs_sel if profile.combine_recs_sel is not None else 1.0
+    reduces = max(1, settings.reduces)
+    reduce_in = shape.avg_split_bytes * shape.splits * profile.map_size_sel * combine_size / reduces  # eq. 2
+    records = shape.avg_split_records * shape.splits * profile.map_recs_sel * combine_recs / reduces
+    out = reduce_in * (profile.reduce_size_sel if profile.reduce_size_sel is not None else 1.0)
+    return _ReduceFlow(reduce_in, reduce_in * ratio, records, out)
+
+
+def wire_ratio(profile: JobProfile, settings: JobSettings, before: JobSettings) -> float:
+    """Shuffled bytes per map-output byte: as measured (materialized / raw map output: IFile framing,
+    and the codec where the run compressed) when compression is as profiled, else :func:`compression`'s."""
+    measured = profile.dataflow.interm_compress_ratio
+    if measured is not None and settings.compress_map_output == before.compress_map_output:
+        return measured
+    return compression(profile, settings).ratio
+
+
+def _calibrate(
+    stage: DurationStats | None, modelled_avg: float, modelled_max: float, fallback: float | None, what: str
+) -> tuple[float, float, str]:
+    """(average, maximum) per-task overhead, and how it was found.
+
+    Calibrated, the overhead is what the measured task adds to its modelled
+    phases; it is negative where phases overlap (the spill thread runs beside
+    the map function), so the sum of phases overstates the task.
+    """
+    if stage is not None:
+        avg = stage.avg_ms - modelled_avg
+        biggest = max(avg, stage.max_ms - modelled_max)
+        return (
+            avg,
+            biggest,
+            (
+                f"{what} overhead calibrated on the profiled run: {avg:+.0f} ms per task, {biggest:+.0f} ms for the longest"
+            ),
+        )
+    if fallback is not None:
+        return fallback, fallback, f"{what} overhead {fallback:.0f} ms per task, as profiled"
+    return 0.0, 0.0, f"{what} overhead unknown in the profile: counted as 0"
+
+
+def estimate_tasks(
+    profile: JobProfile, platform: PhaseDurationModel, dataset: Dataset, settings: JobSettings
+) -> TaskEstimates:
+    """Average and maximum map, shuffle and reduce durations for ``dataset`` (Zhang et al. 2013, section 5).
+
+    Map task: read(split) + records x map cost + collect/spill/merge(split x
+    map selectivity) + overhead (map-only jobs: read + map + write).  Reduce:
+    shuffle of eq. 2's ``M_inp x M_sel x N_map / N_red`` (times the combiner's
+    selectivity where one ran, and the compression ratio where map output is
+    compressed), then the reduce-side sort (where profiled), reduce records x
+    reduce cost + write(reduce output) + overhead.  The typical shuffle's
+    maximum carries the profiled max/avg ratio over (eq. 2 itself assumes a
+    uniform partition); the first shuffle (ARIA) is the profiled one scaled
+    like the shuffle, or, unprofiled, the whole shuffle (no overlap).
+    """
+    shape = resolve_input(profile, dataset, settings)
+    notes = list(shape.assumptions)
+    times = PhaseTimes(profile, platform, notes)
+    if profile.map_ms_per_record is None and not times.covers(Phase.MAP):
+        notes.append("map function cost unknown in the profile: counted as 0")
+    if settings.reduces > 0 and profile.reduce_ms_per_record is None and not times.covers(Phase.REDUCE):
+        notes.append("reduce function cost unknown in the profile: counted as 0")
+    map_cost = profile.map_ms_per_record or 0.0
+    reduce_cost = profile.reduce_ms_per_record or 0.0
+    before = profiled_settings(profile)
+    before_shape = profiled_shape(profile)
+
+    def map_phases(
+        split_bytes: float, split_records: float, s: JobSettings
+    ) -> tuple[dict[str, float], dict[str, float]]:
+        out = split_bytes * profile.map_size_sel
+        phases = {
+            Phase.READ.value: times.ms(Phase.READ, split_bytes),
+            Phase.MAP.value: split_records * map_cost,
+        }
+        data = {Phase.READ.value: split_bytes, Phase.MAP.value: split_bytes}
+        generic = (Phase.COLLECT, Phase.SPILL, Phase.MERGE) if s.reduces > 0 else (Phase.WRITE,)
+        for phase in generic:
+            phases[phase.value] = times.ms(phase, out)
+            data[phase.value] = out
+        return phases, data
+
+    def reduce_phases(flow: _ReduceFlow) -> dict[str, float]:
+        return {
+            Phase.SORT.value: times.ms(Phase.SORT, flow.reduce_in, optional=True),
+            Phase.REDUCE.value: flow.records * reduce_cost,
+            Phase.WRITE.value: times.ms(Phase.WRITE, flow.out_bytes),
+        }
+
+    prof_avg = sum(
+        map_phases(before_shape.avg_split_bytes, before_shape.avg_split_records, before)[0].values()
+    )
+    prof_max = sum(
+        map_phases(before_shape.max_split_bytes, before_shape.max_split_records, before)[0].values()
+    )
+    over_avg, over_max, note = _calibrate(
+        profile.stage(Stage.MAP_TASK), prof_avg, prof_max, profile.map_task_overhead_ms, "map task"
+    )
+    notes.append(note)
+    avg_phases, avg_data = map_phases(shape.avg_split_bytes, shape.avg_split_records, settings)
+    max_phases, max_data = map_phases(shape.max_split_bytes, shape.max_split_records, settings)
+    map_avg = TaskEstimate(avg_phases, avg_data, over_avg)
+    map_max = TaskEstimate(max_phases, max_data, over_max)
+    if settings.reduces == 0:
+        return TaskEstimates(
+            shape.splits, 0, map_avg, map_max, None, None, 0.0, 0.0, 0.0, 0.0, 0.0, tuple(notes)
+        )
+
+    comp = compression(profile, settings)
+    notes.extend(comp.notes)
+    flow = _reduce_flow(profile, shape, settings, wire_ratio(profile, settings, before))
+    then = _reduce_flow(profile, before_shape, before, wire_ratio(profile, before, before))
+    if profile.reduce_size_sel is None:
+        notes.append("reduce selectivity unknown in the profile: output assumed as large as input")
+    modelled_then = sum(reduce_phases(then).values()) if profile.num_reduces > 0 else 0.0
+    r_avg, r_max, note = _calibrate(
+        profile.stage(Stage.REDUCE_PHASE) if profile.num_reduces > 0 else None,
+        modelled_then,
+        modelled_then,
+        profile.reduce_task_overhead_ms,
+        "reduce phase",
+    )
+    notes.append(note)
+    phases = reduce_phases(flow)
+    data = {Phase.SHUFFLE.value: flow.shuffle_bytes, Phase.SORT.value: flow.reduce_in}
+    data |= {Phase.REDUCE.value: flow.reduce_in, Phase.WRITE.value: flow.out_bytes}
+    shuffle_ms = times.ms(Phase.SHUFFLE, flow.shuffle_bytes)
+    first, typical = profile.stage(Stage.FIRST_SHUFFLE), profile.stage(Stage.TYPICAL_SHUFFLE)
+    shuffle_skew = _skew(typical or first)
+    if first is not None and profile.num_reduces > 0:
+        then_ms = times.ms(Phase.SHUFFLE, then.shuffle_bytes)
+        scale = shuffle_ms / then_ms if then_ms > 0 else 1.0
+        first_avg, first_max = first.avg_ms * scale, first.max_ms * scale
+        notes.append(
+            f"first shuffle: the profiled one ({first.avg_ms:.0f} ms) scaled by {scale:.3g} like the shuffle"
+        )
+    else:
+        first_avg, first_max = shuffle_ms, shuffle_ms * shuffle_skew
+        notes.append("first shuffle assumed not to overlap the map stage (none profiled)")
+    return TaskEstimates(
+        n_maps=shape.splits,
+        n_reduces=settings.reduces,
+        map_avg=map_avg,
+        map_max=map_max,
+        reduce_avg=TaskEstimate(phases, data, r_avg),
+        reduce_max=TaskEstimate(phases, data, r_max),
+        shuffle_avg_ms=shuffle_ms,
+        shuffle_max_ms=shuffle_ms * shuffle_skew,
+        first_shuffle_avg_ms=first_avg,
+        first_shuffle_max_ms=max(first_avg, first_max),
+        shuffle_bytes_per_reduce=flow.shuffle_bytes,
+        assumptions=tuple(notes),
+    )

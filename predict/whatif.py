@@ -1,0 +1,256 @@
+"""What-if questions: change a setting, the cluster or the input, and see time and dataflow move.
+
+Edits read like the questions people ask::
+
+    io.sort.mb=256            mapreduce.job.reduces=240     reduces 20 -> 240
+    compress map output       4 more nodes                  nodes=+4
+    input_bytes=50G           map_slots_per_node=4
+
+Each scenario is priced with a registered model (Herodotou's phase cost
+model by default, Herodotou 2011 eqs. 2-94), and its dataflow (spills, merge
+passes, shuffle files...) is shown beside its time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from phaseline.errors import PredictionError
+from predict import core
+from predict.core import Cluster, Dataset, JobSettings, PhaseDurationModel, Prediction
+from predict.settings import SETTING_KEYS
+from predict.units import SizeError, format_size, parse_size
+from profiles.profile import JobProfile
+
+__all__ = [
+    "Edit",
+    "Scenario",
+    "WhatIfRow",
+    "apply_edits",
+    "format_figure",
+    "parse_edit",
+    "sweep",
+    "whatif",
+    "whatif_table",
+]
+
+_CLUSTER_KEYS = {
+    "nodes": "nodes",
+    "map_slots_per_node": "map_slots_per_node",
+    "reduce_slots_per_node": "reduce_slots_per_node",
+    "mapred.tasktracker.map.tasks.maximum": "map_slots_per_node",
+    "mapred.tasktracker.reduce.tasks.maximum": "reduce_slots_per_node",
+}
+_DATASET_KEYS = {"input_bytes": "input_bytes", "input_records": "input_records", "splits": "splits"}
+_PHRASES = (
+    (re.compile(r"^\s*compress(?:ed)?\s+map\s+outputs?\s*$", re.I), ("compress_map_output", "true")),
+    (
+        re.compile(r"^\s*(?:do\s+not|don't|no)\s+compress\s+map\s+outputs?\s*$", re.I),
+        ("compress_map_output", "false"),
+    ),
+    (re.compile(r"^\s*(\d+)\s+more\s+nodes?\s*$", re.I), ("nodes", "+{0}")),
+    (re.compile(r"^\s*(\d+)\s+fewer\s+nodes?\s*$", re.I), ("nodes", "-{0}")),
+)
+_ARROW = re.compile(r"^\s*(?P<key>[\w.\-]+)\s+\S+\s*->\s*(?P<value>\S+)\s*$")
+_ASSIGN = re.compile(r"^\s*(?P<key>[\w.\-]+)\s*=\s*(?P<value>\S+)\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """One change: a key (Hadoop setting, cluster or dataset field) and its new value (``+4`` is relative)."""
+
+    key: str
+    value: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.key}={self.value}"
+
+
+def parse_edit(text: str) -> Edit:
+    """Read an edit: ``KEY=VALUE``, ``KEY OLD -> NEW``, ``compress map output`` or ``N more nodes``.
+
+    >>> parse_edit("io.sort.mb 100 -> 256")
+    Edit(key='io.sort.mb', value='256')
+    >>> parse_edit("4 more nodes")
+    Edit(key='nodes', value='+4')
+    """
+    for pattern, (key, value) in _PHRASES:
+        match = pattern.match(text)
+        if match:
+            return Edit(key, value.format(*match.groups()))
+    match = _ARROW.match(text) or _ASSIGN.match(text)
+    if match is None:
+        raise PredictionError(
+            f"what-if edit {text!r} not understood; write KEY=VALUE (io.sort.mb=256, reduces=240, nodes=+4), "
+            "'compress map output' or 'N more nodes'"
+        )
+    key = match["key"].replace("-", "_") if match["key"].replace("-", "_") in SETTING_KEYS else match["key"]
+    return Edit(key, match["value"])
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """Everything a prediction depends on besides the profile and the platform."""
+
+    cluster: Cluster
+    dataset: Dataset
+    settings: JobSettings
+
+    @classmethod
+    def for_profile(
+        cls,
+        profile: JobProfile,
+        cluster: Cluster,
+        *,
+        input_bytes: float | None = None,
+        input_records: float | None = None,
+        splits: int | None = None,
+        split_bytes: float | None = None,
+        reduces: int | None = None,
+    ) -> Scenario:
+        """The profiled job's own settings (its recorded configuration) on a new input and cluster.
+
+        Unset input size, records and reduces default to the profiled run's.
+        """
+        if reduces is None:
+            reduces = profile.num_reduces
+        settings = JobSettings.from_config(profile.source.config, reduces=reduces)
+        if input_bytes is None:
+            input_bytes = profile.input.total_bytes
+            if input_records is None and profile.input.total_records > 0:
+                input_records = profile.input.total_records
+        return cls(cluster, Dataset(input_bytes, input_records, splits, split_bytes), settings)
+
+
+def _number(edit: Edit, current: float) -> float:
+    raw = edit.value
+    try:
+        if raw[0] in "+-":
+            return current + float(parse_size(raw[1:])) * (1 if raw[0] == "+" else -1)
+        return float(parse_size(raw))
+    except (SizeError, IndexError) as exc:
+        raise PredictionError(f"what-if {edit.label}: {raw!r} is not a number") from exc
+
+
+def apply_edits(base: Scenario, edits: Iterable[Edit]) -> Scenario:
+    """The scenario after ``edits``, applied in order."""
+    scenario = base
+    for edit in edits:
+        key = (
+            edit.key.replace("-", "_")
+            if edit.key.replace("-", "_") in _CLUSTER_KEYS | _DATASET_KEYS
+            else edit.key
+        )
+        if key in _CLUSTER_KEYS:
+            field = _CLUSTER_KEYS[key]
+            count = round(_number(edit, getattr(scenario.cluster, field)))
+            scenario = dataclasses.replace(
+                scenario, cluster=dataclasses.replace(scenario.cluster, **{field: count})
+            )
+        elif key in _DATASET_KEYS:
+            field = _DATASET_KEYS[key]
+            number = _number(edit, getattr(scenario.dataset, field) or 0)
+            # a new input size invalidates derived records/splits unless they are edited too
+            changes: dict[str, Any] = (
+                {"input_records": None, "splits": None} if field == "input_bytes" else {}
+            )
+            changes[field] = round(number) if field == "splits" else number
+            scenario = dataclasses.replace(scenario, dataset=dataclasses.replace(scenario.dataset, **changes))
+        else:
+            raw = edit.value
+            if raw[:1] in "+-" and raw[1:2].isdigit():
+                setting = SETTING_KEYS.get(key)
+                current = getattr(scenario.settings, setting) if setting else None
+                if isinstance(current, int | float) and not isinstance(current, bool):
+                    raw = str(_number(edit, float(current)))
+            scenario = dataclasses.replace(scenario, settings=scenario.settings.with_setting(key, raw))
+    return scenario
+
+
+@dataclass(frozen=True, slots=True)
+class WhatIfRow:
+    """One scenario's label and its prediction."""
+
+    label: str
+    prediction: Prediction
+
+
+def whatif(
+    profile: JobProfile,
+    platform: PhaseDurationModel,
+    base: Scenario,
+    edits: Sequence[Edit],
+    *,
+    model: str = "herodotou",
+) -> list[WhatIfRow]:
+    """Baseline, each edit alone (when there are several), and all edits together."""
+    predictor = core.get(model)
+
+    def run(scenario: Scenario) -> Prediction:
+        return predictor.predict(profile, platform, scenario.cluster, scenario.dataset, scenario.settings)
+
+    rows = [WhatIfRow("baseline", run(base))]
+    if len(edits) > 1:
+        rows.extend(WhatIfRow(e.label, run(apply_edits(base, [e]))) for e in edits)
+    if edits:
+        label = "all edits" if len(edits) > 1 else edits[0].label
+        rows.append(WhatIfRow(label, run(apply_edits(base, edits))))
+    return rows
+
+
+def sweep(
+    profile: JobProfile,
+    platform: PhaseDurationModel,
+    base: Scenario,
+    configurations: Iterable[Sequence[Edit]],
+    *,
+    model: str = "herodotou",
+) -> list[Prediction]:
+    """Predict every configuration (each a list of edits on ``base``), e.g. to search for the best one."""
+    predictor = core.get(model)
+    out = []
+    for edits in configurations:
+        s = apply_edits(base, edits)
+        out.append(predictor.predict(profile, platform, s.cluster, s.dataset, s.settings))
+    return out
+
+
+def format_figure(figure: str, value: object) -> str:
+    """Render one what-if figure for people: sizes with units, counts as integers, times in seconds.
+
+    >>> format_figure("map_output_bytes", 104857600.0), format_figure("spills", 25.0), format_figure("map_s", 3.14159)
+    ('100M', '25', '3.14')
+    """
+    if value is None:
+        return ""
+    if not isinstance(value, int | float):
+        return str(value)
+    if figure.endswith("bytes") or figure.endswith("_bytes_per_reduce"):
+        return format_size(value)
+    if float(value).is_integer():
+        return str(int(value))
+    return f"{value:.3g}" if abs(value) < 100 else f"{value:.0f}"
+
+
+def whatif_table(rows: Sequence[WhatIfRow]) -> list[dict[str, object]]:
+    """One row per figure (time, stages, dataflow), one column per scenario, for side-by-side display."""
+    table: list[dict[str, object]] = [
+        {"figure": "seconds", **{r.label: round(r.prediction.seconds, 3) for r in rows}}
+    ]
+    figures: dict[str, list[float | None]] = {}
+    for i, r in enumerate(rows):
+        values: dict[str, float] = {f"{k}_s": v for k, v in r.prediction.stages.items()}
+        values.update(r.prediction.dataflow)
+        for key, value in values.items():
+            figures.setdefault(key, [None] * len(rows))[i] = value
+    for key, column in figures.items():
+        row: dict[str, object] = {"figure": key}
+        for r, cell in zip(rows, column, strict=True):
+            row[r.label] = None if cell is None else round(cell, 3)
+        table.append(row)
+    return table

@@ -1,0 +1,259 @@
+"""Herodotou 2011's phase cost model: the paper's worked examples, hand-checked cases and invariants."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from predict import core
+from predict.bounds import BoundsModel
+from predict.core import Cluster, Dataset, JobSettings
+from predict.dataflow import DataStats, ReduceDataflow, map_dataflow, reduce_dataflow
+from predict.herodotou import HerodotouModel, job_cost
+from predict.merge import (
+    final_merge_files,
+    first_pass_files,
+    interm_merge_reads,
+    merge_passes,
+    simulate_merge,
+)
+from profiles.profile import DurationStats
+from tests.test_predict_core import GB, MB, REL, LinearPlatform, toy_profile
+
+PLAIN = DataStats(
+    map_size_sel=1.0,
+    map_recs_sel=1.0,
+    combine_size_sel=1.0,
+    combine_recs_sel=1.0,
+    use_combine=False,
+    input_compress_ratio=1.0,
+    interm_compress_ratio=1.0,
+    reduce_size_sel=1.0,
+    reduce_recs_sel=1.0,
+    out_compress_ratio=1.0,
+)
+
+
+def test_paper_merge_example_28_spills_sort_factor_10() -> None:
+    """Section 5: two passes of 10 in the first round, then a final merge of 10 (2 merged + 8 spills)."""
+    assert first_pass_files(28, 10) == 10  # eq. 21: (28 - 1) mod 9 == 0
+    assert interm_merge_reads(28, 10) == 20  # eq. 22: two passes of 10
+    assert final_merge_files(28, 10) == 10  # eq. 23: 1 + 1 merged + 8 original
+    assert merge_passes(28, 10) == 3  # eq. 26: 2 + floor(18 / 10)
+
+
+@pytest.mark.parametrize(
+    ("n", "f", "first", "passes"), [(1, 10, 1, 0), (7, 10, 7, 1), (10, 10, 10, 1), (25, 10, 7, 3)]
+)
+def test_merge_small_cases(n: int, f: int, first: int, passes: int) -> None:
+    assert first_pass_files(n, f) == first
+    assert merge_passes(n, f) == passes
+
+
+@pytest.mark.parametrize("f", [2, 3, 5, 10, 16])
+def test_closed_forms_agree_with_hadoops_merge_order(f: int) -> None:
+    """Eqs. 22, 23 and 26 against a simulation of Hadoop's Merger for every N <= F^2."""
+    for n in range(2, f * f + 1):
+        plan = simulate_merge(n, f)
+        assert plan.interm_reads == interm_merge_reads(n, f), n
+        assert plan.final_files == final_merge_files(n, f), n
+        assert plan.passes == merge_passes(n, f), n
+
+
+def test_beyond_sort_factor_squared_uses_simulation() -> None:
+    plan = simulate_merge(150, 10)
+    assert plan.final_files <= 10
+    assert plan.passes == merge_passes(150, 10)
+    assert interm_merge_reads(150, 10) > interm_merge_reads(100, 10)
+
+
+def test_spills_by_hand() -> None:
+    """io.sort.mb=100, 80 % spill, 5 % records: the 16-byte accounting part caps a spill at 262,144 records.
+
+    eq. 12: floor(100 * 2^20 * 0.95 * 0.8 / 100) = 796,917 serialized records of 100 B;
+    eq. 13: floor(100 * 2^20 * 0.05 * 0.8 / 16) = 262,144 accounting entries;
+    eq. 16: ceil(1,000,000 / 262,144) = 4 spills, merged in one pass.
+    """
+    m = map_dataflow(1e8, 1e6, PLAIN, JobSettings(reduces=4))
+    assert m.spill_buffer_recs == 262_144
+    assert m.spill_buffer_bytes == pytest.approx(262_144 * 100)
+    assert (m.spills, m.merge_passes, m.final_merge_spills) == (4, 1, 4)
+    assert m.interm_bytes == pytest.approx(1e8)
+    # a bigger record share moves the limit to the serialization buffer
+    wide = map_dataflow(1e8, 1e6, PLAIN, JobSettings(reduces=4, sort_record_percent=0.5))
+    assert wide.spill_buffer_recs == math.floor(100 * MB * 0.5 * 0.8 / 100)
+
+
+def test_combiner_in_final_merge_only_from_three_spills() -> None:
+    """Eq. 28: the combiner runs again in the final merge when at least min.num.spills.for.combine spills."""
+    comb = replace(PLAIN, use_combine=True, combine_size_sel=0.5, combine_recs_sel=0.5)
+    two = map_dataflow(1e8 * 2 / 4, 1e6 * 2 / 4, comb, JobSettings(reduces=1, io_sort_mb=100))  # 2 spills
+    four = map_dataflow(1e8, 1e6, comb, JobSettings(reduces=1))  # 4 spills
+    assert two.spills == 2
+    assert not two.combine_in_merge
+    assert two.interm_bytes == pytest.approx(5e7 * 0.5)
+    assert four.spills == 4
+    assert four.combine_in_merge
+    assert four.interm_bytes == pytest.approx(1e8 * 0.5 * 0.5)
+
+
+def _reduce_for_segment(segment_bytes: float, n_maps: int, **kw: float) -> ReduceDataflow:
+    """A reduce whose map segments are ``segment_bytes`` each (one reduce, so segment = map output)."""
+    s = JobSettings(reduces=1, reduce_task_heap_mb=200, io_sort_mb=1000, **kw)  # type: ignore[arg-type]
+    m = map_dataflow(segment_bytes, segment_bytes / 100, PLAIN, s)
+    return reduce_dataflow(m, n_maps, 1, PLAIN, s)
+
+
+def test_shuffle_case_1_segments_below_a_quarter_of_the_buffer() -> None:
+    """Buffer 0.7 x 200 MB = 140 MB, a quarter is 35 MB; 30 MB segments stay in memory (eqs. 43-49).
+
+    Merge threshold 0.66 x 140 = 92.4 MB -> 3.08 segments; ceil (4 x 30 = 120 MB) fits in 140 MB,
+    so 4 segments per shuffle file; 10 maps -> 2 files on disk, 2 segments left in memory.
+    """
+    r = _reduce_for_segment(30 * MB, 10)
+    assert r.in_memory
+    assert r.segs_per_shuffle_file == 4
+    assert (r.shuffle_files, r.segs_in_mem) == (2, 2)
+    assert r.shuffle_file_bytes == pytest.approx(120 * MB)
+
+
+def test_shuffle_case_2_segments_above_a_quarter_go_to_disk() -> None:
+    """40 MB >= 35 MB: every segment becomes its own shuffle file (eqs. 50-54)."""
+    r = _reduce_for_segment(40 * MB, 10)
+    assert not r.in_memory
+    assert (r.segs_per_shuffle_file, r.shuffle_files, r.segs_in_mem) == (1, 10, 0)
+    assert r.shuffle_file_bytes == pytest.approx(40 * MB)
+
+
+def test_reduce_side_merge_three_steps() -> None:
+    """30 map segments of 40 MB straight to disk, sort factor 10.
+
+    eq. 55: 30 >= 2F - 1 = 19 -> floor((30 - 19) / 10) + 1 = 2 disk merges of 10 files;
+    eq. 59: 10 files stay unmerged -> 12 on disk; nothing in memory, so step 1 is empty;
+    step 2 merges 12 files: eq. 22 reads 3 of them (first pass of (12-1) mod 9 + 1 = 3), in proportion
+    3/12 of the 1,200 MB on disk; step 3 merges the remaining 10 files straight into the reduce.
+    """
+    r = _reduce_for_segment(40 * MB, 30)
+    assert (r.disk_merges, r.unmerged_files) == (2, 10)
+    assert r.step1_bytes == 0
+    assert r.files_from_mem == 0
+    assert r.step2_files == 12
+    assert r.step2_bytes == pytest.approx(3 / 12 * 30 * 40 * MB)
+    assert r.step3_files == 10
+    assert r.step3_bytes == 0
+
+
+def test_step_1_evicts_segments_from_memory() -> None:
+    """Case 1 with few maps: all segments stay in memory; reduce.input.buffer.percent=0 evicts them all
+    into one file (eq. 70), which step 3 merges with nothing else."""
+    r = _reduce_for_segment(1 * MB, 5)
+    assert (r.shuffle_files, r.segs_in_mem, r.evicted_segs, r.files_from_mem) == (0, 5, 5, 1)
+    assert r.step1_bytes == pytest.approx(5 * MB)
+    kept = _reduce_for_segment(1 * MB, 5, reduce_input_buffer_percent=0.5)
+    assert kept.evicted_segs == 0
+    assert kept.segs_remain_mem == 5
+
+
+def test_map_only_job_cost_by_hand() -> None:
+    """eq. 90 with no reduces: read + map + write per map, times the map waves (eq. 92)."""
+    plat = LinearPlatform()
+    prof = toy_profile(map_size_sel=0.5, stages={})  # no task durations: the profiled 800 ms overhead
+    cluster = Cluster(2, 2, 1)  # 4 map slots; 20 profiled splits -> 5 waves
+    cost = job_cost(prof, plat, cluster, Dataset(20 * 64 * MB), JobSettings(reduces=0))
+    split, out = 64 * MB, 32 * MB
+    per_map_avg = (100 + 1e-5 * split) + 640_000 * 0.002 + (100 + 2e-5 * out) + 800
+    per_map_max = per_map_avg + 10_000 * 0.002  # the largest split has 650,000 records
+    assert cost.map_waves == 5
+    assert cost.reduce_stage_ms == 0
+    assert sum(cost.map_phases_ms.values()) + cost.costs.map_fixed_ms + cost.map_overhead_ms == pytest.approx(
+        per_map_avg, rel=REL
+    )
+    assert cost.total_ms == pytest.approx(5 * per_map_max, rel=REL)
+
+
+def test_overhead_calibrated_on_the_profiled_run() -> None:
+    """At the profiled size and settings the model gives back the measured average tasks."""
+    prof = toy_profile(
+        stages={"map_task": DurationStats(10_000, 12_000, 20), "reduce_task": DurationStats(9_000, 9_500, 4)}
+    )
+    cost = job_cost(prof, LinearPlatform(), Cluster(20, 1, 4), Dataset(20 * 64 * MB), JobSettings(reduces=4))
+    # the largest split holds 10,000 more records (20 ms of map function, a little more collecting)
+    assert 10_000 + 10_000 * 0.002 <= cost.map_max_ms <= 10_000 + 25
+    assert cost.reduce_ms == pytest.approx(9_000)
+    assert cost.total_ms == pytest.approx(cost.map_max_ms + 9_000)
+    assert any("calibrated" in n for n in cost.notes)
+    # a what-if keeps the calibration of the profiled settings: a bigger sort buffer still saves time
+    bigger = job_cost(
+        prof, LinearPlatform(), Cluster(20, 1, 4), Dataset(20 * 64 * MB), JobSettings(4, io_sort_mb=400)
+    )
+    assert bigger.map_overhead_ms == pytest.approx(cost.map_overhead_ms)
+    assert bigger.total_ms < cost.total_ms
+
+
+def test_job_composes_in_waves() -> None:
+    prof = toy_profile()
+    cost = job_cost(prof, LinearPlatform(), Cluster(3, 2, 1), Dataset(20 * 64 * MB), JobSettings(reduces=7))
+    assert (cost.map_waves, cost.reduce_waves) == (4, 3)  # ceil(20/6), ceil(7/3)
+    assert cost.total_ms == pytest.approx(4 * cost.map_max_ms + 3 * cost.reduce_ms)
+    p = HerodotouModel().predict(
+        prof, LinearPlatform(), Cluster(3, 2, 1), Dataset(20 * 64 * MB), JobSettings(7)
+    )
+    assert p.seconds == pytest.approx(cost.total_ms / 1000)
+    assert p.low_s is None
+    assert p.dataflow["spills"] >= 1
+
+
+def test_bigger_sort_buffer_means_fewer_spills_and_less_time() -> None:
+    args = (toy_profile(), LinearPlatform(), Cluster(4, 2, 2), Dataset(10 * GB))
+    small = job_cost(*args, JobSettings(reduces=8, io_sort_mb=50))
+    large = job_cost(*args, JobSettings(reduces=8, io_sort_mb=400))
+    assert large.map_avg.spills < small.map_avg.spills
+    assert large.map_avg.merge_passes <= small.map_avg.merge_passes
+    assert large.total_ms < small.total_ms
+
+
+profiles = st.builds(
+    lambda sel, recs_ms, reduce_sel: toy_profile(
+        map_size_sel=sel,
+        map_ms_per_record=recs_ms,
+        reduce_size_sel=reduce_sel,
+        combine_size_sel=None,
+        combine_recs_sel=None,
+    ),
+    st.floats(0.01, 5.0),
+    st.floats(0.0, 0.01),
+    st.floats(0.0, 2.0),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    profiles,
+    st.integers(1 * MB, 100 * GB),
+    st.floats(1.0, 3.0),
+    st.builds(Cluster, st.integers(1, 50), st.integers(1, 4), st.integers(1, 4)),
+    st.integers(0, 300),
+    st.sampled_from(["bounds", "herodotou"]),
+)
+def test_more_data_never_predicts_less_time(
+    profile: object, size: int, factor: float, cluster: Cluster, reduces: int, model: str
+) -> None:
+    """For a fixed cluster and settings (128 MB splits), a larger input never predicts a shorter job.
+
+    Profiles without a combiner: with one, Hadoop's own rule (combine again in the final merge from
+    three spills, eq. 28) can make a bigger map output shuffle less, in the model as on a cluster.
+    """
+    predictor = core.get(model)
+    s = JobSettings(reduces=reduces, split_bytes=128 * MB)
+    small = predictor.predict(profile, LinearPlatform(), cluster, Dataset(size), s)  # type: ignore[arg-type]
+    large = predictor.predict(profile, LinearPlatform(), cluster, Dataset(size * factor), s)  # type: ignore[arg-type]
+    assert large.seconds >= small.seconds * (1 - 1e-9)
+    if model == "bounds":
+        assert isinstance(predictor, BoundsModel)
+        assert large.low_s is not None
+        assert small.low_s is not None
+        assert large.low_s >= small.low_s * (1 - 1e-9)

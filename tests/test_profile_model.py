@@ -1,0 +1,163 @@
+"""The job profile data model: JSON round trips, validation that names the field, merging runs."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from phaseline.errors import ProfileError
+from profiles.profile import (
+    COUNTER_FIELDS,
+    PROFILE_SCHEMA_VERSION,
+    CostStatistics,
+    Counters,
+    DataflowStatistics,
+    DurationStats,
+    InputStats,
+    JobProfile,
+    ProfileSource,
+    Stage,
+    merge_profiles,
+)
+from tests.test_predict_core import toy_profile
+
+
+def _doc() -> dict[str, Any]:
+    return toy_profile().to_dict()
+
+
+def test_json_round_trip(tmp_path: Path) -> None:
+    prof = toy_profile(
+        counters=Counters(map_input_records=12_800_000, map_output_bytes=2_147_483_648),
+        dataflow=DataflowStatistics(map_size_sel=1.6, interm_compress_ratio=0.4),
+        costs=CostStatistics(map_cpu=0.002, combine_cpu=0.0005),
+        phases={"read": DurationStats(1000, 1500, 20), "reduce+write": DurationStats(4000, 4200, 4)},
+    )
+    path = tmp_path / "profile.json"
+    prof.save(path)
+    assert JobProfile.load(path) == prof
+    doc = json.loads(path.read_text())
+    assert doc["schema_version"] == PROFILE_SCHEMA_VERSION
+    assert doc["source"]["job_ids"] == ["job_1_0001"]
+    assert doc["source"]["config"] == {"io.sort.mb": "100"}
+    assert doc["costs"]["sort_cpu"] is None  # unknown stays null, never invented
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        (("input", "splits"), "many", r"profile\.input\.splits: expected an integer"),
+        (("input", "splits"), 0, r"profile\.input\.splits: must be >= 1"),
+        (("map_size_sel",), -1.0, r"profile\.map_size_sel: must be a finite number >= 0"),
+        (("map_size_sel",), None, r"profile\.map_size_sel: must not be null"),
+        (("stages", "map_task", "max_ms"), 1.0, r"profile\.stages\.map_task\.max_ms: maximum 1\.0 is below"),
+        (
+            ("stages", "map_stage"),
+            {"avg_ms": 1, "max_ms": 1, "count": 1},
+            r"profile\.stages\.map_stage: unknown stage",
+        ),
+        (("phases", "spill+Sort Time"), {"avg_ms": 1, "max_ms": 1, "count": 1}, r"not a phase name"),
+        (("schema_version",), 99, r"schema_version: is 99"),
+        (("source", "job_ids"), [], r"profile\.source\.job_ids: a profile must name"),
+        (("costs", "sort_cpu"), "fast", r"profile\.costs\.sort_cpu: expected a number"),
+        (("mystery",), 1, r"profile\.mystery: unknown field"),
+        (("combine_recs_sel",), None, r"given together"),
+    ],
+)
+def test_loader_names_the_bad_field(path: tuple[str, ...], value: object, message: str) -> None:
+    doc = _doc()
+    target = doc
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    with pytest.raises(ProfileError, match=message):
+        JobProfile.from_dict(doc)
+
+
+def test_loader_reports_missing_fields_and_bad_json(tmp_path: Path) -> None:
+    doc = _doc()
+    del doc["input"]["max_split_bytes"]
+    with pytest.raises(ProfileError, match=r"profile\.input\.max_split_bytes: required field is missing"):
+        JobProfile.from_dict(doc)
+    bad = tmp_path / "broken.json"
+    bad.write_text("{not json")
+    with pytest.raises(ProfileError, match=r"broken\.json: not JSON"):
+        JobProfile.load(bad)
+    with pytest.raises(ProfileError, match="cannot read profile"):
+        JobProfile.load(tmp_path / "absent.json")
+
+
+def test_counter_names_map_to_fields() -> None:
+    fields = set(Counters.__dataclass_fields__)
+    assert set(COUNTER_FIELDS.values()) <= fields
+    assert COUNTER_FIELDS["MAP_OUTPUT_BYTES"] == "map_output_bytes"
+
+
+def test_merge_two_runs_weights_by_what_is_averaged() -> None:
+    a = toy_profile()
+    b = replace(
+        toy_profile(),
+        source=ProfileSource(job_ids=("job_1_0002",), job_name="wordcount", config={"io.sort.mb": "200"}),
+        input=InputStats(60, 32 * 2**20, 40 * 2**20, 320_000, 330_000),
+        map_size_sel=2.0,
+        map_ms_per_record=0.004,
+        map_task_overhead_ms=None,
+        stages={"map_task": DurationStats(4_000, 20_000, 60)},
+        counters=Counters(map_input_records=19_200_000),
+    )
+    a = replace(a, counters=Counters(map_input_records=12_800_000))
+    m = merge_profiles([a, b])
+    assert m.source.job_ids == ("job_1_0001", "job_1_0002")
+    assert m.runs == 2
+    assert m.source.config == {}  # the runs disagree on io.sort.mb
+    # size selectivity weighted by input bytes: (1280 MB x 1.6 + 1920 MB x 2.0) / 3200 MB
+    assert m.map_size_sel == pytest.approx((1280 * 1.6 + 1920 * 2.0) / 3200)
+    # per-record time weighted by records: 12.8 M and 19.2 M records
+    assert m.map_ms_per_record == pytest.approx((12.8 * 0.002 + 19.2 * 0.004) / 32)
+    assert m.map_task_overhead_ms == 800.0  # known in one run only
+    stats = m.stages[Stage.MAP_TASK]
+    assert (stats.count, stats.max_ms) == (80, 20_000)
+    assert stats.avg_ms == pytest.approx((20 * 10_000 + 60 * 4_000) / 80)
+    assert Stage.FIRST_SHUFFLE in m.stages  # only in run a, kept
+    assert m.input.max_split_bytes == 64 * 2**20
+    assert m.input.splits == 40
+    assert m.input.total_bytes == pytest.approx(
+        (a.input.total_bytes + b.input.total_bytes) / 2
+    )  # a typical run
+    assert m.counters.map_input_records == 32_000_000
+
+
+def test_merge_refuses_different_jobs() -> None:
+    other = replace(toy_profile(), source=ProfileSource(job_ids=("job_2_0001",), job_name="terasort"))
+    with pytest.raises(ProfileError, match="different jobs"):
+        merge_profiles([toy_profile(), other])
+    with pytest.raises(ProfileError, match="no profiles"):
+        merge_profiles([])
+    assert merge_profiles([toy_profile()]) == toy_profile()
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.integers(1, 10_000),
+    st.floats(1.0, 1e10),
+    st.floats(0.0, 100.0),
+    st.one_of(st.none(), st.floats(0.0, 1.0)),
+    st.dictionaries(st.sampled_from(list(Stage)), st.floats(0.0, 1e6), max_size=5),
+)
+def test_round_trip_property(
+    splits: int, split_bytes: float, sel: float, comb: float | None, stages: dict[Stage, float]
+) -> None:
+    prof = toy_profile(
+        input=InputStats(splits, split_bytes, split_bytes * 1.5, split_bytes / 100, split_bytes / 50),
+        map_size_sel=sel,
+        combine_size_sel=comb,
+        combine_recs_sel=comb,
+        stages={k.value: DurationStats(v, v * 2, 3) for k, v in stages.items()},
+    )
+    assert JobProfile.from_json(prof.to_json()) == prof

@@ -1,0 +1,116 @@
+"""What-if questions: edits parse, apply, and move time and dataflow the way Hadoop would."""
+
+from __future__ import annotations
+
+import pytest
+
+from phaseline.errors import PredictionError
+from predict.core import Cluster
+from predict.whatif import Edit, Scenario, apply_edits, format_figure, parse_edit, sweep, whatif, whatif_table
+from tests.test_predict_core import GB, LinearPlatform, toy_profile
+
+BASE = Scenario.for_profile(toy_profile(), Cluster(16, 2, 2), input_bytes=50 * GB, reduces=20)
+
+
+@pytest.mark.parametrize(
+    ("text", "edit"),
+    [
+        ("io.sort.mb=256", Edit("io.sort.mb", "256")),
+        ("io.sort.mb 100 -> 256", Edit("io.sort.mb", "256")),
+        ("reduces 20 -> 240", Edit("reduces", "240")),
+        ("compress map output", Edit("compress_map_output", "true")),
+        ("4 more nodes", Edit("nodes", "+4")),
+        ("2 fewer nodes", Edit("nodes", "-2")),
+        ("input-bytes=1T", Edit("input-bytes", "1T")),
+        ("map-slots-per-node=4", Edit("map-slots-per-node", "4")),
+    ],
+)
+def test_parse_edit(text: str, edit: Edit) -> None:
+    assert parse_edit(text) == edit
+
+
+def test_parse_edit_rejects_prose() -> None:
+    with pytest.raises(PredictionError, match="not understood"):
+        parse_edit("make it faster")
+
+
+def test_apply_edits_to_cluster_dataset_and_settings() -> None:
+    s = apply_edits(
+        BASE,
+        [
+            parse_edit("4 more nodes"),
+            parse_edit("reduces 20 -> 240"),
+            parse_edit("io.sort.mb=256"),
+            parse_edit("compress map output"),
+            parse_edit("input_bytes=100G"),
+            parse_edit("map_slots_per_node=3"),
+            parse_edit("mapreduce.task.io.sort.factor=+5"),
+        ],
+    )
+    assert (s.cluster.nodes, s.cluster.map_slots_per_node) == (20, 3)
+    assert (s.settings.reduces, s.settings.io_sort_mb, s.settings.compress_map_output) == (240, 256.0, True)
+    assert s.settings.sort_factor == 15
+    assert s.dataset.input_bytes == 100 * GB
+    assert s.dataset.input_records is None
+    assert BASE.cluster.nodes == 16  # the base scenario is untouched
+    with pytest.raises(PredictionError, match="unknown setting"):
+        apply_edits(BASE, [Edit("io.sort.megabytes", "3")])
+    with pytest.raises(PredictionError, match="not a number"):
+        apply_edits(BASE, [Edit("nodes", "+many")])
+
+
+def test_whatif_shows_dataflow_beside_time() -> None:
+    edits = [
+        parse_edit("io.sort.mb 100 -> 256"),
+        parse_edit("reduces 20 -> 240"),
+        parse_edit("compress map output"),
+    ]
+    rows = whatif(toy_profile(), LinearPlatform(), BASE, edits)
+    assert [r.label for r in rows] == [
+        "baseline",
+        "io.sort.mb=256",
+        "reduces=240",
+        "compress_map_output=true",
+        "all edits",
+    ]
+    by = {r.label: r.prediction for r in rows}
+    base = by["baseline"].dataflow
+    # a bigger sort buffer: fewer spills and merge passes, less time
+    assert by["io.sort.mb=256"].dataflow["spills"] < base["spills"]
+    assert by["io.sort.mb=256"].dataflow["merge_passes"] < base["merge_passes"]
+    assert by["io.sort.mb=256"].seconds < by["baseline"].seconds
+    # more reduces: less to shuffle per reduce, more reduce waves (32 slots)
+    assert by["reduces=240"].dataflow["shuffle_bytes_per_reduce"] < base["shuffle_bytes_per_reduce"]
+    assert by["reduces=240"].dataflow["reduce_waves"] == 8
+    # compression halves the bytes on the wire (assumed ratio, said so)
+    assert by["compress_map_output=true"].dataflow["shuffle_bytes_per_reduce"] == pytest.approx(
+        base["shuffle_bytes_per_reduce"] * 0.5
+    )
+    assert any("compression ratio" in a for a in by["compress_map_output=true"].assumptions)
+    table = whatif_table(rows)
+    figures = [row["figure"] for row in table]
+    assert figures[0] == "seconds"
+    assert {"spills", "merge_passes", "shuffle_files", "map_s"} <= set(figures)
+    assert all(set(row) == {"figure", *by} for row in table)
+
+
+def test_more_nodes_with_bounds_model() -> None:
+    rows = whatif(toy_profile(), LinearPlatform(), BASE, [parse_edit("16 more nodes")], model="bounds")
+    assert rows[-1].prediction.seconds < rows[0].prediction.seconds
+    assert rows[-1].prediction.dataflow["map_waves"] < rows[0].prediction.dataflow["map_waves"]
+
+
+def test_sweep_prices_every_configuration() -> None:
+    configs = [
+        [Edit("io.sort.mb", str(mb)), Edit("reduces", str(r))] for mb in (50, 100, 200) for r in (10, 40)
+    ]
+    out = sweep(toy_profile(), LinearPlatform(), BASE, configs)
+    assert len(out) == 6
+    assert all(p.model == "herodotou" for p in out)
+    assert len({round(p.seconds, 6) for p in out}) > 1
+
+
+def test_format_figure() -> None:
+    assert format_figure("shuffle_bytes_per_reduce", 3 * GB) == "3.0G"
+    assert format_figure("seconds", 1234.5) == "1234"
+    assert format_figure("spills", None) == ""
