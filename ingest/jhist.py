@@ -1,0 +1,339 @@
+"""Hadoop 0.23 / 2.x / 3.x job history (``.jhist``, Avro-JSON) -> phaseline rows.
+
+A ``.jhist`` file is ``Avro-Json`` on line 1, the writer's Avro schema on
+line 2, then one event per line (``{"type": "TASK_STARTED", "event":
+{"org.apache.hadoop.mapreduce.jobhistory.TaskStarted": {...}}}``), sometimes
+with a leading space or blank lines between.  The reader is schema-driven: it
+learns from line 2 which fields of which record are Avro unions and unwraps
+their type-wrapped values (``{"string": "x"}``, ``{"long": 3}``,
+``{"org...JhCounters": {...}}``); bare values are accepted everywhere too, and
+fields that a version lacks are simply absent (NULL in the tables).
+
+Rows
+----
+``events``: one per event line, in file order (``seq`` = the event's 1-based
+line number, ``payload_json`` = the line's raw JSON text, ``ts_ms`` = the
+event's own time where it has one); unknown event types land here too and
+are counted in ``ctx.unknown``.  ``counters``: job_total / job_map /
+job_reduce from JOB_FINISHED, task scope from TASK_FINISHED / TASK_FAILED,
+attempt scope from the attempt completion events (``group_name`` and
+``counter_name`` are the raw Avro ``name`` s).  ``jobs``, ``tasks`` and
+``attempts``: one row each, written when the file ends (or at a cut).  Which
+event's value wins for each column is documented in :mod:`ingest.jhist_state`
+(as Hadoop's ``JobHistoryParser`` decides, with the noted exceptions).
+
+Bad input
+---------
+A line that is not JSON raises :class:`~phaseline.errors.TraceParseError` with
+its line and byte offset (the file is quarantined), unless it is the last
+non-blank line: then the writer was cut off, every row before the cut is
+yielded and :class:`~phaseline.errors.TraceTruncatedError` is raised.  A file
+whose job never reached JOB_FINISHED/FAILED/KILLED also ends with
+TraceTruncatedError (after all its rows).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Generator, Iterator
+from functools import lru_cache, partial
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from ingest.base import ReadContext, Row, open_binary
+from ingest.counters_map import EVENT_SPECS, FALLBACK_TIME_FIELDS, EventKind
+from ingest.formats import Format
+from ingest.jhist_schema import BadEvent, WriterSchema, opt_int
+from ingest.jhist_state import HistoryState
+from phaseline.errors import TraceParseError, TraceTruncatedError
+
+MAGIC = b"Avro-Json"
+MAX_LINE_BYTES = 64 << 20  # no real event comes near; guards memory against garbage without line ends
+_BLANK = b" \t\r\n\x00"
+_loads = orjson.loads
+_JSONError = orjson.JSONDecodeError
+_new_row = tuple.__new__  # Row(...) without NamedTuple's Python-level __new__ (hot path)
+
+
+@lru_cache(maxsize=64)
+def _writer_schema(text: bytes) -> WriterSchema:
+    """Line 2 parsed once per distinct schema (files of one Hadoop version share it)."""
+    return WriterSchema.parse(_loads(text))
+
+
+def sniff_jhist(head: bytes, path: Path) -> bool:
+    """True when the first line is ``Avro-Json`` (the JSON flavour of Hadoop's EventWriter)."""
+    return head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n", 1)[0].rstrip() == MAGIC
+
+
+class _JhistReader:
+    """The state of one file being read; :meth:`run` is the generator behind :func:`read_jhist`."""
+
+    def __init__(self, path: Path, ctx: ReadContext) -> None:
+        self.path = path
+        self.ctx = ctx
+        self.schema: WriterSchema | None = None
+        self.state = HistoryState(ctx.notes)
+        self.pending_events: list[dict[str, Any]] = []  # events seen before the job id is known
+        self.line_no = self.offset = 0
+
+    # ------------------------------------------------------------------ reading
+    def run(self) -> Iterator[Row]:
+        """All rows of the file; the body of :func:`read_jhist` (one generator: rows pass one frame)."""
+        try:
+            fh = open_binary(self.path)
+        except OSError as exc:
+            raise TraceParseError(self.path, f"cannot open: {exc}") from None
+        line_no = offset = 0
+        with fh:
+            try:
+                line_no, offset = self._header(fh)
+                state = self.state
+                out = state.out
+                ctx = self.ctx
+                schema = self.schema
+                assert schema is not None
+                unions = schema.unions
+                symbols = schema.symbols
+                specs = EVENT_SPECS
+                handlers = state.handlers
+                job = state.job
+                pending = self.pending_events
+                event_only = EventKind.EVENT_ONLY
+                for raw in iter(partial(fh.readline, MAX_LINE_BYTES), b""):
+                    line_no += 1
+                    start = offset
+                    offset += len(raw)
+                    text = raw.strip(_BLANK)
+                    if not text:
+                        continue
+                    if len(raw) == MAX_LINE_BYTES and raw[-1:] != b"\n":
+                        raise self._error(f"a line longer than {MAX_LINE_BYTES >> 20} MiB", line_no, start)
+                    try:
+                        ev = _loads(text)
+                        payload_json = text.decode()
+                    except _JSONError as exc:
+                        self.line_no, self.offset = line_no, offset
+                        ev, payload_json = yield from self._bad_json(fh, text, exc, line_no, start)
+                    body = ev.get("event") if type(ev) is dict else None
+                    if type(body) is dict and len(body) == 1 and type(etype := ev.get("type")) is str:
+                        ((record, payload),) = body.items()
+                        if type(payload) is not dict:
+                            etype, record, payload = self._split_event(ev, line_no, start)
+                    else:
+                        etype, record, payload = self._split_event(ev, line_no, start)
+                    ctx.events_read += 1
+                    spec = specs.get(etype)
+                    ts: int | None = None
+                    try:
+                        if spec is None:
+                            ctx.unknown[etype] += 1
+                            if payload is not None:
+                                ts = self._fallback_time(payload)
+                                if job.job_id is None:
+                                    state.learn_job_id(payload)
+                        elif payload is None:
+                            if spec.kind is not event_only:
+                                raise BadEvent("the event carries no record")
+                        else:
+                            wrapped = unions.get(record)
+                            if wrapped:
+                                schema.unwrap(payload, wrapped)
+                            if etype not in symbols:
+                                self._note_once(
+                                    f"event type {etype} is not in the file's own schema (line {line_no})"
+                                )
+                            if spec.time_field is not None:
+                                ts = opt_int(payload.get(spec.time_field), spec.time_field)
+                            if job.job_id is None:
+                                state.learn_job_id(payload)
+                            if spec.kind is not event_only:
+                                handlers[spec.kind](payload)
+                    except BadEvent as exc:
+                        raise self._error(f"{etype}: {exc}", line_no, start) from None
+                    event = {
+                        "job_id": job.job_id,
+                        "seq": line_no,
+                        "event_type": etype,
+                        "ts_ms": ts,
+                        "payload_json": payload_json,
+                    }
+                    if job.job_id is None:
+                        pending.append(event)
+                    else:
+                        if pending:
+                            self._flush_pending()
+                        out.append(_new_row(Row, ("events", event)))
+                    if out:
+                        yield from out
+                        out.clear()
+            except EOFError as exc:  # a gzip stream cut short: keep what came before
+                self.line_no, self.offset = line_no, offset
+                yield from self._finish()
+                raise TraceTruncatedError(
+                    self.path, f"compressed stream ends early: {exc}", line=self.line_no, offset=self.offset
+                ) from None
+            except (zlib.error, OSError) as exc:
+                raise self._error(f"reading stopped: {exc}", line_no, offset) from None
+        self.line_no, self.offset = line_no, offset
+        yield from self._finish()
+        if not self.state.job.ended:
+            raise TraceTruncatedError(
+                self.path,
+                "the history ends before JOB_FINISHED/JOB_FAILED/JOB_KILLED: the job was still "
+                "running or its ApplicationMaster died",
+                line=self.line_no,
+                offset=self.offset,
+                hint="every event before the end was kept",
+            )
+
+    def _split_event(self, ev: Any, line_no: int, start: int) -> tuple[str, str, dict[str, Any] | None]:
+        """``(type, record name, payload)`` of a decoded event line, or a TraceParseError."""
+        if type(ev) is dict:
+            etype = ev.get("type")
+            body = ev.get("event")
+            if type(etype) is str:
+                if type(body) is dict and len(body) == 1:
+                    ((record, payload),) = body.items()
+                    if type(payload) is dict:
+                        return etype, record, payload
+                elif body is None:
+                    return etype, "", None
+                raise self._error(f"{etype}: `event` is not one typed record", line_no, start)
+        raise self._error("a JSON value that is not a history event", line_no, start)
+
+    def _header(self, fh: IO[bytes]) -> tuple[int, int]:
+        """Check line 1, read the writer's schema; return ``(line_no, offset)`` after it."""
+        first = fh.readline(4096)  # bounded: a binary file may have no line ends at all
+        if not first.strip(_BLANK):
+            raise TraceTruncatedError(self.path, "the file is empty", line=1, offset=0)
+        if first.strip(b"\xef\xbb\xbf" + _BLANK) != MAGIC:
+            raise TraceParseError(
+                self.path,
+                f"line 1 is {first[:40]!r}, not {MAGIC.decode()!r}",
+                line=1,
+                offset=0,
+                hint="only the JSON flavour of job history is read (mapreduce.jobhistory.jhist.format=json)",
+            )
+        line_no, offset = 1, len(first)
+        for raw in iter(partial(fh.readline, MAX_LINE_BYTES), b""):
+            line_no += 1
+            start = offset
+            offset += len(raw)
+            text = raw.strip(_BLANK)
+            if not text:
+                continue
+            try:
+                self.schema = _writer_schema(text)
+            except _JSONError as exc:
+                if self._rest_is_blank(fh):
+                    raise TraceTruncatedError(
+                        self.path, f"cut short inside the writer's schema: {exc}", line=line_no, offset=start
+                    ) from None
+                raise self._error(f"the writer's schema is not JSON: {exc}", line_no, start) from None
+            except BadEvent as exc:
+                raise self._error(f"the writer's schema is unusable: {exc}", line_no, start) from None
+            return line_no, offset
+        raise TraceTruncatedError(
+            self.path, "the file ends before the writer's schema", line=line_no, offset=offset
+        )
+
+    def _bad_json(
+        self, fh: IO[bytes], text: bytes, exc: Exception, line_no: int, start: int
+    ) -> Generator[Row, None, tuple[Any, str]]:
+        """A line orjson refused: invalid UTF-8 (read with U+FFFD), a cut (truncated) or corrupt."""
+        try:
+            text.decode()
+        except UnicodeDecodeError:
+            decoded = text.decode("utf-8", "replace")
+            try:
+                return _loads(decoded), decoded
+            except _JSONError as again:
+                exc = again
+        if self._rest_is_blank(fh):
+            yield from self._finish()
+            raise TraceTruncatedError(
+                self.path,
+                f"the last event is cut short ({exc}); the writer stopped mid-line",
+                line=line_no,
+                offset=start,
+                hint="every event before this line was kept",
+            )
+        raise self._error(f"malformed event line: {exc}", line_no, start)
+
+    def _rest_is_blank(self, fh: IO[bytes]) -> bool:
+        while chunk := fh.read(1 << 16):
+            if chunk.strip(_BLANK):
+                return False
+        return True
+
+    def _error(self, message: str, line_no: int, offset: int) -> TraceParseError:
+        return TraceParseError(
+            self.path,
+            message,
+            line=line_no,
+            offset=offset,
+            hint="the file is corrupt in the middle; re-copy it from the history server's done dir",
+        )
+
+    def _note_once(self, note: str) -> None:
+        key = note.split(" (line", 1)[0]
+        if not any(n.startswith(key) for n in self.ctx.notes):
+            self.ctx.notes.append(note)
+
+    @staticmethod
+    def _fallback_time(payload: dict[str, Any]) -> int | None:
+        for name in FALLBACK_TIME_FIELDS:
+            v = payload.get(name)
+            if type(v) is int:
+                return v
+        return None
+
+    def _flush_pending(self) -> None:
+        for event in self.pending_events:
+            event["job_id"] = self.state.job.job_id
+            self.state.out.append(Row("events", event))
+        self.pending_events.clear()
+
+    def _finish(self) -> Iterator[Row]:
+        """Every row not yet yielded (called at the end or at a cut)."""
+        job = self.state.job
+        if job.job_id is None:
+            job.job_id = self.ctx.job_id_hint
+        self._flush_pending()
+        yield from self.state.rows()
+
+
+def read_jhist(path: Path, ctx: ReadContext) -> Iterator[Row]:
+    """Stream the rows of one ``.jhist`` file (plain or gzipped).
+
+    Parameters
+    ----------
+    path
+        The history file.
+    ctx
+        Per-file context; ``events_read``, ``unknown`` and ``notes`` are updated.
+
+    Returns
+    -------
+    Iterator[Row]
+        A generator of ``events`` and ``counters`` rows as the file is read, then
+        ``jobs``, ``tasks``, ``attempts`` and task-scope ``counters`` rows at its end.
+        While iterated it raises :class:`~phaseline.errors.TraceTruncatedError` after
+        every row before a cut (the file was cut short), or
+        :class:`~phaseline.errors.TraceParseError` when the file is malformed before
+        its end or cannot be read (nothing it yielded should land).
+    """
+    return _JhistReader(path, ctx).run()
+
+
+FORMATS = (
+    Format(
+        name="jhist",
+        sniff=sniff_jhist,
+        read=read_jhist,
+        doc="Hadoop 0.23/2.x/3.x MapReduce job history (.jhist, Avro-JSON), plain or gzipped",
+    ),
+)

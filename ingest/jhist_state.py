@@ -1,0 +1,431 @@
+"""What a job history means: Hadoop's JobHistoryParser rules, as phaseline state and rows.
+
+:class:`HistoryState` receives the typed payload of each ``.jhist`` event (see
+:mod:`ingest.jhist`, which reads the bytes) and keeps one record per job, task
+and attempt; ``counters`` rows of jobs and attempts are produced as events
+arrive, the job/task/attempt rows and task counters when the file ends.
+
+Which value wins (as Hadoop's ``JobHistoryParser`` does, unless noted)
+---------------------------------------------------------------------
+* Job: name/user/queue/submit from JOB_SUBMITTED; queue replaced by
+  JOB_QUEUE_CHANGED; submit and launch replaced by a later JOB_INFO_CHANGED;
+  totals/uberized from JOB_INITED; finish, counts and status from the last
+  JOB_FINISHED (status SUCCEEDED) or JOB_FAILED/KILLED/ERROR (its jobStatus);
+  counts Hadoop wrote as -1 or did not write are NULL (also for a job cut off
+  before its end, where Hadoop reports its constructor's 0).  Job counters
+  (job_total/job_map/job_reduce) from JOB_FINISHED.
+* Task: start/type/splits from TASK_STARTED; finish from the last of
+  TASK_FINISHED/TASK_FAILED/TASK_UPDATED; status SUCCEEDED from TASK_FINISHED,
+  and from TASK_FAILED the event's own ``status`` (KILLED or FAILED; Hadoop's
+  parser says FAILED for both).  If the attempt that made a task succeed later
+  fails or is killed (its map output was lost), the task's status, finish,
+  successful attempt and counters are reset, as Hadoop does; a re-run then sets
+  them again.  Only map tasks of jobs with reduces can be re-opened so (the
+  ApplicationMaster never re-runs a finished reduce, nor a map of a map-only
+  job): their counters are held (compactly) until the end; other tasks'
+  counters are written when they finish.
+* Attempt: start, container, locality, http port from *_ATTEMPT_STARTED;
+  finish, status, host, rack and error from the last completion event
+  (*_FINISHED, *_FAILED, *_KILLED).  ``host`` is the completion event's
+  ``hostname`` with port and rack path removed; an attempt that never
+  completed falls back to the STARTED event's ``trackerName`` (Hadoop leaves it
+  empty).  ``map_finish_ms`` / ``shuffle_finish_ms`` / ``sort_finish_ms`` come
+  only from MapAttemptFinished / ReduceAttemptFinished: for failed and killed
+  attempts the file holds no phase times, so they stay NULL (Hadoop copies the
+  finish time into all three).  Attempt counters are those of the attempt's
+  first completion event that carries any, i.e. the work the attempt reported;
+  a later KILLED of an already finished attempt does not erase them.
+* Events about tasks or attempts the file never started are read (Hadoop's
+  parser throws a NullPointerException on them, or skips them).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ingest.base import Row
+from ingest.counters_map import EventKind, job_id_of, split_host
+from ingest.counters_map import task_id_of as _task_id_of
+from ingest.counters_map import task_type as _task_type
+from ingest.jhist_schema import BadEvent, checked_counter, opt_bool, opt_int, opt_str, req_str
+from phaseline.schemas import Status, TaskType, normalize_status
+
+_SUCCEEDED = Status.SUCCEEDED.value
+_MAP = TaskType.MAP.value
+_new_row = tuple.__new__  # Row(...) without NamedTuple's Python-level __new__ (hot path)
+
+
+@dataclass(slots=True)
+class _Job:
+    job_id: str | None = None
+    name: str | None = None
+    user: str | None = None
+    queue: str | None = None
+    status: str | None = None
+    submit_ms: int | None = None
+    launch_ms: int | None = None
+    finish_ms: int | None = None
+    total_maps: int | None = None
+    total_reduces: int | None = None
+    finished_maps: int | None = None
+    finished_reduces: int | None = None
+    failed_maps: int | None = None
+    failed_reduces: int | None = None
+    killed_maps: int | None = None
+    killed_reduces: int | None = None
+    uberized: bool | None = None
+    diagnostics: str | None = None
+    ended: bool = False
+
+
+@dataclass(slots=True)
+class _Task:
+    task_id: str
+    task_type: str | None = None
+    status: str | None = None
+    start_ms: int | None = None
+    finish_ms: int | None = None
+    successful_attempt_id: str | None = None
+    splits: str | None = None
+    error: str | None = None
+    # Counters of a task a later event may re-open, held to the end: a shared layout + values.
+    counter_layout: tuple[tuple[str, str], ...] = ()
+    counter_values: array[int] = field(default_factory=lambda: array("q"))
+    counters_emitted: bool = False
+
+
+@dataclass(slots=True)
+class _Attempt:
+    attempt_id: str
+    task_id: str
+    task_type: str | None = None
+    status: str | None = None
+    start_ms: int | None = None
+    finish_ms: int | None = None
+    map_finish_ms: int | None = None
+    shuffle_finish_ms: int | None = None
+    sort_finish_ms: int | None = None
+    host: str | None = None
+    rack: str | None = None
+    tracker_host: str | None = None
+    container_id: str | None = None
+    error: str | None = None
+    locality: str | None = None
+    http_port: int | None = None
+    has_counters: bool = False
+
+
+_TASK_COLUMNS = (
+    "task_id",
+    "task_type",
+    "status",
+    "start_ms",
+    "finish_ms",
+    "successful_attempt_id",
+    "splits",
+    "error",
+)
+_ATTEMPT_COLUMNS = (
+    "task_id", "attempt_id", "task_type", "status", "start_ms", "finish_ms", "map_finish_ms",
+    "shuffle_finish_ms", "sort_finish_ms", "host", "rack", "container_id", "error", "locality", "http_port",
+)  # fmt: skip
+
+
+def _count(v: Any, name: str) -> int | None:
+    n = opt_int(v, name)
+    return None if n is None or n < 0 else n
+
+
+def _nonempty(v: Any, name: str) -> str | None:
+    s = opt_str(v, name)
+    return s or None
+
+
+class HistoryState:
+    """Jobs, tasks and attempts of one history file, built event by event.
+
+    Rows produced while events are applied are appended to :attr:`out` (the
+    reader yields and clears it); :meth:`rows` yields the rest at the end.
+    """
+
+    def __init__(self, notes: list[str]) -> None:
+        self.notes = notes
+        self.job = _Job()
+        self.tasks: dict[str, _Task] = {}
+        self.attempts: dict[str, _Attempt] = {}
+        self.out: list[Row] = []
+        self.layouts: dict[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] = {}
+        self.handlers: dict[EventKind, Callable[[dict[str, Any]], None]] = {
+            EventKind.JOB_SUBMITTED: self._job_submitted,
+            EventKind.JOB_INITED: self._job_inited,
+            EventKind.JOB_INFO_CHANGED: self._job_info_changed,
+            EventKind.JOB_QUEUE_CHANGED: self._job_queue_changed,
+            EventKind.JOB_FINISHED: self._job_finished,
+            EventKind.JOB_UNSUCCESSFUL: self._job_unsuccessful,
+            EventKind.TASK_STARTED: self._task_started,
+            EventKind.TASK_FINISHED: self._task_finished,
+            EventKind.TASK_FAILED: self._task_failed,
+            EventKind.TASK_UPDATED: self._task_updated,
+            EventKind.ATTEMPT_STARTED: self._attempt_started,
+            EventKind.ATTEMPT_FINISHED: self._attempt_finished,
+            EventKind.ATTEMPT_UNSUCCESSFUL: self._attempt_unsuccessful,
+        }
+
+    def learn_job_id(self, payload: dict[str, Any]) -> None:
+        """Take the job id from the first id an event carries (jobid, taskid, attemptId...)."""
+        for name in ("jobid", "taskid", "attemptId", "applicationAttemptId"):
+            v = payload.get(name)
+            if type(v) is str and (job_id := v if v.startswith("job_") else job_id_of(v)):
+                self.job.job_id = job_id
+                return
+
+    def rows(self) -> Iterator[Row]:
+        """Rows for the state built so far: jobs, tasks, attempts, task counters."""
+        yield from self.out
+        self.out.clear()
+        jid = self.job.job_id
+        if jid is not None:
+            values = {name: getattr(self.job, name) for name in _Job.__slots__ if name != "ended"}
+            values["source_format"] = "jhist"
+            yield Row("jobs", values)
+        for t in self.tasks.values():
+            values = {"job_id": jid, **{name: getattr(t, name) for name in _TASK_COLUMNS}}
+            yield Row("tasks", values)
+        for a in self.attempts.values():
+            values = {"job_id": jid, **{name: getattr(a, name) for name in _ATTEMPT_COLUMNS}}
+            if values["host"] is None:
+                values["host"] = a.tracker_host
+            yield Row("attempts", values)
+        for t in self.tasks.values():
+            task_id = t.task_id
+            for (group, name), value in zip(t.counter_layout, t.counter_values, strict=True):
+                values = {
+                    "job_id": jid,
+                    "task_id": task_id,
+                    "attempt_id": None,
+                    "scope": "task",
+                    "group_name": group,
+                    "counter_name": name,
+                    "value": value,
+                }
+                yield _new_row(Row, ("counters", values))
+
+    def _counters(self, counters: Any, scope: str, task_id: str | None, attempt_id: str | None) -> int:
+        """Append one ``counters`` row per counter of a JhCounters record; return how many."""
+        if counters is None:
+            return 0
+        jid = self.job.job_id
+        out = self.out
+        append = out.append
+        before = len(out)
+        try:
+            for g in counters["groups"]:
+                group = g["name"]
+                if type(group) is not str:
+                    group = req_str(g, "name")
+                for c in g["counts"]:
+                    name = c["name"]
+                    value = c["value"]
+                    if type(name) is not str or type(value) is not int:
+                        name, value = checked_counter(group, c)
+                    append(
+                        _new_row(
+                            Row,
+                            (
+                                "counters",
+                                {
+                                    "job_id": jid,
+                                    "task_id": task_id,
+                                    "attempt_id": attempt_id,
+                                    "scope": scope,
+                                    "group_name": group,
+                                    "counter_name": name,
+                                    "value": value,
+                                },
+                            ),
+                        )
+                    )
+        except (KeyError, TypeError) as exc:
+            raise BadEvent(f"counters are not a JhCounters record ({exc!r})") from None
+        return len(out) - before
+
+    # ------------------------------------------------------------------ job events
+    def _job_submitted(self, p: dict[str, Any]) -> None:
+        job = self.job
+        job.name = opt_str(p.get("jobName"), "jobName")
+        job.user = opt_str(p.get("userName"), "userName")
+        job.submit_ms = opt_int(p.get("submitTime"), "submitTime")
+        job.queue = _nonempty(p.get("jobQueueName"), "jobQueueName")
+
+    def _job_inited(self, p: dict[str, Any]) -> None:
+        job = self.job
+        job.launch_ms = opt_int(p.get("launchTime"), "launchTime")
+        job.total_maps = _count(p.get("totalMaps"), "totalMaps")
+        job.total_reduces = _count(p.get("totalReduces"), "totalReduces")
+        job.uberized = opt_bool(p.get("uberized"), "uberized")
+
+    def _job_info_changed(self, p: dict[str, Any]) -> None:
+        self.job.submit_ms = opt_int(p.get("submitTime"), "submitTime")
+        self.job.launch_ms = opt_int(p.get("launchTime"), "launchTime")
+
+    def _job_queue_changed(self, p: dict[str, Any]) -> None:
+        self.job.queue = _nonempty(p.get("jobQueueName"), "jobQueueName")
+
+    def _job_end(self, p: dict[str, Any]) -> None:
+        job = self.job
+        job.ended = True
+        job.finish_ms = opt_int(p.get("finishTime"), "finishTime")
+        for column, avro in (
+            ("finished_maps", "finishedMaps"),
+            ("finished_reduces", "finishedReduces"),
+            ("failed_maps", "failedMaps"),
+            ("failed_reduces", "failedReduces"),
+            ("killed_maps", "killedMaps"),
+            ("killed_reduces", "killedReduces"),
+        ):
+            setattr(job, column, _count(p.get(avro), avro))
+
+    def _job_finished(self, p: dict[str, Any]) -> None:
+        self._job_end(p)
+        self.job.status = _SUCCEEDED
+        self._counters(p.get("totalCounters"), "job_total", None, None)
+        self._counters(p.get("mapCounters"), "job_map", None, None)
+        self._counters(p.get("reduceCounters"), "job_reduce", None, None)
+
+    def _job_unsuccessful(self, p: dict[str, Any]) -> None:
+        self._job_end(p)
+        self.job.status = normalize_status(opt_str(p.get("jobStatus"), "jobStatus"))
+        self.job.diagnostics = _nonempty(p.get("diagnostics"), "diagnostics")
+
+    # ------------------------------------------------------------------ task events
+    def _task(self, p: dict[str, Any]) -> _Task:
+        task_id = req_str(p, "taskid")
+        task = self.tasks.get(task_id)
+        if task is None:
+            task = self.tasks[task_id] = _Task(task_id, _task_type(opt_str(p.get("taskType"), "taskType")))
+        return task
+
+    def _task_started(self, p: dict[str, Any]) -> None:
+        task = self._task(p)
+        task.task_type = _task_type(opt_str(p.get("taskType"), "taskType")) or task.task_type
+        task.start_ms = opt_int(p.get("startTime"), "startTime")
+        task.splits = _nonempty(p.get("splitLocations"), "splitLocations")
+
+    def _hold_task_counters(self, task: _Task, counters: Any) -> None:
+        layout: list[tuple[str, str]] = []
+        values: list[int] = []
+        if counters is not None:
+            try:
+                for g in counters["groups"]:
+                    group = g["name"]
+                    if type(group) is not str:
+                        group = req_str(g, "name")
+                    for c in g["counts"]:
+                        name = c["name"]
+                        value = c["value"]
+                        if type(name) is not str or type(value) is not int:
+                            name, value = checked_counter(group, c)
+                        layout.append((group, name))
+                        values.append(value)
+            except (KeyError, TypeError) as exc:
+                raise BadEvent(f"counters are not a JhCounters record ({exc!r})") from None
+        key = tuple(layout)
+        task.counter_layout = self.layouts.setdefault(key, key)
+        task.counter_values = array("q", values)
+
+    def _task_counters(self, task: _Task, counters: Any) -> None:
+        """A task's counters: final at once unless a lost map output may re-open the task.
+
+        Only map tasks of jobs with reduces are re-run after they finished (the
+        ApplicationMaster re-runs a map whose output was lost; a finished reduce is
+        never re-run), so only their counters wait for the end of the file.
+        """
+        if task.counters_emitted:
+            self._note(f"task {task.task_id} finished twice; its first task counters are kept")
+        elif task.task_type == _MAP and self.job.total_reduces != 0:
+            self._hold_task_counters(task, counters)
+        else:
+            task.counters_emitted = True
+            self._counters(counters, "task", task.task_id, None)
+
+    def _note(self, note: str) -> None:
+        if note not in self.notes:
+            self.notes.append(note)
+
+    def _task_finished(self, p: dict[str, Any]) -> None:
+        task = self._task(p)
+        task.finish_ms = opt_int(p.get("finishTime"), "finishTime")
+        task.status = _SUCCEEDED
+        task.successful_attempt_id = opt_str(p.get("successfulAttemptId"), "successfulAttemptId")
+        self._task_counters(task, p.get("counters"))
+
+    def _task_failed(self, p: dict[str, Any]) -> None:
+        task = self._task(p)
+        task.finish_ms = opt_int(p.get("finishTime"), "finishTime")
+        task.status = normalize_status(opt_str(p.get("status"), "status")) or Status.FAILED.value
+        task.error = _nonempty(p.get("error"), "error")
+        self._task_counters(task, p.get("counters"))
+
+    def _task_updated(self, p: dict[str, Any]) -> None:
+        self._task(p).finish_ms = opt_int(p.get("finishTime"), "finishTime")
+
+    # ------------------------------------------------------------------ attempt events
+    def _attempt(self, p: dict[str, Any]) -> _Attempt:
+        attempt_id = req_str(p, "attemptId")
+        attempt = self.attempts.get(attempt_id)
+        if attempt is None:
+            task_id = opt_str(p.get("taskid"), "taskid") or _task_id_of(attempt_id)
+            if task_id is None:
+                raise BadEvent(f"attemptId {attempt_id!r} is not an attempt id and no taskid is given")
+            if task_id not in self.tasks:
+                self._task({"taskid": task_id, "taskType": p.get("taskType")})
+            attempt = self.attempts[attempt_id] = _Attempt(
+                attempt_id, task_id, _task_type(opt_str(p.get("taskType"), "taskType"))
+            )
+        return attempt
+
+    def _attempt_started(self, p: dict[str, Any]) -> None:
+        a = self._attempt(p)
+        a.start_ms = opt_int(p.get("startTime"), "startTime")
+        a.container_id = _nonempty(p.get("containerId"), "containerId")
+        a.locality = _nonempty(p.get("locality"), "locality")
+        a.http_port = opt_int(p.get("httpPort"), "httpPort")
+        tracker = opt_str(p.get("trackerName"), "trackerName")
+        if tracker:
+            a.tracker_host = split_host(tracker)[0]
+
+    def _attempt_done(self, a: _Attempt, p: dict[str, Any], status_field: str) -> None:
+        a.finish_ms = opt_int(p.get("finishTime"), "finishTime")
+        a.status = normalize_status(opt_str(p.get(status_field), status_field))
+        hostname = opt_str(p.get("hostname"), "hostname")
+        host, rack = split_host(hostname) if hostname else (None, None)
+        a.host = host
+        a.rack = _nonempty(p.get("rackname"), "rackname") or rack
+        if not a.has_counters:
+            counters = p.get("counters")
+            a.has_counters = self._counters(counters, "attempt", a.task_id, a.attempt_id) > 0
+
+    def _attempt_finished(self, p: dict[str, Any]) -> None:
+        a = self._attempt(p)
+        self._attempt_done(a, p, "taskStatus")
+        if "mapFinishTime" in p:
+            a.map_finish_ms = opt_int(p["mapFinishTime"], "mapFinishTime")
+        if "shuffleFinishTime" in p:
+            a.shuffle_finish_ms = opt_int(p["shuffleFinishTime"], "shuffleFinishTime")
+            a.sort_finish_ms = opt_int(p.get("sortFinishTime"), "sortFinishTime")
+
+    def _attempt_unsuccessful(self, p: dict[str, Any]) -> None:
+        a = self._attempt(p)
+        self._attempt_done(a, p, "status")
+        a.error = _nonempty(p.get("error"), "error")
+        task = self.tasks[a.task_id]
+        if task.status == _SUCCEEDED and task.successful_attempt_id == a.attempt_id:
+            # The attempt that made the task succeed is gone: the task is not done any more.
+            task.status = task.finish_ms = task.successful_attempt_id = None
+            if task.counters_emitted:
+                self._note(f"task {task.task_id} was re-opened after its counters were written; they stay")
+            else:
+                self._hold_task_counters(task, None)
