@@ -27,16 +27,27 @@ from pathlib import Path
 from typing import IO, Any, NamedTuple
 
 from phaseline.errors import TraceParseError
+from phaseline.schemas import table as table_spec
 
 GZIP_MAGIC = b"\x1f\x8b"
 HEAD_BYTES = 8192
 
 
 class Row(NamedTuple):
-    """One row for one table of the store."""
+    """One row for one table of the store.
+
+    ``values`` is a dict by column name, or (the fast path for big tables) a
+    tuple in the table's :attr:`~phaseline.schemas.TableSpec.row_columns` order.
+    """
 
     table: str
-    values: dict[str, Any]
+    values: dict[str, Any] | tuple[Any, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The values by column name, whichever form the reader gave."""
+        if isinstance(self.values, dict):
+            return self.values
+        return dict(zip(table_spec(self.table).row_columns, self.values, strict=True))
 
 
 @dataclass(slots=True)
@@ -77,7 +88,7 @@ def open_binary(path: Path) -> IO[bytes]:
     raw = open(path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
     head = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
     if head == GZIP_MAGIC:
-        return gzip.GzipFile(fileobj=raw, mode="rb")
+        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
     return raw
 
 
@@ -108,7 +119,7 @@ def iter_lines(path: Path, ctx: ReadContext) -> Iterator[tuple[int, str]]:
     line_no = 0
     try:
         with open_text(path) as fh:
-            for line_no, line in enumerate(fh, start=1):  # noqa: B007 - used after the loop
+            for line_no, line in enumerate(fh, start=1):
                 yield line_no, line.rstrip("\r\n")
     except (EOFError, OSError, zlib.error) as exc:
         raise TraceParseError(

@@ -202,16 +202,7 @@ class HistoryState:
         for t in self.tasks.values():
             task_id = t.task_id
             for (group, name), value in zip(t.counter_layout, t.counter_values, strict=True):
-                values = {
-                    "job_id": jid,
-                    "task_id": task_id,
-                    "attempt_id": None,
-                    "scope": "task",
-                    "group_name": group,
-                    "counter_name": name,
-                    "value": value,
-                }
-                yield _new_row(Row, ("counters", values))
+                yield _new_row(Row, ("counters", (jid, task_id, None, "task", group, name, value)))
 
     def _counters(self, counters: Any, scope: str, task_id: str | None, attempt_id: str | None) -> int:
         """Append one ``counters`` row per counter of a JhCounters record; return how many."""
@@ -231,23 +222,8 @@ class HistoryState:
                     value = c["value"]
                     if type(name) is not str or type(value) is not int:
                         name, value = checked_counter(group, c)
-                    append(
-                        _new_row(
-                            Row,
-                            (
-                                "counters",
-                                {
-                                    "job_id": jid,
-                                    "task_id": task_id,
-                                    "attempt_id": attempt_id,
-                                    "scope": scope,
-                                    "group_name": group,
-                                    "counter_name": name,
-                                    "value": value,
-                                },
-                            ),
-                        )
-                    )
+                    # a tuple in COUNTERS.row_columns order (the store's fast path)
+                    append(_new_row(Row, ("counters", (jid, task_id, attempt_id, scope, group, name, value))))
         except (KeyError, TypeError) as exc:
             raise BadEvent(f"counters are not a JhCounters record ({exc!r})") from None
         return len(out) - before

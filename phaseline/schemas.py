@@ -127,6 +127,15 @@ class TableSpec:
     def columns(self) -> tuple[str, ...]:
         return tuple(self.schema.names)
 
+    @property
+    def row_columns(self) -> tuple[str, ...]:
+        """The columns a reader fills, in order (all but ``source_sha256``, which the store adds).
+
+        A reader may give a row as a tuple in this order instead of a dict (the
+        fast path for tables with millions of rows, such as ``counters``).
+        """
+        return tuple(n for n in self.schema.names if n != "source_sha256")
+
 
 def _s(*fields: tuple[str, pa.DataType]) -> pa.Schema:
     return pa.schema([pa.field(n, t) for n, t in fields] + [pa.field("source_sha256", pa.string())])
@@ -164,6 +173,7 @@ SOURCES = register(
                 ("events_read", I64),
                 ("rows_written", I64),
                 ("rows_quarantined", I64),
+                ("record_tables", STR),
                 ("source_sha256", STR),
             ]
         ),
@@ -322,9 +332,23 @@ ATTEMPT_PHASES = register(
             ("dur_ms", I64),
             ("data_bytes", I64),
             ("data_records", I64),
+            # 'main': the task thread's consecutive phases (they cover the attempt's span);
+            # 'background': helper-thread work concurrent with them (SpillThread spills,
+            # reduce-side merges); see ingest/phases.py.
+            ("lane", STR),
         ),
         ("attempt_id", "phase"),
         "Generic and custom phases (Zhang et al. 2013) of each attempt, from its log.",
+    )
+)
+
+
+TOPOLOGY = register(
+    TableSpec(
+        "topology",
+        _s(("host", STR), ("rack", STR)),
+        ("host",),
+        "Cluster topology from Rumen topology files: one row per host with its rack path.",
     )
 )
 
@@ -335,3 +359,112 @@ def table(name: str) -> TableSpec:
         return TABLES[name]
     except KeyError:
         raise SchemaError(f"unknown table {name!r}; known: {', '.join(sorted(TABLES))}") from None
+
+
+# --- Thread samples and the HiTune dataflow (issue 4; Dai et al. 2011) -------------------------
+
+
+class ThreadState(enum.StrEnum):
+    """Java thread states of a sample (``Thread.State``), plus UNKNOWN; RUNNABLE is busy."""
+
+    NEW = "NEW"
+    RUNNABLE = "RUNNABLE"
+    BLOCKED = "BLOCKED"
+    WAITING = "WAITING"
+    TIMED_WAITING = "TIMED_WAITING"
+    TERMINATED = "TERMINATED"
+    UNKNOWN = "UNKNOWN"
+
+
+SAMPLES = register(
+    TableSpec(
+        "samples",
+        _s(
+            ("job_id", STR),
+            ("attempt_id", STR),  # from the sample's target, or NULL (joined via attempt_events)
+            ("host", STR),
+            ("thread_id", I64),  # Java thread id (= log4j %tid)
+            ("thread_name", STR),
+            ("ts_ms", I64),
+            ("sample_type", STR),  # execution, native, park, monitor_wait, monitor_enter, io, jstack...
+            ("state", STR),  # ThreadState
+            ("stack_id", I64),  # -> stacks.stack_id; NULL when the record had no stack
+            ("duration_ms", F64),  # 0 for point samples; how long a wait/io event lasted
+            ("source", STR),  # the sampler: hitune, jfr, jstack
+        ),
+        ("ts_ms", "sample_type", "source"),
+        "Thread samples (HiTune's task execution sampling records, section 3 / Figure 6).",
+    )
+)
+
+STACKS = register(
+    TableSpec(
+        "stacks",
+        _s(
+            ("stack_id", I64),  # 64-bit hash of the frames: equal stacks get equal ids everywhere
+            ("frames", pa.list_(STR)),  # method-level frames, top (innermost) first
+            ("top_frame", STR),
+            ("depth", I64),
+        ),
+        ("stack_id", "frames"),
+        "Distinct stack traces, each stored once per source file (samples refer to them).",
+    )
+)
+
+SYSTEM_SAMPLES = register(
+    TableSpec(
+        "system_samples",
+        _s(
+            ("host", STR),
+            ("ts_ms", I64),
+            ("interval_ms", I64),  # the period the value averages over, when known
+            ("metric", STR),  # cpu_user_pct, cpu_system_pct, cpu_iowait_pct, cpu_idle_pct, jvm_cpu_user...
+            ("device", STR),  # cpu id, disk, interface, process; 'all' for the whole host
+            ("value", F64),
+            ("source", STR),  # sar, jfr, hadoop_metrics
+        ),
+        ("ts_ms", "metric", "value"),
+        "System sampler records (sysstat/sar CPU, disk, network; JFR CPU load; Hadoop metrics).",
+    )
+)
+
+VERTEX_INSTANCES = register(
+    TableSpec(
+        "vertex_instances",
+        _s(
+            ("job_id", STR),
+            ("attempt_id", STR),
+            ("host", STR),
+            ("thread_id", I64),
+            ("thread_name", STR),
+            ("vertex", STR),
+            ("start_ms", I64),
+            ("end_ms", I64),
+            ("samples", I64),
+            ("busy_samples", I64),  # RUNNABLE samples
+            ("idle_samples", I64),  # waiting/blocked samples (waits in sample periods)
+            ("source", STR),  # reconstruct (from samples + a spec) or hitune_csv
+        ),
+        ("attempt_id", "vertex", "start_ms", "end_ms"),
+        "Instances of dataflow vertices (HiTune section 5.3): one per attempt, thread and vertex.",
+    )
+)
+
+VERTEX_BREAKDOWN = register(
+    TableSpec(
+        "vertex_breakdown",
+        _s(
+            ("job_id", STR),
+            ("attempt_id", STR),
+            ("host", STR),
+            ("thread_id", I64),
+            ("vertex", STR),
+            ("kind", STR),  # 'function' (hotspot method) or 'state' (thread state)
+            ("name", STR),
+            ("samples", I64),
+            ("source", STR),
+        ),
+        ("attempt_id", "vertex", "kind", "name"),
+        "Per vertex instance sample counts by method or thread state (HiTune's breakdown reports).",
+    )
+)

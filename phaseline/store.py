@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -52,7 +53,7 @@ from phaseline.errors import SchemaError, StoreError, StoreLockedError
 STORE_FORMAT = "phaseline-store"
 STORE_VERSION = 1
 DEFAULT_STORE = "phaseline-store"
-FLUSH_ROWS = 65_536
+FLUSH_ROWS = 32_768
 LOCK_TIMEOUT_S = 600.0
 
 
@@ -312,35 +313,83 @@ def _staging_in_use(directory: Path) -> bool:
 
 
 class _TableWriter:
-    """Buffers rows of one table for one source and streams them to Parquet."""
+    """Buffers rows of one table for one source and streams them to Parquet.
 
-    __slots__ = ("_checked", "_rows", "path", "rows_written", "spec", "writer")
+    Rows arrive as dicts (never mutated); a flush builds one Arrow array per
+    column and adds ``source_sha256`` as a constant column, which is about
+    twice as fast as ``Table.from_pylist`` and keeps the hot ``add`` path to an
+    append.
+    """
 
-    def __init__(self, spec: schemas.TableSpec, path: Path) -> None:
+    __slots__ = (
+        "_checked",
+        "_columns",
+        "_rows",
+        "_tuples",
+        "_types",
+        "path",
+        "rows_written",
+        "sha256",
+        "spec",
+        "writer",
+    )
+
+    def __init__(self, spec: schemas.TableSpec, path: Path, sha256: str) -> None:
         self.spec = spec
         self.path = path
+        self.sha256 = sha256
         self.writer: pq.ParquetWriter | None = None
         self._rows: list[dict[str, Any]] = []
+        self._tuples: list[tuple[Any, ...]] = []
         self._checked = False
+        self._columns = list(spec.row_columns)
+        self._types = [spec.schema.field(n).type for n in self._columns]
         self.rows_written = 0
 
-    def add(self, values: dict[str, Any]) -> None:
-        if not self._checked:
-            unknown = set(values) - set(self.spec.schema.names)
-            if unknown:
-                raise SchemaError(f"table {self.spec.name!r} has no column(s) {sorted(unknown)}")
-            self._checked = True
-        self._rows.append(values)
-        if len(self._rows) >= FLUSH_ROWS:
+    def add(self, values: dict[str, Any] | tuple[Any, ...]) -> None:
+        if type(values) is tuple:
+            if len(values) != len(self._columns):
+                raise SchemaError(
+                    f"a {self.spec.name!r} row tuple has {len(values)} values; "
+                    f"the table's row columns are {self._columns}"
+                )
+            self._tuples.append(values)
+        else:
+            if not self._checked:
+                unknown = set(values) - set(self._columns)
+                if unknown:
+                    raise SchemaError(f"table {self.spec.name!r} has no column(s) {sorted(unknown)}")
+                self._checked = True
+            self._rows.append(values)  # type: ignore[arg-type]
+        if len(self._rows) + len(self._tuples) >= FLUSH_ROWS:
             self.flush()
 
+    @property
+    def buffered(self) -> int:
+        return len(self._rows) + len(self._tuples)
+
+    def _batch(self) -> pa.Table:
+        if self._rows:
+            names = self._columns
+            self._tuples.extend(tuple(r.get(n) for n in names) for r in self._rows)
+        columns = list(zip(*self._tuples, strict=True))
+        n = len(self._tuples)
+        arrays = []
+        for name, typ, values in zip(self._columns, self._types, columns, strict=True):
+            try:
+                arrays.append(pa.array(values, type=typ))
+            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError) as exc:
+                raise SchemaError(
+                    f"rows for table {self.spec.name!r} do not fit its schema: column {name!r}: {exc}"
+                ) from exc
+        const = pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array([self.sha256]))
+        arrays.append(const.cast(pa.string()))
+        return pa.Table.from_arrays(arrays, schema=self.spec.schema)
+
     def flush(self) -> None:
-        if not self._rows:
+        if not self._rows and not self._tuples:
             return
-        try:
-            batch = pa.Table.from_pylist(self._rows, schema=self.spec.schema)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
-            raise SchemaError(f"rows for table {self.spec.name!r} do not fit its schema: {exc}") from exc
+        batch = self._batch()
         for col in self.spec.required:
             if batch.column(col).null_count:
                 raise SchemaError(f"table {self.spec.name!r}: required column {col!r} has empty values")
@@ -350,6 +399,7 @@ class _TableWriter:
         self.writer.write_table(batch)
         self.rows_written += batch.num_rows
         self._rows = []
+        self._tuples = []
 
     def close(self) -> None:
         self.flush()
@@ -360,6 +410,7 @@ class _TableWriter:
 
     def abort(self) -> None:
         self._rows = []
+        self._tuples = []
         if self.writer is not None:
             with contextlib.suppress(Exception):
                 self.writer.close()
@@ -393,20 +444,19 @@ class StagedSource:
     record_tables: tuple[str, ...] = ("events",)
     _writers: dict[str, _TableWriter] = field(default_factory=dict)
 
-    def add(self, table: str, values: dict[str, Any]) -> None:
+    def add(self, table: str, values: dict[str, Any] | tuple[Any, ...]) -> None:
         writer = self._writers.get(table)
         if writer is None:
             spec = schemas.table(table)
             if table == "sources":
                 raise SchemaError("readers do not write the sources table; the store does")
             name = f"{self.sha256[:32]}-{uuid.uuid4().hex[:8]}.parquet"
-            writer = _TableWriter(spec, self.staging / table / name)
+            writer = _TableWriter(spec, self.staging / table / name, self.sha256)
             self._writers[table] = writer
-        values["source_sha256"] = self.sha256
         writer.add(values)
 
     def rows_by_table(self) -> dict[str, int]:
-        return {t: w.rows_written + len(w._rows) for t, w in self._writers.items()}
+        return {t: w.rows_written + w.buffered for t, w in self._writers.items()}
 
     def _record(self, status: str, error: str | None, events_read: int, rows: int, quarantined: int) -> SourceRecord:
         return SourceRecord(

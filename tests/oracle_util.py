@@ -54,7 +54,7 @@ def phaseline_rows(
     cut: TraceTruncatedError | None = None
     try:
         for row in read_jhist(path, ctx):
-            tables[row.table].append(row.values)
+            tables[row.table].append(row.as_dict())
     except TraceTruncatedError as exc:
         cut = exc
     return dict(tables), cut, ctx
