@@ -322,6 +322,7 @@ class _TableWriter:
     """
 
     __slots__ = (
+        "_buffered",
         "_checked",
         "_columns",
         "_rows",
@@ -341,6 +342,7 @@ class _TableWriter:
         self.writer: pq.ParquetWriter | None = None
         self._rows: list[dict[str, Any]] = []
         self._tuples: list[tuple[Any, ...]] = []
+        self._buffered = 0
         self._checked = False
         self._columns = list(spec.row_columns)
         self._types = [spec.schema.field(n).type for n in self._columns]
@@ -348,12 +350,7 @@ class _TableWriter:
 
     def add(self, values: dict[str, Any] | tuple[Any, ...]) -> None:
         if type(values) is tuple:
-            if len(values) != len(self._columns):
-                raise SchemaError(
-                    f"a {self.spec.name!r} row tuple has {len(values)} values; "
-                    f"the table's row columns are {self._columns}"
-                )
-            self._tuples.append(values)
+            self._tuples.append(values)  # lengths are checked when the batch is built
         else:
             if not self._checked:
                 unknown = set(values) - set(self._columns)
@@ -361,18 +358,25 @@ class _TableWriter:
                     raise SchemaError(f"table {self.spec.name!r} has no column(s) {sorted(unknown)}")
                 self._checked = True
             self._rows.append(values)  # type: ignore[arg-type]
-        if len(self._rows) + len(self._tuples) >= FLUSH_ROWS:
+        self._buffered += 1
+        if self._buffered >= FLUSH_ROWS:
             self.flush()
 
     @property
     def buffered(self) -> int:
-        return len(self._rows) + len(self._tuples)
+        return self._buffered
 
     def _batch(self) -> pa.Table:
         if self._rows:
             names = self._columns
             self._tuples.extend(tuple(r.get(n) for n in names) for r in self._rows)
-        columns = list(zip(*self._tuples, strict=True))
+        width = len(self._columns)
+        for t in self._tuples:
+            if len(t) != width:
+                raise SchemaError(
+                    f"a {self.spec.name!r} row tuple has {len(t)} values; the table's row columns are {self._columns}"
+                )
+        columns = list(zip(*self._tuples, strict=True)) or [()] * width
         n = len(self._tuples)
         arrays = []
         for name, typ, values in zip(self._columns, self._types, columns, strict=True):
@@ -387,7 +391,7 @@ class _TableWriter:
         return pa.Table.from_arrays(arrays, schema=self.spec.schema)
 
     def flush(self) -> None:
-        if not self._rows and not self._tuples:
+        if not self._buffered:
             return
         batch = self._batch()
         for col in self.spec.required:
@@ -400,6 +404,7 @@ class _TableWriter:
         self.rows_written += batch.num_rows
         self._rows = []
         self._tuples = []
+        self._buffered = 0
 
     def close(self) -> None:
         self.flush()
@@ -411,6 +416,7 @@ class _TableWriter:
     def abort(self) -> None:
         self._rows = []
         self._tuples = []
+        self._buffered = 0
         if self.writer is not None:
             with contextlib.suppress(Exception):
                 self.writer.close()

@@ -252,3 +252,25 @@ def verify_store_ok(store_dir: Path) -> bool:
     from phaseline.verify import verify_store
 
     return verify_store(Store(store_dir)).ok
+
+
+def test_rows_may_be_tuples_in_row_column_order(store_dir: Path) -> None:
+    from phaseline.schemas import COUNTERS
+
+    store = Store(store_dir)
+    txn = store.begin()
+    staged = txn.stage("x", "b" * 64, 1, "toy")
+    staged.add("counters", ("j", None, None, "job_total", "g", "c", 5))
+    staged.add("counters", {"job_id": "j", "scope": "job_total", "group_name": "g", "counter_name": "d", "value": 6})
+    staged.finish("landed")
+    txn.commit()
+    txn.close()
+    rows = store.connect().execute("SELECT counter_name, value, source_sha256 FROM counters ORDER BY 1").fetchall()
+    assert rows == [("c", 5, "b" * 64), ("d", 6, "b" * 64)]
+    assert len(COUNTERS.row_columns) == 7
+    bad = store.begin()
+    short = bad.stage("y", "c" * 64, 1, "toy")
+    short.add("counters", ("j", "too", "short"))
+    with pytest.raises(SchemaError, match="row tuple has 3 values"):
+        short.finish("landed")
+    bad.close()
