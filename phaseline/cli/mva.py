@@ -1,0 +1,111 @@
+"""``phaseline mva``: solve the Vianna et al. 2013 queuing model from measured service demands."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from phaseline.errors import PhaselineError
+from predict.vianna.layout import Formulation, Workload
+from predict.vianna.model import Estimate, Overlap, read_demands, solve
+
+
+@click.command("mva")
+@click.option(
+    "--demands",
+    "demands_path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="CSV 'task,<device>,...' with rows map, shuffle_sort, merge (seconds), like Table 2.",
+)
+@click.option("--nodes", type=click.IntRange(min=1), required=True, help="Nodes n.")
+@click.option("--cpus", type=click.IntRange(min=1), required=True, help="CPUs per node c.")
+@click.option("--disks", type=click.IntRange(min=1), required=True, help="Disks per node d.")
+@click.option("--maps", type=click.IntRange(min=1), required=True, help="Map tasks m.")
+@click.option("--reduces", type=click.IntRange(min=0), required=True, help="Reduce tasks r (0: map-only).")
+@click.option("--pm", type=click.IntRange(min=1), required=True, help="Map threads per node.")
+@click.option("--pr", type=click.IntRange(min=1), required=True, help="Reduce threads per node.")
+@click.option("--ps", type=click.IntRange(min=1), required=True, help="Parallel shuffle-sorts per reduce.")
+@click.option(
+    "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Concurrent jobs (MPL N)."
+)
+@click.option(
+    "--estimate",
+    type=click.Choice([e.value for e in Estimate]),
+    default=Estimate.FORKJOIN.value,
+    show_default=True,
+    help="P_A estimate: fork/join (H_k x max) or Tripathi (Erlang/hyperexponential maximum).",
+)
+@click.option(
+    "--formulation",
+    type=click.Choice([f.value for f in Formulation]),
+    default=Formulation.CLASS.value,
+    show_default=True,
+    help="Symmetric tasks as classes (fast) or one class per task (the paper's).",
+)
+@click.option(
+    "--overlap",
+    type=click.Choice([o.value for o in Overlap]),
+    default=Overlap.JOB.value,
+    show_default=True,
+    help="Intra-job overlap alpha_ij per job response time (reproduces the paper) or per task.",
+)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def mva(
+    demands_path: Path,
+    nodes: int,
+    cpus: int,
+    disks: int,
+    maps: int,
+    reduces: int,
+    pm: int,
+    pr: int,
+    ps: int,
+    jobs: int,
+    estimate: str,
+    formulation: str,
+    overlap: str,
+    fmt: str,
+) -> None:
+    """Mean job response time, throughput and utilizations (Vianna et al. 2013: precedence tree + aMVA).
+
+    JSON output is one array holding one object (as every --format json does):
+    response_time_s, throughput_per_s, utilization (an object: per device
+    type), queue_length, task_response_s, iterations, converged.
+    """
+    try:
+        work = Workload(nodes, cpus, disks, maps, reduces, pm, pr, ps, jobs)
+        sol = solve(
+            read_demands(demands_path),
+            work,
+            estimate=Estimate(estimate),
+            formulation=Formulation(formulation),
+            overlap=Overlap(overlap),
+        )
+    except PhaselineError as exc:
+        raise click.ClickException(str(exc)) from exc
+    out = {
+        "response_time_s": sol.response_time_s,
+        "throughput_per_s": sol.throughput_per_s,
+        "utilization": dict(sol.utilization),
+        "queue_length": dict(sol.queue_length),
+        "task_response_s": dict(sol.task_response_s),
+        "estimate": sol.estimate.value,
+        "formulation": sol.formulation.value,
+        "bottleneck_s": sol.bottleneck_s,
+        "phases": sol.phases,
+        "iterations": sol.iterations,
+        "converged": sol.converged,
+    }
+    if fmt == "json":
+        click.echo(json.dumps([out], indent=1))
+        return
+    click.echo(f"response_time_s   {sol.response_time_s:.3f}")
+    click.echo(f"throughput_per_s  {sol.throughput_per_s:.6g}")
+    for dev, u in sol.utilization.items():
+        click.echo(f"utilization.{dev:<8} {u:.4f}")
+    for kind, r in sol.task_response_s.items():
+        click.echo(f"task_response_s.{kind:<12} {r:.3f}")
+    click.echo(f"phases {sol.phases}, iterations {sol.iterations}, converged {sol.converged}")

@@ -1,0 +1,115 @@
+"""The ``vianna`` prediction model: Vianna et al. 2013's queuing model fed by a job profile and platform model.
+
+Service demands (section 4.1, Table 1) come from Zhang et al. 2013's task
+estimates (:func:`predict.tasks.estimate_tasks`): every generic phase's
+duration is charged to the device that does the work -- read, spill, merge
+and write to the disk; the map and reduce functions, collect and the task
+overhead to the CPU; the shuffle to the network.  A shuffle-sort is one
+reduce's fetch of one map's output: the average shuffle divided by the maps.
+The merge is the reduce after its shuffle.  ``ps`` is Hadoop's default
+``mapreduce.reduce.shuffle.parallelcopies`` (5); CPUs per node default to the
+node's map + reduce slots and disks to 1 when the cluster does not say.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from predict.core import Cluster, Dataset, JobSettings, PhaseDurationModel, Prediction, register
+from predict.tasks import estimate_tasks
+from predict.vianna.layout import Workload
+from predict.vianna.model import Demands, Estimate, solve
+from profiles.profile import JobProfile
+
+__all__ = ["PHASE_DEVICE", "ViannaModel"]
+
+MS_PER_S = 1000.0
+#: Hadoop's default number of parallel fetches per reduce (mapreduce.reduce.shuffle.parallelcopies).
+DEFAULT_PARALLEL_COPIES = 5
+#: The device each generic or custom phase's time is charged to.
+PHASE_DEVICE: Mapping[str, str] = {
+    "read": "disk",
+    "map": "cpu",
+    "collect": "cpu",
+    "spill": "disk",
+    "merge": "disk",
+    "shuffle": "network",
+    "reduce": "cpu",
+    "write": "disk",
+}
+
+
+def _charge(phases_ms: Mapping[str, float], overhead_ms: float) -> dict[str, float]:
+    out = {"cpu": overhead_ms / MS_PER_S}
+    for phase, ms in phases_ms.items():
+        dev = PHASE_DEVICE.get(phase, "cpu")
+        out[dev] = out.get(dev, 0.0) + ms / MS_PER_S
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class ViannaModel:
+    """Precedence tree + approximate MVA (Vianna et al. 2013), fork/join estimate, class formulation."""
+
+    name: str = "vianna"
+
+    def predict(
+        self,
+        profile: JobProfile,
+        platform: PhaseDurationModel,
+        cluster: Cluster,
+        dataset: Dataset,
+        settings: JobSettings,
+    ) -> Prediction:
+        """Predict the mean response time of one job alone on ``cluster`` (Vianna et al. 2013, Fig. 2b)."""
+        tasks = estimate_tasks(profile, platform, dataset, settings)
+        reduce = tasks.reduce_avg
+        demands = Demands(
+            map=_charge(tasks.map_avg.phases_ms, tasks.map_avg.overhead_ms),
+            shuffle_sort={"network": tasks.shuffle_avg_ms / MS_PER_S / max(tasks.n_maps, 1)},
+            merge={} if reduce is None else _charge(reduce.phases_ms, reduce.overhead_ms),
+        )
+        work = Workload(
+            nodes=cluster.nodes,
+            cpus=cluster.cpus_per_node or cluster.map_slots_per_node + cluster.reduce_slots_per_node,
+            disks=cluster.disks_per_node or 1,
+            maps=tasks.n_maps,
+            reduces=tasks.n_reduces,
+            pm=cluster.map_slots_per_node,
+            pr=cluster.reduce_slots_per_node,
+            ps=DEFAULT_PARALLEL_COPIES,
+        )
+        sol = solve(demands, work, estimate=Estimate.FORKJOIN)
+        notes = [
+            *tasks.assumptions,
+            "phase times charged to devices: read/spill/merge/write -> disk, map/reduce/collect/overhead -> cpu, "
+            "shuffle -> network",
+            f"ps = {DEFAULT_PARALLEL_COPIES} parallel fetches (Hadoop default); a task spreads over its node's CPUs/disks",
+        ]
+        if cluster.cpus_per_node is None:
+            notes.append(f"CPUs per node assumed = map + reduce slots ({work.cpus})")
+        if not sol.converged:
+            notes.append("the model's iteration did not converge; the last iterate is reported")
+        if sol.bottleneck_s > sol.tree_response_s:
+            notes.append(
+                "precedence-tree estimate below the bottleneck bound N x D_max; the bound is reported"
+            )
+        return Prediction(
+            model=self.name,
+            seconds=sol.response_time_s,
+            phases={f"{k}.response": v for k, v in sol.task_response_s.items()},
+            dataflow={
+                **{f"utilization_{k}": v for k, v in sol.utilization.items()},
+                "maps": float(tasks.n_maps),
+                "reduces": float(tasks.n_reduces),
+                "classes": float(sol.layout.size),
+                "parallel_phases": float(sol.phases),
+                "iterations": float(sol.iterations),
+                "throughput_per_s": sol.throughput_per_s,
+            },
+            assumptions=tuple(notes),
+        )
+
+
+register(ViannaModel())

@@ -1,0 +1,212 @@
+"""MVA solvers: exact answers worked by hand, approximate MVA against exact MVA, model invariants."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import warnings
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from phaseline.cli import main
+from phaseline.errors import ConvergenceWarning, PredictionError
+from predict.vianna.estimates import Moments, forkjoin_max, harmonic, mean_min_exponential, tripathi_max
+from predict.vianna.layout import Formulation, Workload
+from predict.vianna.model import Demands, Estimate, Overlap, solve
+from predict.vianna.mva import eq5_mva, exact_mva, exact_mva_multiclass, overlap_amva, schweitzer_mva
+
+#: Bard-Schweitzer and eq. 5 aMVA: throughput error against exact MVA on small networks
+#: (the known error is a few percent; Lazowska et al. 1984, section 7.4.2, quote < 5-10 %).
+AMVA_THROUGHPUT_RTOL = 0.10
+#: Floating-point tolerance for exact results.
+EXACT_RTOL = 1e-12
+#: Little's law / utilization law hold to this relative precision on every model solution.
+LAW_RTOL = 1e-9
+
+
+def test_exact_mva_two_queues_hand_worked() -> None:
+    # Two queueing centers, D = (1.0, 0.5) s, N = 3, Z = 0 (Lazowska et al. 1984, Algorithm 6.1):
+    # n=1: R = (1, 1/2),        R = 3/2,   X = 2/3,   Q = (2/3, 1/3)
+    # n=2: R = (5/3, 2/3),      R = 7/3,   X = 6/7,   Q = (10/7, 4/7)
+    # n=3: R = (17/7, 11/14),   R = 45/14, X = 14/15, Q = (34/15, 11/15)
+    res = exact_mva([1.0, 0.5], 3)
+    x = Fraction(14, 15)
+    assert res.throughput[0] == pytest.approx(float(x), rel=EXACT_RTOL)
+    assert res.response[0] == pytest.approx(45 / 14, rel=EXACT_RTOL)
+    assert res.queue[0] == pytest.approx([34 / 15, 11 / 15], rel=EXACT_RTOL)
+    assert res.utilization == pytest.approx([14 / 15, 7 / 15], rel=EXACT_RTOL)
+    assert res.queue.sum() == pytest.approx(3.0)
+
+
+def test_exact_mva_delay_center_and_think_time() -> None:
+    # Queue D1 = 1, delay D2 = 2, N = 2, Z = 1:
+    # n=1: R = (1, 2), X = 1/(1+3) = 1/4, Q1 = 1/4
+    # n=2: R1 = 1 (1 + 1/4) = 5/4, R = 5/4 + 2 = 13/4, X = 2 / (1 + 13/4) = 8/17
+    res = exact_mva([1.0, 2.0], 2, think_time=1.0, delay=[False, True])
+    assert res.response[0] == pytest.approx(13 / 4, rel=EXACT_RTOL)
+    assert res.throughput[0] == pytest.approx(8 / 17, rel=EXACT_RTOL)
+    assert res.residence[0, 1] == pytest.approx(2.0)
+
+
+def test_exact_multiclass_matches_single_class_when_classes_identical() -> None:
+    # Two identical classes of 1 and 2 customers = one class of 3 customers.
+    single = exact_mva([1.0, 0.5], 3)
+    multi = exact_mva_multiclass([[1.0, 0.5], [1.0, 0.5]], [1, 2])
+    assert multi.throughput.sum() == pytest.approx(single.throughput[0], rel=EXACT_RTOL)
+    assert multi.queue.sum(axis=0) == pytest.approx(single.queue[0], rel=EXACT_RTOL)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_approximate_mva_within_known_error_of_exact(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    demands = rng.uniform(0.05, 2.0, size=(2, 3))
+    for pops in itertools.product(range(1, 4), range(1, 4)):
+        exact = exact_mva_multiclass(demands, pops)
+        for approx in (schweitzer_mva(demands, pops), eq5_mva(demands, pops)):
+            assert approx.throughput == pytest.approx(exact.throughput, rel=AMVA_THROUGHPUT_RTOL)
+            assert np.all(approx.utilization < 1.0)
+
+
+def test_amva_exact_for_single_customer() -> None:
+    # One customer meets no queue: every approximation must give R = sum of demands.
+    for solver in (schweitzer_mva, eq5_mva):
+        res = solver([[0.3, 0.7, 1.0]], [1])
+        assert res.response[0] == pytest.approx(2.0)
+
+
+def test_overlap_amva_with_full_overlap_is_eq5_on_one_center() -> None:
+    # Three single-task classes that always overlap, one center: eq. 6 with alpha = 1 is eq. 2.
+    d = np.array([[0.4], [1.0], [0.7]])
+    weights = (1.0 - np.eye(3))[None, :, :]
+    sol = overlap_amva(d, np.array([1.0]), weights)
+    ref = eq5_mva(d, [1, 1, 1])
+    assert sol.response == pytest.approx(ref.response, rel=1e-8)
+
+
+def test_overlap_amva_without_overlap_is_contention_free() -> None:
+    d = np.array([[0.4, 0.1], [1.0, 0.3]])
+    sol = overlap_amva(d, np.array([2.0, 1.0]), np.zeros((2, 2, 2)))
+    assert sol.response == pytest.approx(d @ np.array([2.0, 1.0]))
+
+
+def test_estimates() -> None:
+    assert harmonic(4) == pytest.approx(25 / 12)
+    assert harmonic(1000) == pytest.approx(sum(1 / i for i in range(1, 1001)), rel=1e-12)
+    fj = forkjoin_max([(Moments.exponential(2.0), 1), (Moments.exponential(3.0), 1)])
+    assert fj.mean == pytest.approx(1.5 * 3.0)
+    # max of k iid exponentials has mean H_k * mean: Tripathi's numerical maximum must find it
+    trip = tripathi_max([(Moments.exponential(3.0), 4)])
+    assert trip.mean == pytest.approx(harmonic(4) * 3.0, rel=1e-4)
+    assert trip.var == pytest.approx(9.0 * (1 + 1 / 4 + 1 / 9 + 1 / 16), rel=1e-3)
+    # max of a deterministic 5 and an exponential(1): 5 + e^-5
+    det = tripathi_max([(Moments(5.0, 0.0), 1), (Moments.exponential(1.0), 1)])
+    assert det.mean == pytest.approx(5.0 + np.exp(-5.0), rel=1e-4)
+    assert mean_min_exponential([8.0, 8.0, 4.0]) == pytest.approx(2.0)
+
+
+def test_per_task_formulation_refuses_huge_jobs() -> None:
+    demands = Demands({"cpu": 1.0}, {"cpu": 0.1}, {"cpu": 2.0})
+    with pytest.raises(PredictionError, match="class formulation"):
+        solve(demands, Workload(10, 4, 1, 1000, 100, 2, 1, 1), formulation=Formulation.PER_TASK)
+
+
+_demand = st.floats(min_value=0.0, max_value=5.0, allow_nan=False)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    dm=st.tuples(st.floats(0.1, 5.0), _demand, _demand, _demand),
+    ds=st.tuples(_demand, _demand, _demand, _demand),
+    dr=st.tuples(st.floats(0.1, 20.0), _demand, _demand, _demand),
+    nodes=st.integers(1, 3),
+    cpus=st.integers(1, 4),
+    maps=st.integers(1, 12),
+    reduces=st.integers(1, 4),
+    pm=st.integers(1, 3),
+    ps=st.integers(1, 3),
+    jobs=st.integers(1, 3),
+    estimate=st.sampled_from(list(Estimate)),
+    overlap=st.sampled_from(list(Overlap)),
+)
+def test_littles_law_and_utilization_on_every_solution(
+    dm: tuple[float, ...],
+    ds: tuple[float, ...],
+    dr: tuple[float, ...],
+    nodes: int,
+    cpus: int,
+    maps: int,
+    reduces: int,
+    pm: int,
+    ps: int,
+    jobs: int,
+    estimate: Estimate,
+    overlap: Overlap,
+) -> None:
+    devices = ("cpu", "disk", "fiber", "network")
+    demands = Demands(
+        dict(zip(devices, dm, strict=True)),
+        dict(zip(devices, ds, strict=True)),
+        dict(zip(devices, dr, strict=True)),
+    )
+    work = Workload(nodes, cpus, 1, maps, reduces, pm, 1, ps, jobs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        sol = solve(demands, work, estimate=estimate, overlap=overlap)
+    # Little's law for the jobs: N = X R
+    assert sol.throughput_per_s * sol.response_time_s == pytest.approx(jobs, rel=LAW_RTOL)
+    for dev, u in sol.utilization.items():
+        assert 0.0 <= u <= 1.0 + LAW_RTOL, (dev, u)
+        # a server's queue holds at least the customer in service: Q >= U (Little's law at the server)
+        assert sol.queue_length[dev] >= u * (1 - LAW_RTOL)
+    # every task takes at least its demand; the job at least its longest task
+    assert sol.task_response_s["map"] >= sum(dm[:3]) * (1 - LAW_RTOL)  # maps put nothing on the network
+    assert sol.response_time_s >= max(sol.task_response_s.values()) * (1 - LAW_RTOL)
+
+
+TABLE2_PM1_PS1 = (
+    "task,cpu,fiber,disk,network\n"
+    "map,5.0764,0.0677,3.1844,0.0000\n"
+    "shuffle_sort,0.5217,0.0087,0.4082,0.1850\n"
+    "merge,37.4983,1.2583,59.2157,0.0000\n"
+)
+
+
+def test_cli_mva_json_contract(tmp_path: Path) -> None:
+    path = tmp_path / "demands.csv"
+    path.write_text(TABLE2_PM1_PS1)
+    args = ["mva", "--demands", str(path), "--nodes", "3", "--cpus", "4", "--disks", "1", "--maps", "150"]
+    args += ["--reduces", "3", "--pm", "1", "--pr", "1", "--ps", "1", "--format", "json"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    (out,) = json.loads(result.output)  # one array of objects, like every --format json
+    assert out["response_time_s"] > 0
+    assert out["throughput_per_s"] * out["response_time_s"] == pytest.approx(1.0)
+    assert set(out["utilization"]) == {"cpu", "disk", "fiber", "network"}
+    text = CliRunner().invoke(main, [*args[:-2], "--jobs", "2", "--estimate", "tripathi"])
+    assert text.exit_code == 0, text.output
+    assert "response_time_s" in text.output
+    assert "utilization.disk" in text.output
+
+
+def test_cli_mva_bad_demand_file_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "demands.csv"
+    path.write_text("task,cpu,disk\nmap,1,1\nshuffle,1,1\nmerge,1,1\n")
+    args = ["mva", "--demands", str(path), "--nodes", "1", "--cpus", "1", "--disks", "1", "--maps", "2"]
+    result = CliRunner().invoke(main, [*args, "--reduces", "1", "--pm", "1", "--pr", "1", "--ps", "1"])
+    assert result.exit_code != 0
+    assert "demands.csv:3" in result.output
+    assert "shuffle_sort" in result.output
+
+
+def test_predictor_charges_phase_times_to_devices() -> None:
+    # read/spill -> disk, map function + overhead -> cpu, shuffle -> network (predict.vianna.predictor).
+    from predict.vianna.predictor import _charge
+
+    charged = _charge({"read": 1000.0, "map": 2000.0, "spill": 500.0, "shuffle": 250.0}, 100.0)
+    assert charged == pytest.approx({"cpu": 2.1, "disk": 1.5, "network": 0.25})

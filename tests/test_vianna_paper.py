@@ -1,0 +1,235 @@
+"""Vianna et al. 2013 reproduced: Fig. 5/6 precedence tree, Table 4, Figure 7's shape, formulations agree.
+
+Readings of the paper chosen here (also in :mod:`predict.vianna.model`):
+
+* Table 4's ps = 5 runs: Table 2 has demands for ps = 1 and ps = 4 only; the
+  ps = 5 runs use the ps = 4 rows (same pm), the only measured rows with
+  parallel shuffles, and ps = 5 threads in the timeline.
+* The fork/join estimate applies H_k once per parallel phase (its root P_A),
+  k counting different branches (threads doing identical work are one).
+* The end of the map stage ends a parallel phase.
+* The intra-job overlap alpha_ij is normalised by the job's response time
+  (:attr:`Overlap.JOB`); see :mod:`predict.vianna.model`.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+from pathlib import Path
+
+import pytest
+
+from predict.vianna.estimates import harmonic
+from predict.vianna.layout import Formulation, Workload
+from predict.vianna.model import Demands, Estimate, Overlap, evaluate_tree, read_demands, solve
+from predict.vianna.tree import (
+    Leaf,
+    MapGroup,
+    ParallelAnd,
+    ReduceGroup,
+    Serial,
+    Timeline,
+    build_timeline,
+    build_tree,
+    render,
+)
+
+DATA = Path(__file__).parent / "data"
+
+#: Table 4, "Fork-join-based model" and "Tripathi-based model" columns, seconds, by (pm, ps).
+TABLE4_FORKJOIN = {(1, 1): 732.56, (1, 5): 659.13, (4, 1): 365.51, (4, 5): 356.20}
+TABLE4_TRIPATHI = {(1, 1): 798.56, (1, 5): 701.75, (4, 1): 620.01, (4, 5): 597.81}
+#: The issue's acceptance band around the paper's fork/join column.
+TABLE4_RTOL = 0.10
+#: Per-task and class formulations of the same job agree within this, relative (job response time).
+FORMULATION_RTOL = 0.05
+#: ... and per task kind (the class mean averages local and remote shuffles' network demand).
+TASK_KIND_RTOL = 0.10
+
+
+def table2(pm: int, ps: int) -> Demands:
+    """Table 2's demands for (pm, ps); ps = 5 reads the ps = 4 rows (see the module docstring)."""
+    row_ps = 4 if ps == 5 else ps
+    rows: dict[str, dict[str, float]] = {}
+    with (DATA / "vianna_table2.csv").open() as fh:
+        for rec in csv.DictReader(fh):
+            if int(rec["pm"]) == pm and int(rec["ps"]) == row_ps:
+                rows[rec["task"]] = {dev: float(rec[dev]) for dev in ("cpu", "fiber", "disk", "network")}
+    return Demands(rows["map"], rows["shuffle_sort"], rows["merge"])
+
+
+def real_setup(pm: int, ps: int) -> Workload:
+    """Table 3, real setup: n = 3, c = 4, d = 1, m = 150, r = 3, pr = 1."""
+    return Workload(nodes=3, cpus=4, disks=1, maps=150, reduces=3, pm=pm, pr=1, ps=ps)
+
+
+# ---------------------------------------------------------------- Fig. 5 / Fig. 6
+# Fig. 5's timeline (m = 4, r = 1, n = 1, pm = 2, pr = 1, ps = 1), durations chosen to
+# give the order the text describes:
+#
+#   map thread 1 |--M1--|----M3-----|
+#   map thread 2 |---M2----|----M4------|
+#   reduce          .   |R1|  |--R2--|R3|   |R4|----RM----|
+#   time         0      4   6        9.5 11 12 13.5       20
+#   sync points         ^   ^               ^
+#
+# M1 finishes first (R1 starts, M3 takes thread 1); R1 ends before M2, so the
+# reduce blocks and M2's end is a synchronization point; R3 follows R2 at once
+# (M3 ended at 9); the reduce blocks again until M4 ends (R4, then the merge).
+FIG5_MEANS = [4.0, 6.0, 5.0, 6.0, 1.5, 3.5, 1.5, 1.5, 6.5]
+FIG5_LABELS = ["M1", "M2", "M3", "M4", "R1", "R2", "R3", "R4", "RM"]
+
+
+def fig5_timeline() -> Timeline:
+    return build_timeline(
+        FIG5_MEANS,
+        [MapGroup(1, (0, 2)), MapGroup(1, (1, 3))],
+        [ReduceGroup(1, {0: 4, 1: 5, 2: 6, 3: 7}, 8, 4)],
+        ps=1,
+    )
+
+
+def test_fig5_timeline_synchronization_points() -> None:
+    assert fig5_timeline().sync_points == (0.0, 4.0, 6.0, 12.0, 20.0)
+
+
+def test_fig6d_precedence_tree() -> None:
+    # Fig. 6(d): phase 1 = PA(M1, M2^1); phase 2 = PA(PA(M3^1, M2^2), R1) (maps left, reduce right);
+    # phase 3 = PA(PA(M3^2, M4), S(R2, R3)); the last phase = S(R4, RM); phases chained by S nodes.
+    tree = build_tree(fig5_timeline())
+    assert render(tree, FIG5_LABELS) == (
+        "S(PA(M1, M2^1), S(PA(PA(M3^1, M2^2), R1), S(PA(PA(M3^2, M4), S(R2, R3)), S(R4, RM))))"
+    )
+
+
+def test_fig6a_forkjoin_estimate() -> None:
+    # Section 4.3: the P_A of Fig. 6(a) is H_2 x max(M1, M2^1).
+    tree = build_tree(fig5_timeline())
+    assert isinstance(tree, Serial)
+    phase1 = tree.children[0]
+    assert isinstance(phase1, ParallelAnd)
+    assert phase1.phase
+    assert evaluate_tree(phase1, Estimate.FORKJOIN).mean == pytest.approx(harmonic(2) * 4.0)
+    assert evaluate_tree(Leaf(0, 4.0), Estimate.TRIPATHI).mean == 4.0
+
+
+def test_read_table2_csv_as_cli_file(tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    path.write_text(
+        "task,cpu,fiber,disk,network\nmap,5.0764,0.0677,3.1844,0\n"
+        "shuffle_sort,0.5217,0.0087,0.4082,0.1850\nmerge,37.4983,1.2583,59.2157,0\n"
+    )
+    assert read_demands(path) == table2(1, 1)
+
+
+# ---------------------------------------------------------------- Table 4
+@pytest.fixture(scope="module")
+def table4() -> dict[tuple[int, int, Estimate], float]:
+    return {
+        (pm, ps, est): solve(table2(pm, ps), real_setup(pm, ps), estimate=est).response_time_s
+        for pm, ps in TABLE4_FORKJOIN
+        for est in Estimate
+    }
+
+
+@pytest.mark.parametrize(("pm", "ps"), [(1, 1), (1, 5), (4, 1)])
+def test_table4_forkjoin_within_10_percent(
+    pm: int, ps: int, table4: dict[tuple[int, int, Estimate], float]
+) -> None:
+    # measured: 722.2 / 714.6 / 347.9 s against 732.56 / 659.13 / 365.51 s (-1.4 %, +8.4 %, -4.8 %)
+    assert table4[(pm, ps, Estimate.FORKJOIN)] == pytest.approx(TABLE4_FORKJOIN[(pm, ps)], rel=TABLE4_RTOL)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Table 2's pm = 4, ps = 4 demands put 518 s on each node's single disk per job: "
+    "no model that respects the bottleneck bound can reach the paper's 356.20 s (measured: 325.58 s)",
+)
+def test_table4_forkjoin_pm4_ps5_within_10_percent(table4: dict[tuple[int, int, Estimate], float]) -> None:
+    assert table4[(4, 5, Estimate.FORKJOIN)] == pytest.approx(TABLE4_FORKJOIN[(4, 5)], rel=TABLE4_RTOL)
+
+
+def test_table4_pm4_ps5_is_bound_by_the_disk() -> None:
+    # Per node and job: 50 maps x 3.1844 + 150 shuffle-sorts x 2.0000 + 1 merge x 59.2160 = 518.4 s of disk.
+    sol = solve(table2(4, 5), real_setup(4, 5))
+    assert sol.bottleneck_s == pytest.approx(50 * 3.1844 + 150 * 2.0 + 59.2160, rel=1e-9)
+    assert sol.response_time_s == pytest.approx(sol.bottleneck_s)
+    assert sol.utilization["disk"] == pytest.approx(1.0)
+    assert sol.bottleneck_s > TABLE4_FORKJOIN[(4, 5)] * (1 + TABLE4_RTOL)
+
+
+def test_table4_tripathi_trend(table4: dict[tuple[int, int, Estimate], float]) -> None:
+    # Table 4's Tripathi column lies above the fork/join column, and falls with map parallelism.
+    for pm, ps in TABLE4_TRIPATHI:
+        assert table4[(pm, ps, Estimate.TRIPATHI)] >= table4[(pm, ps, Estimate.FORKJOIN)] * (1 - 1e-9)
+    for ps in (1, 5):
+        assert table4[(4, ps, Estimate.TRIPATHI)] < table4[(1, ps, Estimate.TRIPATHI)]
+        assert table4[(4, ps, Estimate.FORKJOIN)] < table4[(1, ps, Estimate.FORKJOIN)]
+
+
+def test_table4_overlap_reading_matters(table4: dict[tuple[int, int, Estimate], float]) -> None:
+    # With alpha_ij normalised by the task (Overlap.TASK) four maps share a disk at full weight:
+    # the map response grows (8.5 -> 16.5 s) and the estimate leaves the paper's band.
+    task = solve(table2(4, 1), real_setup(4, 1), overlap=Overlap.TASK)
+    job = solve(table2(4, 1), real_setup(4, 1), overlap=Overlap.JOB)
+    assert task.task_response_s["map"] > 1.5 * job.task_response_s["map"]
+    assert task.response_time_s > table4[(4, 1, Estimate.FORKJOIN)]
+
+
+# ---------------------------------------------------------------- Figure 7 and the formulations
+FIG7_MAPS = (4, 8, 16, 32, 64, 128, 256)
+
+
+def fig7(pm: int, ps: int, maps: int) -> Workload:
+    """Table 3, simulation: n = 4, c = 4, d = 1, r = 4, pr = 1."""
+    return Workload(nodes=4, cpus=4, disks=1, maps=maps, reduces=4, pm=pm, pr=1, ps=ps)
+
+
+@pytest.mark.parametrize("estimate", list(Estimate))
+def test_fig7a_shape_grows_with_maps(estimate: Estimate) -> None:
+    # Fig. 7(a) (pm = ps = 1): the response time grows with m, linearly once the map stage dominates.
+    times = [solve(table2(1, 1), fig7(1, 1, m), estimate=estimate).response_time_s for m in FIG7_MAPS]
+    assert all(b > a for a, b in itertools.pairwise(times))
+    slope_hi = (times[-1] - times[-2]) / (FIG7_MAPS[-1] - FIG7_MAPS[-2])
+    slope_mid = (times[-2] - times[-3]) / (FIG7_MAPS[-2] - FIG7_MAPS[-3])
+    assert slope_hi == pytest.approx(slope_mid, rel=0.25)
+
+
+def test_fig7_map_parallelism_helps_for_many_maps() -> None:
+    # Fig. 7(a) vs (c): with pm = 4 the map stage runs four times wider.
+    for m in (64, 128, 256):
+        assert (
+            solve(table2(4, 1), fig7(4, 1, m)).response_time_s
+            < solve(table2(1, 1), fig7(1, 1, m)).response_time_s
+        )
+
+
+def test_fig7b_shuffle_parallelism_helps_without_map_parallelism() -> None:
+    # Fig. 7(a) vs (b): with pm = 1, ps = 4 lowers the response time (by up to 8.2 % in the paper's simulation).
+    for m in FIG7_MAPS:
+        assert (
+            solve(table2(1, 4), fig7(1, 4, m)).response_time_s
+            < solve(table2(1, 1), fig7(1, 1, m)).response_time_s
+        )
+
+
+@pytest.mark.parametrize(("pm", "ps", "maps"), [(1, 1, 16), (1, 1, 32), (4, 1, 32), (1, 4, 16), (4, 4, 16)])
+def test_per_task_and_class_formulations_agree(pm: int, ps: int, maps: int) -> None:
+    work = fig7(pm, ps, maps)
+    per_task = solve(table2(pm, ps), work, formulation=Formulation.PER_TASK)
+    by_class = solve(table2(pm, ps), work, formulation=Formulation.CLASS)
+    assert per_task.layout.size == work.tasks
+    assert by_class.layout.size < per_task.layout.size
+    assert by_class.response_time_s == pytest.approx(per_task.response_time_s, rel=FORMULATION_RTOL)
+    for kind, r in per_task.task_response_s.items():
+        assert by_class.task_response_s[kind] == pytest.approx(r, rel=TASK_KIND_RTOL)
+
+
+def test_multiple_jobs_share_the_cluster() -> None:
+    # MPL N > 1 (eq. 6's inter-job term): each job slows down, the cluster gets more done.
+    one = solve(table2(1, 1), real_setup(1, 1))
+    two = solve(table2(1, 1), Workload(3, 4, 1, 150, 3, 1, 1, 1, jobs=2))
+    assert two.response_time_s > one.response_time_s
+    assert two.throughput_per_s > one.throughput_per_s
+    assert two.utilization["disk"] > one.utilization["disk"]
