@@ -332,7 +332,7 @@ def read_rest_json(path: Path, ctx: ReadContext) -> Iterator[Row]:
                 )
             root, body = next(iter(doc.items()))
             rows = list(_rows(r, root, body))
-            job_ids = {row.values["job_id"] for row in rows}
+            job_ids = {row.as_dict()["job_id"] for row in rows}
             ctx.events_read += 1
             yield from rows
             yield event_row(

@@ -214,7 +214,8 @@ class _RumenJob:
                 task = _dict(raw, p, f"a task of {self.job_id}", ln)
                 for row in self._task_rows(task, list_name):
                     if row.table == "tasks":
-                        kind, status = row.values["task_type"], row.values["status"]
+                        values = row.as_dict()
+                        kind, status = values["task_type"], values["status"]
                         if kind in counts and status in (Status.SUCCEEDED.value, Status.FAILED.value):
                             counts[kind][status == Status.FAILED.value] += 1
                     task_rows.append(row)
@@ -262,10 +263,11 @@ class _RumenJob:
         for raw in _list(task.get("attempts"), p, f"{task_id}.attempts", ln):
             attempt = _dict(raw, p, f"an attempt of {task_id}", ln)
             row = self._attempt_row(attempt, task_id, kind)
-            if row.values["status"] == Status.SUCCEEDED.value:
-                successful = row.values["attempt_id"]
+            values = row.as_dict()
+            if values["status"] == Status.SUCCEEDED.value:
+                successful = values["attempt_id"]
             yield row
-            yield from self._attempt_counters(attempt, task_id, row.values["attempt_id"])
+            yield from self._attempt_counters(attempt, task_id, values["attempt_id"])
         yield Row(
             "tasks",
             {

@@ -424,10 +424,10 @@ def sample_counts(
     samples: list[tuple[int, int, int]] = []
     try:
         for row in read_jfr(recording, ReadContext(recording, job_id_hint=ctx.job_id_hint)):
+            values = row.as_dict()
             if row.table == "stacks":
-                stacks[int(row.values["stack_id"])] = list(row.values["frames"])
-            elif row.table == "samples" and row.values.get("stack_id") is not None:
-                values = row.values
+                stacks[int(values["stack_id"])] = list(values["frames"])
+            elif row.table == "samples" and values.get("stack_id") is not None:
                 samples.append((int(values["thread_id"]), int(values["ts_ms"]), int(values["stack_id"])))
     except (PhaselineError, OSError) as exc:
         ctx.notes.append(f"JFR recording {recording} not read ({exc}): read+map+collect kept combined")
