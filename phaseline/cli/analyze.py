@@ -1,0 +1,60 @@
+"""``phaseline analyze``: the main job — ingest traces and explain every job in them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from phaseline.cli.output import emit, format_option, handle_errors, open_store, store_option
+from phaseline.schemas import SourceStatus
+
+EXIT_QUARANTINED = 3
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True)
+@store_option
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("phaseline-report"),
+    show_default=True,
+    help="Directory for the per-job reports, profiles, timelines and traces.",
+)
+@format_option
+@handle_errors
+def analyze(paths: tuple[str, ...], store_dir: Path | None, out_dir: Path, fmt: str) -> None:
+    """Ingest PATHS and explain every job they hold: where the time went, per phase.
+
+    Writes OUT/<job_id>/report.html (offline HTML), profile.json (the job
+    profile for predictions), timeline.svg and trace.json (open in Perfetto UI),
+    and prints one row per job.  Exit status 3 when any file was quarantined.
+    """
+    from profiles.analyze import analyze as run_analysis
+
+    result = run_analysis(paths, open_store(store_dir), out_dir)
+    rows = [
+        {
+            "job_id": j.job_id,
+            "name": j.name,
+            "status": j.status,
+            "duration_s": None if j.duration_s is None else round(j.duration_s, 3),
+            "maps": j.maps,
+            "reduces": j.reduces,
+            "top_phases": j.top_phases,
+            "report": str(j.out_dir / "report.html"),
+            "profile_error": j.profile_error,
+        }
+        for j in result.jobs
+    ]
+    columns = None if fmt != "table" else ["job_id", "name", "status", "duration_s", "maps", "reduces", "top_phases"]
+    emit(rows, fmt, columns=columns, title="phaseline analyze")
+    ingest = result.ingest
+    click.echo(
+        f"{len(ingest.results)} files ({ingest.quarantined} quarantined), {len(rows)} jobs -> {out_dir}",
+        err=True,
+    )
+    if ingest.count(SourceStatus.QUARANTINED):
+        raise SystemExit(EXIT_QUARANTINED)

@@ -1,0 +1,110 @@
+"""The main job: ingest traces, then explain every job they hold.
+
+:func:`analyze` ingests paths into a store and, for each job whose rows came
+from those paths, writes an HTML report, the job profile (JSON), a timeline
+(SVG) and a Chrome trace (JSON, for Perfetto UI) into ``out_dir/<job_id>/``,
+and returns one summary row per job: what it was and where its time went.
+A job the data cannot profile (e.g. a failed job without successful tasks)
+still gets its report; the reason its profile is missing is recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from ingest.pipeline import FileResult, IngestSummary, ingest_paths
+from phaseline.errors import PhaselineError
+from phaseline.store import Store
+from profiles import queries as q
+from profiles.extract import extract_profile
+from profiles.report import write_report
+from profiles.timeline_plot import write_timeline
+
+_JOBS_OF_SOURCES = """
+WITH src AS (SELECT sha256 FROM sources WHERE path IN (SELECT unnest($paths)))
+SELECT DISTINCT job_id FROM (
+    SELECT job_id, source_sha256 FROM jobs
+    UNION ALL SELECT job_id, source_sha256 FROM attempts
+) WHERE source_sha256 IN (SELECT sha256 FROM src) AND job_id IS NOT NULL
+ORDER BY job_id
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class JobAnalysis:
+    """One analysed job: its outputs and the headline figures."""
+
+    job_id: str
+    name: str | None
+    status: str | None
+    duration_s: float | None
+    maps: int
+    reduces: int
+    top_phases: str  # e.g. "spill 41%, read+map+collect 30%, shuffle 12%"
+    out_dir: Path
+    profile_error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    ingest: IngestSummary
+    jobs: tuple[JobAnalysis, ...]
+
+
+def _top_phases(con: duckdb.DuckDBPyConnection, job_id: str, n: int = 3) -> str:
+    phases = q.phases(con, job_id)
+    if phases.empty:
+        return ""
+    totals = phases.groupby("phase")["dur_ms"].sum().sort_values(ascending=False)
+    whole = float(totals.sum())
+    if whole <= 0:
+        return ""
+    return ", ".join(f"{name} {100 * float(ms) / whole:.0f}%" for name, ms in totals.head(n).items())
+
+
+def analyze_job(con: duckdb.DuckDBPyConnection, job_id: str, out_dir: Path) -> JobAnalysis:
+    """Write one job's report, profile, timeline and trace; return its summary row."""
+    target = out_dir / job_id
+    target.mkdir(parents=True, exist_ok=True)
+    profile_error: str | None = None
+    try:
+        extract_profile(con, job_id).save(target / "profile.json")
+    except PhaselineError as exc:
+        profile_error = str(exc)
+    write_report(con, job_id, target / "report.html")
+    write_timeline(con, job_id, target / "timeline.svg")
+    write_timeline(con, job_id, target / "trace.json")
+    summary = q.job_summary(con, job_id)
+    row = summary.iloc[0].to_dict() if not summary.empty else {}
+    makespan = row.get("makespan_ms")
+    return JobAnalysis(
+        job_id=job_id,
+        name=row.get("name"),
+        status=row.get("status"),
+        duration_s=float(makespan) / 1000 if makespan is not None and makespan == makespan else None,
+        maps=int(row.get("maps") or 0),
+        reduces=int(row.get("reduces") or 0),
+        top_phases=_top_phases(con, job_id),
+        out_dir=target,
+        profile_error=profile_error,
+    )
+
+
+def analyze(
+    paths: Sequence[str | Path],
+    store: Store,
+    out_dir: Path,
+    *,
+    on_file: Callable[[Path, FileResult], None] | None = None,
+) -> Analysis:
+    """Ingest ``paths`` into ``store`` and analyse every job they hold (see the module docstring)."""
+    summary = ingest_paths(paths, store, on_file=on_file)
+    con = store.connect()
+    keys = [r.path for r in summary.results]
+    job_ids = [r[0] for r in con.execute(_JOBS_OF_SOURCES, {"paths": keys}).fetchall()]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return Analysis(summary, tuple(analyze_job(con, job_id, out_dir) for job_id in job_ids))
