@@ -45,6 +45,7 @@ READER_MODULES: tuple[str, ...] = (
     "ingest.jfr",  # JDK Flight Recorder recordings (thread samples)
     "ingest.samples_hitune",  # HiTune four-field sampling records
     "ingest.hitune_csv",  # HiTune report CSVs (Chukwa csource/capp/ctags columns)
+    "ingest.jstack",  # Java thread dumps (jstack / jcmd Thread.print)
     "ingest.rest_json",
     "ingest.conf_xml",
     "ingest.skipped",

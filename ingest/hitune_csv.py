@@ -1,0 +1,307 @@
+"""HiTune's processed CSV reports (Intel HiTune ``visual_report`` input files).
+
+One real run ships in ``fixtures/intel-hitune/visual_report_example`` (``sorter``,
+640 maps / 32 reduces on 8 hosts).  Each CSV has a header line; fields are
+*unquoted* even when they contain quotes (``"main"``, `` cluster="chukwa"``) and
+keep Hadoop 1.x history escapes (``\\.``, ``\\$``), so lines are split on commas
+without CSV quoting and values are unescaped and stripped here.
+
+What lands where:
+
+* ``instruments_map.csv`` / ``instruments_red.csv``: HiTune's own dataflow
+  breakdown, one row per (attempt, vertex, thread, breakdown item) with the
+  vertex instance's ``phase_start``/``phase_end``/``phase_count`` and a
+  ``breakdown_count`` by function (hotspot method) or by thread state.  Each row
+  lands in ``vertex_breakdown`` (an exact duplicate row, which the files contain,
+  in ``events`` as ``duplicate``); each (attempt, vertex, thread) also gives one
+  ``vertex_instances`` row: samples = ``phase_count``, busy = its RUNNABLE
+  count, idle = its BLOCKED + WAITING + TIME_WAITING counts.  HiTune's phase
+  names become the vertex ids of ``specs/hadoop-2.spec`` (:data:`VERTEX_OF`).
+* ``cpu.csv`` (``sar -u``) and the Hadoop metrics files (``jvmmetrics``,
+  ``tasktrackermetric``, ``jobtrackermetric``, ``namenodemetric``): one
+  ``system_samples`` row per numeric field.
+* ``MapAttempt.csv`` / ``ReduceAttempt.csv``: ``attempts``; ``job.csv``: ``jobs``.
+* Anything else with a HiTune/Chukwa header (``MapTask.csv``, ``ReduceTask.csv``):
+  ``events``, one per row.
+
+A row with the wrong number of fields or a non-numeric count is kept in
+``events`` as ``malformed`` and named (file and line) in the ingest notes; the
+rest of the file lands.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+from ingest.base import ReadContext, Row, iter_lines
+from ingest.formats import Format
+from ingest.samples_hitune import malformed_row, normalize_state
+from phaseline.schemas import TaskType, ThreadState, normalize_status
+
+SOURCE = "hitune_csv"
+VERTEX_OF = {
+    "Mapphase": "map",
+    "SpillThread": "spill",
+    "Copier": "copier",
+    "MemMerge": "inmem_merge",
+    "FSMerge": "ondisk_merge",
+    "Shuffle": "shuffle",
+    "Sort": "sort",
+    "Reduce": "reduce",
+}
+INSTRUMENT_HEADER = "phase_end,host,phase_count,breakdown_count,phase_start,phase_name"
+METRIC_CATEGORIES = {"cpu": "sar"}
+_ESCAPE = re.compile(r"\\(.)")
+_SAR_INTERVAL = re.compile(r"sar\s+-\w+\s+(\d+)")
+_IDLE_STATES = frozenset({ThreadState.BLOCKED, ThreadState.WAITING, ThreadState.TIMED_WAITING})
+_SKIP_METRIC_FIELDS = frozenset({"Timestamp", "capp", "category", "csource", "ctags", "hostName", "processName"})
+
+
+def clean(value: str) -> str:
+    """Strip spaces and surrounding quotes and undo Hadoop 1.x escapes.
+
+    >>> clean(' "main"')
+    'main'
+    >>> clean('org.apache.hadoop.mapred.ReduceTask\\\\$ReduceCopier')
+    'org.apache.hadoop.mapred.ReduceTask$ReduceCopier'
+    """
+    text = value.strip()
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        text = text[1:-1]
+    return _ESCAPE.sub(r"\1", text)
+
+
+@dataclass(slots=True)
+class _Instance:
+    job_id: str
+    attempt_id: str
+    host: str
+    thread_id: int
+    thread_name: str
+    vertex: str
+    start_ms: int
+    end_ms: int
+    samples: int
+    states: dict[str, int] = field(default_factory=dict)
+
+
+def _int(text: str) -> int | None:
+    t = clean(text)
+    return int(t) if t else None
+
+
+def _float(text: str) -> float | None:
+    t = clean(text)
+    try:
+        return float(t) if t else None
+    except ValueError:
+        return None
+
+
+def _host_of_tracker(tracker: str) -> str | None:
+    # tracker_sr216:localhost.localdomain/127.0.0.1:43445 -> sr216
+    name = clean(tracker)
+    return name.removeprefix("tracker_").split(":")[0] or None
+
+
+def _instruments(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Row]:
+    idx = {name: i for i, name in enumerate(header)}
+    groups: dict[tuple[str, str, int], _Instance] = {}
+    seen: set[tuple[str, ...]] = set()
+    for line_no, line in _data_lines(path, ctx):
+        ctx.events_read += 1
+        f = line.split(",")
+        if len(f) != len(header):
+            yield malformed_row(ctx, line_no, f"expected {len(header)} fields, found {len(f)}", line)
+            continue
+        try:
+            attempt = clean(f[idx["attempt_id"]])
+            phase = clean(f[idx["phase_name"]])
+            vertex = VERTEX_OF.get(phase, phase.lower())
+            thread_id = int(clean(f[idx["thread_id"]]))
+            count = int(clean(f[idx["breakdown_count"]]))
+            inst = _Instance(
+                clean(f[idx["job_id"]]), attempt, clean(f[idx["host"]]), thread_id,
+                clean(f[idx["thread_name"]]), vertex, int(clean(f[idx["phase_start"]])),
+                int(clean(f[idx["phase_end"]])), int(clean(f[idx["phase_count"]])),
+            )
+            kind = clean(f[idx["breakdown_type"]])
+            name = clean(f[idx["breakdown_name"]])
+            if kind == "state":
+                name = normalize_state(name)
+        except ValueError as exc:
+            yield malformed_row(ctx, line_no, f"bad value: {exc}", line)
+            continue
+        key = tuple(clean(x) for x in f)
+        if key in seen:
+            ctx.unknown["duplicate"] += 1
+            payload = orjson.dumps({"line": line_no, "text": line}).decode()
+            yield Row("events", {"job_id": inst.job_id, "seq": line_no, "event_type": "duplicate", "ts_ms": None, "payload_json": payload})
+            continue
+        seen.add(key)
+        group = groups.setdefault((attempt, vertex, thread_id), inst)
+        if kind == "state":
+            group.states[name] = group.states.get(name, 0) + count
+        yield Row(
+            "vertex_breakdown",
+            {
+                "job_id": inst.job_id, "attempt_id": attempt, "host": inst.host, "thread_id": thread_id,
+                "vertex": vertex, "kind": kind, "name": name, "samples": count, "source": SOURCE,
+            },
+        )
+    for g in groups.values():
+        busy = g.states.get(ThreadState.RUNNABLE.value, 0)
+        idle = sum(n for s, n in g.states.items() if s in _IDLE_STATES)
+        yield Row(
+            "vertex_instances",
+            {
+                "job_id": g.job_id, "attempt_id": g.attempt_id, "host": g.host, "thread_id": g.thread_id,
+                "thread_name": g.thread_name, "vertex": g.vertex, "start_ms": g.start_ms, "end_ms": g.end_ms,
+                "samples": g.samples, "busy_samples": busy, "idle_samples": idle, "source": SOURCE,
+            },
+        )
+
+
+def _data_lines(path: Path, ctx: ReadContext) -> Iterator[tuple[int, str]]:
+    for line_no, line in iter_lines(path, ctx):
+        if line_no == 1 or not line.strip():
+            continue
+        yield line_no, line
+
+
+def _job_of(attempt_or_task: str) -> str | None:
+    parts = attempt_or_task.split("_")
+    return f"job_{parts[1]}_{parts[2]}" if len(parts) >= 3 else None
+
+
+def _metrics(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Row]:
+    for line_no, line in _data_lines(path, ctx):
+        ctx.events_read += 1
+        f = line.split(",")
+        if len(f) != len(header):
+            yield malformed_row(ctx, line_no, f"expected {len(header)} fields, found {len(f)}", line)
+            continue
+        rec = {name: clean(v) for name, v in zip(header, f, strict=True)}
+        try:
+            ts = _int(rec["Timestamp"])
+        except ValueError:
+            ts = None
+        if ts is None:
+            yield malformed_row(ctx, line_no, f"Timestamp {rec['Timestamp']!r} is not epoch seconds", line)
+            continue
+        category = rec.get("category") or "cpu"
+        m = _SAR_INTERVAL.search(rec.get("capp", ""))
+        interval = int(m.group(1)) * 1000 if m else None
+        host = rec.get("hostName") or rec.get("csource") or None
+        device = rec.get("processName") or "all"
+        rows = []
+        for name, value in rec.items():
+            if name in _SKIP_METRIC_FIELDS:
+                continue
+            number = _float(value)
+            if number is None:
+                continue
+            metric = f"cpu_{name.lstrip('%')}_pct" if category == "cpu" else f"{category}.{name}"
+            rows.append(
+                Row(
+                    "system_samples",
+                    {
+                        "host": host, "ts_ms": ts * 1000, "interval_ms": interval, "metric": metric,
+                        "device": device, "value": number, "source": METRIC_CATEGORIES.get(category, "hadoop_metrics"),
+                    },
+                )
+            )
+        if not rows:
+            yield malformed_row(ctx, line_no, "no numeric metric in the row", line)
+            continue
+        ctx.events_read += len(rows) - 1  # one row per metric: keep events_read = rows kept
+        yield from rows
+
+
+def _history(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Row]:
+    for line_no, line in _data_lines(path, ctx):
+        ctx.events_read += 1
+        f = line.split(",")
+        if len(f) != len(header):
+            yield malformed_row(ctx, line_no, f"expected {len(header)} fields, found {len(f)}", line)
+            continue
+        rec = {name: clean(v) for name, v in zip(header, f, strict=True)}
+        try:
+            if "TASKID" in rec and "TRACKER_NAME" in rec:  # MapAttempt / ReduceAttempt
+                attempt = rec["id"]
+                is_map = "_m_" in attempt
+                yield Row(
+                    "attempts",
+                    {
+                        "job_id": _job_of(attempt), "task_id": rec["TASKID"], "attempt_id": attempt,
+                        "task_type": (TaskType.MAP if is_map else TaskType.REDUCE).value,
+                        "status": normalize_status(rec.get("TASK_STATUS")),
+                        "start_ms": _int(rec["START_TIME"]), "finish_ms": _int(rec["FINISH_TIME"]),
+                        "shuffle_finish_ms": _int(rec.get("SHUFFLE_FINISHED", "")),
+                        "sort_finish_ms": _int(rec.get("SORT_FINISHED", "")),
+                        "host": _host_of_tracker(rec["TRACKER_NAME"]),
+                    },
+                )
+                continue
+            if "TOTAL_MAPS" in rec and "JOB_STATUS" in rec:  # job.csv
+                yield Row(
+                    "jobs",
+                    {
+                        "job_id": rec["id"], "status": normalize_status(rec["JOB_STATUS"]),
+                        "submit_ms": _int(rec["SUBMIT_TIME"]), "launch_ms": _int(rec["LAUNCH_TIME"]),
+                        "finish_ms": _int(rec["FINISH_TIME"]), "total_maps": _int(rec["TOTAL_MAPS"]),
+                        "total_reduces": _int(rec["TOTAL_REDUCES"]), "finished_maps": _int(rec["FINISHED_MAPS"]),
+                        "finished_reduces": _int(rec["FINISHED_REDUCES"]), "hadoop_version": "0.20",
+                        "source_format": SOURCE,
+                    },
+                )
+                continue
+        except (KeyError, ValueError) as exc:
+            yield malformed_row(ctx, line_no, f"bad value: {exc}", line)
+            continue
+        ident = rec.get("id", "")
+        start = rec.get("START_TIME", "")
+        yield Row(
+            "events",
+            {
+                "job_id": _job_of(ident), "seq": line_no, "event_type": f"hitune:{path.stem}",
+                "ts_ms": int(start) if start.isdigit() else None, "payload_json": orjson.dumps(rec).decode(),
+            },
+        )
+
+
+def read_hitune_csv(path: Path, ctx: ReadContext) -> Iterator[Row]:
+    """Read one HiTune report CSV (see the module docstring for what lands where)."""
+    first = next(iter_lines(path, ctx), (0, ""))[1]
+    header = [clean(h) for h in first.split(",")]
+    if first.startswith(INSTRUMENT_HEADER):
+        yield from _instruments(path, ctx, header)
+    elif header[0] == "Timestamp":
+        yield from _metrics(path, ctx, header)
+    else:
+        yield from _history(path, ctx, header)
+
+
+def _sniff(head: bytes, path: Path) -> bool:
+    first = head.split(b"\n", 1)[0].rstrip(b"\r")
+    if first.startswith(INSTRUMENT_HEADER.encode()):
+        return True
+    # Chukwa-demuxed records: every HiTune CSV carries the csource/capp/ctags columns
+    cols = set(first.split(b","))
+    return {b"csource", b"capp", b"ctags"} <= cols
+
+
+FORMATS = (
+    Format(
+        "hitune-csv",
+        _sniff,
+        read_hitune_csv,
+        "HiTune report CSVs: dataflow breakdowns by vertex, sar CPU, Hadoop metrics, attempts",
+        record_tables=("vertex_breakdown", "system_samples", "attempts", "jobs", "events"),
+    ),
+)

@@ -1,0 +1,1 @@
+"""HiTune-style dataflow analysis: the specification language, reconstruction from samples, plots."""

@@ -1,0 +1,19 @@
+-- Busy vs idle per dataflow vertex (HiTune, Dai et al. 2011, Figure 17): from the
+-- job's vertex instances, the share of samples in which the vertex's threads ran
+-- (RUNNABLE) or waited (BLOCKED / WAITING / TIMED_WAITING).
+-- Parameters: $job_id.
+-- Output columns: vertex, instances, samples, busy_samples, idle_samples,
+--   busy_pct, idle_pct (of busy + idle), avg_ms (mean instance span)
+SELECT
+    vertex,
+    count(*) AS instances,
+    sum(samples) AS samples,
+    sum(busy_samples) AS busy_samples,
+    sum(idle_samples) AS idle_samples,
+    round(100.0 * sum(busy_samples) / nullif(sum(busy_samples) + sum(idle_samples), 0), 2) AS busy_pct,
+    round(100.0 * sum(idle_samples) / nullif(sum(busy_samples) + sum(idle_samples), 0), 2) AS idle_pct,
+    round(avg(end_ms - start_ms), 1) AS avg_ms
+FROM vertex_instances
+WHERE job_id = $job_id
+GROUP BY vertex
+ORDER BY min(start_ms), vertex

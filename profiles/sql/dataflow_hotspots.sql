@@ -1,0 +1,38 @@
+-- Method hotspots per dataflow vertex (HiTune, Dai et al. 2011, Figure 17).
+-- Two sources, whichever the job has:
+--   * HiTune's own breakdowns (vertex_breakdown, kind 'function'): its counts;
+--   * raw thread samples: each sample is associated with the vertex instance of
+--     its thread whose span holds it (HiTune section 5.3: by target and timestamp),
+--     and counted under its innermost frame (stacks.top_frame), with its state.
+-- Parameters: $job_id, $top (methods kept per vertex).
+-- Output columns: vertex, method, state ('RUNNABLE', a waiting state, or NULL when
+--   the source gives none), samples, pct (of the vertex's counted samples), rank
+WITH from_samples AS (
+    SELECT vi.vertex, st.top_frame AS method, s.state, count(*) AS samples
+    FROM samples s
+    JOIN vertex_instances vi
+      ON vi.job_id = s.job_id AND vi.thread_id = s.thread_id
+     AND s.ts_ms BETWEEN vi.start_ms AND vi.end_ms
+     AND (s.host IS NULL OR vi.host IS NULL OR s.host = vi.host)
+     AND (s.attempt_id IS NULL OR s.attempt_id = vi.attempt_id)
+    JOIN (SELECT stack_id, any_value(top_frame) AS top_frame FROM stacks GROUP BY stack_id) st
+      ON st.stack_id = s.stack_id
+    WHERE s.job_id = $job_id AND vi.source = 'reconstruct'
+    GROUP BY ALL
+),
+from_breakdown AS (
+    SELECT vertex, name AS method, CAST(NULL AS VARCHAR) AS state, sum(samples) AS samples
+    FROM vertex_breakdown
+    WHERE job_id = $job_id AND kind = 'function'
+    GROUP BY ALL
+),
+counted AS (
+    SELECT * FROM (SELECT * FROM from_samples UNION ALL SELECT * FROM from_breakdown) WHERE samples > 0
+)
+SELECT
+    vertex, method, state, samples,
+    round(100.0 * samples / sum(samples) OVER (PARTITION BY vertex), 2) AS pct,
+    row_number() OVER (PARTITION BY vertex ORDER BY samples DESC, method) AS rank
+FROM counted
+QUALIFY rank <= $top
+ORDER BY vertex, rank

@@ -1,0 +1,83 @@
+"""HiTune sample records and report CSVs: ingest, bad input, and the real 640-map run."""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from pathlib import Path
+
+from ingest.pipeline import ingest_paths
+from phaseline.store import Store
+from profiles.dataflow.reconstruct import dataflow_query, reconstruct
+from profiles.dataflow.spec import shipped_spec
+from tests.test_dataflow_reconstruct import JOB, write_samples
+
+
+def test_malformed_records_are_named_and_the_rest_lands(tmp_path: Path, store_dir: Path) -> None:
+    bad = (
+        "1100\tstack\th1|attempt_201106081729_0001_m_000000_0|x|main\tRUNNABLE|A.b",  # line 13: thread id
+        "1110\tstack\th1|attempt_201106081729_0001_m_000000_0|1|main\tSLEEPY|A.b",  # line 14: state
+        "not a record",  # line 15
+        "1120\tcpu\th1|all\tuser=3.5;idle=96.5",  # line 16: lands in system_samples
+    )
+    path = write_samples(tmp_path / "s.tsv", bad)
+    store = Store(store_dir)
+    summary = ingest_paths([path], store)
+    con = store.connect()
+    assert con.execute("SELECT count(*) FROM samples").fetchone() == (11,)
+    assert con.execute("SELECT count(*) FROM events WHERE event_type = 'malformed'").fetchone() == (3,)
+    assert con.execute("SELECT count(*) FROM system_samples").fetchone() == (2,)
+    status, events_read = con.execute("SELECT status, events_read FROM sources").fetchall()[0]
+    assert status == "landed"
+    assert events_read == 11 + 3 + 2
+    assert summary.rows_per_table()["samples"] == 11
+    # the unmapped-stack sample (LocalJobRunner$Job.run) is kept and counted
+    assert reconstruct(con, JOB, shipped_spec("hadoop-0.20")).unmapped == 1
+
+
+def test_malformed_record_notes_name_file_and_line(tmp_path: Path, store_dir: Path) -> None:
+    path = write_samples(tmp_path / "s.tsv", ("1100\tstack\th1|a|x|main\tRUNNABLE|A.b",))
+    results = []
+    ingest_paths([path], Store(store_dir), on_file=lambda p, r: results.append(r))
+    assert any(f"{path}:13:" in n and "thread id" in n for n in results[0].notes)
+
+
+def _instrument_counts(path: Path) -> dict[tuple[str, str], int]:
+    """Per (host, phase): HiTune's phase_count summed over distinct (attempt, phase, thread)."""
+    seen: dict[tuple[str, str, str], tuple[str, int]] = {}
+    with open(path, newline="") as fh:
+        for row in csv.DictReader(fh, quoting=csv.QUOTE_NONE):
+            seen[(row["attempt_id"], row["phase_name"], row["thread_id"])] = (row["host"], int(row["phase_count"]))
+    out: dict[tuple[str, str], int] = defaultdict(int)
+    for (_, phase, _), (host, count) in seen.items():
+        out[(host, phase)] += count
+    return dict(out)
+
+
+def test_hitune_csv_run_reproduces_phase_counts_per_host(fixtures_dir: Path, store_dir: Path) -> None:
+    folder = fixtures_dir / "intel-hitune" / "visual_report_example"
+    store = Store(store_dir)
+    ingest_paths([folder / "instruments_map.csv", folder / "instruments_red.csv", folder / "cpu.csv",
+                  folder / "ReduceAttempt.csv"], store)
+    con = store.connect()
+    expected = _instrument_counts(folder / "instruments_map.csv") | _instrument_counts(folder / "instruments_red.csv")
+    names = {"Mapphase": "map", "SpillThread": "spill", "Copier": "copier", "MemMerge": "inmem_merge",
+             "FSMerge": "ondisk_merge", "Shuffle": "shuffle", "Sort": "sort", "Reduce": "reduce"}
+    got = {(h, v): int(n) for h, v, n in con.execute(
+        "SELECT host, vertex, sum(samples) FROM vertex_instances GROUP BY ALL").fetchall()}
+    assert got == {(h, names[p]): n for (h, p), n in expected.items()}
+    assert len(got) == 8 * 8  # 8 hosts x 8 vertices
+    # Figure 20 style: the reduce vertex by host; normalized times average to ~1
+    rows = dataflow_query(con, "by_host", job_id=JOB, vertex="reduce")
+    assert len(rows) == 8
+    assert sum(r["instances"] for r in rows) == 32
+    assert abs(sum(r["norm_time"] * r["instances"] for r in rows) / 32 - 1.0) < 1e-3
+    # Figure 17 style: copier threads are idle a large share of the time in this run
+    busy = {r["vertex"]: r for r in dataflow_query(con, "busy_idle", job_id=JOB)}
+    assert busy["ondisk_merge"]["idle_pct"] > 99
+    assert busy["map"]["busy_pct"] > 99
+    assert 30 < busy["copier"]["idle_pct"] < 50
+    hot = dataflow_query(con, "hotspots", job_id=JOB, top=1)
+    assert {r["vertex"]: r["method"] for r in hot}["copier"] == "MapOutputCopier.copyOutput"
+    # system samples: sar CPU every 5 s on 8 hosts + the master
+    assert con.execute("SELECT count(DISTINCT host), min(interval_ms) FROM system_samples").fetchone() == (9, 5000)
