@@ -38,6 +38,7 @@ from phaseline.store import SourceRecord, StagedFile, StagedSource, Store, Trans
 COMMIT_EVERY_FILES = 500
 COMMIT_EVERY_S = 30.0
 FILE_TIMEOUT_S = 600.0
+COMPACT_OVER_FILES = 256
 _SKIP_NAMES = {"MANIFEST.json", ".lock"}
 _HASH_CHUNK = 1 << 20
 
@@ -254,6 +255,7 @@ def ingest_paths(
     file_timeout_s: float | None = FILE_TIMEOUT_S,
     commit_every_files: int = COMMIT_EVERY_FILES,
     commit_every_s: float = COMMIT_EVERY_S,
+    compact_over: int | None = COMPACT_OVER_FILES,
 ) -> IngestSummary:
     """Ingest files, directories, globs and archives into a store.
 
@@ -272,6 +274,10 @@ def ingest_paths(
         A file whose reading takes longer is quarantined (``None``: no limit).
     commit_every_files, commit_every_s
         Long ingests commit in batches so an interruption keeps finished work.
+    compact_over
+        When a table ends up with more single-source files than this, the
+        store is compacted (:meth:`~phaseline.store.Store.compact`); ``None``
+        never compacts.
 
     Returns
     -------
@@ -351,6 +357,10 @@ def ingest_paths(
                         _drain(pending, txn, record, keep=2 * workers)
             _drain(pending, txn, record, keep=0)
         txn.commit()
+    if compact_over is not None:
+        small = Counter(f.table for f in store.manifest().files if len(f.sources) == 1)
+        if any(n > compact_over for n in small.values()):
+            store.compact()
     return IngestSummary(tuple(results))
 
 

@@ -30,11 +30,13 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import shutil
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -64,12 +66,13 @@ def default_store_path() -> Path:
 
 @dataclass(frozen=True, slots=True)
 class DataFile:
-    """One Parquet file of one table holding the rows of one source."""
+    """One Parquet file of one table: the rows of one source, or of many after compaction."""
 
     table: str
     path: str  # relative to the store root
-    source: str  # the source's key: its path (``sources.path``)
+    sources: tuple[str, ...]  # the keys (``sources.path``) of the sources whose rows it holds
     rows: int
+    schema: str = ""  # fingerprint of the table schema the file was written with
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +130,8 @@ class Manifest:
             "generation": self.generation,
             "sources_file": self.sources_file,
             "files": [
-                {"table": f.table, "path": f.path, "source": f.source, "rows": f.rows} for f in self.files
+                {"table": f.table, "path": f.path, "sources": list(f.sources), "rows": f.rows, "schema": f.schema}
+                for f in self.files
             ],
         }
 
@@ -174,7 +178,13 @@ class Store:
                     f"(this phaseline reads version {STORE_VERSION})"
                 )
             files = tuple(
-                DataFile(str(f["table"]), str(f["path"]), str(f["source"]), int(f["rows"]))
+                DataFile(
+                    str(f["table"]),
+                    str(f["path"]),
+                    tuple(str(x) for x in f["sources"]),
+                    int(f["rows"]),
+                    str(f.get("schema", "")),
+                )
                 for f in doc["files"]
             )
             return Manifest(int(doc["generation"]), doc.get("sources_file"), files)
@@ -193,17 +203,21 @@ class Store:
         """An in-memory DuckDB connection with one view per table over the store's files."""
         manifest = manifest or self.manifest()
         con = duckdb.connect(":memory:")
-        by_table = manifest.files_by_table()
+        by_table: dict[str, list[DataFile]] = {}
+        for f in manifest.files:
+            by_table.setdefault(f.table, []).append(f)
         for name, spec in schemas.TABLES.items():
             if name == "sources":
                 if manifest.sources_file is None:
                     con.register(name, spec.schema.empty_table())
                 else:
-                    _create_parquet_view(con, name, [str(self.root / manifest.sources_file)])
+                    _create_parquet_view(con, name, [str(self.root / manifest.sources_file)], uniform=True)
                 continue
-            paths = by_table.get(name)
-            if paths:
-                _create_parquet_view(con, name, [str(self.root / p) for p in paths])
+            files = by_table.get(name)
+            if files:
+                current = schema_fingerprint(spec)
+                uniform = all(f.schema == current for f in files)
+                _create_parquet_view(con, name, [str(self.root / f.path) for f in files], uniform=uniform)
             else:
                 con.register(name, spec.schema.empty_table())
         return con
@@ -250,6 +264,88 @@ class Store:
         os.replace(tmp, self.manifest_path)
         _fsync_dir(self.root)
 
+    def _without_sources(
+        self, files: Sequence[DataFile], removed: set[str], sha_of: Mapping[str, str], segment: str
+    ) -> list[DataFile]:
+        """``files`` minus the rows of the ``removed`` sources (by path); call with the lock held.
+
+        A single-source file of a removed source is dropped; a compacted file
+        holding other sources too is rewritten without the removed sources' rows
+        (identified by ``source_sha256``, unique within a compacted file).
+        """
+        kept: list[DataFile] = []
+        for f in files:
+            gone = removed.intersection(f.sources)
+            if not gone:
+                kept.append(f)
+                continue
+            rest = tuple(src for src in f.sources if src not in gone)
+            if not rest:
+                continue
+            table = pq.read_table(self.root / f.path)
+            drop = pa.array([sha_of[src] for src in gone if src in sha_of], pa.string())
+            table = table.filter(pc.invert(pc.is_in(table.column("source_sha256"), value_set=drop)))
+            rel = f"data/{segment}/{f.table}/rewrite-{uuid.uuid4().hex[:12]}.parquet"
+            _write_parquet(self.root / rel, table)
+            kept.append(DataFile(f.table, rel, rest, table.num_rows, f.schema))
+        return kept
+
+    def compact(self, *, min_files: int = 16, target_rows: int = 2_000_000, small_rows: int = 250_000) -> int:
+        """Merge small Parquet files of each table into few large ones; returns files merged.
+
+        Queries over a store fed thousands of history files would otherwise open
+        thousands of files per table.  Atomic like a commit: readers see the old
+        or the new manifest.  Sources whose bytes are live under two paths stay
+        in their own files (rows of a compacted file are told apart by
+        ``source_sha256``).
+        """
+        with self.lock():
+            current = self.manifest()
+            sources = self.sources(current)
+            sha_of = dict(zip(sources.column("path").to_pylist(), sources.column("sha256").to_pylist(), strict=True))
+            shared = {sha for sha, n in Counter(sha_of.values()).items() if n > 1}
+            segment = f"{current.generation + 1:08d}-compact-{uuid.uuid4().hex[:8]}"
+            by_table: dict[str, list[DataFile]] = {}
+            for f in current.files:
+                if f.rows < small_rows and not any(sha_of.get(src) in shared for src in f.sources):
+                    by_table.setdefault(f.table, []).append(f)
+            merged: set[str] = set()
+            new_files: list[DataFile] = []
+            for table_name, small in by_table.items():
+                if len(small) < min_files:
+                    continue
+                spec = schemas.table(table_name)
+                groups: list[list[DataFile]] = [[]]
+                rows = 0
+                for f in small:
+                    if groups[-1] and rows + f.rows > target_rows:
+                        groups.append([])
+                        rows = 0
+                    groups[-1].append(f)
+                    rows += f.rows
+                for group in groups:
+                    if len(group) > 1:
+                        new_files.append(self._merge_files(spec, group, segment))
+                        merged.update(g.path for g in group)
+            if not merged:
+                return 0
+            manifest = Manifest(
+                current.generation + 1,
+                current.sources_file,
+                (*(f for f in current.files if f.path not in merged), *new_files),
+            )
+            self._write_manifest(manifest)
+            self.collect_garbage(manifest)
+            return len(merged)
+
+    def _merge_files(self, spec: schemas.TableSpec, group: Sequence[DataFile], segment: str) -> DataFile:
+        parts = [_conform(pq.read_table(self.root / f.path), spec) for f in group]
+        table = pa.concat_tables(parts)
+        rel = f"data/{segment}/{spec.name}/part-{uuid.uuid4().hex[:12]}.parquet"
+        _write_parquet(self.root / rel, table)
+        sources = tuple(dict.fromkeys(src for f in group for src in f.sources))
+        return DataFile(spec.name, rel, sources, table.num_rows, schema_fingerprint(spec))
+
     def collect_garbage(self, manifest: Manifest) -> int:
         """Delete data, meta and staging files the manifest does not reference; returns how many.
 
@@ -283,9 +379,38 @@ class Store:
         return removed
 
 
-def _create_parquet_view(con: duckdb.DuckDBPyConnection, name: str, paths: Sequence[str]) -> None:
+def _write_parquet(path: Path, table: pa.Table) -> None:
+    """Write a Parquet file under a temporary name, fsync it, and rename it into place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    pq.write_table(table, tmp, compression="zstd")
+    with open(tmp, "rb+") as fh:
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _conform(table: pa.Table, spec: schemas.TableSpec) -> pa.Table:
+    """A table read from an older file, with the current schema's columns (missing ones null)."""
+    columns = [
+        table.column(f.name).cast(f.type) if f.name in table.column_names else pa.nulls(table.num_rows, f.type)
+        for f in spec.schema
+    ]
+    return pa.Table.from_arrays(columns, schema=spec.schema)
+
+
+def schema_fingerprint(spec: schemas.TableSpec) -> str:
+    """A short hash of a table's declared schema (names and types)."""
+    text = ";".join(f"{f.name}:{f.type}" for f in spec.schema)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _create_parquet_view(
+    con: duckdb.DuckDBPyConnection, name: str, paths: Sequence[str], *, uniform: bool
+) -> None:
+    """A view over Parquet files; files written under older schemas are unified by column name."""
     listing = ", ".join("'" + p.replace("'", "''") + "'" for p in paths)
-    con.execute(f'CREATE VIEW "{name}" AS SELECT * FROM read_parquet([{listing}], union_by_name = true)')
+    union = "" if uniform else ", union_by_name = true"
+    con.execute(f'CREATE VIEW "{name}" AS SELECT * FROM read_parquet([{listing}]{union})')
 
 
 def _fsync_dir(path: Path) -> None:
@@ -554,18 +679,20 @@ class Transaction:
                 ):
                     continue  # unchanged, or committed meanwhile by another ingest
                 if record.path in new_records:  # staged twice in one transaction: the last wins
-                    new_files = [f for f in new_files if f.source != record.path]
+                    new_files = [f for f in new_files if f.sources != (record.path,)]
                 for f in files:
                     rel = f"data/{segment}/{f.table}/{f.path.name}"
                     dest = store.root / rel
                     dest.parent.mkdir(parents=True, exist_ok=True)
                     os.replace(f.path, dest)
-                    new_files.append(DataFile(f.table, rel, record.path, f.rows))
+                    new_files.append(
+                        DataFile(f.table, rel, (record.path,), f.rows, schema_fingerprint(schemas.table(f.table)))
+                    )
                 new_records[record.path] = record
             self._done = []
             if not new_records:
                 return current
-            keep = [f for f in current.files if f.source not in new_records]
+            keep = store._without_sources(current.files, set(new_records), sha_of, segment)
             kept_sources = current_sources.filter(
                 pc.invert(
                     pc.is_in(

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from pathlib import Path
 
 import pyarrow.parquet as pq
 
@@ -57,6 +58,8 @@ def verify_store(store: Store) -> VerifyReport:
         manifest = store.manifest()
     except StoreError as exc:
         return VerifyReport((Finding("error", "manifest", str(store.manifest_path), str(exc)),), 0, 0)
+    sources = store.sources(manifest).to_pylist()
+    sha_of = {s["path"]: s["sha256"] for s in sources}
     rows_by_source: dict[str, int] = defaultdict(int)
     rows_by_source_table: dict[tuple[str, str], int] = defaultdict(int)
     for f in manifest.files:
@@ -84,9 +87,9 @@ def verify_store(store: Store) -> VerifyReport:
                     )
         if meta.num_rows != f.rows:
             findings.append(Finding("error", "rows", f.path, f"{meta.num_rows} rows, manifest says {f.rows}"))
-        rows_by_source[f.source] += meta.num_rows
-        rows_by_source_table[f.source, f.table] += meta.num_rows
-    sources = store.sources(manifest).to_pylist()
+        for key, n in _rows_per_source(path, f.sources, meta.num_rows, sha_of):
+            rows_by_source[key] += n
+            rows_by_source_table[key, f.table] += n
     landed = {s["path"]: s for s in sources if s["status"] in ("landed", "partial")}
     for key in rows_by_source:
         if key not in landed:
@@ -121,6 +124,17 @@ def verify_store(store: Store) -> VerifyReport:
                 if rel not in live:
                     findings.append(Finding("warning", "orphans", rel, "not referenced by the manifest"))
     return VerifyReport(tuple(findings), len(manifest.files), len(sources))
+
+
+def _rows_per_source(
+    path: Path, keys: tuple[str, ...], total: int, sha_of: dict[str, str]
+) -> list[tuple[str, int]]:
+    """Rows per source key in one file (a compacted file's rows are told apart by source_sha256)."""
+    if len(keys) == 1:
+        return [(keys[0], total)]
+    counts = pq.read_table(path, columns=["source_sha256"]).column("source_sha256").value_counts()
+    by_sha = {str(c["values"]): int(c["counts"]) for c in counts.to_pylist()}
+    return [(key, by_sha.get(sha_of.get(key, ""), 0)) for key in keys]
 
 
 def findings_rows(report: VerifyReport) -> list[dict[str, str]]:

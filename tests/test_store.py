@@ -274,3 +274,35 @@ def test_rows_may_be_tuples_in_row_column_order(store_dir: Path) -> None:
     with pytest.raises(SchemaError, match="row tuple has 3 values"):
         short.finish("landed")
     bad.close()
+
+
+def test_compaction_keeps_contents_and_replacement_still_works(tmp_path: Path, store_dir: Path) -> None:
+    from phaseline.verify import verify_store
+
+    store = Store(store_dir)
+    files = [write(tmp_path / f"f{i:02d}.toy", f"j{i:02d},x") for i in range(40)]
+    pipeline.ingest_paths(files, store, compact_over=None)
+    before = job_ids(store)
+    n_files = len(store.manifest().files)
+    assert n_files == 80  # jobs + events per source
+    assert store.compact(min_files=8) == 80
+    manifest = store.manifest()
+    assert len(manifest.files) == 2
+    assert all(len(f.sources) == 40 for f in manifest.files)
+    assert job_ids(store) == before
+    assert verify_store(store).ok
+    # a changed file inside a compacted one: its old rows go, the others stay
+    write(files[3], "j03,changed", "k03,new")
+    pipeline.ingest_paths([files[3]], store, compact_over=None)
+    con = store.connect()
+    assert con.execute("SELECT name FROM jobs WHERE job_id = 'j03'").fetchall() == [("changed",)]
+    assert con.execute("SELECT count(*) FROM jobs").fetchone() == (41,)
+    assert verify_store(store).ok
+
+
+def test_ingest_compacts_when_a_table_has_many_small_files(tmp_path: Path, store_dir: Path) -> None:
+    store = Store(store_dir)
+    files = [write(tmp_path / f"f{i:02d}.toy", f"j{i:02d},x") for i in range(20)]
+    pipeline.ingest_paths(files, store, compact_over=10)
+    assert len(store.manifest().files) < 40
+    assert len(job_ids(store)) == 20

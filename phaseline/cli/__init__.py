@@ -14,7 +14,7 @@ from phaseline.cli.backtest import backtest_cmd
 from phaseline.cli.dataflow import dataflow, dataflow_chart, dataflow_gap, hotspots
 from phaseline.cli.engine import engine
 from phaseline.cli.analyze import analyze
-from phaseline.cli.ingest_cmds import ingest, jobs, query, tables, verify
+from phaseline.cli.ingest_cmds import compact, ingest, jobs, query, tables, verify
 from phaseline.cli.mva import mva
 from phaseline.cli.platform import bench, fit_cmd, platform
 from phaseline.cli.predict import predict, whatif_cmd
@@ -33,6 +33,7 @@ main.add_command(query)
 main.add_command(jobs)
 main.add_command(tables)
 main.add_command(verify)
+main.add_command(compact)
 main.add_command(engine)
 main.add_command(predict)
 main.add_command(whatif_cmd)

@@ -18,7 +18,9 @@ EXIT_QUARANTINED = 3
 @click.argument("paths", nargs=-1, required=True)
 @store_option
 @click.option("--quiet", "-q", is_flag=True, help="Only the final summary.")
-@click.option("--workers", "-j", type=click.IntRange(1), default=1, show_default=True, help="Parser processes.")
+@click.option(
+    "--workers", "-j", type=click.IntRange(1), default=1, show_default=True, help="Parser processes."
+)
 @click.option(
     "--commit-every",
     type=click.IntRange(1),
@@ -69,7 +71,11 @@ def ingest(
 
     show_bar = total > 20 and console.is_terminal
     with Progress(
-        TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=console,
+        TextColumn("ingest"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
         disable=not show_bar,
     ) as progress:
         task = progress.add_task("ingest", total=total)
@@ -155,7 +161,9 @@ def tables(store_dir: Path | None, fmt: str) -> None:
     rows = []
     for name, spec in TABLES.items():
         n = con.execute(f'SELECT count(*) FROM "{name}"').fetchone()
-        rows.append({"table": name, "rows": n[0] if n else 0, "columns": ", ".join(spec.columns), "doc": spec.doc})
+        rows.append(
+            {"table": name, "rows": n[0] if n else 0, "columns": ", ".join(spec.columns), "doc": spec.doc}
+        )
     emit(rows, fmt)
 
 
@@ -179,3 +187,24 @@ def verify(store_dir: Path | None, fmt: str) -> None:
     )
     if not report.ok:
         raise SystemExit(1)
+
+
+@click.command()
+@store_option
+@click.option(
+    "--min-files",
+    type=click.IntRange(2),
+    default=16,
+    show_default=True,
+    help="Merge a table's small files when it has at least this many.",
+)
+@handle_errors
+def compact(store_dir: Path | None, min_files: int) -> None:
+    """Merge the store's many small Parquet files into few large ones (queries get faster).
+
+    ``phaseline ingest`` does this by itself when a table passes 256 small files.
+    """
+    store = open_store(store_dir)
+    before = len(store.manifest().files)
+    merged = store.compact(min_files=min_files)
+    click.echo(f"{merged} files merged: {before} -> {len(store.manifest().files)} files", err=True)
