@@ -1,0 +1,283 @@
+"""``phaseline bench``, ``phaseline fit`` and ``phaseline platform``: the platform model's commands.
+
+Zhang et al. 2013: plan and run the microbenchmarks (section 3), fit the
+platform model (section 4), report its accuracy (section 6, Table 1), and
+evaluate it.  Thin: options in, library calls, results out.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import click
+
+from phaseline.cli.output import emit, format_option, handle_errors, open_store, store_option
+from phaseline.errors import PlatformModelError
+
+ENGINES = ("local-hadoop",)
+
+
+def _floats(text: str | None, what: str) -> tuple[float, ...] | None:
+    if text is None:
+        return None
+    try:
+        values = tuple(float(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise PlatformModelError(f"{what} must be comma-separated numbers, got {text!r}") from None
+    if not values:
+        raise PlatformModelError(f"{what} is empty")
+    return values
+
+
+def _plain_table(rows: Sequence[Mapping[str, object]]) -> str:
+    """Rows as an aligned plain-text table (copy-pasteable, any terminal width)."""
+    if not rows:
+        return "(no rows)"
+    cols = list(rows[0])
+    cells = [[("" if r[c] is None else str(r[c])) for c in cols] for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)).rstrip()]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in cells]
+    return "\n".join(lines)
+
+
+@click.group()
+def bench() -> None:
+    """Plan, script and run the platform microbenchmarks (Zhang 2013, sec. 3)."""
+
+
+@bench.command("plan", context_settings={"show_default": True})
+@click.option("--scale", type=float, default=1.0, help="Shrink data sizes, sort buffer and reduce memory (1: the paper's plan).")
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Plan file (JSON) to write.")
+@click.option("--inputs-mb", default=None, help="Grid M_inp values before scaling, comma separated [default: 2,4,8,16,32,64].")
+@click.option("--selectivities", default=None, help="Grid M_sel values, comma separated [default: 0.2,0.6,1.0,1.4,1.8].")
+@click.option("--grid-maps", type=click.IntRange(min=1), default=None, help="Map tasks per grid benchmark [default: 40 x sqrt(scale)].")
+@click.option("--grid-reduces", type=click.IntRange(min=1), default=None, help="Reduce tasks per grid benchmark [default: as maps].")
+@click.option("--shuffle-points", type=click.IntRange(min=2), default=None, help="Thin the shuffle range N_map=20..160 to this many points.")
+@click.option("--shuffle-maps", default=None, help="The shuffle range's N_map values, comma separated [default: 20,30,...,160].")
+@click.option("--reduce-memory-mb", type=click.IntRange(min=1), default=None, help="Reduce-side memory [default: 700 x scale].")
+@handle_errors
+def plan_cmd(
+    scale: float,
+    out: Path,
+    inputs_mb: str | None,
+    selectivities: str | None,
+    grid_maps: int | None,
+    grid_reduces: int | None,
+    shuffle_points: int | None,
+    shuffle_maps: str | None,
+    reduce_memory_mb: int | None,
+) -> None:
+    """Write the benchmark plan MB_i = (M_inp, M_sel, N_map, N_red) as JSON."""
+    from platform_model.bench import PAPER_INPUTS_MB, PAPER_SELECTIVITIES, PAPER_SHUFFLE_MAPS, make_plan
+
+    maps = _floats(shuffle_maps, "--shuffle-maps")
+    plan = make_plan(
+        scale,
+        inputs_mb=_floats(inputs_mb, "--inputs-mb") or PAPER_INPUTS_MB,
+        selectivities=_floats(selectivities, "--selectivities") or PAPER_SELECTIVITIES,
+        grid_maps=grid_maps,
+        grid_reduces=grid_reduces,
+        shuffle_points=shuffle_points,
+        shuffle_maps=tuple(int(m) for m in maps) if maps else PAPER_SHUFFLE_MAPS,
+        reduce_memory_mb=reduce_memory_mb,
+    )
+    plan.save(out)
+    t = plan.thresholds()
+    lo, hi = plan.shuffle_range_bytes()
+    mib = float(1 << 20)
+    click.echo(
+        f"{out}: {len(plan.benchmarks)} benchmarks (scale {scale:g}); shuffle range {lo / mib:.1f}-{hi / mib:.1f} MiB "
+        f"per reduce task; break from the config {t.break_bytes / mib:.1f} MiB "
+        f"(reduce memory {plan.reduce_memory_mb} MiB, sort factor {t.sort_factor})"
+    )
+
+
+@bench.command("run")
+@click.option("--engine", type=click.Choice(ENGINES), default="local-hadoop", show_default=True, help="Where to run.")
+@click.option("--plan", "plan_path", required=True, type=click.Path(dir_okay=False, exists=True, path_type=Path), help="Plan file.")
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path), help="Directory of the runs (resumable).")
+@click.option("--no-ingest", is_flag=True, help="Do not ingest the runs into the store.")
+@store_option
+@handle_errors
+def run_cmd(engine: str, plan_path: Path, out: Path, no_ingest: bool, store_dir: Path | None) -> None:
+    """Run a plan for real on the local Hadoop engine, then ingest the runs (re-run to resume)."""
+    from platform_model.bench import BenchPlan, run_plan
+
+    plan = BenchPlan.load(plan_path)
+    store = None if no_ingest else open_store(store_dir).root
+    results = run_plan(plan, out, store=store, progress=True)
+    failed = [r for r in results if r.status == "failed"]
+    done = sum(r.status != "failed" for r in results)
+    where = f"; ingested into {store}" if store is not None else ""
+    click.echo(f"{done}/{len(results)} benchmarks finished in {out}{where}")
+    if failed:
+        for r in failed:
+            click.echo(f"failed: {r.name}: {r.error}", err=True)
+        raise click.ClickException(f"{len(failed)} benchmark(s) failed; re-run the same command to retry them")
+
+
+@bench.command("script")
+@click.option("--plan", "plan_path", required=True, type=click.Path(dir_okay=False, exists=True, path_type=Path), help="Plan file.")
+@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Script file [default: stdout].")
+@click.option("--hdfs-root", default="/tmp/phaseline-bench", show_default=True, help="HDFS directory for inputs and outputs.")
+@handle_errors
+def script_cmd(plan_path: Path, out: Path | None, hdfs_root: str) -> None:
+    """Write a bash script that runs a plan on a real cluster with `hadoop jar` and fetches its history and logs."""
+    from platform_model.bench import BenchPlan, write_script
+
+    text = write_script(BenchPlan.load(plan_path), hdfs_root=hdfs_root)
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        out.write_text(text)
+        out.chmod(0o755)
+        click.echo(f"wrote {out}")
+
+
+@click.command("fit")
+@store_option
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Model file (JSON) to write.")
+@click.option("--from-csv", "csv_path", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
+              help="Fit a CSV phase,data_bytes,dur_ms[,run_id] instead of the store.")
+@click.option("--norm", type=click.Choice(["huber", "tukey"]), default="huber", show_default=True, help="Robust norm.")
+@click.option("--criterion", type=click.Choice(["bic", "f"]), default="bic", show_default=True, help="Two-segment test criterion.")
+@click.option("--no-split", is_flag=True, help="One line per phase (skip the two-segment test).")
+@click.option("--plot", "plot_dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Write Figure-3-like plots here.")
+@click.option("--plot-format", type=click.Choice(["png", "svg"]), default="png", show_default=True, help="Plot file format.")
+@click.option("--report", is_flag=True, help="Print the Table-1 accuracy report (in sample and held-out runs).")
+@click.option("--folds", type=click.IntRange(min=2), default=5, show_default=True, help="Cross-validation folds (by run).")
+@click.option("--setting", "settings", multiple=True, metavar="KEY=VALUE", help="A Hadoop setting the model holds for (repeatable).")
+@click.option("--cluster", "cluster_name", default=None, help="A name for the cluster the measurements come from.")
+@handle_errors
+def fit_cmd(
+    store_dir: Path | None,
+    out: Path,
+    csv_path: Path | None,
+    norm: str,
+    criterion: str,
+    no_split: bool,
+    plot_dir: Path | None,
+    plot_format: str,
+    report: bool,
+    folds: int,
+    settings: tuple[str, ...],
+    cluster_name: str | None,
+) -> None:
+    """Fit the platform model from the store or a CSV: robust lines per generic phase (Zhang 2013, sec. 4)."""
+    from platform_model.accuracy import accuracy_report, render_markdown
+    from platform_model.fit import Norm
+    from platform_model.model import fit_platform
+    from platform_model.profile import profile_from_csv, profile_from_store
+    from platform_model.segments import Criterion
+
+    extra: dict[str, str] = {}
+    for item in settings:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise PlatformModelError(f"--setting expects KEY=VALUE, got {item!r}")
+        extra[key.strip()] = value.strip()
+    profile = profile_from_csv(csv_path) if csv_path is not None else profile_from_store(open_store(store_dir).root)
+    model = fit_platform(
+        profile,
+        norm=Norm(norm),
+        criterion=Criterion(criterion),
+        split=not no_split,
+        settings=extra,
+        cluster={"name": cluster_name} if cluster_name else None,
+    )
+    model.save(out)
+    rows = []
+    mib = float(1 << 20)
+    for name, m in model.phases.items():
+        for i, s in enumerate(m.segments):
+            rows.append({
+                "phase": name if i == 0 else "",
+                "segment": ("<= break" if i == 0 else "> break") if m.break_bytes is not None else "all",
+                "n": s.n,
+                "A_ms": round(s.intercept_ms, 3),
+                "A_se": round(s.intercept_se, 3),
+                "B_ms_per_MiB": round(s.slope_ms_per_byte * mib, 4),
+                "B_se": round(s.slope_se * mib, 4),
+                "scale_ms": round(s.scale_ms, 3),
+                "converged": s.converged,
+                "iters": s.iterations,
+                "flag": "slope<0 refit at 0" if s.nonneg_refit else "",
+                "break_MiB": None if m.break_bytes is None or i else round(m.break_bytes / mib, 2),
+                "config_break_MiB": None if m.config_break_bytes is None or i else round(m.config_break_bytes / mib, 2),
+            })
+    click.echo(f"platform model ({norm} norm) -> {out}")
+    click.echo(_plain_table(rows))
+    for phase, why in model.unfitted.items():
+        runs = profile.runs_missing(phase)
+        shown = ", ".join(runs[:8]) + (f", ... ({len(runs)} runs)" if len(runs) > 8 else "")
+        click.echo(f"not fitted: {phase}: {why}" + (f"; runs: {shown}" if runs else ""))
+    for phase in model.phases:
+        runs = profile.runs_missing(phase)
+        if runs:
+            reasons = profile.missing_summary()[phase]
+            why = "; ".join(f"{c} attempt(s): {r}" for r, c in reasons.most_common())
+            click.echo(f"incomplete: {phase}: {why}; runs: {', '.join(runs[:8])}{' ...' if len(runs) > 8 else ''}")
+    if plot_dir is not None:
+        from platform_model.plots import plot_platform
+
+        paths = plot_platform(model, profile, plot_dir, fmt=plot_format)
+        click.echo(f"plots: {', '.join(str(p) for p in paths)}")
+    if report:
+        rep = accuracy_report(model, profile, folds=folds, norm=Norm(norm), criterion=Criterion(criterion),
+                              split=not no_split)
+        click.echo(render_markdown(rep, model))
+
+
+@click.group()
+def platform() -> None:
+    """Use a fitted platform model."""
+
+
+@platform.command("eval")
+@click.argument("model_path", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("--phase", required=True, help="Generic phase: read, collect, spill, merge, shuffle, write.")
+@click.option("--bytes", "data_bytes", required=True, type=float, help="Data the phase processes, bytes.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help='Output; json prints {"dur_ms": ...}.')
+@handle_errors
+def eval_cmd(model_path: Path, phase: str, data_bytes: float, fmt: str) -> None:
+    """Print the model's duration (ms) of PHASE processing --bytes of data (eq. 1)."""
+    import warnings
+
+    from platform_model.model import PlatformModel
+
+    model = PlatformModel.load(model_path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        dur = model.duration_ms(phase, data_bytes)
+    for w in caught:
+        click.echo(f"warning: {w.message}", err=True)
+    if fmt == "json":
+        click.echo(json.dumps({"dur_ms": dur if math.isfinite(dur) else None}))
+    else:
+        click.echo(f"{dur:.3f} ms")
+
+
+@platform.command("show")
+@click.argument("model_path", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@format_option
+@handle_errors
+def show_cmd(model_path: Path, fmt: str) -> None:
+    """List a model's submodels: phase, segments, parameters, fitted range."""
+    from platform_model.model import PlatformModel
+
+    model = PlatformModel.load(model_path)
+    rows = []
+    for name, m in model.phases.items():
+        for i, s in enumerate(m.segments):
+            rows.append({
+                "phase": name, "segment": i + 1, "intercept_ms": s.intercept_ms,
+                "slope_ms_per_byte": s.slope_ms_per_byte, "scale_ms": s.scale_ms, "n": s.n,
+                "data_min_bytes": m.data_min_bytes, "data_max_bytes": m.data_max_bytes,
+                "break_bytes": m.break_bytes, "nonneg_refit": s.nonneg_refit,
+            })
+    emit(rows, fmt, title=str(model_path))

@@ -1,0 +1,523 @@
+"""The microbenchmarks of Zhang et al. 2013, section 3: plan them, script them, run them.
+
+Each microbenchmark is ``MB_i = (M_inp, M_sel, N_map, N_red)``: input per map
+task, map selectivity, number of map and of reduce tasks.  The paper's set:
+
+* a grid ``M_inp`` in {2, 4, 8, 16, 32, 64} MB x ``M_sel`` in {0.2, 0.6, 1.0, 1.4, 1.8},
+  40 map and 40 reduce tasks each (read, collect, spill, merge, write);
+* a shuffle range ``N_map`` in {20, 30, ..., 160} with ``M_inp`` = 64 MB,
+  ``M_sel`` = 5.0, ``N_red`` = 5: 1.3 to 10 GB of intermediate data per reduce
+  task (eq. 2), across the 3.2 GB break of the shuffle phase.
+
+:func:`make_plan` builds that plan, or a scaled copy for a small machine: data
+sizes, the map sort buffer and the reduce-side memory shrink by ``scale``, so
+the shuffle break (computed from the configuration the plan sets, see
+:func:`platform_model.segments.config_thresholds`) stays inside the shuffle
+range.  :func:`write_script` turns a plan into a shell script for a real
+cluster; :func:`run_plan` runs it on the local engine, resumably, and ingests
+the runs.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import math
+import os
+import shutil
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from phaseline.errors import EngineError, PlatformModelError
+from platform_model.segments import ShuffleThresholds, config_thresholds
+
+PLAN_FORMAT = "phaseline-bench-plan"
+PLAN_VERSION = 1
+STATE_FILE = "bench-state.json"
+
+#: The paper's grid (section 3).
+PAPER_INPUTS_MB = (2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
+PAPER_SELECTIVITIES = (0.2, 0.6, 1.0, 1.4, 1.8)
+PAPER_GRID_TASKS = 40
+PAPER_SHUFFLE_MAPS = tuple(range(20, 161, 10))
+PAPER_SHUFFLE_INPUT_MB = 64.0
+PAPER_SHUFFLE_SELECTIVITY = 5.0
+PAPER_SHUFFLE_REDUCES = 5
+#: The paper's reduce JVM (section 2: 700 MB per slot) and Hadoop's default sort buffer.
+PAPER_REDUCE_MEMORY_MB = 700
+PAPER_IO_SORT_MB = 100
+PAPER_SORT_FACTOR = 10
+_MIB = 1 << 20
+
+
+class BenchKind(enum.StrEnum):
+    """Which part of the paper's benchmark set a benchmark belongs to."""
+
+    GRID = "grid"
+    SHUFFLE = "shuffle"
+
+
+@dataclass(frozen=True, slots=True)
+class Benchmark:
+    """One microbenchmark MB_i = (M_inp, M_sel, N_map, N_red) (Zhang et al. 2013, section 3)."""
+
+    name: str
+    kind: BenchKind
+    input_mb_per_map: float
+    selectivity: float
+    maps: int
+    reduces: int
+    seed: int
+
+    @property
+    def total_input_mb(self) -> float:
+        """M_inp x N_map."""
+        return self.input_mb_per_map * self.maps
+
+    @property
+    def shuffle_bytes_per_reduce(self) -> float:
+        """Intermediate data per reduce task, eq. 2: M_inp x M_sel x N_map / N_red."""
+        if self.reduces == 0:
+            return 0.0
+        return self.input_mb_per_map * _MIB * self.selectivity * self.maps / self.reduces
+
+
+@dataclass(frozen=True, slots=True)
+class BenchPlan:
+    """A set of microbenchmarks and the Hadoop settings they all run with."""
+
+    benchmarks: tuple[Benchmark, ...]
+    scale: float
+    io_sort_mb: int
+    sort_factor: int
+    reduce_memory_mb: int
+    hadoop_conf: Mapping[str, str] = field(default_factory=dict)
+    map_parallelism: int = 1
+    reduce_parallelism: int = 1
+    version: int = PLAN_VERSION
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "hadoop_conf", MappingProxyType(dict(self.hadoop_conf)))
+
+    def settings(self) -> dict[str, str]:
+        """The Hadoop configuration of every benchmark (what the model will hold for)."""
+        return {
+            "mapreduce.task.io.sort.mb": str(self.io_sort_mb),
+            "mapreduce.task.io.sort.factor": str(self.sort_factor),
+            "mapreduce.reduce.memory.totalbytes": str(self.reduce_memory_mb * _MIB),
+            **dict(self.hadoop_conf),
+        }
+
+    def thresholds(self) -> ShuffleThresholds:
+        """The shuffle thresholds the plan's configuration implies (section 2)."""
+        t = config_thresholds(self.settings())
+        if t is None:  # pragma: no cover - settings() always names the memory
+            raise PlatformModelError("the plan does not set the reduce memory")
+        return t
+
+    def shuffle_range_bytes(self) -> tuple[float, float]:
+        """Smallest and largest intermediate data per reduce task of the shuffle range."""
+        values = [b.shuffle_bytes_per_reduce for b in self.benchmarks if b.kind is BenchKind.SHUFFLE]
+        return (min(values), max(values)) if values else (0.0, 0.0)
+
+    def to_json(self) -> dict[str, Any]:
+        """The plan as JSON (with the computed thresholds, for the reader)."""
+        t = self.thresholds()
+        lo, hi = self.shuffle_range_bytes()
+        return {
+            "format": PLAN_FORMAT,
+            "version": self.version,
+            "paper": "Zhang, Cherkasova, Loo (ICPE 2013), section 3",
+            "scale": self.scale,
+            "io_sort_mb": self.io_sort_mb,
+            "sort_factor": self.sort_factor,
+            "reduce_memory_mb": self.reduce_memory_mb,
+            "map_parallelism": self.map_parallelism,
+            "reduce_parallelism": self.reduce_parallelism,
+            "hadoop_conf": dict(self.hadoop_conf),
+            "thresholds": asdict(t),
+            "shuffle_range_bytes": [lo, hi],
+            "benchmarks": [
+                {
+                    "name": b.name,
+                    "kind": b.kind.value,
+                    "input_mb_per_map": b.input_mb_per_map,
+                    "selectivity": b.selectivity,
+                    "maps": b.maps,
+                    "reduces": b.reduces,
+                    "seed": b.seed,
+                    "shuffle_bytes_per_reduce": b.shuffle_bytes_per_reduce,
+                }
+                for b in self.benchmarks
+            ],
+        }
+
+    def save(self, path: str | Path) -> Path:
+        """Write the plan as JSON."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.to_json(), indent=1) + "\n")
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> BenchPlan:
+        """Read and validate a plan written by :meth:`save`."""
+        path = Path(path)
+        try:
+            doc = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise PlatformModelError(f"{path}: cannot read a benchmark plan: {exc}") from exc
+        if not isinstance(doc, dict) or doc.get("format") != PLAN_FORMAT:
+            raise PlatformModelError(f"{path}: not a {PLAN_FORMAT} file (write one with `phaseline bench plan`)")
+        if doc.get("version") != PLAN_VERSION:
+            raise PlatformModelError(f"{path}: plan version {doc.get('version')!r} is not supported")
+        try:
+            benches = tuple(
+                Benchmark(str(b["name"]), BenchKind(b["kind"]), float(b["input_mb_per_map"]),
+                          float(b["selectivity"]), int(b["maps"]), int(b["reduces"]), int(b["seed"]))
+                for b in doc["benchmarks"]
+            )
+            plan = cls(
+                benchmarks=benches,
+                scale=float(doc["scale"]),
+                io_sort_mb=int(doc["io_sort_mb"]),
+                sort_factor=int(doc["sort_factor"]),
+                reduce_memory_mb=int(doc["reduce_memory_mb"]),
+                hadoop_conf={str(k): str(v) for k, v in doc.get("hadoop_conf", {}).items()},
+                map_parallelism=int(doc.get("map_parallelism", 1)),
+                reduce_parallelism=int(doc.get("reduce_parallelism", 1)),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise PlatformModelError(f"{path}: invalid benchmark plan: {exc!r}") from exc
+        names = [b.name for b in benches]
+        if len(set(names)) != len(names):
+            raise PlatformModelError(f"{path}: benchmark names must be unique")
+        for b in benches:
+            if b.input_mb_per_map <= 0 or b.selectivity < 0 or b.maps < 1 or b.reduces < 1:
+                raise PlatformModelError(f"{path}: benchmark {b.name}: need M_inp > 0, M_sel >= 0, N_map, N_red >= 1")
+        return plan
+
+
+def _thin(values: Sequence[int], points: int | None) -> tuple[int, ...]:
+    """``points`` values spread evenly over ``values`` (its ends kept)."""
+    if points is None or points >= len(values):
+        return tuple(values)
+    if points < 2:
+        raise PlatformModelError("a shuffle range needs at least 2 points")
+    idx = sorted({round(i * (len(values) - 1) / (points - 1)) for i in range(points)})
+    return tuple(values[i] for i in idx)
+
+
+def make_plan(
+    scale: float = 1.0,
+    *,
+    inputs_mb: Sequence[float] = PAPER_INPUTS_MB,
+    selectivities: Sequence[float] = PAPER_SELECTIVITIES,
+    grid_maps: int | None = None,
+    grid_reduces: int | None = None,
+    shuffle_maps: Sequence[int] = PAPER_SHUFFLE_MAPS,
+    shuffle_points: int | None = None,
+    map_parallelism: int = 1,
+    reduce_parallelism: int = 1,
+    hadoop_conf: Mapping[str, str] | None = None,
+    reduce_memory_mb: int | None = None,
+    require_break: bool = True,
+) -> BenchPlan:
+    """The paper's benchmark plan, scaled by ``scale`` (1.0: the paper's, for a real cluster).
+
+    Scaling keeps the plan's shape: every ``M_inp`` (grid and shuffle range),
+    ``mapreduce.task.io.sort.mb`` (100 MB) and the reduce-side memory (the
+    paper's 700 MB reduce JVM) are multiplied by ``scale``, so the ratio of map
+    output to sort buffer, and the position of the shuffle break (sort factor x
+    in-memory merge size) inside the shuffle range, stay the paper's.  The grid's
+    task counts shrink with ``sqrt(scale)`` (at least 2) unless given; the
+    shuffle range keeps its ``N_map`` values (they set the data per reduce
+    task), optionally thinned to ``shuffle_points`` of them.  ``reduce_memory_mb``
+    overrides the scaled reduce memory; ``require_break=False`` accepts a plan whose
+    shuffle range does not cross the break (a quick smoke plan).
+
+    Raises
+    ------
+    PlatformModelError
+        ``scale`` is not positive, or the shuffle break computed from the plan's
+        configuration falls outside its shuffle range.
+    """
+    if not (math.isfinite(scale) and scale > 0):
+        raise PlatformModelError(f"--scale must be a positive number, got {scale}")
+    tasks = PAPER_GRID_TASKS if scale >= 1 else max(2, round(PAPER_GRID_TASKS * math.sqrt(scale)))
+    g_maps = grid_maps if grid_maps is not None else tasks
+    g_reds = grid_reduces if grid_reduces is not None else tasks
+    benches: list[Benchmark] = []
+    seed = 1
+    for inp in inputs_mb:
+        for sel in selectivities:
+            m_inp = inp * scale
+            benches.append(Benchmark(f"grid-inp{_fmt(m_inp)}mb-sel{_fmt(sel)}", BenchKind.GRID,
+                                     m_inp, float(sel), g_maps, g_reds, seed))
+            seed += 1
+    sh_inp = PAPER_SHUFFLE_INPUT_MB * scale
+    for n_map in _thin(list(shuffle_maps), shuffle_points):
+        benches.append(Benchmark(f"shuffle-maps{n_map:03d}", BenchKind.SHUFFLE, sh_inp,
+                                 PAPER_SHUFFLE_SELECTIVITY, int(n_map), PAPER_SHUFFLE_REDUCES, seed))
+        seed += 1
+    plan = BenchPlan(
+        benchmarks=tuple(benches),
+        scale=float(scale),
+        io_sort_mb=max(1, round(PAPER_IO_SORT_MB * scale)),
+        sort_factor=PAPER_SORT_FACTOR,
+        reduce_memory_mb=reduce_memory_mb or max(1, round(PAPER_REDUCE_MEMORY_MB * scale)),
+        hadoop_conf=dict(hadoop_conf or {}),
+        map_parallelism=map_parallelism,
+        reduce_parallelism=reduce_parallelism,
+    )
+    lo, hi = plan.shuffle_range_bytes()
+    if hi > 0 and require_break:
+        t = plan.thresholds()
+        brk = t.break_for_map_output(sh_inp * _MIB * PAPER_SHUFFLE_SELECTIVITY / PAPER_SHUFFLE_REDUCES)
+        if not lo < brk < hi:
+            raise PlatformModelError(
+                f"the shuffle break computed from the plan's configuration ({brk / _MIB:.1f} MiB per reduce "
+                f"task) lies outside its shuffle range [{lo / _MIB:.1f}, {hi / _MIB:.1f}] MiB; "
+                "choose another --scale or more shuffle points"
+            )
+    return plan
+
+
+def _fmt(value: float) -> str:
+    return f"{value:g}".replace(".", "p")
+
+
+# -- a shell script for a real cluster ---------------------------------------------------
+
+
+def engine_sources() -> list[Path]:
+    """The Java sources of the benchmark job (the engine's)."""
+    from platform_model.engine import runner
+
+    return sorted((Path(runner.__file__).resolve().parent / "java").glob("*.java"))
+
+
+def write_script(plan: BenchPlan, *, hdfs_root: str = "/tmp/phaseline-bench") -> str:
+    """A bash script that builds the benchmark jar and runs the plan on a real cluster.
+
+    The script embeds the job's Java sources, compiles them against
+    ``hadoop classpath``, generates each benchmark's input in HDFS with
+    ``TeraRecordGen``, runs it with ``hadoop jar``, and fetches back what
+    ``phaseline ingest`` reads: the job history (``mapred job -history``, and
+    the ``.jhist`` files of the history server's done directory) and the
+    aggregated task logs (``yarn logs -applicationId``).  Each finished
+    benchmark leaves a marker, so a re-run resumes.
+    """
+    from platform_model.engine.runner import BENCH_CLASS
+
+    q = _shq
+    settings = plan.settings()
+    lines = [
+        "#!/usr/bin/env bash",
+        "# Microbenchmarks of Zhang, Cherkasova, Loo (ICPE 2013), section 3, written by `phaseline bench script`.",
+        f"# {len(plan.benchmarks)} benchmarks; scale {plan.scale:g}; shuffle break from the config: "
+        f"{plan.thresholds().break_bytes / _MIB:.1f} MiB per reduce task.",
+        "# Afterwards: phaseline ingest \"$OUT\" && phaseline fit --out platform.json --report",
+        "set -euo pipefail",
+        f"HDFS_ROOT=${{HDFS_ROOT:-{hdfs_root}}}",
+        'OUT=${OUT:-phaseline-bench-out}',
+        'BUILD="$OUT/build"',
+        'mkdir -p "$BUILD/src" "$BUILD/classes" "$OUT/runs"',
+        "",
+        "# 1. The benchmark job's sources (phaseline/platform_model/engine/java), compiled on the cluster.",
+    ]
+    for src in engine_sources():
+        text = src.read_text(encoding="utf-8")
+        marker = "PHASELINE_JAVA_EOF"
+        if marker in text:  # pragma: no cover - a source would have to contain the marker
+            raise PlatformModelError(f"{src} contains {marker}")
+        lines += [f"cat > \"$BUILD/src/{src.name}\" <<'{marker}'", text.rstrip("\n"), marker]
+    lines += [
+        'javac -nowarn --release 8 -cp "$(hadoop classpath)" -d "$BUILD/classes" "$BUILD"/src/*.java',
+        'jar cf "$BUILD/phaseline-engine.jar" -C "$BUILD/classes" .',
+        'JAR="$BUILD/phaseline-engine.jar"',
+        "",
+        "# 2. The benchmarks.",
+        "DEFS=(" + " ".join(f"-D {q(f'{k}={v}')}" for k, v in sorted(settings.items())) + ")",
+        "run_bench() {  # name records files seed selectivity reduces split_minsize",
+        '  local name=$1 records=$2 files=$3 seed=$4 sel=$5 reds=$6 minsize=$7',
+        '  if [[ -f "$OUT/runs/$name.done" ]]; then echo "skip $name (done)"; return; fi',
+        '  hdfs dfs -rm -r -f -skipTrash "$HDFS_ROOT/$name" >/dev/null 2>&1 || true',
+        '  hadoop jar "$JAR" phaseline.engine.TeraRecordGen "$HDFS_ROOT/$name/input" "$records" "$files" "$seed"',
+        f'  hadoop jar "$JAR" {BENCH_CLASS} "${{DEFS[@]}}" \\',
+        '    -D phaseline.bench.selectivity="$sel" -D phaseline.bench.seed="$seed" -D mapreduce.job.reduces="$reds" \\',
+        '    -D mapreduce.input.fileinputformat.split.minsize="$minsize" \\',
+        '    "$HDFS_ROOT/$name/input" "$HDFS_ROOT/$name/output" 2>&1 | tee "$OUT/runs/$name.client.log"',
+        "  local job app",
+        "  job=$(grep -o 'job_[0-9]*_[0-9]*' \"$OUT/runs/$name.client.log\" | head -n 1)",
+        '  app=${job/job_/application_}',
+        '  mapred job -history all "$job" > "$OUT/runs/$name.history.txt" || true',
+        '  yarn logs -applicationId "$app" > "$OUT/runs/$name.yarn-logs.txt" || true',
+        '  hdfs dfs -rm -r -f -skipTrash "$HDFS_ROOT/$name" >/dev/null 2>&1 || true',
+        '  echo "$job" > "$OUT/runs/$name.done"',
+        "}",
+    ]
+    from platform_model.engine.runner import RECORD_BYTES
+
+    for b in plan.benchmarks:
+        records = max(b.maps, round(b.total_input_mb * _MIB / RECORD_BYTES))
+        minsize = math.ceil(records / b.maps) * RECORD_BYTES
+        lines.append(f"run_bench {q(b.name)} {records} {b.maps} {b.seed} {b.selectivity!r} {b.reduces} {minsize}")
+    lines += [
+        "",
+        "# 3. Job history files of the history server's done directory (the .jhist and conf of every run).",
+        'DONE=$(hdfs getconf -confKey mapreduce.jobhistory.done-dir 2>/dev/null || echo /tmp/hadoop-yarn/staging/history/done)',
+        'mkdir -p "$OUT/history"',
+        'hdfs dfs -get "$DONE" "$OUT/history/" || echo "could not fetch $DONE; copy the .jhist files by hand"',
+        'echo "done: phaseline ingest $OUT"',
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _shq(text: str) -> str:
+    """Quote for bash."""
+    if text and all(c.isalnum() or c in "@%+=:,./-_" for c in text):
+        return text
+    return "'" + text.replace("'", "'\"'\"'") + "'"
+
+
+# -- running the plan on the local engine ---------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class BenchResult:
+    """One benchmark's outcome in a plan run."""
+
+    name: str
+    status: str  # "done" | "skipped" (finished before) | "failed"
+    run_dir: str
+    job_id: str | None
+    wall_ms: int | None
+    error: str | None = None
+
+
+ProgressFn = Callable[[Benchmark, BenchResult], None]
+
+
+def _load_state(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {"format": "phaseline-bench-state", "version": 1, "runs": {}}
+    try:
+        doc = json.loads(path.read_text())
+    except ValueError as exc:
+        raise PlatformModelError(f"{path}: unreadable state file ({exc}); delete it to start over") from exc
+    if not isinstance(doc, dict) or not isinstance(doc.get("runs"), dict):
+        raise PlatformModelError(f"{path}: not a benchmark state file; delete it to start over")
+    return doc
+
+
+def _save_state(path: Path, state: Mapping[str, Any]) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(state, indent=1) + "\n")
+    os.replace(tmp, path)
+
+
+def run_plan(
+    plan: BenchPlan,
+    out: str | Path,
+    *,
+    store: str | Path | None = None,
+    on_result: ProgressFn | None = None,
+    on_start: Callable[[Benchmark], None] | None = None,
+    timeout_s: float = 900.0,
+    progress: bool = False,
+) -> tuple[BenchResult, ...]:
+    """Run every benchmark of ``plan`` on the local engine; resumable; ingest into ``store``.
+
+    Each benchmark runs in ``OUT/<name>``; ``OUT/bench-state.json`` records the
+    finished ones (written atomically after each), so a re-run after an
+    interruption skips them and redoes a half-written run directory.  A
+    benchmark that fails is recorded and the others still run.
+
+    With ``progress`` a rich progress bar (on stderr) shows the benchmark
+    running, how many are done, and the elapsed and remaining time.
+
+    Returns
+    -------
+    tuple of BenchResult
+        One per benchmark, in plan order.
+    """
+    if progress:
+        return _run_with_progress(plan, out, store=store, timeout_s=timeout_s)
+    from platform_model.engine.runner import EngineJob, run_engine
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    state_path = out / STATE_FILE
+    state = _load_state(state_path)
+    state["plan"] = plan.to_json()
+    results: list[BenchResult] = []
+    for b in plan.benchmarks:
+        run_dir = out / b.name
+        done = state["runs"].get(b.name)
+        if done and done.get("status") == "done" and (run_dir / "run.json").exists():
+            res = BenchResult(b.name, "skipped", str(run_dir), done.get("job_id"), done.get("wall_ms"))
+        else:
+            if on_start is not None:
+                on_start(b)
+            shutil.rmtree(run_dir, ignore_errors=True)  # a half-written run from an interruption
+            job = EngineJob(
+                input_mb=b.total_input_mb, selectivity=b.selectivity, maps=b.maps, reduces=b.reduces,
+                map_parallelism=plan.map_parallelism, reduce_parallelism=plan.reduce_parallelism,
+                io_sort_mb=plan.io_sort_mb, sort_factor=plan.sort_factor, reduce_memory_mb=plan.reduce_memory_mb,
+                hadoop_conf=dict(plan.hadoop_conf), seed=b.seed,
+            )
+            try:
+                run = run_engine(job, run_dir, timeout_s=timeout_s)
+                res = BenchResult(b.name, "done", str(run_dir), run.job_id, run.wall_ms)
+            except EngineError as exc:
+                res = BenchResult(b.name, "failed", str(run_dir), None, None, str(exc).splitlines()[0])
+            state["runs"][b.name] = {"status": res.status, "job_id": res.job_id, "wall_ms": res.wall_ms,
+                                     "run_dir": res.run_dir, "error": res.error}
+            _save_state(state_path, state)
+        results.append(res)
+        if on_result is not None:
+            on_result(b, res)
+    if store is not None:
+        _ingest(results, store)
+    return tuple(results)
+
+
+def _ingest(results: Sequence[BenchResult], store: str | Path) -> None:
+    from ingest.pipeline import ingest_paths
+    from phaseline.store import Store
+
+    dirs = [Path(r.run_dir) for r in results if r.status in ("done", "skipped")]
+    if dirs:
+        ingest_paths(dirs, Store(Path(store)))
+
+
+def _run_with_progress(
+    plan: BenchPlan, out: str | Path, *, store: str | Path | None, timeout_s: float
+) -> tuple[BenchResult, ...]:
+    from rich import progress as rp
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    columns = (rp.TextColumn("{task.description}"), rp.BarColumn(), rp.MofNCompleteColumn(),
+               rp.TimeElapsedColumn(), rp.TimeRemainingColumn())
+    with rp.Progress(*columns, console=console, transient=False) as bar:
+        task = bar.add_task("benchmarks", total=len(plan.benchmarks))
+
+        def started(b: Benchmark) -> None:
+            bar.update(task, description=f"running {b.name}")
+
+        def finished(b: Benchmark, r: BenchResult) -> None:
+            if r.status == "failed":
+                console.print(f"[red]{b.name} failed:[/red] {r.error}")
+            bar.update(task, advance=1, description=f"{r.status} {b.name}")
+
+        results = run_plan(plan, out, store=None, on_result=finished, on_start=started, timeout_s=timeout_s)
+        if store is not None:
+            bar.update(task, description="ingesting the runs")
+            _ingest(results, store)
+        bar.update(task, description="benchmarks")
+    return results

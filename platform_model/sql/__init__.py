@@ -1,0 +1,1 @@
+"""DuckDB SQL of the platform model (loaded with importlib.resources)."""

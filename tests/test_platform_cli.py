@@ -1,0 +1,168 @@
+"""CLI contracts of the platform model: `phaseline fit --from-csv`, `phaseline platform eval`, `phaseline bench`.
+
+``phaseline platform eval MODEL --phase P --bytes N --format json`` prints
+``{"dur_ms": ...}``; the CSV columns are ``phase,data_bytes,dur_ms``.  Scripts
+depend on both.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from phaseline.cli import main
+from platform_model.bench import BenchPlan, make_plan
+
+MIB = 1 << 20
+#: The CSV's lines: A + B * data with 3 % noise, per phase (ms, ms per MiB).
+TRUTH = {"read": (200.0, 30.0), "collect": (50.0, 15.0), "spill": (80.0, 20.0),
+         "merge": (30.0, 10.0), "shuffle": (500.0, 12.0), "write": (100.0, 25.0)}
+
+
+def write_profile_csv(path: Path, *, seed: int = 0, per_phase: int = 120) -> Path:
+    rng = np.random.default_rng(seed)
+    lines = ["phase,data_bytes,dur_ms,run_id"]
+    for phase, (a, b) in TRUTH.items():
+        for i in range(per_phase):
+            data = int(rng.choice([2, 4, 8, 16, 32, 64]) * MIB)
+            dur = (a + b * data / MIB) * rng.normal(1.0, 0.03)
+            lines.append(f"{phase},{data},{dur:.1f},run{i % 12}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_fit_from_csv_then_eval_json_contract(tmp_path: Path) -> None:
+    csv_path = write_profile_csv(tmp_path / "profile.csv")
+    model = tmp_path / "platform.json"
+    runner = CliRunner()
+    res = runner.invoke(main, ["fit", "--from-csv", str(csv_path), "--out", str(model), "--report",
+                               "--plot", str(tmp_path / "plots"), "--plot-format", "svg", "--cluster", "testbed"])
+    assert res.exit_code == 0, res.output
+    assert "| read |" in res.output
+    assert "held-out" in res.output
+    assert (tmp_path / "plots" / "platform-shuffle.svg").read_text().startswith("<?xml")
+    assert (tmp_path / "plots" / "platform.svg").exists()
+    doc = json.loads(model.read_text())
+    assert doc["format"] == "phaseline-platform-model"
+    assert doc["version"] == 1
+    assert doc["cluster"]["name"] == "testbed"
+    for phase, (a, b) in TRUTH.items():
+        res = runner.invoke(main, ["platform", "eval", str(model), "--phase", phase, "--bytes", str(32 * MIB),
+                                   "--format", "json"])
+        assert res.exit_code == 0, res.output
+        out = json.loads(res.output)
+        assert set(out) == {"dur_ms"}
+        assert out["dur_ms"] == pytest.approx(a + b * 32, rel=0.03)
+    res = runner.invoke(main, ["platform", "eval", str(model), "--phase", "spill", "--bytes", str(32 * MIB)])
+    assert res.exit_code == 0
+    assert res.output.strip().endswith("ms")
+
+
+def test_eval_warns_outside_the_fitted_range_and_rejects_unknown_phases(tmp_path: Path) -> None:
+    model = tmp_path / "platform.json"
+    runner = CliRunner()
+    assert runner.invoke(main, ["fit", "--from-csv", str(write_profile_csv(tmp_path / "p.csv")),
+                                "--out", str(model)]).exit_code == 0
+    res = runner.invoke(main, ["platform", "eval", str(model), "--phase", "read", "--bytes", str(10 * 1024 * MIB),
+                               "--format", "json"])
+    assert res.exit_code == 0
+    assert "outside the fitted range" in res.stderr
+    assert json.loads(res.stdout)["dur_ms"] == pytest.approx(200 + 30 * 10240, rel=0.03)
+    res = runner.invoke(main, ["platform", "eval", str(model), "--phase", "mapp", "--bytes", "1"])
+    assert res.exit_code != 0
+    assert "unknown phase 'mapp'" in res.output
+
+
+def test_fit_from_csv_too_few_points(tmp_path: Path) -> None:
+    csv_path = tmp_path / "few.csv"
+    csv_path.write_text("phase,data_bytes,dur_ms\nread,1048576,100\nread,2097152,130\nspill,1048576,20\n")
+    res = CliRunner().invoke(main, ["fit", "--from-csv", str(csv_path), "--out", str(tmp_path / "m.json")])
+    assert res.exit_code != 0
+    assert "phase 'read': 2 point(s)" in res.output
+    assert "more benchmark run" in res.output
+
+
+def test_bench_plan_and_script(tmp_path: Path) -> None:
+    runner = CliRunner()
+    plan_path = tmp_path / "plan.json"
+    res = runner.invoke(main, ["bench", "plan", "--scale", "0.01", "--out", str(plan_path)])
+    assert res.exit_code == 0, res.output
+    assert "45 benchmarks" in res.output
+    assert "break from the config" in res.output
+    plan = BenchPlan.load(plan_path)
+    assert plan == make_plan(0.01)
+    kinds = [b.kind.value for b in plan.benchmarks]
+    assert kinds.count("grid") == 30
+    assert kinds.count("shuffle") == 15
+    script = tmp_path / "bench.sh"
+    res = runner.invoke(main, ["bench", "script", "--plan", str(plan_path), "--out", str(script)])
+    assert res.exit_code == 0, res.output
+    text = script.read_text()
+    assert text.count("\nrun_bench ") == 45
+    for needle in ("hadoop jar", "phaseline.engine.PhaselineBench", "phaseline.engine.TeraRecordGen",
+                   "yarn logs -applicationId", "mapred job -history", "hdfs dfs -get", "javac", "jar cf",
+                   "mapreduce.reduce.memory.totalbytes=7340032", "class PhaselineBench"):
+        assert needle in text, needle
+    bash = shutil.which("bash")
+    if bash is not None:
+        assert subprocess.run([bash, "-n", str(script)], capture_output=True).returncode == 0
+
+
+def test_bench_plan_rejects_a_bad_scale(tmp_path: Path) -> None:
+    res = CliRunner().invoke(main, ["bench", "plan", "--scale", "-1", "--out", str(tmp_path / "p.json")])
+    assert res.exit_code != 0
+    assert "--scale must be a positive number" in res.output
+
+
+def test_fit_without_a_store_says_what_to_do(tmp_path: Path) -> None:
+    res = CliRunner().invoke(main, ["fit", "--store", str(tmp_path / "none"), "--out", str(tmp_path / "m.json")])
+    assert res.exit_code != 0
+    assert "no store at" in res.output
+    assert "phaseline bench run" in res.output
+
+
+def test_run_plan_resumes_after_an_interruption(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The state file drives resumption: finished runs are skipped, failed and half-written ones redone.
+
+    The engine is replaced by a recorder here (the real engine runs in test_platform_e2e.py).
+    """
+    from platform_model import bench
+    from platform_model.engine import runner
+
+    plan = make_plan(0.005, inputs_mb=(4.0,), selectivities=(1.0, 1.8), shuffle_maps=(20, 80))
+    calls: list[str] = []
+    fail_once = {plan.benchmarks[1].name}
+
+    def fake_run_engine(job: runner.EngineJob, out: Path, *, timeout_s: float | None = None) -> object:
+        name = Path(out).name
+        calls.append(name)
+        Path(out).mkdir(parents=True)
+        if name in fail_once:
+            fail_once.discard(name)
+            raise runner.EngineError(f"job of {name} FAILED: simulated\nlog tail")
+        (Path(out) / "run.json").write_text("{}")
+
+        class Run:
+            job_id = f"job_{name}"
+            wall_ms = 5
+
+        return Run()
+
+    monkeypatch.setattr(runner, "run_engine", fake_run_engine)
+    first = bench.run_plan(plan, tmp_path / "runs")
+    assert [r.status for r in first] == ["done", "failed", "done", "done"]
+    assert first[1].error == f"job of {plan.benchmarks[1].name} FAILED: simulated"
+    state = json.loads((tmp_path / "runs" / bench.STATE_FILE).read_text())
+    assert state["runs"][plan.benchmarks[1].name]["status"] == "failed"
+    # an interruption left a half-written run directory (no run.json) for the last benchmark
+    (tmp_path / "runs" / plan.benchmarks[3].name / "run.json").unlink()
+    calls.clear()
+    second = bench.run_plan(plan, tmp_path / "runs")
+    assert calls == [plan.benchmarks[1].name, plan.benchmarks[3].name]
+    assert [r.status for r in second] == ["skipped", "done", "skipped", "done"]

@@ -1,0 +1,262 @@
+"""The platform profile SQL, the model file, and the Table-1 report.
+
+The profile query gets golden tests on tiny inline tables (the store's views
+are replaced by registered Arrow tables of the declared schemas)::
+
+    map attempt m0:   read+map+collect |spill(main)| merge        spill(background) overlaps the map
+                      [0 ............ 100] [100..130] [130..150]   [40 .. 60]
+    reduce attempt r0: wait | shuffle | sort | reduce+write
+                              [10..70]  [70..90]
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import orjson
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from phaseline.errors import ExtrapolationWarning, InsufficientDataError, PlatformModelError, SchemaError
+from phaseline.schemas import TABLES
+from platform_model.accuracy import accuracy_report, relative_errors, render_markdown, table1
+from platform_model.model import PlatformModel, fit_platform
+from platform_model.profile import profile_from_arrays, profile_from_connection, profile_from_csv
+
+MIB = float(1 << 20)
+JOB = "job_1_0001"
+
+
+def _table(name: str, rows: list[dict[str, object]]) -> pa.Table:
+    schema = TABLES[name].schema
+    full = [{c: r.get(c) for c in schema.names} for r in rows]
+    return pa.Table.from_pylist(full, schema=schema)
+
+
+def _con(phases: list[dict[str, object]], attempts: list[dict[str, object]],
+         counters: list[dict[str, object]] | None = None) -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect(":memory:")
+    con.register("attempts", _table("attempts", attempts))
+    con.register("attempt_phases", _table("attempt_phases", phases))
+    con.register("counters", _table("counters", counters or []))
+    con.register("conf", _table("conf", [
+        {"job_id": JOB, "key": "mapreduce.task.io.sort.factor", "value": "10"},
+        {"job_id": JOB, "key": "mapreduce.reduce.memory.totalbytes", "value": str(8 << 20)},
+        {"job_id": JOB, "key": "unrelated.key", "value": "x"},
+    ]))
+    con.register("jobs", _table("jobs", [{"job_id": JOB, "hadoop_version": "3.4.1", "source_format": "engine",
+                                          "submit_ms": 0, "finish_ms": 1000}]))
+    return con
+
+
+def _attempt(aid: str, ttype: str, status: str = "SUCCEEDED") -> dict[str, object]:
+    return {"job_id": JOB, "task_id": aid.replace("attempt", "task")[:-2], "attempt_id": aid,
+            "task_type": ttype, "status": status, "host": "localhost"}
+
+
+def _phase(aid: str, ttype: str, phase: str, start: int, end: int, data: int | None, lane: str = "main",
+           dur: int | None = None) -> dict[str, object]:
+    return {"job_id": JOB, "attempt_id": aid, "task_type": ttype, "phase": phase, "start_ms": start,
+            "end_ms": end, "dur_ms": end - start if dur is None else dur, "data_bytes": data, "lane": lane}
+
+
+def golden_connection() -> duckdb.DuckDBPyConnection:
+    m0, r0, m_failed = "attempt_1_0001_m_000000_0", "attempt_1_0001_r_000000_0", "attempt_1_0001_m_000001_0"
+    phases = [
+        _phase(m0, "MAP", "read+map+collect", 0, 100, 1000),
+        _phase(m0, "MAP", "spill", 40, 60, 600, lane="background"),
+        _phase(m0, "MAP", "spill", 100, 130, 400),
+        _phase(m0, "MAP", "merge", 130, 150, 333),  # one partition's last merge pass
+        _phase(r0, "REDUCE", "wait", 0, 10, None),
+        _phase(r0, "REDUCE", "shuffle", 10, 70, 5000),
+        _phase(r0, "REDUCE", "merge", 20, 40, 2000, lane="background"),  # reduce-side merge: not the map merge
+        _phase(r0, "REDUCE", "sort", 70, 90, 5000),
+        _phase(r0, "REDUCE", "reduce+write", 90, 120, 4000),
+        _phase(m_failed, "MAP", "spill", 0, 10, 10),
+    ]
+    attempts = [_attempt(m0, "MAP"), _attempt(r0, "REDUCE"), _attempt(m_failed, "MAP", "FAILED")]
+    counters = [{"job_id": JOB, "attempt_id": m0, "scope": "attempt", "group_name": "org.apache.hadoop.mapreduce.TaskCounter",
+                 "counter_name": "MAP_OUTPUT_BYTES", "value": 1010}]
+    return _con(phases, attempts, counters)
+
+
+def test_profile_sql_golden() -> None:
+    prof = profile_from_connection(golden_connection(), source="golden")
+    rows = {(r.phase, r.attempt_id[-10:]): (r.data_bytes, r.dur_ms) for r in prof.frame.itertuples()}
+    assert rows == {
+        ("spill", "m_000000_0"): (1000.0, 50.0),  # both lanes' spills: 20 + 30 ms, 600 + 400 bytes
+        ("merge", "m_000000_0"): (1010.0, 20.0),  # the whole map output merged: MAP_OUTPUT_BYTES
+        ("shuffle", "r_000000_0"): (5000.0, 80.0),  # shuffle + sort (section 2), the shuffle's bytes
+    }
+    # read and collect only exist inside read+map+collect, write inside reduce+write: listed, not dropped
+    missing = {(m.phase, m.reason) for m in prof.missing}
+    assert missing == {
+        ("read", "only inside the combined span read+map+collect"),
+        ("collect", "only inside the combined span read+map+collect"),
+        ("write", "only inside the combined span reduce+write"),
+    }
+    assert prof.runs_missing("read") == (JOB,)
+    assert prof.settings["mapreduce.task.io.sort.factor"] == "10"
+    assert "unrelated.key" not in prof.settings
+    assert prof.cluster["hosts"] == 1
+    assert prof.cluster["hadoop_versions"] == "3.4.1"
+
+
+def test_profile_sql_empty_store() -> None:
+    prof = profile_from_connection(_con([], []))
+    assert len(prof) == 0
+    assert prof.missing == ()
+    with pytest.raises(InsufficientDataError, match="no generic phase has data"):
+        fit_platform(prof)
+
+
+def test_profile_lists_an_attempt_without_a_phase_row() -> None:
+    m0 = "attempt_1_0001_m_000000_0"
+    con = _con([_phase(m0, "MAP", "spill", 0, 10, 100)], [_attempt(m0, "MAP"),
+                                                            _attempt("attempt_1_0001_r_000000_0", "REDUCE")])
+    prof = profile_from_connection(con)
+    reasons = {(m.phase, m.reason) for m in prof.missing if m.attempt_id == m0}
+    assert ("merge", "no duration (no phase row in the attempt's log)") in reasons
+
+
+def _write_csv(path: Path, rows: list[str]) -> Path:
+    path.write_text("\n".join(["phase,data_bytes,dur_ms", *rows]) + "\n")
+    return path
+
+
+def test_csv_profile_and_errors(tmp_path: Path) -> None:
+    good = _write_csv(tmp_path / "ok.csv", ["read,16777216,2010", "Read, 16777216 ,2020", "collect,8388608,1210"])
+    prof = profile_from_csv(good)
+    assert prof.frame["phase"].tolist() == ["read", "read", "collect"]
+    assert prof.frame["data_bytes"].tolist() == [16777216.0] * 2 + [8388608.0]
+    with pytest.raises(SchemaError, match=r"bad\.csv:3: unknown phase 'mapp'"):
+        profile_from_csv(_write_csv(tmp_path / "bad.csv", ["read,1,2", "mapp,1,2"]))
+    with pytest.raises(SchemaError, match=r"neg\.csv:2: dur_ms '-5' is not a non-negative number"):
+        profile_from_csv(_write_csv(tmp_path / "neg.csv", ["read,1,-5"]))
+    (tmp_path / "cols.csv").write_text("phase,bytes,ms\nread,1,2\n")
+    with pytest.raises(SchemaError, match="missing column"):
+        profile_from_csv(tmp_path / "cols.csv")
+
+
+def _synthetic_profile(seed: int = 0, runs: int = 10, per_run: int = 20):
+    rng = np.random.default_rng(seed)
+    phase, x, y, run = [], [], [], []
+    for r in range(runs):
+        for ph, a, b in (("spill", 20.0, 8.0), ("merge", 5.0, 3.0), ("shuffle", 100.0, 12.0)):
+            d = rng.uniform(1, 64, per_run) * MIB
+            t = (a + b * d / MIB) * rng.normal(1.0, 0.04, per_run)
+            phase += [ph] * per_run
+            x += d.tolist()
+            y += t.tolist()
+            run += [f"job_{r}"] * per_run
+    return profile_from_arrays(phase, x, y, run)
+
+
+def test_model_round_trip_and_evaluation(tmp_path: Path) -> None:
+    prof = _synthetic_profile()
+    model = fit_platform(prof, settings={"mapreduce.reduce.memory.totalbytes": str(700 << 20)})
+    assert set(model.phases) == {"spill", "merge", "shuffle"}
+    assert set(model.unfitted) == {"read", "collect", "write"}
+    assert model.shuffle_thresholds is not None
+    assert model.phases["shuffle"].config_break_bytes == pytest.approx(model.shuffle_thresholds.break_bytes)
+    path = model.save(tmp_path / "platform.json")
+    loaded = PlatformModel.load(path)
+    for phase in model.phases:
+        for x in (2 * MIB, 30 * MIB, 60 * MIB):
+            assert loaded.duration_ms(phase, x) == pytest.approx(model.duration_ms(phase, x), rel=1e-12)
+    assert loaded.duration_ms("spill", 32 * MIB) == pytest.approx(20 + 8 * 32, rel=0.03)
+    assert loaded.hadoop_settings["mapreduce.reduce.memory.totalbytes"] == str(700 << 20)
+    with pytest.warns(ExtrapolationWarning, match="outside the fitted range"):
+        loaded.duration_ms("spill", 1024 * MIB)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loaded.duration_ms("spill", 10 * MIB)  # inside: no warning
+    with pytest.raises(PlatformModelError, match="no submodel for phase 'read'"):
+        loaded.duration_ms("read", MIB)
+    with pytest.raises(PlatformModelError, match="unknown phase 'sorting'"):
+        loaded.duration_ms("sorting", MIB)
+
+
+def test_model_load_validates(tmp_path: Path) -> None:
+    model = fit_platform(_synthetic_profile())
+    doc = model.to_json()
+    bad_version = doc | {"version": 99}
+    (tmp_path / "v.json").write_bytes(orjson.dumps(bad_version))
+    with pytest.raises(PlatformModelError, match="version 99 is not supported"):
+        PlatformModel.load(tmp_path / "v.json")
+    broken = copy.deepcopy(doc)
+    broken["phases"]["spill"]["segments"][0]["slope_ms_per_byte"] = "fast"
+    (tmp_path / "b.json").write_bytes(orjson.dumps(broken))
+    with pytest.raises(PlatformModelError, match=r"segments\[0\]\.slope_ms_per_byte must be a finite number"):
+        PlatformModel.load(tmp_path / "b.json")
+    (tmp_path / "x.json").write_text("{not json")
+    with pytest.raises(PlatformModelError, match="cannot read"):
+        PlatformModel.load(tmp_path / "x.json")
+
+
+def test_too_few_points_says_how_many_more_runs() -> None:
+    prof = profile_from_arrays(["spill"] * 4, [1e6, 2e6, 3e6, 4e6], [10, 20, 30, 40], ["a", "a", "b", "b"])
+    with pytest.raises(InsufficientDataError, match=r"phase 'spill': 4 point\(s\) from 2 run\(s\).*about 1 more"):
+        fit_platform(prof)
+
+
+def test_table1_and_cross_validation() -> None:
+    prof = _synthetic_profile(seed=3)
+    model = fit_platform(prof)
+    rows = table1(model, prof)
+    assert {r.phase for r in rows} == {"spill", "merge", "shuffle"}
+    for r in rows:
+        # 4 % noise: ~99 % of points within 10 %
+        assert r.within[0] > 0.95
+        assert r.within[0] <= r.within[1] <= r.within[2]
+    rep = accuracy_report(model, prof, folds=5)
+    assert rep.folds == 5
+    assert len(rep.held_out) == 3
+    for r in rep.held_out:
+        assert r.within_15 > 0.95
+    text = render_markdown(rep, model)
+    assert "| spill |" in text
+    assert "held-out" in text
+    assert "Not fitted: read" in text
+
+
+def test_relative_error_definition() -> None:
+    """Zhang et al. 2013, section 6: |measured - predicted| / measured; undefined at 0 ms."""
+    err = relative_errors([100.0, 200.0, 0.0], [110.0, 150.0, 5.0])
+    assert err[:2].tolist() == pytest.approx([0.10, 0.25])
+    assert np.isnan(err[2])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    a=st.floats(-500, 5000), b=st.floats(0, 1e-3), a2=st.floats(-5000, 5000), b2=st.floats(0, 1e-3),
+    lo=st.floats(0, 1e8), span=st.floats(1.0, 1e10), frac=st.floats(0.05, 0.95), two=st.booleans(),
+    probe=st.floats(0, 1),
+)
+def test_model_json_round_trip_property(a: float, b: float, a2: float, b2: float, lo: float, span: float,
+                                        frac: float, two: bool, probe: float) -> None:
+    """Any valid model survives save/load unchanged, and its predictions are never negative."""
+    from platform_model.fit import LineFit, Norm
+    from platform_model.model import PhaseModel
+
+    hi = lo + span
+    brk = lo + frac * span if two else None
+
+    def line(ia: float, ib: float) -> LineFit:
+        return LineFit(ia, ib, 1.0, 1e-9, 2.0, True, 5, 50, Norm.HUBER, False, lo, hi)
+
+    segs = (line(a, b), line(a2, b2)) if two else (line(a, b),)
+    nan = float("nan")
+    sub = PhaseModel("spill", segs, brk, None, 100, 4, lo, hi, "bic", nan, nan, nan, nan, nan)
+    model = PlatformModel({"spill": sub}, {"read": "no data"})
+    back = PlatformModel.from_json(orjson.loads(orjson.dumps(model.to_json())))
+    x = lo + probe * span
+    assert back.phases["spill"].predict(x) == model.phases["spill"].predict(x)
+    assert float(back.phases["spill"].predict(x)) >= 0.0
+    assert back.unfitted == model.unfitted
