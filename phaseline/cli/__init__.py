@@ -10,10 +10,10 @@ from __future__ import annotations
 import click
 
 from phaseline import __version__
+from phaseline.cli.analyze import analyze
 from phaseline.cli.backtest import backtest_cmd
 from phaseline.cli.dataflow import dataflow, dataflow_chart, dataflow_gap, hotspots
 from phaseline.cli.engine import engine
-from phaseline.cli.analyze import analyze
 from phaseline.cli.ingest_cmds import compact, ingest, jobs, query, tables, verify
 from phaseline.cli.mva import mva
 from phaseline.cli.platform import bench, fit_cmd, platform
