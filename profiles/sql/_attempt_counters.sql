@@ -1,7 +1,8 @@
 -- _attempt_counters: the counters of each attempt, one row per attempt, one column per counter.
 --
--- Attempt-scope counters win; task-scope counters (what .jhist TaskFinished and
--- 0.20 Task lines carry) are credited to the task's successful attempt.  Counter
+-- An attempt's own counters (attempt scope: .jhist *AttemptFinished) are used when it
+-- has any; otherwise the task-scope counters (.jhist TaskFinished, 0.20 Task lines)
+-- are credited to the task's successful attempt.  Counter
 -- names are the store's (2.x names; ingest maps 0.20/1.x group names).  NULL where
 -- the source has no such counter (killed attempts carry none).
 --
@@ -18,25 +19,37 @@
 
 CREATE OR REPLACE TEMP VIEW _attempt_counters AS
 WITH _succeeded AS (
-    SELECT job_id, task_id, attempt_id
+    -- the successful attempt of each task (the last to finish, should there be two)
+    SELECT job_id, task_id, arg_max(attempt_id, finish_ms) AS attempt_id
     FROM attempts
     WHERE status = 'SUCCEEDED'
-    QUALIFY row_number() OVER (PARTITION BY job_id, task_id ORDER BY finish_ms DESC, attempt_id) = 1
+    GROUP BY job_id, task_id
+),
+_wanted AS (
+    SELECT * FROM counters
+    WHERE scope IN ('attempt', 'task') AND counter_name IN (
+        'MAP_INPUT_RECORDS', 'BYTES_READ', 'MAP_INPUT_BYTES', 'MAP_OUTPUT_RECORDS',
+        'MAP_OUTPUT_BYTES', 'MAP_OUTPUT_MATERIALIZED_BYTES', 'SPILLED_RECORDS', 'COMBINE_INPUT_RECORDS',
+        'COMBINE_OUTPUT_RECORDS', 'REDUCE_INPUT_GROUPS', 'REDUCE_INPUT_RECORDS', 'REDUCE_OUTPUT_RECORDS',
+        'REDUCE_SHUFFLE_BYTES', 'BYTES_WRITTEN', 'HDFS_BYTES_READ', 'HDFS_BYTES_WRITTEN',
+        'FILE_BYTES_READ', 'FILE_BYTES_WRITTEN', 'SPLIT_RAW_BYTES', 'CPU_MILLISECONDS',
+        'GC_TIME_MILLIS'
+    )
+),
+_attempt_scope AS (
+    SELECT job_id, attempt_id, group_name, counter_name, value
+    FROM _wanted
+    WHERE scope = 'attempt' AND attempt_id IS NOT NULL
 ),
 _scoped AS (
-    SELECT job_id, attempt_id, group_name, counter_name, value, 1 AS prio
-    FROM counters
-    WHERE scope = 'attempt' AND attempt_id IS NOT NULL
+    SELECT * FROM _attempt_scope
     UNION ALL
-    SELECT c.job_id, s.attempt_id, c.group_name, c.counter_name, c.value, 2 AS prio
-    FROM counters AS c
+    SELECT c.job_id, s.attempt_id, c.group_name, c.counter_name, c.value
+    FROM _wanted AS c
     JOIN _succeeded AS s ON s.job_id = c.job_id AND s.task_id = c.task_id
+    ANTI JOIN (SELECT DISTINCT job_id, attempt_id FROM _attempt_scope) AS x
+        ON x.job_id = s.job_id AND x.attempt_id = s.attempt_id
     WHERE c.scope = 'task'
-),
-_best AS (
-    SELECT job_id, attempt_id, group_name, counter_name, arg_min(value, prio) AS value
-    FROM _scoped
-    GROUP BY ALL
 )
 SELECT
     job_id,
@@ -56,9 +69,7 @@ SELECT
     max(value) FILTER (WHERE counter_name = 'REDUCE_INPUT_RECORDS') AS reduce_input_records,
     max(value) FILTER (WHERE counter_name = 'REDUCE_OUTPUT_RECORDS') AS reduce_output_records,
     max(value) FILTER (WHERE counter_name = 'REDUCE_SHUFFLE_BYTES') AS reduce_shuffle_bytes,
-    max(value) FILTER (
-        WHERE counter_name = 'BYTES_WRITTEN' AND group_name LIKE '%FileOutputFormat%'
-    ) AS file_output_bytes,
+    max(value) FILTER (WHERE counter_name = 'BYTES_WRITTEN' AND group_name LIKE '%FileOutputFormat%') AS file_output_bytes,
     max(value) FILTER (WHERE counter_name = 'HDFS_BYTES_READ') AS hdfs_bytes_read,
     max(value) FILTER (WHERE counter_name = 'HDFS_BYTES_WRITTEN') AS hdfs_bytes_written,
     max(value) FILTER (WHERE counter_name = 'FILE_BYTES_READ') AS file_bytes_read,
@@ -66,7 +77,7 @@ SELECT
     max(value) FILTER (WHERE counter_name = 'SPLIT_RAW_BYTES') AS split_raw_bytes,
     max(value) FILTER (WHERE counter_name = 'CPU_MILLISECONDS') AS cpu_ms,
     max(value) FILTER (WHERE counter_name = 'GC_TIME_MILLIS') AS gc_ms
-FROM _best
+FROM _scoped
 GROUP BY job_id, attempt_id;
 
 SELECT * FROM _attempt_counters WHERE job_id = $job_id ORDER BY attempt_id;

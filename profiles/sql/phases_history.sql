@@ -18,9 +18,12 @@
 -- and their durations sum to finish - start.  Attempts without start or finish
 -- times (never launched, or cut off) have no phases; SETUP/CLEANUP attempts none.
 --
+-- Helper view _history_segments: the same rows without data_bytes/data_records (no
+-- counters needed: what skew and stragglers read).
+--
 -- Output columns
 --   job_id, task_id, attempt_id, task_type, status, host
---   phase          phase name (profiles.schemas.Phase values, '+'-joined when combined)
+--   phase          phase name (phaseline.schemas.Phase values, '+'-joined when combined)
 --   seq            1-based order of the phase within its attempt
 --   start_ms, end_ms, dur_ms
 --   data_bytes     data the phase processed, from the attempt's counters:
@@ -32,7 +35,7 @@
 --                  shuffle: NULL; sort, reduce+write: REDUCE_INPUT_RECORDS
 --   source         'history'
 
-CREATE OR REPLACE TEMP VIEW phases_history AS
+CREATE OR REPLACE TEMP VIEW _history_segments AS
 WITH _reduces AS (
     SELECT job_id, count(*) AS n FROM attempts WHERE task_type = 'REDUCE' GROUP BY job_id
 ),
@@ -46,74 +49,78 @@ _raw AS (
         CASE WHEN a.shuffle_finish_ms > 0
             THEN least(greatest(a.shuffle_finish_ms, a.start_ms), a.finish_ms) END AS sf,
         CASE WHEN a.sort_finish_ms > 0 THEN least(greatest(a.sort_finish_ms, a.start_ms), a.finish_ms) END AS so,
-        coalesce(j.total_reduces, r.n, 0) = 0 AS map_only,
-        coalesce(c.file_input_bytes, c.hdfs_bytes_read) AS in_bytes,
-        c.map_input_records AS in_recs,
-        c.map_output_bytes AS mo_bytes,
-        c.map_output_records AS mo_recs,
-        coalesce(c.file_output_bytes, c.hdfs_bytes_written) AS out_bytes,
-        c.reduce_shuffle_bytes AS sh_bytes,
-        c.reduce_input_records AS ri_recs
+        coalesce(j.total_reduces, r.n, 0) = 0 AS map_only
     FROM attempts AS a
     LEFT JOIN _jobs AS j ON j.job_id = a.job_id
     LEFT JOIN _reduces AS r ON r.job_id = a.job_id
-    LEFT JOIN _attempt_counters AS c ON c.job_id = a.job_id AND c.attempt_id = a.attempt_id
     WHERE a.task_type IN ('MAP', 'REDUCE')
       AND a.start_ms IS NOT NULL AND a.finish_ms IS NOT NULL AND a.finish_ms >= a.start_ms
 ),
 _spans AS (
     -- keep the reduce boundaries in order: sort cannot end before shuffle
-    SELECT * REPLACE (CASE WHEN so IS NOT NULL AND sf IS NOT NULL THEN greatest(so, sf) ELSE so END AS so)
+    SELECT * REPLACE (CASE WHEN so IS NOT NULL AND sf IS NOT NULL THEN greatest(so, sf) ELSE so END AS so),
+        CASE WHEN map_only THEN 'write' ELSE 'spill+merge' END AS tail
     FROM _raw
 ),
-_points AS (
-    SELECT job_id, attempt_id, 1 AS ord,
-        CASE task_type WHEN 'MAP' THEN 'map' ELSE 'shuffle' END AS name,
-        CASE task_type WHEN 'MAP' THEN mf ELSE sf END AS ts,
-        CASE task_type WHEN 'MAP' THEN in_bytes ELSE sh_bytes END AS data_bytes,
-        CASE task_type WHEN 'MAP' THEN in_recs END AS data_records
-    FROM _spans
-    UNION ALL
-    SELECT job_id, attempt_id, 2 AS ord,
-        CASE WHEN task_type = 'REDUCE' THEN 'sort' WHEN map_only THEN 'write' ELSE 'spill+merge' END,
-        CASE task_type WHEN 'MAP' THEN finish_ms ELSE so END,
-        CASE WHEN task_type = 'REDUCE' THEN sh_bytes WHEN map_only THEN out_bytes ELSE mo_bytes END,
-        CASE task_type WHEN 'MAP' THEN mo_recs ELSE ri_recs END
-    FROM _spans
-    UNION ALL
-    SELECT job_id, attempt_id, 3 AS ord, 'reduce+write', finish_ms, out_bytes, ri_recs
-    FROM _spans WHERE task_type = 'REDUCE'
-),
-_segmented AS (
-    -- a point joins the segment of the next point that has a time
-    SELECT *,
-        coalesce(count(ts) OVER (
-            PARTITION BY job_id, attempt_id ORDER BY ord ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
-        ), 0) AS seg
-    FROM _points
-),
 _segments AS (
+    -- one list of segments per attempt; a missing boundary merges its neighbours
     SELECT
-        job_id, attempt_id, seg,
-        string_agg(name, '+' ORDER BY ord) AS phase,
-        max(ts) AS end_ms,
-        arg_min(data_bytes, ord) AS data_bytes,
-        arg_min(data_records, ord) AS data_records
-    FROM _segmented
-    GROUP BY job_id, attempt_id, seg
+        job_id, task_id, attempt_id, task_type, status, host,
+        CASE
+            WHEN task_type = 'MAP' AND mf IS NULL THEN [
+                {'seq': 1, 'phase': 'map+' || tail, 's': start_ms, 'e': finish_ms}]
+            WHEN task_type = 'MAP' THEN [
+                {'seq': 1, 'phase': 'map', 's': start_ms, 'e': mf},
+                {'seq': 2, 'phase': tail, 's': mf, 'e': finish_ms}]
+            WHEN sf IS NOT NULL AND so IS NOT NULL THEN [
+                {'seq': 1, 'phase': 'shuffle', 's': start_ms, 'e': sf},
+                {'seq': 2, 'phase': 'sort', 's': sf, 'e': so},
+                {'seq': 3, 'phase': 'reduce+write', 's': so, 'e': finish_ms}]
+            WHEN sf IS NOT NULL THEN [
+                {'seq': 1, 'phase': 'shuffle', 's': start_ms, 'e': sf},
+                {'seq': 2, 'phase': 'sort+reduce+write', 's': sf, 'e': finish_ms}]
+            WHEN so IS NOT NULL THEN [
+                {'seq': 1, 'phase': 'shuffle+sort', 's': start_ms, 'e': so},
+                {'seq': 2, 'phase': 'reduce+write', 's': so, 'e': finish_ms}]
+            ELSE [{'seq': 1, 'phase': 'shuffle+sort+reduce+write', 's': start_ms, 'e': finish_ms}]
+        END AS segs
+    FROM _spans
+),
+_rows AS (
+    SELECT job_id, task_id, attempt_id, task_type, status, host, unnest(segs) AS g FROM _segments
 )
 SELECT
-    s.job_id, s.task_id, s.attempt_id, s.task_type, s.status, s.host,
-    g.phase,
-    row_number() OVER (PARTITION BY g.job_id, g.attempt_id ORDER BY g.seg) AS seq,
-    coalesce(lag(g.end_ms) OVER (PARTITION BY g.job_id, g.attempt_id ORDER BY g.seg), s.start_ms) AS start_ms,
-    g.end_ms,
-    g.end_ms - coalesce(lag(g.end_ms) OVER (PARTITION BY g.job_id, g.attempt_id ORDER BY g.seg), s.start_ms)
-        AS dur_ms,
-    g.data_bytes,
-    g.data_records,
+    job_id, task_id, attempt_id, task_type, status, host,
+    g.phase AS phase,
+    g.seq::BIGINT AS seq,
+    g.s AS start_ms,
+    g.e AS end_ms,
+    g.e - g.s AS dur_ms,
     'history' AS source
-FROM _segments AS g
-JOIN _spans AS s ON s.job_id = g.job_id AND s.attempt_id = g.attempt_id;
+FROM _rows;
+
+CREATE OR REPLACE TEMP VIEW phases_history AS
+SELECT
+    s.job_id, s.task_id, s.attempt_id, s.task_type, s.status, s.host, s.phase, s.seq,
+    s.start_ms, s.end_ms, s.dur_ms,
+    -- a combined phase carries the data of its first component
+    CASE split_part(s.phase, '+', 1)
+        WHEN 'map' THEN coalesce(c.file_input_bytes, c.hdfs_bytes_read)
+        WHEN 'spill' THEN c.map_output_bytes
+        WHEN 'write' THEN coalesce(c.file_output_bytes, c.hdfs_bytes_written)
+        WHEN 'shuffle' THEN c.reduce_shuffle_bytes
+        WHEN 'sort' THEN c.reduce_shuffle_bytes
+        WHEN 'reduce' THEN coalesce(c.file_output_bytes, c.hdfs_bytes_written)
+    END AS data_bytes,
+    CASE split_part(s.phase, '+', 1)
+        WHEN 'map' THEN c.map_input_records
+        WHEN 'spill' THEN c.map_output_records
+        WHEN 'write' THEN c.map_output_records
+        WHEN 'sort' THEN c.reduce_input_records
+        WHEN 'reduce' THEN c.reduce_input_records
+    END AS data_records,
+    s.source
+FROM _history_segments AS s
+LEFT JOIN _attempt_counters AS c ON c.job_id = s.job_id AND c.attempt_id = s.attempt_id;
 
 SELECT * FROM phases_history WHERE job_id = $job_id ORDER BY start_ms, attempt_id, seq;

@@ -6,7 +6,7 @@
 --
 -- Output columns
 --   job_id, task_type
---   ts_ms        a change point
+--   ts_ms        a change point (instants where starts and finishes cancel out are not)
 --   until_ms     the next change point (NULL after the last one)
 --   running      attempts running during [ts_ms, until_ms)
 --   peak         the maximum of running over the job (per task_type)
@@ -23,6 +23,7 @@ _steps AS (
     SELECT job_id, task_type, ts_ms, sum(delta) AS delta
     FROM _deltas
     GROUP BY ALL
+    HAVING sum(delta) <> 0
 ),
 _running AS (
     SELECT

@@ -1,0 +1,116 @@
+"""``phaseline profile | timeline | phases | report | critical-path``: what a job did and where its time went."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+import pandas as pd
+
+from phaseline.cli.output import emit, format_option, handle_errors, open_store, store_option
+from profiles import queries as q
+from profiles.critical_path import critical_path
+from profiles.extract import extract_profile
+from profiles.profile import merge_profiles
+from profiles.report import write_report
+from profiles.timeline_plot import write_timeline
+
+#: The contract columns of ``phaseline phases`` (more may follow them).
+PHASE_COLUMNS = (
+    "attempt_id",
+    "task_type",
+    "phase",
+    "start_ms",
+    "end_ms",
+    "dur_ms",
+    "data_bytes",
+    "source",
+    "data_records",
+    "status",
+    "host",
+    "seq",
+)
+
+
+def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as dicts with ``None`` for missing values."""
+    clean = df.astype(object).where(df.notna(), None)
+    return [{str(k): v for k, v in r.items()} for r in clean.to_dict("records")]
+
+
+@click.command("profile")
+@click.argument("job_ids", nargs=-1, required=True)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Profile JSON to write (several JOB_IDs: runs of one job, merged).",
+)
+@store_option
+@handle_errors
+def profile(job_ids: tuple[str, ...], out: Path, store_dir: Path | None) -> None:
+    """Extract the job profile of one or more past runs (Zhang 2013, Herodotou 2011)."""
+    con = open_store(store_dir).connect()
+    merged = merge_profiles([extract_profile(con, j) for j in job_ids])
+    merged.save(out)
+    click.echo(f"profile of {', '.join(job_ids)} -> {out}", err=True)
+
+
+@click.command("timeline")
+@click.argument("job_id")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="FILE.png or FILE.svg (Gantt chart) or FILE.json (Chrome trace for Perfetto UI).",
+)
+@store_option
+@handle_errors
+def timeline(job_id: str, out: Path, store_dir: Path | None) -> None:
+    """Draw a job's attempts by phase (PNG/SVG), or write them as a Chrome trace (.json)."""
+    con = open_store(store_dir).connect()
+    write_timeline(con, job_id, out)
+    click.echo(f"timeline of {job_id} -> {out}", err=True)
+
+
+@click.command("phases")
+@click.argument("job_id")
+@store_option
+@format_option
+@handle_errors
+def phases(job_id: str, store_dir: Path | None, fmt: str) -> None:
+    """One row per (attempt, phase): start, end, duration, data and where they came from."""
+    con = open_store(store_dir).connect()
+    q.require_job(con, job_id)
+    df = q.phases(con, job_id)
+    emit(_records(df[list(PHASE_COLUMNS)]), fmt, columns=PHASE_COLUMNS)
+
+
+@click.command("report")
+@click.argument("job_id")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="HTML file to write (self-contained, works offline).",
+)
+@store_option
+@handle_errors
+def report(job_id: str, out: Path, store_dir: Path | None) -> None:
+    """Write an offline HTML report: summary, timeline, phases, skew, critical path, profile."""
+    con = open_store(store_dir).connect()
+    write_report(con, job_id, out)
+    click.echo(f"report of {job_id} -> {out}", err=True)
+
+
+@click.command("critical-path")
+@click.argument("job_id")
+@store_option
+@format_option
+@handle_errors
+def critical_path_cmd(job_id: str, store_dir: Path | None, fmt: str) -> None:
+    """The chain of attempts and phases that set the job's finish time, with each step's share."""
+    con = open_store(store_dir).connect()
+    df = critical_path(con, job_id).to_frame()
+    emit(_records(df), fmt, columns=list(df.columns))

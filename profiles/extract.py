@@ -1,0 +1,412 @@
+"""Extract a :class:`~profiles.profile.JobProfile` from one measured run in the store.
+
+What is filled, and from what (anything else stays ``None``, never invented):
+
+* Zhang et al. 2013, section 5: map selectivity (``MAP_OUTPUT_BYTES`` /
+  map input bytes, ``MAP_OUTPUT_RECORDS`` / ``MAP_INPUT_RECORDS``; for map-only
+  jobs the bytes written), reduce selectivity (output / shuffle bytes and
+  ``REDUCE_OUTPUT_RECORDS`` / ``REDUCE_INPUT_RECORDS``), the input splits
+  (count, mean and maximum bytes and records of the successful maps), and the
+  per-record time of the map and reduce functions -- only where a task-log
+  source measured the custom ``map``/``reduce`` phases on their own (history
+  times lump read and collect into ``map``).
+* Verma et al. 2011 (ARIA): mean and maximum of whole map and reduce tasks, the
+  first-wave and typical shuffles and the reduce phase (``reduce_stages.sql``),
+  and of every phase (``phases.sql``, successful attempts).
+* Herodotou 2011, Table 3: input pair width, records per reduce group, the
+  selectivities, the combiner's selectivities (records: ``COMBINE_OUTPUT_RECORDS``
+  / ``COMBINE_INPUT_RECORDS`` of the map side; size: materialized / raw map
+  output bytes, only when map output is not compressed), the intermediate
+  compression ratio (materialized / raw map output bytes, only when no combiner
+  ran).  Table 4: the per-byte HDFS read/write cost and per-record map/reduce
+  CPU cost from task-log phases with their data, and the per-byte network cost
+  from shuffles that started after the last map finished (so did not wait for
+  map output).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+from phaseline.errors import ProfileError
+from phaseline.schemas import Phase
+from profiles import queries as q
+from profiles.profile import (
+    COUNTER_FIELDS,
+    CostStatistics,
+    Counters,
+    DataflowStatistics,
+    DurationStats,
+    InputStats,
+    JobProfile,
+    ProfileSource,
+    Stage,
+)
+
+#: Configuration keys a profile records (Herodotou 2011, Table 5; 1.x and 2.x names).
+PROFILE_CONF_KEYS: tuple[str, ...] = (
+    "mapred.child.java.opts",
+    "mapreduce.map.java.opts",
+    "mapreduce.reduce.java.opts",
+    "mapreduce.map.memory.mb",
+    "mapreduce.reduce.memory.mb",
+    "mapred.map.tasks",
+    "mapreduce.job.maps",
+    "mapred.reduce.tasks",
+    "mapreduce.job.reduces",
+    "io.sort.mb",
+    "mapreduce.task.io.sort.mb",
+    "io.sort.spill.percent",
+    "mapreduce.map.sort.spill.percent",
+    "io.sort.record.percent",
+    "io.sort.factor",
+    "mapreduce.task.io.sort.factor",
+    "min.num.spills.for.combine",
+    "mapreduce.map.combine.minspills",
+    "mapred.reduce.slowstart.completed.maps",
+    "mapreduce.job.reduce.slowstart.completedmaps",
+    "mapred.inmem.merge.threshold",
+    "mapreduce.reduce.merge.inmem.threshold",
+    "mapred.job.shuffle.input.buffer.percent",
+    "mapreduce.reduce.shuffle.input.buffer.percent",
+    "mapred.job.shuffle.merge.percent",
+    "mapreduce.reduce.shuffle.merge.percent",
+    "mapred.job.reduce.input.buffer.percent",
+    "mapreduce.reduce.input.buffer.percent",
+    "mapred.combiner.class",
+    "mapreduce.combine.class",
+    "mapreduce.job.combine.class",
+    "mapred.compress.map.output",
+    "mapreduce.map.output.compress",
+    "mapred.output.compress",
+    "mapreduce.output.fileoutputformat.compress",
+    "dfs.block.size",
+    "dfs.blocksize",
+    "mapreduce.input.fileinputformat.split.maxsize",
+)
+
+_INTERM_COMPRESS_KEYS = ("mapreduce.map.output.compress", "mapred.compress.map.output")
+
+
+def _num(value: Any) -> float | None:
+    """A finite float, or ``None`` for NULL/NaN."""
+    if value is None:
+        return None
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _ratio(num: Any, den: Any) -> float | None:
+    n, d = _num(num), _num(den)
+    if n is None or d is None or d <= 0:
+        return None
+    return n / d
+
+
+def _paired(df: pd.DataFrame, num: str, den: str) -> float | None:
+    """sum(num) / sum(den) over the rows that report both (a task missing one counter does not bias it)."""
+    both = df[df[num].notna() & df[den].notna()]
+    if both.empty:
+        return None
+    return _ratio(both[num].sum(), both[den].sum())
+
+
+def _stats(values: pd.Series) -> DurationStats | None:
+    v = pd.to_numeric(values, errors="coerce").dropna()
+    if v.empty:
+        return None
+    return DurationStats(avg_ms=float(v.mean()), max_ms=float(v.max()), count=len(v))
+
+
+def _totals(df: pd.DataFrame, task_type: str) -> Mapping[str, Any]:
+    row = df[df["task_type"] == task_type]
+    return {} if row.empty else {str(k): v for k, v in row.iloc[0].items()}
+
+
+def _is_true(conf: Mapping[str, str], keys: tuple[str, ...]) -> bool | None:
+    for key in keys:
+        if key in conf:
+            return conf[key].strip().lower() == "true"
+    return None
+
+
+def _job_counters(con: duckdb.DuckDBPyConnection, job_id: str) -> Counters | None:
+    df = q.job_counters(con, job_id)
+    df = df[df["scope"] == "job_total"]
+    if df.empty:
+        return None
+    values: dict[str, int] = {}
+    for group, name, value in zip(df["group_name"], df["counter_name"], df["value"], strict=True):
+        fld = COUNTER_FIELDS.get(str(name))
+        if fld is None or value is None or pd.isna(value):
+            continue
+        if name == "BYTES_READ" and "FileInputFormat" not in str(group):
+            continue
+        if name == "BYTES_WRITTEN" and "FileOutputFormat" not in str(group):
+            continue
+        values[fld] = int(value)
+    return Counters(**values)
+
+
+def _counters_from_totals(maps: Mapping[str, Any], reduces: Mapping[str, Any]) -> Counters:
+    def pick(source: Mapping[str, Any], col: str) -> int | None:
+        v = _num(source.get(col))
+        return int(v) if v is not None else None
+
+    def both(col: str) -> int | None:
+        parts = [pick(maps, col), pick(reduces, col)]
+        known = [p for p in parts if p is not None]
+        return sum(known) if known else None
+
+    return Counters(
+        map_input_records=pick(maps, "map_input_records"),
+        map_input_bytes=pick(maps, "file_input_bytes"),
+        map_output_records=pick(maps, "map_output_records"),
+        map_output_bytes=pick(maps, "map_output_bytes"),
+        map_output_materialized_bytes=pick(maps, "map_output_materialized_bytes"),
+        combine_input_records=both("combine_input_records"),
+        combine_output_records=both("combine_output_records"),
+        spilled_records=both("spilled_records"),
+        reduce_input_groups=pick(reduces, "reduce_input_groups"),
+        reduce_input_records=pick(reduces, "reduce_input_records"),
+        reduce_shuffle_bytes=pick(reduces, "reduce_shuffle_bytes"),
+        reduce_output_records=pick(reduces, "reduce_output_records"),
+        reduce_output_bytes=pick(reduces, "file_output_bytes"),
+        hdfs_bytes_read=both("hdfs_bytes_read"),
+        hdfs_bytes_written=both("hdfs_bytes_written"),
+        local_bytes_read=both("file_bytes_read"),
+        local_bytes_written=both("file_bytes_written"),
+    )
+
+
+def _per_unit(phases: pd.DataFrame, phase: str, unit: str) -> float | None:
+    """Total duration of a task-log phase over the data it processed (ms per byte or record)."""
+    rows = phases[(phases["phase"] == phase) & (phases["source"] == "tasklog")]
+    rows = rows[rows[unit].notna()]
+    if rows.empty:
+        return None
+    return _ratio(rows["dur_ms"].sum(), rows[unit].sum())
+
+
+def extract_profile(con: duckdb.DuckDBPyConnection, job_id: str) -> JobProfile:
+    """The profile of one run of ``job_id`` (see the module docstring for every field's source).
+
+    Parameters
+    ----------
+    con
+        A connection with the store's tables (``Store.connect()``).
+    job_id
+        The run to profile.
+
+    Raises
+    ------
+    NotFoundError
+        The job is not in the store.
+    ProfileError
+        The run has no successful map with input counters, so neither the
+        input nor the map selectivity (required profile fields) can be known.
+    """
+    summary = q.require_job(con, job_id)
+    conf = q.job_conf(con, job_id)
+    totals = q.counter_totals(con, job_id)
+    maps_t, reds_t = _totals(totals, "MAP"), _totals(totals, "REDUCE")
+    splits_df = q.data_skew(con, job_id)
+    splits_df = splits_df[splits_df["task_type"] == "MAP"]
+    phases = q.phases(con, job_id)
+    ok_phases = phases[phases["status"] == "SUCCEEDED"]
+    timeline = q.timeline(con, job_id, slots=False)
+    ok = timeline[timeline["status"] == "SUCCEEDED"]
+
+    split_bytes = pd.to_numeric(splits_df["input_bytes"], errors="coerce").dropna()
+    split_recs = pd.to_numeric(splits_df["input_records"], errors="coerce").dropna()
+    if split_bytes.empty or split_recs.empty:
+        raise ProfileError(
+            f"{job_id}: no successful map reports its input bytes and records (counters "
+            "BYTES_READ/MAP_INPUT_BYTES/HDFS_BYTES_READ and MAP_INPUT_RECORDS); ingest the job's "
+            "history file with counters (a .jhist or 1.x history) to profile it"
+        )
+    in_bytes, in_recs = float(split_bytes.sum()), float(split_recs.sum())
+    input_stats = InputStats(
+        splits=len(splits_df),
+        avg_split_bytes=float(split_bytes.mean()),
+        max_split_bytes=float(split_bytes.max()),
+        avg_split_records=float(split_recs.mean()),
+        max_split_records=float(split_recs.max()),
+    )
+
+    num_reduces = int(summary["reduces"]) if summary["reduces"] else int(_num(summary["total_reduces"]) or 0)
+    map_only = num_reduces == 0
+    per_attempt = q.attempt_counters(con, job_id)
+    maps_c = per_attempt[
+        per_attempt["attempt_id"].isin(ok.loc[ok["task_type"] == "MAP", "attempt_id"])
+    ].copy()
+    reds_c = per_attempt[
+        per_attempt["attempt_id"].isin(ok.loc[ok["task_type"] == "REDUCE", "attempt_id"])
+    ].copy()
+    maps_c["in_bytes"] = maps_c["file_input_bytes"].fillna(maps_c["hdfs_bytes_read"])
+    maps_c["written"] = maps_c["file_output_bytes"].fillna(maps_c["hdfs_bytes_written"])
+    reds_c["written"] = reds_c["file_output_bytes"].fillna(reds_c["hdfs_bytes_written"])
+
+    map_size_sel = _paired(maps_c, "written" if map_only else "map_output_bytes", "in_bytes")
+    map_recs_sel = _paired(maps_c, "map_output_records", "map_input_records")
+    if map_size_sel is None or map_recs_sel is None:
+        raise ProfileError(
+            f"{job_id}: map selectivity unknown: no successful map reports both its input and its "
+            "output bytes and records (or the input is zero); a profile needs both"
+        )
+
+    interm_compressed = _is_true(conf, _INTERM_COMPRESS_KEYS) is True
+    combine_in = _num(maps_c["combine_input_records"].sum(min_count=1))
+    has_combiner = combine_in is not None and combine_in > 0
+    combine_recs_sel = (
+        _paired(maps_c, "combine_output_records", "combine_input_records") if has_combiner else None
+    )
+    combine_size_sel = (
+        _paired(maps_c, "map_output_materialized_bytes", "map_output_bytes")
+        if has_combiner and not interm_compressed
+        else None
+    )
+    if combine_size_sel is None or combine_recs_sel is None:
+        combine_size_sel = combine_recs_sel = None  # the profile takes both or neither
+    interm_ratio = (
+        _paired(maps_c, "map_output_materialized_bytes", "map_output_bytes") if not has_combiner else None
+    )
+    reduce_size_sel = (
+        _paired(reds_c, "written", "reduce_shuffle_bytes") if not map_only and not interm_compressed else None
+    )
+    reduce_recs_sel = None if map_only else _paired(reds_c, "reduce_output_records", "reduce_input_records")
+
+    map_ms_per_record = _per_unit(ok_phases, Phase.MAP, "data_records")
+    reduce_ms_per_record = _per_unit(ok_phases, Phase.REDUCE, "data_records")
+
+    stages: dict[str, DurationStats] = {}
+    for stage, values in (
+        (Stage.MAP_TASK, ok.loc[ok["task_type"] == "MAP", "dur_ms"]),
+        (Stage.REDUCE_TASK, ok.loc[ok["task_type"] == "REDUCE", "dur_ms"]),
+    ):
+        st = _stats(values)
+        if st is not None:
+            stages[stage.value] = st
+    rs = q.reduce_stages(con, job_id)
+    for stage, col in (
+        (Stage.FIRST_SHUFFLE, "first_shuffle_ms"),
+        (Stage.TYPICAL_SHUFFLE, "typical_shuffle_ms"),
+        (Stage.REDUCE_PHASE, "reduce_phase_ms"),
+    ):
+        st = _stats(rs[col]) if not rs.empty else None
+        if st is not None:
+            stages[stage.value] = st
+
+    per_phase = ok_phases.groupby(["attempt_id", "phase"], as_index=False)["dur_ms"].sum()
+    phase_stats: dict[str, DurationStats] = {}
+    for name, group in per_phase.groupby("phase"):
+        st = _stats(group["dur_ms"])
+        if st is not None:
+            phase_stats[str(name)] = st
+
+    overhead = _overheads(ok, ok_phases)
+
+    network = None
+    if not rs.empty:
+        late = rs[rs["start_ms"] >= rs["last_map_finish_ms"]]
+        shuffle_rows = ok_phases[
+            (ok_phases["phase"] == Phase.SHUFFLE) & ok_phases["attempt_id"].isin(late["attempt_id"])
+        ]
+        shuffle_rows = shuffle_rows[shuffle_rows["data_bytes"].notna()]
+        if not shuffle_rows.empty:
+            network = _ratio(shuffle_rows["dur_ms"].sum(), shuffle_rows["data_bytes"].sum())
+
+    counters = _job_counters(con, job_id) or _counters_from_totals(maps_t, reds_t)
+    dataflow = DataflowStatistics(
+        input_pair_width=in_bytes / in_recs if in_recs > 0 else None,
+        recs_per_red_group=_paired(reds_c, "reduce_input_records", "reduce_input_groups"),
+        map_size_sel=map_size_sel,
+        map_recs_sel=map_recs_sel,
+        reduce_size_sel=reduce_size_sel,
+        reduce_recs_sel=reduce_recs_sel,
+        combine_size_sel=combine_size_sel,
+        combine_recs_sel=combine_recs_sel,
+        interm_compress_ratio=interm_ratio,
+    )
+    costs = CostStatistics(
+        hdfs_read=_per_unit(ok_phases, Phase.READ, "data_bytes"),
+        hdfs_write=_per_unit(ok_phases, Phase.WRITE, "data_bytes"),
+        network=network,
+        map_cpu=map_ms_per_record,
+        reduce_cpu=reduce_ms_per_record,
+    )
+    name = summary["name"]
+    version = summary["hadoop_version"]
+    return JobProfile(
+        source=ProfileSource(
+            job_ids=(job_id,),
+            job_name=None if name is None or pd.isna(name) else str(name),
+            hadoop_version=None if version is None or pd.isna(version) else str(version),
+            config={k: conf[k] for k in PROFILE_CONF_KEYS if k in conf},
+        ),
+        num_maps=int(summary["maps"]) or int(_num(summary["total_maps"]) or 0),
+        num_reduces=num_reduces,
+        input=input_stats,
+        map_size_sel=map_size_sel,
+        map_recs_sel=map_recs_sel,
+        reduce_size_sel=reduce_size_sel,
+        reduce_recs_sel=reduce_recs_sel,
+        combine_size_sel=combine_size_sel,
+        combine_recs_sel=combine_recs_sel,
+        map_ms_per_record=map_ms_per_record,
+        reduce_ms_per_record=reduce_ms_per_record,
+        map_task_overhead_ms=overhead.get("MAP"),
+        reduce_task_overhead_ms=overhead.get("REDUCE"),
+        stages=stages,
+        phases=phase_stats,
+        counters=counters,
+        dataflow=dataflow,
+        costs=costs,
+    )
+
+
+def _overheads(ok: pd.DataFrame, ok_phases: pd.DataFrame) -> dict[str, float]:
+    """Mean part of a task's span that its task-log phases do not cover, per task type.
+
+    History phases cover the span by construction, so only task-log attempts count.
+    """
+    logs = ok_phases[ok_phases["source"] == "tasklog"]
+    if logs.empty:
+        return {}
+    spans = {
+        str(a): (str(t), float(s), float(f))
+        for a, t, s, f in zip(ok["attempt_id"], ok["task_type"], ok["start_ms"], ok["finish_ms"], strict=True)
+    }
+    out: dict[str, list[float]] = {}
+    for attempt_id, group in logs.groupby("attempt_id"):
+        if str(attempt_id) not in spans:
+            continue
+        task_type, start, finish = spans[str(attempt_id)]
+        covered = _union_length(list(zip(group["start_ms"], group["end_ms"], strict=True)), start, finish)
+        out.setdefault(str(task_type), []).append(max(float(finish - start) - covered, 0.0))
+    return {k: sum(v) / len(v) for k, v in out.items()}
+
+
+def _union_length(intervals: list[tuple[float, float]], lo: float, hi: float) -> float:
+    """Length of the union of intervals clipped to [lo, hi]."""
+    total, cur_s, cur_e = 0.0, None, None
+    for s, e in sorted((max(s, lo), min(e, hi)) for s, e in intervals):
+        if e <= s:
+            continue
+        if cur_e is None or s > cur_e:
+            if cur_e is not None and cur_s is not None:
+                total += cur_e - cur_s
+            cur_s, cur_e = s, e
+        else:
+            cur_e = max(cur_e, e)
+    if cur_e is not None and cur_s is not None:
+        total += cur_e - cur_s
+    return total

@@ -1,0 +1,321 @@
+"""One self-contained, offline HTML report of a job: where its time went and its profile.
+
+The page holds the job summary, the timeline (HiTune Fig. 14 style Gantt), the
+phase breakdown, waves/slow-start/shuffle gap (Fig. 16), per-host skew
+(Fig. 20) and stragglers, the critical path, wasted attempts and the extracted
+profile.  Plots are inline SVG; the stylesheet is inlined; there is no script,
+and a Content-Security-Policy forbids any.  Every string from the data (job,
+user, queue, host, attempt ids, diagnostics) is HTML-escaped.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from collections.abc import Iterable, Sequence
+from importlib import resources
+from pathlib import Path
+from string import Template
+from typing import Any
+
+import duckdb
+import matplotlib
+import pandas as pd
+from matplotlib.figure import Figure
+
+from phaseline.errors import ProfileError
+from profiles import queries as q
+from profiles.critical_path import critical_path
+from profiles.extract import extract_profile
+from profiles.timeline_plot import figure_svg, gantt_figure, phase_color
+
+MAX_TABLE_ROWS = 25
+#: Order of phases in the breakdown bars: Phase order, with the spans some sources add around it.
+_PHASE_RANK = {
+    name: i
+    for i, name in enumerate(
+        [
+            "setup",
+            "read",
+            "map",
+            "collect",
+            "spill",
+            "merge",
+            "wait",
+            "shuffle",
+            "sort",
+            "reduce",
+            "write",
+            "commit",
+        ]
+    )
+}
+_SVG_START = re.compile(r"<svg\b")
+
+
+def _present(value: Any) -> bool:
+    """A value the data actually holds (not None, NaN, NA or empty)."""
+    return (
+        value is not None
+        and value is not pd.NA
+        and not (isinstance(value, float) and math.isnan(value))
+        and value != ""
+    )
+
+
+def _esc(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+        return ""
+    return html.escape(str(value), quote=True)
+
+
+def _fmt(value: Any) -> str:
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:,.3f}" if abs(value) < 10 else f"{value:,.1f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def _table(df: pd.DataFrame, columns: Sequence[str], *, limit: int = MAX_TABLE_ROWS) -> str:
+    if df.empty:
+        return '<p class="note">none</p>'
+    head = "".join(f"<th>{_esc(c)}</th>" for c in columns)
+    body = []
+    for rec in df.head(limit).to_dict("records"):
+        cells = []
+        for c in columns:
+            v = rec.get(c)
+            if v is not None and hasattr(v, "item") and not isinstance(v, str):
+                v = v.item()
+            cls = ' class="num"' if isinstance(v, int | float) and not isinstance(v, bool) else ""
+            cells.append(f"<td{cls}>{_esc(_fmt(v))}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    more = f'<p class="note">{len(df) - limit:,} more rows not shown</p>' if len(df) > limit else ""
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{more}"
+
+
+def _kv(pairs: Iterable[tuple[str, Any]]) -> str:
+    rows = "".join(f"<tr><th>{_esc(k)}</th><td>{_esc(_fmt(v))}</td></tr>" for k, v in pairs)
+    return f'<table class="kv">{rows}</table>'
+
+
+def _svg(fig: Figure) -> str:
+    with matplotlib.rc_context({"svg.fonttype": "none"}):
+        text = figure_svg(fig)
+    match = _SVG_START.search(text)
+    return text[match.start() :] if match else ""
+
+
+def _ms(v: Any) -> str:
+    if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    return f"{float(v) / 1000.0:,.1f} s"
+
+
+def _phase_breakdown(phases: pd.DataFrame) -> tuple[str, str]:
+    ok = phases[phases["status"] == "SUCCEEDED"]
+    if ok.empty:
+        return '<p class="note">no phases</p>', ""
+    per: pd.DataFrame = ok.groupby(["task_type", "attempt_id", "phase", "source"], as_index=False)[
+        ["dur_ms"]
+    ].sum()
+    agg = (
+        per.groupby(["task_type", "phase", "source"], as_index=False)
+        .agg(
+            attempts=("dur_ms", "size"),
+            avg_ms=("dur_ms", "mean"),
+            max_ms=("dur_ms", "max"),
+            total_ms=("dur_ms", "sum"),
+        )
+        .sort_values(["task_type", "total_ms"], ascending=[True, False])
+    )
+    agg["share"] = agg["total_ms"] / agg.groupby("task_type")["total_ms"].transform("sum")
+    table = _table(
+        agg, ["task_type", "phase", "source", "attempts", "avg_ms", "max_ms", "total_ms", "share"], limit=60
+    )
+    types = list(dict.fromkeys(agg["task_type"]))
+    fig = Figure(figsize=(9, 0.6 + 0.55 * len(types)), layout="constrained")
+    ax = fig.add_subplot()
+    for i, t in enumerate(types):
+        left = 0.0
+        rows = agg[agg["task_type"] == t].to_dict("records")
+        for rec in sorted(rows, key=lambda r: _PHASE_RANK.get(str(r["phase"]).split("+")[0], 99)):
+            w = float(rec["avg_ms"]) / 1000.0
+            ax.barh(i, w, left=left, color=phase_color(str(rec["phase"])), edgecolor="white")
+            if w > 0:
+                ax.text(
+                    left + w / 2, i, str(rec["phase"]), ha="center", va="center", fontsize=7, parse_math=False
+                )
+            left += w
+    ax.set_yticks(range(len(types)), types)
+    ax.set_ylim(len(types) - 0.5, -0.5)
+    ax.set_xlabel("mean seconds per successful attempt")
+    return table, _svg(fig)
+
+
+def _skew_svg(skew: pd.DataFrame) -> str:
+    whole = skew[skew["phase"] == "attempt"]
+    if whole.empty:
+        return ""
+    ttype = "REDUCE" if (whole["task_type"] == "REDUCE").any() else "MAP"
+    d = whole[whole["task_type"] == ttype].sort_values("host")
+    fig = Figure(figsize=(9, 2.8), layout="constrained")
+    ax = fig.add_subplot()
+    ax.bar(
+        range(len(d)),
+        d["normalized_dur"],
+        color=["#d62728" if v > 1.1 else "#1f77b4" for v in d["normalized_dur"]],
+    )
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks(range(len(d)), [str(h) for h in d["host"]], rotation=60, ha="right", fontsize=7)
+    ax.set_ylabel("normalized mean duration")
+    ax.set_title(f"{ttype.lower()} attempts per host (HiTune Fig. 20)", parse_math=False)
+    return _svg(fig)
+
+
+def render_report(con: duckdb.DuckDBPyConnection, job_id: str) -> str:
+    """The report of ``job_id`` as one HTML string (see the module docstring)."""
+    from phaseline import __version__
+
+    summary = q.require_job(con, job_id)
+    timeline = q.timeline(con, job_id)
+    phases = q.phases(con, job_id)
+    name = summary["name"]
+    title = job_id if name is None or pd.isna(name) else f"{name} ({job_id})"
+    subtitle = " · ".join(
+        _esc(x)
+        for x in (
+            f"user {summary['user']}" if _present(summary["user"]) else None,
+            f"queue {summary['queue']}" if _present(summary["queue"]) else None,
+            summary["status"] if _present(summary["status"]) else None,
+            f"makespan {_ms(summary['makespan_ms'])}",
+        )
+        if x
+    )
+    summary_html = _kv(
+        [
+            ("job id", job_id),
+            ("name", summary["name"]),
+            ("user", summary["user"]),
+            ("queue", summary["queue"]),
+            ("status", summary["status"]),
+            ("Hadoop version", summary["hadoop_version"]),
+            ("source format", summary["source_format"]),
+            ("makespan", _ms(summary["makespan_ms"])),
+            ("map tasks / reduce tasks", f"{summary['maps']} / {summary['reduces']}"),
+            (
+                "attempts (failed, killed)",
+                f"{summary['attempts']} ({summary['failed_attempts']}, {summary['killed_attempts']})",
+            ),
+        ]
+    )
+    gantt = _svg(gantt_figure(timeline, phases, title=str(title)))
+    phase_table, phase_svg = _phase_breakdown(phases)
+
+    waves = q.waves(con, job_id)
+    slow = q.slowstart(con, job_id)
+    gap = q.shuffle_gap(con, job_id)
+    waves_html = (
+        "<h3>Waves</h3>"
+        + _table(
+            waves,
+            [
+                "task_type",
+                "wave",
+                "slots",
+                "attempts",
+                "succeeded",
+                "span_ms",
+                "median_dur_ms",
+                "overlap_prev_ms",
+            ],
+        )
+        + "<h3>Reduce slow-start</h3>"
+        + _table(
+            slow,
+            ["maps", "maps_done_at_reduce_start", "slowstart_observed", "slowstart_conf", "reduce_lead_ms"],
+        )
+        + "<h3>Gap between the last map and the last shuffle (HiTune Fig. 16)</h3>"
+        + _table(gap, ["last_map_finish_ms", "last_shuffle_end_ms", "gap_ms", "gap_share"])
+    )
+
+    skew = q.skew_hosts(con, job_id)
+    straggle = q.stragglers(con, job_id)
+    data = q.data_skew(con, job_id)
+    data_summary = (
+        data.groupby("task_type", as_index=False).agg(
+            tasks=("task_id", "size"),
+            min_bytes=("input_bytes", "min"),
+            mean_bytes=("input_bytes", "mean"),
+            max_bytes=("input_bytes", "max"),
+            max_ratio=("input_bytes_ratio", "max"),
+        )
+        if not data.empty
+        else data
+    )
+    skew_html = (
+        f'<div class="figure">{_skew_svg(skew)}</div>'
+        + "<h3>Per-host mean durations (whole attempts)</h3>"
+        + _table(
+            skew[skew["phase"] == "attempt"],
+            ["task_type", "host", "attempts", "avg_dur_ms", "normalized_dur", "slower_pct"],
+        )
+        + f"<h3>Stragglers (at least {q.DEFAULT_STRAGGLER_K}× their phase median)</h3>"
+        + _table(straggle, ["attempt_id", "status", "host", "phase", "dur_ms", "median_ms", "ratio"])
+        + "<h3>Input data per task</h3>"
+        + _table(data_summary, ["task_type", "tasks", "min_bytes", "mean_bytes", "max_bytes", "max_ratio"])
+    )
+
+    cp = critical_path(con, job_id)
+    cp_html = (
+        f'<p class="note">{len(cp.steps)} steps over {len(cp.attempts)} attempts; busy {_ms(cp.busy_ms)} '
+        f"of a makespan of {_ms(cp.makespan_ms)}.</p>"
+        + _table(
+            cp.to_frame(), ["kind", "label", "attempt_id", "task_type", "host", "dur_ms", "share"], limit=80
+        )
+    )
+
+    waste_html = _table(
+        q.wasted_summary(con, job_id), ["task_type", "status", "attempts", "wasted_ms", "wasted_share"]
+    ) + _table(
+        q.wasted(con, job_id),
+        ["attempt_id", "status", "host", "wasted_ms", "speculative", "task_succeeded", "error"],
+    )
+
+    try:
+        profile_html = f"<pre>{_esc(extract_profile(con, job_id).to_json())}</pre>"
+    except ProfileError as exc:
+        profile_html = f'<p class="note">No profile: {_esc(exc)}</p>'
+
+    template = Template(
+        resources.files("profiles.templates").joinpath("report.html").read_text(encoding="utf-8")
+    )
+    css = resources.files("profiles.templates").joinpath("report.css").read_text(encoding="utf-8")
+    return template.substitute(
+        title=_esc(title),
+        subtitle=subtitle,
+        css=css,
+        summary=summary_html,
+        timeline_svg=gantt,
+        phase_table=phase_table,
+        phase_svg=phase_svg,
+        waves=waves_html,
+        skew=skew_html,
+        critical_path=cp_html,
+        waste=waste_html,
+        profile=profile_html,
+        version=_esc(__version__),
+    )
+
+
+def write_report(con: duckdb.DuckDBPyConnection, job_id: str, out: str | Path) -> Path:
+    """Write :func:`render_report` to ``out`` (UTF-8) and return the path."""
+    path = Path(out)
+    path.write_text(render_report(con, job_id), encoding="utf-8")
+    return path

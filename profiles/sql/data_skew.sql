@@ -1,0 +1,47 @@
+-- data_skew: per-task input and shuffle data, against the job's mean for the task type.
+-- requires: _attempt_counters
+--
+-- One row per task with a successful attempt (its counters are the task's).
+--
+-- Output columns
+--   job_id, task_id, attempt_id, task_type, host
+--   input_bytes      maps: FileInputFormat BYTES_READ / MAP_INPUT_BYTES, else HDFS_BYTES_READ;
+--                    reduces: REDUCE_SHUFFLE_BYTES
+--   input_records    maps: MAP_INPUT_RECORDS; reduces: REDUCE_INPUT_RECORDS
+--   output_bytes     maps: MAP_OUTPUT_BYTES (map-only: bytes written); reduces: bytes written
+--   output_records   MAP_OUTPUT_RECORDS / REDUCE_OUTPUT_RECORDS
+--   input_bytes_ratio, input_records_ratio   the value / its mean over the job's tasks of the type
+--   dur_ms           the successful attempt's duration
+
+CREATE OR REPLACE TEMP VIEW data_skew AS
+WITH _last AS (
+    SELECT job_id, task_id, arg_max(attempt_id, finish_ms) AS attempt_id
+    FROM attempts
+    WHERE status = 'SUCCEEDED' AND task_type IN ('MAP', 'REDUCE')
+    GROUP BY job_id, task_id
+),
+_ok AS (
+    SELECT a.job_id, a.task_id, a.attempt_id, a.task_type, a.host, a.finish_ms - a.start_ms AS dur_ms
+    FROM attempts AS a
+    SEMI JOIN _last AS l ON l.job_id = a.job_id AND l.attempt_id = a.attempt_id
+),
+_sizes AS (
+    SELECT
+        o.*,
+        CASE o.task_type WHEN 'MAP' THEN coalesce(c.file_input_bytes, c.hdfs_bytes_read)
+            ELSE c.reduce_shuffle_bytes END AS input_bytes,
+        CASE o.task_type WHEN 'MAP' THEN c.map_input_records ELSE c.reduce_input_records END AS input_records,
+        CASE o.task_type WHEN 'MAP' THEN coalesce(c.map_output_bytes, c.file_output_bytes, c.hdfs_bytes_written)
+            ELSE coalesce(c.file_output_bytes, c.hdfs_bytes_written) END AS output_bytes,
+        CASE o.task_type WHEN 'MAP' THEN c.map_output_records ELSE c.reduce_output_records END AS output_records
+    FROM _ok AS o
+    LEFT JOIN _attempt_counters AS c ON c.job_id = o.job_id AND c.attempt_id = o.attempt_id
+)
+SELECT
+    job_id, task_id, attempt_id, task_type, host, input_bytes, input_records, output_bytes, output_records,
+    input_bytes / nullif(avg(input_bytes) OVER (PARTITION BY job_id, task_type), 0) AS input_bytes_ratio,
+    input_records / nullif(avg(input_records) OVER (PARTITION BY job_id, task_type), 0) AS input_records_ratio,
+    dur_ms
+FROM _sizes;
+
+SELECT * FROM data_skew WHERE job_id = $job_id ORDER BY task_type, input_bytes_ratio DESC NULLS LAST, task_id;

@@ -1,0 +1,11 @@
+-- job_conf: the configuration properties of each job (one value per key).
+--
+-- Output columns
+--   job_id, key, value, source (where the property was set, if the conf file says)
+
+CREATE OR REPLACE TEMP VIEW job_conf AS
+SELECT job_id, key, any_value(value ORDER BY source NULLS LAST) AS value, any_value(source) AS source
+FROM conf
+GROUP BY job_id, key;
+
+SELECT * FROM job_conf WHERE job_id = $job_id ORDER BY key;

@@ -1,0 +1,1 @@
+"""HTML template and stylesheet of the offline report (see :mod:`profiles.report`)."""

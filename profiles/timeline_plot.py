@@ -1,0 +1,253 @@
+"""Pictures of a run: a Gantt chart per attempt (HiTune Fig. 14) and a Chrome trace for Perfetto.
+
+:func:`gantt_figure` draws one row per attempt, maps first, each coloured by
+phase like Dai et al. 2011, Figure 14 (the x axis is seconds since the job's
+submit time); failed and killed attempts are hatched.  :func:`chrome_trace`
+writes the Trace Event Format that Perfetto UI and ``chrome://tracing`` open:
+one process per host, one thread per slot (:func:`profiles.queries.assign_slots`),
+an ``X`` event per attempt with its phases nested inside.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+from phaseline.errors import PhaselineError
+from profiles import queries as q
+
+#: Phase colours (combined phases such as "reduce+write" take their first component's colour).
+PHASE_COLORS: Mapping[str, str] = {
+    "read": "#8dd3c7",
+    "map": "#1f77b4",
+    "collect": "#17becf",
+    "spill": "#ff7f0e",
+    "merge": "#ffbb78",
+    "shuffle": "#2ca02c",
+    "sort": "#bcbd22",
+    "reduce": "#d62728",
+    "write": "#9467bd",
+}
+#: Colour of an attempt span no phase covers (setup/cleanup tasks, attempts without phases).
+UNPHASED_COLOR = "#c7c7c7"
+TYPE_ORDER = {"SETUP": 0, "MAP": 1, "REDUCE": 2, "CLEANUP": 3, "TASK_CLEANUP": 4}
+MAX_ROWS_LABELLED = 60
+
+
+class OutputFormatError(PhaselineError, ValueError):
+    """An output file name whose suffix no writer here knows."""
+
+
+def phase_color(phase: str) -> str:
+    """The colour of a phase name (its first component for combined names)."""
+    return PHASE_COLORS.get(phase.split("+")[0], UNPHASED_COLOR)
+
+
+def _row_order(timeline: pd.DataFrame) -> pd.DataFrame:
+    t = timeline[timeline["start_ms"].notna() & timeline["finish_ms"].notna()].copy()
+    t["_type_rank"] = t["task_type"].map(TYPE_ORDER).fillna(9)
+    return t.sort_values(["_type_rank", "start_ms", "attempt_id"]).reset_index(drop=True)
+
+
+def gantt_figure(timeline: pd.DataFrame, phases: pd.DataFrame, *, title: str = "") -> Figure:
+    """A Gantt chart of the attempts (one row each) coloured by phase.
+
+    Parameters
+    ----------
+    timeline, phases
+        Frames as :func:`profiles.queries.timeline` and :func:`profiles.queries.phases` return.
+    title
+        Shown verbatim (no mathtext: ``$`` in job names stays a dollar).
+    """
+    rows = _row_order(timeline)
+    n = len(rows)
+    height = min(max(2.5, 0.16 * n + 1.2), 40.0)
+    fig = Figure(figsize=(11, height), layout="constrained")
+    ax = fig.add_subplot()
+    if n == 0:
+        ax.text(
+            0.5, 0.5, "no timed attempts", ha="center", va="center", transform=ax.transAxes, parse_math=False
+        )
+        ax.set_axis_off()
+        return fig
+    t0 = float(rows["t0_ms"].dropna().min()) if rows["t0_ms"].notna().any() else float(rows["start_ms"].min())
+    index = {a: i for i, a in enumerate(rows["attempt_id"])}
+    bad = rows["status"].isin(["FAILED", "KILLED"]).to_numpy()
+    # whole attempts first (grey), phases on top
+    ax.barh(
+        range(n),
+        (rows["finish_ms"] - rows["start_ms"]) / 1000.0,
+        left=(rows["start_ms"] - t0) / 1000.0,
+        height=0.8,
+        color=UNPHASED_COLOR,
+        edgecolor="none",
+    )
+    ph = phases[phases["attempt_id"].isin(index)].copy()
+    ph["_row"] = ph["attempt_id"].map(index)
+    used: list[str] = []
+    for name, group in ph.groupby("phase", sort=False):
+        color = phase_color(str(name))
+        used.append(str(name))
+        ax.barh(
+            group["_row"],
+            (group["end_ms"] - group["start_ms"]) / 1000.0,
+            left=(group["start_ms"] - t0) / 1000.0,
+            height=0.8,
+            color=color,
+            edgecolor="none",
+        )
+    if bad.any():
+        b = rows[bad]
+        ax.barh(
+            b.index,
+            (b["finish_ms"] - b["start_ms"]) / 1000.0,
+            left=(b["start_ms"] - t0) / 1000.0,
+            height=0.8,
+            fill=False,
+            hatch="////",
+            edgecolor="black",
+            linewidth=0,
+        )
+    ax.set_ylim(n - 0.5, -0.5)
+    if n <= MAX_ROWS_LABELLED:
+        ax.set_yticks(range(n), [str(a) for a in rows["attempt_id"]], fontsize=6)
+    else:
+        ax.set_yticks([])
+        ax.set_ylabel(f"{n} attempts (maps, then reduces, by start)")
+    ax.set_xlabel("seconds since job submit")
+    if title:
+        ax.set_title(title, parse_math=False)
+    handles = [Patch(color=phase_color(p), label=p) for p in dict.fromkeys(used)]
+    handles.append(Patch(color=UNPHASED_COLOR, label="(no phase)"))
+    if bad.any():
+        handles.append(Patch(fill=False, hatch="////", label="failed/killed"))
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False)
+    ax.grid(axis="x", alpha=0.3)
+    return fig
+
+
+def figure_svg(fig: Figure) -> str:
+    """The figure as an inline SVG document string."""
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg")
+    return buf.getvalue()
+
+
+def chrome_trace(timeline: pd.DataFrame, phases: pd.DataFrame, *, job_id: str) -> dict[str, Any]:
+    """The Trace Event Format dict (``{"traceEvents": [...]}``) of a job's attempts and phases.
+
+    Times are microseconds since the job's time zero.  Hosts are processes,
+    slots threads; phases that overlap an earlier phase of the same attempt (a
+    spill beside the map function) go to a companion thread so events on a
+    thread always nest.
+    """
+    t = timeline if "slot" in timeline.columns else q.assign_slots(timeline)
+    t = t[t["start_ms"].notna() & t["finish_ms"].notna()]
+    events: list[dict[str, Any]] = []
+    if t.empty:
+        return {"traceEvents": events, "displayTimeUnit": "ms", "otherData": {"job_id": job_id}}
+    t0 = float(t["t0_ms"].dropna().min()) if t["t0_ms"].notna().any() else float(t["start_ms"].min())
+    hosts = {h: i + 1 for i, h in enumerate(sorted({str(h) for h in t["host"].fillna("(unknown host)")}))}
+    for host, pid in hosts.items():
+        events.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": host}})
+    threads: set[tuple[int, int]] = set()
+    by_attempt = {str(a): g for a, g in phases.groupby("attempt_id")} if len(phases) else {}
+
+    def us(ms: float) -> float:
+        return (float(ms) - t0) * 1000.0
+
+    for r in t.to_dict("records"):
+        pid = hosts[str(r["host"]) if r["host"] is not None and not pd.isna(r["host"]) else "(unknown host)"]
+        slot = int(r["slot"]) if not pd.isna(r["slot"]) else 0
+        tid = slot + 1
+        if (pid, tid) not in threads:
+            threads.add((pid, tid))
+            events.append(
+                {"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": f"slot {slot}"}}
+            )
+        events.append(
+            {
+                "ph": "X",
+                "name": str(r["attempt_id"]),
+                "cat": str(r["task_type"]),
+                "pid": pid,
+                "tid": tid,
+                "ts": us(r["start_ms"]),
+                "dur": (float(r["finish_ms"]) - float(r["start_ms"])) * 1000.0,
+                "args": {"status": r["status"], "task_id": r["task_id"], "attempt_no": int(r["attempt_no"])},
+            }
+        )
+        group = by_attempt.get(str(r["attempt_id"]))
+        if group is None:
+            continue
+        last_end = float("-inf")
+        for p in group.sort_values(["start_ms", "end_ms"]).to_dict("records"):
+            lane = tid
+            if float(p["start_ms"]) < last_end:
+                lane = 10_000 + tid
+                if (pid, lane) not in threads:
+                    threads.add((pid, lane))
+                    events.append(
+                        {
+                            "ph": "M",
+                            "name": "thread_name",
+                            "pid": pid,
+                            "tid": lane,
+                            "args": {"name": f"slot {slot} (concurrent phases)"},
+                        }
+                    )
+            else:
+                last_end = float(p["end_ms"])
+            args = {"source": p["source"]}
+            if p.get("data_bytes") is not None and not pd.isna(p["data_bytes"]):
+                args["data_bytes"] = int(p["data_bytes"])
+            events.append(
+                {
+                    "ph": "X",
+                    "name": str(p["phase"]),
+                    "cat": "phase",
+                    "pid": pid,
+                    "tid": lane,
+                    "ts": us(p["start_ms"]),
+                    "dur": (float(p["end_ms"]) - float(p["start_ms"])) * 1000.0,
+                    "args": args,
+                }
+            )
+    return {"traceEvents": events, "displayTimeUnit": "ms", "otherData": {"job_id": job_id, "t0_ms": t0}}
+
+
+def write_timeline(con: duckdb.DuckDBPyConnection, job_id: str, out: str | Path) -> Path:
+    """Write the job's timeline to ``out``: ``.png``/``.svg`` (Gantt) or ``.json`` (Chrome trace).
+
+    Raises
+    ------
+    NotFoundError
+        The job is not in the store.
+    OutputFormatError
+        ``out`` has another suffix.
+    """
+    path = Path(out)
+    suffix = path.suffix.lower()
+    if suffix not in (".png", ".svg", ".json"):
+        raise OutputFormatError(
+            f"{path}: write .png, .svg or .json (Chrome trace), not {suffix or 'no suffix'!r}"
+        )
+    summary = q.require_job(con, job_id)
+    timeline = q.timeline(con, job_id)
+    phases = q.phases(con, job_id)
+    if suffix == ".json":
+        path.write_text(json.dumps(chrome_trace(timeline, phases, job_id=job_id)), encoding="utf-8")
+        return path
+    name = summary["name"]
+    title = job_id if name is None or pd.isna(name) else f"{job_id} ({name})"
+    fig = gantt_figure(timeline, phases, title=title)
+    fig.savefig(path, format=suffix[1:], dpi=120)
+    return path
