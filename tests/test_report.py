@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -74,7 +75,10 @@ def test_report_escapes_job_user_and_host_strings() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium package (apt-get install chromium)")
+@pytest.mark.skipif(
+    CHROMIUM is None and not os.environ.get("CI"),
+    reason="needs Debian's chromium package (apt-get install chromium); CI installs it and never skips",
+)
 def test_report_loads_in_headless_chromium(tmp_path: Path) -> None:
     out = write_report(
         make_con({"attempts": ATTEMPTS, "counters": COUNTERS, "jobs": JOBS, "conf": CONF}),
@@ -90,7 +94,10 @@ def test_report_loads_in_headless_chromium(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium package (apt-get install chromium)")
+@pytest.mark.skipif(
+    CHROMIUM is None and not os.environ.get("CI"),
+    reason="needs Debian's chromium package (apt-get install chromium); CI installs it and never skips",
+)
 def test_xss_job_name_is_text_in_the_browser(tmp_path: Path) -> None:
     out = write_report(_xss_con(), JOB, tmp_path / "xss.html")
     dom = _dump_dom(out, tmp_path)
