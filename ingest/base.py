@@ -31,6 +31,9 @@ from phaseline.schemas import table as table_spec
 
 GZIP_MAGIC = b"\x1f\x8b"
 HEAD_BYTES = 8192
+#: The largest single record (line, JSON value, document) a reader accepts.  No real
+#: trace comes near; the cap keeps a hostile file (a 1 GB line) from exhausting memory.
+MAX_RECORD_CHARS = 64 * 1024 * 1024
 
 
 class Row(NamedTuple):
@@ -110,18 +113,39 @@ def read_head(path: Path, n: int = HEAD_BYTES) -> bytes:
         return b""
 
 
-def iter_lines(path: Path, ctx: ReadContext) -> Iterator[tuple[int, str]]:
+def iter_lines(path: Path, ctx: ReadContext, *, max_chars: int = MAX_RECORD_CHARS) -> Iterator[tuple[int, str]]:
     """Yield ``(line_no, line)`` of a text file (1-based, line ending stripped).
 
     A gzip stream that breaks off mid-way raises :class:`TraceParseError` naming
-    the last good line, after every complete line before it was yielded.
+    the last good line, after every complete line before it was yielded; so
+    does a line longer than ``max_chars`` (read no further than the cap).
     """
     line_no = 0
     try:
         with open_text(path) as fh:
-            for line_no, line in enumerate(fh, start=1):
+            while line := fh.readline(max_chars):
+                line_no += 1
+                if len(line) == max_chars and not line.endswith("\n"):
+                    raise TraceParseError(
+                        path,
+                        f"line {line_no} is longer than {max_chars >> 20} Mi characters",
+                        line=line_no,
+                        hint="not a trace phaseline reads, or a corrupt one",
+                    )
                 yield line_no, line.rstrip("\r\n")
     except (EOFError, OSError, zlib.error) as exc:
         raise TraceParseError(
             path, f"compressed stream is corrupt or cut short after line {line_no}: {exc}"
         ) from exc
+
+
+def read_text_bounded(path: Path, max_chars: int = MAX_RECORD_CHARS) -> str:
+    """A whole (possibly gzipped) text document, refusing one larger than ``max_chars``."""
+    try:
+        with open_text(path) as fh:
+            text = fh.read(max_chars + 1)
+    except (EOFError, OSError, zlib.error) as exc:
+        raise TraceParseError(path, f"cannot read: {exc}") from exc
+    if len(text) > max_chars:
+        raise TraceParseError(path, f"document is larger than {max_chars >> 20} Mi characters")
+    return text

@@ -34,7 +34,7 @@ from xml.etree.ElementTree import ParseError
 import defusedxml
 from defusedxml.ElementTree import XMLParser
 
-from ingest.base import ReadContext, Row, open_binary
+from ingest.base import MAX_RECORD_CHARS, ReadContext, Row, open_binary
 from ingest.formats import Format
 from ingest.mrcommon import event_row, job_id_from_name
 from phaseline.errors import TraceParseError
@@ -186,8 +186,13 @@ def conf_rows(job_id: str, props: Iterable[ConfProperty]) -> Iterator[Row]:
 
 
 def _chunks(path: Path) -> Iterator[bytes]:
+    """The file's (decompressed) bytes in chunks; a conf larger than any real one is refused."""
+    total = 0
     with open_binary(path) as fh:
         while chunk := fh.read(_CHUNK):
+            total += len(chunk)
+            if total > MAX_RECORD_CHARS:
+                raise TraceParseError(path, f"job conf larger than {MAX_RECORD_CHARS >> 20} MiB")
             yield chunk
 
 

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ingest.base import ReadContext, Row, open_text
+from ingest.base import ReadContext, Row, read_text_bounded
 from ingest.formats import Format
 from ingest.mrcommon import counter_row, event_row
 from ingest.tasklog_patterns import (
@@ -57,6 +57,24 @@ def sniff_engine_run(head: bytes, path: Path) -> bool:
     return head.lstrip()[:1] == b"{" and _SNIFF.search(head) is not None
 
 
+def run_job_id(path: Path, ctx: ReadContext) -> str | None:
+    """The job id in the ``run.json`` beside ``path`` (a file of the run directory), else the hint.
+
+    Read leniently, for files that only lie in a run directory (JFR recordings,
+    thread dumps): an unreadable ``run.json``, or one without a string
+    ``job_id``, gives ``ctx.job_id_hint``.
+    """
+    run_json = path.with_name("run.json")
+    if run_json.is_file():
+        try:
+            doc = json.loads(run_json.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            doc = {}
+        if isinstance(doc, dict) and isinstance(doc.get("job_id"), str):
+            return str(doc["job_id"])
+    return ctx.job_id_hint
+
+
 def _int_or_none(value: Any, path: Path, what: str) -> int | None:
     if value is None:
         return None
@@ -67,8 +85,7 @@ def _int_or_none(value: Any, path: Path, what: str) -> int | None:
 
 def read_engine_run(path: Path, ctx: ReadContext) -> Iterator[Row]:
     """Rows of one engine ``run.json``: ``jobs``, ``counters`` and the run as an ``events`` row."""
-    with open_text(path) as fh:
-        text = fh.read()
+    text = read_text_bounded(path)
     try:
         run = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -42,7 +42,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from ingest.base import ReadContext, Row, open_text
+from ingest.base import MAX_RECORD_CHARS, ReadContext, Row, open_text
 from ingest.formats import Format
 from ingest.mrcommon import (
     INT64_MAX,
@@ -128,6 +128,11 @@ def iter_json_objects(fh: IO[str], path: Path) -> Iterator[tuple[int, Any]]:
         try:
             value, end = decoder.raw_decode(buf, pos)
         except json.JSONDecodeError as exc:
+            if len(buf) - pos > MAX_RECORD_CHARS:
+                raise TraceParseError(
+                    path, f"a JSON value starting at line {line} is larger than {MAX_RECORD_CHARS >> 20} Mi characters",
+                    line=line,
+                ) from None  # fmt: skip
             if not eof:
                 more = read(max(_CHUNK, len(buf) - pos))
                 eof = not more
