@@ -32,7 +32,7 @@ rest of the file lands.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -90,6 +90,9 @@ class _Instance:
     states: dict[str, int] = field(default_factory=dict)
 
 
+_RowsOf = Callable[[int, str, list[str]], Iterator[Row]]  # (line number, line, cleaned fields) -> rows
+
+
 def _int(text: str) -> int | None:
     t = clean(text)
     return int(t) if t else None
@@ -109,40 +112,51 @@ def _host_of_tracker(tracker: str) -> str | None:
     return name.removeprefix("tracker_").split(":")[0] or None
 
 
-def _instruments(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Row]:
-    idx = {name: i for i, name in enumerate(header)}
-    groups: dict[tuple[str, str, int], _Instance] = {}
-    seen: set[tuple[str, ...]] = set()
-    for line_no, line in _data_lines(path, ctx):
+def _data_rows(path: Path, ctx: ReadContext, header: list[str], rows_of: _RowsOf) -> Iterator[Row]:
+    """The rows ``rows_of`` makes of each data line's cleaned fields (lines after the header).
+
+    A line with another number of fields than the header is kept as ``malformed``.
+    """
+    for line_no, line in iter_lines(path, ctx):
+        if line_no == 1 or not line.strip():
+            continue
         ctx.events_read += 1
         f = line.split(",")
         if len(f) != len(header):
             yield malformed_row(ctx, line_no, f"expected {len(header)} fields, found {len(f)}", line)
             continue
+        yield from rows_of(line_no, line, [clean(x) for x in f])
+
+
+def _instruments(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Row]:
+    idx = {name: i for i, name in enumerate(header)}
+    groups: dict[tuple[str, str, int], _Instance] = {}
+    seen: set[tuple[str, ...]] = set()
+
+    def breakdown(line_no: int, line: str, f: list[str]) -> Iterator[Row]:
         try:
-            attempt = clean(f[idx["attempt_id"]])
-            phase = clean(f[idx["phase_name"]])
+            attempt = f[idx["attempt_id"]]
+            phase = f[idx["phase_name"]]
             vertex = VERTEX_OF.get(phase, phase.lower())
-            thread_id = int(clean(f[idx["thread_id"]]))
-            count = int(clean(f[idx["breakdown_count"]]))
+            thread_id = int(f[idx["thread_id"]])
+            count = int(f[idx["breakdown_count"]])
             inst = _Instance(
-                clean(f[idx["job_id"]]), attempt, clean(f[idx["host"]]), thread_id,
-                clean(f[idx["thread_name"]]), vertex, int(clean(f[idx["phase_start"]])),
-                int(clean(f[idx["phase_end"]])), int(clean(f[idx["phase_count"]])),
+                f[idx["job_id"]], attempt, f[idx["host"]], thread_id, f[idx["thread_name"]], vertex,
+                int(f[idx["phase_start"]]), int(f[idx["phase_end"]]), int(f[idx["phase_count"]]),
             )
-            kind = clean(f[idx["breakdown_type"]])
-            name = clean(f[idx["breakdown_name"]])
+            kind = f[idx["breakdown_type"]]
+            name = f[idx["breakdown_name"]]
             if kind == "state":
                 name = normalize_state(name)
         except ValueError as exc:
             yield malformed_row(ctx, line_no, f"bad value: {exc}", line)
-            continue
-        key = tuple(clean(x) for x in f)
+            return
+        key = tuple(f)
         if key in seen:
             ctx.unknown["duplicate"] += 1
             payload = orjson.dumps({"line": line_no, "text": line}).decode()
             yield Row("events", {"job_id": inst.job_id, "seq": line_no, "event_type": "duplicate", "ts_ms": None, "payload_json": payload})
-            continue
+            return
         seen.add(key)
         group = groups.setdefault((attempt, vertex, thread_id), inst)
         if kind == "state":
@@ -154,6 +168,8 @@ def _instruments(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Ro
                 "vertex": vertex, "kind": kind, "name": name, "samples": count, "source": SOURCE,
             },
         )
+
+    yield from _data_rows(path, ctx, header, breakdown)
     for g in groups.values():
         busy = g.states.get(ThreadState.RUNNABLE.value, 0)
         idle = sum(n for s, n in g.states.items() if s in _IDLE_STATES)
@@ -167,33 +183,21 @@ def _instruments(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Ro
         )
 
 
-def _data_lines(path: Path, ctx: ReadContext) -> Iterator[tuple[int, str]]:
-    for line_no, line in iter_lines(path, ctx):
-        if line_no == 1 or not line.strip():
-            continue
-        yield line_no, line
-
-
 def _job_of(attempt_or_task: str) -> str | None:
     parts = attempt_or_task.split("_")
     return f"job_{parts[1]}_{parts[2]}" if len(parts) >= 3 else None
 
 
 def _metrics(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Row]:
-    for line_no, line in _data_lines(path, ctx):
-        ctx.events_read += 1
-        f = line.split(",")
-        if len(f) != len(header):
-            yield malformed_row(ctx, line_no, f"expected {len(header)} fields, found {len(f)}", line)
-            continue
-        rec = {name: clean(v) for name, v in zip(header, f, strict=True)}
+    def samples(line_no: int, line: str, f: list[str]) -> Iterator[Row]:
+        rec = dict(zip(header, f, strict=True))
         try:
             ts = _int(rec["Timestamp"])
         except ValueError:
             ts = None
         if ts is None:
             yield malformed_row(ctx, line_no, f"Timestamp {rec['Timestamp']!r} is not epoch seconds", line)
-            continue
+            return
         category = rec.get("category") or "cpu"
         m = _SAR_INTERVAL.search(rec.get("capp", ""))
         interval = int(m.group(1)) * 1000 if m else None
@@ -218,19 +222,16 @@ def _metrics(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Row]:
             )
         if not rows:
             yield malformed_row(ctx, line_no, "no numeric metric in the row", line)
-            continue
+            return
         ctx.events_read += len(rows) - 1  # one row per metric: keep events_read = rows kept
         yield from rows
 
+    yield from _data_rows(path, ctx, header, samples)
+
 
 def _history(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Row]:
-    for line_no, line in _data_lines(path, ctx):
-        ctx.events_read += 1
-        f = line.split(",")
-        if len(f) != len(header):
-            yield malformed_row(ctx, line_no, f"expected {len(header)} fields, found {len(f)}", line)
-            continue
-        rec = {name: clean(v) for name, v in zip(header, f, strict=True)}
+    def records(line_no: int, line: str, f: list[str]) -> Iterator[Row]:
+        rec = dict(zip(header, f, strict=True))
         try:
             if "TASKID" in rec and "TRACKER_NAME" in rec:  # MapAttempt / ReduceAttempt
                 attempt = rec["id"]
@@ -247,7 +248,7 @@ def _history(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Row]:
                         "host": _host_of_tracker(rec["TRACKER_NAME"]),
                     },
                 )
-                continue
+                return
             if "TOTAL_MAPS" in rec and "JOB_STATUS" in rec:  # job.csv
                 yield Row(
                     "jobs",
@@ -260,10 +261,10 @@ def _history(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Row]:
                         "source_format": SOURCE,
                     },
                 )
-                continue
+                return
         except (KeyError, ValueError) as exc:
             yield malformed_row(ctx, line_no, f"bad value: {exc}", line)
-            continue
+            return
         ident = rec.get("id", "")
         start = rec.get("START_TIME", "")
         yield Row(
@@ -273,6 +274,8 @@ def _history(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Row]:
                 "ts_ms": int(start) if start.isdigit() else None, "payload_json": orjson.dumps(rec).decode(),
             },
         )
+
+    yield from _data_rows(path, ctx, header, records)
 
 
 def read_hitune_csv(path: Path, ctx: ReadContext) -> Iterator[Row]:

@@ -33,7 +33,6 @@ or from the ingest's job id hint.
 
 from __future__ import annotations
 
-import json
 import subprocess
 from collections.abc import Iterator
 from functools import cache
@@ -42,6 +41,7 @@ from pathlib import Path
 import orjson
 
 from ingest.base import ReadContext, Row
+from ingest.engine_run import run_job_id
 from ingest.formats import Format
 from ingest.samples_hitune import MalformedRecord, StackTable, malformed_row, normalize_state, sample_row
 from phaseline.errors import TraceParseError, TraceTruncatedError
@@ -77,18 +77,6 @@ def dumper_classes() -> Path:
 def dump_command(path: Path) -> list[str]:
     """The command that streams a recording as JfrDump TSV."""
     return [*java_command("JfrDump", [dumper_classes()], jvm_args=("-Xss4m", "-XX:TieredStopAtLevel=1")), str(path)]
-
-
-def _job_id(path: Path, ctx: ReadContext) -> str | None:
-    run_json = path.with_name("run.json")
-    if run_json.is_file():
-        try:
-            doc = json.loads(run_json.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            doc = {}
-        if isinstance(doc, dict) and isinstance(doc.get("job_id"), str):
-            return str(doc["job_id"])
-    return ctx.job_id_hint
 
 
 def _state(kind: str, raw_state: str, timeout: int) -> str:
@@ -167,7 +155,7 @@ def parse_dump(lines: Iterator[str], ctx: ReadContext, job_id: str | None) -> It
 
 def read_jfr(path: Path, ctx: ReadContext) -> Iterator[Row]:
     """Read a ``.jfr`` recording's thread samples, waits, I/O and CPU load."""
-    job_id = _job_id(path, ctx)
+    job_id = run_job_id(path, ctx)
     proc = subprocess.Popen(
         dump_command(path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8",
         errors="replace",

@@ -144,6 +144,23 @@ def _nonempty(v: Any, name: str) -> str | None:
     return s or None
 
 
+def _counter_entries(counters: Any) -> Iterator[tuple[str, str, int]]:
+    """``(group, name, value)`` of each counter of a JhCounters record, checked as they come."""
+    try:
+        for g in counters["groups"]:
+            group = g["name"]
+            if type(group) is not str:
+                group = req_str(g, "name")
+            for c in g["counts"]:
+                name = c["name"]
+                value = c["value"]
+                if type(name) is not str or type(value) is not int:
+                    name, value = checked_counter(group, c)
+                yield group, name, value
+    except (KeyError, TypeError) as exc:
+        raise BadEvent(f"counters are not a JhCounters record ({exc!r})") from None
+
+
 class HistoryState:
     """Jobs, tasks and attempts of one history file, built event by event.
 
@@ -212,20 +229,9 @@ class HistoryState:
         out = self.out
         append = out.append
         before = len(out)
-        try:
-            for g in counters["groups"]:
-                group = g["name"]
-                if type(group) is not str:
-                    group = req_str(g, "name")
-                for c in g["counts"]:
-                    name = c["name"]
-                    value = c["value"]
-                    if type(name) is not str or type(value) is not int:
-                        name, value = checked_counter(group, c)
-                    # a tuple in COUNTERS.row_columns order (the store's fast path)
-                    append(_new_row(Row, ("counters", (jid, task_id, attempt_id, scope, group, name, value))))
-        except (KeyError, TypeError) as exc:
-            raise BadEvent(f"counters are not a JhCounters record ({exc!r})") from None
+        for group, name, value in _counter_entries(counters):
+            # a tuple in COUNTERS.row_columns order (the store's fast path)
+            append(_new_row(Row, ("counters", (jid, task_id, attempt_id, scope, group, name, value))))
         return len(out) - before
 
     # ------------------------------------------------------------------ job events
@@ -294,20 +300,9 @@ class HistoryState:
         layout: list[tuple[str, str]] = []
         values: list[int] = []
         if counters is not None:
-            try:
-                for g in counters["groups"]:
-                    group = g["name"]
-                    if type(group) is not str:
-                        group = req_str(g, "name")
-                    for c in g["counts"]:
-                        name = c["name"]
-                        value = c["value"]
-                        if type(name) is not str or type(value) is not int:
-                            name, value = checked_counter(group, c)
-                        layout.append((group, name))
-                        values.append(value)
-            except (KeyError, TypeError) as exc:
-                raise BadEvent(f"counters are not a JhCounters record ({exc!r})") from None
+            for group, name, value in _counter_entries(counters):
+                layout.append((group, name))
+                values.append(value)
         key = tuple(layout)
         task.counter_layout = self.layouts.setdefault(key, key)
         task.counter_values = array("q", values)

@@ -27,7 +27,6 @@ ends inside a thread's block yields that thread as it is.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -35,6 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ingest.base import ReadContext, Row, iter_lines
+from ingest.engine_run import run_job_id
 from ingest.formats import Format
 from ingest.samples_hitune import MalformedRecord, StackTable, malformed_row, normalize_state, sample_row
 from phaseline.schemas import ThreadState
@@ -57,18 +57,6 @@ class _Thread:
     frames: list[str] = field(default_factory=list)
 
 
-def _job_id(path: Path, ctx: ReadContext) -> str | None:
-    run_json = path.with_name("run.json")
-    if run_json.is_file():
-        try:
-            doc = json.loads(run_json.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            doc = {}
-        if isinstance(doc, dict) and isinstance(doc.get("job_id"), str):
-            return str(doc["job_id"])
-    return ctx.job_id_hint
-
-
 def _epoch_ms(stamp: str, fraction: str | None) -> int:
     dt = datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC)
     return int(dt.timestamp() * 1000) + (int(fraction.ljust(3, "0")) if fraction else 0)
@@ -76,7 +64,7 @@ def _epoch_ms(stamp: str, fraction: str | None) -> int:
 
 def read_jstack(path: Path, ctx: ReadContext) -> Iterator[Row]:
     """Read concatenated thread dumps (see the module docstring)."""
-    job_id = _job_id(path, ctx)
+    job_id = run_job_id(path, ctx)
     stacks = StackTable()
     ts: int | None = None
     pending_ts: int | None = None

@@ -60,7 +60,7 @@ log-line byte counts and record counters are used instead.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ingest.tasklog_patterns import EventKind, TaskEvent
@@ -137,18 +137,17 @@ def map_stack_phase(frames: Sequence[str]) -> Phase | None:
     ...                  "org.apache.hadoop.mapreduce.Mapper.run"])
     <Phase.COLLECT: 'collect'>
     """
-    in_loop = False
-    for frame in frames:
-        cls, _, method = frame.rpartition(".")
-        simple = cls.rpartition(".")[2]
-        if (simple.endswith("RecordReader") or simple in _READER_CLASSES
-                or (simple in _CONTEXT_CLASSES and method in _CONTEXT_READS)):
-            return Phase.READ
-        if (simple.startswith("MapTask$MapOutputBuffer") or simple in _COLLECTOR_CLASSES
-                or (simple in _CONTEXT_CLASSES and method == "write")):
-            return Phase.COLLECT
-        in_loop = in_loop or f"{simple}.{method}" in _MAP_LOOPS
-    return Phase.MAP if in_loop else None
+    return _stack_phase(frames, _map_frame_phase, _MAP_LOOPS, Phase.MAP)
+
+
+def _map_frame_phase(simple: str, method: str) -> Phase | None:
+    if (simple.endswith("RecordReader") or simple in _READER_CLASSES
+            or (simple in _CONTEXT_CLASSES and method in _CONTEXT_READS)):
+        return Phase.READ
+    if (simple.startswith("MapTask$MapOutputBuffer") or simple in _COLLECTOR_CLASSES
+            or (simple in _CONTEXT_CLASSES and method == "write")):
+        return Phase.COLLECT
+    return None
 
 
 _WRITER_CLASSES = frozenset({"ReduceTask$NewTrackingRecordWriter", "ReduceTask$OldTrackingRecordWriter"})
@@ -168,15 +167,33 @@ def reduce_stack_phase(frames: Sequence[str]) -> Phase | None:
     ...     "org.apache.hadoop.mapreduce.Reducer.run"])
     <Phase.WRITE: 'write'>
     """
+    return _stack_phase(frames, _reduce_frame_phase, _REDUCE_LOOPS, Phase.REDUCE)
+
+
+def _reduce_frame_phase(simple: str, method: str) -> Phase | None:
+    if (simple.endswith("RecordWriter") or simple in _WRITER_CLASSES
+            or (simple in ("TaskInputOutputContextImpl", "WrappedReducer$Context") and method == "write")):
+        return Phase.WRITE
+    return None
+
+
+def _stack_phase(
+    frames: Sequence[str], frame_phase: Callable[[str, str], Phase | None], loops: frozenset[str], loop_phase: Phase
+) -> Phase | None:
+    """The phase of the innermost frame ``frame_phase`` names, else ``loop_phase`` if a frame is one of ``loops``.
+
+    ``frame_phase`` and ``loops`` see a frame as its simple class name and method
+    (``"Mapper"``, ``"run"``; ``loops`` holds ``"Mapper.run"``).
+    """
     in_loop = False
     for frame in frames:
         cls, _, method = frame.rpartition(".")
         simple = cls.rpartition(".")[2]
-        if (simple.endswith("RecordWriter") or simple in _WRITER_CLASSES
-                or (simple in ("TaskInputOutputContextImpl", "WrappedReducer$Context") and method == "write")):
-            return Phase.WRITE
-        in_loop = in_loop or f"{simple}.{method}" in _REDUCE_LOOPS
-    return Phase.REDUCE if in_loop else None
+        phase = frame_phase(simple, method)
+        if phase is not None:
+            return phase
+        in_loop = in_loop or f"{simple}.{method}" in loops
+    return loop_phase if in_loop else None
 
 
 def split_by_samples(

@@ -38,3 +38,9 @@ def papers_dir() -> Path:
 def store_dir(tmp_path: Path) -> Path:
     """A path for a fresh, empty store."""
     return tmp_path / "store"
+
+
+@pytest.fixture(scope="module")
+def fuzz_dir(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One directory per test module for the mutated copies its property tests write."""
+    return tmp_path_factory.mktemp(f"fuzz_{request.module.__name__.removeprefix('test_')}")

@@ -2,42 +2,25 @@
 
 from __future__ import annotations
 
-import random
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reader_checks import mutations, parse_error, read_checked, read_reconciled, rows_of, table
 
 from ingest import conf_xml, properties
-from ingest.base import ReadContext, Row, read_head
+from ingest.base import read_head
 from ingest.conf_xml import read_conf_xml, sniff_conf_xml
 from ingest.formats import detect
 from ingest.properties import read_properties, sniff_properties
-from phaseline.errors import PhaselineError, TraceParseError
-from phaseline.schemas import TABLES
+from phaseline.errors import TraceParseError
 
 HS_CONF = "apache-hadoop/mapreduce-client-hs/job_1329348432655_0001_conf.xml"
 DRE_CONF = "linkedin-dr-elephant/history-done/job_1526555215992_0001_conf.xml"
 MRDATA = "linkedin-dr-elephant/mrdata"
-
-
-def rows_of(reader: Any, path: Path, hint: str | None = None) -> list[Row]:
-    return list(reader(path, ReadContext(path, job_id_hint=hint)))
-
-
-def table(rows: list[Row], name: str) -> list[dict[str, Any]]:
-    return [r.values for r in rows if r.table == name]
-
-
-def check_row(row: Row) -> None:
-    spec = TABLES[row.table]
-    assert set(row.values) <= set(spec.columns)
-    for col in spec.required:
-        assert row.values.get(col) is not None, (row.table, col)
 
 
 # -- conf XML: real files ----------------------------------------------------------
@@ -48,12 +31,8 @@ def test_every_conf_fixture_parses(fixtures_dir: Path) -> None:
     assert len(files) == 6
     (fmt,) = conf_xml.FORMATS
     for path in files:
-        ctx = ReadContext(path)
-        rows = list(read_conf_xml(path, ctx))
-        for row in rows:
-            check_row(row)
+        rows, _ = read_reconciled(fmt, path)
         assert table(rows, "conf"), path
-        assert sum(r.table in fmt.record_tables for r in rows) == ctx.events_read, path
 
 
 def test_loaded_from_comment_style(fixtures_dir: Path) -> None:
@@ -171,11 +150,7 @@ def test_entity_attacks_are_refused(tmp_path: Path, doc: str) -> None:
 def test_malformed_conf_names_file_and_line(tmp_path: Path, doc: str, line: int, what: str) -> None:
     path = tmp_path / "job_1_0001_conf.xml"
     path.write_text(doc)
-    with pytest.raises(TraceParseError) as info:
-        rows_of(read_conf_xml, path)
-    assert info.value.path == str(path)
-    assert info.value.line == line
-    assert what in str(info.value)
+    parse_error(read_conf_xml, path, line, what)
 
 
 # -- properties ----------------------------------------------------------------------
@@ -187,11 +162,8 @@ def test_every_properties_fixture_parses(fixtures_dir: Path) -> None:
     assert all(sniff_properties(read_head(p), p) for p in files)
     (fmt,) = properties.FORMATS
     for path in files:
-        ctx = ReadContext(path)
-        rows = list(read_properties(path, ctx))
-        for row in rows:
-            check_row(row)
-        assert sum(r.table in fmt.record_tables for r in rows) == ctx.events_read > 0, path
+        _, ctx = read_reconciled(fmt, path)
+        assert ctx.events_read > 0, path
 
 
 def test_job_conf_properties(fixtures_dir: Path) -> None:
@@ -240,41 +212,6 @@ def test_properties_syntax(tmp_path: Path) -> None:
 
 
 # -- property tests --------------------------------------------------------------
-
-
-def read_checked(reader: Any, path: Path) -> PhaselineError | None:
-    """Read a whole file, checking every row; the PhaselineError it raised, if any."""
-    try:
-        for row in reader(path, ReadContext(path)):
-            check_row(row)
-    except PhaselineError as exc:
-        return exc
-    return None
-
-
-def mutations(data: bytes) -> st.SearchStrategy[bytes]:
-    def flip(edits: list[tuple[int, int]]) -> bytes:
-        out = bytearray(data)
-        for pos, value in edits:
-            out[pos % len(out)] = value
-        return bytes(out)
-
-    def shuffle(seed: int) -> bytes:
-        lines = data.split(b"\n")
-        random.Random(seed).shuffle(lines)
-        return b"\n".join(lines)
-
-    return st.one_of(
-        st.integers(0, len(data)).map(lambda n: data[:n]),
-        st.lists(st.tuples(st.integers(0, len(data)), st.integers(0, 255)), min_size=1, max_size=8).map(flip),
-        st.integers(0, 2**32).map(shuffle),
-        st.binary(min_size=1, max_size=300).map(lambda g: data + g),
-    )
-
-
-@pytest.fixture(scope="module")
-def fuzz_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("fuzz_conf")
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

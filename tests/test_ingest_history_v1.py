@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import random
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,14 +12,14 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reader_checks import mutations, parse_error, read_checked, read_reconciled, rows_of, table
 
 from ingest.base import ReadContext, Row, read_head
 from ingest.counters_v1 import parse_counters
 from ingest.formats import detect
 from ingest.history_v1 import FORMATS, MAX_RECORD_LINES, read_history_v1, sniff_history_v1
 from ingest.mrcommon import split_host, unescape_v1
-from phaseline.errors import PhaselineError, TraceParseError, TraceTruncatedError
-from phaseline.schemas import TABLES
+from phaseline.errors import TraceParseError, TraceTruncatedError
 
 RUMEN_TEST = "apache-hadoop-mapreduce/rumen-small-trace-test"
 ORACLE_PAIRS = [
@@ -30,19 +29,7 @@ ORACLE_PAIRS = [
 
 
 def read(path: Path) -> list[Row]:
-    return list(read_history_v1(path, ReadContext(path)))
-
-
-def by_table(rows: list[Row], table: str) -> list[dict[str, Any]]:
-    return [r.values for r in rows if r.table == table]
-
-
-def check_row(row: Row) -> None:
-    """A row names a declared table, only its columns, and fills the required ones."""
-    spec = TABLES[row.table]
-    assert set(row.values) <= set(spec.columns), set(row.values) - set(spec.columns)
-    for col in spec.required:
-        assert row.values.get(col) is not None, (row.table, col)
+    return rows_of(read_history_v1, path)
 
 
 def v1_files(fixtures: Path) -> list[Path]:
@@ -73,13 +60,8 @@ def test_every_v1_fixture_parses(fixtures_dir: Path) -> None:
     assert len(files) == 7
     (fmt,) = FORMATS
     for path in files:
-        ctx = ReadContext(path)
-        rows = list(read_history_v1(path, ctx))
-        for row in rows:
-            check_row(row)
-        assert by_table(rows, "jobs"), path
-        # reconciliation: every record read is kept once in the format's record tables
-        assert sum(r.table in fmt.record_tables for r in rows) == ctx.events_read, path
+        rows, _ = read_reconciled(fmt, path)  # every record read is kept once in the record tables
+        assert table(rows, "jobs"), path
 
 
 def test_detected_from_content_not_name(fixtures_dir: Path, tmp_path: Path) -> None:
@@ -93,31 +75,31 @@ def test_detected_from_content_not_name(fixtures_dir: Path, tmp_path: Path) -> N
 
 def test_concatenated_yahoo_jobs(fixtures_dir: Path) -> None:
     rows = read(fixtures_dir / RUMEN_TEST / "sample-job-tracker-logs.gz")
-    jobs = {j["job_id"]: j for j in by_table(rows, "jobs")}
+    jobs = {j["job_id"]: j for j in table(rows, "jobs")}
     assert sorted(jobs) == [f"job_200904211745_000{i}" for i in range(1, 5)]
     big = jobs["job_200904211745_0004"]
     assert (big["total_maps"], big["total_reduces"], big["status"]) == (131, 47, "SUCCEEDED")
-    attempts = [a for a in by_table(rows, "attempts") if a["job_id"] == big["job_id"]]
+    attempts = [a for a in table(rows, "attempts") if a["job_id"] == big["job_id"]]
     statuses = Counter((a["task_type"], a["status"]) for a in attempts)
     assert statuses[("MAP", "KILLED")] + statuses[("REDUCE", "KILLED")] == 69
     assert statuses[("MAP", "SUCCEEDED")] == 131
     assert statuses[("REDUCE", "SUCCEEDED")] == 47
-    tasks = [t for t in by_table(rows, "tasks") if t["job_id"] == big["job_id"]]
+    tasks = [t for t in table(rows, "tasks") if t["job_id"] == big["job_id"]]
     assert Counter(t["task_type"] for t in tasks) == {"MAP": 131, "REDUCE": 47, "SETUP": 1, "CLEANUP": 1}
     assert all(t["successful_attempt_id"] for t in tasks)
     # each !!FILE= conf section lands in conf, under the job named in its file name
-    conf = {c["job_id"]: c["value"] for c in by_table(rows, "conf")}
+    conf = {c["job_id"]: c["value"] for c in table(rows, "conf")}
     assert conf["job_200904211745_0004"] == "-Xmx768m"
     assert len(conf) == 4
 
 
 def test_killed_job_without_counters(fixtures_dir: Path) -> None:
     rows = read(fixtures_dir / RUMEN_TEST / "sample-job-tracker-logs.gz")
-    job = next(j for j in by_table(rows, "jobs") if j["job_id"] == "job_200904211745_0001")
+    job = next(j for j in table(rows, "jobs") if j["job_id"] == "job_200904211745_0001")
     assert job["status"] == "KILLED"
     assert job["finish_ms"] == 1240336760540
     job_counters = [
-        c for c in by_table(rows, "counters") if c["job_id"] == job["job_id"] and c["scope"] != "task"
+        c for c in table(rows, "counters") if c["job_id"] == job["job_id"] and c["scope"] != "task"
     ]
     assert all(c["scope"] == "attempt" for c in job_counters)
 
@@ -125,7 +107,7 @@ def test_killed_job_without_counters(fixtures_dir: Path) -> None:
 def test_multiline_error_and_raw_status_kept(fixtures_dir: Path) -> None:
     rows = read(fixtures_dir / RUMEN_TEST / "sample-job-tracker-logs.gz")
     failed = next(
-        a for a in by_table(rows, "attempts") if a["attempt_id"] == "attempt_200904211745_0002_m_000002_0"
+        a for a in table(rows, "attempts") if a["attempt_id"] == "attempt_200904211745_0002_m_000002_0"
     )
     assert failed["status"] == "FAILED"
     assert failed["error"].startswith(
@@ -133,27 +115,27 @@ def test_multiline_error_and_raw_status_kept(fixtures_dir: Path) -> None:
     )
     assert (failed["host"], failed["rack"]) == ("cluster1670.secondleveldomain.com", None)
     ok = next(
-        a for a in by_table(rows, "attempts") if a["attempt_id"] == "attempt_200904211745_0001_m_000001_0"
+        a for a in table(rows, "attempts") if a["attempt_id"] == "attempt_200904211745_0001_m_000001_0"
     )
     assert (ok["host"], ok["rack"]) == ("cluster1020.secondleveldomain.com", "/192.30.63.192")
     assert ok["map_finish_ms"] is None  # 1.x never records it
-    raw = [json.loads(e["payload_json"]) for e in by_table(rows, "events")]
+    raw = [json.loads(e["payload_json"]) for e in table(rows, "events")]
     assert any(p.get("fields", {}).get("TASK_STATUS") == "SUCCESS" for p in raw)  # raw status kept in events
 
 
 def test_counter_escapes_and_legacy_group_names(fixtures_dir: Path) -> None:
     logs = sorted((fixtures_dir / RUMEN_TEST / "counters-format-test-logs").glob("*.gz"))
     rows = [r for p in logs for r in read(p)]
-    names = {(c["group_name"], c["counter_name"]) for c in by_table(rows, "counters")}
+    names = {(c["group_name"], c["counter_name"]) for c in table(rows, "counters")}
     assert ("com.megacorp.grid.tools.counter", "SortFilter-#1[id]:Modified") in names
     assert ("org.apache.hadoop.mapreduce.JobCounter", "FALLOW_SLOTS_MILLIS_REDUCES") in names
     assert ("org.apache.hadoop.mapreduce.TaskCounter", "MAP_INPUT_RECORDS") in names
-    scopes = Counter(c["scope"] for c in by_table(rows, "counters"))
+    scopes = Counter(c["scope"] for c in table(rows, "counters"))
     assert scopes["job_map"] > 0
     assert scopes["job_reduce"] > 0
     assert scopes["job_total"] > 0
     reduce_attempt = next(
-        a for a in by_table(rows, "attempts") if a["attempt_id"] == "attempt_201002080801_40864_r_000000_0"
+        a for a in table(rows, "attempts") if a["attempt_id"] == "attempt_201002080801_40864_r_000000_0"
     )
     assert (reduce_attempt["shuffle_finish_ms"], reduce_attempt["sort_finish_ms"]) == (
         1265814256631,
@@ -178,7 +160,7 @@ def test_counter_parser_two_layers_and_trailing_space() -> None:
 
 def test_crlf_history(fixtures_dir: Path) -> None:
     rows = read(fixtures_dir / "intel-hitune/chukwa-test-samples-crlf/JobHistory.log")
-    (job,) = by_table(rows, "jobs")
+    (job,) = table(rows, "jobs")
     assert (job["job_id"], job["name"], job["total_maps"], job["total_reduces"]) == (
         "job_200909120624_0005",
         "sorter",
@@ -187,8 +169,8 @@ def test_crlf_history(fixtures_dir: Path) -> None:
     )
     assert job["status"] == "SUCCEEDED"
     for row in rows:
-        assert not any(isinstance(v, str) and "\r" in v for v in row.values.values())
-    attempts = by_table(rows, "attempts")
+        assert not any(isinstance(v, str) and "\r" in v for v in row.as_dict().values())
+    attempts = table(rows, "attempts")
     assert len(attempts) == 20
     assert {a["rack"] for a in attempts} == {"/default-rack"}
 
@@ -200,9 +182,9 @@ def test_matches_rumens_parse(fixtures_dir: Path, log: str, oracle: str) -> None
     Rumen writes -1 for unknown times and (a Rumen quirk for these logs) null job names.
     """
     rows = read(fixtures_dir / RUMEN_TEST / log)
-    jobs = {j["job_id"]: j for j in by_table(rows, "jobs")}
-    tasks = {t["task_id"]: t for t in by_table(rows, "tasks")}
-    attempts = {a["attempt_id"]: a for a in by_table(rows, "attempts")}
+    jobs = {j["job_id"]: j for j in table(rows, "jobs")}
+    tasks = {t["task_id"]: t for t in table(rows, "tasks")}
+    attempts = {a["attempt_id"]: a for a in table(rows, "attempts")}
 
     def status(raw: str | None) -> str | None:
         return "SUCCEEDED" if raw == "SUCCESS" else raw
@@ -258,11 +240,11 @@ def test_truncated_log_keeps_the_cut_record(fixtures_dir: Path) -> None:
     path = fixtures_dir / RUMEN_TEST / "truncated-job-tracker-log"
     ctx = ReadContext(path)
     rows = list(read_history_v1(path, ctx))
-    task = next(t for t in by_table(rows, "tasks") if t["task_id"] == "task_200904211745_0002_m_000010")
+    task = next(t for t in table(rows, "tasks") if t["task_id"] == "task_200904211745_0002_m_000010")
     assert task["status"] is None
     assert task["finish_ms"] is None
     assert any("TASK_TY" in note for note in ctx.notes)
-    stub = [json.loads(e["payload_json"]) for e in by_table(rows, "events")]
+    stub = [json.loads(e["payload_json"]) for e in table(rows, "events")]
     assert any(p.get("unparsed") == "TASK_TY" for p in stub)
 
 
@@ -284,9 +266,9 @@ def test_escapes_and_multiline_values(tmp_path: Path) -> None:
         'TASK_STATUS="FAILED" FINISH_TIME="20" HOSTNAME="h" ERROR="line one\\.\n  line \\" .\nlast" .\n'
     )
     rows = read(write(tmp_path, text))
-    (job,) = by_table(rows, "jobs")
+    (job,) = table(rows, "jobs")
     assert job["name"] == 'a.b "q" x=y c\\d'
-    (attempt,) = by_table(rows, "attempts")
+    (attempt,) = table(rows, "attempts")
     assert attempt["error"] == 'line one.\n  line " .\nlast'
     assert attempt["task_id"] == "task_1_0001_m_000000"
     assert attempt["status"] == "FAILED"
@@ -297,7 +279,7 @@ def test_unknown_record_type_lands_in_events(tmp_path: Path) -> None:
     ctx = ReadContext(path)
     rows = list(read_history_v1(path, ctx))
     assert ctx.unknown["JobPriorityChange"] == 1
-    assert [e["event_type"] for e in by_table(rows, "events")] == ["Meta", "Job", "JobPriorityChange"]
+    assert [e["event_type"] for e in table(rows, "events")] == ["Meta", "Job", "JobPriorityChange"]
 
 
 def test_cut_inside_a_value_is_truncation(tmp_path: Path) -> None:
@@ -306,7 +288,7 @@ def test_cut_inside_a_value_is_truncation(tmp_path: Path) -> None:
     got: list[Row] = []
     with pytest.raises(TraceTruncatedError, match=r"h\.log:3: file ends inside a record"):
         got.extend(read_history_v1(path, ctx))
-    assert [j["job_id"] for j in by_table(got, "jobs")] == ["job_1_0001"]
+    assert [j["job_id"] for j in table(got, "jobs")] == ["job_1_0001"]
 
 
 def test_a_record_that_never_ends_is_refused_without_buffering_the_file(tmp_path: Path) -> None:
@@ -329,8 +311,8 @@ def test_record_cut_by_the_next_file_is_kept_raw(tmp_path: Path) -> None:
     path = write(tmp_path, text)
     ctx = ReadContext(path)
     rows = list(read_history_v1(path, ctx))
-    assert sorted(j["job_id"] for j in by_table(rows, "jobs")) == ["job_1_0001", "job_1_0002"]
-    cut = [json.loads(e["payload_json"]) for e in by_table(rows, "events") if e["event_type"] == "CutRecord"]
+    assert sorted(j["job_id"] for j in table(rows, "jobs")) == ["job_1_0001", "job_1_0002"]
+    cut = [json.loads(e["payload_json"]) for e in table(rows, "events") if e["event_type"] == "CutRecord"]
     assert cut == [{"line": 4, "file": "a", "raw": 'Task TASKID="task_1_0001_m_000000" ERROR="cut'}]
     assert ctx.unknown["cut record"] == 1
 
@@ -357,51 +339,10 @@ def test_record_cut_by_the_next_file_is_kept_raw(tmp_path: Path) -> None:
 )
 def test_malformed_input_names_file_and_line(tmp_path: Path, bad: str, line: int, what: str) -> None:
     path = write(tmp_path, HEAD + bad)
-    with pytest.raises(TraceParseError) as info:
-        read(path)
-    assert info.value.path == str(path)
-    assert info.value.line == line
-    assert what in str(info.value)
+    parse_error(read_history_v1, path, line, what)
 
 
 # -- property tests --------------------------------------------------------------
-
-
-def read_checked(reader: Any, path: Path) -> PhaselineError | None:
-    """Read a whole file, checking every row; the PhaselineError it raised, if any."""
-    try:
-        for row in reader(path, ReadContext(path)):
-            check_row(row)
-    except PhaselineError as exc:
-        return exc
-    return None
-
-
-def mutations(data: bytes) -> st.SearchStrategy[bytes]:
-    """Truncations, byte flips, shuffled lines and garbage appended to real bytes."""
-
-    def flip(edits: list[tuple[int, int]]) -> bytes:
-        out = bytearray(data)
-        for pos, value in edits:
-            out[pos % len(out)] = value
-        return bytes(out)
-
-    def shuffle(seed: int) -> bytes:
-        lines = data.split(b"\n")
-        random.Random(seed).shuffle(lines)
-        return b"\n".join(lines)
-
-    return st.one_of(
-        st.integers(0, len(data)).map(lambda n: data[:n]),
-        st.lists(st.tuples(st.integers(0, len(data)), st.integers(0, 255)), min_size=1, max_size=8).map(flip),
-        st.integers(0, 2**32).map(shuffle),
-        st.binary(min_size=1, max_size=300).map(lambda g: data + g),
-    )
-
-
-@pytest.fixture(scope="module")
-def fuzz_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("fuzz_v1")
 
 
 @pytest.fixture(scope="module")

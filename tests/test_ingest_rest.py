@@ -10,20 +10,18 @@ structure of each response: ``{"job": {...}}``, ``{"jobs": {"job": [...]}}``,
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from reader_checks import mutations, parse_error, read_checked, read_reconciled, rows_of, table
 
-from ingest.base import ReadContext, Row
+from ingest.base import Row
 from ingest.formats import detect
 from ingest.rest_json import read_rest_json, sniff_rest_json
 from ingest.rumen import sniff_rumen
-from phaseline.errors import PhaselineError, TraceParseError
-from phaseline.schemas import TABLES
+from phaseline.errors import TraceParseError
 
 JOB = "job_1700000000000_0042"
 MAP_TASK = "task_1700000000000_0042_m_000003"
@@ -145,18 +143,7 @@ def write(tmp_path: Path, *docs: Any, name: str = "r.json") -> Path:
 
 
 def read(path: Path, hint: str | None = None) -> list[Row]:
-    return list(read_rest_json(path, ReadContext(path, job_id_hint=hint)))
-
-
-def table(rows: list[Row], name: str) -> list[dict[str, Any]]:
-    return [r.values for r in rows if r.table == name]
-
-
-def check_row(row: Row) -> None:
-    spec = TABLES[row.table]
-    assert set(row.values) <= set(spec.columns)
-    for col in spec.required:
-        assert row.values.get(col) is not None, (row.table, col)
+    return rows_of(read_rest_json, path, hint)
 
 
 @pytest.mark.parametrize("doc", ALL, ids=[next(iter(d)) for d in ALL])
@@ -166,10 +153,7 @@ def test_each_response_is_detected_and_read(tmp_path: Path, doc: dict[str, Any])
     assert fmt is not None
     assert fmt.name == "rest_json"
     assert not sniff_rumen(path.read_bytes(), path)
-    ctx = ReadContext(path)
-    rows = list(read_rest_json(path, ctx))
-    for row in rows:
-        check_row(row)
+    rows, ctx = read_reconciled(fmt, path)
     (event,) = table(rows, "events")
     assert ctx.events_read == 1  # one response, one event
     assert event["event_type"] == f"rest:{next(iter(doc))}"
@@ -266,50 +250,11 @@ def test_job_id_hint_for_ids_without_a_job_part(tmp_path: Path) -> None:
 )
 def test_malformed_responses_name_file_and_line(tmp_path: Path, doc: dict[str, Any], what: str) -> None:
     path = write(tmp_path, JOB_RESPONSE, doc)
-    with pytest.raises(TraceParseError) as info:
-        read(path)
     start_of_second = 2 + json.dumps(JOB_RESPONSE, indent=1).count("\n")
-    assert info.value.path == str(path)
-    assert info.value.line == start_of_second
-    assert what in str(info.value)
-
-
-def read_checked(reader: Any, path: Path) -> PhaselineError | None:
-    """Read a whole file, checking every row; the PhaselineError it raised, if any."""
-    try:
-        for row in reader(path, ReadContext(path)):
-            check_row(row)
-    except PhaselineError as exc:
-        return exc
-    return None
-
-
-def mutations(data: bytes) -> st.SearchStrategy[bytes]:
-    def flip(edits: list[tuple[int, int]]) -> bytes:
-        out = bytearray(data)
-        for pos, value in edits:
-            out[pos % len(out)] = value
-        return bytes(out)
-
-    def shuffle(seed: int) -> bytes:
-        lines = data.split(b"\n")
-        random.Random(seed).shuffle(lines)
-        return b"\n".join(lines)
-
-    return st.one_of(
-        st.integers(0, len(data)).map(lambda n: data[:n]),
-        st.lists(st.tuples(st.integers(0, len(data)), st.integers(0, 255)), min_size=1, max_size=8).map(flip),
-        st.integers(0, 2**32).map(shuffle),
-        st.binary(min_size=1, max_size=300).map(lambda g: data + g),
-    )
+    parse_error(read_rest_json, path, start_of_second, what)
 
 
 SEED = ("\n".join(json.dumps(d, indent=1) for d in ALL) + "\n").encode()
-
-
-@pytest.fixture(scope="module")
-def fuzz_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("fuzz_rest")
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])

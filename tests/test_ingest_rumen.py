@@ -4,38 +4,25 @@ from __future__ import annotations
 
 import gzip
 import json
-import random
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reader_checks import mutations, parse_error, read_checked, read_reconciled, rows_of, table
 
 from ingest.base import ReadContext, Row, read_head
 from ingest.history_v1 import read_history_v1
 from ingest.rumen import FORMATS, read_rumen, sniff_rumen
-from phaseline.errors import PhaselineError, TraceParseError, TraceTruncatedError
-from phaseline.schemas import TABLES
+from phaseline.errors import TraceTruncatedError
 
 MUMAK = "apache-hadoop-mapreduce/mumak"
 SMALL = "apache-hadoop-mapreduce/rumen-small-trace-test"
 
 
 def read(path: Path) -> list[Row]:
-    return list(read_rumen(path, ReadContext(path)))
-
-
-def table(rows: list[Row], name: str) -> list[dict[str, Any]]:
-    return [r.values for r in rows if r.table == name]
-
-
-def check_row(row: Row) -> None:
-    spec = TABLES[row.table]
-    assert set(row.values) <= set(spec.columns)
-    for col in spec.required:
-        assert row.values.get(col) is not None, (row.table, col)
+    return rows_of(read_rumen, path)
 
 
 def test_every_rumen_fixture_parses(fixtures_dir: Path) -> None:
@@ -43,12 +30,8 @@ def test_every_rumen_fixture_parses(fixtures_dir: Path) -> None:
     assert len(files) == 19
     (fmt,) = FORMATS
     for path in files:
-        ctx = ReadContext(path)
-        rows = list(read_rumen(path, ctx))
+        rows, _ = read_reconciled(fmt, path)
         assert rows, path
-        for row in rows:
-            check_row(row)
-        assert sum(r.table in fmt.record_tables for r in rows) == ctx.events_read, path
 
 
 def test_mumak_exact_counts(fixtures_dir: Path) -> None:
@@ -208,47 +191,8 @@ def test_cut_stream_is_truncation_after_complete_jobs(tmp_path: Path) -> None:
 def test_malformed_input_names_file_and_line(tmp_path: Path, text: str, line: int, what: str) -> None:
     path = tmp_path / "bad.json"
     path.write_text(text)
-    with pytest.raises(TraceParseError) as info:
-        read(path)
-    assert not isinstance(info.value, TraceTruncatedError)
-    assert info.value.path == str(path)
-    assert info.value.line == line
-    assert what in str(info.value)
-
-
-def read_checked(reader: Any, path: Path) -> PhaselineError | None:
-    """Read a whole file, checking every row; the PhaselineError it raised, if any."""
-    try:
-        for row in reader(path, ReadContext(path)):
-            check_row(row)
-    except PhaselineError as exc:
-        return exc
-    return None
-
-
-def mutations(data: bytes) -> st.SearchStrategy[bytes]:
-    def flip(edits: list[tuple[int, int]]) -> bytes:
-        out = bytearray(data)
-        for pos, value in edits:
-            out[pos % len(out)] = value
-        return bytes(out)
-
-    def shuffle(seed: int) -> bytes:
-        lines = data.split(b"\n")
-        random.Random(seed).shuffle(lines)
-        return b"\n".join(lines)
-
-    return st.one_of(
-        st.integers(0, len(data)).map(lambda n: data[:n]),
-        st.lists(st.tuples(st.integers(0, len(data)), st.integers(0, 255)), min_size=1, max_size=8).map(flip),
-        st.integers(0, 2**32).map(shuffle),
-        st.binary(min_size=1, max_size=300).map(lambda g: data + g),
-    )
-
-
-@pytest.fixture(scope="module")
-def fuzz_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("fuzz_rumen")
+    error = parse_error(read_rumen, path, line, what)
+    assert not isinstance(error, TraceTruncatedError)
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])

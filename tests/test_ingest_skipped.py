@@ -5,7 +5,7 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-import pytest
+from reader_checks import parse_error
 
 from ingest.base import ReadContext, read_head
 from ingest.formats import detect
@@ -17,7 +17,6 @@ from ingest.skipped import (
     sniff_spark_event_log,
     sniff_zipped_spark_event_log,
 )
-from phaseline.errors import TraceParseError
 from phaseline.store import Store
 
 SPARK_DIRS = (
@@ -83,10 +82,7 @@ def test_reader_checks_and_counts_without_landing(fixtures_dir: Path) -> None:
 def test_broken_spark_line_names_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / "app-1"
     path.write_text('{"Event":"SparkListenerLogStart","Spark Version":"2.4.0"}\n{"Event": oops\n')
-    with pytest.raises(TraceParseError) as info:
-        list(read_spark_event_log(path, ReadContext(path)))
-    assert info.value.path == str(path)
-    assert info.value.line == 2
+    parse_error(read_spark_event_log, path, 2)
 
 
 def test_not_fooled_by_other_zips_or_json(tmp_path: Path) -> None:

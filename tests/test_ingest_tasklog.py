@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reader_checks import table
 
 from ingest.base import ReadContext, Row
 from ingest.formats import detect
@@ -134,10 +135,6 @@ def _read(path: Path) -> tuple[list[Row], ReadContext]:
     return list(read_task_log(path, ctx)), ctx
 
 
-def _table(rows: list[Row], name: str) -> list[dict[str, object]]:
-    return [r.values for r in rows if r.table == name]
-
-
 @pytest.fixture
 def runner_log(tmp_path: Path) -> Path:
     path = tmp_path / "job.log"
@@ -147,10 +144,10 @@ def runner_log(tmp_path: Path) -> Path:
 
 def test_runner_log_lines_go_to_the_attempt_whose_thread_wrote_them(runner_log: Path) -> None:
     rows, ctx = _read(runner_log)
-    attempts = {a["attempt_id"]: a for a in _table(rows, "attempts")}
+    attempts = {a["attempt_id"]: a for a in table(rows, "attempts")}
     assert set(attempts) == {M0, M1}
     assert {a["status"] for a in attempts.values()} == {"SUCCEEDED"}
-    events = _table(rows, "attempt_events")
+    events = table(rows, "attempt_events")
     for attempt in (M0, M1):
         mine = [e for e in events if e["attempt_id"] == attempt]
         finished = sorted(str(e["detail"]) for e in mine if e["kind"] == "spill_finish")
@@ -159,7 +156,7 @@ def test_runner_log_lines_go_to_the_attempt_whose_thread_wrote_them(runner_log: 
         executors = {e["thread_id"] for e in mine if e["kind"] in ("split", "flush", "commit_pending")}
         assert len(executors) == 1
     # job-level lines (client thread, LocalJobRunner job thread) land as events
-    job_lines = [r.values for r in rows if r.table == "events"]
+    job_lines = table(rows, "events")
     assert any("running in uber mode" in str(v["payload_json"]) for v in job_lines)
     assert any("overlapped" in note for note in ctx.notes)
 
@@ -171,7 +168,7 @@ def test_parallel_spill_threads_are_matched_consistently_with_the_reset_lines(ru
     attempt's first RESET line: an independent check of the thread attribution.
     """
     rows, _ = _read(runner_log)
-    events = _table(rows, "attempt_events")
+    events = table(rows, "attempt_events")
     spill_tids = set()
     for attempt in (M0, M1):
         mine = [e for e in events if e["attempt_id"] == attempt]
@@ -186,8 +183,8 @@ def test_parallel_spill_threads_are_matched_consistently_with_the_reset_lines(ru
 
 def test_spill_lines_account_for_every_map_output_byte_and_record(runner_log: Path) -> None:
     rows, _ = _read(runner_log)
-    events = _table(rows, "attempt_events")
-    counters = {(c["attempt_id"], c["counter_name"]): c["value"] for c in _table(rows, "counters")
+    events = table(rows, "attempt_events")
+    counters = {(c["attempt_id"], c["counter_name"]): c["value"] for c in table(rows, "counters")
                 if c["group_name"] == "org.apache.hadoop.mapreduce.TaskCounter"}
     for attempt in (M0, M1):
         spilled_bytes = sum(int(str(e["bytes"])) for e in events
@@ -200,8 +197,8 @@ def test_spill_lines_account_for_every_map_output_byte_and_record(runner_log: Pa
 
 def test_runner_phases_cover_each_attempt_and_spill_data_adds_up(runner_log: Path) -> None:
     rows, _ = _read(runner_log)
-    attempts = {a["attempt_id"]: a for a in _table(rows, "attempts")}
-    phases = _table(rows, "attempt_phases")
+    attempts = {a["attempt_id"]: a for a in table(rows, "attempts")}
+    phases = table(rows, "attempt_phases")
     for attempt, row in attempts.items():
         main = sorted((p for p in phases if p["attempt_id"] == attempt and p["lane"] == Lane.MAIN.value),
                       key=lambda p: int(str(p["start_ms"])))
@@ -214,7 +211,7 @@ def test_runner_phases_cover_each_attempt_and_spill_data_adds_up(runner_log: Pat
         assert abs(covered - (int(str(row["finish_ms"])) - int(str(row["start_ms"])))) <= COVERAGE_TOLERANCE_MS
         spill_bytes = sum(int(str(p["data_bytes"])) for p in phases if p["attempt_id"] == attempt
                           and p["phase"] == "spill")
-        counter = next(c["value"] for c in _table(rows, "counters")
+        counter = next(c["value"] for c in table(rows, "counters")
                        if c["attempt_id"] == attempt and c["counter_name"] == "MAP_OUTPUT_BYTES")
         assert spill_bytes == counter
         split_bytes = next(p["data_bytes"] for p in main if p["phase"] == "read+map+collect")
@@ -223,7 +220,7 @@ def test_runner_phases_cover_each_attempt_and_spill_data_adds_up(runner_log: Pat
 
 def test_attempt_counters_use_hadoops_internal_names(runner_log: Path) -> None:
     rows, _ = _read(runner_log)
-    counters = _table(rows, "counters")
+    counters = table(rows, "counters")
     assert {c["scope"] for c in counters} == {"attempt"}
     names = {(c["group_name"], c["counter_name"]) for c in counters if c["attempt_id"] == M0}
     assert ("org.apache.hadoop.mapreduce.FileSystemCounter", "FILE_BYTES_READ") in names
@@ -239,7 +236,7 @@ def test_unknown_lines_are_kept_and_counted(tmp_path: Path) -> None:
     path = tmp_path / "job.log"
     path.write_text("\n".join([*RUNNER_EXCERPT[:at], unknown, *RUNNER_EXCERPT[at:]]) + "\n")
     rows, ctx = _read(path)
-    others = [e for e in _table(rows, "attempt_events") if e["kind"] == "other"]
+    others = [e for e in table(rows, "attempt_events") if e["kind"] == "other"]
     assert [(e["attempt_id"], e["detail"]) for e in others] == [(M1, " Using ResourceCalculatorProcessTree : [ ]")]
     job_level = sum(1 for r in rows if r.table == "events")
     assert ctx.unknown["task_log_line"] == len(others) + job_level
@@ -360,14 +357,14 @@ def test_a_container_directory_reads_syslog_with_its_shuffle_log(fixtures_dir: P
     assert fmt is not None
     assert fmt.name == "hadoop-task-log"
     rows, _ = _read(where / "syslog")
-    (attempt,) = _table(rows, "attempts")
+    (attempt,) = table(rows, "attempts")
     assert attempt["attempt_id"] == "attempt_1756057717712_0002_r_000000_0"
     assert attempt["container_id"] == REDUCE_CONTAINER
-    kinds = [e["kind"] for e in _table(rows, "attempt_events")]
+    kinds = [e["kind"] for e in table(rows, "attempt_events")]
     assert kinds.count("fetch_start") == 76
     assert kinds.count("inmem_merge_done") == 15
     assert kinds.count("final_merge") == 1
-    main = [p["phase"] for p in _table(rows, "attempt_phases") if p["lane"] == "main"]
+    main = [p["phase"] for p in table(rows, "attempt_phases") if p["lane"] == "main"]
     assert main == ["setup", "wait", "shuffle", "sort", "reduce+write", "commit", "other"]
 
 
@@ -385,9 +382,9 @@ def test_child_logs_without_a_thread_field_parse(tmp_path: Path) -> None:
     assert fmt is not None
     assert fmt.name == "hadoop-task-log"
     rows, _ = _read(path)
-    (attempt,) = _table(rows, "attempts")
+    (attempt,) = table(rows, "attempts")
     assert (attempt["attempt_id"], attempt["status"]) == ("attempt_201305020900_0001_m_000000_0", "SUCCEEDED")
-    assert {e["thread_name"] for e in _table(rows, "attempt_events")} == {None}
+    assert {e["thread_name"] for e in table(rows, "attempt_events")} == {None}
 
 
 RUN_JSON = {
@@ -408,12 +405,12 @@ def test_engine_run_json_lands_job_counters_and_parameters(tmp_path: Path) -> No
     assert fmt is not None
     assert fmt.name == "phaseline-engine-run"
     rows = list(fmt.read(path, ReadContext(path)))
-    (job,) = _table(rows, "jobs")
+    (job,) = table(rows, "jobs")
     assert (job["job_id"], job["status"], job["total_maps"], job["total_reduces"]) == (
         "job_local1_0001", "SUCCEEDED", 2, 1)
-    (counter,) = _table(rows, "counters")
+    (counter,) = table(rows, "counters")
     assert (counter["scope"], counter["counter_name"], counter["value"]) == ("job_total", "MAP_INPUT_RECORDS", 41943)
-    (event,) = _table(rows, "events")
+    (event,) = table(rows, "events")
     assert '"selectivity":0.5' in str(event["payload_json"])
 
 
