@@ -9,12 +9,15 @@ names are never trusted (only used as hints for ids inside readers).
 from __future__ import annotations
 
 import importlib
+import warnings
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from ingest.base import ReadContext, Row, read_head
+from phaseline.errors import DataQualityWarning
 
 Sniffer = Callable[[bytes, Path], bool]
 Reader = Callable[[Path, ReadContext], Iterator[Row]]
@@ -67,6 +70,13 @@ def detect(path: Path, head: bytes | None = None) -> Format | None:
     if head is None:
         head = read_head(path)
     for fmt in formats():
-        if fmt.sniff(head, path):
+        try:
+            claimed = fmt.sniff(head, path)
+        except (OSError, EOFError, ValueError, zlib.error, RecursionError) as exc:
+            # A sniffer that peeks further into a damaged file must not take the ingest down;
+            # the file is then simply not of that format.
+            warnings.warn(f"{path}: the {fmt.name} sniffer failed: {exc!r}", DataQualityWarning, stacklevel=2)
+            claimed = False
+        if claimed:
             return fmt
     return None

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import zipfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -47,8 +48,8 @@ def sniff_zipped_spark_event_log(head: bytes, path: Path) -> bool:
                 return False
             with zf.open(members[0]) as member:
                 return sniff_spark_event_log(member.read(_ZIP_PEEK), path)
-    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError, ValueError):
-        return False
+    except (zipfile.BadZipFile, zlib.error, OSError, EOFError, NotImplementedError, RuntimeError, ValueError):
+        return False  # a damaged zip is not a Spark event log we could skip knowingly
 
 
 def read_spark_event_log(path: Path, ctx: ReadContext) -> Iterator[Row]:

@@ -130,8 +130,11 @@ def test_real_jcmd_dumps_of_a_running_jvm(tmp_path: Path) -> None:
         time.sleep(1.0)
         dumps = tmp_path / "dumps.txt"
         with open(dumps, "w") as out:
-            for _ in range(2):
+            for i in range(2):
+                if i:
+                    time.sleep(1.1)  # dump timestamps have one-second resolution, like a periodic sampler's
                 subprocess.run([java_tool("jcmd"), str(proc.pid), "Thread.print"], stdout=out, check=True, timeout=60)
+                out.flush()
     finally:
         proc.kill()
         proc.wait()
