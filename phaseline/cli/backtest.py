@@ -1,0 +1,76 @@
+"""``phaseline backtest``: how far off is every model on runs the store has measured."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from phaseline.cli.output import emit, format_option, handle_errors, open_store, store_option
+
+_JSON_COLUMNS = ("job", "case", "model", "predicted_s", "measured_s", "error", "low_s", "high_s", "covered")
+
+
+@click.command("backtest")
+@store_option
+@click.option(
+    "--platform",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Platform model JSON (`phaseline fit`); required unless --suite.",
+)
+@click.option(
+    "--suite",
+    type=click.Choice(["local"]),
+    help="Run the local suite for real first (4 Java apps on the engine), then backtest it.",
+)
+@click.option("--quick", is_flag=True, help="With --suite: the reduced suite CI runs (two apps, two sizes).")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("phaseline-backtest"),
+    show_default=True,
+    help="With --suite: directory for the runs, the suite's store and backtest.json (resumable).",
+)
+@click.option("--summary", is_flag=True, help="Print per-model median/worst error and coverage instead.")
+@format_option
+@handle_errors
+def backtest_cmd(
+    store_dir: Path | None,
+    platform: Path | None,
+    suite: str | None,
+    quick: bool,
+    out_dir: Path,
+    summary: bool,
+    fmt: str,
+) -> None:
+    """Predict every measured run from the profile of the job's smallest run; print the errors.
+
+    Jobs with runs at several input sizes or reduce counts are backtested:
+    each case (same size and reduces) is measured as the median of its runs,
+    predicted by every model; error = (predicted - measured) / measured
+    (Zhang et al. 2013, Figures 4 and 5).
+    """
+    from platform_model.model import PlatformModel
+    from predict.backtest import backtest, error_table, summarize
+
+    if suite is not None:
+        from predict.backtest_suite import FULL, QUICK, run_suite
+
+        result = run_suite(QUICK if quick else FULL, out_dir, progress=lambda msg: click.echo(msg, err=True))
+        rows, skipped = list(result.rows), list(result.skipped)
+    else:
+        if platform is None:
+            raise click.UsageError("--platform is required (or run the suite with --suite local)")
+        if quick:
+            raise click.UsageError("--quick goes with --suite local")
+        skipped = []
+        rows = backtest(open_store(store_dir).connect(), PlatformModel.load(platform), skipped=skipped)
+    for note in skipped:
+        click.echo(f"skipped: {note}", err=True)
+    if summary:
+        emit([s.to_dict() for s in summarize(rows)], fmt, title="backtest summary")
+    elif fmt == "json":
+        emit([{k: r.to_dict()[k] for k in _JSON_COLUMNS} for r in rows], fmt)
+    else:
+        emit(error_table(rows), fmt, title="backtest: predicted vs measured (median of runs)")

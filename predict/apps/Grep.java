@@ -1,0 +1,76 @@
+package phaseline.apps;
+
+import java.io.IOException;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.apache.hadoop.conf.Configured;
+import org.apache.hadoop.io.LongWritable;
+import org.apache.hadoop.io.Text;
+import org.apache.hadoop.mapreduce.Mapper;
+import org.apache.hadoop.mapreduce.Reducer;
+import org.apache.hadoop.util.Tool;
+import org.apache.hadoop.util.ToolRunner;
+
+/**
+ * Grep: counts the matches of a regular expression (two digits in a row, by
+ * default; {@code -D phaseline.grep.regex=...} changes it), like Hadoop's
+ * example Grep's search job.  Low map selectivity, a combiner.  Backtest
+ * application 3.
+ *
+ * <p>Usage: Grep INPUT OUTPUT REDUCES
+ */
+public final class Grep extends Configured implements Tool {
+
+  /** Emits (match, 1) for every match in a line. */
+  public static final class Match extends Mapper<Object, Text, Text, LongWritable> {
+    private static final LongWritable ONE = new LongWritable(1);
+    private final Text found = new Text();
+    private Pattern pattern;
+
+    @Override
+    protected void setup(Context ctx) {
+      pattern = Pattern.compile(ctx.getConfiguration().get("phaseline.grep.regex", "[0-9][0-9]"));
+    }
+
+    @Override
+    protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
+      Matcher m = pattern.matcher(value.toString());
+      while (m.find()) {
+        found.set(m.group());
+        ctx.write(found, ONE);
+      }
+    }
+  }
+
+  /** Sums match counts (also the combiner). */
+  public static final class Count extends Reducer<Text, LongWritable, Text, LongWritable> {
+    private final LongWritable total = new LongWritable();
+
+    @Override
+    protected void reduce(Text key, Iterable<LongWritable> values, Context ctx)
+        throws IOException, InterruptedException {
+      long sum = 0;
+      for (LongWritable v : values) {
+        sum += v.get();
+      }
+      total.set(sum);
+      ctx.write(key, total);
+    }
+  }
+
+  @Override
+  public int run(String[] args) throws Exception {
+    return Apps.run(getConf(), "phaseline app grep", Grep.class, args, job -> {
+      job.setMapperClass(Match.class);
+      job.setCombinerClass(Count.class);
+      job.setReducerClass(Count.class);
+      job.setOutputKeyClass(Text.class);
+      job.setOutputValueClass(LongWritable.class);
+    });
+  }
+
+  public static void main(String[] args) throws Exception {
+    System.exit(ToolRunner.run(new Grep(), args));
+  }
+}

@@ -1,0 +1,79 @@
+package phaseline.apps;
+
+import java.io.IOException;
+import java.util.StringTokenizer;
+
+import org.apache.hadoop.conf.Configured;
+import org.apache.hadoop.io.Text;
+import org.apache.hadoop.mapreduce.Mapper;
+import org.apache.hadoop.mapreduce.Reducer;
+import org.apache.hadoop.mapreduce.lib.input.FileSplit;
+import org.apache.hadoop.util.Tool;
+import org.apache.hadoop.util.ToolRunner;
+
+/**
+ * Inverted index: for every token of a line, its two-character prefix as the
+ * term and "file:offset" as the posting; a reduce writes each term with its
+ * comma-separated posting list.  Backtest application 4.
+ *
+ * <p>Usage: InvertedIndex INPUT OUTPUT REDUCES
+ */
+public final class InvertedIndex extends Configured implements Tool {
+
+  /** (offset, line) -> (term, file:offset) per token. */
+  public static final class Postings extends Mapper<Object, Text, Text, Text> {
+    private final Text term = new Text();
+    private final Text posting = new Text();
+    private String file = "?";
+
+    @Override
+    protected void setup(Context ctx) {
+      if (ctx.getInputSplit() instanceof FileSplit) {
+        file = ((FileSplit) ctx.getInputSplit()).getPath().getName();
+      }
+    }
+
+    @Override
+    protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
+      posting.set(file + ":" + key);
+      StringTokenizer it = new StringTokenizer(value.toString());
+      while (it.hasMoreTokens()) {
+        String token = it.nextToken();
+        term.set(token.substring(0, Math.min(2, token.length())));
+        ctx.write(term, posting);
+      }
+    }
+  }
+
+  /** Joins a term's postings. */
+  public static final class Join extends Reducer<Text, Text, Text, Text> {
+    private final Text list = new Text();
+
+    @Override
+    protected void reduce(Text key, Iterable<Text> values, Context ctx) throws IOException, InterruptedException {
+      StringBuilder sb = new StringBuilder();
+      for (Text v : values) {
+        if (sb.length() > 0) {
+          sb.append(',');
+        }
+        sb.append(v.toString());
+      }
+      list.set(sb.toString());
+      ctx.write(key, list);
+    }
+  }
+
+  @Override
+  public int run(String[] args) throws Exception {
+    return Apps.run(getConf(), "phaseline app invertedindex", InvertedIndex.class, args, job -> {
+      job.setMapperClass(Postings.class);
+      job.setReducerClass(Join.class);
+      job.setOutputKeyClass(Text.class);
+      job.setOutputValueClass(Text.class);
+    });
+  }
+
+  public static void main(String[] args) throws Exception {
+    System.exit(ToolRunner.run(new InvertedIndex(), args));
+  }
+}

@@ -1,0 +1,67 @@
+package phaseline.apps;
+
+import java.io.IOException;
+import java.util.StringTokenizer;
+
+import org.apache.hadoop.conf.Configured;
+import org.apache.hadoop.io.IntWritable;
+import org.apache.hadoop.io.Text;
+import org.apache.hadoop.mapreduce.Mapper;
+import org.apache.hadoop.mapreduce.Reducer;
+import org.apache.hadoop.util.Tool;
+import org.apache.hadoop.util.ToolRunner;
+
+/**
+ * Word count with a combiner: every whitespace-separated token of every line,
+ * summed.  Backtest application 1 (phaseline backtest --suite local).
+ *
+ * <p>Usage: WordCount INPUT OUTPUT REDUCES
+ */
+public final class WordCount extends Configured implements Tool {
+
+  /** Emits (token, 1) for every token. */
+  public static final class Tokens extends Mapper<Object, Text, Text, IntWritable> {
+    private static final IntWritable ONE = new IntWritable(1);
+    private final Text word = new Text();
+
+    @Override
+    protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
+      StringTokenizer it = new StringTokenizer(value.toString());
+      while (it.hasMoreTokens()) {
+        word.set(it.nextToken());
+        ctx.write(word, ONE);
+      }
+    }
+  }
+
+  /** Sums the counts of a token (also the combiner). */
+  public static final class Sum extends Reducer<Text, IntWritable, Text, IntWritable> {
+    private final IntWritable total = new IntWritable();
+
+    @Override
+    protected void reduce(Text key, Iterable<IntWritable> values, Context ctx)
+        throws IOException, InterruptedException {
+      int sum = 0;
+      for (IntWritable v : values) {
+        sum += v.get();
+      }
+      total.set(sum);
+      ctx.write(key, total);
+    }
+  }
+
+  @Override
+  public int run(String[] args) throws Exception {
+    return Apps.run(getConf(), "phaseline app wordcount", WordCount.class, args, job -> {
+      job.setMapperClass(Tokens.class);
+      job.setCombinerClass(Sum.class);
+      job.setReducerClass(Sum.class);
+      job.setOutputKeyClass(Text.class);
+      job.setOutputValueClass(IntWritable.class);
+    });
+  }
+
+  public static void main(String[] args) throws Exception {
+    System.exit(ToolRunner.run(new WordCount(), args));
+  }
+}

@@ -1,0 +1,263 @@
+"""Backtest: predict runs the store has already measured, and say how far off every model is.
+
+For every job name with runs at several input sizes or reduce counts
+(Zhang et al. 2013, section 6, Figures 4 and 5 do the same on their
+applications):
+
+1. runs with the same input size and reduce count form a *case*, measured as
+   the median of their completion times; the completion time is ARIA's (Verma
+   et al. 2011): first task attempt start to last attempt finish;
+2. the profile comes from the smallest run (:func:`profiles.extract.extract_profile`);
+3. every other case is predicted with every registered model, with the
+   case's input size, split count and reduce count;
+4. error = (predicted - measured) / measured; for models with an interval,
+   whether it contains the measured time.
+
+On the LocalJobRunner (job ids ``job_local...``) the cluster is one node with
+``mapreduce.local.{map,reduce}.tasks.maximum`` slots, and reduces start only
+when every map is done (slow start 1.0: LocalJobRunner has no slow start).
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import math
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+
+from phaseline.errors import PhaselineError, PredictionError
+from predict import core
+from predict.core import Cluster, Dataset, JobSettings, PhaseDurationModel
+from profiles.extract import extract_profile
+
+__all__ = ["BacktestRow", "ModelSummary", "Run", "backtest", "error_table", "load_runs", "summarize"]
+
+MS_PER_S = 1000.0
+#: Input sizes within this relative distance are the same case.
+SAME_SIZE_RTOL = 0.02
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One measured run of a job (a row of ``backtest_runs.sql``)."""
+
+    job_id: str
+    name: str
+    maps: int
+    reduces: int
+    input_bytes: float
+    span_ms: float
+    map_slots: int
+    reduce_slots: int
+    local: bool
+
+
+@dataclass(frozen=True, slots=True)
+class BacktestRow:
+    """One model's prediction of one case; ``error`` is relative, signed (+ = over-predicted)."""
+
+    job: str
+    case: str
+    model: str
+    predicted_s: float
+    measured_s: float
+    error: float
+    low_s: float | None
+    high_s: float | None
+    runs: int
+    profile_job: str
+
+    @property
+    def covered(self) -> bool | None:
+        """Whether the model's interval contains the measured time (None: the model gives none)."""
+        if self.low_s is None or self.high_s is None:
+            return None
+        return self.low_s <= self.measured_s <= self.high_s
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "job": self.job,
+            "case": self.case,
+            "model": self.model,
+            "predicted_s": self.predicted_s,
+            "measured_s": self.measured_s,
+            "error": self.error,
+            "low_s": self.low_s,
+            "high_s": self.high_s,
+            "covered": self.covered,
+            "runs": self.runs,
+            "profile_job": self.profile_job,
+        }
+
+
+def load_runs(con: duckdb.DuckDBPyConnection) -> list[Run]:
+    """Every successful job with a measured task span, from the store."""
+    sql = importlib.resources.files("predict").joinpath("backtest_runs.sql").read_text("utf-8")
+    out = []
+    for job_id, name, maps, reduces, input_bytes, span, _submit, m_slots, r_slots in con.execute(
+        sql
+    ).fetchall():
+        if input_bytes is None or span is None or span <= 0:
+            continue
+        out.append(
+            Run(
+                job_id,
+                name,
+                int(maps or 0),
+                int(reduces or 0),
+                float(input_bytes),
+                float(span),
+                int(m_slots or 1),
+                int(r_slots or 1),
+                str(job_id).startswith("job_local"),
+            )
+        )
+    return out
+
+
+def _cases(runs: Sequence[Run]) -> list[list[Run]]:
+    """Runs grouped by (input size within SAME_SIZE_RTOL, reduces), smallest input first."""
+    groups: list[list[Run]] = []
+    for run in sorted(runs, key=lambda r: (r.input_bytes, r.reduces, r.job_id)):
+        for g in groups:
+            ref = g[0]
+            if (
+                ref.reduces == run.reduces
+                and abs(ref.input_bytes - run.input_bytes) <= SAME_SIZE_RTOL * ref.input_bytes
+            ):
+                g.append(run)
+                break
+        else:
+            groups.append([run])
+    return groups
+
+
+def _label(run: Run) -> str:
+    return f"input={run.input_bytes / 2**20:.1f}MiB maps={run.maps} reduces={run.reduces}"
+
+
+def backtest(
+    con: duckdb.DuckDBPyConnection,
+    platform: PhaseDurationModel,
+    *,
+    models: Iterable[str] | None = None,
+    cluster: Cluster | None = None,
+    skipped: list[str] | None = None,
+) -> list[BacktestRow]:
+    """Predict every case of every job with several cases, from the profile of its smallest run.
+
+    ``cluster`` overrides the one read from the runs (LocalJobRunner's slots).
+    A model that cannot predict a case (it raises a PhaselineError) is skipped
+    for that case and the reason appended to ``skipped``; the other models
+    still run.
+    """
+    names = tuple(models) if models is not None else core.models()
+    by_name: dict[str, list[Run]] = defaultdict(list)
+    for run in load_runs(con):
+        by_name[run.name].append(run)
+    rows: list[BacktestRow] = []
+    for name, runs in sorted(by_name.items()):
+        cases = _cases(runs)
+        if len(cases) < 2:
+            continue
+        base = cases[0][0]
+        profile = extract_profile(con, base.job_id)
+        for case in cases:
+            first = case[0]
+            if first.reduces == base.reduces and case is cases[0]:
+                continue  # the profiled case itself
+            measured = statistics.median(r.span_ms for r in case) / MS_PER_S
+            where = cluster or Cluster(1, first.map_slots, first.reduce_slots)
+            settings = JobSettings.from_config(
+                profile.source.config,
+                reduces=first.reduces,
+                **({"slowstart": 1.0} if first.local else {}),
+            )
+            dataset = Dataset(input_bytes=first.input_bytes, splits=first.maps)
+            for model in names:
+                try:
+                    pred = core.get(model).predict(profile, platform, where, dataset, settings)
+                except PhaselineError as exc:
+                    if skipped is not None:
+                        skipped.append(f"{model} on {name} {_label(first)}: {exc}")
+                    continue
+                rows.append(
+                    BacktestRow(
+                        job=name,
+                        case=_label(first),
+                        model=model,
+                        predicted_s=pred.seconds,
+                        measured_s=measured,
+                        error=(pred.seconds - measured) / measured,
+                        low_s=pred.low_s,
+                        high_s=pred.high_s,
+                        runs=len(case),
+                        profile_job=base.job_id,
+                    )
+                )
+    return rows
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSummary:
+    """A model's errors over all cases: median and worst absolute error, interval coverage."""
+
+    model: str
+    cases: int
+    median_abs_error: float
+    worst_abs_error: float
+    coverage: float | None  # share of cases whose interval contains the measured time
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "cases": self.cases,
+            "median_abs_error": self.median_abs_error,
+            "worst_abs_error": self.worst_abs_error,
+            "coverage": self.coverage,
+        }
+
+
+def summarize(rows: Sequence[BacktestRow]) -> list[ModelSummary]:
+    """Per model: median and worst |error| and interval coverage (Zhang et al. 2013 report the first two)."""
+    by_model: dict[str, list[BacktestRow]] = defaultdict(list)
+    for row in rows:
+        by_model[row.model].append(row)
+    out = []
+    for model, rs in by_model.items():
+        errs = [abs(r.error) for r in rs]
+        cov = [r.covered for r in rs if r.covered is not None]
+        out.append(
+            ModelSummary(
+                model,
+                len(rs),
+                statistics.median(errs),
+                max(errs),
+                sum(cov) / len(cov) if cov else None,
+            )
+        )
+    return out
+
+
+def error_table(rows: Sequence[BacktestRow]) -> list[dict[str, object]]:
+    """Rows for display: one per (job, case) with each model's prediction and error side by side."""
+    if not rows:
+        raise PredictionError(
+            "nothing to backtest: the store needs a job with runs at >= 2 input sizes or reduce counts "
+            "(e.g. `phaseline backtest --suite local`)"
+        )
+    models = list(dict.fromkeys(r.model for r in rows))
+    blank = {f"{m}_{k}": None for m in models for k in ("s", "err")}
+    table: dict[tuple[str, str], dict[str, object]] = {}
+    for r in rows:
+        line = table.setdefault(
+            (r.job, r.case), {"job": r.job, "case": r.case, "measured_s": round(r.measured_s, 2), **blank}
+        )
+        line[f"{r.model}_s"] = round(r.predicted_s, 2)
+        line[f"{r.model}_err"] = f"{r.error:+.1%}" if math.isfinite(r.error) else "n/a"
+    return list(table.values())

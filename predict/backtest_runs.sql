@@ -1,0 +1,41 @@
+-- Every successful job of the store with what the backtest needs to compare runs.
+--
+-- Output columns:
+--   job_id        the job
+--   name          its name (runs of one job share it)
+--   maps          map tasks
+--   reduces       reduce tasks
+--   input_bytes   FileInputFormat BYTES_READ (job total), NULL where not counted
+--   span_ms       ARIA's completion time: first task attempt start -> last attempt finish
+--   submit_ms     submission time (orders runs)
+--   map_slots     mapreduce.local.map.tasks.maximum (LocalJobRunner), NULL elsewhere
+--   reduce_slots  mapreduce.local.reduce.tasks.maximum (LocalJobRunner), NULL elsewhere
+WITH _span AS (
+    SELECT job_id, min(start_ms) AS first_ms, max(finish_ms) AS last_ms
+    FROM attempts
+    WHERE status = 'SUCCEEDED' AND task_type IN ('MAP', 'REDUCE')
+    GROUP BY job_id
+),
+_input AS (
+    SELECT job_id, max(value) AS input_bytes
+    FROM counters
+    WHERE scope = 'job_total' AND counter_name = 'BYTES_READ'
+      AND group_name LIKE '%FileInputFormatCounter%'
+    GROUP BY job_id
+),
+_slots AS (
+    SELECT job_id,
+           max(CASE WHEN key = 'mapreduce.local.map.tasks.maximum' THEN value END) AS map_slots,
+           max(CASE WHEN key = 'mapreduce.local.reduce.tasks.maximum' THEN value END) AS reduce_slots
+    FROM conf
+    GROUP BY job_id
+)
+SELECT j.job_id, j.name, j.total_maps AS maps, j.total_reduces AS reduces, i.input_bytes,
+       s.last_ms - s.first_ms AS span_ms, j.submit_ms,
+       TRY_CAST(c.map_slots AS INTEGER) AS map_slots, TRY_CAST(c.reduce_slots AS INTEGER) AS reduce_slots
+FROM jobs j
+JOIN _span s USING (job_id)
+LEFT JOIN _input i USING (job_id)
+LEFT JOIN _slots c USING (job_id)
+WHERE j.status = 'SUCCEEDED' AND j.name IS NOT NULL
+ORDER BY j.name, i.input_bytes, j.submit_ms

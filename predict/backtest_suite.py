@@ -1,0 +1,214 @@
+"""The local backtest suite: real runs of four small Java MapReduce applications, then the backtest.
+
+Applications (``predict/apps/*.java``, compiled with
+:func:`phaseline.java.compile_java` and run through the engine's user-jar path):
+word count with a combiner, sort, grep (counting matches, a combiner) and an
+inverted index.  The engine generates their input (TeraGen-like 100-byte text
+records, one file = one split per ``MB_PER_MAP`` MiB).
+
+Steps, each resumable (a finished run directory is reused):
+
+1. the platform model: a scaled microbenchmark plan
+   (:func:`platform_model.bench.make_plan`) run on this machine, ingested,
+   fitted (:func:`platform_model.model.fit_platform`);
+2. every application at every input size and reduce count, ``repeats``
+   times, with the plan's sort buffer, sort factor and reduce memory (the
+   platform model was measured with them), ingested into the suite's store;
+3. :func:`predict.backtest.backtest` over that store: the profile from the
+   smallest run, every other case predicted by every model, the case measured
+   as the median of its runs.
+
+:data:`FULL` is the suite whose results ``benchmarks/BACKTEST.json`` keeps;
+:data:`QUICK` (two applications, two sizes, one run each) is what CI runs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from phaseline.errors import EngineError
+from predict.backtest import BacktestRow, ModelSummary, backtest, summarize
+
+__all__ = ["APPS", "FULL", "QUICK", "App", "Suite", "SuiteResult", "run_suite"]
+
+#: Input MiB per map task (one generated file, one split).
+MB_PER_MAP = 2.0
+_APP_DIR = Path(__file__).resolve().parent / "apps"
+
+
+@dataclass(frozen=True, slots=True)
+class App:
+    """One application: its short name and driver class."""
+
+    name: str
+    main_class: str
+
+
+APPS: tuple[App, ...] = (
+    App("wordcount", "phaseline.apps.WordCount"),
+    App("sort", "phaseline.apps.Sort"),
+    App("grep", "phaseline.apps.Grep"),
+    App("invertedindex", "phaseline.apps.InvertedIndex"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Suite:
+    """Which runs the suite makes, and the microbenchmark plan for the platform model."""
+
+    apps: tuple[App, ...]
+    sizes_mb: tuple[float, ...]
+    reduces: tuple[int, ...]
+    repeats: int
+    plan_scale: float
+    plan_inputs_mb: tuple[float, ...]
+    plan_selectivities: tuple[float, ...]
+    plan_grid_maps: int
+    plan_grid_reduces: int
+    plan_shuffle_maps: tuple[int, ...]
+
+
+FULL = Suite(
+    apps=APPS,
+    sizes_mb=(4.0, 8.0, 16.0),
+    reduces=(1, 2),
+    repeats=3,
+    plan_scale=1 / 16,
+    plan_inputs_mb=(4.0, 16.0, 64.0),
+    plan_selectivities=(0.2, 1.0, 1.8),
+    plan_grid_maps=4,
+    plan_grid_reduces=2,
+    plan_shuffle_maps=(2, 4, 8, 16),
+)
+QUICK = Suite(
+    apps=(APPS[0], APPS[2]),
+    sizes_mb=(2.0, 4.0),
+    reduces=(1,),
+    repeats=1,
+    plan_scale=1 / 16,
+    plan_inputs_mb=(8.0, 32.0),
+    plan_selectivities=(1.0,),
+    plan_grid_maps=2,
+    plan_grid_reduces=1,
+    plan_shuffle_maps=(2, 4),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteResult:
+    """The backtest rows, their per-model summary, and where everything was written."""
+
+    rows: tuple[BacktestRow, ...]
+    summary: tuple[ModelSummary, ...]
+    out_dir: Path
+    skipped: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "summary": [s.to_dict() for s in self.summary],
+            "rows": [r.to_dict() for r in self.rows],
+            "skipped": list(self.skipped),
+        }
+
+
+Progress = Callable[[str], None]
+
+
+def _platform(suite: Suite, out: Path, say: Progress) -> Path:
+    """Run (or reuse) the scaled microbenchmark plan and fit the platform model; returns its JSON path."""
+    from platform_model.bench import make_plan, run_plan
+    from platform_model.model import PlatformModel, fit_platform
+    from platform_model.profile import profile_from_store
+
+    path = out / "platform.json"
+    if path.exists():
+        PlatformModel.load(path)  # validate
+        return path
+    plan = make_plan(
+        suite.plan_scale,
+        inputs_mb=suite.plan_inputs_mb,
+        selectivities=suite.plan_selectivities,
+        grid_maps=suite.plan_grid_maps,
+        grid_reduces=suite.plan_grid_reduces,
+        shuffle_maps=suite.plan_shuffle_maps,
+        require_break=False,
+    )
+    plan.save(out / "plan.json")
+    say(f"platform: {len(plan.benchmarks)} microbenchmark runs (scale {suite.plan_scale:g})")
+    results = run_plan(
+        plan,
+        out / "platform-runs",
+        store=out / "platform-store",
+        on_start=lambda b: say(f"  bench {b.name}"),
+    )
+    failed = [r for r in results if r.status == "failed"]
+    if failed:
+        raise EngineError(
+            f"{len(failed)} microbenchmark run(s) failed, e.g. {failed[0].name}: {failed[0].error}"
+        )
+    model = fit_platform(profile_from_store(out / "platform-store"))
+    model.save(path)
+    return path
+
+
+def run_suite(suite: Suite, out_dir: str | Path, *, progress: Progress | None = None) -> SuiteResult:
+    """Run the suite for real in ``out_dir`` (resumable) and backtest it; results in ``out_dir/backtest.json``."""
+    from ingest.pipeline import ingest_paths
+    from phaseline.java import compile_java
+    from phaseline.store import Store
+    from platform_model.bench import BenchPlan
+    from platform_model.engine.runner import EngineJob, run_engine
+    from platform_model.model import PlatformModel
+
+    say = progress or (lambda _msg: None)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    platform_path = _platform(suite, out, say)
+    plan = BenchPlan.load(out / "plan.json")
+    classes = compile_java("phaseline-apps", sorted(_APP_DIR.glob("*.java")), make_jar=True)
+    jar = classes.parent / "phaseline-apps.jar"
+    run_dirs: list[Path] = []
+    for app in suite.apps:
+        for size in suite.sizes_mb:
+            for reduces in suite.reduces:
+                for rep in range(suite.repeats):
+                    run_dir = out / "runs" / f"{app.name}-{size:g}mb-r{reduces}-{rep}"
+                    run_dirs.append(run_dir)
+                    if (run_dir / "run.json").exists():
+                        continue
+                    say(f"run {run_dir.name}")
+                    if run_dir.exists():
+                        _rmtree(run_dir)
+                    run_engine(
+                        EngineJob(
+                            input_mb=size,
+                            selectivity=1.0,
+                            maps=max(1, math.ceil(size / MB_PER_MAP)),
+                            reduces=reduces,
+                            io_sort_mb=plan.io_sort_mb,
+                            sort_factor=plan.sort_factor,
+                            reduce_memory_mb=plan.reduce_memory_mb,
+                            seed=rep,
+                            jar=jar,
+                            main_class=app.main_class,
+                            args=("{input}", "{output}", str(reduces)),
+                        ),
+                        run_dir,
+                    )
+    store = Store(out / "store")
+    ingest_paths(run_dirs, store)
+    skipped: list[str] = []
+    rows = backtest(store.connect(), PlatformModel.load(platform_path), skipped=skipped)
+    result = SuiteResult(tuple(rows), tuple(summarize(rows)), out, tuple(skipped))
+    (out / "backtest.json").write_text(json.dumps(result.to_json(), indent=1) + "\n")
+    return result
+
+
+def _rmtree(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path)

@@ -1,0 +1,432 @@
+"""Critical-path model of a MapReduce job (Desai et al. 2012, sections 3.3 and 3.5).
+
+Two levels, as in the paper:
+
+* **Inside a task** (section 3.3, Figure 5): a map task is a read/compute/write
+  pipeline over ``N`` chunks of its split.  The dependencies are the data flow
+  ``R_i -> C_i -> W_i``; the degree of parallelism ``c_p`` (``C_i -> R_j``:
+  a chunk's read needs a core, free once all but ``c_p - 1`` earlier computes
+  are done); the read parallelism ``r_p`` (``R_{n-r_p} -> R_n``: reads from one
+  source are serial); and the finite output buffer (``W_i -> W_n``: a write
+  waits ``T_flush`` after the write at which the buffer filled).  The
+  earliest start times are the recurrences of Figure 5, eqs. 1-4
+  (:func:`pipeline`).  In Hadoop the map thread is one core (``c_p = 1``)
+  reading one split (``r_p = 1``); the chunks are one sort buffer's worth of
+  input each (``io.sort.mb x spill percent`` of map output), the flush is the
+  spill, done by the spill thread while the map thread goes on.  The map-side
+  merge follows sequentially (sequential composition, section 3.4).
+* **Across the job** (section 3.5): a graph of tasks and stages with every
+  edge weighted by the estimated time of its source
+  (:func:`job_graph`): maps on map slots in waves (largest split first, as
+  Hadoop's ``JobSubmitter`` orders splits), the data dependence of every
+  reduce on the map stage (the first wave's shuffle overlaps the map stage
+  except for its tail, ARIA's first shuffle), reduces on reduce slots.  The
+  job's time is the longest path from ``S`` to ``E`` (networkx's
+  ``dag_longest_path``), and the path itself is part of the answer
+  (:class:`CriticalPath`).
+
+What-if edits (:func:`apply_whatif`) change a :class:`JobShape` ("shuffle 2x
+faster", "one more reduce wave") and the path is recomputed.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import itertools
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import networkx as nx
+
+from phaseline.errors import PredictionError
+from phaseline.schemas import Phase
+from predict.core import Cluster, Dataset, JobSettings, PhaseDurationModel, Prediction, register
+from predict.tasks import TaskEstimate, TaskEstimates, estimate_tasks, profiled_settings
+from profiles.profile import JobProfile, Stage
+
+__all__ = [
+    "CriticalPath",
+    "CriticalPathModel",
+    "JobShape",
+    "PipelineSchedule",
+    "apply_whatif",
+    "critical_path",
+    "job_graph",
+    "job_shape",
+    "map_task_pipeline",
+    "pipeline",
+    "spread_durations",
+]
+
+MS_PER_S = 1000.0
+START, END, MAPS_DONE = "S", "E", "maps_done"
+
+
+# ------------------------------------------------------------------ task level (Figure 5)
+@dataclass(frozen=True, slots=True)
+class PipelineSchedule:
+    """Earliest start times of a pipeline's phases (Desai et al. 2012, Figure 5), 0-based tasks.
+
+    ``end`` is ``EST_e(N)`` (eq. 4) plus the last flush, the pipeline's ideal
+    execution time; ``path`` the binding dependencies from ``S`` to ``E`` as
+    node names (``R0``, ``C0``, ``W0``...).
+    """
+
+    est_read: tuple[float, ...]
+    est_compute: tuple[float, ...]
+    est_write: tuple[float, ...]
+    end: float
+    path: tuple[str, ...]
+
+
+def pipeline(
+    t_read: Sequence[float],
+    t_compute: Sequence[float],
+    data_written: Sequence[float],
+    *,
+    cp: int = 1,
+    rp: int = 1,
+    buffer_bytes: float = math.inf,
+    t_flush: float = 0.0,
+    final_flush: bool = True,
+) -> PipelineSchedule:
+    """Solve the earliest-start-time recurrences of Desai et al. 2012, Figure 5.
+
+    * eq. 1: ``EST_r(n)`` = 0 for the first ``min(r_p, c_p)`` tasks; after that
+      the later of the read from the same source (``EST_r(n - r_p) + T_r``) and
+      a free core: the time at which all but ``c_p - 1`` of the earlier
+      computes have completed (the ``(n - c_p)``-th earliest completion);
+    * eq. 2: ``EST_c(n) = EST_r(n) + T_r(n)``;
+    * eq. 3: ``EST_w(n)`` = the end of its compute, or later if the buffer is
+      full: ``EST_w(n - i) + T_flush`` for the smallest ``i`` whose writes
+      ``n - i .. n - 1`` together reach ``bufferSize``;
+    * eq. 4: ``EST_e(N) = max EST_w(i)``; with ``final_flush`` the data left in
+      the buffer is flushed once more after the last write (Hadoop's final
+      spill), if anything was written.
+
+    Writes into the buffer take no time (as in the paper); flushes run beside
+    the pipeline.
+    """
+    n = len(t_read)
+    if not (len(t_compute) == n == len(data_written)) or n == 0:
+        raise PredictionError("a pipeline needs the same number (>= 1) of read, compute and write entries")
+    if cp < 1 or rp < 1:
+        raise PredictionError(f"c_p and r_p must be >= 1, got c_p={cp}, r_p={rp}")
+    est_r = [0.0] * n
+    est_c = [0.0] * n
+    est_w = [0.0] * n
+    why_r: list[str | None] = [None] * n  # the binding predecessor of each node
+    why_w: list[str] = [""] * n
+    done: list[tuple[float, int]] = []  # sorted (compute end, task)
+    for k in range(n):
+        if k >= min(rp, cp):
+            best, why = 0.0, None
+            if k >= rp:
+                best, why = est_r[k - rp] + t_read[k - rp], f"R{k - rp}"
+            if k >= cp:
+                free, who = done[k - cp]
+                if free > best:
+                    best, why = free, f"C{who}"
+            est_r[k], why_r[k] = best, why
+        est_c[k] = est_r[k] + t_read[k]
+        bisect.insort(done, (est_c[k] + t_compute[k], k))
+        est_w[k], why_w[k] = est_c[k] + t_compute[k], f"C{k}"
+        filled = 0.0
+        # eq. 3: wait for the flush of the nearest write at which the buffer filled
+        for i in range(1, k + 1 if math.isfinite(buffer_bytes) else 1):
+            filled += data_written[k - i]
+            if filled >= buffer_bytes:
+                if est_w[k - i] + t_flush > est_w[k]:
+                    est_w[k], why_w[k] = est_w[k - i] + t_flush, f"W{k - i}"
+                break
+    last = max(range(n), key=lambda k: (est_w[k], k))
+    end = est_w[last] + (t_flush if final_flush and sum(data_written) > 0 else 0.0)
+    path = [END, f"W{last}"]
+    node = f"W{last}"
+    while True:
+        kind, k = node[0], int(node[1:])
+        prev = why_w[k] if kind == "W" else f"R{k}" if kind == "C" else why_r[k]
+        if prev is None:
+            break
+        path.append(prev)
+        node = prev
+    path.append(START)
+    return PipelineSchedule(tuple(est_r), tuple(est_c), tuple(est_w), end, tuple(reversed(path)))
+
+
+def map_task_pipeline(task: TaskEstimate, settings: JobSettings, map_output_bytes: float) -> float:
+    """A map task's time (ms) as a Figure 5 pipeline plus the sequential merge and the task overhead.
+
+    Chunks are one spill's worth each: ``N = ceil(output / (io.sort.mb x
+    spill percent))``; read ``T_r = read / N``, compute ``T_c = (map +
+    collect) / N``, ``DW = output / N``, ``T_flush`` = the spill time of one
+    chunk; ``c_p = r_p = 1``.  Map-only jobs write straight to the output
+    (no buffer): the write is part of the compute.
+    """
+    ph = task.phases_ms
+    read = ph.get(Phase.READ.value, 0.0)
+    compute = ph.get(Phase.MAP.value, 0.0) + ph.get(Phase.COLLECT.value, 0.0)
+    spill = ph.get(Phase.SPILL.value, 0.0)
+    tail = ph.get(Phase.MERGE.value, 0.0)
+    if Phase.SPILL.value not in ph:  # map-only: no sort buffer
+        compute += ph.get(Phase.WRITE.value, 0.0)
+    buffer = settings.io_sort_mb * 2**20 * settings.sort_spill_percent
+    chunks = max(1, math.ceil(map_output_bytes / buffer)) if map_output_bytes > 0 else 1
+    chunks = min(chunks, 10_000)
+    sched = pipeline(
+        [read / chunks] * chunks,
+        [compute / chunks] * chunks,
+        [map_output_bytes / chunks] * chunks,
+        buffer_bytes=map_output_bytes / chunks if map_output_bytes > 0 else math.inf,
+        t_flush=spill / chunks,
+    )
+    return max(0.0, sched.end + tail + task.overhead_ms)
+
+
+# ------------------------------------------------------------------ job level (section 3.5)
+@dataclass(frozen=True, slots=True)
+class JobShape:
+    """Task durations (ms) and slots: what the job-level graph is built from."""
+
+    map_ms: tuple[float, ...]
+    first_shuffle_ms: float  # the part of a first-wave shuffle after the map stage
+    shuffle_ms: float  # a whole shuffle of a later-wave reduce
+    reduce_ms: tuple[float, ...]  # reduce phase after the shuffle, per reduce task
+    map_slots: int
+    reduce_slots: int
+
+    def __post_init__(self) -> None:
+        if self.map_slots < 1 or self.reduce_slots < 1 or not self.map_ms:
+            raise PredictionError("a job shape needs >= 1 map task, map slot and reduce slot")
+
+
+@dataclass(frozen=True, slots=True)
+class CriticalPath:
+    """The longest ``S -> E`` path: its length (ms) and its nodes with the weight of each edge taken."""
+
+    length_ms: float
+    nodes: tuple[str, ...]
+    weights_ms: tuple[float, ...]
+
+    def stage_ms(self) -> dict[str, float]:
+        """Time on the path by stage (``map``, ``shuffle``, ``reduce``)."""
+        out: dict[str, float] = {}
+        for node, w in zip(self.nodes, self.weights_ms, strict=False):
+            stage = node.split(":")[0]
+            if stage in ("map", "shuffle", "reduce"):
+                out[stage] = out.get(stage, 0.0) + w
+        return out
+
+
+def spread_durations(n: int, avg: float, biggest: float) -> tuple[float, ...]:
+    """``n`` durations with mean ``avg`` and one of ``biggest``, largest first (Hadoop orders splits by size)."""
+    if n == 1:
+        return (avg,)
+    biggest = min(max(avg, biggest), n * avg)
+    rest = (n * avg - biggest) / (n - 1)
+    return (biggest, *([rest] * (n - 1)))
+
+
+def job_graph(shape: JobShape) -> nx.DiGraph:
+    """The task/stage graph of section 3.5; edge ``u -> v`` weighs ``u``'s duration.
+
+    Picture for 3 maps on 2 slots, 2 reduces on 1 slot::
+
+        S ──> map:0 ──────────> map:2 ──┐
+        │                                ├──> maps_done ──> shuffle:0 ──> reduce:0 ──> shuffle:1 ──> reduce:1 ──> E
+        └──> map:1 ─────────────────────┘            └─────────────────────────────────────^
+
+    Map ``i`` follows map ``i - k`` on its slot; every shuffle waits for the
+    map stage; a first-wave shuffle takes the first-shuffle tail, a later one
+    the whole shuffle and also waits for its slot's previous reduce.
+    """
+    g = nx.DiGraph()
+    m, k = len(shape.map_ms), shape.map_slots
+    for i, dur in enumerate(shape.map_ms):
+        g.add_edge(
+            START if i < k else f"map:{i - k}", f"map:{i}", weight=0.0 if i < k else shape.map_ms[i - k]
+        )
+        if i + k >= m:  # the last task on its slot
+            g.add_edge(f"map:{i}", MAPS_DONE, weight=dur)
+    if not shape.reduce_ms:
+        g.add_edge(MAPS_DONE, END, weight=0.0)
+        return g
+    r, kr = len(shape.reduce_ms), shape.reduce_slots
+    for j, dur in enumerate(shape.reduce_ms):
+        g.add_edge(MAPS_DONE, f"shuffle:{j}", weight=0.0)
+        if j >= kr:
+            g.add_edge(f"reduce:{j - kr}", f"shuffle:{j}", weight=shape.reduce_ms[j - kr])
+        tail = shape.first_shuffle_ms if j < kr else shape.shuffle_ms
+        g.add_edge(f"shuffle:{j}", f"reduce:{j}", weight=tail)
+        if j + kr >= r:
+            g.add_edge(f"reduce:{j}", END, weight=dur)
+    return g
+
+
+def critical_path(g: nx.DiGraph) -> CriticalPath:
+    """The longest ``S -> E`` path of a task graph (Desai et al. 2012, section 3.5).
+
+    networkx's ``dag_longest_path`` sorts the graph topologically (a cycle is
+    an error) and keeps, per node, the heaviest way in.
+    """
+    try:
+        nodes = nx.dag_longest_path(g, weight="weight", default_weight=0.0)
+    except nx.NetworkXUnfeasible:
+        raise PredictionError("the task graph has a cycle; no critical path") from None
+    if not nodes or nodes[0] != START:
+        nodes = [START, *nodes]
+    weights = tuple(float(g.edges[u, v]["weight"]) for u, v in itertools.pairwise(nodes))
+    if nodes[-1] != END:  # all-zero tails: close the path at E
+        tail = nx.shortest_path(g, nodes[-1], END)
+        weights += tuple(float(g.edges[u, v]["weight"]) for u, v in itertools.pairwise(tail))
+        nodes = [*nodes, *tail[1:]]
+    return CriticalPath(sum(weights), tuple(nodes), weights)
+
+
+def _shuffle_and_reduce(tasks: TaskEstimates) -> tuple[float, float, tuple[float, ...]]:
+    if tasks.n_reduces == 0 or tasks.reduce_avg is None or tasks.reduce_max is None:
+        return 0.0, 0.0, ()
+    reds = spread_durations(tasks.n_reduces, tasks.reduce_avg.total_ms, tasks.reduce_max.total_ms)
+    return tasks.first_shuffle_avg_ms, tasks.shuffle_avg_ms, reds
+
+
+def job_shape(
+    profile: JobProfile,
+    platform: PhaseDurationModel,
+    cluster: Cluster,
+    dataset: Dataset,
+    settings: JobSettings,
+) -> tuple[JobShape, TaskEstimates, tuple[str, ...]]:
+    """Task durations for ``dataset``: map tasks as Figure 5 pipelines, reduces as Zhang et al. 2013 estimate.
+
+    The per-task overhead is recalibrated for the pipeline: at the profiled
+    size and settings, overhead = measured average map task - the pipeline's
+    time without overhead (the tasks.py calibration counted the phases as
+    serial, the pipeline overlaps spills with the map thread).
+    """
+    tasks = estimate_tasks(profile, platform, dataset, settings)
+    notes = list(tasks.assumptions)
+    out_avg = tasks.map_avg.data_bytes.get(Phase.COLLECT.value, 0.0)
+    out_max = tasks.map_max.data_bytes.get(Phase.COLLECT.value, 0.0)
+    before = profiled_settings(profile)
+    measured = profile.stage(Stage.MAP_TASK)
+    shift = 0.0
+    if measured is not None:
+        then = estimate_tasks(profile, platform, Dataset(profile.input.total_bytes), before)
+        then_out = then.map_avg.data_bytes.get(Phase.COLLECT.value, 0.0)
+        bare = map_task_pipeline(dataclasses.replace(then.map_avg, overhead_ms=0.0), before, then_out)
+        shift = (measured.avg_ms - bare) - then.map_avg.overhead_ms
+        notes.append(f"map overhead recalibrated for the pipeline's overlap ({shift:+.0f} ms)")
+
+    def task_ms(t: TaskEstimate, out: float) -> float:
+        return map_task_pipeline(dataclasses.replace(t, overhead_ms=t.overhead_ms + shift), settings, out)
+
+    avg, biggest = task_ms(tasks.map_avg, out_avg), task_ms(tasks.map_max, out_max)
+    first, typical, reds = _shuffle_and_reduce(tasks)
+    shape = JobShape(
+        map_ms=spread_durations(tasks.n_maps, avg, max(avg, biggest)),
+        first_shuffle_ms=first,
+        shuffle_ms=typical,
+        reduce_ms=reds,
+        map_slots=cluster.map_slots,
+        reduce_slots=cluster.reduce_slots,
+    )
+    return shape, tasks, tuple(notes)
+
+
+_FASTER = re.compile(r"^\s*(map|shuffle|reduce)s?\s+(\d+(?:\.\d+)?)\s*x\s+(faster|slower)\s*$", re.I)
+_WAVES = re.compile(r"^\s*(one|\d+)\s+(more|fewer)\s+(map|reduce)\s+waves?\s*$", re.I)
+
+
+def apply_whatif(shape: JobShape, edit: str) -> JobShape:
+    """Change a job shape by a what-if edit and return the new shape.
+
+    Understood: ``"<map|shuffle|reduce> <f>x faster|slower"`` (scales that
+    stage's task durations) and ``"<one|k> more|fewer <map|reduce> wave(s)"``
+    (adds or removes that many slots' worth of tasks, each like the typical
+    task).
+    """
+    m = _FASTER.match(edit)
+    if m:
+        stage, factor = m[1].lower(), float(m[2])
+        if factor <= 0:
+            raise PredictionError(f"what-if {edit!r}: the factor must be > 0")
+        f = 1 / factor if m[3].lower() == "faster" else factor
+        if stage == "map":
+            return dataclasses.replace(shape, map_ms=tuple(d * f for d in shape.map_ms))
+        if stage == "shuffle":
+            return dataclasses.replace(
+                shape, first_shuffle_ms=shape.first_shuffle_ms * f, shuffle_ms=shape.shuffle_ms * f
+            )
+        return dataclasses.replace(shape, reduce_ms=tuple(d * f for d in shape.reduce_ms))
+    m = _WAVES.match(edit)
+    if m:
+        count = 1 if m[1].lower() == "one" else int(m[1])
+        sign = 1 if m[2].lower() == "more" else -1
+        if m[3].lower() == "map":
+            tasks, slots = list(shape.map_ms), shape.map_slots
+        else:
+            tasks, slots = list(shape.reduce_ms), shape.reduce_slots
+        if not tasks:
+            raise PredictionError(f"what-if {edit!r}: the job has no {m[3].lower()} tasks")
+        typical = tasks[-1]
+        new_n = len(tasks) + sign * count * slots
+        if new_n < 1:
+            raise PredictionError(f"what-if {edit!r}: leaves no {m[3].lower()} tasks")
+        tasks = tasks[:new_n] + [typical] * max(0, new_n - len(tasks))
+        if m[3].lower() == "map":
+            return dataclasses.replace(shape, map_ms=tuple(tasks))
+        return dataclasses.replace(shape, reduce_ms=tuple(tasks))
+    raise PredictionError(f"cannot read what-if {edit!r}; try 'shuffle 2x faster' or 'one more reduce wave'")
+
+
+@dataclass(frozen=True, slots=True)
+class CriticalPathModel:
+    """Desai et al. 2012's critical path: Figure 5 pipelines inside map tasks, section 3.5 longest path across."""
+
+    name: str = "critical_path"
+
+    def predict(
+        self,
+        profile: JobProfile,
+        platform: PhaseDurationModel,
+        cluster: Cluster,
+        dataset: Dataset,
+        settings: JobSettings,
+    ) -> Prediction:
+        """The length of the job's critical path; the path's stages in ``stages`` (seconds)."""
+        shape, tasks, notes = job_shape(profile, platform, cluster, dataset, settings)
+        path = critical_path(job_graph(shape))
+        stages = {f"path.{k}": v / MS_PER_S for k, v in path.stage_ms().items()}
+        phases = {f"map.{k}": v / MS_PER_S for k, v in tasks.map_avg.phases_ms.items()}
+        return Prediction(
+            model=self.name,
+            seconds=path.length_ms / MS_PER_S,
+            stages=stages,
+            phases=phases,
+            dataflow={
+                "maps": float(tasks.n_maps),
+                "reduces": float(tasks.n_reduces),
+                "path_nodes": float(len(path.nodes)),
+                "path_map_tasks": float(sum(n.startswith("map:") for n in path.nodes)),
+                "path_reduce_tasks": float(sum(n.startswith("reduce:") for n in path.nodes)),
+            },
+            assumptions=(
+                *notes,
+                "map tasks: Desai et al. 2012 Figure 5 pipelines (c_p = r_p = 1, one spill per chunk)",
+                "critical path: " + " -> ".join(_abbrev(path.nodes)),
+            ),
+        )
+
+
+def _abbrev(nodes: Sequence[str], keep: int = 12) -> list[str]:
+    if len(nodes) <= keep:
+        return list(nodes)
+    half = keep // 2
+    return [*nodes[:half], f"... {len(nodes) - keep} more ...", *nodes[-half:]]
+
+
+register(CriticalPathModel())

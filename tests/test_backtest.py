@@ -1,0 +1,145 @@
+"""The backtest: cases, medians and the JSON contract on simulated traces; the quick local suite for real (slow)."""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from ingest.pipeline import ingest_paths
+from phaseline.cli import main
+from phaseline.store import Store
+from platform_model.model import fit_platform
+from platform_model.profile import profile_from_arrays
+from predict import core
+from predict.backtest import backtest, error_table, load_runs, summarize
+from predict.jhist_writer import SimTrace, write_jhist
+from predict.simulate import SimJob, StageDist, simulate_once
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_predict_core import LinearPlatform
+
+MB = 2**20
+#: The JSON fields `phaseline backtest --format json` promises (issue 9).
+CONTRACT = {"job", "case", "model", "predicted_s", "measured_s", "error"}
+#: (maps, reduces) of the simulated runs; two repeats of each.
+CASES = ((4, 2), (8, 2), (16, 2), (8, 4))
+
+
+def _store(tmp_path: Path) -> tuple[Store, dict[tuple[int, int], list[float]]]:
+    """Simulated runs of one job ('sim sort': 64 MiB per map) written as .jhist and ingested."""
+    spans: dict[tuple[int, int], list[float]] = {}
+    paths = []
+    seq = 1
+    for maps, reduces in CASES:
+        for seed in (1, 2):
+            job = SimJob(
+                map_means_ms=(2000.0,) * maps,
+                map_cv=0.2,
+                n_reduces=reduces,
+                first_shuffle=StageDist(400.0, 0.2),
+                shuffle=StageDist(1500.0, 0.2),
+                reduce=StageDist(1000.0, 0.2),
+                nodes=1,
+                map_slots_per_node=2,
+                reduce_slots_per_node=2,
+            )
+            run = simulate_once(job, np.random.default_rng(seed), record=True)
+            trace = SimTrace(
+                sequence=seq,
+                job_name="sim sort",
+                submit_ms=1_700_000_000_000 + seq * 1_000_000,
+                map_counters={"MAP_INPUT_RECORDS": 640_000, "MAP_OUTPUT_RECORDS": 640_000,
+                              "MAP_OUTPUT_BYTES": 64 * MB},
+                reduce_counters={"REDUCE_INPUT_RECORDS": 640_000 * maps // reduces,
+                                 "REDUCE_SHUFFLE_BYTES": 64 * MB * maps // reduces,
+                                 "REDUCE_OUTPUT_RECORDS": 640_000 * maps // reduces},
+                map_input_bytes=64 * MB,
+            )  # fmt: skip
+            out = tmp_path / "traces" / f"{seq}"
+            out.mkdir(parents=True)
+            paths.append(write_jhist(run, out, n_maps=maps, n_reduces=reduces, trace=trace))
+            first = min(a.start_ms for a in run.attempts)
+            spans.setdefault((maps, reduces), []).append((run.makespan_ms - first) / 1000)
+            seq += 1
+    store = Store(tmp_path / "store")
+    ingest_paths(paths, store)
+    return store, spans
+
+
+def test_backtest_cases_medians_and_profile_from_the_smallest_run(tmp_path: Path) -> None:
+    store, spans = _store(tmp_path)
+    con = store.connect()
+    runs = load_runs(con)
+    assert len(runs) == 2 * len(CASES)
+    rows = backtest(con, LinearPlatform(), models=("bounds", "critical_path", "simulation"))
+    smallest = min(runs, key=lambda r: (r.input_bytes, r.job_id))
+    assert {r.profile_job for r in rows} == {smallest.job_id}
+    # Every case but the profiled one (4 maps, 2 reduces), by every model asked for.
+    assert {r.case for r in rows} == {
+        "input=512.0MiB maps=8 reduces=2",
+        "input=1024.0MiB maps=16 reduces=2",
+        "input=512.0MiB maps=8 reduces=4",
+    }
+    assert len(rows) == 3 * 3
+    for r in rows:
+        maps = int(r.case.split("maps=")[1].split()[0])
+        reduces = int(r.case.split("reduces=")[1])
+        assert r.runs == 2
+        assert math.isclose(r.measured_s, statistics.median(spans[(maps, reduces)]), abs_tol=2e-3)
+        assert math.isclose(r.error, (r.predicted_s - r.measured_s) / r.measured_s)
+    summary = {s.model: s for s in summarize(rows)}
+    assert summary["bounds"].coverage is not None
+    assert summary["critical_path"].coverage is None
+    assert summary["simulation"].worst_abs_error >= summary["simulation"].median_abs_error
+    table = error_table(rows)
+    assert len(table) == 3
+    assert {"bounds_s", "bounds_err", "simulation_err"} <= set(table[0])
+
+
+def test_backtest_cli_json_contract(tmp_path: Path) -> None:
+    store, _ = _store(tmp_path)
+    x = np.array([1, 2, 4, 8, 16, 32, 64] * 6, dtype=float) * MB
+    phases = np.repeat(["read", "collect", "spill", "merge", "shuffle", "write"], 7)
+    platform = fit_platform(profile_from_arrays(phases, x, 50 + x / 2e5), split=False)
+    platform_path = platform.save(tmp_path / "platform.json")
+    res = CliRunner().invoke(
+        main,
+        ["backtest", "--store", str(store.root), "--platform", str(platform_path), "--format", "json"],
+    )
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.stdout)
+    assert rows
+    assert all(set(r) >= CONTRACT for r in rows)
+    assert {r["model"] for r in rows} <= set(core.models())
+    assert {"bounds", "critical_path", "simulation"} <= {r["model"] for r in rows}
+    res = CliRunner().invoke(main, ["backtest", "--store", str(store.root)])
+    assert res.exit_code != 0
+    assert "--platform is required" in res.output
+
+
+@pytest.mark.slow
+def test_quick_local_suite_for_real(tmp_path: Path) -> None:
+    # Real LocalJobRunner runs: a 4-run microbenchmark plan for the platform model,
+    # then word count and grep at 2 and 4 MiB; the 4 MiB runs are predicted.
+    res = CliRunner().invoke(
+        main,
+        ["backtest", "--suite", "local", "--quick", "--out", str(tmp_path / "suite"), "--format", "json"],
+    )
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.stdout)
+    assert {r["job"] for r in rows} == {"phaseline app wordcount", "phaseline app grep"}
+    assert {"bounds", "critical_path", "simulation"} <= {r["model"] for r in rows}
+    for r in rows:
+        assert set(r) >= CONTRACT
+        assert r["measured_s"] > 0
+        assert r["predicted_s"] > 0
+        assert math.isfinite(r["error"])
+    saved = json.loads((tmp_path / "suite" / "backtest.json").read_text())
+    assert {s["model"] for s in saved["summary"]} >= {"bounds", "simulation"}

@@ -1,0 +1,225 @@
+"""The discrete-event simulator: invariants, intervals, and its .jhist writer against two parsers."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from phaseline.errors import PredictionError
+from predict import core
+from predict.core import Cluster, Dataset, JobSettings
+from predict.jhist_writer import SimTrace, write_jhist
+from predict.simulate import SimJob, SimRun, StageDist, replicate, simulate_once
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_predict_core import LinearPlatform, toy_profile
+
+#: Replications in the invariant tests (the model's default is 200).
+REPS = 100
+
+
+def _job(**changes: object) -> SimJob:
+    job = SimJob(
+        map_means_ms=(3000.0,) * 24,
+        map_cv=0.3,
+        n_reduces=6,
+        first_shuffle=StageDist(500.0, 0.2),
+        shuffle=StageDist(2000.0, 0.2),
+        reduce=StageDist(1500.0, 0.3),
+        nodes=2,
+        map_slots_per_node=2,
+        reduce_slots_per_node=2,
+    )
+    return dataclasses.replace(job, **changes)  # type: ignore[arg-type]
+
+
+def test_deterministic_job_by_hand() -> None:
+    # 4 maps of 10 on 2 slots -> maps end at 20; one reduce launched at slow start
+    # (after the first map, t = 10): its shuffle ends one first-shuffle tail after
+    # the map stage, 20 + 1 = 21, then 5 of reduce.
+    #
+    #   slot 0  [m0 0-10][m2 10-20]
+    #   slot 1  [m1 0-10][m3 10-20]
+    #   reduce            [shuffle 10 .... 21][reduce 21-26]
+    job = SimJob(
+        map_means_ms=(10.0,) * 4,
+        map_cv=0.0,
+        n_reduces=1,
+        first_shuffle=StageDist(1.0),
+        shuffle=StageDist(6.0),
+        reduce=StageDist(5.0),
+        nodes=1,
+        map_slots_per_node=2,
+        reduce_slots_per_node=1,
+        slowstart=0.25,
+    )
+    run = simulate_once(job, np.random.default_rng(0), record=True)
+    assert run.makespan_ms == 26
+    reduce = next(a for a in run.attempts if a.task_type == "REDUCE")
+    assert (reduce.start_ms, reduce.shuffle_end_ms, reduce.end_ms) == (10, 21, 26)
+    # No slow start (LocalJobRunner): the first wave starts at 20 and only the tail is left: 20 + 1 + 5.
+    assert simulate_once(dataclasses.replace(job, slowstart=1.0), np.random.default_rng(0)).makespan_ms == 26
+    # A second reduce on the one slot is a later wave: a whole shuffle, 26 + 6 + 5.
+    two = simulate_once(dataclasses.replace(job, n_reduces=2), np.random.default_rng(0), record=True)
+    assert two.makespan_ms == 37
+
+
+def test_same_seed_same_result_and_interval_order() -> None:
+    a = replicate(_job(), replications=REPS, seed=7)
+    b = replicate(_job(), replications=REPS, seed=7)
+    assert np.array_equal(a.makespans_s, b.makespans_s)
+    lo, hi = a.interval_s
+    assert lo <= a.mean_s <= hi
+    assert a.events >= REPS * (24 + 2 * 6)
+
+
+@pytest.mark.parametrize("slots", [1, 2, 3, 4, 6])
+def test_more_slots_never_slower(slots: int) -> None:
+    # Identical tasks (cv = 0): list scheduling is monotone in the slots, replication by replication.
+    fixed = _job(
+        map_cv=0.0, shuffle=StageDist(2000.0), reduce=StageDist(1500.0), first_shuffle=StageDist(500.0)
+    )
+    base = simulate_once(dataclasses.replace(fixed, map_slots_per_node=slots), np.random.default_rng(0))
+    more = simulate_once(dataclasses.replace(fixed, map_slots_per_node=slots + 1), np.random.default_rng(0))
+    assert more.makespan_ms <= base.makespan_ms
+    # Random durations: the mean over common seeds does not grow either.
+    m1 = replicate(_job(map_slots_per_node=slots), replications=REPS, seed=3).mean_s
+    m2 = replicate(_job(map_slots_per_node=slots + 1), replications=REPS, seed=3).mean_s
+    assert m2 <= m1 * 1.001
+
+
+def test_failures_cost_time_and_are_recorded() -> None:
+    clean = replicate(_job(), replications=REPS, seed=5).mean_s
+    failing = replicate(_job(failure_rate=0.2), replications=REPS, seed=5).mean_s
+    assert failing > clean
+    run = simulate_once(_job(failure_rate=0.2), np.random.default_rng(11), record=True)
+    failed = [a for a in run.attempts if not a.succeeded]
+    assert failed
+    assert len({(a.task_type, a.task) for a in run.attempts if a.succeeded}) == 24 + 6
+    with pytest.raises(PredictionError, match="failure_rate"):
+        _job(failure_rate=1.0)
+
+
+@pytest.mark.parametrize(("factor", "nodes"), [(1.0, 4), (4.0, 4), (2.0, 1)])
+def test_model_mean_within_the_bounds_models_bounds(factor: float, nodes: int) -> None:
+    profile, platform = toy_profile(), LinearPlatform()
+    cluster, settings = Cluster(nodes, 2, 2), JobSettings(reduces=4)
+    dataset = Dataset(profile.input.total_bytes * factor)
+    sim = core.get("simulation").predict(profile, platform, cluster, dataset, settings)
+    b = core.get("bounds").predict(profile, platform, cluster, dataset, settings)
+    assert b.low_s is not None
+    assert b.high_s is not None
+    assert sim.low_s is not None
+    assert sim.high_s is not None
+    assert b.low_s <= sim.seconds <= b.high_s
+    assert sim.low_s < sim.seconds < sim.high_s
+
+
+def _written(tmp_path: Path, failure_rate: float = 0.1) -> tuple[Path, SimRun]:
+    run = simulate_once(_job(failure_rate=failure_rate), np.random.default_rng(2), record=True)
+    trace = SimTrace(
+        job_name="sim wordcount",
+        map_counters={"MAP_INPUT_RECORDS": 1000, "MAP_OUTPUT_RECORDS": 2500},
+        reduce_counters={"REDUCE_INPUT_RECORDS": 10_000},
+    )
+    return write_jhist(run, tmp_path, n_maps=24, n_reduces=6, trace=trace), run
+
+
+def test_jhist_round_trips_through_phaselines_reader(tmp_path: Path) -> None:
+    from oracle_util import phaseline_rows
+
+    path, run = _written(tmp_path)
+    assert path.name.startswith("job_1700000000000_0001-")
+    assert path.name.endswith("-SUCCEEDED-default-1700000101000.jhist")
+    rows, cut, _ = phaseline_rows(path)
+    assert cut is None
+    assert len(rows["tasks"]) == 30
+    attempts = rows["attempts"]
+    assert len(attempts) == len(run.attempts)
+    t0 = 1_700_000_101_000
+    sim = sorted((round(a.start_ms) + t0, round(a.end_ms) + t0) for a in run.attempts)
+    got = sorted((a["start_ms"], a["finish_ms"]) for a in attempts)
+    assert got == sim
+    (job,) = rows["jobs"]
+    assert job["finish_ms"] - job["launch_ms"] == round(run.makespan_ms)
+
+
+@pytest.mark.slow
+def test_jhist_is_read_by_hadoops_job_history_parser(tmp_path: Path) -> None:
+    from oracle_util import hadoop_parse
+
+    path, run = _written(tmp_path)
+    parsed = hadoop_parse([path])[str(path)]
+    assert parsed.get("fatal") is None
+    assert parsed.get("parse_exception") is None
+    job = parsed["job"]
+    assert job["name"] == "sim wordcount"
+    assert job["status"] == "SUCCEEDED"
+    assert job["finished_maps"] == 24
+    assert job["finished_reduces"] == 6
+    assert job["failed_maps"] + job["failed_reduces"] == sum(not a.succeeded for a in run.attempts)
+    assert job["finish_ms"] - job["launch_ms"] == round(run.makespan_ms)
+    assert ["org.apache.hadoop.mapreduce.TaskCounter", "MAP_INPUT_RECORDS", 24_000] in job["total_counters"]
+    assert len(parsed["tasks"]) == 30
+    assert all(t["status"] == "SUCCEEDED" for t in parsed["tasks"])
+    n_attempts = sum(len(t["attempts"]) for t in parsed["tasks"])
+    assert n_attempts == len(run.attempts)
+
+
+# ---------------------------------------------------------------- cross-check: Vianna et al. 2013, Fig. 7
+#: Vianna et al. 2013, section 5.2.1: their fork/join model vs their simulator, Fig. 7a (pm = ps = 1),
+#: differs by at most 13 %; the issue asks our simulator and queuing model to agree as well.
+VIANNA_FIG7A_RTOL = 0.13
+
+
+def _center_cv(row: Mapping[str, float]) -> float:
+    """cv of a task whose residence at each center is exponential with mean its demand there (the paper's simulator)."""
+    demands = [float(v) for v in row.values() if v > 0]
+    return math.sqrt(sum(v * v for v in demands)) / sum(demands)
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "measured 2026-11-21: the slot simulator, fed the queuing model's own task response times, differs "
+        "from it by +66 % (m = 4) to -20 % (m = 256): at small m the simulator pays the maximum of the 4 "
+        "parallel merges (~2x one merge with exponential residences), the aMVA tree about one merge; at "
+        "large m the fork/join estimate runs above 64 sequential map waves"
+    ),
+)
+def test_simulator_agrees_with_the_queuing_model_on_vianna_fig7a() -> None:
+    from test_vianna_paper import table2
+
+    from predict.vianna.layout import TaskKind, Workload
+    from predict.vianna.model import solve
+
+    demands = table2(1, 1)
+    worst = 0.0
+    for m in (4, 16, 64, 256):  # Table 3, simulation column: n = 4, c = 4, d = 1, r = 4, pr = 1
+        sol = solve(demands, Workload(nodes=4, cpus=4, disks=1, maps=m, reduces=4, pm=1, pr=1, ps=1))
+        r = sol.task_response_s
+        ss = r[TaskKind.SHUFFLE_SORT] * 1000
+        job = SimJob(
+            map_means_ms=(r[TaskKind.MAP] * 1000,) * m,
+            map_cv=_center_cv(demands.map),
+            n_reduces=4,
+            first_shuffle=StageDist(ss, _center_cv(demands.shuffle_sort)),  # the last map's shuffle-sort
+            shuffle=StageDist(
+                m * ss, _center_cv(demands.shuffle_sort) / math.sqrt(m)
+            ),  # m in series (ps = 1)
+            reduce=StageDist(r[TaskKind.MERGE] * 1000, _center_cv(demands.merge)),
+            nodes=4,
+            map_slots_per_node=1,
+            reduce_slots_per_node=1,
+            slowstart=0.0,
+        )
+        sim = replicate(job, replications=500, seed=m).mean_s
+        worst = max(worst, abs(sim / sol.response_time_s - 1))
+    assert worst <= VIANNA_FIG7A_RTOL
