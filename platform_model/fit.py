@@ -248,9 +248,18 @@ def _irls(exog: FloatArray, y: FloatArray, norm: Norm, start: FloatArray | None 
     return _Solution(params, bse, scale, iteration, note)
 
 
+#: Residuals below this share of the largest duration mean the points lie on the line.
+EXACT_FIT_RTOL = 1e-9
+
+
 def _solve(x_mib: FloatArray, y: FloatArray, norm: Norm, *, const_only: bool, solver: Solver) -> _Solution:
     n = y.size
     exog = np.ones((n, 1)) if const_only else np.asfortranarray(np.column_stack([np.ones(n), x_mib]))
+    ols = _wls(exog, y, np.ones(n))
+    resid = y - (ols[0] if exog.shape[1] == 1 else ols[0] + ols[1] * exog[:, 1])
+    if float(np.max(np.abs(resid))) <= EXACT_FIT_RTOL * max(1.0, float(np.max(np.abs(y)))):
+        # The points lie on a line: every M-estimator's answer; IRLS would chase a zero scale.
+        return _Solution(ols, np.zeros(exog.shape[1]), 0.0, 1, "the points lie exactly on the line")
     use_sm = solver is Solver.STATSMODELS or (solver is Solver.AUTO and n <= STATSMODELS_MAX_N)
     if use_sm:
         return _rlm(exog, y, norm)
@@ -317,7 +326,9 @@ def fit_line(
         params = np.array([float(sol.params[0]), 0.0])
         bse = np.array([float(sol.bse[0]), 0.0])
         scale, iterations = sol.scale, sol.iterations
-    converged = iterations < MAXITER and scale > 0.0
+    # A residual scale of 0 means the line passes through every (weighted) point: an exact
+    # fit, which is converged, not a failure (statsmodels says so in its note).
+    converged = iterations < MAXITER
     if not converged:
         warnings.warn(
             ConvergenceWarning(
