@@ -83,7 +83,6 @@ def test_mutated_fixtures_raise_only_phaseline_errors(tmp_path: Path) -> None:
 
 
 @pytest.mark.fuzz_full
-@pytest.mark.slow
 def test_mutated_fixtures_full_run(tmp_path: Path) -> None:
     run_cases(tmp_path, FULL_CASES, offset=1_000_000)
 
