@@ -13,7 +13,11 @@ task, map selectivity, number of map and of reduce tasks.  The paper's set:
 sizes, the map sort buffer and the reduce-side memory shrink by ``scale``, so
 the shuffle break (computed from the configuration the plan sets, see
 :func:`platform_model.segments.config_thresholds`) stays inside the shuffle
-range.  :func:`write_script` turns a plan into a shell script for a real
+range.  With ``task_scale`` the shrinking is split between the number of tasks
+and the data per task, so that each task's phases stay long enough to measure
+on the local engine.  Local runs of a plan warm their JVM up first and record
+a JFR recording (the task-log ingest splits the map's read/collect and the
+reduce's write out of their combined log spans by its stack samples).  :func:`write_script` turns a plan into a shell script for a real
 cluster; :func:`run_plan` runs it on the local engine, resumably, and ingests
 the runs.
 """
@@ -32,6 +36,8 @@ from types import MappingProxyType
 from typing import Any
 
 from phaseline.errors import EngineError, PlatformModelError
+from platform_model.bench_script import engine_sources as engine_sources
+from platform_model.bench_script import write_script as write_script
 from platform_model.segments import ShuffleThresholds, config_thresholds
 
 PLAN_FORMAT = "phaseline-bench-plan"
@@ -50,6 +56,10 @@ PAPER_SHUFFLE_REDUCES = 5
 PAPER_REDUCE_MEMORY_MB = 700
 PAPER_IO_SORT_MB = 100
 PAPER_SORT_FACTOR = 10
+#: Warm-up job of every local run (MiB): 4 maps of 2 MiB run Hadoop's collect, sort,
+#: spill, merge, shuffle and write code until the JIT has compiled it, so that the
+#: measured job's first task is not 2-5 times slower than the others.
+DEFAULT_WARMUP_MB = 8.0
 _MIB = 1 << 20
 
 
@@ -87,7 +97,13 @@ class Benchmark:
 
 @dataclass(frozen=True, slots=True)
 class BenchPlan:
-    """A set of microbenchmarks and the Hadoop settings they all run with."""
+    """A set of microbenchmarks and the Hadoop settings they all run with.
+
+    ``jfr`` and ``warmup_mb`` say how the local engine runs each benchmark
+    (:class:`~platform_model.engine.runner.EngineJob`): with a JFR recording, and
+    after a throwaway warm-up job of that many MiB in the same JVM (0: none).
+    ``task_scale`` records how :func:`make_plan` split ``scale`` (None: not split).
+    """
 
     benchmarks: tuple[Benchmark, ...]
     scale: float
@@ -97,6 +113,9 @@ class BenchPlan:
     hadoop_conf: Mapping[str, str] = field(default_factory=dict)
     map_parallelism: int = 1
     reduce_parallelism: int = 1
+    jfr: bool = False
+    warmup_mb: float = 0.0
+    task_scale: float | None = None
     version: int = PLAN_VERSION
 
     def __post_init__(self) -> None:
@@ -137,6 +156,9 @@ class BenchPlan:
             "reduce_memory_mb": self.reduce_memory_mb,
             "map_parallelism": self.map_parallelism,
             "reduce_parallelism": self.reduce_parallelism,
+            "jfr": self.jfr,
+            "warmup_mb": self.warmup_mb,
+            "task_scale": self.task_scale,
             "hadoop_conf": dict(self.hadoop_conf),
             "thresholds": asdict(t),
             "shuffle_range_bytes": [lo, hi],
@@ -189,6 +211,9 @@ class BenchPlan:
                 hadoop_conf={str(k): str(v) for k, v in doc.get("hadoop_conf", {}).items()},
                 map_parallelism=int(doc.get("map_parallelism", 1)),
                 reduce_parallelism=int(doc.get("reduce_parallelism", 1)),
+                jfr=bool(doc.get("jfr", False)),
+                warmup_mb=float(doc.get("warmup_mb", 0.0)),
+                task_scale=None if doc.get("task_scale") is None else float(doc["task_scale"]),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise PlatformModelError(f"{path}: invalid benchmark plan: {exc!r}") from exc
@@ -225,6 +250,9 @@ def make_plan(
     hadoop_conf: Mapping[str, str] | None = None,
     reduce_memory_mb: int | None = None,
     require_break: bool = True,
+    task_scale: float | None = None,
+    jfr: bool = True,
+    warmup_mb: float = DEFAULT_WARMUP_MB,
 ) -> BenchPlan:
     """The paper's benchmark plan, scaled by ``scale`` (1.0: the paper's, for a real cluster).
 
@@ -239,6 +267,18 @@ def make_plan(
     overrides the scaled reduce memory; ``require_break=False`` accepts a plan whose
     shuffle range does not cross the break (a quick smoke plan).
 
+    ``task_scale`` (``t``, in (0, 1]) splits the shrinking between tasks and data
+    for the local engine, where a task of 0.1 MB has phases of a few milliseconds
+    that no log or sampler measures to 15 %: the task counts shrink by ``t`` (grid
+    ``N_map`` and ``N_red`` 40 x t unless given, at least 2; the shuffle range's
+    ``N_map`` values, taken as the paper's, x t, rounded, duplicates dropped) and
+    the data per task, ``M_inp`` and the sort buffer, by ``scale / t``; the reduce
+    memory still shrinks by ``scale``, with the total intermediate data per reduce
+    task.  The spills per map task and the grid's shape stay the paper's; so does
+    the break, computed from the configuration (with few large map outputs each is
+    shuffled to disk, and the break falls at ``sort_factor`` of them, Zhang et al.
+    2013, section 2).  ``jfr`` and ``warmup_mb`` go into the plan for local runs.
+
     Raises
     ------
     PlatformModelError
@@ -247,18 +287,27 @@ def make_plan(
     """
     if not (math.isfinite(scale) and scale > 0):
         raise PlatformModelError(f"--scale must be a positive number, got {scale}")
-    tasks = PAPER_GRID_TASKS if scale >= 1 else max(2, round(PAPER_GRID_TASKS * math.sqrt(scale)))
+    if task_scale is not None and not (math.isfinite(task_scale) and 0 < task_scale <= 1):
+        raise PlatformModelError(f"task_scale must be in (0, 1], got {task_scale}")
+    if not (math.isfinite(warmup_mb) and warmup_mb >= 0):
+        raise PlatformModelError(f"warmup_mb must be >= 0, got {warmup_mb}")
+    data_scale = scale if task_scale is None else scale / task_scale
+    if task_scale is not None:
+        tasks = max(2, round(PAPER_GRID_TASKS * task_scale))
+        shuffle_maps = sorted({max(1, round(n * task_scale)) for n in shuffle_maps})
+    else:
+        tasks = PAPER_GRID_TASKS if scale >= 1 else max(2, round(PAPER_GRID_TASKS * math.sqrt(scale)))
     g_maps = grid_maps if grid_maps is not None else tasks
     g_reds = grid_reduces if grid_reduces is not None else tasks
     benches: list[Benchmark] = []
     seed = 1
     for inp in inputs_mb:
         for sel in selectivities:
-            m_inp = inp * scale
+            m_inp = inp * data_scale
             benches.append(Benchmark(f"grid-inp{_fmt(m_inp)}mb-sel{_fmt(sel)}", BenchKind.GRID,
                                      m_inp, float(sel), g_maps, g_reds, seed))
             seed += 1
-    sh_inp = PAPER_SHUFFLE_INPUT_MB * scale
+    sh_inp = PAPER_SHUFFLE_INPUT_MB * data_scale
     for n_map in _thin(list(shuffle_maps), shuffle_points):
         benches.append(Benchmark(f"shuffle-maps{n_map:03d}", BenchKind.SHUFFLE, sh_inp,
                                  PAPER_SHUFFLE_SELECTIVITY, int(n_map), PAPER_SHUFFLE_REDUCES, seed))
@@ -266,12 +315,15 @@ def make_plan(
     plan = BenchPlan(
         benchmarks=tuple(benches),
         scale=float(scale),
-        io_sort_mb=max(1, round(PAPER_IO_SORT_MB * scale)),
+        io_sort_mb=max(1, round(PAPER_IO_SORT_MB * data_scale)),
         sort_factor=PAPER_SORT_FACTOR,
         reduce_memory_mb=reduce_memory_mb or max(1, round(PAPER_REDUCE_MEMORY_MB * scale)),
         hadoop_conf=dict(hadoop_conf or {}),
         map_parallelism=map_parallelism,
         reduce_parallelism=reduce_parallelism,
+        jfr=jfr,
+        warmup_mb=float(warmup_mb),
+        task_scale=task_scale,
     )
     lo, hi = plan.shuffle_range_bytes()
     if hi > 0 and require_break:
@@ -288,100 +340,6 @@ def make_plan(
 
 def _fmt(value: float) -> str:
     return f"{value:g}".replace(".", "p")
-
-
-# -- a shell script for a real cluster ---------------------------------------------------
-
-
-def engine_sources() -> list[Path]:
-    """The Java sources of the benchmark job (the engine's)."""
-    from platform_model.engine import runner
-
-    return sorted((Path(runner.__file__).resolve().parent / "java").glob("*.java"))
-
-
-def write_script(plan: BenchPlan, *, hdfs_root: str = "/tmp/phaseline-bench") -> str:
-    """A bash script that builds the benchmark jar and runs the plan on a real cluster.
-
-    The script embeds the job's Java sources, compiles them against
-    ``hadoop classpath``, generates each benchmark's input in HDFS with
-    ``TeraRecordGen``, runs it with ``hadoop jar``, and fetches back what
-    ``phaseline ingest`` reads: the job history (``mapred job -history``, and
-    the ``.jhist`` files of the history server's done directory) and the
-    aggregated task logs (``yarn logs -applicationId``).  Each finished
-    benchmark leaves a marker, so a re-run resumes.
-    """
-    from platform_model.engine.runner import BENCH_CLASS
-
-    q = _shq
-    settings = plan.settings()
-    lines = [
-        "#!/usr/bin/env bash",
-        "# Microbenchmarks of Zhang, Cherkasova, Loo (ICPE 2013), section 3, written by `phaseline bench script`.",
-        f"# {len(plan.benchmarks)} benchmarks; scale {plan.scale:g}; shuffle break from the config: "
-        f"{plan.thresholds().break_bytes / _MIB:.1f} MiB per reduce task.",
-        "# Afterwards: phaseline ingest \"$OUT\" && phaseline fit --out platform.json --report",
-        "set -euo pipefail",
-        f"HDFS_ROOT=${{HDFS_ROOT:-{hdfs_root}}}",
-        'OUT=${OUT:-phaseline-bench-out}',
-        'BUILD="$OUT/build"',
-        'mkdir -p "$BUILD/src" "$BUILD/classes" "$OUT/runs"',
-        "",
-        "# 1. The benchmark job's sources (phaseline/platform_model/engine/java), compiled on the cluster.",
-    ]
-    for src in engine_sources():
-        text = src.read_text(encoding="utf-8")
-        marker = "PHASELINE_JAVA_EOF"
-        if marker in text:  # pragma: no cover - a source would have to contain the marker
-            raise PlatformModelError(f"{src} contains {marker}")
-        lines += [f"cat > \"$BUILD/src/{src.name}\" <<'{marker}'", text.rstrip("\n"), marker]
-    lines += [
-        'javac -nowarn --release 8 -cp "$(hadoop classpath)" -d "$BUILD/classes" "$BUILD"/src/*.java',
-        'jar cf "$BUILD/phaseline-engine.jar" -C "$BUILD/classes" .',
-        'JAR="$BUILD/phaseline-engine.jar"',
-        "",
-        "# 2. The benchmarks.",
-        "DEFS=(" + " ".join(f"-D {q(f'{k}={v}')}" for k, v in sorted(settings.items())) + ")",
-        "run_bench() {  # name records files seed selectivity reduces split_minsize",
-        '  local name=$1 records=$2 files=$3 seed=$4 sel=$5 reds=$6 minsize=$7',
-        '  if [[ -f "$OUT/runs/$name.done" ]]; then echo "skip $name (done)"; return; fi',
-        '  hdfs dfs -rm -r -f -skipTrash "$HDFS_ROOT/$name" >/dev/null 2>&1 || true',
-        '  hadoop jar "$JAR" phaseline.engine.TeraRecordGen "$HDFS_ROOT/$name/input" "$records" "$files" "$seed"',
-        f'  hadoop jar "$JAR" {BENCH_CLASS} "${{DEFS[@]}}" \\',
-        '    -D phaseline.bench.selectivity="$sel" -D phaseline.bench.seed="$seed" -D mapreduce.job.reduces="$reds" \\',
-        '    -D mapreduce.input.fileinputformat.split.minsize="$minsize" \\',
-        '    "$HDFS_ROOT/$name/input" "$HDFS_ROOT/$name/output" 2>&1 | tee "$OUT/runs/$name.client.log"',
-        "  local job app",
-        "  job=$(grep -o 'job_[0-9]*_[0-9]*' \"$OUT/runs/$name.client.log\" | head -n 1)",
-        '  app=${job/job_/application_}',
-        '  mapred job -history all "$job" > "$OUT/runs/$name.history.txt" || true',
-        '  yarn logs -applicationId "$app" > "$OUT/runs/$name.yarn-logs.txt" || true',
-        '  hdfs dfs -rm -r -f -skipTrash "$HDFS_ROOT/$name" >/dev/null 2>&1 || true',
-        '  echo "$job" > "$OUT/runs/$name.done"',
-        "}",
-    ]
-    from platform_model.engine.runner import RECORD_BYTES
-
-    for b in plan.benchmarks:
-        records = max(b.maps, round(b.total_input_mb * _MIB / RECORD_BYTES))
-        minsize = math.ceil(records / b.maps) * RECORD_BYTES
-        lines.append(f"run_bench {q(b.name)} {records} {b.maps} {b.seed} {b.selectivity!r} {b.reduces} {minsize}")
-    lines += [
-        "",
-        "# 3. Job history files of the history server's done directory (the .jhist and conf of every run).",
-        'DONE=$(hdfs getconf -confKey mapreduce.jobhistory.done-dir 2>/dev/null || echo /tmp/hadoop-yarn/staging/history/done)',
-        'mkdir -p "$OUT/history"',
-        'hdfs dfs -get "$DONE" "$OUT/history/" || echo "could not fetch $DONE; copy the .jhist files by hand"',
-        'echo "done: phaseline ingest $OUT"',
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def _shq(text: str) -> str:
-    """Quote for bash."""
-    if text and all(c.isalnum() or c in "@%+=:,./-_" for c in text):
-        return text
-    return "'" + text.replace("'", "'\"'\"'") + "'"
 
 
 # -- running the plan on the local engine ---------------------------------------------------
@@ -468,7 +426,7 @@ def run_plan(
                 input_mb=b.total_input_mb, selectivity=b.selectivity, maps=b.maps, reduces=b.reduces,
                 map_parallelism=plan.map_parallelism, reduce_parallelism=plan.reduce_parallelism,
                 io_sort_mb=plan.io_sort_mb, sort_factor=plan.sort_factor, reduce_memory_mb=plan.reduce_memory_mb,
-                hadoop_conf=dict(plan.hadoop_conf), seed=b.seed,
+                hadoop_conf=dict(plan.hadoop_conf), seed=b.seed, jfr=plan.jfr, warmup_mb=plan.warmup_mb,
             )
             try:
                 run = run_engine(job, run_dir, timeout_s=timeout_s)

@@ -313,6 +313,43 @@ def test_user_jar_with_main_and_system_exit(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_warm_up_job_runs_first_in_the_same_jvm_and_stays_out_of_the_run(tmp_path: Path) -> None:
+    """The warm-up job runs before the measured one in the same JVM and leaves no trace in the run."""
+    run = run_engine(
+        EngineJob(input_mb=2, selectivity=1.0, maps=2, reduces=1, io_sort_mb=1, warmup_mb=1, jfr=True,
+                  keep_data=True, seed=5),
+        tmp_path / "warm",
+    )
+    doc = json.loads((run.run_dir / "run.json").read_text())
+    assert run.params["warmup_mb"] == 1.0
+    # LocalJobRunner numbers the jobs of one JVM: the warm-up was job 1, the measured job is 2.
+    assert re.fullmatch(r"job_local\d+_0002", run.job_id)
+    assert "all_job_ids" not in doc  # the report lists the measured job only
+    assert [p.name for p in run.run_dir.glob("*_conf.xml")] == [f"{run.job_id}_conf.xml"]
+    log = run.log_path.read_text()
+    assert set(re.findall(r"job_local\d+_\d{4}", log)) == {run.job_id}
+    assert log.count("Final Counters for attempt_") == 2 + 1
+    assert "Log of the measured job starts here" in log.splitlines()[0]
+    # its own log (kept with keep_data) sits in a hidden directory that ingest does not walk
+    warm_log = run.run_dir / "tmp" / ".warmup" / "job.log"
+    warm_ids = set(re.findall(r"job_local\d+_\d{4}", warm_log.read_text()))
+    assert len(warm_ids) == 1
+    assert warm_ids.pop().endswith("_0001")
+    assert "Warm-up job of" in warm_log.read_text()
+    assert not (run.run_dir / "tmp" / ".warmup" / "data").exists()
+    # the recording starts after the warm-up: it has samples, but none from before the log switch
+    assert run.jfr_path is not None
+    summary = subprocess.run(
+        [java_tool("jfr"), "summary", str(run.jfr_path)], capture_output=True, text=True, check=True
+    ).stdout
+    assert int(dict(re.findall(r"^\s*(jdk\.\w+)\s+(\d+)", summary, re.MULTILINE))["jdk.ExecutionSample"]) > 0
+    start = re.search(r"Start:\s+(\S+ \S+)", summary)
+    assert start is not None
+    first_line_ts = log.splitlines()[0][:23].replace(",", ".")
+    assert start.group(1).replace("T", " ")[:19] >= first_line_ts[:19]
+
+
+@pytest.mark.slow
 def test_failed_job_raises_with_log_tail_and_keeps_run_json(tmp_path: Path) -> None:
     # A negative selectivity cannot come through EngineJob; pass it as a raw Hadoop setting.
     with pytest.raises(EngineError, match=r"FAILED(.|\n)*job\.log"):
@@ -347,6 +384,7 @@ def test_missing_java_says_what_to_install(tmp_path: Path, monkeypatch: pytest.M
         ({"reduces": -1}, "reduces"),
         ({"sort_factor": 1}, "sort_factor"),
         ({"main_class": "x.Y"}, "jar and main_class"),
+        ({"warmup_mb": -1.0}, "warmup_mb"),
     ],
 )
 def test_invalid_jobs_are_refused(kwargs: dict[str, object], message: str) -> None:

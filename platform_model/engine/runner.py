@@ -22,6 +22,14 @@ Run directory (read by the task-log ingest)::
     RUN_DIR/logs/job.log          log4j2 output of the JVM, UTC millisecond timestamps
     RUN_DIR/recording.jfr         JDK Flight Recorder recording (with ``jfr=True``)
 
+With ``warmup_mb`` the JVM first runs a small throwaway benchmark job (its data and
+log under the hidden ``RUN_DIR/tmp/.warmup``, removed with the temp dirs), so that
+the measured job's first tasks do not pay for a cold JVM (class loading,
+interpreted code before the JIT compiles MapTask's collect, sort and merge): in a
+fresh LocalJobRunner JVM the first task of a job measures 2-5 times slower than the
+later ones.  The warm-up job is not in ``logs/job.log``, ``run.json``, the
+configuration copies or the JFR recording, which starts after it.
+
 ``run.json["tasks"]`` is always empty: LocalJobRunner's ``getTaskReports`` and
 ``getTaskCompletionEvents`` return nothing, so per-task times and counters come
 from the log (``Final Counters for attempt_...``).
@@ -52,6 +60,10 @@ RECORD_BYTES = 100
 _LAUNCHER = "phaseline.engine.EngineLauncher"
 _JAVA_DIR = Path(__file__).resolve().parent / "java"
 _LOG_TAIL_LINES = 40
+#: Map tasks (input files) of the warm-up job.
+WARMUP_FILES = 4
+#: Hidden (never ingested) directory of the warm-up job's data and log, under ``RUN_DIR/tmp``.
+WARMUP_DIR = ".warmup"
 #: Hadoop's default ``mapreduce.task.io.sort.mb``; used to size the JVM heap.
 _DEFAULT_SORT_MB = 100
 
@@ -93,6 +105,9 @@ class EngineJob:
         Existing input for a user's job instead of generated records.
     heap_mb
         JVM heap; by default sized from the sort buffers and the reduce memory.
+    warmup_mb
+        Input of a throwaway warm-up job run first in the same JVM (MiB of records,
+        :data:`WARMUP_FILES` maps, one reduce, the job's settings); 0: no warm-up.
     """
 
     input_mb: float
@@ -113,6 +128,7 @@ class EngineJob:
     keep_data: bool = False
     input_path: Path | None = None
     heap_mb: int | None = None
+    warmup_mb: float = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(
@@ -121,6 +137,8 @@ class EngineJob:
         object.__setattr__(self, "args", tuple(self.args))
         if not (math.isfinite(self.input_mb) and self.input_mb > 0):
             raise EngineError(f"input_mb must be a positive number, got {self.input_mb}")
+        if not (math.isfinite(self.warmup_mb) and self.warmup_mb >= 0):
+            raise EngineError(f"warmup_mb must be a number >= 0 (0: no warm-up), got {self.warmup_mb}")
         if not (math.isfinite(self.selectivity) and self.selectivity >= 0):
             raise EngineError(f"selectivity must be a number >= 0, got {self.selectivity}")
         if self.maps < 1 or self.reduces < 0:
@@ -299,23 +317,28 @@ def _jvm_command(job: EngineJob, run_dir: Path, jar: Path, input_dir: Path) -> l
     """``java ... EngineLauncher ...`` for one run (configuration already in ``tmp/etc``)."""
     tmp = run_dir / "tmp"
     etc = tmp / "etc"
+    job_log = run_dir / "logs" / "job.log"
+    warmup = tmp / WARMUP_DIR
     jvm_args = [
         f"-Xmx{_heap_mb(job)}m",
+        f"-Xms{_heap_mb(job)}m",  # a heap that does not resize (GC pauses) while tasks are timed
         "-Duser.timezone=UTC",
         f"-Djava.io.tmpdir={tmp}",
         f"-Dlog4j2.configurationFile={etc / 'log4j2.properties'}",
-        f"-Dphaseline.log.file={run_dir / 'logs' / 'job.log'}",
+        # With a warm-up the JVM logs there first, then switches to logs/job.log.
+        f"-Dphaseline.log.file={warmup / 'job.log' if job.warmup_mb > 0 else job_log}",
     ]
-    if job.jfr:
-        jvm_args.append("-Xlog:jfr+startup=off")  # no "Started recording" banner on stdout
-        jvm_args.append(
-            f"-XX:StartFlightRecording=filename={run_dir / 'recording.jfr'},"
-            f"settings={etc / 'phaseline.jfc'},dumponexit=true"
-        )
     extra_cp = [etc, jar] + ([Path(job.jar).resolve()] if job.jar is not None else [])
     cmd = java_command(_LAUNCHER, extra_cp, jvm_args=jvm_args)
     cmd += ["--run-dir", str(run_dir), "--result", str(tmp / "engine-result.json")]
     cmd += ["--main", job.main_class or BENCH_CLASS]
+    if job.warmup_mb > 0:
+        records = max(WARMUP_FILES, round(job.warmup_mb * 1024 * 1024 / RECORD_BYTES))
+        cmd += ["--warmup-dir", str(warmup / "data"), "--warmup-records", str(records)]
+        cmd += ["--warmup-files", str(WARMUP_FILES), "--log-file", str(job_log)]
+    if job.jfr:
+        # Started by the launcher (after any warm-up), dumped when the JVM exits.
+        cmd += ["--jfr", str(run_dir / "recording.jfr"), "--jfr-settings", str(etc / "phaseline.jfc")]
     if job.input_path is None:
         cmd += ["--generate", str(input_dir), "--records", str(job.input_records)]
         cmd += ["--files", str(job.maps), "--seed", str(job.seed)]
@@ -413,6 +436,7 @@ def _run_document(
         "io_sort_mb": job.io_sort_mb,
         "sort_factor": job.sort_factor,
         "seed": job.seed,
+        "warmup_mb": job.warmup_mb,
         "app": BENCH_APP if job.is_bench else main_class,
     }
     if not job.is_bench:

@@ -34,7 +34,20 @@ import org.slf4j.LoggerFactory;
  * what happened as JSON.
  *
  * <p>Usage: {@code EngineLauncher --run-dir DIR --result FILE --main CLASS
- * [--generate DIR --records N --files M --seed S] -- ARGS...}.  The Hadoop
+ * [--generate DIR --records N --files M --seed S]
+ * [--warmup-dir DIR --warmup-records N --warmup-files M --log-file FILE]
+ * [--jfr FILE --jfr-settings FILE] -- ARGS...}.
+ *
+ * <p>With {@code --warmup-dir} a small throwaway {@link PhaselineBench} job runs first
+ * in this JVM (its input generated under that directory, one reduce, the same site
+ * configuration), so that the measured job's tasks run on loaded classes and
+ * JIT-compiled MapTask/ReduceTask code instead of paying for a cold JVM in its first
+ * tasks.  The warm-up job is not part of the run: its log goes to the file that
+ * {@code -Dphaseline.log.file} named at start-up, after it log4j2 is reconfigured to
+ * write {@code --log-file}; its configuration is not copied into the run directory;
+ * it is not in the report; and the JFR recording ({@code --jfr}) starts after it.
+ *
+ * <p>The Hadoop
  * configuration comes from {@code core-site.xml}/{@code mapred-site.xml} first on
  * the classpath (the engine writes them), exactly as {@code hadoop jar} takes them
  * from {@code HADOOP_CONF_DIR}; a driver's {@code new Configuration()} sees them.
@@ -59,6 +72,12 @@ public final class EngineLauncher {
     long records = 0;
     int files = 1;
     long seed = 0;
+    String warmupDir = null;
+    long warmupRecords = 0;
+    int warmupFiles = 2;
+    String logFile = null;
+    String jfr = null;
+    String jfrSettings = null;
     List<String> rest = new ArrayList<>();
     for (int i = 0; i < argv.length; i++) {
       String a = argv[i];
@@ -78,18 +97,45 @@ public final class EngineLauncher {
         case "--records": records = Long.parseLong(v); break;
         case "--files": files = Integer.parseInt(v); break;
         case "--seed": seed = Long.parseLong(v); break;
+        case "--warmup-dir": warmupDir = v; break;
+        case "--warmup-records": warmupRecords = Long.parseLong(v); break;
+        case "--warmup-files": warmupFiles = Integer.parseInt(v); break;
+        case "--log-file": logFile = v; break;
+        case "--jfr": jfr = v; break;
+        case "--jfr-settings": jfrSettings = v; break;
         default: throw new IllegalArgumentException("unknown option " + a);
       }
     }
     if (runDir == null || result == null || mainClass == null) {
       throw new IllegalArgumentException("--run-dir, --result and --main are required");
     }
-    System.setProperty(RecordingJobRunner.RUN_DIR_PROPERTY, runDir);
+    if (warmupDir != null && logFile == null) {
+      throw new IllegalArgumentException("--warmup-dir needs --log-file (the measured job's log)");
+    }
+    if ((jfr == null) != (jfrSettings == null)) {
+      throw new IllegalArgumentException("--jfr and --jfr-settings go together");
+    }
     new JobConf();  // registers mapred-default.xml and mapred-site.xml as default resources
     Configuration conf = new Configuration();
 
     final Report report = new Report(Paths.get(result), mainClass);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> report.write(true), "phaseline-report"));
+    if (warmupDir != null) {
+      try {
+        Warmup.run(conf, warmupDir, warmupRecords, warmupFiles, seed);
+        Warmup.switchLog(logFile);
+      } catch (Exception | LinkageError e) {
+        report.error = "warm-up job failed: " + stackTrace(e);
+        LOG.error("Warm-up job failed", e);
+        report.write(false);
+        System.exit(1);
+      }
+    }
+    // Only jobs submitted from here on are the run's (their conf lands in the run directory).
+    System.setProperty(RecordingJobRunner.RUN_DIR_PROPERTY, runDir);
+    if (jfr != null) {
+      Warmup.startRecording(Paths.get(jfr), Paths.get(jfrSettings));
+    }
 
     if (generate != null) {
       long t0 = System.currentTimeMillis();

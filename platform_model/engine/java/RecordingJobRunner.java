@@ -82,6 +82,13 @@ public class RecordingJobRunner extends LocalJobRunner {
     }
   }
 
+  /** Drop the jobs recorded so far (the warm-up job's): the report lists the jobs after this call. */
+  public static void forgetJobs() {
+    synchronized (JOBS) {
+      JOBS.clear();
+    }
+  }
+
   @Override
   public JobStatus submitJob(JobID jobId, String jobSubmitDir, Credentials credentials)
       throws IOException {

@@ -1,0 +1,92 @@
+"""Benchmark plans for measuring on the local engine: task_scale, JFR and warm-up in the plan."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from phaseline.errors import PlatformModelError
+from platform_model.bench import (
+    DEFAULT_WARMUP_MB,
+    PAPER_INPUTS_MB,
+    PAPER_SHUFFLE_MAPS,
+    BenchKind,
+    BenchPlan,
+    make_plan,
+)
+
+MIB = float(1 << 20)
+
+
+def test_task_scale_moves_the_shrinking_from_the_data_per_task_to_the_task_counts() -> None:
+    plain = make_plan(0.0125)
+    split = make_plan(0.0125, task_scale=0.1)
+    grid = [b for b in split.benchmarks if b.kind is BenchKind.GRID]
+    shuffle = [b for b in split.benchmarks if b.kind is BenchKind.SHUFFLE]
+    # data per task: scale / task_scale = 1/8 of the paper's (0.25..8 MiB instead of 0.025..0.8)
+    assert sorted({b.input_mb_per_map for b in grid}) == pytest.approx([v / 8 for v in PAPER_INPUTS_MB])
+    assert max(b.input_mb_per_map for b in plain.benchmarks) == pytest.approx(0.8)
+    assert split.io_sort_mb == round(100 / 8)
+    # task counts: 40 x 0.1 in the grid; the shuffle range's N_map 20..160 x 0.1
+    assert {(b.maps, b.reduces) for b in grid} == {(4, 4)}
+    assert [b.maps for b in shuffle] == [round(n * 0.1) for n in PAPER_SHUFFLE_MAPS]
+    assert {b.input_mb_per_map for b in shuffle} == {8.0}
+    # the total data (and so the reduce memory) shrinks by the same scale either way
+    assert split.reduce_memory_mb == plain.reduce_memory_mb == round(700 * 0.0125)
+    # the break computed from the configuration lies inside the shuffle range: each 8 MiB map
+    # output per reduce task exceeds the single-shuffle limit and lands on disk, so the extra
+    # merge pass starts after sort_factor = 10 of them
+    lo, hi = split.shuffle_range_bytes()
+    brk = split.thresholds().break_for_map_output(8 * MIB)
+    assert brk == pytest.approx(10 * 8 * MIB)
+    assert lo < brk < hi
+    # the per-map share of the sort buffer (spills per map task) is the paper's
+    paper = make_plan(1.0)
+    ratio = [b.input_mb_per_map * b.selectivity / split.io_sort_mb for b in split.benchmarks]
+    paper_ratio = [b.input_mb_per_map * b.selectivity / paper.io_sort_mb for b in paper.benchmarks]
+    assert ratio[: len(grid)] == pytest.approx(paper_ratio[: len(grid)], rel=0.05)
+
+
+def test_shuffle_points_thin_the_scaled_range() -> None:
+    plan = make_plan(0.0125, task_scale=0.1, shuffle_points=4)
+    assert [b.maps for b in plan.benchmarks if b.kind is BenchKind.SHUFFLE] == [2, 7, 11, 16]
+
+
+def test_plans_run_locally_with_jfr_and_a_warm_up_by_default(tmp_path: Path) -> None:
+    plan = make_plan(0.0125, task_scale=0.1)
+    assert plan.jfr
+    assert plan.warmup_mb == DEFAULT_WARMUP_MB
+    loaded = BenchPlan.load(plan.save(tmp_path / "plan.json"))
+    assert loaded == plan
+    doc = json.loads((tmp_path / "plan.json").read_text())
+    assert (doc["jfr"], doc["warmup_mb"], doc["task_scale"]) == (True, DEFAULT_WARMUP_MB, 0.1)
+    bare = make_plan(0.01, jfr=False, warmup_mb=0)
+    assert BenchPlan.load(bare.save(tmp_path / "bare.json")) == bare
+
+
+def test_a_plan_written_before_these_fields_loads_without_them(tmp_path: Path) -> None:
+    doc = make_plan(0.01).to_json()
+    for key in ("jfr", "warmup_mb", "task_scale"):
+        del doc[key]
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(doc))
+    old = BenchPlan.load(path)
+    assert (old.jfr, old.warmup_mb, old.task_scale) == (False, 0.0, None)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [({"task_scale": 0.0}, "task_scale must be in (0, 1]"), ({"task_scale": 1.5}, "task_scale must be in (0, 1]"),
+     ({"warmup_mb": -1.0}, "warmup_mb must be >= 0")],
+)
+def test_bad_plan_options_are_refused(kwargs: dict[str, float], message: str) -> None:
+    with pytest.raises(PlatformModelError, match=message.replace("(", r"\(").replace("]", r"\]")):
+        make_plan(0.01, **kwargs)  # type: ignore[arg-type]
+
+
+def test_a_task_scale_that_cannot_cross_the_break_is_refused() -> None:
+    # N_map 20..160 x 0.05 = 1..8 map outputs per reduce task never reach sort_factor = 10
+    with pytest.raises(PlatformModelError, match="lies outside its shuffle range"):
+        make_plan(0.0125, task_scale=0.05)
