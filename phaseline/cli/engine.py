@@ -90,6 +90,13 @@ def engine() -> None:
 @click.option("--jfr", is_flag=True, help="Record a JDK Flight Recorder recording (recording.jfr).")
 @click.option("--keep-data", is_flag=True, help="Keep input, output, staging and temp dirs.")
 @click.option(
+    "--warmup-mb",
+    type=click.FloatRange(min=0.0),
+    default=0.0,
+    show_default=True,
+    help="First run a throwaway job of this size in the same JVM (warm JIT), kept out of the run.",
+)
+@click.option(
     "--jar",
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
     default=None,
@@ -124,6 +131,7 @@ def run(
     seed: int,
     jfr: bool,
     keep_data: bool,
+    warmup_mb: float,
     jar: Path | None,
     main_class: str | None,
     input_path: Path | None,
@@ -162,6 +170,7 @@ def run(
         args=args,
         keep_data=keep_data,
         input_path=input_path,
+        warmup_mb=warmup_mb,
     )
     result = run_engine(job, out, timeout_s=timeout_s)
     task = "org.apache.hadoop.mapreduce.TaskCounter"

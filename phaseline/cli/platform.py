@@ -59,6 +59,14 @@ def bench() -> None:
 @click.option("--shuffle-points", type=click.IntRange(min=2), default=None, help="Thin the shuffle range N_map=20..160 to this many points.")
 @click.option("--shuffle-maps", default=None, help="The shuffle range's N_map values, comma separated [default: 20,30,...,160].")
 @click.option("--reduce-memory-mb", type=click.IntRange(min=1), default=None, help="Reduce-side memory [default: 700 x scale].")
+@click.option(
+    "--task-scale",
+    type=click.FloatRange(min=0.0, min_open=True, max=1.0),
+    default=None,
+    help="Split --scale between fewer tasks (x this) and more data per task: longer, measurable phases on one machine.",
+)
+@click.option("--warmup-mb", type=click.FloatRange(min=0.0), default=None, help="Warm-up job before each run (local engine) [default: 8].")
+@click.option("--no-jfr", is_flag=True, help="Do not record JFR (read/collect/write then stay one combined span).")
 @handle_errors
 def plan_cmd(
     scale: float,
@@ -70,9 +78,18 @@ def plan_cmd(
     shuffle_points: int | None,
     shuffle_maps: str | None,
     reduce_memory_mb: int | None,
+    task_scale: float | None,
+    warmup_mb: float | None,
+    no_jfr: bool,
 ) -> None:
     """Write the benchmark plan MB_i = (M_inp, M_sel, N_map, N_red) as JSON."""
-    from platform_model.bench import PAPER_INPUTS_MB, PAPER_SELECTIVITIES, PAPER_SHUFFLE_MAPS, make_plan
+    from platform_model.bench import (
+        DEFAULT_WARMUP_MB,
+        PAPER_INPUTS_MB,
+        PAPER_SELECTIVITIES,
+        PAPER_SHUFFLE_MAPS,
+        make_plan,
+    )
 
     maps = _floats(shuffle_maps, "--shuffle-maps")
     plan = make_plan(
@@ -84,6 +101,9 @@ def plan_cmd(
         shuffle_points=shuffle_points,
         shuffle_maps=tuple(int(m) for m in maps) if maps else PAPER_SHUFFLE_MAPS,
         reduce_memory_mb=reduce_memory_mb,
+        task_scale=task_scale,
+        jfr=not no_jfr,
+        warmup_mb=DEFAULT_WARMUP_MB if warmup_mb is None else warmup_mb,
     )
     plan.save(out)
     t = plan.thresholds()
