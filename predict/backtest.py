@@ -23,6 +23,7 @@ from __future__ import annotations
 import importlib.resources
 import math
 import statistics
+import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from typing import Any
 
 import duckdb
 
-from phaseline.errors import PhaselineError, PredictionError
+from phaseline.errors import PhaselineError, PhaselineWarning, PredictionError
 from predict import core
 from predict.core import Cluster, Dataset, JobSettings, PhaseDurationModel
 from profiles.extract import extract_profile
@@ -71,6 +72,7 @@ class BacktestRow:
     high_s: float | None
     runs: int
     profile_job: str
+    warnings: tuple[str, ...] = ()  # e.g. the platform model extrapolated past its fitted range
 
     @property
     def covered(self) -> bool | None:
@@ -92,6 +94,7 @@ class BacktestRow:
             "covered": self.covered,
             "runs": self.runs,
             "profile_job": self.profile_job,
+            "warnings": list(self.warnings),
         }
 
 
@@ -181,7 +184,11 @@ def backtest(
             dataset = Dataset(input_bytes=first.input_bytes, splits=first.maps)
             for model in names:
                 try:
-                    pred = core.get(model).predict(profile, platform, where, dataset, settings)
+                    # A backtest predicts runs larger than the benchmarks: extrapolation is expected
+                    # and recorded with the row, not raised once per prediction.
+                    with warnings.catch_warnings(record=True) as caught:
+                        warnings.simplefilter("always", PhaselineWarning)
+                        pred = core.get(model).predict(profile, platform, where, dataset, settings)
                 except PhaselineError as exc:
                     if skipped is not None:
                         skipped.append(f"{model} on {name} {_label(first)}: {exc}")
@@ -198,6 +205,7 @@ def backtest(
                         high_s=pred.high_s,
                         runs=len(case),
                         profile_job=base.job_id,
+                        warnings=tuple(dict.fromkeys(str(w.message) for w in caught)),
                     )
                 )
     return rows

@@ -23,7 +23,7 @@ from phaseline.store import Store
 from phaseline.verify import verify_store
 from tests.conftest import FIXTURES
 
-RUNS = int(os.environ.get("PHASELINE_CRASH_RUNS", "12"))
+RUNS = int(os.environ.get("PHASELINE_CRASH_RUNS", "8"))
 
 
 def corpus() -> list[str]:
