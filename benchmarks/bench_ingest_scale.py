@@ -1,0 +1,486 @@
+"""Ingest at scale: large ``.jhist`` files, many small files, and queries on the resulting store.
+
+Not a test.  Run ``python benchmarks/bench_ingest_scale.py`` (``--help`` for
+options; ``--json PATH`` writes the figures), or all benchmarks with ``benchmarks/run``.
+
+1. **Large files** (default 1, 50 and 500 MB): a real Hadoop 2.7 history
+   (Dr. Elephant's QuasiMonteCarlo job in ``../shared/fixtures``) whose task
+   and attempt events are replicated with fresh task, attempt and container
+   ids.  Measured side by side, each in its own process (``wait4`` gives CPU
+   and peak RSS): the bare reader :func:`ingest.jhist.read_jhist`; the full
+   ``phaseline ingest`` command into a fresh store; Hadoop's
+   ``JobHistoryParser`` through ``tests/oracles/JhistDump.java`` (process wall
+   time with JVM start-up, and ``parse()`` alone); a bare line-by-line decode
+   of the same bytes with orjson (the target's peer) and with stdlib json.
+   Targets: phaseline >= 2x Hadoop's throughput, >= 50 % of the bare orjson
+   decode; peak RSS flat as the file grows (streaming).
+2. **Many small files** (default 20,000 copies of the same job under fresh job
+   ids, ~33 kB each): files/s of :func:`ingest.pipeline.ingest_paths` with
+   ``workers=1`` and ``workers=2`` into fresh stores, beside Hadoop's parser on
+   the same files (one JVM per 2,000 files).  Target: 2 workers >= 1.5x one.
+3. **Queries** on the store those files were ingested into (as ingest left
+   it): timeline + phases + skew of one job, cold (new connection) and warm,
+   and ``phaseline jobs``; the peer is the same query on a copy of the same
+   rows in one Parquet file per table, which shows what the store's layout costs.
+
+Generated files go to ``--workdir`` (default ``/tmp/phaseline-bench``) and are
+reused when present.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import (  # benchmarks/ is a script directory, not a package
+    REPO,
+    ChildRun,
+    Figure,
+    Goal,
+    Target,
+    best_of,
+    python_child,
+    run_measured,
+)
+from jhist_inputs import Seed, seed_path, small_job_id, write_big_jhist, write_small_files
+
+AREA_BIG = "ingest: large .jhist files"
+AREA_SMALL = "ingest: many small files"
+AREA_QUERY = "queries on a many-small-files store"
+MB = 1_000_000
+HADOOP_BATCH_FILES = 2_000
+#: Targets of issue 10.
+HADOOP_RATIO_TARGET = 2.0
+BARE_DECODE_TARGET = 0.5
+RSS_GROWTH_TARGET = 1.5
+WORKERS_SCALING_TARGET = 1.5
+ONE_JOB_QUERY_TARGET_S = 1.0
+
+
+# ---------------------------------------------------------------------- child side (one process per measurement)
+def _child(mode: str, target: Path, store: str | None, workers: int, limit: int) -> dict[str, Any]:
+    from ingest.base import ReadContext  # imports stay outside the timed region
+    from ingest.jhist import read_jhist
+    from ingest.pipeline import ingest_paths
+    from phaseline.store import Store
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    events = rows = files = 0
+    if mode == "reader":
+        ctx = ReadContext(target)
+        for _ in read_jhist(target, ctx):
+            rows += 1
+        events = ctx.events_read
+    elif mode in ("orjson", "json"):
+        loads = orjson.loads if mode == "orjson" else json.loads
+        with open(target, "rb") as fh:
+            fh.readline()  # "Avro-Json"
+            fh.readline()  # the schema
+            for line in fh:
+                if line.strip():
+                    loads(line)
+                    events += 1
+    elif mode == "ingest-dir":
+        assert store is not None
+        paths = sorted(p for p in target.iterdir() if p.suffix == ".jhist")[: limit or None]
+        t0, c0 = time.perf_counter(), time.process_time()  # listing the directory is not ingest work
+        summary = ingest_paths(paths, Store(store), workers=workers)
+        files = len(summary.results)
+        landed = summary.count("landed")
+        if landed != files:
+            bad = [r for r in summary.results if r.status != "landed"][:3]
+            raise SystemExit(f"{files - landed} of {files} files did not land: {bad}")
+        events = sum(r.events_read for r in summary.results)
+        rows = sum(r.rows_written for r in summary.results)
+    else:
+        raise SystemExit(f"unknown child mode {mode}")
+    return {"mode": mode, "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0,
+            "events": events, "rows": rows, "files": files}  # fmt: skip
+
+
+def _run_child(
+    mode: str, target: Path, *, store: Path | None = None, workers: int = 1, limit: int = 0
+) -> tuple[ChildRun, dict[str, Any]]:
+    args = ["--child", mode, str(target), "--workers", str(workers), "--limit", str(limit)]
+    if store is not None:
+        args += ["--store", str(store)]
+    run = run_measured(python_child(Path(__file__), *args), cwd=REPO)
+    return run, run.last_json()
+
+
+def _hadoop(paths: Sequence[Path], heap: str) -> tuple[float, float, float, float, int]:
+    """Hadoop's parser on ``paths`` (batches of files per JVM): wall, CPU, sum of parse(), peak RSS, attempts.
+
+    Each JVM first parses the small seed file, so ``parse()`` times exclude class
+    loading as well as JVM start; the process wall time includes both.
+    """
+    sys.path.insert(0, str(REPO / "tests"))
+    from oracle_util import dumper_command  # type: ignore[import-not-found,unused-ignore]
+
+    cmd = dumper_command(summary=True, jvm_args=(f"-Xmx{heap}", "-Dlog4j2.level=ERROR"))
+    warm_up = str(seed_path())
+    wall = cpu = parse = rss = 0.0
+    attempts = 0
+    for i in range(0, len(paths), HADOOP_BATCH_FILES):
+        run = run_measured([*cmd, warm_up, *(str(p) for p in paths[i : i + HADOOP_BATCH_FILES])])
+        for line in run.stdout.splitlines()[1:]:
+            info = json.loads(line)
+            if info.get("fatal") or info.get("parse_exception"):
+                raise RuntimeError(f"Hadoop could not parse {info['path']}: {info}")
+            parse += info["parse_ns"] / 1e9
+            attempts += info["attempts"]
+        wall += run.wall_s
+        cpu += run.cpu_s
+        rss = max(rss, run.peak_rss_mb)
+    return wall, cpu, parse, rss, attempts
+
+
+# ---------------------------------------------------------------------- 1. large files
+def bench_large(sizes_mb: Sequence[int], workdir: Path, repeat: int) -> list[Figure]:
+    """Reader, full ingest, Hadoop and bare decodes on one generated file per size."""
+    seed = Seed.load()
+    figures: list[Figure] = []
+    rss: dict[str, dict[int, float]] = {"reader": {}, "ingest": {}, "hadoop": {}}
+    for size in sizes_mb:
+        path = write_big_jhist(seed, workdir / f"big-{size}mb.jhist", size * MB)
+        mb = path.stat().st_size / MB
+        heap = "1g" if size <= 50 else "6g"
+        best: dict[str, dict[str, float]] = {}
+
+        def keep(key: str, best: dict[str, dict[str, float]] = best, **vals: float) -> None:
+            if key not in best or vals["wall"] < best[key]["wall"]:
+                best[key] = dict(vals)
+
+        rounds = repeat if size <= 50 else 1
+        for _ in range(rounds):  # interleaved, so every contender sees the same load
+            run, out = _run_child("reader", path)
+            keep("reader", wall=run.wall_s, loop=out["seconds"], cpu=run.cpu_s, rss=run.peak_rss_mb,
+                 events=out["events"], rows=out["rows"])  # fmt: skip
+            store = Path(tempfile.mkdtemp(prefix="bench-ingest-", dir=workdir))
+            try:
+                run = run_measured([sys.executable, "-m", "phaseline", "ingest", str(path), "--store", str(store), "-q"],
+                                   cwd=REPO)  # fmt: skip
+            finally:
+                shutil.rmtree(store, ignore_errors=True)
+            keep("ingest", wall=run.wall_s, cpu=run.cpu_s, rss=run.peak_rss_mb)
+            wall, cpu, parse, hrss, attempts = _hadoop([path], heap)
+            keep("hadoop", wall=wall, loop=parse, cpu=cpu, rss=hrss, attempts=attempts)
+            for mode in ("orjson", "json"):
+                run, out = _run_child(mode, path)
+                keep(mode, wall=run.wall_s, loop=out["seconds"], cpu=run.cpu_s, rss=run.peak_rss_mb)
+        r, ing, h, oj, sj = (best[k] for k in ("reader", "ingest", "hadoop", "orjson", "json"))
+        for key, src in (("reader", r), ("ingest", ing), ("hadoop", h)):
+            rss[key][size] = src["rss"]
+        common = {
+            "file_mb": round(mb, 1),
+            "events": r["events"],
+            "rows": r["rows"],
+            "attempts": h["attempts"],
+        }
+        details = {"seconds": {k: v["wall"] for k, v in best.items()},
+                   "loop_seconds": {k: v["loop"] for k, v in best.items() if "loop" in v},
+                   "cpu_seconds": {k: v["cpu"] for k, v in best.items()},
+                   "peak_rss_mb": {k: v["rss"] for k, v in best.items()}, **common}  # fmt: skip
+        hadoop_t = Target(Goal.RATIO_AT_LEAST, HADOOP_RATIO_TARGET)
+        bare_t = Target(Goal.RATIO_AT_LEAST, BARE_DECODE_TARGET)
+        figures += [
+            Figure(AREA_BIG, f"{size} MB: read_jhist, process incl. start-up", mb / r["wall"], "MB/s",
+                   "Hadoop JobHistoryParser, JVM incl. start-up", mb / h["wall"], hadoop_t, details=details),
+            Figure(AREA_BIG, f"{size} MB: read_jhist, reading alone", mb / r["loop"], "MB/s",
+                   "Hadoop JobHistoryParser.parse() alone", mb / h["loop"], hadoop_t,
+                   note="start-up excluded on both sides: Python imports; JVM start and class loading "
+                        "(the JVM parses the 33 kB seed file first)"),
+            Figure(AREA_BIG, f"{size} MB: phaseline ingest (full CLI: hash, read, Parquet, commit)",
+                   mb / ing["wall"], "MB/s", "Hadoop JobHistoryParser, JVM incl. start-up", mb / h["wall"], hadoop_t),
+            Figure(AREA_BIG, f"{size} MB: read_jhist vs bare decode", mb / r["loop"], "MB/s",
+                   "orjson.loads per line, nothing else", mb / oj["loop"], bare_t),
+            Figure(AREA_BIG, f"{size} MB: phaseline ingest vs bare decode", mb / ing["wall"], "MB/s",
+                   "orjson.loads per line, process incl. start-up", mb / oj["wall"], bare_t),
+            Figure(AREA_BIG, f"{size} MB: read_jhist vs stdlib json decode", mb / r["loop"], "MB/s",
+                   "json.loads per line, nothing else", mb / sj["loop"]),
+            Figure(AREA_BIG, f"{size} MB: peak RSS, phaseline ingest", ing["rss"], "MB",
+                   "Hadoop JobHistoryParser (JVM)", h["rss"]),
+        ]  # fmt: skip
+    if len(sizes_mb) > 1:
+        lo, hi = min(sizes_mb), max(sizes_mb)
+        growth = Target(Goal.AT_MOST, RSS_GROWTH_TARGET)
+        for key, label in (("reader", "read_jhist"), ("ingest", "phaseline ingest")):
+            figures.append(Figure(
+                AREA_BIG, f"peak RSS growth {lo} MB -> {hi} MB: {label}", rss[key][hi] / rss[key][lo], "x",
+                "Hadoop JobHistoryParser (JVM)", rss["hadoop"][hi] / rss["hadoop"][lo], growth,
+                note="peak RSS at the largest size / at the smallest; flat (streaming) is 1x",
+                details={"peak_rss_mb": {k: {str(s): v for s, v in d.items()} for k, d in rss.items()}},
+            ))  # fmt: skip
+    return figures
+
+
+# ---------------------------------------------------------------------- 2. many small files
+def _ingest_small(directory: Path, limit: int, workers: int, store: Path) -> dict[str, Any]:
+    shutil.rmtree(store, ignore_errors=True)
+    run, res = _run_child("ingest-dir", directory, store=store, workers=workers, limit=limit)
+    return {"files": res["files"], "seconds": res["seconds"], "process_s": run.wall_s, "cpu_s": run.cpu_s,
+            "peak_rss_mb": run.peak_rss_mb, "rows": res["rows"]}  # fmt: skip
+
+
+def bench_small(count: int, scaling_files: int, workdir: Path, keep_store: Path) -> list[Figure]:
+    """Files/s with 1 and 2 workers (on ``scaling_files`` files) and at ``count`` files; leaves a store of ``count``.
+
+    Hadoop's parser runs on the same ``scaling_files`` files for comparison.
+    """
+    seed = Seed.load()
+    t0 = time.perf_counter()
+    directory = workdir / f"small-{count}"
+    paths = write_small_files(seed, directory, count)
+    gen_s = time.perf_counter() - t0
+    k = min(scaling_files, count)
+    size_mb = sum(p.stat().st_size for p in paths[:k]) / MB
+    scratch = Path(tempfile.mkdtemp(prefix="bench-small-", dir=workdir))
+    try:
+        one = _ingest_small(directory, k, 1, scratch)
+        two = _ingest_small(directory, k, 2, keep_store if k == count else scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    h_wall, h_cpu, h_parse, h_rss, _ = _hadoop(paths[:k], "1g")
+    details = {"files": k, "total_mb": round(size_mb, 1), "generate_s": round(gen_s, 1), "workers_1": one,
+               "workers_2": two, "hadoop": {"seconds": h_wall, "parse_seconds": h_parse, "cpu_s": h_cpu,
+                                            "peak_rss_mb": h_rss, "files_per_jvm": HADOOP_BATCH_FILES}}  # fmt: skip
+    figures = [
+        Figure(AREA_SMALL, f"{k:,} files: ingest_paths, workers=2 vs workers=1", k / two["seconds"],
+               "files/s", "the same ingest with workers=1", k / one["seconds"],
+               Target(Goal.RATIO_AT_LEAST, WORKERS_SCALING_TARGET), details=details,
+               note="the machine has 2 cores; ideal scaling is 2x"),
+        Figure(AREA_SMALL, f"{k:,} files: ingest_paths, workers=1 (parse + Parquet + commit)",
+               k / one["seconds"], "files/s", f"Hadoop JobHistoryParser, parse only ({HADOOP_BATCH_FILES:,} files per JVM)",
+               k / h_wall, note="Hadoop parses into memory and writes nothing; phaseline also stores every row"),
+        Figure(AREA_SMALL, f"{k:,} files: CPU per file, workers=1 (all processes)", 1000 * one["cpu_s"] / k, "ms",
+               "Hadoop JobHistoryParser.parse() per file (wall)", 1000 * h_parse / k),
+    ]  # fmt: skip
+    if count > k:
+        full = _ingest_small(directory, count, 2, keep_store)
+        figures.append(Figure(
+            AREA_SMALL, f"{count:,} files: ingest_paths, workers=2, into one store", count / full["seconds"],
+            "files/s", f"the same at {k:,} files", k / two["seconds"],
+            note="a ratio below 1 means the per-file cost grows with the store (commits rewrite the manifest)",
+            details=full,
+        ))  # fmt: skip
+    return figures
+
+
+# ---------------------------------------------------------------------- 3. queries
+def _compact(store_root: Path, target: Path) -> Path:
+    """Copy every table of a store into one Parquet file per table."""
+    from phaseline import schemas
+    from phaseline.store import Store
+
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    con = Store(store_root).connect()
+    for name in schemas.TABLES:
+        if con.execute(f'SELECT count(*) FROM "{name}"').fetchone() != (0,):
+            dest = str(target / f"{name}.parquet").replace("'", "''")
+            con.execute(f"COPY (SELECT * FROM \"{name}\") TO '{dest}' (FORMAT parquet, COMPRESSION zstd)")
+    return target
+
+
+def _connect_compacted(root: Path) -> Any:
+    import duckdb
+
+    from phaseline import schemas
+
+    con = duckdb.connect(":memory:")
+    for name, spec in schemas.TABLES.items():
+        path = root / f"{name}.parquet"
+        if path.exists():
+            con.execute(
+                f"CREATE VIEW \"{name}\" AS SELECT * FROM read_parquet('{str(path).replace(chr(39), '')}')"
+            )
+        else:
+            con.register(name, spec.schema.empty_table())
+    return con
+
+
+def _query_child(store_root: Path, compacted: str | None, job_id: str, repeat: int) -> None:
+    """Print one JSON line per timed step (so a parent that times out still gets the finished ones)."""
+    from phaseline.cli.ingest_cmds import JOBS_SQL
+    from phaseline.store import Store
+    from profiles import queries as q
+
+    def connect() -> Any:
+        return _connect_compacted(Path(compacted)) if compacted else Store(store_root).connect()
+
+    def one_job(c: Any) -> int:
+        return len(q.timeline(c, job_id)) + len(q.phases(c, job_id)) + len(q.skew_hosts(c, job_id))
+
+    def emit(step: str, t: Any) -> None:
+        print(
+            json.dumps({"step": step, "seconds": t.wall_s, "cpu_seconds": t.cpu_s, "rows": t.result}),
+            flush=True,
+        )
+
+    emit("cold", best_of(lambda: one_job(connect()), repeat))
+    con = connect()
+    one_job(con)
+    emit("warm", best_of(lambda: one_job(con), repeat))
+    emit("jobs", best_of(lambda: len(connect().execute(JOBS_SQL).fetchall()), repeat))
+
+
+def bench_queries(store_root: Path, workdir: Path, repeat: int, limit_s: float) -> list[Figure]:
+    """Timeline + phases + skew of one job, and the jobs listing, on the store and on a compacted copy.
+
+    Each side runs in a child process limited to ``limit_s``; a step that did not
+    finish is reported at the limit, as a lower bound.
+    """
+    from phaseline.store import Store
+
+    store = Store(store_root)
+    sources = store.sources()
+    files = len(store.manifest().files)
+    jobs = sources.num_rows
+    job_id = "job_" + small_job_id(jobs // 2).decode()
+    t0 = time.perf_counter()
+    compacted = _compact(store_root, workdir / f"compacted-{store_root.name}")
+    compact_s = time.perf_counter() - t0
+    steps: dict[str, dict[str, float]] = {}
+    for label, extra in (("store", []), ("compacted", ["--compacted", str(compacted)])):
+        argv = python_child(Path(__file__), "--child", "queries", str(store_root), "--job", job_id,
+                            "--repeat", str(repeat), *extra)  # fmt: skip
+        run = run_measured(argv, cwd=REPO, timeout_s=limit_s, check=False)
+        if run.returncode not in (0, -9):
+            raise RuntimeError(f"query child failed ({run.returncode}):\n{run.stderr[-3000:]}")
+        got = {d["step"]: d for d in map(json.loads, run.stdout.split("\n")[:-1]) if "step" in d}
+        steps[label] = {
+            s: got[s]["seconds"] if s in got else float(limit_s) for s in ("cold", "warm", "jobs")
+        }
+        steps[label]["timed_out"] = float(run.returncode == -9)
+    cli = run_measured([sys.executable, "-m", "phaseline", "jobs", "--store", str(store_root), "--format", "json"],
+                       cwd=REPO, timeout_s=limit_s, check=False)  # fmt: skip
+    bare = run_measured([sys.executable, "-c", "import phaseline.cli"], cwd=REPO)
+    s, c = steps["store"], steps["compacted"]
+    peer = "the same on a compacted copy (one Parquet file per table)"
+    late = f" (did not finish in the {limit_s:.0f} s limit: a lower bound)" if s["timed_out"] else ""
+    details = {"store_files": files, "jobs": jobs, "job_id": job_id, "compact_s": compact_s, **{
+               f"{k}_{m}": v for k, r in steps.items() for m, v in r.items()}}  # fmt: skip
+    one = Target(Goal.AT_MOST, ONE_JOB_QUERY_TARGET_S)
+    return [
+        Figure(AREA_QUERY, f"timeline + phases + skew of one job, {jobs:,}-job store, cold (connect + query)",
+               s["cold"], "s", peer, c["cold"], one, details=details,
+               note=f"the store holds {files:,} Parquet files for its {jobs:,} sources after ingest{late}"),
+        Figure(AREA_QUERY, f"timeline + phases + skew of one job, {jobs:,}-job store, warm", s["warm"], "s",
+               peer, c["warm"], one),
+        Figure(AREA_QUERY, f"jobs listing of {jobs:,} jobs (connect + query)", s["jobs"], "s", peer, c["jobs"]),
+        Figure(AREA_QUERY, "`phaseline jobs --format json` (whole command, incl. start-up)", cli.wall_s, "s",
+               "`python -c 'import phaseline.cli'` (the start-up alone)", bare.wall_s,
+               note="" if cli.returncode == 0 else f"exit status {cli.returncode} (at the time limit when -9)"),
+    ]  # fmt: skip
+
+
+# ---------------------------------------------------------------------- entry points
+@dataclass(frozen=True, slots=True)
+class Config:
+    """Sizes of one run."""
+
+    sizes_mb: tuple[int, ...] = (1, 50, 500)
+    small_files: int = 20_000
+    scaling_files: int = 2_000
+    repeat: int = (
+        1  # rounds stay interleaved, so ratios hold; best-of-N needs more time than 2 shared cores have
+    )
+    query_limit_s: float = 300.0
+    workdir: Path = Path(tempfile.gettempdir()) / "phaseline-bench"
+
+    @classmethod
+    def quick(cls) -> Config:
+        return cls(sizes_mb=(1, 2), small_files=200, scaling_files=200, repeat=1, query_limit_s=60.0)
+
+
+def run(config: Config) -> list[Figure]:
+    """Every figure of this benchmark."""
+    config.workdir.mkdir(parents=True, exist_ok=True)
+    figures = bench_large(config.sizes_mb, config.workdir, config.repeat)
+    store = config.workdir / f"store-small-{config.small_files}"
+    figures += bench_small(config.small_files, config.scaling_files, config.workdir, store)
+    figures += bench_queries(store, config.workdir, config.repeat, config.query_limit_s)
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    default = Config()
+    ap.add_argument(
+        "--sizes-mb",
+        default=",".join(map(str, default.sizes_mb)),
+        help="sizes of the generated .jhist files (default %(default)s)",
+    )
+    ap.add_argument(
+        "--small-files",
+        type=int,
+        default=default.small_files,
+        help="small files in the store built for the queries (default %(default)s)",
+    )
+    ap.add_argument(
+        "--scaling-files",
+        type=int,
+        default=default.scaling_files,
+        help="small files ingested with 1 and with 2 workers (default %(default)s)",
+    )
+    ap.add_argument(
+        "--repeat", type=int, default=default.repeat, help="runs per measurement; the best is kept"
+    )
+    ap.add_argument(
+        "--query-limit-s",
+        type=float,
+        default=default.query_limit_s,
+        help="time limit of each query process (default %(default)s)",
+    )
+    ap.add_argument(
+        "--quick", action="store_true", help="tiny sizes (1 and 2 MB, 200 files), for a smoke test"
+    )
+    ap.add_argument(
+        "--workdir", type=Path, default=default.workdir, help="where generated files go (default %(default)s)"
+    )
+    ap.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--store", help=argparse.SUPPRESS)
+    ap.add_argument("--workers", type=int, default=1, help=argparse.SUPPRESS)
+    ap.add_argument("--limit", type=int, default=0, help=argparse.SUPPRESS)
+    ap.add_argument("--compacted", help=argparse.SUPPRESS)
+    ap.add_argument("--job", help=argparse.SUPPRESS)
+    ap.add_argument("target", nargs="?", type=Path, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child == "queries":
+        _query_child(args.target, args.compacted, args.job, args.repeat)
+        return 0
+    if args.child:
+        print(json.dumps(_child(args.child, args.target, args.store, args.workers, args.limit)))
+        return 0
+    if args.quick:
+        config = dataclasses.replace(Config.quick(), workdir=args.workdir)
+    else:
+        sizes = tuple(int(s) for s in args.sizes_mb.split(",") if s.strip())
+        config = Config(
+            sizes, args.small_files, args.scaling_files, args.repeat, args.query_limit_s, args.workdir
+        )
+    figures = run(config)
+    for f in figures:
+        peer = "" if f.peer_value is None else f"  | {f.peer}: {f.peer_value:.3g} ({f.ratio:.2f}x)"
+        met = "" if f.met is None else ("  [met]" if f.met else "  [MISSED]")
+        print(f"{f.area}: {f.name}: {f.value:.3g} {f.unit}{peer}{met}")
+    if args.json:
+        args.json.write_text(json.dumps([f.as_dict() for f in figures], indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,441 @@
+"""Shared pieces of the benchmarks: the figure record, machine and version capture, timing, reports.
+
+A benchmark produces :class:`Figure` records: one measured value, the figure
+of the peer it is compared with (measured side by side in the same run, so the
+ratio survives a noisy machine), and the target the figure must meet.
+``benchmarks/run`` collects them, adds :func:`machine` and :func:`versions`,
+and writes ``results.json`` (:func:`write_json`) and ``RESULTS.md``
+(:func:`render_markdown`).
+
+Child processes are measured the way ``/usr/bin/time`` measures them
+(:func:`run_measured`): wall time, user and system CPU of the process and all
+its threads, and peak resident set size from ``wait4``'s ``rusage``.
+"""
+
+from __future__ import annotations
+
+import enum
+import importlib.metadata
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO.parent / "shared" / "fixtures"
+RESULTS_VERSION = 1
+
+T = TypeVar("T")
+
+
+class Goal(enum.StrEnum):
+    """How a figure is judged against its target."""
+
+    RATIO_AT_LEAST = "ratio_at_least"  # value / peer_value >= threshold (both "higher is better")
+    RATIO_AT_MOST = "ratio_at_most"  # value / peer_value <= threshold
+    AT_MOST = "at_most"  # value <= threshold (e.g. seconds)
+    AT_LEAST = "at_least"  # value >= threshold (e.g. rows/s)
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A figure's target: ``goal`` applied with ``threshold``."""
+
+    goal: Goal
+    threshold: float
+
+    def describe(self, unit: str) -> str:
+        """Human text, e.g. ``>= 2x peer`` or ``<= 1 s``."""
+        match self.goal:
+            case Goal.RATIO_AT_LEAST:
+                return f">= {self.threshold:g}x peer"
+            case Goal.RATIO_AT_MOST:
+                return f"<= {self.threshold:g}x peer"
+            case Goal.AT_MOST:
+                return f"<= {self.threshold:g} {unit}"
+            case Goal.AT_LEAST:
+                return f">= {self.threshold:g} {unit}"
+        raise AssertionError(self.goal)  # pragma: no cover
+
+    def met(self, value: float, peer_value: float | None) -> bool | None:
+        """Whether the target is met; ``None`` when a ratio target has no peer figure."""
+        if self.goal in (Goal.AT_MOST, Goal.AT_LEAST):
+            return value <= self.threshold if self.goal is Goal.AT_MOST else value >= self.threshold
+        if not peer_value:
+            return None
+        ratio = value / peer_value
+        return ratio >= self.threshold if self.goal is Goal.RATIO_AT_LEAST else ratio <= self.threshold
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    """One measured figure, its peer measured beside it, and its target.
+
+    ``value`` and ``peer_value`` share ``unit``; ``ratio`` is ``value / peer_value``.
+    ``details`` keeps the raw measurements (wall and CPU seconds, RSS, counts).
+    """
+
+    area: str
+    name: str
+    value: float
+    unit: str
+    peer: str | None = None
+    peer_value: float | None = None
+    target: Target | None = None
+    note: str = ""
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def ratio(self) -> float | None:
+        if self.peer_value is None or self.peer_value == 0:
+            return None
+        return self.value / self.peer_value
+
+    @property
+    def met(self) -> bool | None:
+        return None if self.target is None else self.target.met(self.value, self.peer_value)
+
+    def as_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["details"] = dict(self.details)
+        out["ratio"] = self.ratio
+        out["target"] = (
+            None
+            if self.target is None
+            else {
+                "goal": self.target.goal.value,
+                "threshold": self.target.threshold,
+                "text": self.target.describe(self.unit),
+            }
+        )
+        out["met"] = self.met
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class BenchError:
+    """A benchmark that could not produce its figures (recorded, not hidden)."""
+
+    area: str
+    command: str
+    error: str
+
+
+# ---------------------------------------------------------------------- machine and versions
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _mem_total_gb() -> float | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return round(int(line.split()[1]) / 1024 / 1024, 1)
+    except OSError:
+        pass
+    return None
+
+
+def machine() -> dict[str, Any]:
+    """CPU model, logical cores, memory, OS, and the load average when called."""
+    return {
+        "cpu_model": _cpu_model(),
+        "cores": os.cpu_count(),
+        "memory_gb": _mem_total_gb(),
+        "os": f"{platform.system()} {platform.release()}",
+        "load_average_1m": round(os.getloadavg()[0], 2),
+    }
+
+
+def _dist_version(name: str) -> str | None:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _java_version() -> str | None:
+    try:
+        from phaseline.java import java_tool
+
+        proc = subprocess.run([java_tool("java"), "-version"], capture_output=True, text=True, timeout=60)
+    except Exception:  # no JDK: recorded as unknown
+        return None
+    first = (proc.stderr or proc.stdout).strip().splitlines()
+    return first[0] if first else None
+
+
+def _hadoop_version() -> str | None:
+    try:
+        from phaseline.java import hadoop_classpath
+
+        jars = hadoop_classpath()
+    except Exception:  # no Hadoop jars: recorded as unknown
+        return None
+    for jar in jars:
+        m = re.match(r"hadoop-(?:client-api|mapreduce-client-core)-(\d[\w.\-]*)\.jar$", jar.name)
+        if m:
+            return f"{m.group(1)} ({jar.name})"
+    return None
+
+
+def versions() -> dict[str, str | None]:
+    """Versions of everything the figures depend on."""
+    return {
+        "phaseline": _dist_version("phaseline"),
+        "python": platform.python_version(),
+        "duckdb": _dist_version("duckdb"),
+        "pyarrow": _dist_version("pyarrow"),
+        "numpy": _dist_version("numpy"),
+        "orjson": _dist_version("orjson"),
+        "java": _java_version(),
+        "hadoop": _hadoop_version(),
+    }
+
+
+def now_utc() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+# ---------------------------------------------------------------------- timing
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """Best wall and CPU seconds of ``runs`` calls, and the last call's result."""
+
+    wall_s: float
+    cpu_s: float
+    runs: int
+    result: Any
+
+
+def best_of(fn: Callable[[], T], repeat: int = 3) -> Timing:
+    """Call ``fn`` ``repeat`` times; keep the best wall time (and the best CPU time)."""
+    wall, cpu = float("inf"), float("inf")
+    out: Any = None
+    for _ in range(max(1, repeat)):
+        t0, c0 = time.perf_counter(), time.process_time()
+        out = fn()
+        wall = min(wall, time.perf_counter() - t0)
+        cpu = min(cpu, time.process_time() - c0)
+    return Timing(wall, cpu, max(1, repeat), out)
+
+
+@dataclass(frozen=True, slots=True)
+class ChildRun:
+    """A finished child process measured like ``/usr/bin/time``."""
+
+    argv: tuple[str, ...]
+    returncode: int
+    wall_s: float
+    user_s: float
+    sys_s: float
+    peak_rss_mb: float
+    stdout: str
+    stderr: str
+
+    @property
+    def cpu_s(self) -> float:
+        return self.user_s + self.sys_s
+
+    def last_json(self) -> dict[str, Any]:
+        """The last stdout line that parses as a JSON object."""
+        for line in reversed(self.stdout.strip().splitlines()):
+            line = line.strip()
+            if line.startswith("{"):
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if isinstance(obj, dict):
+                    return obj
+        raise ValueError(f"no JSON object in the output of {' '.join(self.argv)}:\n{self.stdout[-2000:]}")
+
+
+def run_measured(
+    argv: Sequence[str],
+    *,
+    cwd: Path | None = None,
+    timeout_s: float | None = None,
+    env: Mapping[str, str] | None = None,
+    check: bool = True,
+) -> ChildRun:
+    """Run a command; wall time, CPU time of all its threads and peak RSS come from ``wait4``.
+
+    Raises
+    ------
+    RuntimeError
+        When ``check`` and the command exits non-zero (the message ends with its stderr).
+
+    A child running longer than ``timeout_s`` is killed (SIGKILL): its return
+    code is then -9 and its output is what it printed until then.
+    """
+    full_env = {**os.environ, **(env or {})}
+    with tempfile.TemporaryFile("w+") as out_fh, tempfile.TemporaryFile("w+") as err_fh:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(list(argv), cwd=cwd, env=full_env, stdout=out_fh, stderr=err_fh, text=True)
+        while True:  # reap with wait4 (not Popen.wait) to get the child's rusage
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if timeout_s is not None and time.perf_counter() - t0 > timeout_s:
+                proc.kill()
+                _, status, usage = os.wait4(proc.pid, 0)
+                break
+            time.sleep(0.01)
+        wall = time.perf_counter() - t0
+        returncode = os.waitstatus_to_exitcode(status)
+        proc.returncode = returncode
+        out_fh.seek(0)
+        err_fh.seek(0)
+        out, err = out_fh.read(), err_fh.read()
+    run = ChildRun(
+        tuple(argv), returncode, wall, usage.ru_utime, usage.ru_stime, usage.ru_maxrss / 1024, out, err
+    )
+    if check and returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} exited {returncode}:\n{err[-3000:]}")
+    return run
+
+
+def python_child(script: Path, *args: str) -> list[str]:
+    """``python script args...`` with this interpreter."""
+    return [sys.executable, str(script), *args]
+
+
+# ---------------------------------------------------------------------- results files
+def write_json(path: Path, payload: Mapping[str, Any]) -> None:
+    """Write ``payload`` as indented JSON, atomically."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(payload, indent=2, sort_keys=False, default=str) + "\n")
+    tmp.replace(path)
+
+
+def results_payload(
+    figures: Sequence[Mapping[str, Any]],
+    errors: Sequence[BenchError],
+    *,
+    started: str,
+    finished: str,
+    mach: Mapping[str, Any],
+    vers: Mapping[str, Any],
+    settings: Mapping[str, Any],
+    runs: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """The whole ``results.json`` document; ``figures`` as :meth:`Figure.as_dict` gives them."""
+    judged = [f for f in figures if f["met"] is not None]
+    return {
+        "format": "phaseline-benchmarks",
+        "version": RESULTS_VERSION,
+        "date": started,
+        "finished": finished,
+        "machine": dict(mach),
+        "versions": dict(vers),
+        "settings": dict(settings),
+        "summary": {
+            "figures": len(figures),
+            "with_target": len(judged),
+            "met": sum(1 for f in judged if f["met"]),
+            "missed": [f"{f['area']}: {f['name']}" for f in judged if not f["met"]],
+            "errors": len(errors),
+        },
+        "figures": [dict(f) for f in figures],
+        "errors": [asdict(e) for e in errors],
+        "runs": [dict(r) for r in runs],
+    }
+
+
+def _num(x: float | None, unit: str = "") -> str:
+    if x is None:
+        return "–"
+    if abs(x) >= 1000:
+        text = f"{x:,.0f}"
+    elif abs(x) >= 100:
+        text = f"{x:.0f}"
+    elif abs(x) >= 10:
+        text = f"{x:.1f}"
+    elif abs(x) >= 0.1:
+        text = f"{x:.2f}"
+    else:
+        text = f"{x:.3g}"
+    return f"{text} {unit}".strip()
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(payload: Mapping[str, Any]) -> str:
+    """``RESULTS.md``: machine, versions, one table per area, then how each benchmark was run."""
+    m, v, s = payload["machine"], payload["versions"], payload["summary"]
+    lines = [
+        "# phaseline benchmarks",
+        "",
+        "Generated by `benchmarks/run` (do not edit by hand; re-run it). Figures beside their peers were "
+        "measured side by side in the same run, so the **ratio** is the figure to trust on a noisy machine.",
+        "",
+        f"- Date: {payload['date']} (finished {payload['finished']})",
+        f"- Machine: {m['cpu_model']}, {m['cores']} logical cores, {m['memory_gb']} GB memory, {m['os']}; "
+        f"load average {m['load_average_1m']} at the start, {m.get('load_average_1m_end', '–')} at the end",
+        "- Versions: " + ", ".join(f"{k} {val}" for k, val in v.items() if val),
+        f"- Mode: {payload['settings'].get('mode', '?')} (commands at the end)",
+        f"- Targets: {s['met']} of {s['with_target']} met (rows marked **no** below)"
+        + (f"; {s['errors']} benchmark(s) failed (below)" if s["errors"] else ""),
+        "",
+    ]
+    areas: dict[str, list[Mapping[str, Any]]] = {}
+    for fig in payload["figures"]:
+        areas.setdefault(fig["area"], []).append(fig)
+    for area, figs in areas.items():
+        lines += [
+            f"## {area}",
+            "",
+            "| figure | value | peer | peer value | ratio | target | met |",
+            "|---|---:|---|---:|---:|---|:-:|",
+        ]
+        notes: dict[str, list[str]] = {}  # note -> the figures it belongs to
+        for f in figs:
+            met = {True: "yes", False: "**no**", None: "–"}[f["met"]]
+            ratio = "–" if f["ratio"] is None else f"{f['ratio']:.2f}x"
+            target = f["target"]["text"] if f["target"] else "–"
+            lines.append(
+                f"| {_cell(f['name'])} | {_num(f['value'], f['unit'])} | {_cell(f['peer'] or '–')} | "
+                f"{_num(f['peer_value'], f['unit'])} | {ratio} | {target} | {met} |"
+            )
+            if f["note"]:
+                notes.setdefault(f["note"], []).append(_cell(f["name"]))
+        lines.append("")
+        if notes:
+            lines += [f"- *{'; '.join(names)}*: {note}" for note, names in notes.items()]
+            lines.append("")
+    if payload["errors"]:
+        lines += ["## Benchmarks that failed", ""]
+        for e in payload["errors"]:
+            lines += [f"- **{e['area']}** (`{e['command']}`):", "", "  ```", *("  " + ln for ln in
+                      e["error"].strip().splitlines()[-12:]), "  ```", ""]  # fmt: skip
+    runs = payload.get("runs") or []
+    if runs:
+        lines += ["## Commands", "", "| benchmark | command (in `benchmarks/`) | exit | wall | peak RSS |",
+                  "|---|---|---:|---:|---:|"]  # fmt: skip
+        for r in runs:
+            argv = list(r["argv"])
+            if "--json" in argv:  # the temporary file the runner read the figures from
+                i = argv.index("--json")
+                del argv[i : i + 2]
+            lines.append(f"| {r['name']} | `{_cell(' '.join(argv))}` | {r['returncode']} | {r['wall_s']:.0f} s | "
+                         f"{r['peak_rss_mb']:,} MB |")  # fmt: skip
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
