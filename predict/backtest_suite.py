@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from phaseline.errors import EngineError
+from phaseline.errors import EngineError, PhaselineWarning
 from predict.backtest import BacktestRow, ModelSummary, backtest, summarize
 
 __all__ = ["APPS", "FULL", "QUICK", "App", "Suite", "SuiteResult", "run_suite"]
@@ -150,7 +151,12 @@ def _platform(suite: Suite, out: Path, say: Progress) -> Path:
         raise EngineError(
             f"{len(failed)} microbenchmark run(s) failed, e.g. {failed[0].name}: {failed[0].error}"
         )
-    model = fit_platform(profile_from_store(out / "platform-store"))
+    # A handful of noisy local runs may leave a robust fit unconverged: report it, keep the model.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PhaselineWarning)
+        model = fit_platform(profile_from_store(out / "platform-store"))
+    for w in caught:
+        say(f"platform fit: {w.message}")
     model.save(path)
     return path
 

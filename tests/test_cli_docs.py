@@ -11,7 +11,10 @@ from tests.conftest import REPO
 
 def all_commands(group: click.Group, prefix: str = "") -> list[tuple[str, click.Command]]:
     out: list[tuple[str, click.Command]] = []
-    for name, cmd in sorted(group.commands.items()):
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        cmd = group.get_command(ctx, name)
+        assert cmd is not None, name
         full = f"{prefix}{name}"
         out.append((full, cmd))
         if isinstance(cmd, click.Group):
