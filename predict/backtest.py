@@ -33,12 +33,11 @@ import duckdb
 
 from phaseline.errors import PhaselineError, PhaselineWarning, PredictionError
 from predict import core
-from predict.core import Cluster, Dataset, JobSettings, PhaseDurationModel
+from predict.core import MS_PER_S, Cluster, Dataset, JobSettings, PhaseDurationModel
 from profiles.extract import extract_profile
 
 __all__ = ["BacktestRow", "ModelSummary", "Run", "backtest", "error_table", "load_runs", "summarize"]
 
-MS_PER_S = 1000.0
 #: Input sizes within this relative distance are the same case.
 SAME_SIZE_RTOL = 0.02
 

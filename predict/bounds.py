@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from phaseline.errors import PredictionError
 from predict.core import (
+    MS_PER_S,
     Cluster,
     Dataset,
     JobSettings,
@@ -39,7 +40,6 @@ from profiles.profile import JobProfile
 
 __all__ = ["BoundsModel", "StageBounds", "job_bounds", "makespan_bounds"]
 
-MS_PER_S = 1000.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ from profiles.profile import JobProfile
 
 __all__ = [
     "MODEL_MODULES",
+    "MS_PER_S",
     "Cluster",
     "Dataset",
     "JobSettings",
@@ -38,7 +39,16 @@ __all__ = [
 ]
 
 #: Modules that define and register models; add yours here.
-MODEL_MODULES: tuple[str, ...] = ("predict.bounds", "predict.herodotou", "predict.critical_path", "predict.simulate", "predict.vianna.predictor")
+MODEL_MODULES: tuple[str, ...] = (
+    "predict.bounds",
+    "predict.herodotou",
+    "predict.critical_path",
+    "predict.simulate",
+    "predict.vianna.predictor",
+)
+
+#: Milliseconds per second (predictions are in seconds, phase models in milliseconds).
+MS_PER_S = 1000.0
 
 
 class PhaseDurationModel(Protocol):

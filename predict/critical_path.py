@@ -43,7 +43,7 @@ import networkx as nx
 
 from phaseline.errors import PredictionError
 from phaseline.schemas import Phase
-from predict.core import Cluster, Dataset, JobSettings, PhaseDurationModel, Prediction, register
+from predict.core import MS_PER_S, Cluster, Dataset, JobSettings, PhaseDurationModel, Prediction, register
 from predict.tasks import TaskEstimate, TaskEstimates, estimate_tasks, profiled_settings
 from profiles.profile import JobProfile, Stage
 
@@ -61,7 +61,6 @@ __all__ = [
     "spread_durations",
 ]
 
-MS_PER_S = 1000.0
 START, END, MAPS_DONE = "S", "E", "maps_done"
 
 

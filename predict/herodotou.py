@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from phaseline.errors import ExtrapolationWarning
 from phaseline.schemas import Phase
 from predict.core import (
+    MS_PER_S,
     Cluster,
     Dataset,
     JobSettings,
@@ -47,7 +48,6 @@ from profiles.profile import DurationStats, JobProfile, Stage
 
 __all__ = ["CostStats", "HerodotouModel", "JobCost", "job_cost"]
 
-MS_PER_S = 1000.0
 
 
 @dataclass(frozen=True, slots=True)

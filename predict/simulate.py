@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from phaseline.errors import PredictionError
-from predict.core import Cluster, Dataset, JobSettings, PhaseDurationModel, Prediction, register
+from predict.core import MS_PER_S, Cluster, Dataset, JobSettings, PhaseDurationModel, Prediction, register
 from predict.critical_path import spread_durations
 from predict.tasks import TaskEstimates, estimate_tasks
 from profiles.profile import DurationStats, JobProfile, Stage
@@ -65,7 +65,6 @@ __all__ = [
     "simulate_once",
 ]
 
-MS_PER_S = 1000.0
 #: Replications per prediction and the confidence of the interval the model reports.
 DEFAULT_REPLICATIONS = 200
 DEFAULT_CONFIDENCE = 0.90

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from predict.core import Cluster, Dataset, JobSettings, PhaseDurationModel, Prediction, register
+from predict.core import MS_PER_S, Cluster, Dataset, JobSettings, PhaseDurationModel, Prediction, register
 from predict.tasks import estimate_tasks
 from predict.vianna.layout import Workload
 from predict.vianna.model import Demands, Estimate, solve
@@ -24,7 +24,6 @@ from profiles.profile import JobProfile
 
 __all__ = ["PHASE_DEVICE", "ViannaModel"]
 
-MS_PER_S = 1000.0
 #: Hadoop's default number of parallel fetches per reduce (mapreduce.reduce.shuffle.parallelcopies).
 DEFAULT_PARALLEL_COPIES = 5
 #: The device each generic or custom phase's time is charged to.
