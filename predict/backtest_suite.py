@@ -13,7 +13,8 @@ Steps, each resumable (a finished run directory is reused):
    fitted (:func:`platform_model.model.fit_platform`);
 2. every application at every input size and reduce count, ``repeats``
    times, with the plan's sort buffer, sort factor and reduce memory (the
-   platform model was measured with them), ingested into the suite's store;
+   platform model was measured with them) and :attr:`Suite.warmup_mb` of warm-up
+   in the same JVM first, ingested into the suite's store;
 3. :func:`predict.backtest.backtest` over that store: the profile from the
    smallest run, every other case predicted by every model, the case measured
    as the median of its runs.
@@ -71,6 +72,11 @@ class Suite:
     plan_grid_maps: int
     plan_grid_reduces: int
     plan_shuffle_maps: tuple[int, ...]
+    #: MiB of a throwaway warm-up job run first in each application run's JVM
+    #: (:attr:`platform_model.engine.runner.EngineJob.warmup_mb`; 0: none), so that
+    #: the measured job's first tasks do not pay for a cold JVM.  The plan's
+    #: microbenchmarks use :func:`platform_model.bench.make_plan`'s own warm-up.
+    warmup_mb: float = 8.0
 
 
 FULL = Suite(
@@ -202,6 +208,7 @@ def run_suite(suite: Suite, out_dir: str | Path, *, progress: Progress | None = 
                             jar=jar,
                             main_class=app.main_class,
                             args=("{input}", "{output}", str(reduces)),
+                            warmup_mb=suite.warmup_mb,
                         ),
                         run_dir,
                     )

@@ -19,6 +19,7 @@ from platform_model.model import fit_platform
 from platform_model.profile import profile_from_arrays
 from predict import core
 from predict.backtest import backtest, error_table, load_runs, summarize
+from predict.backtest_suite import QUICK
 from predict.jhist_writer import SimTrace, write_jhist
 from predict.simulate import SimJob, StageDist, simulate_once
 
@@ -144,3 +145,7 @@ def test_quick_local_suite_for_real(tmp_path: Path) -> None:
         assert math.isfinite(r["error"])
     saved = json.loads((tmp_path / "suite" / "backtest.json").read_text())
     assert {s["model"] for s in saved["summary"]} >= {"bounds", "simulation"}
+    # Every application run warmed its JVM first (the suite's warm-up, kept out of the run).
+    run_files = sorted((tmp_path / "suite" / "runs").glob("*/run.json"))
+    assert len(run_files) == 4
+    assert all(json.loads(p.read_text())["params"]["warmup_mb"] == QUICK.warmup_mb > 0 for p in run_files)
