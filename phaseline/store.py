@@ -53,7 +53,7 @@ from phaseline import schemas
 from phaseline.errors import SchemaError, StoreError, StoreLockedError
 
 STORE_FORMAT = "phaseline-store"
-STORE_VERSION = 1
+STORE_VERSION = 2  # 2: data files list several sources (compaction)
 DEFAULT_STORE = "phaseline-store"
 FLUSH_ROWS = 32_768
 LOCK_TIMEOUT_S = 600.0
