@@ -167,7 +167,10 @@ def backtest(
         cases = _cases(runs)
         if len(cases) < 2:
             continue
-        base = cases[0][0]
+        # The smallest case's median run (by measured span): one slow or fast repeat of the
+        # profiled case would otherwise skew every prediction of the job.
+        smallest = sorted(cases[0], key=lambda r: (r.span_ms, r.job_id))
+        base = smallest[(len(smallest) - 1) // 2]
         profile = extract_profile(con, base.job_id)
         for case in cases:
             first = case[0]
