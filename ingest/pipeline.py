@@ -243,6 +243,14 @@ def _expand(path: Path, key: str, stack: ExitStack) -> Iterator[tuple[str, Path]
         yield key, path
 
 
+def _unread(
+    txn: Transaction, key: str, sha: str, size: int, fmt: str | None, status: str, error: str
+) -> FileResult:
+    """Record a file that is not read (quarantined before reading, or a copy): its sources row only."""
+    rec, _ = txn.stage(key, sha, size, fmt).discard(status, error)
+    return FileResult(rec.path, rec.sha256, rec.format, rec.status, rec.error, 0, {})
+
+
 ProgressFn = Callable[[Path, FileResult], None]
 
 
@@ -314,26 +322,23 @@ def ingest_paths(
                 try:
                     expanded = list(_expand(path, key, stack))
                 except TraceParseError as exc:
-                    staged = txn.stage(key, sha256_file(path)[0], path.stat().st_size, "archive")
-                    rec, _ = staged.discard(SourceStatus.QUARANTINED, str(exc))
-                    yield path, FileResult(rec.path, rec.sha256, "archive", rec.status, rec.error, 0, {})
+                    sha, size = sha256_file(path)
+                    yield path, _unread(txn, key, sha, size, "archive", SourceStatus.QUARANTINED, str(exc))
                     continue
                 for member_key, member in expanded:
                     try:
                         sha, size = sha256_file(member)
                     except OSError as exc:
-                        staged = txn.stage(member_key, "", 0, None)
-                        rec, _ = staged.discard(SourceStatus.QUARANTINED, f"{member}: cannot read: {exc}")
-                        yield path, FileResult(rec.path, "", None, rec.status, rec.error, 0, {})
+                        error = f"{member}: cannot read: {exc}"
+                        yield path, _unread(txn, member_key, "", 0, None, SourceStatus.QUARANTINED, error)
                         continue
                     identity = copy_identity(member_key, sha)
                     twin = path_of_copy.get(identity)
                     if live.get(member_key) == sha and live_status.get(member_key) != SourceStatus.QUARANTINED:
                         yield path, FileResult(member_key, sha, None, "unchanged", None, 0, {})
                     elif twin is not None and twin != member_key:
-                        staged = txn.stage(member_key, sha, size, None)
-                        rec, _ = staged.discard(SourceStatus.SKIPPED, f"same content as {twin} (already in the store)")
-                        yield path, FileResult(rec.path, sha, None, rec.status, rec.error, 0, {})
+                        error = f"same content as {twin} (already in the store)"
+                        yield path, _unread(txn, member_key, sha, size, None, SourceStatus.SKIPPED, error)
                     else:
                         path_of_copy.setdefault(identity, member_key)
                         yield path, _Work(member_key, member, sha, size)

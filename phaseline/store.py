@@ -116,12 +116,6 @@ class Manifest:
     sources_file: str | None
     files: tuple[DataFile, ...]
 
-    def files_by_table(self) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {}
-        for f in self.files:
-            out.setdefault(f.table, []).append(f.path)
-        return out
-
     def to_json(self) -> dict[str, Any]:
         return {
             "format": STORE_FORMAT,
@@ -733,10 +727,3 @@ class Transaction:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def live_source(store_sources: pa.Table, path: str) -> Mapping[str, Any] | None:
-    """The ``sources`` row of a path, if the store has one."""
-    mask = pc.equal(store_sources.column("path"), path)
-    hit = store_sources.filter(mask)
-    return hit.to_pylist()[0] if hit.num_rows else None

@@ -52,7 +52,8 @@ def ingest(
     (or was unchanged/skipped), 3 when any file was quarantined.
     """
     store = open_store(store_dir)
-    total = sum(1 for _ in iter_files(paths))
+    files = list(iter_files(paths))  # walked once: counted for the progress bar, then ingested
+    total = len(files)
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -86,7 +87,7 @@ def ingest(
                 progress.console.print(line(path, r), markup=False, highlight=False)
 
         summary = ingest_paths(
-            paths,
+            files,
             store,
             on_file=on_file,
             workers=workers,
