@@ -321,34 +321,31 @@ def assign_slots(timeline_df: pd.DataFrame) -> pd.DataFrame:
     n = len(out)
     slot: list[int | None] = [None] * n
     if n:
-        hosts = out["host"].fillna("").tolist()
+        host_code, _ = pd.factorize(out["host"].fillna(""))
         start = out["start_ms"].to_numpy(dtype="float64", na_value=np.nan)
         finish = out["finish_ms"].to_numpy(dtype="float64", na_value=np.nan)
         timed = ~(np.isnan(start) | np.isnan(finish))
-        order = np.lexsort((finish, start))
-        order = order[timed[order]].tolist()
-        starts, finishes = start.tolist(), np.maximum(finish, start).tolist()
-        free: dict[Any, list[int]] = {}
-        busy: dict[Any, list[tuple[float, int]]] = {}
-        count: dict[Any, int] = {}
+        # host by host, each in start order: the heaps are reset at each new host
+        order = np.lexsort((finish, start, host_code))
+        order = order[timed[order]]
+        hosts = host_code[order].tolist()
+        starts, finishes = start[order].tolist(), np.maximum(finish, start)[order].tolist()
         push, pop = heapq.heappush, heapq.heappop
-        for i in order:
-            host = hosts[i]
-            host_busy = busy.get(host)
-            if host_busy is None:
-                host_busy = busy[host] = []
-                free[host] = []
-                count[host] = 0
-            host_free = free[host]
-            t = starts[i]
-            while host_busy and host_busy[0][0] <= t:
-                push(host_free, pop(host_busy)[1])
-            if host_free:
-                lane = pop(host_free)
+        current = None
+        free: list[int] = []
+        busy: list[tuple[float, int]] = []
+        count = 0
+        for i, host, t, f in zip(order.tolist(), hosts, starts, finishes):
+            if host != current:
+                current, free, busy, count = host, [], [], 0
+            while busy and busy[0][0] <= t:
+                push(free, pop(busy)[1])
+            if free:
+                lane = pop(free)
             else:
-                lane = count[host]
-                count[host] = lane + 1
+                lane = count
+                count += 1
             slot[i] = lane
-            push(host_busy, (finishes[i], lane))
+            push(busy, (f, lane))
     out["slot"] = pd.array(slot, dtype="Int64")
     return out

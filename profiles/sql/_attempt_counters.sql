@@ -2,7 +2,9 @@
 --
 -- An attempt's own counters (attempt scope: .jhist *AttemptFinished) are used when it
 -- has any; otherwise the task-scope counters (.jhist TaskFinished, 0.20 Task lines)
--- are credited to the task's successful attempt.  Counter
+-- are credited to the task's successful attempt.  Counters are pivoted per attempt
+-- (attempt scope) or per task (task scope) before the task rows meet the attempts:
+-- the pivot shrinks the rows a join sees about twenty-fold.  Counter
 -- names are the store's (2.x names; ingest maps 0.20/1.x group names).  NULL where
 -- the source has no such counter (killed attempts carry none).
 --
@@ -18,14 +20,7 @@
 --   split_raw_bytes, cpu_ms (CPU_MILLISECONDS), gc_ms (GC_TIME_MILLIS)
 
 CREATE OR REPLACE TEMP VIEW _attempt_counters AS
-WITH _succeeded AS (
-    -- the successful attempt of each task (the last to finish, should there be two)
-    SELECT job_id, task_id, arg_max(attempt_id, finish_ms) AS attempt_id
-    FROM attempts
-    WHERE status = 'SUCCEEDED'
-    GROUP BY job_id, task_id
-),
-_wanted AS (
+WITH _wanted AS (
     SELECT * FROM counters
     WHERE scope IN ('attempt', 'task') AND counter_name IN (
         'MAP_INPUT_RECORDS', 'BYTES_READ', 'MAP_INPUT_BYTES', 'MAP_OUTPUT_RECORDS',
@@ -36,24 +31,12 @@ _wanted AS (
         'GC_TIME_MILLIS'
     )
 ),
-_attempt_scope AS (
-    SELECT job_id, attempt_id, group_name, counter_name, value
-    FROM _wanted
-    WHERE scope = 'attempt' AND attempt_id IS NOT NULL
-),
-_scoped AS (
-    SELECT * FROM _attempt_scope
-    UNION ALL
-    SELECT c.job_id, s.attempt_id, c.group_name, c.counter_name, c.value
-    FROM _wanted AS c
-    JOIN _succeeded AS s ON s.job_id = c.job_id AND s.task_id = c.task_id
-    ANTI JOIN (SELECT DISTINCT job_id, attempt_id FROM _attempt_scope) AS x
-        ON x.job_id = s.job_id AND x.attempt_id = s.attempt_id
-    WHERE c.scope = 'task'
-)
-SELECT
+_pivot AS (
+    -- one row per attempt (attempt scope) or per task (task scope)
+    SELECT
     job_id,
-    attempt_id,
+    scope,
+    CASE WHEN scope = 'attempt' THEN attempt_id ELSE task_id END AS key,
     max(value) FILTER (WHERE counter_name = 'MAP_INPUT_RECORDS') AS map_input_records,
     coalesce(
         max(value) FILTER (WHERE counter_name = 'BYTES_READ' AND group_name LIKE '%FileInputFormat%'),
@@ -77,7 +60,24 @@ SELECT
     max(value) FILTER (WHERE counter_name = 'SPLIT_RAW_BYTES') AS split_raw_bytes,
     max(value) FILTER (WHERE counter_name = 'CPU_MILLISECONDS') AS cpu_ms,
     max(value) FILTER (WHERE counter_name = 'GC_TIME_MILLIS') AS gc_ms
-FROM _scoped
-GROUP BY job_id, attempt_id;
+    FROM _wanted
+    WHERE scope = 'task' OR attempt_id IS NOT NULL
+    GROUP BY job_id, scope, key
+),
+_succeeded AS (
+    -- the successful attempt of each task (the last to finish, should there be two)
+    SELECT job_id, task_id, arg_max(attempt_id, finish_ms) AS attempt_id
+    FROM attempts
+    WHERE status = 'SUCCEEDED'
+    GROUP BY job_id, task_id
+)
+SELECT job_id, key AS attempt_id, * EXCLUDE (job_id, scope, key) FROM _pivot WHERE scope = 'attempt'
+UNION ALL BY NAME
+SELECT p.job_id, s.attempt_id, p.* EXCLUDE (job_id, scope, key)
+FROM _pivot AS p
+JOIN _succeeded AS s ON s.job_id = p.job_id AND s.task_id = p.key
+ANTI JOIN (SELECT job_id, key FROM _pivot WHERE scope = 'attempt') AS x
+    ON x.job_id = s.job_id AND x.key = s.attempt_id
+WHERE p.scope = 'task';
 
 SELECT * FROM _attempt_counters WHERE job_id = $job_id ORDER BY attempt_id;
