@@ -14,7 +14,8 @@ Steps, each resumable (a finished run directory is reused):
 2. every application at every input size and reduce count, ``repeats``
    times, with the plan's sort buffer, sort factor and reduce memory (the
    platform model was measured with them) and :attr:`Suite.warmup_mb` of warm-up
-   in the same JVM first, ingested into the suite's store;
+   in the same JVM first (the benchmark job, then, with :attr:`Suite.warmup_app`,
+   the application itself), ingested into the suite's store;
 3. :func:`predict.backtest.backtest` over that store: the profile from the
    smallest run, every other case predicted by every model, the case measured
    as the median of its runs.
@@ -35,7 +36,7 @@ from pathlib import Path
 from phaseline.errors import EngineError, PhaselineWarning
 from predict.backtest import BacktestRow, ModelSummary, backtest, summarize
 
-__all__ = ["APPS", "FULL", "QUICK", "App", "Suite", "SuiteResult", "run_suite"]
+__all__ = ["APPS", "FULL", "QUICK", "App", "Suite", "SuiteResult", "app_jar", "run_suite"]
 
 #: Input MiB per map task (one generated file, one split).
 MB_PER_MAP = 2.0
@@ -77,6 +78,10 @@ class Suite:
     #: the measured job's first tasks do not pay for a cold JVM.  The plan's
     #: microbenchmarks use :func:`platform_model.bench.make_plan`'s own warm-up.
     warmup_mb: float = 8.0
+    #: The warm-up also runs the application's own driver once on the warm-up input
+    #: (:attr:`platform_model.engine.runner.EngineJob.warmup_app`): its map and
+    #: reduce code is compiled before the measured run, as Hadoop's already is.
+    warmup_app: bool = True
 
 
 FULL = Suite(
@@ -125,6 +130,14 @@ class SuiteResult:
 Progress = Callable[[str], None]
 
 
+def app_jar() -> Path:
+    """The applications' jar (``predict/apps/*.java``, compiled on first use)."""
+    from phaseline.java import compile_java
+
+    classes = compile_java("phaseline-apps", sorted(_APP_DIR.glob("*.java")), make_jar=True)
+    return classes.parent / "phaseline-apps.jar"
+
+
 def _platform(suite: Suite, out: Path, say: Progress) -> Path:
     """Run (or reuse) the scaled microbenchmark plan and fit the platform model; returns its JSON path."""
     from platform_model.bench import make_plan, run_plan
@@ -170,7 +183,6 @@ def _platform(suite: Suite, out: Path, say: Progress) -> Path:
 def run_suite(suite: Suite, out_dir: str | Path, *, progress: Progress | None = None) -> SuiteResult:
     """Run the suite for real in ``out_dir`` (resumable) and backtest it; results in ``out_dir/backtest.json``."""
     from ingest.pipeline import ingest_paths
-    from phaseline.java import compile_java
     from phaseline.store import Store
     from platform_model.bench import BenchPlan
     from platform_model.engine.runner import EngineJob, run_engine
@@ -181,8 +193,7 @@ def run_suite(suite: Suite, out_dir: str | Path, *, progress: Progress | None = 
     out.mkdir(parents=True, exist_ok=True)
     platform_path = _platform(suite, out, say)
     plan = BenchPlan.load(out / "plan.json")
-    classes = compile_java("phaseline-apps", sorted(_APP_DIR.glob("*.java")), make_jar=True)
-    jar = classes.parent / "phaseline-apps.jar"
+    jar = app_jar()
     run_dirs: list[Path] = []
     for app in suite.apps:
         for size in suite.sizes_mb:
@@ -209,6 +220,7 @@ def run_suite(suite: Suite, out_dir: str | Path, *, progress: Progress | None = 
                             main_class=app.main_class,
                             args=("{input}", "{output}", str(reduces)),
                             warmup_mb=suite.warmup_mb,
+                            warmup_app=suite.warmup_app and suite.warmup_mb > 0,
                         ),
                         run_dir,
                     )

@@ -350,6 +350,29 @@ def test_warm_up_job_runs_first_in_the_same_jvm_and_stays_out_of_the_run(tmp_pat
 
 
 @pytest.mark.slow
+def test_app_warm_up_runs_the_measured_driver_first(tmp_path: Path) -> None:
+    """warmup_app: benchmark warm-up, then the application's own driver, then the measured run."""
+    from predict.backtest_suite import APPS, app_jar
+
+    app = APPS[0]
+    run = run_engine(
+        EngineJob(input_mb=1, selectivity=1.0, maps=2, reduces=1, io_sort_mb=1, warmup_mb=1,
+                  warmup_app=True, jar=app_jar(), main_class=app.main_class,
+                  args=("{input}", "{output}", "1"), keep_data=True),
+        tmp_path / "warm-app",
+    )
+    assert run.status == "SUCCEEDED"
+    assert run.params["warmup_app"] is True
+    # job 1: the benchmark warm-up; job 2: the application's warm-up; job 3: measured
+    assert re.fullmatch(r"job_local\d+_0003", run.job_id)
+    assert set(re.findall(r"job_local\d+_\d{4}", run.log_path.read_text())) == {run.job_id}
+    warm_log = (run.run_dir / "tmp" / ".warmup" / "job.log").read_text()
+    assert {i[-4:] for i in re.findall(r"job_local\d+_\d{4}", warm_log)} == {"0001", "0002"}
+    assert f"benchmark and {app.main_class}" in warm_log
+    assert not (run.run_dir / "tmp" / ".warmup" / "data").exists()
+
+
+@pytest.mark.slow
 def test_failed_job_raises_with_log_tail_and_keeps_run_json(tmp_path: Path) -> None:
     # A negative selectivity cannot come through EngineJob; pass it as a raw Hadoop setting.
     with pytest.raises(EngineError, match=r"FAILED(.|\n)*job\.log"):
@@ -385,6 +408,7 @@ def test_missing_java_says_what_to_install(tmp_path: Path, monkeypatch: pytest.M
         ({"sort_factor": 1}, "sort_factor"),
         ({"main_class": "x.Y"}, "jar and main_class"),
         ({"warmup_mb": -1.0}, "warmup_mb"),
+        ({"warmup_mb": 1.0, "warmup_app": True}, "warmup_app needs a user's job"),
     ],
 )
 def test_invalid_jobs_are_refused(kwargs: dict[str, object], message: str) -> None:

@@ -28,7 +28,10 @@ the measured job's first tasks do not pay for a cold JVM (class loading,
 interpreted code before the JIT compiles MapTask's collect, sort and merge): in a
 fresh LocalJobRunner JVM the first task of a job measures 2-5 times slower than the
 later ones.  The warm-up job is not in ``logs/job.log``, ``run.json``, the
-configuration copies or the JFR recording, which starts after it.
+configuration copies or the JFR recording, which starts after it.  With
+``warmup_app`` a user's job (``jar``/``main_class``) also runs its own driver once on
+the warm-up input, after the benchmark job: the application's map and reduce code is
+then compiled too, not only Hadoop's (its driver must return, not ``System.exit``).
 
 ``run.json["tasks"]`` is always empty: LocalJobRunner's ``getTaskReports`` and
 ``getTaskCompletionEvents`` return nothing, so per-task times and counters come
@@ -108,6 +111,9 @@ class EngineJob:
     warmup_mb
         Input of a throwaway warm-up job run first in the same JVM (MiB of records,
         :data:`WARMUP_FILES` maps, one reduce, the job's settings); 0: no warm-up.
+    warmup_app
+        A user's job only, with ``warmup_mb``: after the warm-up benchmark job, run the
+        job's own driver (same ``args``) once on the warm-up input.
     """
 
     input_mb: float
@@ -129,6 +135,7 @@ class EngineJob:
     input_path: Path | None = None
     heap_mb: int | None = None
     warmup_mb: float = 0.0
+    warmup_app: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(
@@ -153,6 +160,8 @@ class EngineJob:
             raise EngineError(f"sort_factor must be >= 2, got {self.sort_factor}")
         if (self.jar is None) != (self.main_class is None):
             raise EngineError("a user's job needs both jar and main_class (--jar JAR --class MAIN)")
+        if self.warmup_app and (self.jar is None or self.warmup_mb <= 0):
+            raise EngineError("warmup_app needs a user's job (jar, main_class) and warmup_mb > 0")
         if self.input_path is not None and self.jar is None:
             raise EngineError("input_path is for a user's job; the microbenchmark generates its input")
 
@@ -336,6 +345,9 @@ def _jvm_command(job: EngineJob, run_dir: Path, jar: Path, input_dir: Path) -> l
         records = max(WARMUP_FILES, round(job.warmup_mb * 1024 * 1024 / RECORD_BYTES))
         cmd += ["--warmup-dir", str(warmup / "data"), "--warmup-records", str(records)]
         cmd += ["--warmup-files", str(WARMUP_FILES), "--log-file", str(job_log)]
+        if job.warmup_app:
+            for arg in _driver_args(job, warmup / "data" / "input", warmup / "data" / "app-output"):
+                cmd += ["--warmup-arg", arg]
     if job.jfr:
         # Started by the launcher (after any warm-up), dumped when the JVM exits.
         cmd += ["--jfr", str(run_dir / "recording.jfr"), "--jfr-settings", str(etc / "phaseline.jfc")]
@@ -437,6 +449,7 @@ def _run_document(
         "sort_factor": job.sort_factor,
         "seed": job.seed,
         "warmup_mb": job.warmup_mb,
+        "warmup_app": job.warmup_app,
         "app": BENCH_APP if job.is_bench else main_class,
     }
     if not job.is_bench:

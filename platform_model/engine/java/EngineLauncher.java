@@ -35,7 +35,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Usage: {@code EngineLauncher --run-dir DIR --result FILE --main CLASS
  * [--generate DIR --records N --files M --seed S]
- * [--warmup-dir DIR --warmup-records N --warmup-files M --log-file FILE]
+ * [--warmup-dir DIR --warmup-records N --warmup-files M --log-file FILE [--warmup-arg A]...]
  * [--jfr FILE --jfr-settings FILE] -- ARGS...}.
  *
  * <p>With {@code --warmup-dir} a small throwaway {@link PhaselineBench} job runs first
@@ -46,6 +46,10 @@ import org.slf4j.LoggerFactory;
  * {@code -Dphaseline.log.file} named at start-up, after it log4j2 is reconfigured to
  * write {@code --log-file}; its configuration is not copied into the run directory;
  * it is not in the report; and the JFR recording ({@code --jfr}) starts after it.
+ * With {@code --warmup-arg} (repeated, the driver's arguments for the warm-up input and
+ * output) the measured driver itself then runs once on the warm-up input too, so that
+ * the application's own map and reduce code is compiled before its measured run; such a
+ * driver must return rather than call {@code System.exit}.
  *
  * <p>The Hadoop
  * configuration comes from {@code core-site.xml}/{@code mapred-site.xml} first on
@@ -76,6 +80,7 @@ public final class EngineLauncher {
     long warmupRecords = 0;
     int warmupFiles = 2;
     String logFile = null;
+    List<String> warmupArgs = new ArrayList<>();
     String jfr = null;
     String jfrSettings = null;
     List<String> rest = new ArrayList<>();
@@ -101,6 +106,7 @@ public final class EngineLauncher {
         case "--warmup-records": warmupRecords = Long.parseLong(v); break;
         case "--warmup-files": warmupFiles = Integer.parseInt(v); break;
         case "--log-file": logFile = v; break;
+        case "--warmup-arg": warmupArgs.add(v); break;
         case "--jfr": jfr = v; break;
         case "--jfr-settings": jfrSettings = v; break;
         default: throw new IllegalArgumentException("unknown option " + a);
@@ -108,6 +114,9 @@ public final class EngineLauncher {
     }
     if (runDir == null || result == null || mainClass == null) {
       throw new IllegalArgumentException("--run-dir, --result and --main are required");
+    }
+    if (!warmupArgs.isEmpty() && warmupDir == null) {
+      throw new IllegalArgumentException("--warmup-arg needs --warmup-dir");
     }
     if (warmupDir != null && logFile == null) {
       throw new IllegalArgumentException("--warmup-dir needs --log-file (the measured job's log)");
@@ -122,7 +131,8 @@ public final class EngineLauncher {
     Runtime.getRuntime().addShutdownHook(new Thread(() -> report.write(true), "phaseline-report"));
     if (warmupDir != null) {
       try {
-        Warmup.run(conf, warmupDir, warmupRecords, warmupFiles, seed);
+        String[] appArgs = warmupArgs.isEmpty() ? null : warmupArgs.toArray(new String[0]);
+        Warmup.run(conf, warmupDir, warmupRecords, warmupFiles, seed, mainClass, appArgs);
         Warmup.switchLog(logFile);
       } catch (Exception | LinkageError e) {
         report.error = "warm-up job failed: " + stackTrace(e);
@@ -146,18 +156,7 @@ public final class EngineLauncher {
     }
     String[] args = rest.toArray(new String[0]);
     try {
-      Class<?> cls = Class.forName(mainClass);
-      if (Tool.class.isAssignableFrom(cls)) {
-        Tool tool = (Tool) cls.getDeclaredConstructor().newInstance();
-        report.exitCode = ToolRunner.run(conf, tool, args);
-      } else {
-        Method m = cls.getMethod("main", String[].class);
-        if (!Modifier.isStatic(m.getModifiers())) {
-          throw new IllegalArgumentException(mainClass + ".main is not static");
-        }
-        m.invoke(null, (Object) args);
-        report.exitCode = 0;
-      }
+      report.exitCode = runDriver(conf, mainClass, args);
     } catch (InvocationTargetException e) {
       report.error = stackTrace(e.getCause());
       LOG.error("Driver " + mainClass + " failed", e.getCause());
@@ -167,6 +166,24 @@ public final class EngineLauncher {
     }
     report.write(false);
     System.exit(report.error == null ? 0 : 1);
+  }
+
+  /**
+   * Run a driver: a {@link Tool} through {@link ToolRunner} (its exit code), any other class
+   * through its static {@code main(String[])} (0 when it returns).
+   */
+  static int runDriver(Configuration conf, String mainClass, String[] args) throws Exception {
+    Class<?> cls = Class.forName(mainClass);
+    if (Tool.class.isAssignableFrom(cls)) {
+      Tool tool = (Tool) cls.getDeclaredConstructor().newInstance();
+      return ToolRunner.run(conf, tool, args);
+    }
+    Method m = cls.getMethod("main", String[].class);
+    if (!Modifier.isStatic(m.getModifiers())) {
+      throw new IllegalArgumentException(mainClass + ".main is not static");
+    }
+    m.invoke(null, (Object) args);
+    return 0;
   }
 
   private static String stackTrace(Throwable t) {

@@ -39,8 +39,13 @@ final class Warmup {
   private Warmup() {
   }
 
-  /** Generate {@code records} records in {@code files} files under {@code dir} and run the benchmark job on them. */
-  static void run(Configuration conf, String dir, long records, int files, long seed) throws Exception {
+  /**
+   * Generate {@code records} records in {@code files} files under {@code dir} and run the
+   * benchmark job on them; then, with {@code appArgs}, the driver {@code mainClass} on the
+   * same input (its arguments name the warm-up input and output).
+   */
+  static void run(Configuration conf, String dir, long records, int files, long seed, String mainClass,
+      String[] appArgs) throws Exception {
     long t0 = System.currentTimeMillis();
     org.apache.hadoop.fs.Path root = new org.apache.hadoop.fs.Path(dir);
     org.apache.hadoop.fs.Path in = new org.apache.hadoop.fs.Path(root, "input");
@@ -57,13 +62,22 @@ final class Warmup {
     if (rc != 0) {
       throw new IOException("the warm-up job exited with " + rc);
     }
+    if (appArgs != null) {
+      Configuration aconf = new Configuration(conf);
+      aconf.setLong("mapreduce.input.fileinputformat.split.minsize", perFile);
+      rc = EngineLauncher.runDriver(aconf, mainClass, appArgs);
+      if (rc != 0) {
+        throw new IOException("the warm-up run of " + mainClass + " exited with " + rc);
+      }
+    }
     joinJobThreads();
     RecordingJobRunner.forgetJobs();
     FileSystem fs = root.getFileSystem(wconf);
     fs.delete(root, true);
     long settled = settleJit();
-    LOG.info(String.format(Locale.ROOT, "Warm-up job of %d records in %d files done in %d ms (JIT settled in %d ms)",
-        records, files, System.currentTimeMillis() - t0, settled));
+    LOG.info(String.format(Locale.ROOT, "Warm-up %s of %d records in %d files done in %d ms (JIT settled in %d ms)",
+        appArgs == null ? "job" : "jobs (benchmark and " + mainClass + ")", records, files,
+        System.currentTimeMillis() - t0, settled));
   }
 
   /**
