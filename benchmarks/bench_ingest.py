@@ -79,12 +79,12 @@ def _child(mode: str, path: Path, store_dir: str | None) -> dict[str, Any]:
     c0 = time.process_time()
     events = rows = 0
     if mode == "phaseline":
-        from ingest.base import ReadContext
+        from ingest.base import ReadContext, row_count
         from ingest.jhist import read_jhist
 
         ctx = ReadContext(path)
-        for _ in read_jhist(path, ctx):
-            rows += 1
+        for item in read_jhist(path, ctx):
+            rows += row_count(item)
         events = ctx.events_read
     elif mode in ("orjson", "json"):
         loads = orjson.loads if mode == "orjson" else json.loads

@@ -71,7 +71,7 @@ ONE_JOB_QUERY_TARGET_S = 1.0
 
 # ---------------------------------------------------------------------- child side (one process per measurement)
 def _child(mode: str, target: Path, store: str | None, workers: int, limit: int) -> dict[str, Any]:
-    from ingest.base import ReadContext  # imports stay outside the timed region
+    from ingest.base import ReadContext, row_count  # imports stay outside the timed region
     from ingest.jhist import read_jhist
     from ingest.pipeline import ingest_paths
     from phaseline.store import Store
@@ -80,8 +80,8 @@ def _child(mode: str, target: Path, store: str | None, workers: int, limit: int)
     events = rows = files = 0
     if mode == "reader":
         ctx = ReadContext(target)
-        for _ in read_jhist(target, ctx):
-            rows += 1
+        for item in read_jhist(target, ctx):
+            rows += row_count(item)
         events = ctx.events_read
     elif mode in ("orjson", "json"):
         loads = orjson.loads if mode == "orjson" else json.loads

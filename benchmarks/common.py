@@ -392,6 +392,11 @@ def render_markdown(payload: Mapping[str, Any]) -> str:
         f"load average {m['load_average_1m']} at the start, {m.get('load_average_1m_end', '–')} at the end",
         "- Versions: " + ", ".join(f"{k} {val}" for k, val in v.items() if val),
         f"- Mode: {payload['settings'].get('mode', '?')} (commands at the end)",
+        *(
+            [f"- Partly re-run: {payload['settings']['rerun']} on {payload['date']}; the other benchmarks' "
+             f"figures are from the run of {payload['settings'].get('rest_from')} (each command's date is below)"]
+            if payload["settings"].get("rerun") else []
+        ),
         f"- Targets: {s['met']} of {s['with_target']} met (rows marked **no** below)"
         + (f"; {s['errors']} benchmark(s) failed (below)" if s["errors"] else ""),
         "",
@@ -428,14 +433,15 @@ def render_markdown(payload: Mapping[str, Any]) -> str:
                       e["error"].strip().splitlines()[-12:]), "  ```", ""]  # fmt: skip
     runs = payload.get("runs") or []
     if runs:
-        lines += ["## Commands", "", "| benchmark | command (in `benchmarks/`) | exit | wall | peak RSS |",
-                  "|---|---|---:|---:|---:|"]  # fmt: skip
+        lines += ["## Commands", "", "| benchmark | date | command (in `benchmarks/`) | exit | wall | peak RSS |",
+                  "|---|---|---|---:|---:|---:|"]  # fmt: skip
         for r in runs:
             argv = list(r["argv"])
             if "--json" in argv:  # the temporary file the runner read the figures from
                 i = argv.index("--json")
                 del argv[i : i + 2]
-            lines.append(f"| {r['name']} | `{_cell(' '.join(argv))}` | {r['returncode']} | {r['wall_s']:.0f} s | "
+            lines.append(f"| {r['name']} | {r.get('date') or payload['date']} | `{_cell(' '.join(argv))}` | "
+                         f"{r['returncode']} | {r['wall_s']:.0f} s | "
                          f"{r['peak_rss_mb']:,} MB |")  # fmt: skip
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"

@@ -120,6 +120,33 @@ def test_adapter_reports_changed_output() -> None:
         run.figures_simulate("nothing the adapter knows\n")
 
 
+def test_only_keeps_the_other_benchmarks_last_figures() -> None:
+    run = _run_module()
+
+    def fig(bench: str, name: str, value: float) -> dict[str, object]:
+        return {"area": f"area {bench}", "name": name, "value": value, "bench": bench}
+
+    prev = {
+        "date": "2026-01-01T00:00:00+00:00",
+        "settings": {"mode": "full"},
+        "figures": [fig("ingest", "a", 1.0), fig("profiles", "b", 2.0), fig("mva", "c", 3.0)],
+        "runs": [{"name": n, "stdout": ""} for n in ("ingest", "profiles", "mva")],
+        "errors": [{"area": "samples", "command": "x", "error": "boom"}],
+    }
+    new_run = {"name": "profiles", "date": "2026-02-02T00:00:00+00:00", "stdout": ""}
+    figures, runs, errors, settings = run.merge_previous(
+        prev, [fig("profiles", "b", 0.5)], [new_run], [], {"mode": "full"}, rerun={"profiles"}
+    )
+    assert [(f["bench"], f["value"]) for f in figures] == [("ingest", 1.0), ("profiles", 0.5), ("mva", 3.0)]
+    assert [r["name"] for r in runs] == ["ingest", "profiles", "mva"]
+    assert runs[1] is new_run
+    assert [e.area for e in errors] == ["samples"]  # not re-run: its failure stands
+    assert settings["rerun"] == "profiles"
+    assert settings["rest_from"] == "2026-01-01T00:00:00+00:00"
+    # a quick run never mixes with a full one
+    assert run.merge_previous(prev, [], [], [], {"mode": "quick"}, rerun={"profiles"})[0] == []
+
+
 # ---------------------------------------------------------------------- end to end
 @pytest.mark.slow
 def test_run_quick_writes_results(tmp_path: Path) -> None:
