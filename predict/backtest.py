@@ -72,6 +72,25 @@ class BacktestRow:
     runs: int
     profile_job: str
     warnings: tuple[str, ...] = ()  # e.g. the platform model extrapolated past its fitted range
+    #: The fastest and slowest of the case's runs: their spread is the machine's run-to-run
+    #: noise, the floor below which no model's error can be judged.
+    measured_min_s: float | None = None
+    measured_max_s: float | None = None
+
+    @property
+    def spread(self) -> float | None:
+        """(slowest - fastest run) / median run of the case; None with one run."""
+        if self.measured_min_s is None or self.measured_max_s is None or self.runs < 2:
+            return None
+        return (self.measured_max_s - self.measured_min_s) / self.measured_s
+
+    @property
+    def within_runs(self) -> bool | None:
+        """Whether the prediction lies between the case's fastest and slowest run (None: one run)."""
+        lo, hi = self.measured_min_s, self.measured_max_s
+        if lo is None or hi is None or self.runs < 2:
+            return None
+        return lo <= self.predicted_s <= hi
 
     @property
     def covered(self) -> bool | None:
@@ -94,6 +113,10 @@ class BacktestRow:
             "runs": self.runs,
             "profile_job": self.profile_job,
             "warnings": list(self.warnings),
+            "measured_min_s": self.measured_min_s,
+            "measured_max_s": self.measured_max_s,
+            "spread": self.spread,
+            "within_runs": self.within_runs,
         }
 
 
@@ -176,7 +199,8 @@ def backtest(
             first = case[0]
             if first.reduces == base.reduces and case is cases[0]:
                 continue  # the profiled case itself
-            measured = statistics.median(r.span_ms for r in case) / MS_PER_S
+            spans = [r.span_ms / MS_PER_S for r in case]
+            measured = statistics.median(spans)
             where = cluster or Cluster(1, first.map_slots, first.reduce_slots)
             settings = JobSettings.from_config(
                 profile.source.config,
@@ -208,6 +232,8 @@ def backtest(
                         runs=len(case),
                         profile_job=base.job_id,
                         warnings=tuple(dict.fromkeys(str(w.message) for w in caught)),
+                        measured_min_s=min(spans),
+                        measured_max_s=max(spans),
                     )
                 )
     return rows
@@ -222,6 +248,10 @@ class ModelSummary:
     median_abs_error: float
     worst_abs_error: float
     coverage: float | None  # share of cases whose interval contains the measured time
+    #: share of cases (with >= 2 runs) whose prediction lies within the range of the case's runs
+    within_runs: float | None = None
+    #: median over those cases of the runs' spread ((slowest - fastest) / median): the noise floor
+    median_spread: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -230,11 +260,17 @@ class ModelSummary:
             "median_abs_error": self.median_abs_error,
             "worst_abs_error": self.worst_abs_error,
             "coverage": self.coverage,
+            "within_runs": self.within_runs,
+            "median_spread": self.median_spread,
         }
 
 
 def summarize(rows: Sequence[BacktestRow]) -> list[ModelSummary]:
-    """Per model: median and worst |error| and interval coverage (Zhang et al. 2013 report the first two)."""
+    """Per model: median and worst |error| and interval coverage (Zhang et al. 2013 report the first two).
+
+    Also, where cases have several runs: the share of predictions that fall within the
+    range of the case's runs, and the median run-to-run spread (the noise floor).
+    """
     by_model: dict[str, list[BacktestRow]] = defaultdict(list)
     for row in rows:
         by_model[row.model].append(row)
@@ -242,6 +278,8 @@ def summarize(rows: Sequence[BacktestRow]) -> list[ModelSummary]:
     for model, rs in by_model.items():
         errs = [abs(r.error) for r in rs]
         cov = [r.covered for r in rs if r.covered is not None]
+        within = [r.within_runs for r in rs if r.within_runs is not None]
+        spreads = [r.spread for r in rs if r.spread is not None]
         out.append(
             ModelSummary(
                 model,
@@ -249,6 +287,8 @@ def summarize(rows: Sequence[BacktestRow]) -> list[ModelSummary]:
                 statistics.median(errs),
                 max(errs),
                 sum(cov) / len(cov) if cov else None,
+                sum(within) / len(within) if within else None,
+                statistics.median(spreads) if spreads else None,
             )
         )
     return out

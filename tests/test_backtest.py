@@ -101,7 +101,19 @@ def test_backtest_cases_medians_and_profile_from_the_smallest_run(tmp_path: Path
         assert r.runs == 2
         assert math.isclose(r.measured_s, statistics.median(spans[(maps, reduces)]), abs_tol=2e-3)
         assert math.isclose(r.error, (r.predicted_s - r.measured_s) / r.measured_s)
+        # the case's fastest and slowest runs bound it; their spread is the noise floor
+        assert r.measured_min_s is not None
+        assert r.measured_max_s is not None
+        assert math.isclose(r.measured_min_s, min(spans[(maps, reduces)]), abs_tol=2e-3)
+        assert math.isclose(r.measured_max_s, max(spans[(maps, reduces)]), abs_tol=2e-3)
+        assert r.spread is not None
+        assert math.isclose(r.spread, (r.measured_max_s - r.measured_min_s) / r.measured_s)
+        assert r.within_runs == (r.measured_min_s <= r.predicted_s <= r.measured_max_s)
+        assert r.to_dict()["spread"] == r.spread
     summary = {s.model: s for s in summarize(rows)}
+    sim_rows = [r for r in rows if r.model == "simulation"]
+    assert summary["simulation"].median_spread == statistics.median(r.spread for r in sim_rows)
+    assert summary["simulation"].within_runs == sum(bool(r.within_runs) for r in sim_rows) / len(sim_rows)
     assert summary["bounds"].coverage is not None
     assert summary["critical_path"].coverage is None
     assert summary["simulation"].worst_abs_error >= summary["simulation"].median_abs_error

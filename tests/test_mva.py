@@ -208,5 +208,24 @@ def test_predictor_charges_phase_times_to_devices() -> None:
     # read/spill -> disk, map function + overhead -> cpu, shuffle -> network (predict.vianna.predictor).
     from predict.vianna.predictor import _charge
 
-    charged = _charge({"read": 1000.0, "map": 2000.0, "spill": 500.0, "shuffle": 250.0}, 100.0)
+    notes: list[str] = []
+    charged = _charge("map", {"read": 1000.0, "map": 2000.0, "spill": 500.0, "shuffle": 250.0}, 100.0, notes)
     assert charged == pytest.approx({"cpu": 2.1, "disk": 1.5, "network": 0.25})
+    assert notes == []
+
+
+def test_predictor_scales_demands_down_for_a_negative_calibrated_overhead() -> None:
+    # The platform model prices the phases above the measured task: the calibrated overhead is
+    # negative; the demands are scaled together to the calibrated task time (never below 0).
+    from predict.vianna.predictor import _charge
+
+    notes: list[str] = []
+    charged = _charge("map", {"read": 1000.0, "map": 500.0, "spill": 500.0}, -1000.0, notes)
+    assert charged == pytest.approx({"cpu": 0.25, "disk": 0.75})  # 2 s priced, 1 s measured: x 0.5
+    assert sum(charged.values()) == pytest.approx(1.0)
+    assert len(notes) == 1
+    assert "map overhead calibrated negative (-1000 ms" in notes[0]
+    assert "scaled by 0.50" in notes[0]
+    notes.clear()
+    assert _charge("merge", {"merge": 100.0}, -500.0, notes) == {"cpu": 0.0, "disk": 0.0}
+    assert "scaled by 0.00" in notes[0]

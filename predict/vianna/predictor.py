@@ -9,6 +9,13 @@ reduce's fetch of one map's output: the average shuffle divided by the maps.
 The merge is the reduce after its shuffle.  ``ps`` is Hadoop's default
 ``mapreduce.reduce.shuffle.parallelcopies`` (5); CPUs per node default to the
 node's map + reduce slots and disks to 1 when the cluster does not say.
+
+The per-task overhead is calibrated on the profiled run (:mod:`predict.tasks`):
+the measured task minus what the platform model prices for its phases.  Where
+the platform model prices more than the task took, that overhead is negative; a
+service demand cannot be, so the task's device demands are then scaled down
+together until they sum to the calibrated task time (the time the other models
+use), and the prediction says so in its assumptions.
 """
 
 from __future__ import annotations
@@ -39,11 +46,28 @@ PHASE_DEVICE: Mapping[str, str] = {
 }
 
 
-def _charge(phases_ms: Mapping[str, float], overhead_ms: float) -> dict[str, float]:
-    out = {"cpu": overhead_ms / MS_PER_S}
+def _charge(
+    task: str, phases_ms: Mapping[str, float], overhead_ms: float, notes: list[str]
+) -> dict[str, float]:
+    """Service demands (s) per device of one task class.
+
+    A positive overhead is CPU time; a negative one scales every device's demand by
+    (priced + overhead) / priced, so the demands sum to the calibrated task time.
+    """
+    out: dict[str, float] = {"cpu": 0.0}
     for phase, ms in phases_ms.items():
         dev = PHASE_DEVICE.get(phase, "cpu")
-        out[dev] = out.get(dev, 0.0) + ms / MS_PER_S
+        out[dev] = out.get(dev, 0.0) + max(ms, 0.0) / MS_PER_S
+    priced = sum(out.values())
+    if overhead_ms >= 0:
+        out["cpu"] += overhead_ms / MS_PER_S
+    elif priced > 0:
+        factor = max(priced + overhead_ms / MS_PER_S, 0.0) / priced
+        notes.append(
+            f"{task} overhead calibrated negative ({overhead_ms:.0f} ms: the platform model prices the phases "
+            f"above the measured task): every {task} demand scaled by {factor:.2f}"
+        )
+        out = {dev: v * factor for dev, v in out.items()}
     return out
 
 
@@ -64,10 +88,11 @@ class ViannaModel:
         """Predict the mean response time of one job alone on ``cluster`` (Vianna et al. 2013, Fig. 2b)."""
         tasks = estimate_tasks(profile, platform, dataset, settings)
         reduce = tasks.reduce_avg
+        clamped: list[str] = []
         demands = Demands(
-            map=_charge(tasks.map_avg.phases_ms, tasks.map_avg.overhead_ms),
-            shuffle_sort={"network": tasks.shuffle_avg_ms / MS_PER_S / max(tasks.n_maps, 1)},
-            merge={} if reduce is None else _charge(reduce.phases_ms, reduce.overhead_ms),
+            map=_charge("map", tasks.map_avg.phases_ms, tasks.map_avg.overhead_ms, clamped),
+            shuffle_sort={"network": max(tasks.shuffle_avg_ms, 0.0) / MS_PER_S / max(tasks.n_maps, 1)},
+            merge={} if reduce is None else _charge("merge", reduce.phases_ms, reduce.overhead_ms, clamped),
         )
         work = Workload(
             nodes=cluster.nodes,
@@ -85,6 +110,7 @@ class ViannaModel:
             "phase times charged to devices: read/spill/merge/write -> disk, map/reduce/collect/overhead -> cpu, "
             "shuffle -> network",
             f"ps = {DEFAULT_PARALLEL_COPIES} parallel fetches (Hadoop default); a task spreads over its node's CPUs/disks",
+            *clamped,
         ]
         if cluster.cpus_per_node is None:
             notes.append(f"CPUs per node assumed = map + reduce slots ({work.cpus})")
