@@ -7,11 +7,15 @@ applications):
 1. runs with the same input size and reduce count form a *case*, measured as
    the median of their completion times; the completion time is ARIA's (Verma
    et al. 2011): first task attempt start to last attempt finish;
-2. the profile comes from the smallest run (:func:`profiles.extract.extract_profile`);
+2. the profile comes from the smallest case's median run
+   (:func:`profiles.extract.extract_profile`), with the makespans of all that
+   case's runs (their spread is the machine's run-to-run variation, which the
+   bounds' and the simulator's intervals include);
 3. every other case is predicted with every registered model, with the
    case's input size, split count and reduce count;
 4. error = (predicted - measured) / measured; for models with an interval,
-   whether it contains the measured time.
+   whether it contains the measured time; and whether the prediction falls
+   within the case's fastest and slowest runs (the noise floor).
 
 On the LocalJobRunner (job ids ``job_local...``) the cluster is one node with
 ``mapreduce.local.{map,reduce}.tasks.maximum`` slots, and reduces start only
@@ -26,7 +30,7 @@ import statistics
 import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import duckdb
@@ -194,7 +198,11 @@ def backtest(
         # profiled case would otherwise skew every prediction of the job.
         smallest = sorted(cases[0], key=lambda r: (r.span_ms, r.job_id))
         base = smallest[(len(smallest) - 1) // 2]
-        profile = extract_profile(con, base.job_id)
+        # ... and the makespans of all its runs: their spread is the machine's run-to-run
+        # variation, which the bounds' and the simulator's intervals then include.
+        profile = replace(
+            extract_profile(con, base.job_id), makespans_ms=tuple(float(r.span_ms) for r in smallest)
+        )
         for case in cases:
             first = case[0]
             if first.reduces == base.reduces and case is cases[0]:

@@ -19,6 +19,13 @@ new dataset):
 
 The estimate is the average of the lower and upper bound (ARIA reports it
 within 10 % of measured completion times).
+
+The bounds hold for task durations like the profiled run's.  When the profile
+knows several runs of the same case (:meth:`JobProfile.run_range`), the
+machine ran the same work faster and slower than that: the reported
+``low_s``/``high_s`` are then the bounds stretched by the fastest and slowest
+runs' ratios to the median run, so they bracket runs under the variation the
+profile saw; the estimate stays ARIA's.
 """
 
 from __future__ import annotations
@@ -39,7 +46,6 @@ from predict.tasks import TaskEstimates, estimate_tasks
 from profiles.profile import JobProfile
 
 __all__ = ["BoundsModel", "StageBounds", "job_bounds", "makespan_bounds"]
-
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +127,15 @@ class BoundsModel:
         stages = job_bounds(tasks, cluster)
         low = sum(s.low for s in stages.values()) / MS_PER_S
         high = sum(s.high for s in stages.values()) / MS_PER_S
+        estimate = (low + high) / 2
+        notes = ["estimate = average of ARIA's lower and upper bounds (Verma et al. 2011)"]
+        spread = profile.run_range()
+        if spread is not None:
+            low, high = low * min(spread[0], 1.0), high * max(spread[1], 1.0)
+            notes.append(
+                f"bounds stretched by the profiled runs' range ({spread[0]:.2f}x-{spread[1]:.2f}x the median "
+                f"run, {len(profile.makespans_ms)} runs): run-to-run variation of the machine"
+            )
         phases = {f"map.{k}": v / MS_PER_S for k, v in tasks.map_avg.phases_ms.items()}
         phases["map.overhead"] = tasks.map_avg.overhead_ms / MS_PER_S
         if tasks.reduce_avg is not None:
@@ -131,7 +146,7 @@ class BoundsModel:
         stage_s.update({f"{k}.high": v.high / MS_PER_S for k, v in stages.items()})
         return Prediction(
             model=self.name,
-            seconds=(low + high) / 2,
+            seconds=estimate,
             low_s=low,
             high_s=high,
             stages=stage_s,
@@ -143,10 +158,7 @@ class BoundsModel:
                 "reduce_waves": float(-(-tasks.n_reduces // cluster.reduce_slots)),
                 "shuffle_bytes_per_reduce": tasks.shuffle_bytes_per_reduce,
             },
-            assumptions=(
-                *tasks.assumptions,
-                "estimate = average of ARIA's lower and upper bounds (Verma et al. 2011)",
-            ),
+            assumptions=(*tasks.assumptions, *notes),
         )
 
 

@@ -113,6 +113,9 @@ class SimJob:
     straggler_factor: float = 1.5
     failure_rate: float = 0.0
     max_attempts: int = 4
+    #: Run-to-run variation of the environment: each replication's durations are all scaled
+    #: by one lognormal factor of mean 1 and this coefficient of variation (0: none).
+    env_cv: float = 0.0
 
     def __post_init__(self) -> None:
         if (
@@ -125,6 +128,8 @@ class SimJob:
         for name in ("slowstart", "straggler_rate", "failure_rate"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise PredictionError(f"{name} must be within [0, 1], got {getattr(self, name)}")
+        if not (math.isfinite(self.env_cv) and self.env_cv >= 0):
+            raise PredictionError(f"env_cv must be a finite number >= 0, got {self.env_cv}")
         if self.failure_rate >= 1.0 or self.straggler_factor < 1.0 or self.max_attempts < 1:
             raise PredictionError("need failure_rate < 1, straggler_factor >= 1 and max_attempts >= 1")
 
@@ -323,7 +328,12 @@ def replicate(
     seed: int = DEFAULT_SEED,
     confidence: float = DEFAULT_CONFIDENCE,
 ) -> SimResult:
-    """Run ``replications`` seeded replays; the same seed gives the same result."""
+    """Run ``replications`` seeded replays; the same seed gives the same result.
+
+    With ``job.env_cv`` each replication's makespan is multiplied by its own
+    environment factor: scaling every duration of a replay by one factor scales
+    every event time, hence the makespan, by it (the schedule keeps its order).
+    """
     if replications < 2 or not 0 < confidence < 1:
         raise PredictionError("need >= 2 replications and a confidence within (0, 1)")
     rng = np.random.default_rng(seed)
@@ -333,6 +343,10 @@ def replicate(
         run = simulate_once(job, rng)
         spans[i] = run.makespan_ms / MS_PER_S
         events += run.events
+    if job.env_cv > 0:
+        sigma2 = math.log1p(job.env_cv**2)
+        env = np.random.default_rng([seed, 1]).lognormal(-sigma2 / 2, math.sqrt(sigma2), replications)
+        spans *= env
     return SimResult(spans, confidence, events)
 
 
@@ -379,6 +393,7 @@ class SimulationModel:
     ) -> Prediction:
         """Mean of the replications' makespans; ``low_s``/``high_s`` their central ``confidence`` interval."""
         tasks = estimate_tasks(profile, platform, dataset, settings)
+        env_cv = profile.run_cv() or 0.0
         job = sim_job(
             profile,
             tasks,
@@ -386,6 +401,7 @@ class SimulationModel:
             settings,
             failure_rate=self.failure_rate,
             straggler_rate=self.straggler_rate,
+            env_cv=env_cv,
         )
         res = replicate(job, replications=self.replications, seed=self.seed, confidence=self.confidence)
         lo, hi = res.interval_s
@@ -406,12 +422,21 @@ class SimulationModel:
                 "replications": float(self.replications),
                 "events": float(res.events),
                 "map_cv": job.map_cv,
+                "env_cv": env_cv,
             },
             assumptions=(
                 *tasks.assumptions,
                 f"{self.replications} seeded replications (seed {self.seed}); "
                 f"interval = central {self.confidence:.0%} of the simulated completion times",
                 "per-attempt durations lognormal: Zhang et al. 2013 mean, profiled spread",
+                *(
+                    [
+                        f"run-to-run variation: each replication scaled by a lognormal factor of CV {env_cv:.2f} "
+                        f"(the {len(profile.makespans_ms)} profiled runs' makespans)"
+                    ]
+                    if env_cv > 0
+                    else []
+                ),
             ),
         )
 

@@ -370,7 +370,18 @@ def extract_profile(con: duckdb.DuckDBPyConnection, job_id: str) -> JobProfile:
         counters=counters,
         dataflow=dataflow,
         costs=costs,
+        makespans_ms=_makespan(ok),
     )
+
+
+def _makespan(ok: pd.DataFrame) -> tuple[float, ...]:
+    """ARIA's completion time of the run: first successful map/reduce attempt start to last finish."""
+    tasks = ok[ok["task_type"].isin(("MAP", "REDUCE"))]
+    start = pd.to_numeric(tasks["start_ms"], errors="coerce").dropna()
+    finish = pd.to_numeric(tasks["finish_ms"], errors="coerce").dropna()
+    if start.empty or finish.empty:
+        return ()
+    return (float(finish.max() - start.min()),)
 
 
 def _overheads(ok: pd.DataFrame, ok_phases: pd.DataFrame) -> dict[str, float]:

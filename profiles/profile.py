@@ -30,6 +30,7 @@ import enum
 import json
 import math
 import re
+import statistics
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
@@ -267,7 +268,11 @@ class JobProfile:
     that none of its phases explains (JVM start, setup, commit); likewise for
     reduces.  ``stages`` holds :class:`Stage` spans, ``phases`` per-phase spans
     keyed by :class:`~phaseline.schemas.Phase` names (or combined names such
-    as ``"reduce+write"`` where a source cannot split them).
+    as ``"reduce+write"`` where a source cannot split them).  ``makespans_ms``
+    holds each profiled run's completion time (ARIA's: first successful task
+    attempt start to last finish); with several runs of the same input their
+    spread is the environment's run-to-run variation, which the simulator's
+    intervals include (:func:`run_cv`).
     """
 
     source: ProfileSource
@@ -290,6 +295,7 @@ class JobProfile:
     dataflow: DataflowStatistics = field(default_factory=DataflowStatistics)
     costs: CostStatistics = field(default_factory=CostStatistics)
     runs: int = 1
+    makespans_ms: tuple[float, ...] = ()
     schema_version: int = PROFILE_SCHEMA_VERSION
 
     def __post_init__(self) -> None:
@@ -314,6 +320,8 @@ class JobProfile:
             "map_task_overhead_ms",
             "reduce_task_overhead_ms",
         )
+        if any(not (math.isfinite(m) and m >= 0) for m in self.makespans_ms):
+            _fail("makespans_ms", f"must be finite numbers >= 0, got {list(self.makespans_ms)}")
         if (self.combine_size_sel is None) != (self.combine_recs_sel is None):
             _fail(
                 "combine_size_sel", "combine_size_sel and combine_recs_sel are given together or not at all"
@@ -334,6 +342,25 @@ class JobProfile:
 
     def stage(self, name: Stage) -> DurationStats | None:
         return self.stages.get(name.value)
+
+    def run_range(self) -> tuple[float, float] | None:
+        """(fastest, slowest) profiled makespan over the median one (None: fewer than 2 runs)."""
+        spans = [m for m in self.makespans_ms if m > 0]
+        if len(spans) < 2:
+            return None
+        mid = statistics.median(spans)
+        return min(spans) / mid, max(spans) / mid
+
+    def run_cv(self) -> float | None:
+        """Coefficient of variation of the profiled runs' makespans (None: fewer than 2 runs).
+
+        Meaningful when the runs had the same input and settings (repeats of one case),
+        as the backtest's profiles do; runs of different sizes make it a size effect.
+        """
+        spans = [m for m in self.makespans_ms if m > 0]
+        if len(spans) < 2:
+            return None
+        return statistics.stdev(spans) / statistics.fmean(spans)
 
     # ----------------------------------------------------------------- JSON
     def to_dict(self) -> dict[str, Any]:
@@ -551,4 +578,5 @@ def merge_profiles(profiles: Sequence[JobProfile]) -> JobProfile:
         dataflow=_merge_fields([p.dataflow for p in profiles], maps, DataflowStatistics),
         costs=_merge_fields([p.costs for p in profiles], maps, CostStatistics),
         runs=sum(p.runs for p in profiles),
+        makespans_ms=tuple(m for p in profiles for m in p.makespans_ms),
     )

@@ -133,6 +133,26 @@ def test_merge_two_runs_weights_by_what_is_averaged() -> None:
     assert m.counters.map_input_records == 32_000_000
 
 
+def test_makespans_merge_and_give_the_run_to_run_variation(tmp_path: Path) -> None:
+    one = toy_profile(makespans_ms=(10_000.0,))
+    assert one.run_cv() is None
+    assert one.run_range() is None
+    runs = [replace(one, makespans_ms=(m,)) for m in (10_000.0, 12_000.0, 8_000.0)]
+    m = merge_profiles(runs)
+    assert m.makespans_ms == (10_000.0, 12_000.0, 8_000.0)
+    assert m.run_range() == pytest.approx((0.8, 1.2))
+    assert m.run_cv() == pytest.approx(2_000 / 10_000)  # sample sd 2000 over mean 10000
+    path = tmp_path / "p.json"
+    m.save(path)
+    assert JobProfile.load(path).makespans_ms == m.makespans_ms
+    # profiles written before the field existed still load
+    doc = json.loads(path.read_text())
+    del doc["makespans_ms"]
+    assert JobProfile.from_dict(doc).makespans_ms == ()
+    with pytest.raises(ProfileError, match="makespans_ms"):
+        toy_profile(makespans_ms=(-1.0,))
+
+
 def test_merge_refuses_different_jobs() -> None:
     other = replace(toy_profile(), source=ProfileSource(job_ids=("job_2_0001",), job_name="terasort"))
     with pytest.raises(ProfileError, match="different jobs"):

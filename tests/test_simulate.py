@@ -121,6 +121,45 @@ def test_model_mean_within_the_bounds_models_bounds(factor: float, nodes: int) -
     assert sim.low_s < sim.seconds < sim.high_s
 
 
+def test_environment_variation_widens_the_interval_not_the_mean() -> None:
+    base = replicate(_job(), replications=400, seed=3)
+    noisy = replicate(_job(env_cv=0.2), replications=400, seed=3)
+    # the same replays, each scaled by its own lognormal factor of mean 1
+    assert noisy.mean_s == pytest.approx(base.mean_s, rel=0.05)
+    lo, hi = base.interval_s
+    nlo, nhi = noisy.interval_s
+    assert nhi - nlo > 3 * (hi - lo)
+    factors = noisy.makespans_s / base.makespans_s
+    assert float(np.std(factors) / np.mean(factors)) == pytest.approx(0.2, rel=0.15)
+    with pytest.raises(PredictionError, match="env_cv"):
+        _job(env_cv=-0.1)
+
+
+def test_model_takes_the_profiled_runs_variation() -> None:
+    profile, platform = toy_profile(), LinearPlatform()
+    cluster, settings, dataset = (
+        Cluster(4, 2, 2),
+        JobSettings(reduces=4),
+        Dataset(profile.input.total_bytes * 2),
+    )
+    plain = core.get("simulation").predict(profile, platform, cluster, dataset, settings)
+    varied = dataclasses.replace(profile, makespans_ms=(50_000.0, 60_000.0, 70_000.0))
+    pred = core.get("simulation").predict(varied, platform, cluster, dataset, settings)
+    assert pred.dataflow["env_cv"] == pytest.approx(varied.run_cv())
+    assert plain.dataflow["env_cv"] == 0.0
+    assert pred.low_s is not None
+    assert plain.low_s is not None
+    assert pred.high_s is not None
+    assert plain.high_s is not None
+    assert pred.high_s - pred.low_s > plain.high_s - plain.low_s
+    assert any("run-to-run variation" in a for a in pred.assumptions)
+    bounds = core.get("bounds").predict(varied, platform, cluster, dataset, settings)
+    unstretched = core.get("bounds").predict(profile, platform, cluster, dataset, settings)
+    assert bounds.seconds == pytest.approx(unstretched.seconds)  # ARIA's estimate is unchanged
+    assert bounds.low_s == pytest.approx(unstretched.low_s * 50 / 60)
+    assert bounds.high_s == pytest.approx(unstretched.high_s * 70 / 60)
+
+
 def _written(tmp_path: Path, failure_rate: float = 0.1) -> tuple[Path, SimRun]:
     run = simulate_once(_job(failure_rate=failure_rate), np.random.default_rng(2), record=True)
     trace = SimTrace(
