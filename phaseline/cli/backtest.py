@@ -69,7 +69,13 @@ def backtest_cmd(
     for note in skipped:
         click.echo(f"skipped: {note}", err=True)
     if summary:
-        emit([s.to_dict() for s in summarize(rows)], fmt, title="backtest summary")
+        summaries = [s.to_dict() for s in summarize(rows)]
+        if fmt == "table":  # shares as percentages; JSON and CSV keep the numbers
+            summaries = [
+                {k: f"{v:.1%}" if isinstance(v, float) else ("–" if v is None else v) for k, v in s.items()}
+                for s in summaries
+            ]
+        emit(summaries, fmt, title="backtest summary (errors, coverage and spreads as shares)")
     elif fmt == "json":
         emit([{k: r.to_dict()[k] for k in _JSON_COLUMNS} for r in rows], fmt)
     else:
