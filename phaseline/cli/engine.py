@@ -97,6 +97,11 @@ def engine() -> None:
     help="First run a throwaway job of this size in the same JVM (warm JIT), kept out of the run.",
 )
 @click.option(
+    "--warmup-app",
+    is_flag=True,
+    help="With --jar and --warmup-mb: the warm-up also runs your driver once on the warm-up input.",
+)
+@click.option(
     "--jar",
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
     default=None,
@@ -132,6 +137,7 @@ def run(
     jfr: bool,
     keep_data: bool,
     warmup_mb: float,
+    warmup_app: bool,
     jar: Path | None,
     main_class: str | None,
     input_path: Path | None,
@@ -171,6 +177,7 @@ def run(
         keep_data=keep_data,
         input_path=input_path,
         warmup_mb=warmup_mb,
+        warmup_app=warmup_app,
     )
     result = run_engine(job, out, timeout_s=timeout_s)
     task = "org.apache.hadoop.mapreduce.TaskCounter"
