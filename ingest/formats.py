@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from ingest.base import ReadContext, Row, read_head
+from ingest.base import ReadContext, Row, RowBlock, read_head
 from phaseline.errors import DataQualityWarning
 
 Sniffer = Callable[[bytes, Path], bool]
-Reader = Callable[[Path, ReadContext], Iterator[Row]]
+Reader = Callable[[Path, ReadContext], Iterator[Row | RowBlock]]
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,13 +36,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ingest.base import ReadContext, Row, iter_lines
+from ingest.base import ReadContext, Row, RowBlock, iter_lines
 from ingest.conf_xml import conf_job_id, conf_rows, parse_conf
 from ingest.counters_v1 import parse_counters
 from ingest.formats import Format
 from ingest.mrcommon import (
     check_int64,
-    counter_row,
+    counter_block,
     event_row,
     job_id_from_name,
     job_of_attempt,
@@ -81,7 +81,7 @@ class _Job:
     fields: dict[str, str] = field(default_factory=dict)
     tasks: dict[str, dict[str, str]] = field(default_factory=dict)
     attempts: dict[str, dict[str, str]] = field(default_factory=dict)
-    counter_rows: list[Row] = field(default_factory=list)
+    counter_rows: list[RowBlock] = field(default_factory=list)  # one block per counters value
     line: int = 0
 
 
@@ -186,12 +186,23 @@ class _V1Reader:
             job = self.jobs[job_id] = _Job(job_id, line=rec.line)
         return job
 
-    def _counters(self, job: _Job, rec: _Record, key: str, scope: CounterScope, **ids: str | None) -> None:
+    def _counters(
+        self,
+        job: _Job,
+        rec: _Record,
+        key: str,
+        scope: CounterScope,
+        task_id: str | None = None,
+        attempt_id: str | None = None,
+    ) -> None:
         raw = rec.fields.get(key)
         if not raw:
             return
-        for group, _group_name, name, _display, value in parse_counters(raw, self.path, rec.line, key):
-            job.counter_rows.append(counter_row(job.job_id, scope.value, group, name, value, **ids))
+        counters = parse_counters(raw, self.path, rec.line, key)
+        entries = ((group, name, value) for group, _group_name, name, _display, value in counters)
+        block = counter_block(job.job_id, scope.value, entries, task_id=task_id, attempt_id=attempt_id)
+        if block is not None:
+            job.counter_rows.append(block)
 
     def handle(self, rec: _Record) -> Iterator[Row]:
         ints = _check_ints(rec, self.path)
@@ -271,12 +282,12 @@ class _V1Reader:
         self.seq += 1
 
     # -- flushing jobs -----------------------------------------------------
-    def flush(self) -> Iterator[Row]:
+    def flush(self) -> Iterator[Row | RowBlock]:
         for job in self.jobs.values():
             yield from self._job_rows(job)
         self.jobs = {}
 
-    def _job_rows(self, job: _Job) -> Iterator[Row]:
+    def _job_rows(self, job: _Job) -> Iterator[Row | RowBlock]:
         p, ln = self.path, job.line
         f = job.fields
         yield Row(
@@ -361,14 +372,15 @@ def _tracker_host(tracker: str | None) -> str | None:
     return name or None
 
 
-def read_history_v1(path: Path, ctx: ReadContext) -> Iterator[Row]:
+def read_history_v1(path: Path, ctx: ReadContext) -> Iterator[Row | RowBlock]:
     """Read a Hadoop 0.20/1.x history file (plain, gzipped, or ``!!FILE=`` concatenated).
 
     Yields
     ------
-    Row
+    Row | RowBlock
         ``events`` rows as records stream by; ``jobs``, ``attempts``, ``tasks``,
-        ``counters`` (and ``conf`` for embedded confs) when each section ends.
+        ``counters`` (one :class:`~ingest.base.RowBlock` per counters value) and
+        ``conf`` (for embedded confs) when each section ends.
 
     Raises
     ------

@@ -17,8 +17,10 @@ event's own time where it has one); unknown event types land here too and
 are counted in ``ctx.unknown``.  ``counters``: job_total / job_map /
 job_reduce from JOB_FINISHED, task scope from TASK_FINISHED / TASK_FAILED,
 attempt scope from the attempt completion events (``group_name`` and
-``counter_name`` are the raw Avro ``name`` s).  ``jobs``, ``tasks`` and
-``attempts``: one row each, written when the file ends (or at a cut).  Which
+``counter_name`` are the raw Avro ``name`` s), one :class:`~ingest.base.RowBlock`
+per JhCounters record (per task for held task counters).  ``jobs``, ``tasks`` and
+``attempts``: one row each (tasks and attempts as one block per table), written
+when the file ends (or at a cut).  Which
 event's value wins for each column is documented in :mod:`ingest.jhist_state`
 (as Hadoop's ``JobHistoryParser`` decides, with the noted exceptions).
 
@@ -42,7 +44,7 @@ from typing import IO, Any
 
 import orjson
 
-from ingest.base import ReadContext, Row, open_binary
+from ingest.base import ReadContext, Row, RowBlock, open_binary
 from ingest.counters_map import EVENT_SPECS, FALLBACK_TIME_FIELDS, EventKind
 from ingest.formats import Format
 from ingest.jhist_schema import BadEvent, WriterSchema, opt_int
@@ -80,7 +82,7 @@ class _JhistReader:
         self.line_no = self.offset = 0
 
     # ------------------------------------------------------------------ reading
-    def run(self) -> Iterator[Row]:
+    def run(self) -> Iterator[Row | RowBlock]:
         """All rows of the file; the body of :func:`read_jhist` (one generator: rows pass one frame)."""
         try:
             fh = open_binary(self.path)
@@ -242,7 +244,7 @@ class _JhistReader:
 
     def _bad_json(
         self, fh: IO[bytes], text: bytes, exc: Exception, line_no: int, start: int
-    ) -> Generator[Row, None, tuple[Any, str]]:
+    ) -> Generator[Row | RowBlock, None, tuple[Any, str]]:
         """A line orjson refused: invalid UTF-8 (read with U+FFFD), a cut (truncated) or corrupt."""
         try:
             text.decode()
@@ -297,7 +299,7 @@ class _JhistReader:
             self.state.out.append(Row("events", event))
         self.pending_events.clear()
 
-    def _finish(self) -> Iterator[Row]:
+    def _finish(self) -> Iterator[Row | RowBlock]:
         """Every row not yet yielded (called at the end or at a cut)."""
         job = self.state.job
         if job.job_id is None:
@@ -306,7 +308,7 @@ class _JhistReader:
         yield from self.state.rows()
 
 
-def read_jhist(path: Path, ctx: ReadContext) -> Iterator[Row]:
+def read_jhist(path: Path, ctx: ReadContext) -> Iterator[Row | RowBlock]:
     """Stream the rows of one ``.jhist`` file (plain or gzipped).
 
     Parameters
@@ -318,9 +320,11 @@ def read_jhist(path: Path, ctx: ReadContext) -> Iterator[Row]:
 
     Returns
     -------
-    Iterator[Row]
+    Iterator[Row | RowBlock]
         A generator of ``events`` and ``counters`` rows as the file is read, then
-        ``jobs``, ``tasks``, ``attempts`` and task-scope ``counters`` rows at its end.
+        ``jobs``, ``tasks``, ``attempts`` and task-scope ``counters`` rows at its end;
+        the counters of one JhCounters record come as one :class:`~ingest.base.RowBlock`
+        (:func:`~ingest.base.iter_rows` expands them).
         While iterated it raises :class:`~phaseline.errors.TraceTruncatedError` after
         every row before a cut (the file was cut short), or
         :class:`~phaseline.errors.TraceParseError` when the file is malformed before

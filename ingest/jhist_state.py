@@ -44,9 +44,10 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from operator import attrgetter, itemgetter
 from typing import Any
 
-from ingest.base import Row
+from ingest.base import Row, RowBlock
 from ingest.counters_map import EventKind, job_id_of, split_host
 from ingest.counters_map import task_id_of as _task_id_of
 from ingest.counters_map import task_type as _task_type
@@ -55,7 +56,6 @@ from phaseline.schemas import Status, TaskType, normalize_status
 
 _SUCCEEDED = Status.SUCCEEDED.value
 _MAP = TaskType.MAP.value
-_new_row = tuple.__new__  # Row(...) without NamedTuple's Python-level __new__ (hot path)
 
 
 @dataclass(slots=True)
@@ -91,8 +91,9 @@ class _Task:
     successful_attempt_id: str | None = None
     splits: str | None = None
     error: str | None = None
-    # Counters of a task a later event may re-open, held to the end: a shared layout + values.
-    counter_layout: tuple[tuple[str, str], ...] = ()
+    # Counters of a task a later event may re-open, held to the end: a shared layout
+    # (group names, counter names) + values.
+    counter_layout: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
     counter_values: array[int] = field(default_factory=lambda: array("q"))
     counters_emitted: bool = False
 
@@ -145,7 +146,7 @@ def _nonempty(v: Any, name: str) -> str | None:
 
 
 def _counter_entries(counters: Any) -> Iterator[tuple[str, str, int]]:
-    """``(group, name, value)`` of each counter of a JhCounters record, checked as they come."""
+    """``(group, name, value)`` of each counter of a JhCounters record, checked as they come (slow path)."""
     try:
         for g in counters["groups"]:
             group = g["name"]
@@ -161,6 +162,46 @@ def _counter_entries(counters: Any) -> Iterator[tuple[str, str, int]]:
         raise BadEvent(f"counters are not a JhCounters record ({exc!r})") from None
 
 
+_STR_ONLY = frozenset((str,))
+_INT_ONLY = frozenset((int,))
+_name_of = itemgetter("name")
+_value_of = itemgetter("value")
+
+
+def _counter_columns(counters: Any) -> tuple[list[str], list[str], list[int]]:
+    """Group names, counter names and values of a JhCounters record, as three columns.
+
+    The counters of all groups are taken at once (``map`` over ``itemgetter``)
+    and their types checked in bulk; a record that is not plainly typed
+    (``{"name": str, "value": int}`` counters in groups with a string name) is
+    read again through :func:`_counter_entries`, so it yields the same values,
+    or raises the same :class:`BadEvent`, as when read counter by counter.
+    """
+    groups: list[str] = []
+    counts: list[Any] = []
+    try:
+        for g in counters["groups"]:
+            group = g["name"]
+            got = g["counts"]
+            if type(group) is not str or type(got) is not list:
+                break
+            counts += got
+            groups += [group] * len(got)
+        else:
+            names = list(map(_name_of, counts))
+            values = list(map(_value_of, counts))
+            if _STR_ONLY.issuperset(map(type, names)) and _INT_ONLY.issuperset(map(type, values)):
+                return groups, names, values
+    except (KeyError, TypeError):
+        pass  # the slow path below raises the error, with the message it always had
+    groups, names, values = [], [], []
+    for group, name, value in _counter_entries(counters):
+        groups.append(group)
+        names.append(name)
+        values.append(value)
+    return groups, names, values
+
+
 class HistoryState:
     """Jobs, tasks and attempts of one history file, built event by event.
 
@@ -173,8 +214,8 @@ class HistoryState:
         self.job = _Job()
         self.tasks: dict[str, _Task] = {}
         self.attempts: dict[str, _Attempt] = {}
-        self.out: list[Row] = []
-        self.layouts: dict[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] = {}
+        self.out: list[Row | RowBlock] = []
+        self.layouts: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self.handlers: dict[EventKind, Callable[[dict[str, Any]], None]] = {
             EventKind.JOB_SUBMITTED: self._job_submitted,
             EventKind.JOB_INITED: self._job_inited,
@@ -199,8 +240,8 @@ class HistoryState:
                 self.job.job_id = job_id
                 return
 
-    def rows(self) -> Iterator[Row]:
-        """Rows for the state built so far: jobs, tasks, attempts, task counters."""
+    def rows(self) -> Iterator[Row | RowBlock]:
+        """Rows for the state built so far: jobs, tasks and attempts (one block each), task counters (a block per task)."""
         yield from self.out
         self.out.clear()
         jid = self.job.job_id
@@ -208,31 +249,40 @@ class HistoryState:
             values = {name: getattr(self.job, name) for name in _Job.__slots__ if name != "ended"}
             values["source_format"] = "jhist"
             yield Row("jobs", values)
+        tasks = list(self.tasks.values())
+        if tasks:
+            columns = {name: list(map(attrgetter(name), tasks)) for name in _TASK_COLUMNS}
+            yield RowBlock("tasks", len(tasks), columns, {"job_id": jid})
+        attempts = list(self.attempts.values())
+        if attempts:
+            columns = {name: list(map(attrgetter(name), attempts)) for name in _ATTEMPT_COLUMNS}
+            columns["host"] = [a.tracker_host if a.host is None else a.host for a in attempts]
+            yield RowBlock("attempts", len(attempts), columns, {"job_id": jid})
         for t in self.tasks.values():
-            values = {"job_id": jid, **{name: getattr(t, name) for name in _TASK_COLUMNS}}
-            yield Row("tasks", values)
-        for a in self.attempts.values():
-            values = {"job_id": jid, **{name: getattr(a, name) for name in _ATTEMPT_COLUMNS}}
-            if values["host"] is None:
-                values["host"] = a.tracker_host
-            yield Row("attempts", values)
-        for t in self.tasks.values():
-            task_id = t.task_id
-            for (group, name), value in zip(t.counter_layout, t.counter_values, strict=True):
-                yield _new_row(Row, ("counters", (jid, task_id, None, "task", group, name, value)))
+            if t.counter_values:
+                groups, names = t.counter_layout
+                yield RowBlock(
+                    "counters",
+                    len(names),
+                    {"group_name": groups, "counter_name": names, "value": t.counter_values.tolist()},
+                    {"job_id": jid, "task_id": t.task_id, "attempt_id": None, "scope": "task"},
+                )
 
     def _counters(self, counters: Any, scope: str, task_id: str | None, attempt_id: str | None) -> int:
-        """Append one ``counters`` row per counter of a JhCounters record; return how many."""
+        """Append one ``counters`` block (a row per counter) of a JhCounters record; return its rows."""
         if counters is None:
             return 0
-        jid = self.job.job_id
-        out = self.out
-        append = out.append
-        before = len(out)
-        for group, name, value in _counter_entries(counters):
-            # a tuple in COUNTERS.row_columns order (the store's fast path)
-            append(_new_row(Row, ("counters", (jid, task_id, attempt_id, scope, group, name, value))))
-        return len(out) - before
+        groups, names, values = _counter_columns(counters)
+        if names:
+            self.out.append(
+                RowBlock(
+                    "counters",
+                    len(names),
+                    {"group_name": groups, "counter_name": names, "value": values},
+                    {"job_id": self.job.job_id, "task_id": task_id, "attempt_id": attempt_id, "scope": scope},
+                )
+            )
+        return len(names)
 
     # ------------------------------------------------------------------ job events
     def _job_submitted(self, p: dict[str, Any]) -> None:
@@ -297,13 +347,12 @@ class HistoryState:
         task.splits = _nonempty(p.get("splitLocations"), "splitLocations")
 
     def _hold_task_counters(self, task: _Task, counters: Any) -> None:
-        layout: list[tuple[str, str]] = []
+        groups: list[str] = []
+        names: list[str] = []
         values: list[int] = []
         if counters is not None:
-            for group, name, value in _counter_entries(counters):
-                layout.append((group, name))
-                values.append(value)
-        key = tuple(layout)
+            groups, names, values = _counter_columns(counters)
+        key = (tuple(groups), tuple(names))
         task.counter_layout = self.layouts.setdefault(key, key)
         task.counter_values = array("q", values)
 

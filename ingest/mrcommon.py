@@ -19,12 +19,13 @@ name in the store whatever version wrote it.  Raw names stay in ``events``.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from ingest.base import Row
+from ingest.base import Row, RowBlock
 from phaseline.errors import TraceParseError
 from phaseline.schemas import TaskType
 
@@ -235,4 +236,35 @@ def counter_row(
             "counter_name": name,
             "value": value,
         },
+    )
+
+
+def counter_block(
+    job_id: str,
+    scope: str,
+    counters: Iterable[tuple[str, str, int]],
+    *,
+    task_id: str | None = None,
+    attempt_id: str | None = None,
+) -> RowBlock | None:
+    """The rows :func:`counter_row` gives for ``(group, name, value)`` s, as one block (``None`` if none).
+
+    >>> block = counter_block("job_1_1", "task", [("FileSystemCounters", "HDFS_BYTES_READ", 5)], task_id="t")
+    >>> block.n, block.columns["group_name"], block.constants["task_id"]
+    (1, ['org.apache.hadoop.mapreduce.FileSystemCounter'], 't')
+    """
+    groups: list[str] = []
+    names: list[str] = []
+    values: list[int] = []
+    for group, name, value in counters:
+        groups.append(counter_group(group))
+        names.append(name)
+        values.append(value)
+    if not names:
+        return None
+    return RowBlock(
+        "counters",
+        len(names),
+        {"group_name": groups, "counter_name": names, "value": values},
+        {"job_id": job_id, "task_id": task_id, "attempt_id": attempt_id, "scope": scope},
     )

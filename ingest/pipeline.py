@@ -29,7 +29,7 @@ from pathlib import Path
 from types import FrameType
 
 from ingest.archives import is_archive, unpacked
-from ingest.base import ReadContext, read_head
+from ingest.base import ReadContext, RowBlock, read_head
 from ingest.formats import Format, detect
 from phaseline.errors import PhaselineError, SchemaError, TraceParseError, TraceTruncatedError
 from phaseline.schemas import SourceStatus
@@ -194,8 +194,11 @@ def _read_file(work: _Work, staging: Path, timeout_s: float | None) -> _ReadOutc
     try:
         if use_alarm and timeout_s is not None:
             signal.setitimer(signal.ITIMER_REAL, timeout_s)
-        for row in fmt.read(work.path, ctx):
-            staged.add(row.table, row.values)
+        for item in fmt.read(work.path, ctx):
+            if isinstance(item, RowBlock):  # n rows by column: appended whole, counted n
+                staged.add_columns(item.table, item.n, item.columns, item.constants)
+            else:
+                staged.add(item.table, item.values)
     except TraceTruncatedError as exc:
         status, error = SourceStatus.PARTIAL, str(exc)
     except (PhaselineError, RecursionError, MemoryError, UnicodeError, OverflowError) as exc:

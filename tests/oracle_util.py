@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from ingest.base import ReadContext
+from ingest.base import ReadContext, iter_rows
 from ingest.jhist import read_jhist
 from phaseline.errors import TraceTruncatedError
 from phaseline.java import compile_java, java_command
@@ -53,7 +53,7 @@ def phaseline_rows(
     tables: dict[str, list[dict[str, Any]]] = defaultdict(list)
     cut: TraceTruncatedError | None = None
     try:
-        for row in read_jhist(path, ctx):
+        for row in iter_rows(read_jhist(path, ctx)):
             tables[row.table].append(row.as_dict())
     except TraceTruncatedError as exc:
         cut = exc

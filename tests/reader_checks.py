@@ -9,26 +9,27 @@ where they are written).
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import strategies as st
 
-from ingest.base import ReadContext, Row
+from ingest.base import ReadContext, Row, RowBlock, iter_rows
 from ingest.formats import Format, Reader
 from phaseline.errors import PhaselineError, TraceParseError
 from phaseline.schemas import TABLES
 
 
 def rows_of(reader: Reader, path: Path, hint: str | None = None) -> list[Row]:
-    """All rows ``reader`` yields for ``path``, with an optional job id hint."""
-    return list(reader(path, ReadContext(path, job_id_hint=hint)))
+    """All rows ``reader`` yields for ``path`` (row blocks expanded), with an optional job id hint."""
+    return list(iter_rows(reader(path, ReadContext(path, job_id_hint=hint))))
 
 
-def table(rows: list[Row], name: str) -> list[dict[str, Any]]:
-    """The values (by column name) of the rows bound for table ``name``, in order."""
-    return [r.as_dict() for r in rows if r.table == name]
+def table(rows: Sequence[Row | RowBlock], name: str) -> list[dict[str, Any]]:
+    """The values (by column name) of the rows bound for table ``name``, in order (blocks expanded)."""
+    return [r.as_dict() for r in iter_rows(rows) if r.table == name]
 
 
 def check_row(row: Row) -> None:
@@ -57,7 +58,7 @@ def read_reconciled(fmt: Format, path: Path) -> tuple[list[Row], ReadContext]:
     format's record tables.  Returns the rows and the context.
     """
     ctx = ReadContext(path)
-    rows = list(fmt.read(path, ctx))
+    rows = list(iter_rows(fmt.read(path, ctx)))
     for row in rows:
         check_row(row)
     assert sum(r.table in fmt.record_tables for r in rows) == ctx.events_read, path
@@ -67,7 +68,7 @@ def read_reconciled(fmt: Format, path: Path) -> tuple[list[Row], ReadContext]:
 def read_checked(reader: Reader, path: Path) -> PhaselineError | None:
     """Read a whole file, checking every row; the PhaselineError it raised, if any."""
     try:
-        for row in reader(path, ReadContext(path)):
+        for row in iter_rows(reader(path, ReadContext(path))):
             check_row(row)
     except PhaselineError as exc:
         return exc

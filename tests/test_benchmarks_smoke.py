@@ -169,7 +169,8 @@ def test_run_quick_writes_results(tmp_path: Path) -> None:
 
     figures = results["figures"]
     assert figures
-    assert all(set(f) == FIGURE_KEYS for f in figures)
+    assert all(set(f) == FIGURE_KEYS | {"bench"} for f in figures)  # results name each figure's benchmark
+    assert {f["bench"] for f in figures} <= {r["name"] for r in results["runs"]}
     for f in figures:
         assert f["value"] >= 0, f  # a number (NaN compares false)
         if f["peer_value"]:

@@ -14,7 +14,7 @@ from types import FrameType
 
 import pytest
 
-from ingest.base import ReadContext, read_head
+from ingest.base import ReadContext, read_head, row_count
 from ingest.formats import detect
 from ingest.pipeline import ingest_paths
 from phaseline.errors import PhaselineError
@@ -47,7 +47,7 @@ def read_all(path: Path) -> int:
     if fmt is None or not fmt.landed:
         return 0
     ctx = ReadContext(path=path, sha256="0" * 64)
-    return sum(1 for _ in fmt.read(path, ctx))
+    return sum(map(row_count, fmt.read(path, ctx)))
 
 
 def run_cases(tmp_path: Path, n: int, offset: int) -> None:
