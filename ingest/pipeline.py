@@ -33,7 +33,8 @@ from ingest.base import ReadContext, RowBlock, read_head
 from ingest.formats import Format, detect
 from phaseline.errors import PhaselineError, SchemaError, TraceParseError, TraceTruncatedError
 from phaseline.schemas import SourceStatus
-from phaseline.store import SourceRecord, StagedFile, StagedSource, Store, Transaction
+from phaseline.staging import SourceRecord, StagedFile, StagedSource
+from phaseline.store import Store, Transaction
 
 COMMIT_EVERY_FILES = 500
 COMMIT_EVERY_S = 30.0

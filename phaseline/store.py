@@ -37,26 +37,23 @@ import shutil
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence, Sized
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from itertools import chain, repeat
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import duckdb
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from phaseline import schemas
-from phaseline.errors import SchemaError, StoreError, StoreLockedError
+from phaseline.errors import StoreError, StoreLockedError
+from phaseline.staging import SourceRecord, StagedFile, StagedSource
 
 STORE_FORMAT = "phaseline-store"
 STORE_VERSION = 2  # 2: data files list several sources (compaction)
 DEFAULT_STORE = "phaseline-store"
-FLUSH_ROWS = 32_768
 LOCK_TIMEOUT_S = 600.0
 
 
@@ -74,39 +71,6 @@ class DataFile:
     sources: tuple[str, ...]  # the keys (``sources.path``) of the sources whose rows it holds
     rows: int
     schema: str = ""  # fingerprint of the table schema the file was written with
-
-
-@dataclass(frozen=True, slots=True)
-class SourceRecord:
-    """One row of the ``sources`` table."""
-
-    path: str
-    sha256: str
-    bytes: int
-    format: str | None
-    status: str
-    error: str | None
-    ingested_at: datetime
-    events_read: int = 0
-    rows_written: int = 0
-    rows_quarantined: int = 0
-    record_tables: str = "events"
-
-    def as_row(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "sha256": self.sha256,
-            "bytes": self.bytes,
-            "format": self.format,
-            "status": self.status,
-            "error": self.error,
-            "ingested_at": self.ingested_at,
-            "events_read": self.events_read,
-            "rows_written": self.rows_written,
-            "rows_quarantined": self.rows_quarantined,
-            "record_tables": self.record_tables,
-            "source_sha256": self.sha256,
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -438,307 +402,6 @@ def _staging_in_use(directory: Path) -> bool:
         return False
     finally:
         os.close(fd)
-
-
-class _TableWriter:
-    """Buffers rows of one table for one source and streams them to Parquet.
-
-    Rows arrive one at a time (a dict, never mutated, or a tuple in
-    ``row_columns`` order) or as blocks of columns (:meth:`add_columns`).
-    Single rows wait as tuples and are transposed when a block or a flush
-    comes; blocks extend per-column lists at once, and a column that so far
-    came only as block constants (a file's job id, an attempt's id) is kept
-    as runs of ``(value, count)`` until a row gives it per-row values.  A flush
-    builds one Arrow array per column (runs by ``take`` from their values),
-    about twice as fast as ``Table.from_pylist``; rows keep the order they
-    arrived in.
-    """
-
-    __slots__ = (
-        "_block_keys",
-        "_buffered",
-        "_checked",
-        "_cols",
-        "_in_cols",
-        "_names",
-        "_runs",
-        "_tuples",
-        "_types",
-        "path",
-        "rows_written",
-        "sha256",
-        "spec",
-        "writer",
-    )
-
-    def __init__(self, spec: schemas.TableSpec, path: Path, sha256: str) -> None:
-        self.spec = spec
-        self.path = path
-        self.sha256 = sha256
-        self.writer: pq.ParquetWriter | None = None
-        self._names = spec.row_columns
-        self._types = [spec.schema.field(n).type for n in self._names]
-        self._block_keys: set[tuple[tuple[str, ...], tuple[str, ...]]] = set()  # column names already checked
-        self._checked = False
-        self.rows_written = 0
-        self._reset()
-
-    def _reset(self) -> None:
-        width = len(self._names)
-        self._tuples: list[tuple[Any, ...]] = []  # single rows not yet moved into _cols
-        self._cols: list[list[Any]] = [[] for _ in range(width)]  # the first _in_cols rows, by column
-        # (values, counts): column i's _in_cols rows are values[0] counts[0] times, then values[1]...
-        self._runs: list[tuple[list[Any], list[int]] | None] = [None] * width
-        self._in_cols = 0
-        self._buffered = 0
-
-    def add(self, values: dict[str, Any] | tuple[Any, ...]) -> None:
-        if type(values) is tuple:
-            self._tuples.append(values)  # lengths are checked when the rows are transposed
-        else:
-            if not self._checked:
-                unknown = set(values) - set(self._names)
-                if unknown:
-                    raise SchemaError(f"table {self.spec.name!r} has no column(s) {sorted(unknown)}")
-                self._checked = True
-            self._tuples.append(tuple(map(values.get, self._names)))  # type: ignore[union-attr]
-        self._buffered += 1
-        if self._buffered >= FLUSH_ROWS:
-            self.flush()
-
-    def add_columns(self, n: int, columns: Mapping[str, Sequence[Any]], constants: Mapping[str, Any]) -> None:
-        """Append ``n`` rows given by column (``constants``: one value for all ``n``; others NULL)."""
-        key = (tuple(columns), tuple(constants))
-        if key not in self._block_keys:
-            unknown = [name for name in (*key[0], *key[1]) if name not in self._names]
-            if unknown:
-                raise SchemaError(f"table {self.spec.name!r} has no column(s) {sorted(unknown)}")
-            both = set(key[0]).intersection(key[1])
-            if both:
-                raise SchemaError(
-                    f"table {self.spec.name!r}: column(s) {sorted(both)} given both per row and as constants"
-                )
-            self._block_keys.add(key)
-        for name, values in columns.items():
-            size = len(values) if isinstance(values, Sized) else None
-            if size != n:
-                got = "no sequence of values" if size is None else f"{size} values"
-                raise SchemaError(f"a {self.spec.name!r} row block of {n} rows has {got} in column {name!r}")
-        if n <= 0:
-            if n < 0:
-                raise SchemaError(f"a {self.spec.name!r} row block cannot hold {n} rows")
-            return
-        if self._tuples:
-            self._spill()
-        cols, runs, before = self._cols, self._runs, self._in_cols
-        for i, name in enumerate(self._names):
-            given = columns.get(name)
-            if given is not None:
-                if runs[i] is not None:
-                    self._materialise(i)
-                cols[i].extend(given)
-                continue
-            v = constants.get(name)
-            run = runs[i]
-            if not before:
-                runs[i] = ([v], [n])
-            elif run is None:
-                cols[i].extend([v] * n)
-            else:
-                last = run[0][-1]
-                if last is v or (type(last) is type(v) and last == v):
-                    run[1][-1] += n
-                else:
-                    run[0].append(v)
-                    run[1].append(n)
-        self._in_cols += n
-        self._buffered += n
-        if self._buffered >= FLUSH_ROWS:
-            self.flush()
-
-    def _materialise(self, i: int) -> None:
-        """Turn column ``i``'s runs of constants into a list of its ``_in_cols`` values."""
-        run = self._runs[i]
-        assert run is not None
-        self._cols[i] = list(chain.from_iterable(map(repeat, *run)))
-        self._runs[i] = None
-
-    def _spill(self) -> None:
-        """Move the waiting single rows into the column lists, after the rows already there."""
-        tuples = self._tuples
-        self._check_widths(tuples)
-        for i, values in enumerate(zip(*tuples, strict=True)):
-            if self._runs[i] is not None:
-                self._materialise(i)
-            self._cols[i].extend(values)
-        self._in_cols += len(tuples)
-        self._tuples = []
-
-    def _check_widths(self, tuples: list[tuple[Any, ...]]) -> None:
-        width = len(self._names)
-        for t in tuples:
-            if len(t) != width:
-                raise SchemaError(
-                    f"a {self.spec.name!r} row tuple has {len(t)} values; the table's row columns are "
-                    f"{list(self._names)}"
-                )
-
-    @property
-    def buffered(self) -> int:
-        return self._buffered
-
-    def _batch(self) -> pa.Table:
-        n = self._buffered
-        if self._in_cols:
-            if self._tuples:
-                self._spill()
-            columns: Sequence[Sequence[Any]] = self._cols
-        else:
-            self._check_widths(self._tuples)
-            columns = list(zip(*self._tuples, strict=True)) or [()] * len(self._names)
-        arrays = []
-        for name, typ, values, run in zip(self._names, self._types, columns, self._runs, strict=True):
-            try:
-                if run is None:
-                    arrays.append(pa.array(values, type=typ))
-                elif len(run[0]) > 1:  # one value per run, repeated by index
-                    index = np.repeat(np.arange(len(run[0]), dtype=np.int32), run[1])
-                    arrays.append(pa.array(run[0], type=typ).take(pa.array(index)))
-                elif run[0][0] is None:
-                    arrays.append(pa.nulls(n, typ))
-                else:
-                    arrays.append(pa.repeat(pa.scalar(run[0][0], type=typ), n))
-            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError) as exc:
-                raise SchemaError(
-                    f"rows for table {self.spec.name!r} do not fit its schema: column {name!r}: {exc}"
-                ) from exc
-        const = pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array([self.sha256]))
-        arrays.append(const.cast(pa.string()))
-        return pa.Table.from_arrays(arrays, schema=self.spec.schema)
-
-    def flush(self) -> None:
-        if not self._buffered:
-            return
-        batch = self._batch()
-        for col in self.spec.required:
-            if batch.column(col).null_count:
-                raise SchemaError(f"table {self.spec.name!r}: required column {col!r} has empty values")
-        if self.writer is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.writer = pq.ParquetWriter(self.path, self.spec.schema, compression="zstd")
-        self.writer.write_table(batch)
-        self.rows_written += batch.num_rows
-        self._reset()
-
-    def close(self) -> None:
-        self.flush()
-        if self.writer is not None:
-            self.writer.close()
-            with open(self.path, "rb+") as fh:
-                os.fsync(fh.fileno())
-
-    def abort(self) -> None:
-        self._reset()
-        if self.writer is not None:
-            with contextlib.suppress(Exception):
-                self.writer.close()
-        self.path.unlink(missing_ok=True)
-
-
-@dataclass(frozen=True, slots=True)
-class StagedFile:
-    """A closed Parquet file in the staging area, waiting for a commit."""
-
-    table: str
-    path: Path
-    rows: int
-
-
-@dataclass(slots=True)
-class StagedSource:
-    """Rows of one source file being written to a staging directory.
-
-    Works inside a :class:`Transaction` (``txn.stage(...)``) or on its own in a
-    worker process (``StagedSource(staging_dir, ...)``); in the latter case the
-    caller hands :meth:`finish`'s result to :meth:`Transaction.adopt`.
-    """
-
-    staging: Path
-    path: str
-    sha256: str
-    bytes: int
-    format: str | None
-    on_done: Callable[[SourceRecord, tuple[StagedFile, ...]], None] | None = None
-    record_tables: tuple[str, ...] = ("events",)
-    _writers: dict[str, _TableWriter] = field(default_factory=dict)
-
-    def add(self, table: str, values: dict[str, Any] | tuple[Any, ...]) -> None:
-        """Append one row: a dict by column name, or a tuple in the table's ``row_columns`` order."""
-        writer = self._writers.get(table) or self._writer(table)
-        writer.add(values)
-
-    def add_columns(
-        self, table: str, n: int, columns: Mapping[str, Sequence[Any]], constants: Mapping[str, Any]
-    ) -> None:
-        """Append ``n`` rows given by column, after the rows added before (a reader's ``RowBlock``).
-
-        ``columns`` maps names to sequences of ``n`` values, ``constants`` names to
-        one value for all ``n`` rows; columns in neither are NULL.  An unknown
-        name or a sequence of another length raises :class:`SchemaError`.
-        """
-        writer = self._writers.get(table) or self._writer(table)
-        writer.add_columns(n, columns, constants)
-
-    def _writer(self, table: str) -> _TableWriter:
-        spec = schemas.table(table)
-        if table == "sources":
-            raise SchemaError("readers do not write the sources table; the store does")
-        name = f"{self.sha256[:32]}-{uuid.uuid4().hex[:8]}.parquet"
-        writer = self._writers[table] = _TableWriter(spec, self.staging / table / name, self.sha256)
-        return writer
-
-    def rows_by_table(self) -> dict[str, int]:
-        return {t: w.rows_written + w.buffered for t, w in self._writers.items()}
-
-    def _record(self, status: str, error: str | None, events_read: int, rows: int, quarantined: int) -> SourceRecord:
-        return SourceRecord(
-            self.path, self.sha256, self.bytes, self.format, status, error, datetime.now(UTC),
-            events_read, rows, quarantined, ",".join(self.record_tables),
-        )
-
-    def finish(
-        self,
-        status: str,
-        *,
-        error: str | None = None,
-        events_read: int = 0,
-        rows_quarantined: int = 0,
-    ) -> tuple[SourceRecord, tuple[StagedFile, ...]]:
-        """Close the source's files; they are published by the next commit."""
-        for w in self._writers.values():
-            w.close()
-        files = tuple(StagedFile(t, w.path, w.rows_written) for t, w in self._writers.items() if w.rows_written)
-        record = self._record(status, error, events_read, sum(f.rows for f in files), rows_quarantined)
-        if self.on_done is not None:
-            self.on_done(record, files)
-        return record, files
-
-    def discard(
-        self,
-        status: str,
-        error: str,
-        *,
-        events_read: int = 0,
-        rows_quarantined: int = 0,
-    ) -> tuple[SourceRecord, tuple[StagedFile, ...]]:
-        """Throw away every row of this source; only its ``sources`` row will be committed."""
-        for w in self._writers.values():
-            w.abort()
-        self._writers = {}
-        record = self._record(status, error, events_read, 0, rows_quarantined)
-        if self.on_done is not None:
-            self.on_done(record, ())
-        return record, ()
 
 
 class Transaction:

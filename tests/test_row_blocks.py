@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ingest.pipeline as pipeline
-import phaseline.store as store_module
+import phaseline.staging as staging_module
 from ingest.base import ReadContext, Row, RowBlock, iter_lines, iter_rows, row_count
 from ingest.formats import Format
 from ingest.jhist import read_jhist
@@ -28,7 +28,8 @@ from ingest.jhist_schema import BadEvent
 from ingest.jhist_state import _counter_columns, _counter_entries
 from phaseline import schemas
 from phaseline.errors import PhaselineError, SchemaError
-from phaseline.store import StagedSource, Store
+from phaseline.staging import StagedSource
+from phaseline.store import Store
 
 JOB = "job_1_0001"
 COUNTERS = schemas.COUNTERS.row_columns  # job_id, task_id, attempt_id, scope, group_name, counter_name, value
@@ -81,11 +82,11 @@ def _as_tuples(items: list[Row | RowBlock]) -> list[Row]:
     return [Row(r.table, tuple(r.as_dict().get(c) for c in COUNTERS)) for r in iter_rows(items)]
 
 
-@pytest.mark.parametrize("flush_rows", [store_module.FLUSH_ROWS, 1, 2, 3, 5])
+@pytest.mark.parametrize("flush_rows", [staging_module.FLUSH_ROWS, 1, 2, 3, 5])
 def test_blocks_and_the_same_rows_one_by_one_give_identical_parquet(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flush_rows: int
 ) -> None:
-    monkeypatch.setattr(store_module, "FLUSH_ROWS", flush_rows)  # flushes inside and between blocks
+    monkeypatch.setattr(staging_module, "FLUSH_ROWS", flush_rows)  # flushes inside and between blocks
     by_block = _stage(tmp_path, "blocks", MIXED)
     by_row = _stage(tmp_path, "rows", list(iter_rows(MIXED)))
     as_tuples = _stage(tmp_path, "tuples", _as_tuples(MIXED))
