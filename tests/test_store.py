@@ -306,3 +306,27 @@ def test_ingest_compacts_when_a_table_has_many_small_files(tmp_path: Path, store
     pipeline.ingest_paths(files, store, compact_over=10)
     assert len(store.manifest().files) < 40
     assert len(job_ids(store)) == 20
+
+
+def test_one_filesystem_sync_per_commit_before_the_manifest(
+    tmp_path: Path, store_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import phaseline.store as store_module
+
+    order: list[str] = []
+    real_sync, real_write = store_module.sync_filesystem, Store._write_manifest
+
+    def sync(path: Path) -> None:
+        order.append("sync")
+        real_sync(path)
+
+    def write_manifest(self: Store, manifest: object) -> None:
+        order.append("manifest")
+        real_write(self, manifest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store_module, "sync_filesystem", sync)
+    monkeypatch.setattr(Store, "_write_manifest", write_manifest)
+    files = [write(tmp_path / f"{i}.toy", f"j{i},n{i}") for i in range(5)]
+    pipeline.ingest_paths(files, Store(store_dir), compact_over=None)
+    assert order == ["sync", "manifest"]  # five sources, one commit, one sync, before the manifest
+    assert job_ids(Store(store_dir)) == [f"j{i}" for i in range(5)]
