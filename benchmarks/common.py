@@ -393,8 +393,8 @@ def render_markdown(payload: Mapping[str, Any]) -> str:
         "- Versions: " + ", ".join(f"{k} {val}" for k, val in v.items() if val),
         f"- Mode: {payload['settings'].get('mode', '?')} (commands at the end)",
         *(
-            [f"- Partly re-run: {payload['settings']['rerun']} on {payload['date']}; the other benchmarks' "
-             f"figures are from the run of {payload['settings'].get('rest_from')} (each command's date is below)"]
+            ["- Partly re-run (`--only`): each benchmark's figures are from its own run: "
+             + ", ".join(f"{r['name']} {r.get('date') or payload['date']}" for r in payload.get("runs") or [])]
             if payload["settings"].get("rerun") else []
         ),
         f"- Targets: {s['met']} of {s['with_target']} met (rows marked **no** below)"
