@@ -45,7 +45,10 @@ Data
 Map: read+map+collect gets the split length of ``Processing split: path:off+len``
 (else the input-format bytes counter) and ``MAP_INPUT_RECORDS``; spills their
 serialized bytes and records from the ``bufstart/bufend`` and ``kvstart/kvend``
-lines; merge the last merge pass's size (else map output materialized bytes).
+lines; merge the last merge pass's size (else map output materialized bytes),
+and nothing (0 bytes, 0 records) when the map spilled exactly once: Hadoop's
+``MapTask.mergeParts`` then renames the one spill file into the map output
+(``numSpills == 1``) and merges no data.
 Reduce: shuffle ``REDUCE_SHUFFLE_BYTES`` (else the fetched lengths) and
 ``REDUCE_INPUT_RECORDS``; sort the bytes of the final merge; reduce+write the
 output-format bytes and ``REDUCE_OUTPUT_RECORDS``.
@@ -345,10 +348,13 @@ def _map_phases(
         last_pass = [e for e in events if e.kind is EventKind.MERGE_LAST_PASS and _thread(e) == main]
         data[READ_MAP_COLLECT] = (input_bytes, input_records)
         data[Phase.SPILL.value] = (_sum([s.bytes for s in after_flush]), _sum([s.records for s in after_flush]))
-        data[Phase.MERGE.value] = (
-            last_pass[-1].bytes if last_pass else counters.get((TASK, "MAP_OUTPUT_MATERIALIZED_BYTES")),
-            _sum([s.records for s in spills]),
-        )
+        if len(spills) == 1 and not last_pass:
+            data[Phase.MERGE.value] = (0, 0)  # one spill file is renamed, not merged
+        else:
+            data[Phase.MERGE.value] = (
+                last_pass[-1].bytes if last_pass else counters.get((TASK, "MAP_OUTPUT_MATERIALIZED_BYTES")),
+                _sum([s.records for s in spills]),
+            )
     else:
         cuts = [(Overhead.SETUP.value, start), (READ_MAP_WRITE, split.ts_ms if split else None),
                 (Overhead.COMMIT.value, pending.ts_ms if pending else None),

@@ -11,6 +11,10 @@ measured average (and maximum) task that the phase models do not explain at
 the profiled data sizes and settings.  The same job at the same size then
 gets its measured task durations back; a new size moves only what the phase
 models move.
+
+A map whose output fits its sort buffer below the spill threshold spills once
+and its merge processes nothing (Hadoop renames the one spill file): its merge
+is priced at 0 bytes, as ingest records such merges (:mod:`ingest.phases`).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from dataclasses import dataclass
 from phaseline.errors import ExtrapolationWarning, PlatformModelError, PredictionError
 from phaseline.schemas import Phase
 from predict.core import Dataset, PhaseDurationModel
+from predict.dataflow import ACCOUNTING_BYTES_PER_RECORD, MB
 from predict.settings import JobSettings, compression
 from profiles.profile import DurationStats, JobProfile, Stage
 
@@ -291,6 +296,16 @@ def _calibrate(
     return 0.0, 0.0, f"{what} overhead unknown in the profile: counted as 0"
 
 
+def single_spill(out_bytes: float, out_records: float, settings: JobSettings) -> bool:
+    """Whether a map's output (serialized bytes + 16 accounting bytes per record) fits one spill.
+
+    Hadoop 2+ keeps both in the one ``io.sort.mb`` buffer and spills when they pass
+    ``io.sort.spill.percent`` of it; below that only the final flush spills.
+    """
+    used = out_bytes + ACCOUNTING_BYTES_PER_RECORD * out_records
+    return used <= settings.io_sort_mb * MB * settings.sort_spill_percent
+
+
 def estimate_tasks(
     profile: JobProfile, platform: PhaseDurationModel, dataset: Dataset, settings: JobSettings
 ) -> TaskEstimates:
@@ -329,8 +344,9 @@ def estimate_tasks(
         data = {Phase.READ.value: split_bytes, Phase.MAP.value: split_bytes}
         generic = (Phase.COLLECT, Phase.SPILL, Phase.MERGE) if s.reduces > 0 else (Phase.WRITE,)
         for phase in generic:
-            phases[phase.value] = times.ms(phase, out)
-            data[phase.value] = out
+            size = 0.0 if phase is Phase.MERGE and single_spill(out, split_records * profile.map_recs_sel, s) else out
+            phases[phase.value] = times.ms(phase, size)
+            data[phase.value] = size
         return phases, data
 
     def reduce_phases(flow: _ReduceFlow) -> dict[str, float]:

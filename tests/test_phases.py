@@ -76,6 +76,23 @@ def test_map_with_a_background_spill_a_final_spill_and_a_merge() -> None:
     assert by[("merge", Lane.MAIN)].data_records == 10
 
 
+def test_a_single_spill_is_renamed_so_the_merge_processes_no_data() -> None:
+    """One spill: MapTask.mergeParts renames the spill file (numSpills == 1); the merge span has no data."""
+    events = [
+        ev(0, EventKind.TASK_START), ev(10, EventKind.SPLIT, nbytes=1000), ev(11, EventKind.SORT_BUFFER),
+        ev(60, EventKind.FLUSH), ev(60, EventKind.SPILL_START), ev(60, EventKind.SPILL_BYTES, nbytes=900),
+        ev(60, EventKind.SPILL_RECORDS, records=9), ev(70, EventKind.SPILL_FINISH, index="0"),
+        ev(72, EventKind.COMMIT_PENDING), ev(80, EventKind.DONE), ev(81, EventKind.TASK_FINISH),
+    ]
+    counters = {(TASK, "MAP_INPUT_RECORDS"): 9, (TASK, "MAP_OUTPUT_MATERIALIZED_BYTES"): 950}
+    spans = derive_phases("attempt_1_0001_m_000000_0", "MAP", events, counters, start_ms=0, finish_ms=81)
+    by = {(p.phase, p.lane): p for p in spans}
+    merge = by[("merge", Lane.MAIN)]
+    assert (merge.start_ms, merge.end_ms) == (70, 72)
+    assert (merge.data_bytes, merge.data_records) == (0, 0)
+    assert (by[("spill", Lane.MAIN)].data_bytes, by[("spill", Lane.MAIN)].data_records) == (900, 9)
+
+
 def test_a_background_spill_still_running_at_the_flush_is_clipped_there() -> None:
     """The task thread waits for it after the flush: that wait is the main lane's spill."""
     events = [

@@ -108,6 +108,23 @@ def test_profile_sql_golden() -> None:
     assert prof.cluster["hadoop_versions"] == "3.4.1"
 
 
+def test_profile_merge_of_a_single_spill_processed_nothing() -> None:
+    # ingest's merge row of a one-spill map says 0 bytes (a rename): the counter must not override it
+    m0, r0 = "attempt_1_0001_m_000000_0", "attempt_1_0001_r_000000_0"
+    phases = [
+        _phase(m0, "MAP", "read+map+collect", 0, 100, 1000),
+        _phase(m0, "MAP", "spill", 100, 130, 900),
+        _phase(m0, "MAP", "merge", 130, 132, 0),
+        _phase(r0, "REDUCE", "shuffle", 10, 70, 5000),
+    ]
+    counters = [{"job_id": JOB, "attempt_id": m0, "scope": "attempt", "group_name": "org.apache.hadoop.mapreduce.TaskCounter",
+                 "counter_name": "MAP_OUTPUT_BYTES", "value": 910}]
+    prof = profile_from_connection(_con(phases, [_attempt(m0, "MAP"), _attempt(r0, "REDUCE")], counters))
+    rows = {r.phase: (r.data_bytes, r.dur_ms) for r in prof.frame.itertuples()}
+    assert rows["merge"] == (0.0, 2.0)
+    assert rows["spill"] == (900.0, 30.0)
+
+
 def test_profile_sql_empty_store() -> None:
     prof = profile_from_connection(_con([], []))
     assert len(prof) == 0

@@ -156,6 +156,22 @@ def test_task_estimates_follow_zhang_section_5_by_hand() -> None:
     assert t.map_max.total_ms - t.map_avg.total_ms == pytest.approx(10_000 * 0.002, rel=REL)
 
 
+def test_a_map_output_that_fits_one_spill_is_not_merged() -> None:
+    """io.sort.mb 100 x 0.8 = 80 MiB holds serialized output + 16 accounting bytes per record."""
+    from predict.tasks import single_spill
+
+    settings = JobSettings(reduces=4)
+    assert single_spill(12.8 * MB, 800_000, settings)  # 12.8 MiB + 12.2 MiB of accounting
+    assert not single_spill(79 * MB, 2 * MB, settings)  # 79 MiB + 32 MiB > 80 MiB
+    plat = LinearPlatform()
+    prof = toy_profile(stages={})  # map output 1.6x the input, 10 records per input record
+    small = estimate_tasks(prof, plat, Dataset(20 * 8 * MB, splits=20), settings)  # 8 MiB, 80,000 records
+    assert small.map_avg.data_bytes["merge"] == 0.0
+    assert small.map_avg.phases_ms["merge"] == pytest.approx(20.0)  # the intercept: a rename
+    big = estimate_tasks(prof, plat, Dataset(20 * 64 * MB), settings)
+    assert big.map_avg.data_bytes["merge"] == pytest.approx(64 * MB * 1.6)
+
+
 def test_same_job_same_size_gets_its_measured_tasks_back() -> None:
     """Overheads calibrated on the profiled run (ARIA stage durations): at the profiled size the
     estimates are the measured average and maximum map task and reduce phase, and the first shuffle."""

@@ -18,7 +18,9 @@
 --                        shuffle: REDUCE_SHUFFLE_BYTES; write: BYTES_WRITTEN).  Merge takes
 --                        MAP_OUTPUT_BYTES first: the merge phase merges the whole map output
 --                        (section 5: its data is M_sel x the map input), while a log line
---                        gives only the size of one partition's last merge pass
+--                        gives only the size of one partition's last merge pass; but 0 where
+--                        the map spilled once (ingest's merge row says 0 bytes: Hadoop renames
+--                        the one spill file and merges nothing)
 --   combined_in          the combined span(s) that hold the phase when log lines could
 --                        not split it (e.g. 'read+map+collect'), comma separated, else NULL
 --
@@ -86,7 +88,8 @@ _counter AS (
 )
 SELECT w.job_id, w.attempt_id, w.task_type, w.phase,
        CASE WHEN m.null_durs > 0 THEN NULL ELSE m.dur_ms END AS dur_ms,
-       CASE WHEN w.phase = 'merge' THEN coalesce(c.value, m.data_bytes)
+       CASE WHEN w.phase = 'merge' AND m.data_bytes = 0 THEN 0
+            WHEN w.phase = 'merge' THEN coalesce(c.value, m.data_bytes)
             ELSE coalesce(m.data_bytes, c.value) END AS data_bytes,
        cb.combined_in
 FROM _want w
