@@ -172,6 +172,22 @@ def test_a_map_output_that_fits_one_spill_is_not_merged() -> None:
     assert big.map_avg.data_bytes["merge"] == pytest.approx(64 * MB * 1.6)
 
 
+def test_platform_shuffle_includes_the_sort_which_is_not_counted_twice() -> None:
+    """The platform's shuffle is shuffle + sort (Zhang et al. 2013, section 2); the profiled sort sits in
+    the reduce phase, so the shuffle estimate is the platform's less that sort."""
+    plat = LinearPlatform()
+    shuffle = 64 * MB * 1.6 * 0.3 * 20 / 4  # eq. 2, after the combiner
+    sort_stats = DurationStats(150.0, 150.0, 4)  # the profiled reduce-side sort of each reduce
+    prof = toy_profile(stages={}, phases={"sort": sort_stats})
+    t = estimate_tasks(prof, plat, Dataset(20 * 64 * MB), JobSettings(reduces=4))
+    assert t.reduce_avg is not None
+    assert t.reduce_avg.phases_ms["sort"] == pytest.approx(150.0)  # same data as profiled
+    assert t.shuffle_avg_ms == pytest.approx(200 + 3e-5 * shuffle - 150.0, rel=REL)
+    assert any("less the reduce-side sort" in a for a in t.assumptions)
+    without = estimate_tasks(toy_profile(stages={}), plat, Dataset(20 * 64 * MB), JobSettings(reduces=4))
+    assert without.shuffle_avg_ms == pytest.approx(200 + 3e-5 * shuffle, rel=REL)  # no sort profiled
+
+
 def test_same_job_same_size_gets_its_measured_tasks_back() -> None:
     """Overheads calibrated on the profiled run (ARIA stage durations): at the profiled size the
     estimates are the measured average and maximum map task and reduce phase, and the first shuffle."""
