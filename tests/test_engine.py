@@ -336,6 +336,11 @@ def test_warm_up_job_runs_first_in_the_same_jvm_and_stays_out_of_the_run(tmp_pat
     assert len(warm_ids) == 1
     assert warm_ids.pop().endswith("_0001")
     assert "Warm-up job of" in warm_log.read_text()
+    # a throwaway recording ran through the warm-up (JFR's I/O instrumentation paid there); the
+    # run's own started after it, and only the run's is written
+    assert "JFR recording for the warm-up started" in warm_log.read_text()
+    assert "JFR recording of the run started" in log
+    assert [p.name for p in run.run_dir.glob("*.jfr")] == ["recording.jfr"]
     assert not (run.run_dir / "tmp" / ".warmup" / "data").exists()
     # the recording starts after the warm-up: it has samples, but none from before the log switch
     assert run.jfr_path is not None

@@ -28,7 +28,9 @@ the measured job's first tasks do not pay for a cold JVM (class loading,
 interpreted code before the JIT compiles MapTask's collect, sort and merge): in a
 fresh LocalJobRunner JVM the first task of a job measures 2-5 times slower than the
 later ones.  The warm-up job is not in ``logs/job.log``, ``run.json``, the
-configuration copies or the JFR recording, which starts after it.  With
+configuration copies or the JFR recording, which starts after it (a throwaway
+recording with the same settings runs through the warm-up: starting one re-instruments
+the JDK's file I/O classes, which made the first map's spill 4-10x slower).  With
 ``warmup_app`` a user's job (``jar``/``main_class``) also runs its own driver once on
 the warm-up input, after the benchmark job: the application's map and reduce code is
 then compiled too, not only Hadoop's (its driver must return, not ``System.exit``).

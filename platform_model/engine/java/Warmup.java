@@ -122,17 +122,35 @@ final class Warmup {
     LOG.info("Log of the measured job starts here (warm-up job done)");
   }
 
-  /** Start a JDK Flight Recorder recording with the settings file {@code settings}, dumped to {@code file} on exit. */
-  static void startRecording(Path file, Path settings) throws ReflectiveOperationException {
+  /**
+   * Start a JDK Flight Recorder recording with the settings file {@code settings}, dumped to
+   * {@code file} on exit ({@code null}: a throwaway recording, never dumped), and wait until
+   * the JIT compilations it set off have drained.
+   *
+   * @return the recording ({@code jdk.jfr.Recording}, reached by reflection)
+   */
+  static Object startRecording(Path file, Path settings) throws ReflectiveOperationException, InterruptedException {
     Class<?> configuration = Class.forName("jdk.jfr.Configuration");
     Object config = configuration.getMethod("create", Path.class).invoke(null, settings);
     Class<?> recording = Class.forName("jdk.jfr.Recording");
     Constructor<?> make = recording.getConstructor(configuration);
     Object rec = make.newInstance(config);
     Method setName = recording.getMethod("setName", String.class);
-    setName.invoke(rec, "phaseline");
-    recording.getMethod("setDestination", Path.class).invoke(rec, file);
-    recording.getMethod("setDumpOnExit", boolean.class).invoke(rec, true);
+    setName.invoke(rec, file == null ? "phaseline-warmup" : "phaseline");
+    if (file != null) {
+      recording.getMethod("setDestination", Path.class).invoke(rec, file);
+      recording.getMethod("setDumpOnExit", boolean.class).invoke(rec, true);
+    }
+    long t0 = System.currentTimeMillis();
     recording.getMethod("start").invoke(rec);
+    long settled = settleJit();
+    LOG.info(String.format(Locale.ROOT, "JFR recording %s started in %d ms (JIT settled in %d ms)",
+        file == null ? "for the warm-up" : "of the run", System.currentTimeMillis() - t0, settled));
+    return rec;
+  }
+
+  /** Close (discard) a recording that {@link #startRecording} returned. */
+  static void closeRecording(Object rec) throws ReflectiveOperationException {
+    rec.getClass().getMethod("close").invoke(rec);
   }
 }
