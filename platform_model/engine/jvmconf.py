@@ -22,11 +22,12 @@ LOG_PATTERN = "%d{yyyy-MM-dd HH:mm:ss,SSS} %-5p [%t] [tid:%tid] %c: %m%n"
 INFO_LOGGERS = ("org.apache.hadoop.mapred", "org.apache.hadoop.mapreduce", "phaseline.engine")
 
 #: JFR events recorded with ``--jfr`` and their settings.  Java execution is sampled
-#: every 10 ms (``jdk.ExecutionSample``), native frames every 20 ms; waits longer
-#: than 1 ms are recorded with their stacks (a spill thread parked on the sort
-#: buffer, a reducer waiting for fetches).
+#: every 2 ms (``jdk.ExecutionSample``: warm microbenchmark tasks last 50-300 ms, and
+#: at 10 ms too few of them carried enough samples to split their combined log spans),
+#: native frames every 20 ms; waits longer than 1 ms are recorded with their stacks
+#: (a spill thread parked on the sort buffer, a reducer waiting for fetches).
 JFR_EVENTS: Mapping[str, Mapping[str, str]] = {
-    "jdk.ExecutionSample": {"enabled": "true", "period": "10 ms"},
+    "jdk.ExecutionSample": {"enabled": "true", "period": "2 ms"},
     "jdk.NativeMethodSample": {"enabled": "true", "period": "20 ms"},
     "jdk.ThreadPark": {"enabled": "true", "stackTrace": "true", "threshold": "1 ms"},
     "jdk.JavaMonitorWait": {"enabled": "true", "stackTrace": "true", "threshold": "1 ms"},
