@@ -23,12 +23,12 @@ import gzip
 import io
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
-from phaseline.errors import SchemaError, TraceParseError
+from phaseline.errors import TraceParseError
 from phaseline.schemas import table as table_spec
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -93,18 +93,12 @@ class RowBlock:
 
     def check(self) -> None:
         """Raise :class:`SchemaError` unless every name is a column and every sequence has ``n`` values."""
-        known = table_spec(self.table).row_columns
-        unknown = [name for name in (*self.columns, *self.constants) if name not in known]
-        if unknown:
-            raise SchemaError(f"table {self.table!r} has no column(s) {sorted(unknown)}")
-        both = set(self.columns).intersection(self.constants)
-        if both:
-            raise SchemaError(f"table {self.table!r}: column(s) {sorted(both)} given both per row and as constants")
-        for name, values in self.columns.items():
-            size = len(values) if isinstance(values, Sized) else None
-            if size != self.n:
-                got = "no sequence of values" if size is None else f"{size} values"
-                raise SchemaError(f"a {self.table!r} row block of {self.n} rows has {got} in column {name!r}")
+        # the store's own checks (imported here: staging pulls in pyarrow.parquet, which
+        # readers that only yield blocks never need)
+        from phaseline.staging import check_block_names, check_block_sizes
+
+        check_block_names(self.table, table_spec(self.table).row_columns, self.columns, self.constants)
+        check_block_sizes(self.table, self.n, self.columns)
 
     def rows(self) -> Iterator[Row]:
         """The block as :class:`Row` s, values as tuples in ``row_columns`` order (checked first)."""

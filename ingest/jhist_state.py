@@ -52,6 +52,7 @@ from ingest.counters_map import EventKind, job_id_of, split_host
 from ingest.counters_map import task_id_of as _task_id_of
 from ingest.counters_map import task_type as _task_type
 from ingest.jhist_schema import BadEvent, checked_counter, opt_bool, opt_int, opt_str, req_str
+from ingest.mrcommon import counters_block
 from phaseline.schemas import Status, TaskType, normalize_status
 
 _SUCCEEDED = Status.SUCCEEDED.value
@@ -261,12 +262,7 @@ class HistoryState:
         for t in self.tasks.values():
             if t.counter_values:
                 groups, names = t.counter_layout
-                yield RowBlock(
-                    "counters",
-                    len(names),
-                    {"group_name": groups, "counter_name": names, "value": t.counter_values.tolist()},
-                    {"job_id": jid, "task_id": t.task_id, "attempt_id": None, "scope": "task"},
-                )
+                yield counters_block(jid, "task", groups, names, t.counter_values.tolist(), task_id=t.task_id)
 
     def _counters(self, counters: Any, scope: str, task_id: str | None, attempt_id: str | None) -> int:
         """Append one ``counters`` block (a row per counter) of a JhCounters record; return its rows."""
@@ -274,14 +270,8 @@ class HistoryState:
             return 0
         groups, names, values = _counter_columns(counters)
         if names:
-            self.out.append(
-                RowBlock(
-                    "counters",
-                    len(names),
-                    {"group_name": groups, "counter_name": names, "value": values},
-                    {"job_id": self.job.job_id, "task_id": task_id, "attempt_id": attempt_id, "scope": scope},
-                )
-            )
+            block = counters_block(self.job.job_id, scope, groups, names, values, task_id=task_id, attempt_id=attempt_id)
+            self.out.append(block)
         return len(names)
 
     # ------------------------------------------------------------------ job events

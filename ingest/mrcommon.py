@@ -19,7 +19,7 @@ name in the store whatever version wrote it.  Raw names stay in ``events``.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -239,6 +239,29 @@ def counter_row(
     )
 
 
+def counters_block(
+    job_id: str | None,
+    scope: str,
+    groups: Sequence[str],
+    names: Sequence[str],
+    values: Sequence[int],
+    *,
+    task_id: str | None = None,
+    attempt_id: str | None = None,
+) -> RowBlock:
+    """``counters`` rows of one job/task/attempt and scope as one block: one row per counter.
+
+    ``groups``, ``names`` and ``values`` are the columns as the store keeps them (no
+    group-name mapping here; :func:`counter_block` maps 0.20/1.x names first).
+    """
+    return RowBlock(
+        "counters",
+        len(names),
+        {"group_name": groups, "counter_name": names, "value": values},
+        {"job_id": job_id, "task_id": task_id, "attempt_id": attempt_id, "scope": scope},
+    )
+
+
 def counter_block(
     job_id: str,
     scope: str,
@@ -262,9 +285,4 @@ def counter_block(
         values.append(value)
     if not names:
         return None
-    return RowBlock(
-        "counters",
-        len(names),
-        {"group_name": groups, "counter_name": names, "value": values},
-        {"job_id": job_id, "task_id": task_id, "attempt_id": attempt_id, "scope": scope},
-    )
+    return counters_block(job_id, scope, groups, names, values, task_id=task_id, attempt_id=attempt_id)

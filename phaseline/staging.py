@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import Callable, Mapping, Sequence, Sized
+from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import chain, repeat
@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 from phaseline import schemas
 from phaseline.errors import SchemaError
 
-__all__ = ["FLUSH_ROWS", "SourceRecord", "StagedFile", "StagedSource"]
+__all__ = ["FLUSH_ROWS", "SourceRecord", "StagedFile", "StagedSource", "check_block_names", "check_block_sizes"]
 
 #: Rows buffered per table before they are written as one Parquet row group.
 FLUSH_ROWS = 32_768
@@ -64,6 +64,28 @@ class SourceRecord:
             "record_tables": self.record_tables,
             "source_sha256": self.sha256,
         }
+
+
+def check_block_names(
+    table: str, row_columns: Sequence[str], per_row: Iterable[str], constant: Iterable[str]
+) -> None:
+    """Raise :class:`SchemaError` unless a block's column names are columns of ``table``, each given once."""
+    per_row, constant = tuple(per_row), tuple(constant)
+    unknown = [name for name in (*per_row, *constant) if name not in row_columns]
+    if unknown:
+        raise SchemaError(f"table {table!r} has no column(s) {sorted(unknown)}")
+    both = set(per_row).intersection(constant)
+    if both:
+        raise SchemaError(f"table {table!r}: column(s) {sorted(both)} given both per row and as constants")
+
+
+def check_block_sizes(table: str, n: int, columns: Mapping[str, Any]) -> None:
+    """Raise :class:`SchemaError` unless every per-row column of a block of ``n`` rows has ``n`` values."""
+    for name, values in columns.items():
+        size = len(values) if isinstance(values, Sized) else None
+        if size != n:
+            got = "no sequence of values" if size is None else f"{size} values"
+            raise SchemaError(f"a {table!r} row block of {n} rows has {got} in column {name!r}")
 
 
 class _TableWriter:
@@ -136,20 +158,9 @@ class _TableWriter:
         """Append ``n`` rows given by column (``constants``: one value for all ``n``; others NULL)."""
         key = (tuple(columns), tuple(constants))
         if key not in self._block_keys:
-            unknown = [name for name in (*key[0], *key[1]) if name not in self._names]
-            if unknown:
-                raise SchemaError(f"table {self.spec.name!r} has no column(s) {sorted(unknown)}")
-            both = set(key[0]).intersection(key[1])
-            if both:
-                raise SchemaError(
-                    f"table {self.spec.name!r}: column(s) {sorted(both)} given both per row and as constants"
-                )
+            check_block_names(self.spec.name, self._names, key[0], key[1])
             self._block_keys.add(key)
-        for name, values in columns.items():
-            size = len(values) if isinstance(values, Sized) else None
-            if size != n:
-                got = "no sequence of values" if size is None else f"{size} values"
-                raise SchemaError(f"a {self.spec.name!r} row block of {n} rows has {got} in column {name!r}")
+        check_block_sizes(self.spec.name, n, columns)
         if n <= 0:
             if n < 0:
                 raise SchemaError(f"a {self.spec.name!r} row block cannot hold {n} rows")
