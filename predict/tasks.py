@@ -381,7 +381,8 @@ def estimate_tasks(
     then = _reduce_flow(profile, before_shape, before, wire_ratio(profile, before, before))
     if profile.reduce_size_sel is None:
         notes.append("reduce selectivity unknown in the profile: output assumed as large as input")
-    modelled_then = sum(reduce_phases(then).values()) if profile.num_reduces > 0 else 0.0
+    then_phases = reduce_phases(then) if profile.num_reduces > 0 else {}
+    modelled_then = sum(then_phases.values())
     r_avg, r_max, note = _calibrate(
         profile.stage(Stage.REDUCE_PHASE) if profile.num_reduces > 0 else None,
         modelled_then,
@@ -394,16 +395,16 @@ def estimate_tasks(
     data = {Phase.SHUFFLE.value: flow.shuffle_bytes, Phase.SORT.value: flow.reduce_in}
     data |= {Phase.REDUCE.value: flow.reduce_in, Phase.WRITE.value: flow.out_bytes}
 
+    # Zhang et al.'s shuffle submodel prices shuffle and sort together (section 2); the
+    # reduce phase (ARIA's stage) already holds the profiled sort: take it out once.
+    platform_shuffle = times.has(Phase.SHUFFLE.value)
+
     def shuffle_only(shuffle_bytes: float, sort_ms: float) -> float:
-        # Zhang et al.'s shuffle submodel prices shuffle and sort together (section 2); the
-        # reduce phase (ARIA's stage) already holds the profiled sort: take it out once.
         both = times.ms(Phase.SHUFFLE, shuffle_bytes)
-        if not (times.has(Phase.SHUFFLE.value) and sort_ms > 0):
-            return both
-        return max(0.0, both - sort_ms)
+        return max(0.0, both - sort_ms) if platform_shuffle and sort_ms > 0 else both
 
     shuffle_ms = shuffle_only(flow.shuffle_bytes, phases[Phase.SORT.value])
-    if times.has(Phase.SHUFFLE.value) and phases[Phase.SORT.value] > 0:
+    if platform_shuffle and phases[Phase.SORT.value] > 0:
         notes.append(
             "shuffle: the platform model's shuffle + sort less the reduce-side sort, which the reduce "
             "phase holds (Zhang et al. 2013, section 2 measure the two together)"
@@ -411,7 +412,7 @@ def estimate_tasks(
     first, typical = profile.stage(Stage.FIRST_SHUFFLE), profile.stage(Stage.TYPICAL_SHUFFLE)
     shuffle_skew = _skew(typical or first)
     if first is not None and profile.num_reduces > 0:
-        then_ms = shuffle_only(then.shuffle_bytes, reduce_phases(then)[Phase.SORT.value])
+        then_ms = shuffle_only(then.shuffle_bytes, then_phases[Phase.SORT.value])
         scale = shuffle_ms / then_ms if then_ms > 0 else 1.0
         first_avg, first_max = first.avg_ms * scale, first.max_ms * scale
         notes.append(

@@ -343,10 +343,15 @@ class JobProfile:
     def stage(self, name: Stage) -> DurationStats | None:
         return self.stages.get(name.value)
 
+    def _repeat_spans(self) -> list[float] | None:
+        """The profiled runs' positive makespans, or None with fewer than two."""
+        spans = [m for m in self.makespans_ms if m > 0]
+        return spans if len(spans) >= 2 else None
+
     def run_range(self) -> tuple[float, float] | None:
         """(fastest, slowest) profiled makespan over the median one (None: fewer than 2 runs)."""
-        spans = [m for m in self.makespans_ms if m > 0]
-        if len(spans) < 2:
+        spans = self._repeat_spans()
+        if spans is None:
             return None
         mid = statistics.median(spans)
         return min(spans) / mid, max(spans) / mid
@@ -357,10 +362,8 @@ class JobProfile:
         Meaningful when the runs had the same input and settings (repeats of one case),
         as the backtest's profiles do; runs of different sizes make it a size effect.
         """
-        spans = [m for m in self.makespans_ms if m > 0]
-        if len(spans) < 2:
-            return None
-        return statistics.stdev(spans) / statistics.fmean(spans)
+        spans = self._repeat_spans()
+        return None if spans is None else statistics.stdev(spans) / statistics.fmean(spans)
 
     # ----------------------------------------------------------------- JSON
     def to_dict(self) -> dict[str, Any]:
