@@ -335,7 +335,7 @@ def assign_slots(timeline_df: pd.DataFrame) -> pd.DataFrame:
         free: list[int] = []
         busy: list[tuple[float, int]] = []
         count = 0
-        for i, host, t, f in zip(order.tolist(), hosts, starts, finishes):
+        for i, host, t, f in zip(order.tolist(), hosts, starts, finishes, strict=True):
             if host != current:
                 current, free, busy, count = host, [], [], 0
             while busy and busy[0][0] <= t:
