@@ -120,6 +120,8 @@ class _Attempt:
     has_counters: bool = False
 
 
+#: Task and attempt rows per block at the end of a file.
+_STATE_BLOCK = 8_192
 _TASK_COLUMNS = (
     "task_id",
     "task_type",
@@ -217,6 +219,9 @@ class HistoryState:
         self.attempts: dict[str, _Attempt] = {}
         self.out: list[Row | RowBlock] = []
         self.layouts: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        # One object per distinct host, rack, status, locality...: a job's tasks and attempts
+        # repeat a few dozen values, and each decoded event brings fresh copies.
+        self._strings: dict[str, str] = {}
         self.handlers: dict[EventKind, Callable[[dict[str, Any]], None]] = {
             EventKind.JOB_SUBMITTED: self._job_submitted,
             EventKind.JOB_INITED: self._job_inited,
@@ -232,6 +237,12 @@ class HistoryState:
             EventKind.ATTEMPT_FINISHED: self._attempt_finished,
             EventKind.ATTEMPT_UNSUCCESSFUL: self._attempt_unsuccessful,
         }
+
+    def _share(self, text: str | None) -> str | None:
+        """``text``, as the one object kept for equal strings (held state stays small on large jobs)."""
+        if text is None:
+            return None
+        return self._strings.setdefault(text, text)
 
     def learn_job_id(self, payload: dict[str, Any]) -> None:
         """Take the job id from the first id an event carries (jobid, taskid, attemptId...)."""
@@ -250,15 +261,18 @@ class HistoryState:
             values = {name: getattr(self.job, name) for name in _Job.__slots__ if name != "ended"}
             values["source_format"] = "jhist"
             yield Row("jobs", values)
+        # blocks of at most _STATE_BLOCK rows: a large job's rows are not all copied at once
         tasks = list(self.tasks.values())
-        if tasks:
-            columns = {name: list(map(attrgetter(name), tasks)) for name in _TASK_COLUMNS}
-            yield RowBlock("tasks", len(tasks), columns, {"job_id": jid})
+        for start in range(0, len(tasks), _STATE_BLOCK):
+            part = tasks[start : start + _STATE_BLOCK]
+            columns = {name: list(map(attrgetter(name), part)) for name in _TASK_COLUMNS}
+            yield RowBlock("tasks", len(part), columns, {"job_id": jid})
         attempts = list(self.attempts.values())
-        if attempts:
-            columns = {name: list(map(attrgetter(name), attempts)) for name in _ATTEMPT_COLUMNS}
-            columns["host"] = [a.tracker_host if a.host is None else a.host for a in attempts]
-            yield RowBlock("attempts", len(attempts), columns, {"job_id": jid})
+        for start in range(0, len(attempts), _STATE_BLOCK):
+            chunk = attempts[start : start + _STATE_BLOCK]
+            columns = {name: list(map(attrgetter(name), chunk)) for name in _ATTEMPT_COLUMNS}
+            columns["host"] = [a.tracker_host if a.host is None else a.host for a in chunk]
+            yield RowBlock("attempts", len(chunk), columns, {"job_id": jid})
         for t in self.tasks.values():
             if t.counter_values:
                 groups, names = t.counter_layout
@@ -270,7 +284,12 @@ class HistoryState:
             return 0
         groups, names, values = _counter_columns(counters)
         if names:
-            block = counters_block(self.job.job_id, scope, groups, names, values, task_id=task_id, attempt_id=attempt_id)
+            # the same layout object for every record with these counters: the store converts it once
+            key = (tuple(groups), tuple(names))
+            shared_groups, shared_names = self.layouts.setdefault(key, key)
+            block = counters_block(
+                self.job.job_id, scope, shared_groups, shared_names, values, task_id=task_id, attempt_id=attempt_id
+            )
             self.out.append(block)
         return len(names)
 
@@ -334,7 +353,7 @@ class HistoryState:
         task = self._task(p)
         task.task_type = _task_type(opt_str(p.get("taskType"), "taskType")) or task.task_type
         task.start_ms = opt_int(p.get("startTime"), "startTime")
-        task.splits = _nonempty(p.get("splitLocations"), "splitLocations")
+        task.splits = self._share(_nonempty(p.get("splitLocations"), "splitLocations"))
 
     def _hold_task_counters(self, task: _Task, counters: Any) -> None:
         groups: list[str] = []
@@ -369,13 +388,15 @@ class HistoryState:
         task = self._task(p)
         task.finish_ms = opt_int(p.get("finishTime"), "finishTime")
         task.status = _SUCCEEDED
-        task.successful_attempt_id = opt_str(p.get("successfulAttemptId"), "successfulAttemptId")
+        attempt_id = opt_str(p.get("successfulAttemptId"), "successfulAttemptId")
+        known = self.attempts.get(attempt_id) if attempt_id is not None else None
+        task.successful_attempt_id = attempt_id if known is None else known.attempt_id  # one copy of the id
         self._task_counters(task, p.get("counters"))
 
     def _task_failed(self, p: dict[str, Any]) -> None:
         task = self._task(p)
         task.finish_ms = opt_int(p.get("finishTime"), "finishTime")
-        task.status = normalize_status(opt_str(p.get("status"), "status")) or Status.FAILED.value
+        task.status = self._share(normalize_status(opt_str(p.get("status"), "status"))) or Status.FAILED.value
         task.error = _nonempty(p.get("error"), "error")
         self._task_counters(task, p.get("counters"))
 
@@ -390,10 +411,9 @@ class HistoryState:
             task_id = opt_str(p.get("taskid"), "taskid") or _task_id_of(attempt_id)
             if task_id is None:
                 raise BadEvent(f"attemptId {attempt_id!r} is not an attempt id and no taskid is given")
-            if task_id not in self.tasks:
-                self._task({"taskid": task_id, "taskType": p.get("taskType")})
+            task = self.tasks.get(task_id) or self._task({"taskid": task_id, "taskType": p.get("taskType")})
             attempt = self.attempts[attempt_id] = _Attempt(
-                attempt_id, task_id, _task_type(opt_str(p.get("taskType"), "taskType"))
+                attempt_id, task.task_id, _task_type(opt_str(p.get("taskType"), "taskType"))
             )
         return attempt
 
@@ -401,19 +421,20 @@ class HistoryState:
         a = self._attempt(p)
         a.start_ms = opt_int(p.get("startTime"), "startTime")
         a.container_id = _nonempty(p.get("containerId"), "containerId")
-        a.locality = _nonempty(p.get("locality"), "locality")
+        a.locality = self._share(_nonempty(p.get("locality"), "locality"))
         a.http_port = opt_int(p.get("httpPort"), "httpPort")
         tracker = opt_str(p.get("trackerName"), "trackerName")
         if tracker:
-            a.tracker_host = split_host(tracker)[0]
+            a.tracker_host = self._share(split_host(tracker)[0])
 
     def _attempt_done(self, a: _Attempt, p: dict[str, Any], status_field: str) -> None:
         a.finish_ms = opt_int(p.get("finishTime"), "finishTime")
-        a.status = normalize_status(opt_str(p.get(status_field), status_field))
+        share = self._share
+        a.status = share(normalize_status(opt_str(p.get(status_field), status_field)))
         hostname = opt_str(p.get("hostname"), "hostname")
         host, rack = split_host(hostname) if hostname else (None, None)
-        a.host = host
-        a.rack = _nonempty(p.get("rackname"), "rackname") or rack
+        a.host = share(host)
+        a.rack = share(_nonempty(p.get("rackname"), "rackname") or rack)
         if not a.has_counters:
             counters = p.get("counters")
             a.has_counters = self._counters(counters, "attempt", a.task_id, a.attempt_id) > 0

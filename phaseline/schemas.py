@@ -116,12 +116,18 @@ def normalize_status(raw: str | None) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class TableSpec:
-    """A table's name, schema, and the columns every row must have."""
+    """A table's name, schema, and the columns every row must have.
+
+    ``flush_rows`` caps the rows the store buffers for the table before it writes
+    them as one Parquet row group: tables whose rows carry whole trace records
+    set it lower, so the buffer stays a few MB however large the file.
+    """
 
     name: str
     schema: pa.Schema
     required: tuple[str, ...]
     doc: str
+    flush_rows: int = 32_768
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -295,6 +301,7 @@ EVENTS = register(
         ),
         ("seq", "event_type"),
         "Every raw event or record of every file, so nothing is dropped.",
+        flush_rows=4_096,  # a .jhist event line is 0.3-2 kB: about 8 MB of lines per row group
     )
 )
 
