@@ -284,12 +284,7 @@ class HistoryState:
             return 0
         groups, names, values = _counter_columns(counters)
         if names:
-            # the same layout object for every record with these counters: the store converts it once
-            key = (tuple(groups), tuple(names))
-            shared_groups, shared_names = self.layouts.setdefault(key, key)
-            block = counters_block(
-                self.job.job_id, scope, shared_groups, shared_names, values, task_id=task_id, attempt_id=attempt_id
-            )
+            block = counters_block(self.job.job_id, scope, groups, names, values, task_id=task_id, attempt_id=attempt_id)
             self.out.append(block)
         return len(names)
 

@@ -100,6 +100,24 @@ def test_blocks_and_the_same_rows_one_by_one_give_identical_parquet(
     assert set(by_block.column("source_sha256").to_pylist()) == {"f" * 64}
 
 
+def test_a_table_of_wide_rows_is_written_in_smaller_row_groups(tmp_path: Path) -> None:
+    # events rows carry whole trace lines: the store buffers schemas.EVENTS.flush_rows of them, not FLUSH_ROWS
+    limit = schemas.EVENTS.flush_rows
+    assert limit < staging_module.FLUSH_ROWS
+    rows = [Row("events", {"job_id": JOB, "seq": i, "event_type": "E", "payload_json": "x" * 100})
+            for i in range(2 * limit + 1)]  # fmt: skip
+    staging = tmp_path / "events"
+    staging.mkdir()
+    staged = StagedSource(staging, "wide", "f" * 64, 0, "test")
+    for row in rows:
+        staged.add(row.table, row.values)
+    _, files = staged.finish("landed")
+    (written,) = files
+    meta = pq.ParquetFile(written.path).metadata
+    assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [limit, limit, 1]
+    assert pq.read_table(written.path).column("seq").to_pylist() == list(range(2 * limit + 1))
+
+
 def test_constants_fill_every_row_and_absent_columns_are_null(tmp_path: Path) -> None:
     one_run = RowBlock("counters", 3, {"counter_name": ["A", "B", "C"], "value": [1, 2, 3]},
                        {"job_id": JOB, "scope": "job_total", "group_name": "g"})  # fmt: skip
@@ -173,66 +191,6 @@ def test_values_of_the_wrong_type_name_table_and_column(tmp_path: Path) -> None:
                      {"job_id": JOB, "scope": "s", "group_name": "g", "task_id": t}) for t in ("t1", 7)]  # fmt: skip
     with pytest.raises(SchemaError, match="column 'task_id'"):
         _stage(tmp_path, "runs", runs)
-
-
-# -- columns given as shared tuples (one layout object for many blocks) ----------------------
-
-_LAYOUT_A = (("g", "g", "h"), ("A", "B", "C"))  # (groups, names): one object, given again and again
-_LAYOUT_B = (("g",), ("A",))
-
-
-def _shared_block(layout: tuple[tuple[str, ...], tuple[str, ...]], attempt: str, first: int) -> RowBlock:
-    groups, names = layout
-    values = list(range(first, first + len(names)))
-    return RowBlock("counters", len(names), {"group_name": groups, "counter_name": names, "value": values},
-                    {"job_id": JOB, "scope": "attempt", "task_id": "task_1", "attempt_id": attempt})  # fmt: skip
-
-
-#: The kinds of item a reader may mix with shared-tuple blocks, by name (hypothesis draws sequences of them).
-_SHARED_ITEMS: dict[str, RowBlock | Row] = {
-    "a": _shared_block(_LAYOUT_A, "attempt_1", 10),
-    "a2": _shared_block(_LAYOUT_A, "attempt_2", 20),
-    "b": _shared_block(_LAYOUT_B, "attempt_3", 30),
-    "fresh": _shared_block((("g", "h"), ("A", "C")), "attempt_4", 40),  # a tuple seen once
-    "list": _block("task_2", "attempt_5", "attempt", [("h", "D", 50), ("g", "E", 51)]),
-    "const": RowBlock("counters", 2, {"counter_name": ("X", "Y"), "value": [60, 61]},
-                      {"job_id": JOB, "scope": "task", "group_name": "k"}),  # group as a constant
-    "row": Row("counters", (JOB, None, None, "job_total", "g", "Z", 70)),
-    "empty": _shared_block(((), ()), "attempt_6", 0),
-}
-
-
-@settings(max_examples=200, deadline=None)
-@given(kinds=st.lists(st.sampled_from(sorted(_SHARED_ITEMS)), max_size=12), flush_rows=st.sampled_from([1, 2, 4, 7, 10_000]))
-def test_shared_tuple_columns_give_the_parquet_of_the_same_rows_one_by_one(
-    tmp_path_factory: pytest.TempPathFactory, kinds: list[str], flush_rows: int
-) -> None:
-    items = [_SHARED_ITEMS[k] for k in kinds] + [_SHARED_ITEMS["row"]]  # at least one row in the file
-    tmp = tmp_path_factory.mktemp("shared")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(staging_module, "FLUSH_ROWS", flush_rows)
-        by_block = _stage(tmp, "blocks", items)
-        by_row = _stage(tmp, "rows", list(iter_rows(items)))
-    assert by_block.equals(by_row)
-    assert by_block.num_rows == sum(map(row_count, items))
-
-
-def test_a_shared_tuple_is_converted_once_per_flush(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    converted: list[int] = []
-    real_array = pa.array
-
-    def counting_array(values: Any, *args: Any, **kwargs: Any) -> Any:
-        if isinstance(values, list) and values and values[0] in ("A", "g"):
-            converted.append(len(values))
-        return real_array(values, *args, **kwargs)
-
-    monkeypatch.setattr(staging_module.pa, "array", counting_array)
-    blocks = [_shared_block(_LAYOUT_A, f"attempt_{i}", 3 * i) for i in range(1000)]
-    table = _stage(tmp_path, "once", blocks)
-    assert table.num_rows == 3000
-    assert table.column("counter_name").to_pylist() == ["A", "B", "C"] * 1000
-    assert table.column("value").to_pylist() == list(range(3000))
-    assert converted == [3, 3]  # group_name and counter_name: the layout's 3 values each, not 3,000
 
 
 def test_iter_rows_and_row_count() -> None:
