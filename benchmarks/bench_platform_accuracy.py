@@ -18,7 +18,10 @@ rather than tens of KB; one map and one reduce at a time; every job after a
 warm-up job in the same JVM; with a JFR recording, whose stack samples split the
 map's read/collect and the reduce's write out of their combined log spans.
 
-Also printed: the machine's load average during the run (sampled every few
+Also printed: per phase, the noise ceiling
+(:func:`~platform_model.accuracy.noise_ceiling`): the most of the rows any
+model of the data could put within 15 %, since tasks of one run with the same
+data already differ by more; the machine's load average during the run (sampled every few
 seconds: other processes' CPU use stretches phases at random, which no model of
 the data explains), the first-task slowdown per run (median over runs of the
 first map attempt's relative error divided by the others'), and what was not
@@ -42,7 +45,14 @@ import common  # benchmarks/common.py (this directory is on sys.path when run as
 import numpy as np
 
 from phaseline.store import Store
-from platform_model.accuracy import AccuracyReport, accuracy_report, relative_errors, render_markdown
+from platform_model.accuracy import (
+    AccuracyReport,
+    NoiseCeiling,
+    accuracy_report,
+    noise_ceiling,
+    relative_errors,
+    render_markdown,
+)
 from platform_model.bench import (
     DEFAULT_WARMUP_MB,
     PAPER_INPUTS_MB,
@@ -141,11 +151,18 @@ def build_plan(args: argparse.Namespace) -> BenchPlan:
     )
 
 
-def judge(report: AccuracyReport, model: PlatformModel) -> tuple[bool, list[str]]:
-    """Per fitted phase: the in-sample share within 15 % against the target; lines to print."""
+def judge(
+    report: AccuracyReport, model: PlatformModel, ceiling: tuple[NoiseCeiling, ...] = ()
+) -> tuple[bool, list[str]]:
+    """Per fitted phase: the in-sample share within 15 % against the target; lines to print.
+
+    ``ceiling`` (:func:`~platform_model.accuracy.noise_ceiling`) is printed beside
+    it: the most any model of the data could reach on the same rows.
+    """
     lines = [f"{'phase':8s} {'n':>5s} {'in-sample <=15 %':>17s} {'held-out <=15 %':>16s} "
-             f"{'median err':>10s}  target >= {100 * TARGET_WITHIN_15:.0f} %"]
+             f"{'median err':>10s} {'ceiling <=15 %':>15s}  target >= {100 * TARGET_WITHIN_15:.0f} %"]
     ok = True
+    bound = {c.phase: c for c in ceiling}
     for phase in model.phases:
         row = report.row(phase)
         held = report.row(phase, held_out=True)
@@ -154,12 +171,16 @@ def judge(report: AccuracyReport, model: PlatformModel) -> tuple[bool, list[str]
         met = row.within_15 >= TARGET_WITHIN_15
         ok &= met
         held_txt = f"{100 * held.within_15:.0f} %" if held is not None and held.n else "-"
+        c = bound.get(phase)
+        ceil_txt = f"{100 * c.within[1]:.0f} % of {c.n}" if c is not None else "-"
         lines.append(f"{phase:8s} {row.n:5d} {100 * row.within_15:16.0f} % {held_txt:>16s} "
-                     f"{100 * row.median_error:9.1f} %  {'met' if met else 'MISSED'}")
+                     f"{100 * row.median_error:9.1f} % {ceil_txt:>15s}  {'met' if met else 'MISSED'}")
     return ok, lines
 
 
-def figures(report: AccuracyReport, model: PlatformModel, extra: dict[str, Any]) -> list[common.Figure]:
+def figures(
+    report: AccuracyReport, model: PlatformModel, extra: dict[str, Any], ceiling: tuple[NoiseCeiling, ...] = ()
+) -> list[common.Figure]:
     """The figures for ``benchmarks/run``: per fitted phase, the in-sample share within 15 % against the target.
 
     The held-out share and the rest of the row are in each figure's details; ``extra``
@@ -175,6 +196,7 @@ def figures(report: AccuracyReport, model: PlatformModel, extra: dict[str, Any])
         details = {"n": row.n, "within_10_pct": 100 * row.within[0], "within_20_pct": 100 * row.within[2],
                    "median_error_pct": 100 * row.median_error, "zero_ms": row.zero_ms,
                    "held_out_within_15_pct": None if held is None or not held.n else 100 * held.within_15,
+                   "ceiling_within_15_pct": next((100 * c.within[1] for c in ceiling if c.phase == phase), None),
                    "folds": report.folds, **extra}
         out.append(common.Figure("platform", f"local engine: {phase} points within 15 % (in sample)",
                                  100 * row.within_15, "%", target=target, details=details,
@@ -229,7 +251,8 @@ def main() -> int:
     profile = profile_from_store(store)
     model = fit_platform(profile)
     report = accuracy_report(model, profile, folds=args.folds)
-    ok, lines = judge(report, model)
+    ceiling = noise_ceiling(profile)
+    ok, lines = judge(report, model, ceiling)
     ld = load.summary()
     print(f"\nran {len(results)} benchmarks in {elapsed / 60:.1f} min; load average (1 min) during the run: "
           f"min {ld['min']:.1f}, mean {ld['mean']:.1f}, max {ld['max']:.1f} on {os.cpu_count()} cores")
@@ -243,6 +266,8 @@ def main() -> int:
     if ratios:
         print("first map task's error / the others' (median over runs): "
               + ", ".join(f"{p} {v:.2f}" for p, v in ratios.items()))
+    print("ceiling: the most any model of the data could put within 15 % on the same rows: tasks of one run "
+          "with the same data differ by more than that (platform_model.accuracy.noise_ceiling)")
     print(f"target (>= {100 * TARGET_WITHIN_15:.0f} % within 15 % in sample, every fitted phase): "
           + ("met" if ok else "MISSED"))
     if args.json is not None:
@@ -250,7 +275,9 @@ def main() -> int:
             "plan": plan.to_json(), "elapsed_s": elapsed, "load_average": ld, "cpus": os.cpu_count(),
             "failed": [r.name for r in failed], "unfitted": dict(model.unfitted), "first_task_ratio": ratios,
         }
-        args.json.write_text(json.dumps([f.as_dict() for f in figures(report, model, extra)], indent=1) + "\n")
+        args.json.write_text(
+            json.dumps([f.as_dict() for f in figures(report, model, extra, ceiling)], indent=1) + "\n"
+        )
     return 0 if ok else 1
 
 

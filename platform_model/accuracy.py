@@ -154,6 +154,79 @@ def table1(model: PlatformModel, profile: PlatformProfile) -> tuple[AccuracyRow,
     return tuple(out)
 
 
+@dataclass(frozen=True, slots=True)
+class NoiseCeiling:
+    """The most of one phase's rows that any ``Dur = f(data)`` model can put within 10/15/20 %.
+
+    Attributes
+    ----------
+    phase
+        The generic phase.
+    n
+        Rows in groups of two or more (same run, data within the grouping tolerance).
+    within
+        Upper bounds of the shares within 10 %, 15 %, 20 % (:data:`THRESHOLDS`) over those rows.
+    """
+
+    phase: str
+    n: int
+    within: tuple[float, float, float]
+
+
+def _most_within(y: npt.NDArray[np.float64], tol: float) -> int:
+    """The most of ``y`` (all > 0) that one value ``c`` can have within ``tol``: |y - c| <= tol * y.
+
+    Each row accepts ``c`` in ``[y (1 - tol), y (1 + tol)]``; the answer is the
+    deepest overlap of those intervals (a sweep over their ends, starts first).
+    """
+    ends = sorted([(v * (1 - tol), 0) for v in y] + [(v * (1 + tol), 1) for v in y])
+    depth = best = 0
+    for _, kind in ends:
+        depth += 1 if kind == 0 else -1
+        best = max(best, depth)
+    return best
+
+
+def noise_ceiling(profile: PlatformProfile, *, size_rtol: float = 0.02) -> tuple[NoiseCeiling, ...]:
+    """How much of Table 1 the platform's noise leaves to any model of the data.
+
+    The rows of one phase in one run whose data sizes lie within ``size_rtol``
+    of each other (a benchmark job's tasks process the same amount of data)
+    form a group.  A submodel gives one duration for one data size, so at most
+    the rows that one value can have within 10/15/20 % of it count as within
+    (:func:`_most_within`), whatever the model: summed over the groups, that is
+    an upper bound of :func:`table1`'s shares on those rows (rows alone in their
+    group are left out: a model could match each).  Where it lies below a
+    target, the target is out of reach on these measurements, not a matter of
+    fitting.
+    """
+    out = []
+    for phase in profile.phases:
+        x, y, run = profile.arrays(phase)
+        keep = y > 0
+        x, y, run = x[keep], y[keep], run[keep].astype(str)
+        n = 0
+        hits = [0, 0, 0]
+        for r in np.unique(run):
+            xs, ys = x[run == r], y[run == r]
+            order = np.argsort(xs)
+            xs, ys = xs[order], ys[order]
+            start = 0
+            for i in range(1, len(xs) + 1):  # consecutive sizes within size_rtol of the group's first
+                if i < len(xs) and xs[i] - xs[start] <= size_rtol * max(xs[start], 1.0):
+                    continue
+                group = ys[start:i]
+                if group.size >= 2:
+                    n += group.size
+                    for k, tol in enumerate(THRESHOLDS):
+                        hits[k] += _most_within(group, tol)
+                start = i
+        if n:
+            w10, w15, w20 = (h / n for h in hits)
+            out.append(NoiseCeiling(phase, n, (w10, w15, w20)))
+    return tuple(out)
+
+
 def _fold_of_runs(runs: Iterable[str], folds: int, seed: int) -> dict[str, int]:
     names = sorted(set(runs))
     order = np.random.default_rng(seed).permutation(len(names))

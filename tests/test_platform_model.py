@@ -25,7 +25,14 @@ from hypothesis import strategies as st
 
 from phaseline.errors import ExtrapolationWarning, InsufficientDataError, PlatformModelError, SchemaError
 from phaseline.schemas import TABLES
-from platform_model.accuracy import accuracy_report, relative_errors, render_markdown, table1
+from platform_model.accuracy import (
+    _most_within,
+    accuracy_report,
+    noise_ceiling,
+    relative_errors,
+    render_markdown,
+    table1,
+)
 from platform_model.model import PlatformModel, fit_platform
 from platform_model.profile import profile_from_arrays, profile_from_connection, profile_from_csv
 
@@ -241,6 +248,34 @@ def test_table1_and_cross_validation() -> None:
     assert "| spill |" in text
     assert "held-out" in text
     assert "Not fitted: read" in text
+
+
+def test_most_within_is_the_deepest_overlap_of_the_tolerance_intervals() -> None:
+    # 100 and 120 share c in [102, 115] (15 %); 200 is alone: two of three at best
+    assert _most_within(np.array([100.0, 120.0, 200.0]), 0.15) == 2
+    assert _most_within(np.array([100.0, 140.0]), 0.15) == 1  # 115 < 119: no common value
+    assert _most_within(np.array([100.0, 100.0, 100.0]), 0.10) == 3
+
+
+def test_noise_ceiling_bounds_every_model_of_the_data() -> None:
+    """Same-size rows of one run: no function of the data does better than the ceiling."""
+    rng = np.random.default_rng(5)
+    runs = np.repeat([f"job_{k}" for k in range(30)], 4)
+    data = np.repeat(rng.uniform(1e6, 1e8, 30), 4)  # a run's 4 tasks process the same data
+    dur = (50 + 2e-6 * data) * rng.lognormal(0.0, 0.3, data.size)  # 30 % task-to-task noise
+    prof = profile_from_arrays(["spill"] * data.size, data, dur, runs)
+    (ceiling,) = noise_ceiling(prof)
+    assert ceiling.phase == "spill"
+    assert ceiling.n == data.size
+    assert ceiling.within[0] <= ceiling.within[1] <= ceiling.within[2] < 1.0
+    (fitted,) = table1(fit_platform(prof), prof)
+    assert fitted.within[1] <= ceiling.within[1]
+    # the same rows without noise: everything can be matched
+    quiet = profile_from_arrays(["spill"] * data.size, data, 50 + 2e-6 * data, runs)
+    assert noise_ceiling(quiet)[0].within == (1.0, 1.0, 1.0)
+    # a row alone at its size in its run is not counted
+    lone = profile_from_arrays(["spill"] * 3, [1e6, 1e6, 5e7], [10.0, 11.0, 90.0], ["a", "a", "a"])
+    assert noise_ceiling(lone)[0].n == 2
 
 
 def test_relative_error_definition() -> None:
