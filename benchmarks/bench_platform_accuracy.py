@@ -49,7 +49,6 @@ from platform_model.accuracy import (
     AccuracyReport,
     NoiseCeiling,
     accuracy_report,
-    noise_ceiling,
     relative_errors,
     render_markdown,
 )
@@ -251,7 +250,7 @@ def main() -> int:
     profile = profile_from_store(store)
     model = fit_platform(profile)
     report = accuracy_report(model, profile, folds=args.folds)
-    ceiling = noise_ceiling(profile)
+    ceiling = report.ceiling
     ok, lines = judge(report, model, ceiling)
     ld = load.summary()
     print(f"\nran {len(results)} benchmarks in {elapsed / 60:.1f} min; load average (1 min) during the run: "

@@ -85,12 +85,16 @@ class AccuracyReport:
         Folds used for ``held_out`` (0: not done).
     held_out_note
         Why ``held_out`` is empty or partial, if it is.
+    ceiling
+        Per phase, the most of its rows any model of the data can put within
+        10/15/20 % (:func:`noise_ceiling`).
     """
 
     in_sample: tuple[AccuracyRow, ...]
     held_out: tuple[AccuracyRow, ...]
     folds: int
     held_out_note: str = ""
+    ceiling: tuple[NoiseCeiling, ...] = ()
 
     def row(self, phase: str, *, held_out: bool = False) -> AccuracyRow | None:
         """The line of ``phase``, or None."""
@@ -122,6 +126,11 @@ class AccuracyReport:
             "held_out": rows(self.held_out),
             "folds": self.folds,
             "held_out_note": self.held_out_note,
+            "ceiling": [
+                {"phase": c.phase, "n": c.n, "within_10": c.within[0], "within_15": c.within[1],
+                 "within_20": c.within[2]}
+                for c in self.ceiling
+            ],
             "paper_table1": {k: list(v) for k, v in PAPER_TABLE1.items()},
         }
 
@@ -299,15 +308,17 @@ def accuracy_report(
 ) -> AccuracyReport:
     """Table 1 in sample (the paper's) and on held-out runs (k-fold by run)."""
     held, k, note = cross_validate(profile, folds=folds, norm=norm, criterion=criterion, split=split, seed=seed)
-    return AccuracyReport(table1(model, profile), held, k, note)
+    return AccuracyReport(table1(model, profile), held, k, note, noise_ceiling(profile))
 
 
 def render_markdown(report: AccuracyReport, model: PlatformModel | None = None) -> str:
-    """Table 1 as Markdown: in sample, held out, and the paper's figures beside them."""
+    """Table 1 as Markdown: in sample, held out, the noise ceiling, and the paper's figures beside them."""
     lines = [
-        "| phase | n | <=10 % | <=15 % | <=20 % | held-out <=10 % | <=15 % | <=20 % | paper <=15 % |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| phase | n | <=10 % | <=15 % | <=20 % | held-out <=10 % | <=15 % | <=20 % | ceiling <=15 % "
+        "| paper <=15 % |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
+    bound = {c.phase: c.within[1] for c in report.ceiling}
 
     def pct(v: float) -> str:
         return "-" if not np.isfinite(v) else f"{100 * v:.0f} %"
@@ -318,18 +329,24 @@ def render_markdown(report: AccuracyReport, model: PlatformModel | None = None) 
         paper = PAPER_TABLE1.get(r.phase, (float("nan"),) * 3)[1]
         lines.append(
             f"| {r.phase} | {r.n} | {pct(r.within[0])} | {pct(r.within[1])} | {pct(r.within[2])} "
-            f"| {pct(hw[0])} | {pct(hw[1])} | {pct(hw[2])} | {pct(paper)} |"
+            f"| {pct(hw[0])} | {pct(hw[1])} | {pct(hw[2])} | {pct(bound.get(r.phase, float('nan')))} "
+            f"| {pct(paper)} |"
         )
     ov, oh = report.overall_within(), report.overall_within(held_out=True)
     lines.append(
         f"| all | {sum(r.n for r in report.in_sample)} | {pct(ov[0])} | {pct(ov[1])} | {pct(ov[2])} "
-        f"| {pct(oh[0])} | {pct(oh[1])} | {pct(oh[2])} | ~80 % |"
+        f"| {pct(oh[0])} | {pct(oh[1])} | {pct(oh[2])} | | ~80 % |"
     )
     text = "\n".join(lines)
     if report.folds:
         text += f"\n\nHeld out: {report.folds}-fold cross-validation by run."
     if report.held_out_note:
         text += f"\nNote: {report.held_out_note}"
+    if report.ceiling:
+        text += (
+            "\nCeiling: the most of a phase's rows any model of the data can put within 15 %: "
+            "tasks of one run with the same data differ by more than that."
+        )
     if model is not None and model.unfitted:
         text += "\nNot fitted: " + "; ".join(f"{p}: {why}" for p, why in model.unfitted.items())
     return text

@@ -268,8 +268,13 @@ def test_noise_ceiling_bounds_every_model_of_the_data() -> None:
     assert ceiling.phase == "spill"
     assert ceiling.n == data.size
     assert ceiling.within[0] <= ceiling.within[1] <= ceiling.within[2] < 1.0
-    (fitted,) = table1(fit_platform(prof), prof)
+    model = fit_platform(prof)
+    (fitted,) = table1(model, prof)
     assert fitted.within[1] <= ceiling.within[1]
+    report = accuracy_report(model, prof, folds=3)
+    assert report.ceiling == (ceiling,)
+    assert f"| {100 * ceiling.within[1]:.0f} % |" in render_markdown(report, model)
+    assert report.to_json()["ceiling"][0]["within_15"] == ceiling.within[1]
     # the same rows without noise: everything can be matched
     quiet = profile_from_arrays(["spill"] * data.size, data, 50 + 2e-6 * data, runs)
     assert noise_ceiling(quiet)[0].within == (1.0, 1.0, 1.0)
