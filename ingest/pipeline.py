@@ -6,8 +6,12 @@ truncated file lands what came before the cut, and the other files of the same
 ingest land regardless.  Per file the pipeline counts events read and rows
 written, so nothing is dropped silently.
 
-Parsing can run in worker processes (``workers > 1``); each worker stages its
-file's Parquet in the transaction's staging directory and the parent commits.
+Files are read in chunks (up to :data:`CHUNK_FILES` files or
+:data:`CHUNK_BYTES` bytes); a chunk's small files share one staged Parquet file
+per table (:class:`~phaseline.staged_batch.StagedBatch`), because a Parquet
+file per (file, table) cost more than reading a small history file.  Chunks are
+read in this process or, with ``workers > 1``, in worker processes, which stage
+into the transaction's staging directory; the parent hashes, plans and commits.
 A per-file time limit turns a reader that hangs on hostile input into a
 quarantined file instead of a stuck ingest.
 """
@@ -20,7 +24,7 @@ import os
 import re
 import signal
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import ExitStack
@@ -33,10 +37,15 @@ from ingest.base import ReadContext, RowBlock, read_head
 from ingest.formats import Format, detect
 from phaseline.errors import PhaselineError, SchemaError, TraceParseError, TraceTruncatedError
 from phaseline.schemas import SourceStatus
-from phaseline.staging import SourceRecord, StagedFile, StagedSource
-from phaseline.store import Store, Transaction
+from phaseline.staged_batch import StagedBatch, StagedGroup
+from phaseline.staging import SourceRecord, StagedSource
+from phaseline.store import SMALL_FILE_ROWS, Store, Transaction
 
 COMMIT_EVERY_FILES = 500
+#: Files read as one unit (by one worker, committed together); their small files share staged files.
+CHUNK_FILES = 64
+#: Bytes of input that close a chunk early (a large file is a chunk of its own).
+CHUNK_BYTES = 32 << 20
 COMMIT_EVERY_S = 30.0
 FILE_TIMEOUT_S = 600.0
 COMPACT_OVER_FILES = 256
@@ -93,7 +102,11 @@ def iter_files(paths: Iterable[str | Path]) -> Iterator[Path]:
     seen: set[Path] = set()
     for raw in paths:
         text = str(raw)
-        matches = [Path(m) for m in sorted(glob.glob(text, recursive=True))] if glob.has_magic(text) else [Path(text)]
+        matches = (
+            [Path(m) for m in sorted(glob.glob(text, recursive=True))]
+            if glob.has_magic(text)
+            else [Path(text)]
+        )
         if not matches:
             raise PhaselineError(f"{text}: no such file or directory")
         for path in matches:
@@ -162,33 +175,34 @@ def _on_alarm(signum: int, frame: FrameType | None) -> None:
     raise _FileTimeout("reading took longer than the per-file time limit")
 
 
-_ReadOutcome = tuple[FileResult, SourceRecord, tuple[StagedFile, ...]]
-
-
-def _read_file(work: _Work, staging: Path, timeout_s: float | None) -> _ReadOutcome:
-    """Read one file into ``staging``; never raises for bad content."""
+def _read_file(work: _Work, batch: StagedBatch, timeout_s: float | None) -> FileResult:
+    """Read one file into ``batch`` (rows and ``sources`` row); never raises for bad content."""
     ctx = ReadContext(path=work.path, sha256=work.sha256)
-    staged = StagedSource(staging, work.key, work.sha256, work.size, None)
+    staged = StagedSource(batch.staging, work.key, work.sha256, work.size, None)
 
-    def done(outcome: tuple[SourceRecord, tuple[StagedFile, ...]], rows: dict[str, int]) -> _ReadOutcome:
-        rec, files = outcome
-        result = FileResult(
+    def result(rec: SourceRecord, rows: dict[str, int]) -> FileResult:
+        return FileResult(
             rec.path, rec.sha256, rec.format, rec.status, rec.error, ctx.events_read, rows,
             rec.rows_quarantined, dict(ctx.unknown), tuple(ctx.notes),
-        )
-        return result, rec, files
+        )  # fmt: skip
+
+    def discard(status: str, error: str, rows: dict[str, int] | None = None) -> FileResult:
+        quarantined = sum(rows.values()) if rows else 0
+        rec, _ = staged.discard(status, error, events_read=ctx.events_read, rows_quarantined=quarantined)
+        batch.add(rec, ())
+        return result(rec, {})
 
     try:
         head = read_head(work.path)
         fmt: Format | None = detect(work.path, head)
     except OSError as exc:
-        return done(staged.discard(SourceStatus.QUARANTINED, f"{work.path}: cannot read: {exc}"), {})
+        return discard(SourceStatus.QUARANTINED, f"{work.path}: cannot read: {exc}")
     if fmt is None:
-        return done(staged.discard(SourceStatus.SKIPPED, f"{work.path}: format not recognised (no reader claims it)"), {})
+        return discard(SourceStatus.SKIPPED, f"{work.path}: format not recognised (no reader claims it)")
     staged.format = fmt.name
     staged.record_tables = fmt.record_tables
     if not fmt.landed:
-        return done(staged.discard(SourceStatus.SKIPPED, f"{work.path}: {fmt.doc}"), {})
+        return discard(SourceStatus.SKIPPED, f"{work.path}: {fmt.doc}")
     status, error = SourceStatus.LANDED, None
     use_alarm = timeout_s is not None and hasattr(signal, "setitimer")
     previous = signal.signal(signal.SIGALRM, _on_alarm) if use_alarm else None
@@ -209,13 +223,7 @@ def _read_file(work: _Work, staging: Path, timeout_s: float | None) -> _ReadOutc
             msg = f"{work.path}: {exc} ({timeout_s:.0f} s) after {ctx.events_read} events"
         else:
             msg = f"{work.path}: {type(exc).__name__}: {exc}"
-        rows = staged.rows_by_table()
-        return done(
-            staged.discard(
-                SourceStatus.QUARANTINED, msg, events_read=ctx.events_read, rows_quarantined=sum(rows.values())
-            ),
-            {},
-        )
+        return discard(SourceStatus.QUARANTINED, msg, staged.rows_by_table())
     finally:
         if use_alarm:
             signal.setitimer(signal.ITIMER_REAL, 0)
@@ -227,15 +235,31 @@ def _read_file(work: _Work, staging: Path, timeout_s: float | None) -> _ReadOutc
             f"reconciliation: {ctx.events_read} records read, {kept} kept in {'+'.join(fmt.record_tables)}"
         )
     try:
-        return done(staged.finish(status, error=error, events_read=ctx.events_read), rows)
+        rec = batch.take(staged, status, error=error, events_read=ctx.events_read)
+        if rec is None:  # streamed to its own files, or a second source with these bytes in the batch
+            rec, files = staged.finish(status, error=error, events_read=ctx.events_read)
+            batch.add(rec, files)
     except SchemaError as exc:
-        return done(
-            staged.discard(
-                SourceStatus.QUARANTINED, f"{work.path}: {exc}", events_read=ctx.events_read,
-                rows_quarantined=sum(rows.values()),
-            ),
-            {},
-        )
+        return discard(SourceStatus.QUARANTINED, f"{work.path}: {exc}", rows)
+    return result(rec, rows)
+
+
+def _read_chunk(
+    chunk: Sequence[_Work], staging: Path, timeout_s: float | None
+) -> tuple[list[FileResult], StagedGroup]:
+    """Read a chunk of files (in a worker or in the parent): one result per file, and their staged rows."""
+    batch = StagedBatch(staging)
+    results = [_read_file(work, batch, timeout_s) for work in chunk]
+    return results, batch.close()
+
+
+@dataclass(slots=True)
+class _Chunk:
+    """Files planned together, in order: a result decided without reading, or ``None`` for the next file read."""
+
+    entries: list[tuple[Path, FileResult | None]] = field(default_factory=list)
+    work: list[_Work] = field(default_factory=list)
+    size: int = 0
 
 
 def _expand(path: Path, key: str, stack: ExitStack) -> Iterator[tuple[str, Path]]:
@@ -279,16 +303,20 @@ def ingest_paths(
     store
         The target store (created if missing).
     on_file
-        Called after each file with its result (progress reporting).
+        Called for each file with its result, in input order, once its chunk
+        is read (progress reporting).
     workers
-        Parser processes; 1 parses in this process.
+        Parser processes; 1 parses in this process.  Workers read whole chunks;
+        hashing, planning and commits stay in this process.
     file_timeout_s
         A file whose reading takes longer is quarantined (``None``: no limit).
     commit_every_files, commit_every_s
-        Long ingests commit in batches so an interruption keeps finished work.
+        Long ingests commit in batches so an interruption keeps finished work;
+        a chunk (committed whole) holds at most ``commit_every_files`` files.
     compact_over
-        When a table ends up with more single-source files than this, the
-        store is compacted (:meth:`~phaseline.store.Store.compact`); ``None``
+        When a table ends up with more files of fewer than
+        :data:`~phaseline.store.SMALL_FILE_ROWS` rows than this, the store is
+        compacted (:meth:`~phaseline.store.Store.compact`); ``None``
         never compacts.
 
     Returns
@@ -299,26 +327,24 @@ def ingest_paths(
     files = list(iter_files(paths))
     sources = store.sources()
     live = dict(zip(sources.column("path").to_pylist(), sources.column("sha256").to_pylist(), strict=True))
-    live_status = dict(zip(sources.column("path").to_pylist(), sources.column("status").to_pylist(), strict=True))
+    live_status = dict(
+        zip(sources.column("path").to_pylist(), sources.column("status").to_pylist(), strict=True)
+    )
     path_of_copy = {
         copy_identity(p, sha): p
         for p, sha in live.items()
         if live_status.get(p) in (SourceStatus.LANDED, SourceStatus.PARTIAL)
     }
+    # A chunk is committed whole, so it is no larger than a commit; with workers, every
+    # worker gets several chunks, or the last chunks leave all but one worker idle.
+    chunk_files = max(1, min(CHUNK_FILES, commit_every_files))
+    if workers > 1:
+        chunk_files = max(1, min(chunk_files, -(-len(files) // (4 * workers))))
     results: list[FileResult] = []
     with ExitStack() as stack:
         txn = stack.enter_context(store.begin())
         pool = stack.enter_context(ProcessPoolExecutor(workers)) if workers > 1 else None
         last_commit = time.monotonic()
-
-        def record(path: Path, result: FileResult) -> None:
-            nonlocal last_commit
-            results.append(result)
-            if on_file is not None:
-                on_file(path, result)
-            if txn.pending >= commit_every_files or (txn.pending and time.monotonic() - last_commit > commit_every_s):
-                txn.commit()
-                last_commit = time.monotonic()
 
         def plan() -> Iterator[tuple[Path, _Work | FileResult]]:
             for path in files:
@@ -338,7 +364,10 @@ def ingest_paths(
                         continue
                     identity = copy_identity(member_key, sha)
                     twin = path_of_copy.get(identity)
-                    if live.get(member_key) == sha and live_status.get(member_key) != SourceStatus.QUARANTINED:
+                    if (
+                        live.get(member_key) == sha
+                        and live_status.get(member_key) != SourceStatus.QUARANTINED
+                    ):
                         yield path, FileResult(member_key, sha, None, "unchanged", None, 0, {})
                     elif twin is not None and twin != member_key:
                         error = f"same content as {twin} (already in the store)"
@@ -347,45 +376,67 @@ def ingest_paths(
                         path_of_copy.setdefault(identity, member_key)
                         yield path, _Work(member_key, member, sha, size)
 
-        if pool is None:
+        def chunks() -> Iterator[_Chunk]:
+            chunk = _Chunk()
             for path, item in plan():
                 if isinstance(item, FileResult):
-                    record(path, item)
-                    continue
-                result, rec, staged_files = _read_file(item, txn.staging, file_timeout_s)
-                txn.adopt(rec, staged_files)
-                record(path, result)
-        else:
-            pending: list[tuple[Path, Future[_ReadOutcome] | FileResult]] = []
-            for path, item in plan():
-                if isinstance(item, FileResult):
-                    pending.append((path, item))
+                    chunk.entries.append((path, item))
                 else:
-                    pending.append((path, pool.submit(_read_file, item, txn.staging, file_timeout_s)))
-                    if len(pending) >= 4 * workers:
-                        _drain(pending, txn, record, keep=2 * workers)
-            _drain(pending, txn, record, keep=0)
-        txn.commit()
+                    chunk.entries.append((path, None))
+                    chunk.work.append(item)
+                    chunk.size += item.size
+                # files decided without reading count too, so progress is reported as it is made
+                if len(chunk.entries) >= chunk_files or chunk.size >= CHUNK_BYTES:
+                    yield chunk
+                    chunk = _Chunk()
+            if chunk.entries:
+                yield chunk
+
+        def finish(chunk: _Chunk, outcome: tuple[list[FileResult], StagedGroup]) -> None:
+            """Adopt a chunk's staged rows, report its files in order, commit when one is due."""
+            nonlocal last_commit
+            read, group = outcome
+            txn.adopt_group(group)
+            done = iter(read)
+            for path, decided in chunk.entries:
+                result = decided if decided is not None else next(done)
+                results.append(result)
+                if on_file is not None:
+                    on_file(path, result)
+            if txn.pending >= commit_every_files or (
+                txn.pending and time.monotonic() - last_commit > commit_every_s
+            ):
+                txn.commit()
+                last_commit = time.monotonic()
+
+        if pool is None:
+            for chunk in chunks():
+                finish(chunk, _read_chunk(chunk.work, txn.staging, file_timeout_s))
+        else:
+            in_flight: deque[tuple[_Chunk, Future[tuple[list[FileResult], StagedGroup]]]] = deque()
+            for chunk in chunks():
+                if chunk.work:
+                    future = pool.submit(_read_chunk, chunk.work, txn.staging, file_timeout_s)
+                else:  # nothing to read: no round trip to a worker
+                    future = Future()
+                    future.set_result(([], StagedGroup((), ())))
+                in_flight.append((chunk, future))
+                if len(in_flight) > 2 * workers:
+                    finish(*_result(in_flight.popleft()))
+            while in_flight:
+                finish(*_result(in_flight.popleft()))
+        manifest = txn.commit()
     if compact_over is not None:
-        small = Counter(f.table for f in store.manifest().files if len(f.sources) == 1)
+        # Batches of small files are multi-source files already; what counts is how many
+        # small files a query of a table has to open.
+        small = Counter(f.table for f in manifest.files if f.rows < SMALL_FILE_ROWS)
         if any(n > compact_over for n in small.values()):
             store.compact()
     return IngestSummary(tuple(results))
 
 
-def _drain(
-    pending: list[tuple[Path, Future[_ReadOutcome] | FileResult]],
-    txn: Transaction,
-    record: Callable[[Path, FileResult], None],
-    *,
-    keep: int,
-) -> None:
-    """Collect finished worker results in submission order until ``keep`` remain."""
-    while len(pending) > keep:
-        path, item = pending.pop(0)
-        if isinstance(item, FileResult):
-            record(path, item)
-            continue
-        result, rec, staged_files = item.result()
-        txn.adopt(rec, staged_files)
-        record(path, result)
+def _result(
+    item: tuple[_Chunk, Future[tuple[list[FileResult], StagedGroup]]],
+) -> tuple[_Chunk, tuple[list[FileResult], StagedGroup]]:
+    chunk, future = item
+    return chunk, future.result()

@@ -259,19 +259,24 @@ class _TableWriter:
         arrays.append(const.cast(pa.string()))
         return pa.Table.from_arrays(arrays, schema=self.spec.schema)
 
-    def flush(self) -> None:
-        if not self._buffered:
-            return
+    def checked_batch(self) -> pa.Table:
+        """The buffered rows as one Arrow table, checked (required columns filled); the buffer is emptied."""
         batch = self._batch()
         for col in self.spec.required:
             if batch.column(col).null_count:
                 raise SchemaError(f"table {self.spec.name!r}: required column {col!r} has empty values")
+        self._reset()
+        return batch
+
+    def flush(self) -> None:
+        if not self._buffered:
+            return
+        batch = self.checked_batch()
         if self.writer is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.writer = pq.ParquetWriter(self.path, self.spec.schema, compression="zstd")
         self.writer.write_table(batch)
         self.rows_written += batch.num_rows
-        self._reset()
 
     def close(self) -> None:
         # Not fsynced here: the commit makes every staged file durable with one
@@ -340,6 +345,18 @@ class StagedSource:
         name = f"{self.sha256[:32]}-{uuid.uuid4().hex[:8]}.parquet"
         writer = self._writers[table] = _TableWriter(spec, self.staging / table / name, self.sha256)
         return writer
+
+    def take_tables(self) -> dict[str, pa.Table] | None:
+        """The source's rows as one Arrow table per table, handed over instead of written.
+
+        ``None`` (and nothing taken) once some rows were written to this source's
+        own files (a source too large to buffer whole).  The tables are checked as
+        a flush checks them (:class:`SchemaError` otherwise); the rows then belong
+        to the caller, and :meth:`finish` would write nothing.
+        """
+        if any(w.writer is not None for w in self._writers.values()):
+            return None
+        return {name: w.checked_batch() for name, w in self._writers.items() if w.buffered}
 
     def rows_by_table(self) -> dict[str, int]:
         return {t: w.rows_written + w.buffered for t, w in self._writers.items()}

@@ -4,8 +4,9 @@ Layout of a store directory::
 
     MANIFEST.json                  the one source of truth (replaced atomically)
     meta/sources-<gen>.parquet     the ``sources`` table of generation <gen>
-    data/<segment>/<table>/<sha>.parquet
-                                   one file per (ingested file, table)
+    data/<segment>/<table>/<name>.parquet
+                                   one file per (ingested file, table), or per
+                                   (chunk of small files, table), or compacted
     .tmp/                          staging of uncommitted ingests
     .lock                          advisory write lock (fcntl)
 
@@ -15,7 +16,11 @@ Guarantees
   visible only when a new ``MANIFEST.json`` is renamed into place.  A crash or
   kill at any moment leaves the old manifest (the store as it was) or the new
   one (the store after); staged or orphaned Parquet files are never referenced
-  and are removed by the next commit.
+  and are removed by the first commit of the next ingest (later commits of an
+  ingest remove only the files they replace).  Sources staged together
+  (:class:`~phaseline.staged_batch.StagedGroup`) may share data files and
+  are published by one commit (one already live with the same content is
+  left out of the shared files).
 * **Idempotent.** A file whose content hash is already live is not written
   again; a changed file at the same path replaces its earlier rows in the same
   commit that adds the new ones.
@@ -33,7 +38,6 @@ import ctypes
 import fcntl
 import functools
 import hashlib
-import json
 import os
 import shutil
 import time
@@ -45,18 +49,22 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from phaseline import schemas
 from phaseline.errors import StoreError, StoreLockedError
+from phaseline.staged_batch import StagedGroup
 from phaseline.staging import SourceRecord, StagedFile, StagedSource
 
 STORE_FORMAT = "phaseline-store"
 STORE_VERSION = 2  # 2: data files list several sources (compaction)
 DEFAULT_STORE = "phaseline-store"
 LOCK_TIMEOUT_S = 600.0
+#: Data files with fewer rows are merged by :meth:`Store.compact`.
+SMALL_FILE_ROWS = 250_000
 
 
 def default_store_path() -> Path:
@@ -91,7 +99,13 @@ class Manifest:
             "generation": self.generation,
             "sources_file": self.sources_file,
             "files": [
-                {"table": f.table, "path": f.path, "sources": list(f.sources), "rows": f.rows, "schema": f.schema}
+                {
+                    "table": f.table,
+                    "path": f.path,
+                    "sources": list(f.sources),
+                    "rows": f.rows,
+                    "schema": f.schema,
+                }
                 for f in self.files
             ],
         }
@@ -123,14 +137,22 @@ class Store:
 
     def manifest(self) -> Manifest:
         """The committed manifest (an empty one for a store never written)."""
+        return self._parse_manifest(self._manifest_bytes())
+
+    def _manifest_bytes(self) -> bytes | None:
+        """The manifest file's bytes (``None`` for a store never written)."""
         try:
-            text = self.manifest_path.read_text(encoding="utf-8")
+            return self.manifest_path.read_bytes()
         except FileNotFoundError:
             if self.root.exists() and not self.root.is_dir():
                 raise StoreError(f"{self.root} is not a directory") from None
+            return None
+
+    def _parse_manifest(self, raw: bytes | None) -> Manifest:
+        if raw is None:
             return EMPTY_MANIFEST
         try:
-            doc = json.loads(text)
+            doc = orjson.loads(raw)
             if doc.get("format") != STORE_FORMAT:
                 raise StoreError(f"{self.manifest_path}: not a phaseline store manifest")
             if doc.get("version") != STORE_VERSION:
@@ -149,7 +171,7 @@ class Store:
                 for f in doc["files"]
             )
             return Manifest(int(doc["generation"]), doc.get("sources_file"), files)
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise StoreError(f"{self.manifest_path}: corrupt manifest ({exc})") from exc
 
     def sources(self, manifest: Manifest | None = None) -> pa.Table:
@@ -157,8 +179,9 @@ class Store:
         manifest = manifest or self.manifest()
         spec = schemas.SOURCES
         if manifest.sources_file is None:
-            return spec.schema.empty_table()
-        return pq.read_table(self.root / manifest.sources_file, schema=spec.schema)
+            return pa.Table.from_batches([], schema=spec.schema)
+        # Not pq.read_table nor Schema.empty_table: both import pandas, ~0.25 s of every ingest's start-up.
+        return _conform(pq.ParquetFile(self.root / manifest.sources_file).read(), spec)
 
     def connect(self, manifest: Manifest | None = None) -> duckdb.DuckDBPyConnection:
         """An in-memory DuckDB connection with one view per table over the store's files."""
@@ -215,15 +238,18 @@ class Store:
         finally:
             os.close(fd)
 
-    def _write_manifest(self, manifest: Manifest) -> None:
+    def _write_manifest(self, manifest: Manifest) -> bytes:
+        """Replace the manifest atomically (fsynced, then renamed); returns the bytes written."""
         tmp = self.root / f".MANIFEST.{uuid.uuid4().hex}.tmp"
-        data = json.dumps(manifest.to_json(), indent=1).encode()
+        # orjson: ~0.013 s per commit for the ~15 MB manifest of 20,000 sources (json.dumps: ~0.1 s)
+        data = orjson.dumps(manifest.to_json(), option=orjson.OPT_INDENT_2)
         with open(tmp, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, self.manifest_path)
         _fsync_dir(self.root)
+        return data
 
     def _without_sources(
         self, files: Sequence[DataFile], removed: set[str], sha_of: Mapping[str, str], segment: str
@@ -251,7 +277,9 @@ class Store:
             kept.append(DataFile(f.table, rel, rest, table.num_rows, f.schema))
         return kept
 
-    def compact(self, *, min_files: int = 16, target_rows: int = 2_000_000, small_rows: int = 250_000) -> int:
+    def compact(
+        self, *, min_files: int = 16, target_rows: int = 2_000_000, small_rows: int = SMALL_FILE_ROWS
+    ) -> int:
         """Merge small Parquet files of each table into few large ones; returns files merged.
 
         Queries over a store fed thousands of history files would otherwise open
@@ -263,7 +291,9 @@ class Store:
         with self.lock():
             current = self.manifest()
             sources = self.sources(current)
-            sha_of = dict(zip(sources.column("path").to_pylist(), sources.column("sha256").to_pylist(), strict=True))
+            sha_of = dict(
+                zip(sources.column("path").to_pylist(), sources.column("sha256").to_pylist(), strict=True)
+            )
             shared = {sha for sha, n in Counter(sha_of.values()).items() if n > 1}
             segment = f"{current.generation + 1:08d}-compact-{uuid.uuid4().hex[:8]}"
             by_table: dict[str, list[DataFile]] = {}
@@ -347,6 +377,26 @@ class Store:
             stale.unlink(missing_ok=True)
         return removed
 
+    def _remove_replaced(self, before: Manifest, after: Manifest) -> int:
+        """Delete the files ``before`` named and ``after`` does not; call with the lock held.
+
+        What one commit replaced, without walking the store (:meth:`collect_garbage` does that).
+        """
+        live = {f.path for f in after.files}
+        gone = {f.path for f in before.files if f.path not in live}
+        if before.sources_file and before.sources_file != after.sources_file:
+            gone.add(before.sources_file)
+        parents: set[Path] = set()
+        for rel in gone:
+            path = self.root / rel
+            path.unlink(missing_ok=True)
+            parents.update((path.parent, path.parent.parent))
+        for d in sorted(parents, key=lambda p: len(p.parts), reverse=True):
+            if d.is_relative_to(self.root / "data"):
+                with contextlib.suppress(OSError):
+                    d.rmdir()  # only empty ones
+        return len(gone)
+
 
 def _write_parquet(path: Path, table: pa.Table) -> None:
     """Write a Parquet file under a temporary name, fsync it, and rename it into place."""
@@ -361,7 +411,9 @@ def _write_parquet(path: Path, table: pa.Table) -> None:
 def _conform(table: pa.Table, spec: schemas.TableSpec) -> pa.Table:
     """A table read from an older file, with the current schema's columns (missing ones null)."""
     columns = [
-        table.column(f.name).cast(f.type) if f.name in table.column_names else pa.nulls(table.num_rows, f.type)
+        table.column(f.name).cast(f.type)
+        if f.name in table.column_names
+        else pa.nulls(table.num_rows, f.type)
         for f in spec.schema
     ]
     return pa.Table.from_arrays(columns, schema=spec.schema)
@@ -447,18 +499,53 @@ class Transaction:
         self.staging.mkdir(parents=True)
         self._marker_fd = os.open(self.staging / ".inuse", os.O_RDWR | os.O_CREAT, 0o644)
         fcntl.flock(self._marker_fd, fcntl.LOCK_EX)
-        self._done: list[tuple[SourceRecord, tuple[StagedFile, ...]]] = []
+        self._done: list[StagedGroup] = []
+        self._pending = 0
+        # What this transaction's last commit wrote (manifest bytes, manifest, sources): the
+        # next commit reuses it when the manifest on disk is still those bytes.
+        self._committed: tuple[bytes, Manifest, pa.Table] | None = None
 
     def stage(self, path: str, sha256: str, size: int, fmt: str | None) -> StagedSource:
         return StagedSource(self.staging, path, sha256, size, fmt, self.adopt)
 
     def adopt(self, record: SourceRecord, files: tuple[StagedFile, ...]) -> None:
         """Queue a finished source (staged in this transaction's directory) for the next commit."""
-        self._done.append((record, files))
+        self.adopt_group(StagedGroup.single(record, files))
+
+    def adopt_group(self, group: StagedGroup) -> None:
+        """Queue finished sources whose files may hold rows of several of them (a :class:`StagedBatch`).
+
+        Each multi-source file's sources must differ in content hash (their rows
+        are told apart by ``source_sha256``) and a key appears once per group.
+        """
+        sha_of = {r.path: r.sha256 for r in group.records}
+        if len(sha_of) != len(group.records):
+            raise StoreError("a staged group names one source twice")
+        for f, keys in group.files:
+            if any(k not in sha_of for k in keys):
+                raise StoreError(f"{f.path}: staged file of a source the group does not record")
+            if len(keys) > 1 and len({sha_of[k] for k in keys}) != len(keys):
+                raise StoreError(f"{f.path}: sources of one staged file share a content hash")
+        self._done.append(group)
+        self._pending += len(group.records)
 
     @property
     def pending(self) -> int:
-        return len(self._done)
+        """Sources adopted since the last commit."""
+        return self._pending
+
+    def _current(self) -> tuple[Manifest, pa.Table]:
+        """The committed manifest and sources table; call with the lock held.
+
+        After this transaction's own commit, the sources table is not read again
+        while the manifest on disk is the one that commit wrote.
+        """
+        store = self.store
+        raw = store._manifest_bytes()
+        if self._committed is not None and raw == self._committed[0]:
+            return self._committed[1], self._committed[2]
+        manifest = store._parse_manifest(raw)
+        return manifest, store.sources(manifest)
 
     def commit(self) -> Manifest:
         """Publish every finished source; returns the new manifest.
@@ -466,37 +553,41 @@ class Transaction:
         A source already live at the same path with the same content is dropped
         (idempotence); one whose path is live with other content replaces it.
         Sources are keyed by path: the same bytes under two paths are two
-        sources (the pipeline decides what counts as a copy).
+        sources (the pipeline decides what counts as a copy).  The first commit
+        of a transaction also removes what crashed ingests left behind; later
+        ones remove only the files they replace.
         """
         store = self.store
         with store.lock():
-            current = store.manifest()
-            current_sources = store.sources(current)
+            current, current_sources = self._current()
             paths = current_sources.column("path").to_pylist()
             sha_of = dict(zip(paths, current_sources.column("sha256").to_pylist(), strict=True))
             status_of = dict(zip(paths, current_sources.column("status").to_pylist(), strict=True))
             segment = f"{current.generation + 1:08d}-{self.id}"
+            groups, self._done, self._pending = self._done, [], 0
+            # Which group's version of each source is published: the last staged, except
+            # that a source live with the same content (and not quarantined) is skipped.
+            winner: dict[str, int] = {}
+            for i, group in enumerate(groups):
+                for record in group.records:
+                    if (
+                        record.path not in winner
+                        and sha_of.get(record.path) == record.sha256
+                        and status_of.get(record.path) != "quarantined"
+                    ):
+                        continue  # unchanged, or committed meanwhile by another ingest
+                    winner[record.path] = i
             new_files: list[DataFile] = []
             new_records: dict[str, SourceRecord] = {}
-            for record, files in self._done:
-                if (
-                    record.path not in new_records
-                    and sha_of.get(record.path) == record.sha256
-                    and status_of.get(record.path) != "quarantined"
-                ):
-                    continue  # unchanged, or committed meanwhile by another ingest
-                if record.path in new_records:  # staged twice in one transaction: the last wins
-                    new_files = [f for f in new_files if f.sources != (record.path,)]
-                for f in files:
-                    rel = f"data/{segment}/{f.table}/{f.path.name}"
-                    dest = store.root / rel
-                    dest.parent.mkdir(parents=True, exist_ok=True)
-                    os.replace(f.path, dest)
-                    new_files.append(
-                        DataFile(f.table, rel, (record.path,), f.rows, schema_fingerprint(schemas.table(f.table)))
+            for i, group in enumerate(groups):
+                published = {r.path: r for r in group.records if winner.get(r.path) == i}
+                new_records.update(published)
+                for f, keys in group.files:
+                    data_file = self._publish(
+                        f, tuple(k for k in keys if k in published), keys, published, segment
                     )
-                new_records[record.path] = record
-            self._done = []
+                    if data_file is not None:
+                        new_files.append(data_file)
             if not new_records:
                 return current
             keep = store._without_sources(current.files, set(new_records), sha_of, segment)
@@ -526,13 +617,45 @@ class Transaction:
             # moved into data/, and the sources file) reaches the disk before it does.
             sync_filesystem(store.root)
             manifest = Manifest(generation, sources_rel, (*keep, *new_files))
-            store._write_manifest(manifest)
-            store.collect_garbage(manifest)
+            written = store._write_manifest(manifest)
+            if self._committed is None:
+                store.collect_garbage(manifest)
+            else:
+                store._remove_replaced(current, manifest)
+            self._committed = (written, manifest, sources_table) if isinstance(written, bytes) else None
             return manifest
+
+    def _publish(
+        self,
+        staged: StagedFile,
+        kept: tuple[str, ...],
+        keys: tuple[str, ...],
+        published: Mapping[str, SourceRecord],
+        segment: str,
+    ) -> DataFile | None:
+        """Move a staged file into ``data/``; rows of its sources that are not published are left out."""
+        if not kept:
+            staged.path.unlink(missing_ok=True)
+            return None
+        rel = f"data/{segment}/{staged.table}/{staged.path.name}"
+        dest = self.store.root / rel
+        rows = staged.rows
+        if kept == keys:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(staged.path, dest)
+        else:  # a batch file holding a source that is not published: rewritten without its rows
+            table = pq.read_table(staged.path)
+            shas = pa.array([published[k].sha256 for k in kept], pa.string())
+            table = table.filter(pc.is_in(table.column("source_sha256"), value_set=shas))
+            _write_parquet(dest, table)
+            staged.path.unlink(missing_ok=True)
+            rows = table.num_rows
+        return DataFile(staged.table, rel, kept, rows, schema_fingerprint(schemas.table(staged.table)))
 
     def close(self) -> None:
         """Drop whatever was not committed and release the staging area."""
         self._done = []
+        self._pending = 0
         with contextlib.suppress(OSError):
             fcntl.flock(self._marker_fd, fcntl.LOCK_UN)
             os.close(self._marker_fd)

@@ -44,7 +44,9 @@ TOY = Format("toy", lambda head, path: head.startswith(b"TOY"), read_toy, "toy f
 
 @pytest.fixture(autouse=True)
 def _toy_format(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pipeline, "detect", lambda path, head=None: TOY if (head or b"").startswith(b"TOY") else None)
+    monkeypatch.setattr(
+        pipeline, "detect", lambda path, head=None: TOY if (head or b"").startswith(b"TOY") else None
+    )
 
 
 def write(path: Path, *lines: str) -> Path:
@@ -68,7 +70,12 @@ def test_ingest_lands_rows_and_sources(tmp_path: Path, store_dir: Path) -> None:
     assert [r.status for r in summary.results] == ["landed"]
     assert summary.results[0].rows == {"jobs": 2, "events": 2}
     assert job_ids(Store(store_dir)) == ["j1", "j2"]
-    src = Store(store_dir).connect().execute("SELECT status, events_read, rows_written, format FROM sources").fetchall()
+    src = (
+        Store(store_dir)
+        .connect()
+        .execute("SELECT status, events_read, rows_written, format FROM sources")
+        .fetchall()
+    )
     assert src == [("landed", 2, 4, "toy")]
 
 
@@ -110,7 +117,9 @@ def test_bad_file_is_quarantined_and_others_land(tmp_path: Path, store_dir: Path
     assert "bad.toy:3" in (status["bad.toy"].error or "")
     assert status["bad.toy"].rows_quarantined == 2  # the jobs + events row of j2
     assert job_ids(Store(store_dir)) == ["j1"]
-    err = Store(store_dir).connect().execute("SELECT error FROM sources WHERE status='quarantined'").fetchone()
+    err = (
+        Store(store_dir).connect().execute("SELECT error FROM sources WHERE status='quarantined'").fetchone()
+    )
     assert err is not None
     assert "toy record is BAD" in err[0]
 
@@ -206,7 +215,9 @@ def test_two_concurrent_ingests_both_land(tmp_path: Path, store_dir: Path) -> No
     ctx = multiprocessing.get_context("fork")
     with ctx.Pool(2) as pool:
         # the toy format is patched in this process; forked workers inherit the patch
-        counts = pool.map(_ingest_worker, [("|".join(files_a), str(store_dir)), ("|".join(files_b), str(store_dir))])
+        counts = pool.map(
+            _ingest_worker, [("|".join(files_a), str(store_dir)), ("|".join(files_b), str(store_dir))]
+        )
     assert counts == [30, 30]
     assert len(job_ids(Store(store_dir))) == 60
     table = pq.read_table(store_dir / Store(store_dir).manifest().sources_file)  # type: ignore[operator]
@@ -217,7 +228,9 @@ def test_verify_passes_on_a_consistent_store_and_catches_tampering(tmp_path: Pat
     from phaseline.verify import verify_store
 
     store = Store(store_dir)
-    pipeline.ingest_paths([write(tmp_path / "a.toy", "j1,x", "j2,y"), write(tmp_path / "b.toy", "BAD")], store)
+    pipeline.ingest_paths(
+        [write(tmp_path / "a.toy", "j1,x", "j2,y"), write(tmp_path / "b.toy", "BAD")], store
+    )
     report = verify_store(store)
     assert report.ok, report.findings
     assert report.sources_checked == 2
@@ -261,11 +274,17 @@ def test_rows_may_be_tuples_in_row_column_order(store_dir: Path) -> None:
     txn = store.begin()
     staged = txn.stage("x", "b" * 64, 1, "toy")
     staged.add("counters", ("j", None, None, "job_total", "g", "c", 5))
-    staged.add("counters", {"job_id": "j", "scope": "job_total", "group_name": "g", "counter_name": "d", "value": 6})
+    staged.add(
+        "counters", {"job_id": "j", "scope": "job_total", "group_name": "g", "counter_name": "d", "value": 6}
+    )
     staged.finish("landed")
     txn.commit()
     txn.close()
-    rows = store.connect().execute("SELECT counter_name, value, source_sha256 FROM counters ORDER BY 1").fetchall()
+    rows = (
+        store.connect()
+        .execute("SELECT counter_name, value, source_sha256 FROM counters ORDER BY 1")
+        .fetchall()
+    )
     assert rows == [("c", 5, "b" * 64), ("d", 6, "b" * 64)]
     assert len(COUNTERS.row_columns) == 7
     bad = store.begin()
@@ -281,7 +300,8 @@ def test_compaction_keeps_contents_and_replacement_still_works(tmp_path: Path, s
 
     store = Store(store_dir)
     files = [write(tmp_path / f"f{i:02d}.toy", f"j{i:02d},x") for i in range(40)]
-    pipeline.ingest_paths(files, store, compact_over=None)
+    # a commit per file: each source's rows in files of their own (a chunk would share them)
+    pipeline.ingest_paths(files, store, compact_over=None, commit_every_files=1)
     before = job_ids(store)
     n_files = len(store.manifest().files)
     assert n_files == 80  # jobs + events per source
@@ -303,7 +323,7 @@ def test_compaction_keeps_contents_and_replacement_still_works(tmp_path: Path, s
 def test_ingest_compacts_when_a_table_has_many_small_files(tmp_path: Path, store_dir: Path) -> None:
     store = Store(store_dir)
     files = [write(tmp_path / f"f{i:02d}.toy", f"j{i:02d},x") for i in range(20)]
-    pipeline.ingest_paths(files, store, compact_over=10)
+    pipeline.ingest_paths(files, store, compact_over=10, commit_every_files=1)  # 40 one-source files
     assert len(store.manifest().files) < 40
     assert len(job_ids(store)) == 20
 
