@@ -37,9 +37,10 @@ def corpus() -> list[str]:
     return [str(p) for p in picks if p.exists()]
 
 
-def run_ingest(store: Path) -> subprocess.Popen[bytes]:
+def run_ingest(store: Path, commit_every: int = 1) -> subprocess.Popen[bytes]:
+    args = ["ingest", *corpus(), "--store", str(store), "--commit-every", str(commit_every), "-q"]
     return subprocess.Popen(
-        [sys.executable, "-m", "phaseline", "ingest", *corpus(), "--store", str(store), "--commit-every", "1", "-q"],
+        [sys.executable, "-m", "phaseline", *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -56,20 +57,21 @@ def dump(store: Path) -> dict[str, list[tuple[object, ...]]]:
 
 
 @pytest.mark.slow
-def test_sigkill_during_ingest_never_corrupts_and_rerun_converges(tmp_path: Path) -> None:
+@pytest.mark.parametrize("commit_every", [1, 8])  # 8: chunks of several files share staged files
+def test_sigkill_during_ingest_never_corrupts_and_rerun_converges(tmp_path: Path, commit_every: int) -> None:
     reference = tmp_path / "reference"
     assert run_ingest(reference).wait() in (0, 3)
     expected = dump(reference)
     assert expected["jobs"], "the corpus should land jobs"
     started = time.monotonic()
-    proc = run_ingest(tmp_path / "timing")
+    proc = run_ingest(tmp_path / "timing", commit_every)
     proc.wait()
     full_s = time.monotonic() - started
     rng = random.Random(20261121)
     killed = 0
     for run in range(RUNS):
         store = tmp_path / f"run{run}"
-        proc = run_ingest(store)
+        proc = run_ingest(store, commit_every)
         time.sleep(rng.uniform(0.05, full_s))
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
@@ -77,7 +79,7 @@ def test_sigkill_during_ingest_never_corrupts_and_rerun_converges(tmp_path: Path
         proc.wait()
         report = verify_store(Store(store))
         assert report.ok, (run, report.findings)
-        assert run_ingest(store).wait() in (0, 3)
+        assert run_ingest(store, commit_every).wait() in (0, 3)
         assert verify_store(Store(store)).ok
         assert dump(store) == expected, f"run {run}: re-ingest after a kill differs from an uninterrupted ingest"
     assert killed >= RUNS // 2, "most runs should have been killed mid-way"
