@@ -15,7 +15,7 @@ import ingest.pipeline as pipeline
 from ingest.base import ReadContext, Row
 from ingest.formats import Format
 from phaseline.store import Store
-from tests.test_store import TOY, job_ids, write
+from tests.test_store import TOY, detect_among, job_ids, write
 
 
 def read_slow(path: Path, ctx: ReadContext) -> Iterator[Row]:
@@ -26,16 +26,9 @@ def read_slow(path: Path, ctx: ReadContext) -> Iterator[Row]:
 SLOW = Format("slow", lambda head, path: head.startswith(b"SLOW"), read_slow, "slow format")
 
 
-def _detect(path: Path, head: bytes | None = None) -> Format | None:
-    head = head or b""
-    if head.startswith(b"SLOW"):
-        return SLOW
-    return TOY if head.startswith(b"TOY") else None
-
-
 @pytest.fixture(autouse=True)
 def _formats(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pipeline, "detect", _detect)
+    monkeypatch.setattr(pipeline, "detect", detect_among(SLOW, TOY))
 
 
 def test_tar_gz_members_land_with_archive_keys(tmp_path: Path, store_dir: Path) -> None:

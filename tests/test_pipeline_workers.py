@@ -21,7 +21,7 @@ from phaseline.staged_batch import StagedBatch, StagedGroup
 from phaseline.staging import StagedSource
 from phaseline.store import Manifest, Store
 from phaseline.verify import verify_store
-from tests.test_store import TOY, job_ids, write
+from tests.test_store import TOY, detect_among, job_ids, write
 
 
 def read_typed(path: Path, ctx: ReadContext) -> Iterator[Row]:
@@ -37,16 +37,9 @@ def read_typed(path: Path, ctx: ReadContext) -> Iterator[Row]:
 TYPED = Format("typed", lambda head, path: head.startswith(b"TYPED"), read_typed, "typed toy format")
 
 
-def _detect(path: Path, head: bytes | None = None) -> Format | None:
-    head = head or b""
-    if head.startswith(b"TYPED"):
-        return TYPED
-    return TOY if head.startswith(b"TOY") else None
-
-
 @pytest.fixture(autouse=True)
 def _formats(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pipeline, "detect", _detect)
+    monkeypatch.setattr(pipeline, "detect", detect_among(TYPED, TOY))
 
 
 def typed(path: Path, *lines: str) -> Path:

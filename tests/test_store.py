@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -42,11 +42,18 @@ def read_toy(path: Path, ctx: ReadContext) -> Iterator[Row]:
 TOY = Format("toy", lambda head, path: head.startswith(b"TOY"), read_toy, "toy format")
 
 
+def detect_among(*formats: Format) -> Callable[..., Format | None]:
+    """A stand-in for ``pipeline.detect`` that knows only ``formats`` (each by its own sniff)."""
+
+    def detect(path: Path, head: bytes | None = None) -> Format | None:
+        return next((f for f in formats if f.sniff(head or b"", path)), None)
+
+    return detect
+
+
 @pytest.fixture(autouse=True)
 def _toy_format(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(
-        pipeline, "detect", lambda path, head=None: TOY if (head or b"").startswith(b"TOY") else None
-    )
+    monkeypatch.setattr(pipeline, "detect", detect_among(TOY))
 
 
 def write(path: Path, *lines: str) -> Path:
