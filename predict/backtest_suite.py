@@ -95,9 +95,6 @@ FULL = Suite(
     plan_grid_maps=4,
     plan_grid_reduces=2,
     plan_shuffle_maps=(2, 4, 8, 16),
-    # 8 MiB left the maps of a 16 MiB word count speeding up over their first ~4 tasks
-    # (85-140 ms, then ~90); after 32 MiB the first map is ~100 ms and the rest ~75-85.
-    warmup_mb=32.0,
 )
 QUICK = Suite(
     apps=(APPS[0], APPS[2]),
