@@ -175,6 +175,13 @@ def _on_alarm(signum: int, frame: FrameType | None) -> None:
     raise _FileTimeout("reading took longer than the per-file time limit")
 
 
+def _by_key(message: str, work: _Work) -> str:
+    """``message`` naming the file by its store key: an archive member is read from a temporary
+    copy whose path means nothing once the ingest is over (``archive.zip!member`` does)."""
+    where = str(work.path)
+    return message if where == work.key else message.replace(where, work.key)
+
+
 def _read_file(work: _Work, batch: StagedBatch, timeout_s: float | None) -> FileResult:
     """Read one file into ``batch`` (rows and ``sources`` row); never raises for bad content."""
     ctx = ReadContext(path=work.path, sha256=work.sha256)
@@ -187,6 +194,7 @@ def _read_file(work: _Work, batch: StagedBatch, timeout_s: float | None) -> File
         )  # fmt: skip
 
     def discard(status: str, error: str, rows: dict[str, int] | None = None) -> FileResult:
+        error = _by_key(error, work)
         quarantined = sum(rows.values()) if rows else 0
         rec, _ = staged.discard(status, error, events_read=ctx.events_read, rows_quarantined=quarantined)
         batch.add(rec, ())
@@ -215,7 +223,7 @@ def _read_file(work: _Work, batch: StagedBatch, timeout_s: float | None) -> File
             else:
                 staged.add(item.table, item.values)
     except TraceTruncatedError as exc:
-        status, error = SourceStatus.PARTIAL, str(exc)
+        status, error = SourceStatus.PARTIAL, _by_key(str(exc), work)
     except (PhaselineError, RecursionError, MemoryError, UnicodeError, OverflowError) as exc:
         if isinstance(exc, TraceParseError):
             msg = str(exc)

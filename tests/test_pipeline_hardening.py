@@ -45,6 +45,21 @@ def test_tar_gz_members_land_with_archive_keys(tmp_path: Path, store_dir: Path) 
     assert job_ids(Store(store_dir)) == ["j1", "j2"]
 
 
+def test_a_bad_archive_member_is_named_by_its_archive_key(tmp_path: Path, store_dir: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    write(src / "good.toy", "j1,x")
+    (src / "odd.bin").write_bytes(b"\x00not a trace")
+    archive = tmp_path / "history.tar.gz"
+    with tarfile.open(archive, "w:gz") as tf:
+        tf.add(src, arcname="done")
+    summary = pipeline.ingest_paths([archive], Store(store_dir))
+    (odd,) = [r for r in summary.results if r.path.endswith("odd.bin")]
+    assert odd.status == "skipped"
+    assert odd.error is not None and odd.error.startswith(f"{archive}!done/odd.bin: ")  # not the temporary copy
+    assert job_ids(Store(store_dir)) == ["j1"]
+
+
 def test_zip_with_traversal_is_refused_and_writes_nothing_outside(tmp_path: Path, store_dir: Path) -> None:
     archive = tmp_path / "evil.zip"
     with zipfile.ZipFile(archive, "w") as zf:
