@@ -56,7 +56,8 @@ def test_a_bad_archive_member_is_named_by_its_archive_key(tmp_path: Path, store_
     summary = pipeline.ingest_paths([archive], Store(store_dir))
     (odd,) = [r for r in summary.results if r.path.endswith("odd.bin")]
     assert odd.status == "skipped"
-    assert odd.error is not None and odd.error.startswith(f"{archive}!done/odd.bin: ")  # not the temporary copy
+    assert odd.error is not None
+    assert odd.error.startswith(f"{archive}!done/odd.bin: ")  # not the temporary copy
     assert job_ids(Store(store_dir)) == ["j1"]
 
 
