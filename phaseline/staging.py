@@ -25,6 +25,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from phaseline import schemas
+from phaseline.arrow import column, indices
+from phaseline.arrow import repeat as repeat_value
 from phaseline.errors import SchemaError
 
 __all__ = ["FLUSH_ROWS", "SourceRecord", "StagedFile", "StagedSource", "check_block_names", "check_block_sizes"]
@@ -243,20 +245,19 @@ class _TableWriter:
         for name, typ, values, run in zip(self._names, self._types, columns, self._runs, strict=True):
             try:
                 if run is None:
-                    arrays.append(pa.array(values, type=typ))
+                    arrays.append(column(values, typ))
                 elif len(run[0]) > 1:  # one value per run, repeated by index
                     index = np.repeat(np.arange(len(run[0]), dtype=np.int32), run[1])
-                    arrays.append(pa.array(run[0], type=typ).take(pa.array(index)))
+                    arrays.append(column(run[0], typ).take(indices(index)))
                 elif run[0][0] is None:
                     arrays.append(pa.nulls(n, typ))
                 else:
-                    arrays.append(pa.repeat(pa.scalar(run[0][0], type=typ), n))
+                    arrays.append(repeat_value(run[0][0], n, typ))
             except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError) as exc:
                 raise SchemaError(
                     f"rows for table {self.spec.name!r} do not fit its schema: column {name!r}: {exc}"
                 ) from exc
-        const = pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array([self.sha256]))
-        arrays.append(const.cast(pa.string()))
+        arrays.append(repeat_value(self.sha256, n, pa.string()))
         return pa.Table.from_arrays(arrays, schema=self.spec.schema)
 
     def checked_batch(self) -> pa.Table:

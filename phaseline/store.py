@@ -55,6 +55,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from phaseline import schemas
+from phaseline.arrow import column, table_from_rows
 from phaseline.errors import StoreError, StoreLockedError
 from phaseline.staged_batch import StagedGroup
 from phaseline.staging import SourceRecord, StagedFile, StagedSource
@@ -270,7 +271,7 @@ class Store:
             if not rest:
                 continue
             table = pq.read_table(self.root / f.path)
-            drop = pa.array([sha_of[src] for src in gone if src in sha_of], pa.string())
+            drop = column([sha_of[src] for src in gone if src in sha_of], pa.string())
             table = table.filter(pc.invert(pc.is_in(table.column("source_sha256"), value_set=drop)))
             rel = f"data/{segment}/{f.table}/rewrite-{uuid.uuid4().hex[:12]}.parquet"
             _write_parquet(self.root / rel, table)
@@ -595,16 +596,14 @@ class Transaction:
                 pc.invert(
                     pc.is_in(
                         current_sources.column("path"),
-                        value_set=pa.array(list(new_records), pa.string()),
+                        value_set=column(list(new_records), pa.string()),
                     )
                 )
             )
             sources_table = pa.concat_tables(
                 [
                     kept_sources,
-                    pa.Table.from_pylist(
-                        [r.as_row() for r in new_records.values()], schema=schemas.SOURCES.schema
-                    ),
+                    table_from_rows([r.as_row() for r in new_records.values()], schemas.SOURCES.schema),
                 ]
             )
             generation = current.generation + 1
@@ -645,7 +644,7 @@ class Transaction:
             os.replace(staged.path, dest)
         else:  # a batch file holding a source that is not published: rewritten without its rows
             table = pq.read_table(staged.path)
-            shas = pa.array([published[k].sha256 for k in kept], pa.string())
+            shas = column([published[k].sha256 for k in kept], pa.string())
             table = table.filter(pc.is_in(table.column("source_sha256"), value_set=shas))
             _write_parquet(dest, table)
             staged.path.unlink(missing_ok=True)

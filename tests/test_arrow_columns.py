@@ -1,0 +1,106 @@
+"""phaseline.arrow.column builds the same arrays as pa.array (and defers to it for anything else)."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from phaseline.arrow import column, indices
+
+TYPES = {
+    "string": (pa.string(), st.text()),
+    "int64": (pa.int64(), st.integers(-(2**63), 2**63 - 1)),
+    "float64": (pa.float64(), st.floats(allow_nan=True) | st.integers(-(2**53), 2**53)),
+    "bool": (pa.bool_(), st.booleans()),
+    "timestamp": (
+        pa.timestamp("ms", tz="UTC"),
+        st.integers(-(10**15), 4_102_444_800_000_000).map(
+            lambda us: datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=us)
+        ),  # sub-millisecond parts, before and after the epoch
+    ),
+}
+
+
+def _same(a: pa.Array, b: pa.Array) -> None:
+    assert a.type == b.type
+    assert a.null_count == b.null_count
+    left, right = a.to_pylist(), b.to_pylist()
+    assert len(left) == len(right)
+    for x, y in zip(left, right, strict=True):
+        if isinstance(x, float) and math.isnan(x):
+            assert isinstance(y, float)
+            assert math.isnan(y)
+        else:
+            assert x == y
+
+
+@pytest.mark.parametrize("name", sorted(TYPES))
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_column_equals_pa_array(name: str, data: st.DataObject) -> None:
+    typ, values = TYPES[name]
+    got = data.draw(st.lists(st.none() | values, max_size=40))
+    _same(column(got, typ), pa.array(got, type=typ))
+
+
+@pytest.mark.parametrize(
+    ("values", "typ"),
+    [
+        (["a", 1], pa.string()),  # not a string: pa.array decides (and refuses)
+        ([1, "2"], pa.int64()),
+        ([2**64], pa.int64()),
+        ([2**53 + 1], pa.float64()),
+        ([1.5], pa.int64()),
+        ([True], pa.int64()),
+        (["\ud800"], pa.string()),  # a lone surrogate cannot be UTF-8
+    ],
+)
+def test_values_of_another_type_meet_pa_arrays_own_verdict(values: list[Any], typ: pa.DataType) -> None:
+    try:
+        expected: pa.Array | type[Exception] = pa.array(values, type=typ)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, UnicodeError) as exc:
+        expected = type(exc)
+    if isinstance(expected, pa.Array):
+        _same(column(values, typ), expected)
+    else:
+        with pytest.raises(expected):
+            column(values, typ)
+
+
+def test_other_zones_and_naive_timestamps_as_pa_array_reads_them() -> None:
+    typ = pa.timestamp("ms", tz="UTC")
+    odd = [datetime(2026, 1, 1, 0, 0, 0, 1500, tzinfo=timezone(timedelta(hours=2))), datetime(2026, 1, 1)]
+    for v in odd:
+        try:
+            expected = pa.array([v], type=typ)
+        except (pa.ArrowInvalid, ValueError):
+            continue
+        _same(column([v], typ), expected)
+
+
+def test_indices_for_take() -> None:
+    arr = column(["x", "y", "z"], pa.string())
+    assert arr.take(indices(np.array([2, 0, 2], dtype=np.int32))).to_pylist() == ["z", "x", "z"]
+    assert arr.take(indices(np.array([1], dtype=np.int64))).to_pylist() == ["y"]
+
+
+def test_building_the_stores_columns_does_not_import_pandas() -> None:
+    code = (
+        "import sys, pyarrow as pa\n"
+        "from datetime import datetime, UTC\n"
+        "from phaseline.arrow import column\n"
+        "column(['a', None], pa.string()); column([1, None], pa.int64()); column([1.5], pa.float64())\n"
+        "column([True, None], pa.bool_()); column([datetime(2026, 1, 1, tzinfo=UTC)], pa.timestamp('ms', tz='UTC'))\n"
+        "print('pandas' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    assert out.strip() == "False"
