@@ -1,4 +1,4 @@
-"""phaseline.arrow.column builds the same arrays as pa.array (and defers to it for anything else)."""
+"""phaseline.arrow builds the same arrays as pa.array (and defers to it for anything else)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from phaseline.arrow import column, indices
+import phaseline.arrow as arrow_module
+from phaseline.arrow import column, from_buffers, indices
 
 TYPES = {
     "string": (pa.string(), st.text()),
@@ -49,7 +50,7 @@ def _same(a: pa.Array, b: pa.Array) -> None:
 def test_column_equals_pa_array(name: str, data: st.DataObject) -> None:
     typ, values = TYPES[name]
     got = data.draw(st.lists(st.none() | values, max_size=40))
-    _same(column(got, typ), pa.array(got, type=typ))
+    _same(from_buffers(got, typ), pa.array(got, type=typ))
 
 
 @pytest.mark.parametrize(
@@ -70,10 +71,10 @@ def test_values_of_another_type_meet_pa_arrays_own_verdict(values: list[Any], ty
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, UnicodeError) as exc:
         expected = type(exc)
     if isinstance(expected, pa.Array):
-        _same(column(values, typ), expected)
+        _same(from_buffers(values, typ), expected)
     else:
         with pytest.raises(expected):
-            column(values, typ)
+            from_buffers(values, typ)
 
 
 def test_other_zones_and_naive_timestamps_as_pa_array_reads_them() -> None:
@@ -84,13 +85,32 @@ def test_other_zones_and_naive_timestamps_as_pa_array_reads_them() -> None:
             expected = pa.array([v], type=typ)
         except (pa.ArrowInvalid, ValueError):
             continue
-        _same(column([v], typ), expected)
+        _same(from_buffers([v], typ), expected)
 
 
 def test_indices_for_take() -> None:
-    arr = column(["x", "y", "z"], pa.string())
+    arr = from_buffers(["x", "y", "z"], pa.string())
     assert arr.take(indices(np.array([2, 0, 2], dtype=np.int32))).to_pylist() == ["z", "x", "z"]
     assert arr.take(indices(np.array([1], dtype=np.int64))).to_pylist() == ["y"]
+
+
+def test_column_uses_pa_array_once_its_budget_is_spent(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+    real = pa.array
+
+    def counting(values: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(len(values))
+        return real(values, *args, **kwargs)
+
+    monkeypatch.setattr(arrow_module.pa, "array", counting)
+    monkeypatch.setattr(arrow_module, "BUFFER_BUDGET", 10)
+    monkeypatch.setattr(arrow_module, "_spent", [0])
+    monkeypatch.delitem(arrow_module.sys.modules, "pandas", raising=False)
+    assert column(["a"] * 6, pa.string()).to_pylist() == ["a"] * 6  # from buffers: 6 of 10 spent
+    assert calls == []
+    assert column([1] * 5, pa.int64()).to_pylist() == [1] * 5  # 11 > 10: pa.array from now on
+    assert column(["b"], pa.string()).to_pylist() == ["b"]
+    assert calls == [5, 1]
 
 
 def test_building_the_stores_columns_does_not_import_pandas() -> None:
