@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["BUFFER_BUDGET", "column", "from_buffers", "indices", "repeat", "table_from_rows"]
+__all__ = ["BUFFER_BUDGET", "column", "expect", "from_buffers", "indices", "repeat", "table_from_rows"]
 
 #: Values a process converts from buffers before :func:`column` uses ``pa.array`` (see above).
 BUFFER_BUDGET = 1_000_000
@@ -51,6 +51,16 @@ def column(values: Sequence[Any], typ: pa.DataType) -> pa.Array:
         return pa.array(values, type=typ)
     _spent[0] += n
     return from_buffers(values, typ)
+
+
+def expect(values: int) -> None:
+    """Say that about ``values`` more values are coming: past the budget, ``pa.array`` starts now.
+
+    A caller that knows its volume ahead (the ingest of a large file) so pays
+    the import once instead of the buffers' extra cost first.
+    """
+    if _spent[0] + values > BUFFER_BUDGET:
+        _spent[0] = BUFFER_BUDGET
 
 
 def from_buffers(values: Sequence[Any], typ: pa.DataType) -> pa.Array:

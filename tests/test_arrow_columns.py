@@ -113,6 +113,15 @@ def test_column_uses_pa_array_once_its_budget_is_spent(monkeypatch: pytest.Monke
     assert calls == [5, 1]
 
 
+def test_expecting_more_than_the_budget_switches_to_pa_array_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(arrow_module, "BUFFER_BUDGET", 10)
+    monkeypatch.setattr(arrow_module, "_spent", [0])
+    arrow_module.expect(5)
+    assert arrow_module._spent == [0]  # fits: nothing decided yet
+    arrow_module.expect(11)
+    assert arrow_module._spent == [10]  # column() goes to pa.array from now on
+
+
 def test_building_the_stores_columns_does_not_import_pandas() -> None:
     code = (
         "import sys, pyarrow as pa\n"
