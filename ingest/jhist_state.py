@@ -120,6 +120,8 @@ class _Attempt:
     has_counters: bool = False
 
 
+#: Counter rows gathered into one block (about a flush of the store's counters table).
+_COUNTER_BLOCK_ROWS = 32_768
 #: Task and attempt rows per block at the end of a file.
 _STATE_BLOCK = 8_192
 _TASK_COLUMNS = (
@@ -222,6 +224,11 @@ class HistoryState:
         # One object per distinct host, rack, status, locality...: a job's tasks and attempts
         # repeat a few dozen values, and each decoded event brings fresh copies.
         self._strings: dict[str, str] = {}
+        # Counter rows of consecutive JhCounters records, by column, until a block is full
+        # (per-record blocks cost more to stage than the rows themselves).
+        self._counter_rows = 0
+        self._counter_job: str | None = None
+        self._counter_cols: tuple[list[Any], ...] = ([], [], [], [], [], [])
         self.handlers: dict[EventKind, Callable[[dict[str, Any]], None]] = {
             EventKind.JOB_SUBMITTED: self._job_submitted,
             EventKind.JOB_INITED: self._job_inited,
@@ -254,6 +261,7 @@ class HistoryState:
 
     def rows(self) -> Iterator[Row | RowBlock]:
         """Rows for the state built so far: jobs, tasks and attempts (one block each), task counters (a block per task)."""
+        self.flush_counters()
         yield from self.out
         self.out.clear()
         jid = self.job.job_id
@@ -279,14 +287,42 @@ class HistoryState:
                 yield counters_block(jid, "task", groups, names, t.counter_values.tolist(), task_id=t.task_id)
 
     def _counters(self, counters: Any, scope: str, task_id: str | None, attempt_id: str | None) -> int:
-        """Append one ``counters`` block (a row per counter) of a JhCounters record; return its rows."""
+        """Add the ``counters`` rows (one per counter) of a JhCounters record; return how many.
+
+        Rows of consecutive records gather into one block of up to
+        :data:`_COUNTER_BLOCK_ROWS` (:meth:`flush_counters`), in the order they came.
+        """
         if counters is None:
             return 0
         groups, names, values = _counter_columns(counters)
-        if names:
-            block = counters_block(self.job.job_id, scope, groups, names, values, task_id=task_id, attempt_id=attempt_id)
-            self.out.append(block)
-        return len(names)
+        n = len(names)
+        if n:
+            jid = self.job.job_id
+            if self._counter_rows and jid != self._counter_job:
+                self.flush_counters()
+            self._counter_job = jid
+            scopes, tasks, attempts, group_col, name_col, value_col = self._counter_cols
+            scopes += [scope] * n
+            tasks += [task_id] * n
+            attempts += [attempt_id] * n
+            group_col += groups
+            name_col += names
+            value_col += values
+            self._counter_rows += n
+            if self._counter_rows >= _COUNTER_BLOCK_ROWS:
+                self.flush_counters()
+        return n
+
+    def flush_counters(self) -> None:
+        """Move the gathered counter rows to :attr:`out` as one block."""
+        if not self._counter_rows:
+            return
+        scopes, tasks, attempts, groups, names, values = self._counter_cols
+        columns = {"scope": scopes, "task_id": tasks, "attempt_id": attempts,
+                   "group_name": groups, "counter_name": names, "value": values}  # fmt: skip
+        self.out.append(RowBlock("counters", self._counter_rows, columns, {"job_id": self._counter_job}))
+        self._counter_rows = 0
+        self._counter_cols = ([], [], [], [], [], [])
 
     # ------------------------------------------------------------------ job events
     def _job_submitted(self, p: dict[str, Any]) -> None:
