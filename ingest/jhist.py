@@ -78,7 +78,7 @@ class _JhistReader:
         self.ctx = ctx
         self.schema: WriterSchema | None = None
         self.state = HistoryState(ctx.notes)
-        self.pending_events: list[dict[str, Any]] = []  # events seen before the job id is known
+        self.pending_events: list[tuple[Any, ...]] = []  # events seen before the job id is known
         self.line_no = self.offset = 0
 
     # ------------------------------------------------------------------ reading
@@ -155,13 +155,7 @@ class _JhistReader:
                                 handlers[spec.kind](payload)
                     except BadEvent as exc:
                         raise self._error(f"{etype}: {exc}", line_no, start) from None
-                    event = {
-                        "job_id": job.job_id,
-                        "seq": line_no,
-                        "event_type": etype,
-                        "ts_ms": ts,
-                        "payload_json": payload_json,
-                    }
+                    event = (job.job_id, line_no, etype, ts, payload_json)  # EVENTS.row_columns order
                     if job.job_id is None:
                         pending.append(event)
                     else:
@@ -294,9 +288,9 @@ class _JhistReader:
         return None
 
     def _flush_pending(self) -> None:
+        job_id = self.state.job.job_id
         for event in self.pending_events:
-            event["job_id"] = self.state.job.job_id
-            self.state.out.append(Row("events", event))
+            self.state.out.append(Row("events", (job_id, *event[1:])))
         self.pending_events.clear()
 
     def _finish(self) -> Iterator[Row | RowBlock]:
