@@ -46,9 +46,8 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import duckdb
 import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -59,6 +58,9 @@ from phaseline.arrow import column, table_from_rows
 from phaseline.errors import StoreError, StoreLockedError
 from phaseline.staged_batch import StagedGroup
 from phaseline.staging import SourceRecord, StagedFile, StagedSource
+
+if TYPE_CHECKING:
+    import duckdb
 
 STORE_FORMAT = "phaseline-store"
 STORE_VERSION = 2  # 2: data files list several sources (compaction)
@@ -187,6 +189,8 @@ class Store:
     def connect(self, manifest: Manifest | None = None) -> duckdb.DuckDBPyConnection:
         """An in-memory DuckDB connection with one view per table over the store's files."""
         manifest = manifest or self.manifest()
+        import duckdb  # here, not at the top: an ingest that never compacts does not load it (~60 ms)
+
         con = duckdb.connect(":memory:")
         by_table: dict[str, list[DataFile]] = {}
         for f in manifest.files:
@@ -334,6 +338,8 @@ class Store:
         # DuckDB reads the many small files in C++ on every core (pyarrow, one file at a
         # time, spent ~5x longer opening them); files of older schemas unify by name.
         current = schema_fingerprint(spec)
+        import duckdb  # here, not at the top: an ingest that never compacts does not load it (~60 ms)
+
         con = duckdb.connect(":memory:")
         try:
             paths = [str(self.root / f.path) for f in group]
