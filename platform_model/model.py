@@ -400,6 +400,7 @@ def fit_platform(
     split: bool = True,
     settings: Mapping[str, str] | None = None,
     cluster: Mapping[str, Any] | None = None,
+    skip_unfittable: bool = False,
 ) -> PlatformModel:
     """Fit the platform model M_Phases from a platform profile (Zhang et al. 2013, section 4).
 
@@ -417,6 +418,12 @@ def fit_platform(
         Run the two-segment test (False: one line per phase).
     settings, cluster
         Override/extend the Hadoop settings and cluster description recorded in the model.
+    skip_unfittable
+        A phase with too few rows, or rows at one data size only, goes to
+        :attr:`PlatformModel.unfitted` with the reason instead of raising (the
+        predictors then price it from the job's profiled span).  For callers
+        that fit what their runs allow (the backtest suite); ``phaseline fit``
+        keeps the error, which says what to run.
 
     Raises
     ------
@@ -438,9 +445,15 @@ def fit_platform(
             why = "; ".join(f"{c} attempt(s): {r}" for r, c in reasons.most_common()) if reasons else "no rows"
             unfitted[phase] = f"no data ({why})"
             continue
-        if x.size < MIN_POINTS:
-            raise _runs_needed(phase, int(x.size), n_runs)
-        fit = fit_phase(x, y, phase=phase, norm=norm, criterion=criterion, allow_split=split)
+        try:
+            if x.size < MIN_POINTS:
+                raise _runs_needed(phase, int(x.size), n_runs)
+            fit = fit_phase(x, y, phase=phase, norm=norm, criterion=criterion, allow_split=split)
+        except InsufficientDataError as exc:
+            if not skip_unfittable:
+                raise
+            unfitted[phase] = f"not fitted: {exc}"
+            continue
         cfg_break = thresholds.break_bytes if (phase == "shuffle" and thresholds is not None) else None
         fitted[phase] = _phase_model(fit, n_runs, cfg_break)
     if not fitted:

@@ -230,6 +230,23 @@ def test_too_few_points_says_how_many_more_runs() -> None:
         fit_platform(prof)
 
 
+def test_skip_unfittable_records_the_reason_instead_of_raising() -> None:
+    rng = np.random.default_rng(1)
+    sizes = rng.uniform(1e6, 5e7, 40)
+    phases = ["spill"] * 40 + ["read"] * 6 + ["merge"] * 3
+    data = [*sizes, *([4194300.0] * 6), 1e6, 2e6, 3e6]  # read: one size only; merge: too few points
+    dur = [*(5 + 2e-6 * sizes), *([40.0] * 6), 1.0, 2.0, 3.0]
+    prof = profile_from_arrays(phases, data, dur, [f"run{i % 8}" for i in range(len(data))])
+    with pytest.raises(InsufficientDataError, match="same data size"):
+        fit_platform(prof)  # strict by default: the error says what to run
+    model = fit_platform(prof, skip_unfittable=True)
+    assert set(model.phases) == {"spill"}
+    assert "same data size" in model.unfitted["read"]
+    assert "more" in model.unfitted["merge"]
+    with pytest.raises(PlatformModelError, match="read"):
+        model.duration_ms("read", 1e6)
+
+
 def test_table1_and_cross_validation() -> None:
     prof = _synthetic_profile(seed=3)
     model = fit_platform(prof)
