@@ -119,10 +119,7 @@ def _validity(values: Sequence[Any], n: int) -> tuple[pa.Buffer | None, int]:
     if None not in values:
         return None, 0
     missing = np.fromiter((v is None for v in values), dtype=np.bool_, count=n)
-    nulls = int(missing.sum())
-    if not nulls:
-        return None, 0
-    return pa.py_buffer(np.packbits(~missing, bitorder="little")), nulls
+    return pa.py_buffer(np.packbits(~missing, bitorder="little")), int(missing.sum())
 
 
 def _strings(values: Sequence[Any], n: int) -> pa.Array:

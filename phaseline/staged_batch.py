@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pyarrow as pa
@@ -87,14 +86,10 @@ class StagedBatch:
         """
         if staged.sha256 in self._shas:
             return None
-        tables = staged.take_tables()
-        if tables is None:
+        taken = staged.take_tables(status, error=error, events_read=events_read)
+        if taken is None:
             return None
-        rows = sum(t.num_rows for t in tables.values())
-        record = SourceRecord(
-            staged.path, staged.sha256, staged.bytes, staged.format, status, error, datetime.now(UTC),
-            events_read, rows, 0, ",".join(staged.record_tables),
-        )  # fmt: skip
+        record, tables = taken
         for name, table in tables.items():
             self._tables.setdefault(name, []).append((staged.path, table))
             self._bytes += table.nbytes

@@ -246,13 +246,11 @@ class _TableWriter:
             try:
                 if run is None:
                     arrays.append(column(values, typ))
-                elif len(run[0]) > 1:  # one value per run, repeated by index
+                elif len(run[0]) == 1 and run[0][0] is None:
+                    arrays.append(pa.nulls(n, typ))
+                else:  # one value per run, repeated by index
                     index = np.repeat(np.arange(len(run[0]), dtype=np.int32), run[1])
                     arrays.append(column(run[0], typ).take(indices(index)))
-                elif run[0][0] is None:
-                    arrays.append(pa.nulls(n, typ))
-                else:
-                    arrays.append(repeat_value(run[0][0], n, typ))
             except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError) as exc:
                 raise SchemaError(
                     f"rows for table {self.spec.name!r} do not fit its schema: column {name!r}: {exc}"
@@ -347,17 +345,21 @@ class StagedSource:
         writer = self._writers[table] = _TableWriter(spec, self.staging / table / name, self.sha256)
         return writer
 
-    def take_tables(self) -> dict[str, pa.Table] | None:
-        """The source's rows as one Arrow table per table, handed over instead of written.
+    def take_tables(
+        self, status: str, *, error: str | None = None, events_read: int = 0
+    ) -> tuple[SourceRecord, dict[str, pa.Table]] | None:
+        """Finish the source by handing its rows over, one Arrow table per table, instead of writing them.
 
-        ``None`` (and nothing taken) once some rows were written to this source's
-        own files (a source too large to buffer whole).  The tables are checked as
-        a flush checks them (:class:`SchemaError` otherwise); the rows then belong
-        to the caller, and :meth:`finish` would write nothing.
+        Returns its ``sources`` row (as :meth:`finish` would give it) and the
+        tables; ``None`` (and nothing taken) once some rows were written to this
+        source's own files (a source too large to buffer whole).  The tables are
+        checked as a flush checks them (:class:`SchemaError` otherwise).
         """
         if any(w.writer is not None for w in self._writers.values()):
             return None
-        return {name: w.checked_batch() for name, w in self._writers.items() if w.buffered}
+        tables = {name: w.checked_batch() for name, w in self._writers.items() if w.buffered}
+        rows = sum(t.num_rows for t in tables.values())
+        return self._record(status, error, events_read, rows, 0), tables
 
     def rows_by_table(self) -> dict[str, int]:
         return {t: w.rows_written + w.buffered for t, w in self._writers.items()}
