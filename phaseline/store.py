@@ -62,6 +62,14 @@ from phaseline.staging import SourceRecord, StagedFile, StagedSource
 if TYPE_CHECKING:
     import duckdb
 
+def _duckdb_memory() -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection; duckdb is imported here, so an ingest that never
+    compacts or queries does not load it (~60 ms of start-up)."""
+    import duckdb
+
+    return duckdb.connect(":memory:")
+
+
 STORE_FORMAT = "phaseline-store"
 STORE_VERSION = 2  # 2: data files list several sources (compaction)
 DEFAULT_STORE = "phaseline-store"
@@ -189,9 +197,7 @@ class Store:
     def connect(self, manifest: Manifest | None = None) -> duckdb.DuckDBPyConnection:
         """An in-memory DuckDB connection with one view per table over the store's files."""
         manifest = manifest or self.manifest()
-        import duckdb  # here, not at the top: an ingest that never compacts does not load it (~60 ms)
-
-        con = duckdb.connect(":memory:")
+        con = _duckdb_memory()
         by_table: dict[str, list[DataFile]] = {}
         for f in manifest.files:
             by_table.setdefault(f.table, []).append(f)
@@ -338,9 +344,7 @@ class Store:
         # DuckDB reads the many small files in C++ on every core (pyarrow, one file at a
         # time, spent ~5x longer opening them); files of older schemas unify by name.
         current = schema_fingerprint(spec)
-        import duckdb  # here, not at the top: an ingest that never compacts does not load it (~60 ms)
-
-        con = duckdb.connect(":memory:")
+        con = _duckdb_memory()
         try:
             paths = [str(self.root / f.path) for f in group]
             _create_parquet_view(con, "_merge", paths, uniform=all(f.schema == current for f in group))
@@ -627,7 +631,7 @@ class Transaction:
                 store.collect_garbage(manifest)
             else:
                 store._remove_replaced(current, manifest)
-            self._committed = (written, manifest, sources_table) if isinstance(written, bytes) else None
+            self._committed = (written, manifest, sources_table)
             return manifest
 
     def _publish(

@@ -347,9 +347,9 @@ def test_one_filesystem_sync_per_commit_before_the_manifest(
         order.append("sync")
         real_sync(path)
 
-    def write_manifest(self: Store, manifest: object) -> None:
+    def write_manifest(self: Store, manifest: object) -> bytes:
         order.append("manifest")
-        real_write(self, manifest)  # type: ignore[arg-type]
+        return real_write(self, manifest)  # type: ignore[arg-type]
 
     monkeypatch.setattr(store_module, "sync_filesystem", sync)
     monkeypatch.setattr(Store, "_write_manifest", write_manifest)
