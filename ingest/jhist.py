@@ -17,10 +17,10 @@ event's own time where it has one); unknown event types land here too and
 are counted in ``ctx.unknown``.  ``counters``: job_total / job_map /
 job_reduce from JOB_FINISHED, task scope from TASK_FINISHED / TASK_FAILED,
 attempt scope from the attempt completion events (``group_name`` and
-``counter_name`` are the raw Avro ``name`` s), one :class:`~ingest.base.RowBlock`
-per JhCounters record (per task for held task counters).  ``jobs``, ``tasks`` and
-``attempts``: one row each (tasks and attempts as one block per table), written
-when the file ends (or at a cut).  Which
+``counter_name`` are the raw Avro ``name`` s), the rows of consecutive
+JhCounters records as :class:`~ingest.base.RowBlock` s of up to 32,768 rows.
+``jobs``, ``tasks`` and ``attempts``: one row each (tasks and attempts in
+blocks of up to 8,192), written when the file ends (or at a cut).  Which
 event's value wins for each column is documented in :mod:`ingest.jhist_state`
 (as Hadoop's ``JobHistoryParser`` decides, with the noted exceptions).
 
@@ -317,7 +317,7 @@ def read_jhist(path: Path, ctx: ReadContext) -> Iterator[Row | RowBlock]:
     Iterator[Row | RowBlock]
         A generator of ``events`` and ``counters`` rows as the file is read, then
         ``jobs``, ``tasks``, ``attempts`` and task-scope ``counters`` rows at its end;
-        the counters of one JhCounters record come as one :class:`~ingest.base.RowBlock`
+        counters, tasks and attempts come as :class:`~ingest.base.RowBlock` s
         (:func:`~ingest.base.iter_rows` expands them).
         While iterated it raises :class:`~phaseline.errors.TraceTruncatedError` after
         every row before a cut (the file was cut short), or

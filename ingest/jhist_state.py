@@ -42,7 +42,7 @@ Which value wins (as Hadoop's ``JobHistoryParser`` does, unless noted)
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter
 from typing import Any
@@ -52,7 +52,6 @@ from ingest.counters_map import EventKind, job_id_of, split_host
 from ingest.counters_map import task_id_of as _task_id_of
 from ingest.counters_map import task_type as _task_type
 from ingest.jhist_schema import BadEvent, checked_counter, opt_bool, opt_int, opt_str, req_str
-from ingest.mrcommon import counters_block
 from phaseline.schemas import Status, TaskType, normalize_status
 
 _SUCCEEDED = Status.SUCCEEDED.value
@@ -207,6 +206,20 @@ def _counter_columns(counters: Any) -> tuple[list[str], list[str], list[int]]:
     return groups, names, values
 
 
+def _state_blocks(table: str, records: Sequence[Any], names: Sequence[str], job_id: str | None) -> Iterator[RowBlock]:
+    """``tasks`` or ``attempts`` rows of ``records``, in blocks of at most :data:`_STATE_BLOCK`.
+
+    A large job's rows are not all copied at once.  An attempt's ``host`` is
+    its completion event's, else its STARTED event's tracker (module docstring).
+    """
+    for start in range(0, len(records), _STATE_BLOCK):
+        part = records[start : start + _STATE_BLOCK]
+        columns = {name: list(map(attrgetter(name), part)) for name in names}
+        if table == "attempts":
+            columns["host"] = [a.tracker_host if a.host is None else a.host for a in part]
+        yield RowBlock(table, len(part), columns, {"job_id": job_id})
+
+
 class HistoryState:
     """Jobs, tasks and attempts of one history file, built event by event.
 
@@ -260,7 +273,7 @@ class HistoryState:
                 return
 
     def rows(self) -> Iterator[Row | RowBlock]:
-        """Rows for the state built so far: jobs, tasks and attempts (one block each), task counters (a block per task)."""
+        """Rows for the state built so far: counters gathered so far, jobs, tasks and attempts, then task counters."""
         self.flush_counters()
         yield from self.out
         self.out.clear()
@@ -269,22 +282,17 @@ class HistoryState:
             values = {name: getattr(self.job, name) for name in _Job.__slots__ if name != "ended"}
             values["source_format"] = "jhist"
             yield Row("jobs", values)
-        # blocks of at most _STATE_BLOCK rows: a large job's rows are not all copied at once
-        tasks = list(self.tasks.values())
-        for start in range(0, len(tasks), _STATE_BLOCK):
-            part = tasks[start : start + _STATE_BLOCK]
-            columns = {name: list(map(attrgetter(name), part)) for name in _TASK_COLUMNS}
-            yield RowBlock("tasks", len(part), columns, {"job_id": jid})
-        attempts = list(self.attempts.values())
-        for start in range(0, len(attempts), _STATE_BLOCK):
-            chunk = attempts[start : start + _STATE_BLOCK]
-            columns = {name: list(map(attrgetter(name), chunk)) for name in _ATTEMPT_COLUMNS}
-            columns["host"] = [a.tracker_host if a.host is None else a.host for a in chunk]
-            yield RowBlock("attempts", len(chunk), columns, {"job_id": jid})
+        yield from _state_blocks("tasks", list(self.tasks.values()), _TASK_COLUMNS, jid)
+        yield from _state_blocks("attempts", list(self.attempts.values()), _ATTEMPT_COLUMNS, jid)
         for t in self.tasks.values():
             if t.counter_values:
                 groups, names = t.counter_layout
-                yield counters_block(jid, "task", groups, names, t.counter_values.tolist(), task_id=t.task_id)
+                self._add_counters("task", t.task_id, None, groups, names, t.counter_values.tolist())
+                yield from self.out
+                self.out.clear()
+        self.flush_counters()
+        yield from self.out
+        self.out.clear()
 
     def _counters(self, counters: Any, scope: str, task_id: str | None, attempt_id: str | None) -> int:
         """Add the ``counters`` rows (one per counter) of a JhCounters record; return how many.
@@ -295,6 +303,19 @@ class HistoryState:
         if counters is None:
             return 0
         groups, names, values = _counter_columns(counters)
+        self._add_counters(scope, task_id, attempt_id, groups, names, values)
+        return len(names)
+
+    def _add_counters(
+        self,
+        scope: str,
+        task_id: str | None,
+        attempt_id: str | None,
+        groups: Sequence[str],
+        names: Sequence[str],
+        values: Sequence[int],
+    ) -> None:
+        """Gather one record's counter rows behind the others (a block leaves at :data:`_COUNTER_BLOCK_ROWS`)."""
         n = len(names)
         if n:
             jid = self.job.job_id
@@ -311,7 +332,6 @@ class HistoryState:
             self._counter_rows += n
             if self._counter_rows >= _COUNTER_BLOCK_ROWS:
                 self.flush_counters()
-        return n
 
     def flush_counters(self) -> None:
         """Move the gathered counter rows to :attr:`out` as one block."""
