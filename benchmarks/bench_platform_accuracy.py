@@ -47,7 +47,6 @@ import numpy as np
 from phaseline.store import Store
 from platform_model.accuracy import (
     AccuracyReport,
-    NoiseCeiling,
     accuracy_report,
     relative_errors,
     render_markdown,
@@ -150,18 +149,16 @@ def build_plan(args: argparse.Namespace) -> BenchPlan:
     )
 
 
-def judge(
-    report: AccuracyReport, model: PlatformModel, ceiling: tuple[NoiseCeiling, ...] = ()
-) -> tuple[bool, list[str]]:
+def judge(report: AccuracyReport, model: PlatformModel) -> tuple[bool, list[str]]:
     """Per fitted phase: the in-sample share within 15 % against the target; lines to print.
 
-    ``ceiling`` (:func:`~platform_model.accuracy.noise_ceiling`) is printed beside
+    The report's noise ceiling (:func:`~platform_model.accuracy.noise_ceiling`) is printed beside
     it: the most any model of the data could reach on the same rows.
     """
     lines = [f"{'phase':8s} {'n':>5s} {'in-sample <=15 %':>17s} {'held-out <=15 %':>16s} "
              f"{'median err':>10s} {'ceiling <=15 %':>15s}  target >= {100 * TARGET_WITHIN_15:.0f} %"]
     ok = True
-    bound = {c.phase: c for c in ceiling}
+    bound = {c.phase: c for c in report.ceiling}
     for phase in model.phases:
         row = report.row(phase)
         held = report.row(phase, held_out=True)
@@ -178,7 +175,7 @@ def judge(
 
 
 def figures(
-    report: AccuracyReport, model: PlatformModel, extra: dict[str, Any], ceiling: tuple[NoiseCeiling, ...] = ()
+    report: AccuracyReport, model: PlatformModel, extra: dict[str, Any]
 ) -> list[common.Figure]:
     """The figures for ``benchmarks/run``: per fitted phase, the in-sample share within 15 % against the target.
 
@@ -195,7 +192,7 @@ def figures(
         details = {"n": row.n, "within_10_pct": 100 * row.within[0], "within_20_pct": 100 * row.within[2],
                    "median_error_pct": 100 * row.median_error, "zero_ms": row.zero_ms,
                    "held_out_within_15_pct": None if held is None or not held.n else 100 * held.within_15,
-                   "ceiling_within_15_pct": next((100 * c.within[1] for c in ceiling if c.phase == phase), None),
+                   "ceiling_within_15_pct": next((100 * c.within[1] for c in report.ceiling if c.phase == phase), None),
                    "folds": report.folds, **extra}
         out.append(common.Figure("platform", f"local engine: {phase} points within 15 % (in sample)",
                                  100 * row.within_15, "%", target=target, details=details,
@@ -250,8 +247,7 @@ def main() -> int:
     profile = profile_from_store(store)
     model = fit_platform(profile)
     report = accuracy_report(model, profile, folds=args.folds)
-    ceiling = report.ceiling
-    ok, lines = judge(report, model, ceiling)
+    ok, lines = judge(report, model)
     ld = load.summary()
     print(f"\nran {len(results)} benchmarks in {elapsed / 60:.1f} min; load average (1 min) during the run: "
           f"min {ld['min']:.1f}, mean {ld['mean']:.1f}, max {ld['max']:.1f} on {os.cpu_count()} cores")
@@ -275,7 +271,7 @@ def main() -> int:
             "failed": [r.name for r in failed], "unfitted": dict(model.unfitted), "first_task_ratio": ratios,
         }
         args.json.write_text(
-            json.dumps([f.as_dict() for f in figures(report, model, extra, ceiling)], indent=1) + "\n"
+            json.dumps([f.as_dict() for f in figures(report, model, extra)], indent=1) + "\n"
         )
     return 0 if ok else 1
 
