@@ -168,7 +168,8 @@ def script_cmd(plan_path: Path, out: Path | None, hdfs_root: str) -> None:
 @click.option("--no-split", is_flag=True, help="One line per phase (skip the two-segment test).")
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Write Figure-3-like plots here.")
 @click.option("--plot-format", type=click.Choice(["png", "svg"]), default="png", show_default=True, help="Plot file format.")
-@click.option("--report", is_flag=True, help="Print the Table-1 accuracy report (in sample and held-out runs).")
+@click.option("--report", is_flag=True, help="Print the Table-1 accuracy report (in sample, held-out runs, and the noise ceiling: "
+              "the most any model of the data could reach on these runs).")
 @click.option("--folds", type=click.IntRange(min=2), default=5, show_default=True, help="Cross-validation folds (by run).")
 @click.option("--setting", "settings", multiple=True, metavar="KEY=VALUE", help="A Hadoop setting the model holds for (repeatable).")
 @click.option("--cluster", "cluster_name", default=None, help="A name for the cluster the measurements come from.")
