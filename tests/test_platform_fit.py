@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import statsmodels.api as sm
 
 from phaseline.errors import InsufficientDataError
-from platform_model.fit import MIN_POINTS, Norm, Solver, fit_line
+from platform_model.fit import HELD_MAXITER, MAXITER, MIN_POINTS, Norm, Solver, fit_line
 
 #: Known-answer tolerance on A and B (the issue's target).
 REL_TOL_PARAMS = 0.02
@@ -93,6 +94,36 @@ def test_statsmodels_and_normal_equations_agree(norm: Norm) -> None:
     fast = fit_line(x, y, norm=norm, solver=Solver.NORMAL_EQUATIONS)
     for field in ("intercept_ms", "slope_ms_per_byte", "intercept_se", "slope_se", "scale_ms"):
         assert getattr(fast, field) == pytest.approx(getattr(ref, field), rel=REL_TOL_SOLVERS), field
+
+
+#: 19 shuffle-like points (ms-rounded, t(2) noise) on which statsmodels' RLM, re-estimating the MAD
+#: scale every step, creeps for more than MAXITER steps (deviance still moving ~1e-5 per step).
+CREEPING_X_MIB = [16.0, 2.0, 4.6, 8.0, 2.0, 8.0, 16.0, 1.0, 2.0, 4.6, 8.0, 2.0, 4.6, 8.0, 4.6, 4.6, 2.0, 4.6, 8.0]
+CREEPING_MS = [99, 18, 43, 41, 16, 53, 84, 29, 23, 32, 48, 15, 33, 53, 38, 25, 17, 35, 54]
+
+
+@pytest.mark.parametrize("solver", [Solver.STATSMODELS, Solver.NORMAL_EQUATIONS])
+def test_a_creeping_scale_is_held_and_the_fit_converges(solver: Solver) -> None:
+    # CI once failed `phaseline fit --report` on a cross-validation fold like this one:
+    # the fit must converge (no ConvergenceWarning, which the test config makes an error).
+    x = np.array(CREEPING_X_MIB) * (1 << 20)
+    y = np.array(CREEPING_MS, dtype=np.float64)
+    exog = np.column_stack([np.ones(x.size), x / (1 << 20)])
+    # The premise: plain RLM runs out of iterations here.
+    plain = sm.RLM(y, exog, M=sm.robust.norms.HuberT()).fit(maxiter=MAXITER, tol=1e-8)
+    assert int(plain.fit_history["iteration"]) >= MAXITER
+    fit = fit_line(x, y, phase="shuffle", solver=solver)
+    assert fit.converged
+    assert MAXITER < fit.iterations < MAXITER + HELD_MAXITER
+    assert "scale held at" in fit.note
+    # The answer is the Huber M-estimate at the held scale: sum psi(r / s) * [1, x] = 0.
+    b = fit.slope_ms_per_byte * (1 << 20)
+    z = (y - fit.intercept_ms - b * exog[:, 1]) / fit.scale_ms
+    psi = np.clip(z, -1.345, 1.345)
+    assert np.abs(exog.T @ psi).max() < 1e-4 * np.abs(exog.T @ np.abs(psi)).max()
+    # ... and close to where the scale-updating iteration was creeping.
+    assert fit.intercept_ms == pytest.approx(float(plain.params[0]), abs=0.05)
+    assert b == pytest.approx(float(plain.params[1]), abs=0.01)
 
 
 def test_cross_check_with_sklearn_huber_regressor() -> None:
