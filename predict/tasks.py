@@ -66,7 +66,11 @@ class InputShape:
 def resolve_input(profile: JobProfile, dataset: Dataset, settings: JobSettings) -> InputShape:
     """Split the new dataset into map inputs.
 
-    The input of the profiled size keeps the profiled split shape.  Otherwise
+    The input of the profiled size keeps the profiled split shape, unless a
+    split size is given (by the dataset or the settings): a given split size
+    cuts every input, the profiled one too, so that a larger input never gets
+    smaller map tasks than a smaller one (the profiled run may have used
+    another split size).  Otherwise
     splits are cut like ``FileInputFormat`` cuts them: full splits of the split
     size and a remainder, so the largest split is ``min(split size, input)``.
     Records follow the profiled record width unless the dataset gives them.
@@ -77,7 +81,7 @@ def resolve_input(profile: JobProfile, dataset: Dataset, settings: JobSettings) 
     if dataset.input_records is not None:
         width = dataset.input_bytes / dataset.input_records if dataset.input_records > 0 else None
     same = abs(dataset.input_bytes - prof.total_bytes) <= SAME_INPUT_RTOL * prof.total_bytes
-    if same and dataset.splits in (None, prof.splits) and dataset.split_bytes is None:
+    if same and dataset.splits in (None, prof.splits) and dataset.split_bytes is None and settings.split_bytes is None:
         notes.append(f"input of the profiled size: its {prof.splits} splits are reused")
         return InputShape(
             prof.splits,
