@@ -35,7 +35,6 @@ from types import FrameType
 from ingest.archives import is_archive, unpacked
 from ingest.base import ReadContext, RowBlock, read_head
 from ingest.formats import Format, detect
-from phaseline import arrow
 from phaseline.errors import PhaselineError, SchemaError, TraceParseError, TraceTruncatedError
 from phaseline.schemas import SourceStatus
 from phaseline.staged_batch import StagedBatch, StagedGroup
@@ -48,9 +47,6 @@ CHUNK_FILES = 64
 #: Bytes of input that close a chunk early (a large file is a chunk of its own).
 CHUNK_BYTES = 32 << 20
 COMMIT_EVERY_S = 30.0
-#: Input bytes per value the store converts, roughly (a .jhist: ~16; a 50 MB file brings ~3M
-#: values): what :func:`phaseline.arrow.expect` is told before a file is read.
-BYTES_PER_VALUE = 16
 FILE_TIMEOUT_S = 600.0
 COMPACT_OVER_FILES = 256
 _SKIP_NAMES = {"MANIFEST.json", ".lock"}
@@ -190,7 +186,6 @@ def _read_file(work: _Work, batch: StagedBatch, timeout_s: float | None) -> File
     """Read one file into ``batch`` (rows and ``sources`` row); never raises for bad content."""
     ctx = ReadContext(path=work.path, sha256=work.sha256)
     staged = StagedSource(batch.staging, work.key, work.sha256, work.size, None)
-    arrow.expect(work.size // BYTES_PER_VALUE)  # a large file: Arrow's own converter at once
 
     def result(rec: SourceRecord, rows: dict[str, int]) -> FileResult:
         return FileResult(

@@ -14,8 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import phaseline.arrow as arrow_module
-from phaseline.arrow import column, from_buffers, indices
+from phaseline.arrow import column, indices
 
 TYPES = {
     "string": (pa.string(), st.text()),
@@ -50,7 +49,7 @@ def _same(a: pa.Array, b: pa.Array) -> None:
 def test_column_equals_pa_array(name: str, data: st.DataObject) -> None:
     typ, values = TYPES[name]
     got = data.draw(st.lists(st.none() | values, max_size=40))
-    _same(from_buffers(got, typ), pa.array(got, type=typ))
+    _same(column(got, typ), pa.array(got, type=typ))
 
 
 @pytest.mark.parametrize(
@@ -71,10 +70,10 @@ def test_values_of_another_type_meet_pa_arrays_own_verdict(values: list[Any], ty
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, UnicodeError) as exc:
         expected = type(exc)
     if isinstance(expected, pa.Array):
-        _same(from_buffers(values, typ), expected)
+        _same(column(values, typ), expected)
     else:
         with pytest.raises(expected):
-            from_buffers(values, typ)
+            column(values, typ)
 
 
 def test_other_zones_and_naive_timestamps_as_pa_array_reads_them() -> None:
@@ -85,41 +84,26 @@ def test_other_zones_and_naive_timestamps_as_pa_array_reads_them() -> None:
             expected = pa.array([v], type=typ)
         except (pa.ArrowInvalid, ValueError):
             continue
-        _same(from_buffers([v], typ), expected)
+        _same(column([v], typ), expected)
 
 
 def test_indices_for_take() -> None:
-    arr = from_buffers(["x", "y", "z"], pa.string())
+    arr = column(["x", "y", "z"], pa.string())
     assert arr.take(indices(np.array([2, 0, 2], dtype=np.int32))).to_pylist() == ["z", "x", "z"]
     assert arr.take(indices(np.array([1], dtype=np.int64))).to_pylist() == ["y"]
 
 
-def test_column_uses_pa_array_once_its_budget_is_spent(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[int] = []
-    real = pa.array
-
-    def counting(values: Any, *args: Any, **kwargs: Any) -> Any:
-        calls.append(len(values))
-        return real(values, *args, **kwargs)
-
-    monkeypatch.setattr(arrow_module.pa, "array", counting)
-    monkeypatch.setattr(arrow_module, "BUFFER_BUDGET", 10)
-    monkeypatch.setattr(arrow_module, "_spent", [0])
-    monkeypatch.delitem(arrow_module.sys.modules, "pandas", raising=False)
-    assert column(["a"] * 6, pa.string()).to_pylist() == ["a"] * 6  # from buffers: 6 of 10 spent
-    assert calls == []
-    assert column([1] * 5, pa.int64()).to_pylist() == [1] * 5  # 11 > 10: pa.array from now on
-    assert column(["b"], pa.string()).to_pylist() == ["b"]
-    assert calls == [5, 1]
-
-
-def test_expecting_more_than_the_budget_switches_to_pa_array_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(arrow_module, "BUFFER_BUDGET", 10)
-    monkeypatch.setattr(arrow_module, "_spent", [0])
-    arrow_module.expect(5)
-    assert arrow_module._spent == [0]  # fits: nothing decided yet
-    arrow_module.expect(11)
-    assert arrow_module._spent == [10]  # column() goes to pa.array from now on
+@pytest.mark.parametrize(
+    "values",
+    [
+        ["plain", None, "ascii", ""],
+        ["h\u00f4te", None, "\u6771\u4eac", "x"],  # not ASCII: characters are not bytes
+        [None, None],
+        [],
+    ],
+)
+def test_strings_ascii_or_not_as_pa_array(values: list[Any]) -> None:
+    _same(column(values, pa.string()), pa.array(values, type=pa.string()))
 
 
 def test_building_the_stores_columns_does_not_import_pandas() -> None:
@@ -129,6 +113,8 @@ def test_building_the_stores_columns_does_not_import_pandas() -> None:
         "from phaseline.arrow import column\n"
         "column(['a', None], pa.string()); column([1, None], pa.int64()); column([1.5], pa.float64())\n"
         "column([True, None], pa.bool_()); column([datetime(2026, 1, 1, tzinfo=UTC)], pa.timestamp('ms', tz='UTC'))\n"
+        "column(['attempt_%d' % i for i in range(2_000_000)], pa.string())\n"  # large too (no switch to pa.array)
+        "column(list(range(2_000_000)), pa.int64())\n"
         "print('pandas' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
