@@ -15,8 +15,10 @@ goes to ``pa.array``, which converts it (or raises) exactly as before.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
+from itertools import repeat as repeat_each
 from typing import Any
 
 import numpy as np
@@ -90,7 +92,7 @@ def _validity(values: Sequence[Any], n: int) -> tuple[pa.Buffer | None, int]:
     """The validity bitmap (``None`` when no value is missing) and the null count."""
     if None not in values:
         return None, 0
-    missing = np.fromiter((v is None for v in values), dtype=np.bool_, count=n)
+    missing = np.fromiter(map(operator.is_, values, repeat_each(None)), dtype=np.bool_, count=n)
     return pa.py_buffer(np.packbits(~missing, bitorder="little")), int(missing.sum())
 
 
