@@ -52,10 +52,20 @@ from ingest.counters_map import EventKind, job_id_of, split_host
 from ingest.counters_map import task_id_of as _task_id_of
 from ingest.counters_map import task_type as _task_type
 from ingest.jhist_schema import BadEvent, checked_counter, opt_bool, opt_int, opt_str, req_str
+from phaseline.runs import Runs
 from phaseline.schemas import Status, TaskType, normalize_status
 
 _SUCCEEDED = Status.SUCCEEDED.value
 _MAP = TaskType.MAP.value
+
+
+#: A held record's counter layout: group names, the counters per group, counter names (shared by tasks).
+_Layout = tuple[tuple[str, ...], tuple[int, ...], tuple[str, ...]]
+
+
+def _counter_lists() -> tuple[list[Any], ...]:
+    """Empty gathering lists: per record scope, task, attempt, size; per group name, size; per counter name, value."""
+    return ([], [], [], [], [], [], [], [])
 
 
 @dataclass(slots=True)
@@ -93,7 +103,7 @@ class _Task:
     error: str | None = None
     # Counters of a task a later event may re-open, held to the end: a shared layout
     # (group names, counter names) + values.
-    counter_layout: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+    counter_layout: _Layout = ((), (), ())
     counter_values: array[int] = field(default_factory=lambda: array("q"))
     counters_emitted: bool = False
 
@@ -172,8 +182,8 @@ _name_of = itemgetter("name")
 _value_of = itemgetter("value")
 
 
-def _counter_columns(counters: Any) -> tuple[list[str], list[str], list[int]]:
-    """Group names, counter names and values of a JhCounters record, as three columns.
+def _counter_columns(counters: Any) -> tuple[list[str], list[int], list[str], list[int]]:
+    """A JhCounters record as columns: its group names as runs (names, sizes), counter names, values.
 
     The counters of all groups are taken at once (``map`` over ``itemgetter``)
     and their types checked in bulk; a record that is not plainly typed
@@ -182,6 +192,7 @@ def _counter_columns(counters: Any) -> tuple[list[str], list[str], list[int]]:
     or raises the same :class:`BadEvent`, as when read counter by counter.
     """
     groups: list[str] = []
+    sizes: list[int] = []
     counts: list[Any] = []
     try:
         for g in counters["groups"]:
@@ -190,20 +201,25 @@ def _counter_columns(counters: Any) -> tuple[list[str], list[str], list[int]]:
             if type(group) is not str or type(got) is not list:
                 break
             counts += got
-            groups += [group] * len(got)
+            groups.append(group)
+            sizes.append(len(got))
         else:
             names = list(map(_name_of, counts))
             values = list(map(_value_of, counts))
             if _STR_ONLY.issuperset(map(type, names)) and _INT_ONLY.issuperset(map(type, values)):
-                return groups, names, values
+                return groups, sizes, names, values
     except (KeyError, TypeError):
         pass  # the slow path below raises the error, with the message it always had
-    groups, names, values = [], [], []
+    groups, sizes, names, values = [], [], [], []
     for group, name, value in _counter_entries(counters):
-        groups.append(group)
+        if groups and groups[-1] == group:
+            sizes[-1] += 1
+        else:
+            groups.append(group)
+            sizes.append(1)
         names.append(name)
         values.append(value)
-    return groups, names, values
+    return groups, sizes, names, values
 
 
 def _state_blocks(table: str, records: Sequence[Any], names: Sequence[str], job_id: str | None) -> Iterator[RowBlock]:
@@ -233,7 +249,7 @@ class HistoryState:
         self.tasks: dict[str, _Task] = {}
         self.attempts: dict[str, _Attempt] = {}
         self.out: list[Row | RowBlock] = []
-        self.layouts: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self.layouts: dict[_Layout, _Layout] = {}
         # One object per distinct host, rack, status, locality...: a job's tasks and attempts
         # repeat a few dozen values, and each decoded event brings fresh copies.
         self._strings: dict[str, str] = {}
@@ -241,7 +257,7 @@ class HistoryState:
         # (per-record blocks cost more to stage than the rows themselves).
         self._counter_rows = 0
         self._counter_job: str | None = None
-        self._counter_cols: tuple[list[Any], ...] = ([], [], [], [], [], [])
+        self._counter_cols: tuple[list[Any], ...] = _counter_lists()
         self.handlers: dict[EventKind, Callable[[dict[str, Any]], None]] = {
             EventKind.JOB_SUBMITTED: self._job_submitted,
             EventKind.JOB_INITED: self._job_inited,
@@ -286,8 +302,8 @@ class HistoryState:
         yield from _state_blocks("attempts", list(self.attempts.values()), _ATTEMPT_COLUMNS, jid)
         for t in self.tasks.values():
             if t.counter_values:
-                groups, names = t.counter_layout
-                self._add_counters("task", t.task_id, None, groups, names, t.counter_values.tolist())
+                groups, sizes, names = t.counter_layout
+                self._add_counters("task", t.task_id, None, groups, sizes, names, t.counter_values.tolist())
                 yield from self.out
                 self.out.clear()
         self.flush_counters()
@@ -302,8 +318,8 @@ class HistoryState:
         """
         if counters is None:
             return 0
-        groups, names, values = _counter_columns(counters)
-        self._add_counters(scope, task_id, attempt_id, groups, names, values)
+        groups, sizes, names, values = _counter_columns(counters)
+        self._add_counters(scope, task_id, attempt_id, groups, sizes, names, values)
         return len(names)
 
     def _add_counters(
@@ -312,21 +328,27 @@ class HistoryState:
         task_id: str | None,
         attempt_id: str | None,
         groups: Sequence[str],
+        sizes: Sequence[int],
         names: Sequence[str],
         values: Sequence[int],
     ) -> None:
-        """Gather one record's counter rows behind the others (a block leaves at :data:`_COUNTER_BLOCK_ROWS`)."""
+        """Gather one record's counter rows behind the others (a block leaves at :data:`_COUNTER_BLOCK_ROWS`).
+
+        The record's scope, task and attempt are one run each, its group names a run per group.
+        """
         n = len(names)
         if n:
             jid = self.job.job_id
             if self._counter_rows and jid != self._counter_job:
                 self.flush_counters()
             self._counter_job = jid
-            scopes, tasks, attempts, group_col, name_col, value_col = self._counter_cols
-            scopes += [scope] * n
-            tasks += [task_id] * n
-            attempts += [attempt_id] * n
+            scopes, tasks, attempts, record_sizes, group_col, group_sizes, name_col, value_col = self._counter_cols
+            scopes.append(scope)
+            tasks.append(task_id)
+            attempts.append(attempt_id)
+            record_sizes.append(n)
             group_col += groups
+            group_sizes += sizes
             name_col += names
             value_col += values
             self._counter_rows += n
@@ -337,12 +359,13 @@ class HistoryState:
         """Move the gathered counter rows to :attr:`out` as one block."""
         if not self._counter_rows:
             return
-        scopes, tasks, attempts, groups, names, values = self._counter_cols
-        columns = {"scope": scopes, "task_id": tasks, "attempt_id": attempts,
-                   "group_name": groups, "counter_name": names, "value": values}  # fmt: skip
+        scopes, tasks, attempts, record_sizes, groups, group_sizes, names, values = self._counter_cols
+        columns = {"scope": Runs(scopes, record_sizes), "task_id": Runs(tasks, record_sizes),
+                   "attempt_id": Runs(attempts, record_sizes), "group_name": Runs(groups, group_sizes),
+                   "counter_name": names, "value": values}  # fmt: skip
         self.out.append(RowBlock("counters", self._counter_rows, columns, {"job_id": self._counter_job}))
         self._counter_rows = 0
-        self._counter_cols = ([], [], [], [], [], [])
+        self._counter_cols = _counter_lists()
 
     # ------------------------------------------------------------------ job events
     def _job_submitted(self, p: dict[str, Any]) -> None:
@@ -408,11 +431,12 @@ class HistoryState:
 
     def _hold_task_counters(self, task: _Task, counters: Any) -> None:
         groups: list[str] = []
+        sizes: list[int] = []
         names: list[str] = []
         values: list[int] = []
         if counters is not None:
-            groups, names, values = _counter_columns(counters)
-        key = (tuple(groups), tuple(names))
+            groups, sizes, names, values = _counter_columns(counters)
+        key = (tuple(groups), tuple(sizes), tuple(names))
         task.counter_layout = self.layouts.setdefault(key, key)
         task.counter_values = array("q", values)
 

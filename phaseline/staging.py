@@ -28,6 +28,7 @@ from phaseline import schemas
 from phaseline.arrow import column, indices
 from phaseline.arrow import repeat as repeat_value
 from phaseline.errors import SchemaError
+from phaseline.runs import Runs
 
 __all__ = ["FLUSH_ROWS", "SourceRecord", "StagedFile", "StagedSource", "check_block_names", "check_block_sizes"]
 
@@ -163,7 +164,11 @@ class _TableWriter:
             self.flush()
 
     def add_columns(self, n: int, columns: Mapping[str, Sequence[Any]], constants: Mapping[str, Any]) -> None:
-        """Append ``n`` rows given by column (``constants``: one value for all ``n``; others NULL)."""
+        """Append ``n`` rows given by column (``constants``: one value for all ``n``; others NULL).
+
+        A column given as :class:`~phaseline.runs.Runs` stays runs while the column
+        holds nothing else since the last flush (then it is converted by index).
+        """
         key = (tuple(columns), tuple(constants))
         if key not in self._block_keys:
             check_block_names(self.spec.name, self._names, key[0], key[1])
@@ -179,7 +184,16 @@ class _TableWriter:
         for i, name in enumerate(self._names):
             given = columns.get(name)
             if given is not None:
-                if runs[i] is not None:
+                run = runs[i]
+                if type(given) is Runs and (run is not None or not before):
+                    # runs stay runs (converted by index in _batch)
+                    if run is None:
+                        runs[i] = (list(given.values), list(given.counts))
+                    else:
+                        run[0].extend(given.values)
+                        run[1].extend(given.counts)
+                    continue
+                if run is not None:
                     self._materialise(i)
                 cols[i].extend(given)
                 continue

@@ -28,6 +28,7 @@ from ingest.jhist_schema import BadEvent
 from ingest.jhist_state import _counter_columns, _counter_entries
 from phaseline import schemas
 from phaseline.errors import PhaselineError, SchemaError
+from phaseline.runs import Runs
 from phaseline.staging import StagedSource
 from phaseline.store import Store
 
@@ -60,6 +61,22 @@ MIXED: list[Row | RowBlock] = [
     _block("task_2", "attempt_2", "attempt", []),
     _block("task_2", "attempt_3", "attempt", [("g", "A", 8)]),
     Row("counters", (JOB, "task_3", None, "task", "g", "A", 9)),
+    # as the .jhist reader gathers records: scope, task, attempt and group names as runs
+    RowBlock(
+        "counters",
+        4,
+        {"scope": Runs(["task", "attempt"], [1, 3]), "task_id": Runs(["task_4", "task_4"], [1, 3]),
+         "attempt_id": Runs([None, "attempt_4"], [1, 3]), "group_name": Runs(["g", "h", "g"], [2, 0, 2]),
+         "counter_name": ["A", "B", "A", "B"], "value": [10, 11, 12, 13]},
+        {"job_id": JOB},
+    ),
+    RowBlock(
+        "counters",
+        2,
+        {"scope": Runs(["task"], [2]), "task_id": Runs(["task_5"], [2]), "attempt_id": Runs([None], [2]),
+         "group_name": ["h", "g"], "counter_name": ["C", "A"], "value": [14, 15]},
+        {"job_id": JOB},
+    ),
 ]
 
 
@@ -93,7 +110,9 @@ def test_blocks_and_the_same_rows_one_by_one_give_identical_parquet(
     assert by_block.equals(by_row)
     assert by_block.equals(as_tuples)
     assert by_block.schema == schemas.COUNTERS.schema
-    assert by_block.column("value").to_pylist() == [1, 2, 3, 4, 5, 6, -7, 2**63 - 1, 8, 9]  # order kept
+    assert by_block.column("value").to_pylist() == [1, 2, 3, 4, 5, 6, -7, 2**63 - 1, 8, 9, *range(10, 16)]
+    assert by_block.column("group_name").to_pylist()[-6:] == ["g", "g", "g", "g", "h", "g"]
+    assert by_block.column("attempt_id").to_pylist()[-6:] == [None, *["attempt_4"] * 3, None, None]
     assert by_block.column("attempt_id").to_pylist()[3:9] == [
         "attempt_1", None, "attempt_2", "attempt_2", "attempt_2", "attempt_3",
     ]  # fmt: skip
@@ -195,12 +214,14 @@ def test_values_of_the_wrong_type_name_table_and_column(tmp_path: Path) -> None:
 
 def test_iter_rows_and_row_count() -> None:
     rows = list(iter_rows(MIXED))
-    assert len(rows) == sum(map(row_count, MIXED)) == 10
+    assert len(rows) == sum(map(row_count, MIXED)) == 16
     assert all(type(r) is Row for r in rows)
     assert rows[1].as_dict() == {"job_id": JOB, "task_id": "task_1", "attempt_id": None, "scope": "task",
                                  "group_name": "g", "counter_name": "A", "value": 2}  # fmt: skip
     assert row_count(MIXED[0]) == 1
     assert row_count(MIXED[4]) == 3
+    assert rows[11].as_dict() == {"job_id": JOB, "task_id": "task_4", "attempt_id": "attempt_4", "scope": "attempt",
+                                  "group_name": "g", "counter_name": "B", "value": 11}  # fmt: skip
     assert list(RowBlock("counters", 0, {}).rows()) == []
 
 
@@ -276,9 +297,11 @@ def _entries(counters: Any) -> tuple[list[str], list[str], list[int]] | str:
 
 def _columns(counters: Any) -> tuple[list[str], list[str], list[int]] | str:
     try:
-        return _counter_columns(counters)
+        groups, sizes, names, values = _counter_columns(counters)
     except BadEvent as exc:
         return f"BadEvent: {exc}"
+    assert len(groups) == len(sizes)
+    return list(Runs(groups, sizes)), names, values  # group names come as runs: compare them expanded
 
 
 _scalars = st.one_of(
@@ -339,3 +362,21 @@ def test_jhist_counters_come_as_blocks_and_land_like_rows(fixtures_dir: Path, tm
         for table in ("counters", "tasks", "attempts"):
             assert _stage(tmp_path, f"{number}-b", items, table).equals(_stage(tmp_path, f"{number}-r", rows, table))
     assert with_blocks >= 5
+
+
+def test_runs_are_the_list_they_stand_for() -> None:
+    r = Runs(["a", None, "b"], [2, 0, 3])
+    expanded = ["a", "a", "b", "b", "b"]
+    assert len(r) == 5
+    assert list(r) == expanded
+    assert r == expanded
+    assert expanded == r
+    assert r != ["a"]
+    assert [r[i] for i in range(-5, 5)] == expanded + expanded
+    assert r[1:4] == expanded[1:4]
+    with pytest.raises(IndexError):
+        r[5]
+    with pytest.raises(ValueError, match="one count per value"):
+        Runs(["a"], [1, 2])
+    with pytest.raises(ValueError, match="negative"):
+        Runs(["a"], [-1])
