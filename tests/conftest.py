@@ -6,6 +6,14 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# CI runs every property test on the same examples (derandomized), so that a rare counterexample
+# found by chance cannot fail one CI run and pass the next; local runs keep exploring new ones
+# (and `pytest --hypothesis-seed=N` replays one exploration).  .ci/run selects the "ci" profile.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.register_profile("dev")
+settings.load_profile(os.environ.get("PHASELINE_HYPOTHESIS_PROFILE", "dev"))
 
 REPO = Path(__file__).resolve().parents[1]
 

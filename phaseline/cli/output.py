@@ -13,13 +13,14 @@ import functools
 import io
 import json
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from phaseline.errors import PhaselineError
+from phaseline.errors import PhaselineError, PhaselineWarning
 from phaseline.store import Store, default_store_path
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -56,16 +57,39 @@ def open_store(store_dir: Path | None) -> Store:
 
 
 def handle_errors(func: F) -> F:
-    """Turn phaseline's errors into clean CLI errors (no traceback)."""
+    """Turn phaseline's errors into clean CLI errors (no traceback), and its warnings into
+    ``warning: ...`` lines on stderr (each message once, in order; the command goes on).
+
+    A warning (an extrapolating platform model, a fit or a queuing model that did not
+    converge, a sniffer that failed) qualifies a result, it does not stop it: a script
+    gets the result on stdout and the reasons to doubt it on stderr.  Warnings of other
+    libraries keep Python's own handling.
+    """
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except PhaselineError as exc:
-            raise click.ClickException(str(exc)) from exc
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", PhaselineWarning)
+            try:
+                return func(*args, **kwargs)
+            except PhaselineError as exc:
+                raise click.ClickException(str(exc)) from exc
+            finally:
+                _report_warnings(caught)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _report_warnings(caught: Sequence[warnings.WarningMessage]) -> None:
+    seen: set[str] = set()
+    for w in caught:
+        if not issubclass(w.category, PhaselineWarning):
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
+            continue
+        text = str(w.message)
+        if text not in seen:
+            seen.add(text)
+            click.echo(f"warning: {text}", err=True)
 
 
 def _jsonable(value: Any) -> Any:

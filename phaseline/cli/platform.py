@@ -267,16 +267,9 @@ def platform() -> None:
 @handle_errors
 def eval_cmd(model_path: Path, phase: str, data_bytes: float, fmt: str) -> None:
     """Print the model's duration (ms) of PHASE processing --bytes of data (eq. 1)."""
-    import warnings
-
     from platform_model.model import PlatformModel
 
-    model = PlatformModel.load(model_path)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        dur = model.duration_ms(phase, data_bytes)
-    for w in caught:
-        click.echo(f"warning: {w.message}", err=True)
+    dur = PlatformModel.load(model_path).duration_ms(phase, data_bytes)
     if fmt == "json":
         click.echo(json.dumps({"dur_ms": dur if math.isfinite(dur) else None}))
     else:
