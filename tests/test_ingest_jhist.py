@@ -438,3 +438,21 @@ def test_reduce_reopened_after_its_counters_were_written(jhists: list[Path], tmp
     assert (task["status"], task["successful_attempt_id"], task["finish_ms"]) == (None, None, None)
     assert any("re-opened" in n and done["taskid"] in n for n in ctx.notes)
     assert [c for c in tables["counters"] if c["scope"] == "task" and c["task_id"] == done["taskid"]]
+
+
+def test_the_ingest_command_prints_one_unwrapped_line_per_file(jhists: list[Path], tmp_path: Path) -> None:
+    # Scripts grep these lines: each file's status, path, counts and rows stay on one line
+    # whatever the length (rich, which draws the bar on a terminal, wrapped them at 80 columns).
+    from click.testing import CliRunner
+
+    from phaseline.cli import main
+
+    deep = tmp_path / ("a-rather-long-directory-name-" * 3) / jhists[0].name
+    deep.parent.mkdir(parents=True)
+    deep.write_bytes(jhists[0].read_bytes())
+    res = CliRunner().invoke(main, ["ingest", str(deep), "--store", str(tmp_path / "store")])
+    assert res.exit_code == 0, res.output
+    (landed,) = [ln for ln in res.stderr.splitlines() if ln.startswith("landed")]
+    assert str(deep) in landed
+    assert re.search(r"\[jhist\] events=\d+ rows=\d+ \(attempts=\d+, counters=\d+, events=\d+, jobs=1", landed)
+    assert len(landed) > 120

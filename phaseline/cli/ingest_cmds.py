@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import click
@@ -53,11 +56,6 @@ def ingest(
     """
     store = open_store(store_dir)
     files = list(iter_files(paths))  # walked once: counted for the progress bar, then ingested
-    total = len(files)
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    console = Console(stderr=True)
 
     def line(path: Path, r: FileResult) -> str:
         rows = ", ".join(f"{t}={n}" for t, n in sorted(r.rows.items()))
@@ -70,21 +68,10 @@ def ingest(
             text += f"\n            {r.error}"
         return text
 
-    show_bar = total > 20 and console.is_terminal
-    with Progress(
-        TextColumn("ingest"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        disable=not show_bar,
-    ) as progress:
-        task = progress.add_task("ingest", total=total)
+    with _file_reporter(len(files)) as echo:
 
         def on_file(path: Path, r: FileResult) -> None:
-            progress.advance(task)
-            if not quiet or r.status == SourceStatus.QUARANTINED:
-                progress.console.print(line(path, r), markup=False, highlight=False)
+            echo(line(path, r) if not quiet or r.status == SourceStatus.QUARANTINED else None)
 
         summary = ingest_paths(
             files,
@@ -97,6 +84,39 @@ def ingest(
     _print_summary(summary, store.root)
     if summary.quarantined:
         raise SystemExit(EXIT_QUARANTINED)
+
+
+@contextlib.contextmanager
+def _file_reporter(total: int) -> Iterator[Callable[[str | None], None]]:
+    """A function that reports one finished file (its line, or ``None`` for none) on stderr.
+
+    With more than 20 files and stderr a terminal, rich draws a progress bar and prints the
+    lines above it; otherwise each line is written as it is, one line per file (rich would
+    wrap it at 80 columns), and rich is not even imported.
+    """
+    if total <= 20 or not sys.stderr.isatty():
+
+        def plain(text: str | None) -> None:
+            if text is not None:
+                click.echo(text, err=True)
+
+        yield plain
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    console = Console(stderr=True)
+    with Progress(
+        TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=console
+    ) as progress:
+        task = progress.add_task("ingest", total=total)
+
+        def report(text: str | None) -> None:
+            progress.advance(task)
+            if text is not None:
+                progress.console.print(text, markup=False, highlight=False)
+
+        yield report
 
 
 def _print_summary(summary: IngestSummary, root: Path) -> None:
