@@ -33,6 +33,8 @@ from platform_model.segments import Criterion, PhaseFit, ShuffleThresholds, conf
 MODEL_FORMAT = "phaseline-platform-model"
 MODEL_VERSION = 1
 SUPPORTED_VERSIONS = (1,)
+#: A data size within one byte of a submodel's fitted range is inside it (rounding, not extrapolation).
+RANGE_SLACK_BYTES = 1.0
 
 _LINE_FIELDS = ("intercept_ms", "slope_ms_per_byte", "intercept_se", "slope_se", "scale_ms", "converged",
                 "iterations", "n", "norm", "nonneg_refit", "data_min_bytes", "data_max_bytes")
@@ -172,7 +174,10 @@ class PlatformModel:
         Warns
         -----
         ExtrapolationWarning
-            ``data_bytes`` lies outside the data range the submodel was fitted on.
+            ``data_bytes`` lies outside the data range the submodel was fitted on, by
+            more than :data:`RANGE_SLACK_BYTES` (a size computed as a product or a
+            quotient, e.g. a reduce's shuffle input of the profiled job, can miss the
+            fitted end point by a rounding error).
 
         Raises
         ------
@@ -183,7 +188,7 @@ class PlatformModel:
         x = float(data_bytes)
         if not math.isfinite(x) or x < 0:
             raise PlatformModelError(f"data_bytes must be a finite number >= 0, got {data_bytes!r}")
-        if x < model.data_min_bytes or x > model.data_max_bytes:
+        if x < model.data_min_bytes - RANGE_SLACK_BYTES or x > model.data_max_bytes + RANGE_SLACK_BYTES:
             warnings.warn(
                 ExtrapolationWarning(
                     f"phase {model.phase!r}: {x:.0f} bytes is outside the fitted range "

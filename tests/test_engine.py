@@ -262,7 +262,7 @@ def test_fractional_selectivity_via_cli_is_seeded(tmp_path: Path) -> None:
             + (["--jfr"] if name == "b" else []),
         )
         assert res.exit_code == 0, res.output
-        assert json.loads(res.output)[0]["status"] == "SUCCEEDED"
+        assert json.loads(res.stdout)[0]["status"] == "SUCCEEDED"
         results.append(load_run(out))
     a, b = results
     records = a.counter(TASK, "MAP_INPUT_RECORDS")

@@ -184,7 +184,7 @@ def test_cli_mva_json_contract(tmp_path: Path) -> None:
     args += ["--reduces", "3", "--pm", "1", "--pr", "1", "--ps", "1", "--format", "json"]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
-    (out,) = json.loads(result.output)  # one array of objects, like every --format json
+    (out,) = json.loads(result.stdout)  # one array of objects, like every --format json
     assert out["response_time_s"] > 0
     assert out["throughput_per_s"] * out["response_time_s"] == pytest.approx(1.0)
     assert set(out["utilization"]) == {"cpu", "disk", "fiber", "network"}

@@ -56,7 +56,7 @@ def test_fit_from_csv_then_eval_json_contract(tmp_path: Path) -> None:
         res = runner.invoke(main, ["platform", "eval", str(model), "--phase", phase, "--bytes", str(32 * MIB),
                                    "--format", "json"])
         assert res.exit_code == 0, res.output
-        out = json.loads(res.output)
+        out = json.loads(res.stdout)
         assert set(out) == {"dur_ms"}
         assert out["dur_ms"] == pytest.approx(a + b * 32, rel=0.03)
     res = runner.invoke(main, ["platform", "eval", str(model), "--phase", "spill", "--bytes", str(32 * MIB)])

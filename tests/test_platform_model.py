@@ -201,6 +201,10 @@ def test_model_round_trip_and_evaluation(tmp_path: Path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         loaded.duration_ms("spill", 10 * MIB)  # inside: no warning
+        top = loaded.phases["spill"].data_max_bytes
+        loaded.duration_ms("spill", top * (1 + 1e-15) + 0.5)  # the end point give or take rounding: inside
+    with pytest.warns(ExtrapolationWarning, match="outside the fitted range"):
+        loaded.duration_ms("spill", top + 2.0)
     with pytest.raises(PlatformModelError, match="no submodel for phase 'read'"):
         loaded.duration_ms("read", MIB)
     with pytest.raises(PlatformModelError, match="unknown phase 'sorting'"):

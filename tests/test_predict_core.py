@@ -451,5 +451,5 @@ def test_end_to_end_local_engine_runs(tmp_path: Path) -> None:
         ],
     )
     assert result.exit_code == 0, result.output
-    rows = {r["model"]: r for r in json.loads(result.output)}
+    rows = {r["model"]: r for r in json.loads(result.stdout)}
     assert rows["bounds"]["low_s"] <= measured[job_id] <= rows["bounds"]["high_s"]
