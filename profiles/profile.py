@@ -56,6 +56,8 @@ __all__ = [
 ]
 
 PROFILE_SCHEMA_VERSION = 1
+#: Confidence of :meth:`JobProfile.run_interval` (the simulator's intervals are 90 % too).
+RUN_INTERVAL_CONFIDENCE = 0.9
 
 
 class Stage(enum.StrEnum):
@@ -272,7 +274,7 @@ class JobProfile:
     holds each profiled run's completion time (ARIA's: first successful task
     attempt start to last finish); with several runs of the same input their
     spread is the environment's run-to-run variation, which the simulator's
-    intervals include (:func:`run_cv`).
+    intervals (:func:`run_cv`) and the bounds (:func:`run_interval`) include.
     """
 
     source: ProfileSource
@@ -348,13 +350,29 @@ class JobProfile:
         spans = [m for m in self.makespans_ms if m > 0]
         return spans if len(spans) >= 2 else None
 
-    def run_range(self) -> tuple[float, float] | None:
-        """(fastest, slowest) profiled makespan over the median one (None: fewer than 2 runs)."""
+    def run_interval(self, confidence: float = RUN_INTERVAL_CONFIDENCE) -> tuple[float, float] | None:
+        """Where another run of the profiled case falls, with probability ``confidence``, as
+        (low, high) factors over the median profiled makespan (None: fewer than 2 runs).
+
+        The prediction interval for one new observation of a normal sample, taken on the
+        log makespans (run-to-run noise is multiplicative, as the simulator also assumes):
+        ``exp(mean +- t_{(1+c)/2, n-1} s sqrt(1 + 1/n))``, with the sample mean and
+        standard deviation ``s`` of the n logs.  Three runs leave the spread itself
+        uncertain (t = 2.92 at 90 %), so the interval is wide: their range would cover
+        another run only half of the time ((n - 1) / (n + 1)).
+        """
+        if not 0.0 < confidence < 1.0:
+            raise ProfileError(f"confidence must lie strictly between 0 and 1, got {confidence}")
         spans = self._repeat_spans()
         if spans is None:
             return None
-        mid = statistics.median(spans)
-        return min(spans) / mid, max(spans) / mid
+        from scipy import stats  # only here: a second of imports the rest of the module does not need
+
+        logs = [math.log(m) for m in spans]
+        n = len(logs)
+        half = float(stats.t.ppf((1.0 + confidence) / 2.0, n - 1)) * statistics.stdev(logs) * math.sqrt(1.0 + 1.0 / n)
+        centre = math.exp(statistics.fmean(logs)) / statistics.median(spans)
+        return centre * math.exp(-half), centre * math.exp(half)
 
     def run_cv(self) -> float | None:
         """Coefficient of variation of the profiled runs' makespans (None: fewer than 2 runs).

@@ -112,6 +112,22 @@ def test_model_is_registered_and_reports_stages() -> None:
     assert {"map.low", "first_shuffle.high", "typical_shuffle.low", "reduce.high"} <= set(p.stages)
 
 
+def test_several_profiled_runs_stretch_the_bounds_by_the_prediction_interval() -> None:
+    # The same prediction from a profile that knows three runs of its case: ARIA's estimate is kept,
+    # the bounds widen by the 90 % interval of another run (JobProfile.run_interval), not by the range.
+    args = (LinearPlatform(), Cluster(4, 2, 2), Dataset(10 * GB), JobSettings(8))
+    one = BoundsModel().predict(toy_profile(), *args)
+    varied = toy_profile(makespans_ms=(10_000.0, 12_000.0, 8_000.0))
+    low_f, high_f = varied.run_interval()  # type: ignore[misc]
+    three = BoundsModel().predict(varied, *args)
+    assert three.seconds == pytest.approx(one.seconds)
+    assert three.low_s == pytest.approx(one.low_s * low_f)  # type: ignore[operator]
+    assert three.high_s == pytest.approx(one.high_s * high_f)  # type: ignore[operator]
+    assert low_f < 0.8  # the runs' own range, 0.8x-1.2x the median, would be a 50 % interval
+    assert high_f > 1.2
+    assert any("90% prediction interval of another run" in n for n in three.assumptions)
+
+
 profiles = st.builds(
     lambda sel, recs_ms, over: toy_profile(
         map_size_sel=sel, map_ms_per_record=recs_ms, map_task_overhead_ms=over

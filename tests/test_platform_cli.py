@@ -167,29 +167,3 @@ def test_run_plan_resumes_after_an_interruption(tmp_path: Path, monkeypatch: pyt
     assert calls == [plan.benchmarks[1].name, plan.benchmarks[3].name]
     assert [r.status for r in second] == ["skipped", "done", "skipped", "done"]
 
-
-def test_phaselines_warnings_become_one_stderr_line_each_and_the_command_goes_on() -> None:
-    # Every command is wrapped by handle_errors: a ConvergenceWarning from a fit (CI once failed a
-    # `phaseline fit --report` on one) qualifies the result on stderr instead of crashing the command.
-    import warnings
-
-    import click
-
-    from phaseline.cli.output import handle_errors
-    from phaseline.errors import ConvergenceWarning, ExtrapolationWarning
-
-    @click.command()
-    @handle_errors
-    def noisy() -> None:
-        for _ in range(3):
-            warnings.warn(ConvergenceWarning("phase 'shuffle': robust fit stopped after 50 iterations"), stacklevel=1)
-        warnings.warn(ExtrapolationWarning("phase 'read': outside the fitted range"), stacklevel=1)
-        click.echo("result")
-
-    res = CliRunner().invoke(noisy, [])
-    assert res.exit_code == 0, res.output
-    assert res.stdout == "result\n"
-    assert res.stderr.splitlines() == [
-        "warning: phase 'shuffle': robust fit stopped after 50 iterations",
-        "warning: phase 'read': outside the fitted range",
-    ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -136,11 +137,28 @@ def test_merge_two_runs_weights_by_what_is_averaged() -> None:
 def test_makespans_merge_and_give_the_run_to_run_variation(tmp_path: Path) -> None:
     one = toy_profile(makespans_ms=(10_000.0,))
     assert one.run_cv() is None
-    assert one.run_range() is None
+    assert one.run_interval() is None
     runs = [replace(one, makespans_ms=(m,)) for m in (10_000.0, 12_000.0, 8_000.0)]
     m = merge_profiles(runs)
     assert m.makespans_ms == (10_000.0, 12_000.0, 8_000.0)
-    assert m.run_range() == pytest.approx((0.8, 1.2))
+    # 90 % prediction interval of another run on the logs: mean +- t(0.95, 2) s sqrt(1 + 1/3), over the median
+    logs = [math.log(x) for x in (10_000.0, 12_000.0, 8_000.0)]
+    mean = sum(logs) / 3
+    sd = math.sqrt(sum((v - mean) ** 2 for v in logs) / 2)
+    half = 2.919986 * sd * math.sqrt(4 / 3)  # t(0.95, df = 2), from a table
+    interval, narrower = m.run_interval(), m.run_interval(0.5)
+    assert interval is not None
+    assert narrower is not None
+    low, high = interval
+    assert (low, high) == pytest.approx((math.exp(mean - half) / 10_000, math.exp(mean + half) / 10_000), rel=1e-6)
+    assert low < 0.8  # wider than the three runs' own range, which is a 50 % interval
+    assert high > 1.2
+    assert narrower[0] > low
+    assert narrower[1] < high
+    same = merge_profiles([replace(one, makespans_ms=(5_000.0,)), replace(one, makespans_ms=(5_000.0,))])
+    assert same.run_interval() == pytest.approx((1.0, 1.0))
+    with pytest.raises(ProfileError, match="confidence"):
+        m.run_interval(1.0)
     assert m.run_cv() == pytest.approx(2_000 / 10_000)  # sample sd 2000 over mean 10000
     path = tmp_path / "p.json"
     m.save(path)

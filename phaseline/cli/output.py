@@ -131,4 +131,10 @@ def emit(rows: Sequence[dict[str, Any]], fmt: str, *, columns: Sequence[str] | N
             table.add_column(c, overflow="fold")
         for r in rows:
             table.add_row(*("" if r.get(c) is None else str(_jsonable(r.get(c))) for c in cols))
-        Console(soft_wrap=False).print(table)
+        console = Console(soft_wrap=False)
+        if not console.is_terminal:
+            # Piped or redirected: rich would assume 80 columns and fold headers and values;
+            # the table gets the width it needs instead (a terminal keeps its own width).
+            natural = console.measure(table, options=console.options.update(max_width=1 << 16)).maximum
+            console = Console(soft_wrap=False, width=max(80, natural))
+        console.print(table)

@@ -1,0 +1,49 @@
+"""How every command prints: tables that a pipe does not fold, and warnings on stderr."""
+
+from __future__ import annotations
+
+import warnings
+
+import click
+from click.testing import CliRunner
+
+from phaseline.cli.output import emit, handle_errors
+from phaseline.errors import ConvergenceWarning, ExtrapolationWarning
+
+
+def test_a_piped_table_is_as_wide_as_it_needs() -> None:
+    # CliRunner's stdout is not a terminal, like `phaseline backtest --summary | less`: rich would
+    # assume 80 columns and fold both the header and the values.
+    row = {"model": "critical_path", "cases": 20, "median_abs_error": "8.5%", "worst_abs_error": "30.4%",
+           "coverage": "-", "within_runs": "60.0%", "median_spread": "21.4%"}  # fmt: skip
+
+    @click.command()
+    def show() -> None:
+        emit([row], "table")
+
+    out = CliRunner().invoke(show, []).stdout
+    lines = out.splitlines()
+    assert len(lines) == 5  # top rule, header, rule, one row, bottom rule
+    assert all(name in lines[1] for name in row)
+    assert "critical_path" in lines[3]
+    assert len(lines[1]) > 80
+
+
+def test_phaselines_warnings_become_one_stderr_line_each_and_the_command_goes_on() -> None:
+    # Every command is wrapped by handle_errors: a ConvergenceWarning from a fit (CI once failed a
+    # `phaseline fit --report` on one) qualifies the result on stderr instead of crashing the command.
+    @click.command()
+    @handle_errors
+    def noisy() -> None:
+        for _ in range(3):
+            warnings.warn(ConvergenceWarning("phase 'shuffle': robust fit stopped after 50 iterations"), stacklevel=1)
+        warnings.warn(ExtrapolationWarning("phase 'read': outside the fitted range"), stacklevel=1)
+        click.echo("result")
+
+    res = CliRunner().invoke(noisy, [])
+    assert res.exit_code == 0, res.output
+    assert res.stdout == "result\n"
+    assert res.stderr.splitlines() == [
+        "warning: phase 'shuffle': robust fit stopped after 50 iterations",
+        "warning: phase 'read': outside the fitted range",
+    ]
