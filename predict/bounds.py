@@ -31,7 +31,9 @@ range, as before, covers another run only (n - 1) / (n + 1) of the time: half,
 with three runs.  Re-scored on the stored runs of the full local backtest, the
 bounds bracket 20 of 20 cases of the 18:00 run (were 12) and 18 of 20 of the
 32 MiB warm-up run (were 13), at a median width of 107 % and 59 % of the
-measured time (were 30 % and 17 %): what three runs can promise at 90 %.)
+measured time (were 30 % and 17 %): what three runs can promise at 90 %.  A
+fresh run of the suite, whose runs varied less, gave 17 of 20 at 52 %:
+the interval covers run-to-run noise, not the model's own errors.)
 """
 
 from __future__ import annotations
