@@ -135,6 +135,20 @@ def test_environment_variation_widens_the_interval_not_the_mean() -> None:
         _job(env_cv=-0.1)
 
 
+def test_a_cv_measured_on_three_runs_widens_the_interval_by_its_own_uncertainty() -> None:
+    known = replicate(_job(env_cv=0.1), replications=2000, seed=5)
+    three = replicate(_job(env_cv=0.1, env_runs=3), replications=2000, seed=5)
+    assert three.mean_s == known.mean_s  # the estimate is the replays' mean, before the factor
+    factors = three.makespans_s / replicate(_job(), replications=2000, seed=5).makespans_s
+    logs = np.log(factors) + math.log1p(0.01) / 2  # the log factor, centred
+    sigma = math.sqrt(math.log1p(0.01) * (1 + 1 / 3))
+    # Student t with 2 degrees of freedom, scaled: its 95th percentile is 2.92 sigma (a normal's: 1.64)
+    assert float(np.quantile(logs, 0.95)) == pytest.approx(2.92 * sigma, rel=0.15)
+    lo, hi = known.interval_s
+    tlo, thi = three.interval_s
+    assert thi - tlo > 1.5 * (hi - lo)
+
+
 def test_model_takes_the_profiled_runs_variation() -> None:
     profile, platform = toy_profile(), LinearPlatform()
     cluster, settings, dataset = (
