@@ -102,7 +102,7 @@ class _Task:
     splits: str | None = None
     error: str | None = None
     # Counters of a task a later event may re-open, held to the end: a shared layout
-    # (group names, counter names) + values.
+    # (group names, counters per group, counter names) + values.
     counter_layout: _Layout = ((), (), ())
     counter_values: array[int] = field(default_factory=lambda: array("q"))
     counters_emitted: bool = False

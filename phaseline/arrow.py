@@ -48,13 +48,13 @@ def column(values: Sequence[Any], typ: pa.DataType) -> pa.Array:
         if typ == pa.string():
             return _strings(values, n)
         if typ == pa.int64():
-            return _ints(values, n)
+            return _ints(values, n, typ)
         if typ == pa.float64():
             return _fixed(values, n, typ, np.float64, _is_real)
         if typ == pa.bool_():
             return _booleans(values, n)
         if typ == pa.timestamp("ms", tz="UTC"):
-            return _fixed([_ms(v) for v in values], n, typ, np.int64, _is_int)
+            return _ints([_ms(v) for v in values], n, typ)
     except _Unfit:
         pass
     return pa.array(values, type=typ)
@@ -77,10 +77,6 @@ def table_from_rows(rows: Sequence[Mapping[str, Any]], schema: pa.Schema) -> pa.
     return pa.Table.from_arrays(
         [column([r.get(f.name) for r in rows], f.type) for f in schema], schema=schema
     )
-
-
-def _is_int(v: Any) -> bool:
-    return type(v) is int
 
 
 def _is_real(v: Any) -> bool:
@@ -127,8 +123,9 @@ def _strings(values: Sequence[Any], n: int) -> pa.Array:
     return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data), validity, nulls)
 
 
-def _ints(values: Sequence[Any], n: int) -> pa.Array:
-    """Plain ``int`` values (``bool`` is not one, as for ``pa.array``) and ``None``."""
+def _ints(values: Sequence[Any], n: int, typ: pa.DataType) -> pa.Array:
+    """A 64-bit column (``int64``, or millisecond timestamps as :func:`_ms` gives them) of plain
+    ``int`` values (``bool`` is not one, as for ``pa.array``) and ``None``."""
     types = set(map(type, values))
     if types <= _INT:
         validity, nulls, filled = None, 0, values
@@ -141,7 +138,7 @@ def _ints(values: Sequence[Any], n: int) -> pa.Array:
         data = np.array(filled, dtype=np.int64)
     except OverflowError:
         raise _Unfit from None
-    return pa.Array.from_buffers(pa.int64(), n, [validity, pa.py_buffer(data)], null_count=nulls)
+    return pa.Array.from_buffers(typ, n, [validity, pa.py_buffer(data)], null_count=nulls)
 
 
 def _fixed(values: Sequence[Any], n: int, typ: pa.DataType, dtype: Any, accepts: Any) -> pa.Array:

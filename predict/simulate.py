@@ -114,7 +114,7 @@ class SimJob:
     failure_rate: float = 0.0
     max_attempts: int = 4
     #: Run-to-run variation of the environment: each replication's durations are all scaled
-    #: by one lognormal factor of mean 1 and this coefficient of variation (0: none).
+    #: by one factor of this coefficient of variation (0: none), see :func:`replicate`.
     env_cv: float = 0.0
     #: How many runs ``env_cv`` was measured on (0 or 1: taken as known exactly).
     env_runs: int = 0
@@ -165,21 +165,15 @@ class SimRun:
 class SimResult:
     """Replications' makespans (s) and the interval at ``confidence``.
 
-    ``replayed_mean_s`` is the replays' mean before any run-to-run factor (the
-    estimate: the factor widens the interval, it does not move the centre; a
-    Student t factor's exponential has no finite mean to estimate).
+    ``mean_s`` is the replays' mean before any run-to-run factor (the estimate:
+    the factor widens the interval, it does not move the centre; a Student t
+    factor's exponential has no finite mean to estimate).
     """
 
     makespans_s: np.ndarray = field(repr=False)
     confidence: float
     events: int
-    replayed_mean_s: float | None = None
-
-    @property
-    def mean_s(self) -> float:
-        if self.replayed_mean_s is not None:
-            return self.replayed_mean_s
-        return float(self.makespans_s.mean())
+    mean_s: float
 
     @property
     def interval_s(self) -> tuple[float, float]:

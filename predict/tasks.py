@@ -81,7 +81,8 @@ def resolve_input(profile: JobProfile, dataset: Dataset, settings: JobSettings) 
     if dataset.input_records is not None:
         width = dataset.input_bytes / dataset.input_records if dataset.input_records > 0 else None
     same = abs(dataset.input_bytes - prof.total_bytes) <= SAME_INPUT_RTOL * prof.total_bytes
-    if same and dataset.splits in (None, prof.splits) and dataset.split_bytes is None and settings.split_bytes is None:
+    split = dataset.split_bytes or settings.split_bytes
+    if same and dataset.splits in (None, prof.splits) and split is None:
         notes.append(f"input of the profiled size: its {prof.splits} splits are reused")
         return InputShape(
             prof.splits,
@@ -91,7 +92,6 @@ def resolve_input(profile: JobProfile, dataset: Dataset, settings: JobSettings) 
             prof.max_split_records,
             tuple(notes),
         )
-    split = dataset.split_bytes or settings.split_bytes
     if split is None:
         if prof.splits > 1:
             split = prof.max_split_bytes
