@@ -32,9 +32,13 @@ DEFAULT_INTERM_UNCOMPRESS_MS_PER_BYTE = 1 / 500e3
 class JobSettings:
     """Job-level settings (Herodotou 2011, Table 5), with Hadoop's defaults.
 
-    ``reduce_task_heap_mb`` is Herodotou's pTaskMem for reduce tasks (the
-    ``-Xmx`` of the reduce JVM); ``split_bytes`` the split size (block size),
-    ``None`` to derive it from the profile.
+    ``reduce_task_heap_mb`` is Herodotou's pTaskMem for reduce tasks: the
+    memory the reduce's merge manager divides up, which is
+    ``mapreduce.reduce.memory.totalbytes`` where set (LocalJobRunner and the
+    local engine set it) and else the ``-Xmx`` of the reduce JVM, as
+    :func:`platform_model.segments.reduce_heap_bytes` reads it for the platform
+    model.  ``split_bytes`` is the split size (block size), ``None`` to derive
+    it from the profile.
     """
 
     reduces: int
@@ -83,10 +87,14 @@ class JobSettings:
         values: dict[str, Any] = {"reduces": 1}
         for key, raw in config.items():
             name = SETTING_KEYS.get(key)
-            if name == "reduce_task_heap_mb" and _XMX.search(str(raw)) is None:
-                continue  # JVM options without a heap size say nothing about it
+            if name == "reduce_task_heap_mb" and (
+                (key in _JVM_OPTS and _XMX.search(str(raw)) is None) or not str(raw).strip()
+            ):
+                continue  # JVM options without a heap size (or nothing at all) say nothing about it
             if name is not None:
                 values[name] = _parse_value(name, raw, key)
+        if config.get(_TOTAL_BYTES, "").strip():  # what the merge manager uses wins over any -Xmx
+            values["reduce_task_heap_mb"] = _parse_value("reduce_task_heap_mb", config[_TOTAL_BYTES], _TOTAL_BYTES)
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
 
@@ -134,6 +142,7 @@ SETTING_KEYS: Mapping[str, str] = types.MappingProxyType(
         "mapred.child.java.opts": "reduce_task_heap_mb",
         "mapred.reduce.child.java.opts": "reduce_task_heap_mb",
         "mapreduce.reduce.java.opts": "reduce_task_heap_mb",
+        "mapreduce.reduce.memory.totalbytes": "reduce_task_heap_mb",
         "dfs.block.size": "split_bytes",
         "dfs.blocksize": "split_bytes",
         "mapred.max.split.size": "split_bytes",
@@ -143,12 +152,17 @@ SETTING_KEYS: Mapping[str, str] = types.MappingProxyType(
 )
 
 _XMX = re.compile(r"-Xmx(\d+(?:\.\d+)?[kmgtKMGT]?)")
+#: The reduce's memory in bytes as ``MergeManagerImpl`` reads it first (Runtime.maxMemory() otherwise).
+_TOTAL_BYTES = "mapreduce.reduce.memory.totalbytes"
+_JVM_OPTS = frozenset(("mapred.child.java.opts", "mapred.reduce.child.java.opts", "mapreduce.reduce.java.opts"))
 
 
 def _parse_value(name: str, raw: object, key: str) -> Any:
     kind = str(_FIELD_TYPES[name])
     text = str(raw).strip()
     try:
+        if key == _TOTAL_BYTES:
+            return float(parse_size(text)) / 2**20
         if name == "reduce_task_heap_mb":
             match = _XMX.search(text)
             if match is None:

@@ -55,6 +55,7 @@ PROFILE_CONF_KEYS: tuple[str, ...] = (
     "mapreduce.reduce.java.opts",
     "mapreduce.map.memory.mb",
     "mapreduce.reduce.memory.mb",
+    "mapreduce.reduce.memory.totalbytes",
     "mapred.map.tasks",
     "mapreduce.job.maps",
     "mapred.reduce.tasks",

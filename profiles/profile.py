@@ -274,7 +274,8 @@ class JobProfile:
     holds each profiled run's completion time (ARIA's: first successful task
     attempt start to last finish); with several runs of the same input their
     spread is the environment's run-to-run variation, which the simulator's
-    intervals (:func:`run_cv`) and the bounds (:func:`run_interval`) include.
+    intervals (:func:`run_cv`) and the bounds (:func:`run_interval`) include, both
+    from one estimate (:func:`run_log_sd`).
     """
 
     source: ProfileSource
@@ -350,6 +351,18 @@ class JobProfile:
         spans = [m for m in self.makespans_ms if m > 0]
         return spans if len(spans) >= 2 else None
 
+    def run_log_sd(self) -> float | None:
+        """Sample standard deviation of the profiled runs' log makespans (None: fewer than 2 runs).
+
+        The one estimate of run-to-run spread that both the bounds
+        (:meth:`run_interval`) and the simulator (:meth:`run_cv`) use: the noise
+        is multiplicative, so it is measured on the logs.  Meaningful when the
+        runs had the same input and settings (repeats of one case), as the
+        backtest's profiles do; runs of different sizes make it a size effect.
+        """
+        spans = self._repeat_spans()
+        return None if spans is None else statistics.stdev(math.log(m) for m in spans)
+
     def run_interval(self, confidence: float = RUN_INTERVAL_CONFIDENCE) -> tuple[float, float] | None:
         """Where another run of the profiled case falls, with probability ``confidence``, as
         (low, high) factors over the median profiled makespan (None: fewer than 2 runs).
@@ -357,31 +370,32 @@ class JobProfile:
         The prediction interval for one new observation of a normal sample, taken on the
         log makespans (run-to-run noise is multiplicative, as the simulator also assumes):
         ``exp(mean +- t_{(1+c)/2, n-1} s sqrt(1 + 1/n))``, with the sample mean and
-        standard deviation ``s`` of the n logs.  Three runs leave the spread itself
+        standard deviation ``s`` (:meth:`run_log_sd`) of the n logs.  Three runs leave the spread itself
         uncertain (t = 2.92 at 90 %), so the interval is wide: their range would cover
         another run only half of the time ((n - 1) / (n + 1)).
         """
         if not 0.0 < confidence < 1.0:
             raise ProfileError(f"confidence must lie strictly between 0 and 1, got {confidence}")
         spans = self._repeat_spans()
-        if spans is None:
+        sd = self.run_log_sd()
+        if spans is None or sd is None:
             return None
         from scipy import stats  # only here: a second of imports the rest of the module does not need
 
-        logs = [math.log(m) for m in spans]
-        n = len(logs)
-        half = float(stats.t.ppf((1.0 + confidence) / 2.0, n - 1)) * statistics.stdev(logs) * math.sqrt(1.0 + 1.0 / n)
-        centre = math.exp(statistics.fmean(logs)) / statistics.median(spans)
+        n = len(spans)
+        half = float(stats.t.ppf((1.0 + confidence) / 2.0, n - 1)) * sd * math.sqrt(1.0 + 1.0 / n)
+        centre = math.exp(statistics.fmean(math.log(m) for m in spans)) / statistics.median(spans)
         return centre * math.exp(-half), centre * math.exp(half)
 
     def run_cv(self) -> float | None:
-        """Coefficient of variation of the profiled runs' makespans (None: fewer than 2 runs).
+        """Coefficient of variation of the lognormal run-to-run factor (None: fewer than 2 runs).
 
-        Meaningful when the runs had the same input and settings (repeats of one case),
-        as the backtest's profiles do; runs of different sizes make it a size effect.
+        ``sqrt(exp(s^2) - 1)`` with ``s`` = :meth:`run_log_sd`, so that the simulator's
+        factor (``log1p(cv^2)`` = ``s^2`` on the log) and the bounds' interval rest on
+        the same estimate of the spread.
         """
-        spans = self._repeat_spans()
-        return None if spans is None else statistics.stdev(spans) / statistics.fmean(spans)
+        sd = self.run_log_sd()
+        return None if sd is None else math.sqrt(math.expm1(sd * sd))
 
     # ----------------------------------------------------------------- JSON
     def to_dict(self) -> dict[str, Any]:

@@ -142,6 +142,36 @@ def test_backtest_cli_json_contract(tmp_path: Path) -> None:
     res = CliRunner().invoke(main, ["backtest", "--store", str(store.root)])
     assert res.exit_code != 0
     assert "--platform is required" in res.output
+    res = CliRunner().invoke(
+        main, ["backtest", "--store", str(store.root), "--platform", str(platform_path), "--sizes", "8,16"]
+    )
+    assert res.exit_code == 2
+    assert "--sizes goes with --suite local" in res.output
+    for bad in ("8,x", "8,0", "8,-1", "nan"):
+        res = CliRunner().invoke(main, ["backtest", "--suite", "local", "--sizes", bad])
+        assert res.exit_code == 2, bad
+        assert "--sizes" in res.output
+
+
+def test_suite_sizes_option_reaches_the_suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import predict.backtest_suite as suite_mod
+
+    ran: list[suite_mod.Suite] = []
+
+    def fake_run_suite(suite: suite_mod.Suite, out_dir: Path, **_: object) -> suite_mod.SuiteResult:
+        ran.append(suite)
+        return suite_mod.SuiteResult((), (), Path(out_dir))
+
+    monkeypatch.setattr(suite_mod, "run_suite", fake_run_suite)
+    out = ["--out", str(tmp_path / "suite"), "--format", "json"]
+    for args, sizes in (([], suite_mod.FULL.sizes_mb), (["--sizes", "16,32,64"], (16.0, 32.0, 64.0))):
+        res = CliRunner().invoke(main, ["backtest", "--suite", "local", *args, *out])
+        assert res.exit_code == 0, res.output
+        assert ran[-1].sizes_mb == sizes
+        assert ran[-1].apps == suite_mod.FULL.apps
+    res = CliRunner().invoke(main, ["backtest", "--suite", "local", "--quick", "--sizes", "1,3", *out])
+    assert res.exit_code == 0, res.output
+    assert (ran[-1].apps, ran[-1].sizes_mb) == (suite_mod.QUICK.apps, (1.0, 3.0))
 
 
 @pytest.mark.slow
@@ -167,3 +197,13 @@ def test_quick_local_suite_for_real(tmp_path: Path) -> None:
     run_files = sorted((tmp_path / "suite" / "runs").glob("*/run.json"))
     assert len(run_files) == 4
     assert all(json.loads(p.read_text())["params"]["warmup_mb"] == QUICK.warmup_mb > 0 for p in run_files)
+    # The reduce's memory the runs had reaches the models: the merge manager's total bytes, not a default heap.
+    from predict.settings import JobSettings
+    from profiles.extract import extract_profile
+
+    con = Store(tmp_path / "suite" / "store").connect()
+    (job_id,) = con.execute("SELECT job_id FROM jobs ORDER BY job_id LIMIT 1").fetchone()
+    config = extract_profile(con, job_id).source.config
+    plan = json.loads((tmp_path / "suite" / "plan.json").read_text())
+    assert config["mapreduce.reduce.memory.totalbytes"] == str(plan["reduce_memory_mb"] * 2**20)
+    assert JobSettings.from_config(config).reduce_task_heap_mb == plan["reduce_memory_mb"]

@@ -286,6 +286,14 @@ def test_settings_read_hadoop_config_names() -> None:
     # JVM options without -Xmx leave the heap at its default; a bare number is megabytes
     assert JobSettings.from_config({"mapred.child.java.opts": "-verbose:gc"}).reduce_task_heap_mb == 200.0
     assert s.with_setting("reduce_task_heap_mb", "512").reduce_task_heap_mb == 512.0
+    # The merge manager divides mapreduce.reduce.memory.totalbytes where it is set (LocalJobRunner
+    # and the local engine set it), whatever -Xmx says and in whichever order the keys come
+    total = {"mapreduce.reduce.memory.totalbytes": str(44 * MB)}
+    xmx = {"mapreduce.reduce.java.opts": "-Xmx1536m"}
+    for config in ({**total, **xmx}, {**xmx, **total}):
+        assert JobSettings.from_config(config).reduce_task_heap_mb == 44.0
+    assert s.with_setting("mapreduce.reduce.memory.totalbytes", str(64 * MB)).reduce_task_heap_mb == 64.0
+    assert JobSettings.from_config({"mapreduce.reduce.memory.totalbytes": " "}).reduce_task_heap_mb == 200.0
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,19 @@ import click
 
 from phaseline.cli.output import emit, format_option, handle_errors, open_store, store_option
 
+def _sizes(value: str | None) -> tuple[float, ...] | None:
+    """``--sizes 16,32,64``: positive MiB, in the order given (None: the suite's own)."""
+    if value is None:
+        return None
+    try:
+        sizes = tuple(float(part) for part in value.split(","))
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a comma-separated list of MiB (e.g. 16,32,64)") from None
+    if not all(0 < s < float("inf") for s in sizes):
+        raise click.BadParameter(f"{value!r}: every size must be a positive number of MiB")
+    return sizes
+
+
 _JSON_COLUMNS = ("job", "case", "model", "predicted_s", "measured_s", "error", "low_s", "high_s", "covered")
 
 
@@ -25,6 +38,13 @@ _JSON_COLUMNS = ("job", "case", "model", "predicted_s", "measured_s", "error", "
 )
 @click.option("--quick", is_flag=True, help="With --suite: the reduced suite CI runs (two apps, two sizes).")
 @click.option(
+    "--sizes",
+    "sizes",
+    callback=lambda _ctx, _param, value: _sizes(value),
+    metavar="MIB,...",
+    help="With --suite: the applications' input sizes in MiB [default: the suite's, 4,8,16 (--quick: 2,4)].",
+)
+@click.option(
     "--out",
     "out_dir",
     type=click.Path(file_okay=False, path_type=Path),
@@ -40,6 +60,7 @@ def backtest_cmd(
     platform: Path | None,
     suite: str | None,
     quick: bool,
+    sizes: tuple[float, ...] | None,
     out_dir: Path,
     summary: bool,
     fmt: str,
@@ -55,15 +76,20 @@ def backtest_cmd(
     from predict.backtest import backtest, error_table, summarize
 
     if suite is not None:
+        from dataclasses import replace
+
         from predict.backtest_suite import FULL, QUICK, run_suite
 
-        result = run_suite(QUICK if quick else FULL, out_dir, progress=lambda msg: click.echo(msg, err=True))
+        chosen = QUICK if quick else FULL
+        if sizes is not None:
+            chosen = replace(chosen, sizes_mb=sizes)
+        result = run_suite(chosen, out_dir, progress=lambda msg: click.echo(msg, err=True))
         rows, skipped = list(result.rows), list(result.skipped)
     else:
         if platform is None:
             raise click.UsageError("--platform is required (or run the suite with --suite local)")
-        if quick:
-            raise click.UsageError("--quick goes with --suite local")
+        if quick or sizes is not None:
+            raise click.UsageError(f"{'--quick' if quick else '--sizes'} goes with --suite local")
         skipped = []
         rows = backtest(open_store(store_dir).connect(), PlatformModel.load(platform), skipped=skipped)
     for note in skipped:
