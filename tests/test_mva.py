@@ -192,6 +192,20 @@ def test_cli_mva_json_contract(tmp_path: Path) -> None:
     assert text.exit_code == 0, text.output
     assert "response_time_s" in text.output
     assert "utilization.disk" in text.output
+    assert "simulated" not in out
+    # --simulate: the same network replayed task by task beside the analytical answer
+    sim = CliRunner().invoke(main, [*args[:9], "--maps", "12", *args[11:], "--simulate", "20", "--seed", "5"])
+    assert sim.exit_code == 0, sim.output
+    (got,) = json.loads(sim.stdout)
+    assert got["simulated_response_time_s"] > got["simulated_half_width_s"] > 0
+    again = json.loads(CliRunner().invoke(main, [*args[:9], "--maps", "12", *args[11:], "--simulate", "20",
+                                                 "--seed", "5"]).stdout)[0]  # fmt: skip
+    assert again["simulated_response_time_s"] == got["simulated_response_time_s"]
+    text = CliRunner().invoke(main, [*args[:9], "--maps", "12", *args[11:-2], "--simulate", "5"])
+    assert "simulated_response_time_s" in text.output
+    refused = CliRunner().invoke(main, [*args, "--jobs", "2", "--simulate", "5"])
+    assert refused.exit_code == 1
+    assert "one job at a time" in refused.output
 
 
 def test_cli_mva_bad_demand_file_names_the_line(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import click
 
 from phaseline.cli.output import emit, format_option, handle_errors, open_store, store_option
 
+
 def _sizes(value: str | None) -> tuple[float, ...] | None:
     """``--sizes 16,32,64``: positive MiB, in the order given (None: the suite's own)."""
     if value is None:

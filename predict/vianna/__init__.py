@@ -6,4 +6,5 @@
 * :mod:`predict.vianna.layout` -- task classes and placement, per task or aggregated.
 * :mod:`predict.vianna.model` -- the iterative solver (Fig. 2b): :func:`~predict.vianna.model.solve`.
 * :mod:`predict.vianna.predictor` -- the ``vianna`` model of the prediction core.
+* :mod:`predict.vianna.qnsim` -- the same queuing network simulated task by task (section 5.1's reference).
 """
