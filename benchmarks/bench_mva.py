@@ -5,7 +5,9 @@ scaled by 3 / r (a shuffle-sort moves one map's output for one of r reduces;
 the paper had r = 3) and the merge by (m / 150) (3 / r) (a reduce merges its
 share of all map output).  ``tree s`` is the precedence tree's estimate,
 ``bound s`` the bottleneck bound N D_max (the paper's single network center
-binds for the large clusters).  Run: ``python benchmarks/bench_mva.py``.
+binds for the large clusters).  The last line times the same 150 x 3 job
+simulated task by task (:mod:`predict.vianna.qnsim`, the paper's section 5.1
+reference), the analytical model's peer.  Run: ``python benchmarks/bench_mva.py``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ import time
 
 from predict.vianna.layout import Formulation, Workload
 from predict.vianna.model import Demands, Estimate, solve
+from predict.vianna.qnsim import simulate_network
+
+SIM_REPLICATIONS = 100
 
 TABLE2_MAP = {"cpu": 5.0764, "fiber": 0.0677, "disk": 3.1844, "network": 0.0}
 TABLE2_SHUFFLE = {"cpu": 0.5217, "fiber": 0.0087, "disk": 0.4082, "network": 0.1850}
@@ -53,6 +58,14 @@ def main() -> None:
                     f"{sol.phases:>7} {sol.iterations:>5} {sol.response_time_s:>10.1f} {sol.tree_response_s:>10.1f} "
                     f"{sol.bottleneck_s:>10.1f} {dt:>8.2f}"
                 )
+    name, work = CASES[0]
+    t0 = time.perf_counter()
+    sim = simulate_network(demands_for(work), work, replications=SIM_REPLICATIONS, seed=1)
+    dt = time.perf_counter() - t0
+    print(
+        f"queuing network simulated ({name}, {SIM_REPLICATIONS} replications): {dt:.2f} s, "
+        f"R_job {sim.mean_s:.1f} +- {sim.half_width_s:.1f} s"
+    )
 
 
 if __name__ == "__main__":

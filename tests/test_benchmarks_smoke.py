@@ -108,10 +108,12 @@ def test_mva_adapter_reads_the_table_by_its_last_column() -> None:
         "         150 x 3        class  forkjoin      101          603      51     2      722.2     0.19\n"
         "         150 x 3     per_task  forkjoin      603          603      51     2      722.2     2.02\n"
         "  10,000 x 1,000        class  forkjoin       15     10011000       8     4     5522.2    12.50\n"
+        "queuing network simulated (150 x 3, 100 replications): 0.65 s, R_job 592.0 +- 16.1 s\n"
     )
     figs = _run_module().figures_mva(out)
-    assert [(f.value, f.peer_value) for f in figs] == [(0.19, 2.02), (12.5, None)]
+    assert [(f.value, f.peer_value) for f in figs] == [(0.19, 2.02), (12.5, None), (0.65, 0.19)]
     assert figs[1].met is False  # 10,000 x 1,000 must be answered within 10 s
+    assert "simulated" in figs[2].name
 
 
 def test_adapter_reports_changed_output() -> None:
