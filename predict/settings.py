@@ -35,10 +35,10 @@ class JobSettings:
     ``reduce_task_heap_mb`` is Herodotou's pTaskMem for reduce tasks: the
     memory the reduce's merge manager divides up, which is
     ``mapreduce.reduce.memory.totalbytes`` where set (LocalJobRunner and the
-    local engine set it) and else the ``-Xmx`` of the reduce JVM, as
-    :func:`platform_model.segments.reduce_heap_bytes` reads it for the platform
-    model.  ``split_bytes`` is the split size (block size), ``None`` to derive
-    it from the profile.
+    local engine set it) and else the ``-Xmx`` of the reduce JVM, the
+    precedence :func:`platform_model.segments.reduce_heap_bytes` gives the
+    platform model's shuffle thresholds.  ``split_bytes`` is the split size
+    (block size), ``None`` to derive it from the profile.
     """
 
     reduces: int
