@@ -260,6 +260,8 @@ class ModelSummary:
     within_runs: float | None = None
     #: median over those cases of the runs' spread ((slowest - fastest) / median): the noise floor
     median_spread: float | None = None
+    #: median width of the model's interval, (high - low) / measured: what the coverage cost
+    median_width: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -270,6 +272,7 @@ class ModelSummary:
             "coverage": self.coverage,
             "within_runs": self.within_runs,
             "median_spread": self.median_spread,
+            "median_width": self.median_width,
         }
 
 
@@ -277,7 +280,9 @@ def summarize(rows: Sequence[BacktestRow]) -> list[ModelSummary]:
     """Per model: median and worst |error| and interval coverage (Zhang et al. 2013 report the first two).
 
     Also, where cases have several runs: the share of predictions that fall within the
-    range of the case's runs, and the median run-to-run spread (the noise floor).
+    range of the case's runs, and the median run-to-run spread (the noise floor); for
+    models with intervals, their median width relative to the measured time (a coverage
+    is only as good as the width it took).
     """
     by_model: dict[str, list[BacktestRow]] = defaultdict(list)
     for row in rows:
@@ -288,6 +293,11 @@ def summarize(rows: Sequence[BacktestRow]) -> list[ModelSummary]:
         cov = [r.covered for r in rs if r.covered is not None]
         within = [r.within_runs for r in rs if r.within_runs is not None]
         spreads = [r.spread for r in rs if r.spread is not None]
+        widths = [
+            (r.high_s - r.low_s) / r.measured_s
+            for r in rs
+            if r.low_s is not None and r.high_s is not None and r.measured_s > 0
+        ]
         out.append(
             ModelSummary(
                 model,
@@ -297,6 +307,7 @@ def summarize(rows: Sequence[BacktestRow]) -> list[ModelSummary]:
                 sum(cov) / len(cov) if cov else None,
                 sum(within) / len(within) if within else None,
                 statistics.median(spreads) if spreads else None,
+                statistics.median(widths) if widths else None,
             )
         )
     return out

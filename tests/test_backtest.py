@@ -116,6 +116,13 @@ def test_backtest_cases_medians_and_profile_from_the_smallest_run(tmp_path: Path
     assert summary["simulation"].within_runs == sum(bool(r.within_runs) for r in sim_rows) / len(sim_rows)
     assert summary["bounds"].coverage is not None
     assert summary["critical_path"].coverage is None
+    # the width the coverage took: (high - low) / measured, by model; none without intervals
+    assert summary["simulation"].median_width == statistics.median(
+        (r.high_s - r.low_s) / r.measured_s for r in sim_rows if r.low_s is not None and r.high_s is not None
+    )
+    assert summary["simulation"].median_width > 0
+    assert summary["critical_path"].median_width is None
+    assert summary["bounds"].to_dict()["median_width"] == summary["bounds"].median_width
     assert summary["simulation"].worst_abs_error >= summary["simulation"].median_abs_error
     table = error_table(rows)
     assert len(table) == 3
