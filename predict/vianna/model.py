@@ -4,6 +4,8 @@ Lower level: a closed queuing network with, per node, ``c`` CPUs, ``d`` disks
 and one fiber channel, and one network shared by all nodes (section 4.1); a
 task spreads its CPU (disk) demand evenly over its node's CPUs (disks).
 Upper level: the precedence tree of the job's average timeline (section 4.2).
+The same network simulated task by task, the paper's reference (section 5.1),
+is :func:`predict.vianna.qnsim.simulate_network`.
 
 The solver iterates (Fig. 2b): (1) every task's response time starts as the
 sum of its demands (footnote 4); (2) the timeline and the precedence tree are

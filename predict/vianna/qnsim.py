@@ -9,7 +9,9 @@ approximates (mean residence times by aMVA, synchronization by the precedence
 tree), this replays individual tasks:
 
 * Centers: per node ``c`` CPUs and ``d`` disks (one FCFS queue each, served by
-  any free unit), one fiber channel; one network for the cluster.
+  any free unit), one fiber channel; one network for the cluster.  A visit
+  holds one unit for its whole service, where the analytical model spreads a
+  task's demand evenly over the node's units: alone, both take the demand.
 * A task visits its centers in turn (CPU, fiber, disk, network), ``visits``
   times over, each visit an exponential service time of mean ``D_k /
   visits`` (the model's "tasks cycle back through the network many times";
