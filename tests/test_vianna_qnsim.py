@@ -77,6 +77,10 @@ def test_jobs_it_cannot_simulate_are_refused(kw: dict[str, int], message: str) -
         simulate_network(ALONE, one_of_each(**kw))
     with pytest.raises(PredictionError, match="replications"):
         simulate_network(ALONE, one_of_each(), replications=1)
+    # a job the simulation would take hours on is refused at once, saying what to do instead
+    huge = Workload(nodes=200, cpus=16, disks=4, maps=10_000, reduces=1000, pm=8, pr=5, ps=5)
+    with pytest.raises(PredictionError, match="fewer replications or the analytical model"):
+        simulate_network(ALONE, huge, replications=10)
 
 
 #: How far the two simulators may differ on Fig. 7a (the queuing network's 95 % intervals are ~2-4 %).

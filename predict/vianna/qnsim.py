@@ -46,6 +46,8 @@ from predict.vianna.model import DEVICES, Demands
 
 __all__ = ["QNSimResult", "simulate_network"]
 
+#: Center visits one call may simulate (about 10 minutes at ~3.5e5 visits/s): beyond, it is refused.
+MAX_VISITS = 2e8
 #: The order in which a task visits its centers within one cycle.
 _VISIT_ORDER = ("cpu", "fiber", "disk", "network")
 assert set(_VISIT_ORDER) == set(DEVICES)
@@ -255,6 +257,14 @@ def simulate_network(
         raise PredictionError("the simulated job needs at least one reduce")
     if replications < 2 or visits < 1 or not 0 < confidence < 1:
         raise PredictionError("need >= 2 replications, >= 1 visit and a confidence within (0, 1)")
+    tasks = work.maps + work.reduces * (work.maps + 1)
+    planned = tasks * len(_VISIT_ORDER) * visits * replications
+    if planned > MAX_VISITS:
+        raise PredictionError(
+            f"simulating {tasks:,} tasks x {replications} replications x {visits} visit(s) is about "
+            f"{planned:.1e} center visits (limit {MAX_VISITS:.0e}, ~10 minutes): use fewer replications or "
+            "the analytical model (its class formulation answers such jobs in seconds)"
+        )
     root = np.random.SeedSequence(seed)
     times = np.array(
         [_Replay(demands, work, visits, np.random.default_rng(s)).run() for s in root.spawn(replications)]
