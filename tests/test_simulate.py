@@ -16,6 +16,8 @@ from predict import core
 from predict.core import Cluster, Dataset, JobSettings
 from predict.jhist_writer import SimTrace, write_jhist
 from predict.simulate import SimJob, SimRun, StageDist, replicate, simulate_once
+from predict.vianna.layout import TaskKind
+from predict.vianna.model import Demands
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_predict_core import LinearPlatform, toy_profile
@@ -240,6 +242,25 @@ def _center_cv(row: Mapping[str, float]) -> float:
     return math.sqrt(sum(v * v for v in demands)) / sum(demands)
 
 
+def fig7a_slot_job(demands: Demands, task_response_s: Mapping[str, float], maps: int) -> SimJob:
+    """Vianna et al. Fig. 7a (n = 4, r = 4, pm = pr = ps = 1) as a slot job whose tasks take the aMVA's
+    per-kind response times, each as variable as a task exponential at every center."""
+    r = task_response_s
+    ss = r[TaskKind.SHUFFLE_SORT] * 1000
+    return SimJob(
+        map_means_ms=(r[TaskKind.MAP] * 1000,) * maps,
+        map_cv=_center_cv(demands.map),
+        n_reduces=4,
+        first_shuffle=StageDist(ss, _center_cv(demands.shuffle_sort)),  # the last map's shuffle-sort
+        shuffle=StageDist(maps * ss, _center_cv(demands.shuffle_sort) / math.sqrt(maps)),  # m in series (ps = 1)
+        reduce=StageDist(r[TaskKind.MERGE] * 1000, _center_cv(demands.merge)),
+        nodes=4,
+        map_slots_per_node=1,
+        reduce_slots_per_node=1,
+        slowstart=0.0,
+    )
+
+
 @pytest.mark.slow
 @pytest.mark.xfail(
     strict=True,
@@ -260,29 +281,13 @@ def _center_cv(row: Mapping[str, float]) -> float:
 def test_simulator_agrees_with_the_queuing_model_on_vianna_fig7a() -> None:
     from test_vianna_paper import table2
 
-    from predict.vianna.layout import TaskKind, Workload
+    from predict.vianna.layout import Workload
     from predict.vianna.model import solve
 
     demands = table2(1, 1)
     worst = 0.0
     for m in (4, 16, 64, 256):  # Table 3, simulation column: n = 4, c = 4, d = 1, r = 4, pr = 1
         sol = solve(demands, Workload(nodes=4, cpus=4, disks=1, maps=m, reduces=4, pm=1, pr=1, ps=1))
-        r = sol.task_response_s
-        ss = r[TaskKind.SHUFFLE_SORT] * 1000
-        job = SimJob(
-            map_means_ms=(r[TaskKind.MAP] * 1000,) * m,
-            map_cv=_center_cv(demands.map),
-            n_reduces=4,
-            first_shuffle=StageDist(ss, _center_cv(demands.shuffle_sort)),  # the last map's shuffle-sort
-            shuffle=StageDist(
-                m * ss, _center_cv(demands.shuffle_sort) / math.sqrt(m)
-            ),  # m in series (ps = 1)
-            reduce=StageDist(r[TaskKind.MERGE] * 1000, _center_cv(demands.merge)),
-            nodes=4,
-            map_slots_per_node=1,
-            reduce_slots_per_node=1,
-            slowstart=0.0,
-        )
-        sim = replicate(job, replications=500, seed=m).mean_s
+        sim = replicate(fig7a_slot_job(demands, sol.task_response_s, m), replications=500, seed=m).mean_s
         worst = max(worst, abs(sim / sol.response_time_s - 1))
     assert worst <= VIANNA_FIG7A_RTOL

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
-from test_simulate import _center_cv
+from test_simulate import fig7a_slot_job
 from test_vianna_paper import table2
 
 from phaseline.errors import PredictionError
-from predict.simulate import SimJob, StageDist, replicate
-from predict.vianna.layout import TaskKind, Workload
+from predict.simulate import replicate
+from predict.vianna.layout import Workload
 from predict.vianna.model import Demands, solve
 from predict.vianna.qnsim import simulate_network
 
@@ -97,20 +95,7 @@ def test_slot_simulator_fed_by_amva_reproduces_the_simulated_network_on_fig7a() 
     demands = table2(1, 1)
     for m in (4, 16, 64, 256):
         work = Workload(nodes=4, cpus=4, disks=1, maps=m, reduces=4, pm=1, pr=1, ps=1)
-        r = solve(demands, work).task_response_s
-        ss = r[TaskKind.SHUFFLE_SORT] * 1000
-        slot = SimJob(
-            map_means_ms=(r[TaskKind.MAP] * 1000,) * m,
-            map_cv=_center_cv(demands.map),
-            n_reduces=4,
-            first_shuffle=StageDist(ss, _center_cv(demands.shuffle_sort)),
-            shuffle=StageDist(m * ss, _center_cv(demands.shuffle_sort) / math.sqrt(m)),
-            reduce=StageDist(r[TaskKind.MERGE] * 1000, _center_cv(demands.merge)),
-            nodes=4,
-            map_slots_per_node=1,
-            reduce_slots_per_node=1,
-            slowstart=0.0,
-        )
+        slot = fig7a_slot_job(demands, solve(demands, work).task_response_s, m)
         sim_slots = replicate(slot, replications=500, seed=m).mean_s
         network = simulate_network(demands, work, replications=300, seed=m)
         assert network.half_width_s < 0.05 * network.mean_s

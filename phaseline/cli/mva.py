@@ -88,15 +88,16 @@ def mva(
     """
     try:
         work = Workload(nodes, cpus, disks, maps, reduces, pm, pr, ps, jobs)
+        demands = read_demands(demands_path)
         sol = solve(
-            read_demands(demands_path),
+            demands,
             work,
             estimate=Estimate(estimate),
             formulation=Formulation(formulation),
             overlap=Overlap(overlap),
         )
         simulated = (
-            simulate_network(read_demands(demands_path), work, replications=replications, seed=seed)
+            simulate_network(demands, work, replications=replications, seed=seed)
             if replications is not None
             else None
         )

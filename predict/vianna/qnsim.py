@@ -92,7 +92,6 @@ class _Replay:
         self.work = work
         self.visits = visits
         self.rng = rng
-        self.now = 0.0
         self.events: list[tuple[float, int, Callable[[float], None]]] = []
         self.seq = 0
         n = work.nodes
@@ -106,7 +105,7 @@ class _Replay:
         # maps
         self.next_map = 0
         self.map_node: list[int] = [-1] * work.maps
-        # reduces: slot queue per node, outputs waiting, threads free, shuffles done
+        # reduces: map outputs waiting, shuffle threads free, shuffle-sorts done, started
         self.outputs: list[deque[int]] = [deque() for _ in range(work.reduces)]
         self.free_threads = [0] * work.reduces
         self.shuffled = [0] * work.reduces
