@@ -13,8 +13,9 @@ Rows
 ----
 ``events``: one per event line, in file order (``seq`` = the event's 1-based
 line number, ``payload_json`` = the line's raw JSON text, ``ts_ms`` = the
-event's own time where it has one); unknown event types land here too and
-are counted in ``ctx.unknown``.  ``counters``: job_total / job_map /
+event's own time where it has one), as blocks of up to 4,096 rows (one
+row group each) once the job id is known; unknown event types land here too
+and are counted in ``ctx.unknown``.  ``counters``: job_total / job_map /
 job_reduce from JOB_FINISHED, task scope from TASK_FINISHED / TASK_FAILED,
 attempt scope from the attempt completion events (``group_name`` and
 ``counter_name`` are the raw Avro ``name`` s), the rows of consecutive
@@ -36,6 +37,7 @@ TraceTruncatedError (after all its rows).
 
 from __future__ import annotations
 
+import io
 import zlib
 from collections.abc import Generator, Iterator
 from functools import lru_cache, partial
@@ -53,6 +55,9 @@ from phaseline.errors import TraceParseError, TraceTruncatedError
 
 MAGIC = b"Avro-Json"
 MAX_LINE_BYTES = 64 << 20  # no real event comes near; guards memory against garbage without line ends
+_READ_BLOCK = 1 << 20
+#: ``events`` rows per block: the table's flush size, so that each block is one row group.
+_EVENT_BLOCK_ROWS = 4_096
 _BLANK = b" \t\r\n\x00"
 _loads = orjson.loads
 _JSONError = orjson.JSONDecodeError
@@ -78,7 +83,11 @@ class _JhistReader:
         self.ctx = ctx
         self.schema: WriterSchema | None = None
         self.state = HistoryState(ctx.notes)
-        self.pending_events: list[tuple[Any, ...]] = []  # events seen before the job id is known
+        # ``events`` rows not yet yielded, by column (seq, event_type, ts_ms, payload_json): they
+        # leave as one block of up to _EVENT_BLOCK_ROWS once the job id is known.
+        self.event_columns: tuple[list[int], list[str], list[int | None], list[str]] = ([], [], [], [])
+        self.lines: Iterator[bytes] = iter(())
+        self.unterminated = 0  # 1 once the last line, without a line end, was read
         self.line_no = self.offset = 0
 
     # ------------------------------------------------------------------ reading
@@ -102,23 +111,24 @@ class _JhistReader:
                 specs = EVENT_SPECS
                 handlers = state.handlers
                 job = state.job
-                pending = self.pending_events
                 event_only = EventKind.EVENT_ONLY
-                for raw in iter(partial(fh.readline, MAX_LINE_BYTES), b""):
+                seqs, types, times, payloads = self.event_columns
+                lines = self.lines = self._lines(fh)
+                for raw in lines:
                     line_no += 1
                     start = offset
-                    offset += len(raw)
+                    offset += len(raw) + 1
+                    if len(raw) >= MAX_LINE_BYTES:
+                        raise self._error(f"a line longer than {MAX_LINE_BYTES >> 20} MiB", line_no, start)
                     text = raw.strip(_BLANK)
                     if not text:
                         continue
-                    if len(raw) == MAX_LINE_BYTES and raw[-1:] != b"\n":
-                        raise self._error(f"a line longer than {MAX_LINE_BYTES >> 20} MiB", line_no, start)
                     try:
                         ev = _loads(text)
                         payload_json = text.decode()
                     except _JSONError as exc:
-                        self.line_no, self.offset = line_no, offset
-                        ev, payload_json = yield from self._bad_json(fh, text, exc, line_no, start)
+                        self.line_no, self.offset = line_no, offset - self.unterminated
+                        ev, payload_json = yield from self._bad_json(text, exc, line_no, start)
                     body = ev.get("event") if type(ev) is dict else None
                     if type(body) is dict and len(body) == 1 and type(etype := ev.get("type")) is str:
                         ((record, payload),) = body.items()
@@ -155,25 +165,25 @@ class _JhistReader:
                                 handlers[spec.kind](payload)
                     except BadEvent as exc:
                         raise self._error(f"{etype}: {exc}", line_no, start) from None
-                    event = (job.job_id, line_no, etype, ts, payload_json)  # EVENTS.row_columns order
-                    if job.job_id is None:
-                        pending.append(event)
-                    else:
-                        if pending:
-                            self._flush_pending()
-                        out.append(_new_row(Row, ("events", event)))
+                    seqs.append(line_no)
+                    types.append(etype)
+                    times.append(ts)
+                    payloads.append(payload_json)
+                    if len(seqs) >= _EVENT_BLOCK_ROWS and job.job_id is not None:
+                        yield self._event_block()
+                        seqs, types, times, payloads = self.event_columns
                     if out:
                         yield from out
                         out.clear()
             except EOFError as exc:  # a gzip stream cut short: keep what came before
-                self.line_no, self.offset = line_no, offset
+                self.line_no, self.offset = line_no, offset - self.unterminated
                 yield from self._finish()
                 raise TraceTruncatedError(
                     self.path, f"compressed stream ends early: {exc}", line=self.line_no, offset=self.offset
                 ) from None
             except (zlib.error, OSError) as exc:
                 raise self._error(f"reading stopped: {exc}", line_no, offset) from None
-        self.line_no, self.offset = line_no, offset
+        self.line_no, self.offset = line_no, offset - self.unterminated
         yield from self._finish()
         if not self.state.job.ended:
             raise TraceTruncatedError(
@@ -236,8 +246,66 @@ class _JhistReader:
             self.path, "the file ends before the writer's schema", line=line_no, offset=offset
         )
 
+    def _lines(self, fh: IO[bytes]) -> Iterator[bytes]:
+        """The rest of the file's lines, without their line ends.
+
+        A plain file is read in blocks of :data:`_READ_BLOCK` split at ``\n``
+        (``readline`` cost about 2.5 us a line); a gzip stream line by line, so
+        that a stream cut short keeps every line before the cut.  A line of
+        :data:`MAX_LINE_BYTES` or more is yielded as the first that many bytes or
+        more (the caller refuses it) and nothing after it is read; the last line,
+        when the file does not end with ``\n``, sets :attr:`unterminated`.
+        """
+        if not isinstance(fh, io.BufferedReader):  # a gzip stream
+            for raw in iter(partial(fh.readline, MAX_LINE_BYTES), b""):
+                if raw[-1:] == b"\n":
+                    yield raw[:-1]
+                    continue
+                if len(raw) < MAX_LINE_BYTES:
+                    self.unterminated = 1
+                yield raw
+                return
+            return
+        read = fh.read
+        head: list[bytes] = []  # the pieces of a line that runs on past a block
+        carried = 0
+        while block := read(_READ_BLOCK):
+            if head:
+                end = block.find(b"\n")
+                if end < 0:
+                    head.append(block)
+                    carried += len(block)
+                    if carried >= MAX_LINE_BYTES:
+                        yield b"".join(head)
+                        return
+                    continue
+                head.append(block[:end])
+                yield b"".join(head)
+                block = block[end + 1 :]
+                head = []
+            lines = block.split(b"\n")
+            last = lines.pop()
+            yield from lines
+            if last:
+                head = [last]
+                carried = len(last)
+        if head:
+            self.unterminated = 1
+            yield b"".join(head)
+
+    def _event_block(self) -> RowBlock:
+        """The ``events`` rows gathered so far, as one block (the gathering lists start again)."""
+        seqs, types, times, payloads = self.event_columns
+        self.event_columns = ([], [], [], [])
+        return RowBlock(
+            "events",
+            len(seqs),
+            {"seq": seqs, "event_type": types, "ts_ms": times, "payload_json": payloads},
+            {"job_id": self.state.job.job_id},
+        )
+
     def _bad_json(
-        self, fh: IO[bytes], text: bytes, exc: Exception, line_no: int, start: int
+        self, text: bytes, exc: Exception, line_no: int, start: int
     ) -> Generator[Row | RowBlock, None, tuple[Any, str]]:
         """A line orjson refused: invalid UTF-8 (read with U+FFFD), a cut (truncated) or corrupt."""
         try:
@@ -248,7 +316,7 @@ class _JhistReader:
                 return _loads(decoded), decoded
             except _JSONError as again:
                 exc = again
-        if self._rest_is_blank(fh):
+        if not any(line.strip(_BLANK) for line in self.lines):  # the rest of the file is blank
             yield from self._finish()
             raise TraceTruncatedError(
                 self.path,
@@ -287,18 +355,13 @@ class _JhistReader:
                 return v
         return None
 
-    def _flush_pending(self) -> None:
-        job_id = self.state.job.job_id
-        for event in self.pending_events:
-            self.state.out.append(Row("events", (job_id, *event[1:])))
-        self.pending_events.clear()
-
     def _finish(self) -> Iterator[Row | RowBlock]:
         """Every row not yet yielded (called at the end or at a cut)."""
         job = self.state.job
         if job.job_id is None:
             job.job_id = self.ctx.job_id_hint
-        self._flush_pending()
+        if self.event_columns[0]:
+            yield self._event_block()
         yield from self.state.rows()
 
 

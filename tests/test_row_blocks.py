@@ -65,16 +65,27 @@ MIXED: list[Row | RowBlock] = [
     RowBlock(
         "counters",
         4,
-        {"scope": Runs(["task", "attempt"], [1, 3]), "task_id": Runs(["task_4", "task_4"], [1, 3]),
-         "attempt_id": Runs([None, "attempt_4"], [1, 3]), "group_name": Runs(["g", "h", "g"], [2, 0, 2]),
-         "counter_name": ["A", "B", "A", "B"], "value": [10, 11, 12, 13]},
+        {
+            "scope": Runs(["task", "attempt"], [1, 3]),
+            "task_id": Runs(["task_4", "task_4"], [1, 3]),
+            "attempt_id": Runs([None, "attempt_4"], [1, 3]),
+            "group_name": Runs(["g", "h", "g"], [2, 0, 2]),
+            "counter_name": ["A", "B", "A", "B"],
+            "value": [10, 11, 12, 13],
+        },
         {"job_id": JOB},
     ),
     RowBlock(
         "counters",
         2,
-        {"scope": Runs(["task"], [2]), "task_id": Runs(["task_5"], [2]), "attempt_id": Runs([None], [2]),
-         "group_name": ["h", "g"], "counter_name": ["C", "A"], "value": [14, 15]},
+        {
+            "scope": Runs(["task"], [2]),
+            "task_id": Runs(["task_5"], [2]),
+            "attempt_id": Runs([None], [2]),
+            "group_name": ["h", "g"],
+            "counter_name": ["C", "A"],
+            "value": [14, 15],
+        },
         {"job_id": JOB},
     ),
 ]
@@ -344,7 +355,7 @@ def test_plain_and_odd_counters_read_alike() -> None:
         assert _columns(bad) == _entries(bad)
 
 
-def test_jhist_counters_come_as_blocks_and_land_like_rows(fixtures_dir: Path, tmp_path: Path) -> None:
+def test_jhist_rows_come_as_blocks_and_land_like_rows(fixtures_dir: Path, tmp_path: Path) -> None:
     with_blocks = 0
     for number, path in enumerate(sorted(fixtures_dir.rglob("*.jhist"))):
         items: list[Row | RowBlock] = []
@@ -352,15 +363,22 @@ def test_jhist_counters_come_as_blocks_and_land_like_rows(fixtures_dir: Path, tm
             items.extend(read_jhist(path, ReadContext(path)))
         blocks = [i for i in items if isinstance(i, RowBlock) and i.table == "counters"]
         assert all(b.n > 0 for b in blocks)
-        assert {i.table for i in items if isinstance(i, RowBlock)} <= {"counters", "tasks", "attempts"}
-        assert not [i for i in items if isinstance(i, Row) and i.table in ("counters", "tasks", "attempts")]
+        assert {i.table for i in items if isinstance(i, RowBlock)} <= {
+            "events",
+            "counters",
+            "tasks",
+            "attempts",
+        }
+        assert not [i for i in items if isinstance(i, Row) and i.table != "jobs"]
         if not blocks:
             continue
         with_blocks += 1
         rows: list[Row | RowBlock] = list(iter_rows(items))
         assert sum(r.table == "counters" for r in rows) == sum(b.n for b in blocks)
-        for table in ("counters", "tasks", "attempts"):
-            assert _stage(tmp_path, f"{number}-b", items, table).equals(_stage(tmp_path, f"{number}-r", rows, table))
+        for table in ("events", "counters", "tasks", "attempts"):
+            assert _stage(tmp_path, f"{number}-b", items, table).equals(
+                _stage(tmp_path, f"{number}-r", rows, table)
+            )
     assert with_blocks >= 5
 
 
