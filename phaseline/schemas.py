@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 
@@ -121,6 +122,9 @@ class TableSpec:
     ``flush_rows`` caps the rows the store buffers for the table before it writes
     them as one Parquet row group: tables whose rows carry whole trace records
     set it lower, so the buffer stays a few MB however large the file.
+    ``plain`` names columns of long, all-distinct values (whole trace records):
+    they are written without a Parquet dictionary, which would be built for
+    every row group and then dropped (half the write time of ``events``).
     """
 
     name: str
@@ -128,6 +132,18 @@ class TableSpec:
     required: tuple[str, ...]
     doc: str
     flush_rows: int = 32_768
+    plain: tuple[str, ...] = ()
+
+    def parquet_options(self) -> dict[str, Any]:
+        """Keyword arguments for ``pq.write_table`` / ``pq.ParquetWriter`` of this table's files.
+
+        >>> table("events").parquet_options()["use_dictionary"]
+        ['job_id', 'seq', 'event_type', 'ts_ms', 'source_sha256']
+        """
+        options: dict[str, Any] = {"compression": "zstd"}
+        if self.plain:
+            options["use_dictionary"] = [n for n in self.schema.names if n not in self.plain]
+        return options
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -302,6 +318,7 @@ EVENTS = register(
         ("seq", "event_type"),
         "Every raw event or record of every file, so nothing is dropped.",
         flush_rows=4_096,  # a .jhist event line is 0.3-2 kB: about 8 MB of lines per row group
+        plain=("payload_json",),
     )
 )
 

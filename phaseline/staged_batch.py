@@ -27,6 +27,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from phaseline import schemas
 from phaseline.staging import SourceRecord, StagedFile, StagedSource
 
 __all__ = ["BATCH_BYTES", "StagedBatch", "StagedGroup"]
@@ -114,7 +115,7 @@ class StagedBatch:
             path = self.staging / name / f"batch-{uuid.uuid4().hex[:16]}.parquet"
             path.parent.mkdir(parents=True, exist_ok=True)
             # Not fsynced: the commit syncs the filesystem once before its manifest names the file.
-            pq.write_table(table, path, compression="zstd")
+            pq.write_table(table, path, **schemas.table(name).parquet_options())
             self._written.append((StagedFile(name, path, table.num_rows), tuple(key for key, _ in parts)))
         self._tables = {}
         self._shas = set()

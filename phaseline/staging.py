@@ -287,7 +287,7 @@ class _TableWriter:
         batch = self.checked_batch()
         if self.writer is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.writer = pq.ParquetWriter(self.path, self.spec.schema, compression="zstd")
+            self.writer = pq.ParquetWriter(self.path, self.spec.schema, **self.spec.parquet_options())
         self.writer.write_table(batch)
         self.rows_written += batch.num_rows
 

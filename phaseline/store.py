@@ -284,7 +284,7 @@ class Store:
             drop = column([sha_of[src] for src in gone if src in sha_of], pa.string())
             table = table.filter(pc.invert(pc.is_in(table.column("source_sha256"), value_set=drop)))
             rel = f"data/{segment}/{f.table}/rewrite-{uuid.uuid4().hex[:12]}.parquet"
-            _write_parquet(self.root / rel, table)
+            _write_parquet(self.root / rel, table, f.table)
             kept.append(DataFile(f.table, rel, rest, table.num_rows, f.schema))
         return kept
 
@@ -352,7 +352,7 @@ class Store:
         finally:
             con.close()
         rel = f"data/{segment}/{spec.name}/part-{uuid.uuid4().hex[:12]}.parquet"
-        _write_parquet(self.root / rel, table)
+        _write_parquet(self.root / rel, table, spec.name)
         sources = tuple(dict.fromkeys(src for f in group for src in f.sources))
         return DataFile(spec.name, rel, sources, table.num_rows, schema_fingerprint(spec))
 
@@ -409,11 +409,11 @@ class Store:
         return len(gone)
 
 
-def _write_parquet(path: Path, table: pa.Table) -> None:
-    """Write a Parquet file under a temporary name, fsync it, and rename it into place."""
+def _write_parquet(path: Path, table: pa.Table, name: str) -> None:
+    """Write a Parquet file of table ``name`` under a temporary name, fsync it, and rename it into place."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    pq.write_table(table, tmp, compression="zstd")
+    pq.write_table(table, tmp, **schemas.table(name).parquet_options())
     with open(tmp, "rb+") as fh:
         os.fsync(fh.fileno())
     os.replace(tmp, path)
@@ -656,7 +656,7 @@ class Transaction:
             table = pq.read_table(staged.path)
             shas = column([published[k].sha256 for k in kept], pa.string())
             table = table.filter(pc.is_in(table.column("source_sha256"), value_set=shas))
-            _write_parquet(dest, table)
+            _write_parquet(dest, table, staged.table)
             staged.path.unlink(missing_ok=True)
             rows = table.num_rows
         return DataFile(staged.table, rel, kept, rows, schema_fingerprint(schemas.table(staged.table)))

@@ -398,3 +398,16 @@ def test_runs_are_the_list_they_stand_for() -> None:
         Runs(["a"], [1, 2])
     with pytest.raises(ValueError, match="negative"):
         Runs(["a"], [-1])
+
+
+def test_event_payloads_are_written_without_a_dictionary(fixtures_dir: Path, store_dir: Path) -> None:
+    """``payload_json`` (``TableSpec.plain``) is stored plain; the other columns keep their dictionaries."""
+    path = next(iter(sorted(fixtures_dir.rglob("mapreduce-client-jobclient/*.jhist"))))
+    pipeline.ingest_paths([path], Store(store_dir))
+    (events_file,) = sorted(store_dir.rglob("data/*/events/*.parquet"))
+    meta = pq.ParquetFile(events_file).metadata
+    names = meta.schema.names
+    encodings = {names[i]: set(meta.row_group(0).column(i).encodings) for i in range(len(names))}
+    assert not any("DICTIONARY" in e for e in encodings["payload_json"])
+    assert any("DICTIONARY" in e for e in encodings["event_type"])
+    assert pq.read_table(events_file).num_rows == meta.num_rows > 0
