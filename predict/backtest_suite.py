@@ -12,7 +12,7 @@ Steps, each resumable (a finished run directory is reused):
    (:func:`platform_model.bench.make_plan`) run on this machine, ingested,
    fitted (:func:`platform_model.model.fit_platform`);
 2. every application at every input size and reduce count, ``repeats``
-   times, with the plan's sort buffer, sort factor and reduce memory (the
+   times, round by round in a shuffled order (:func:`run_order`), with the plan's sort buffer, sort factor and reduce memory (the
    platform model was measured with them) and :attr:`Suite.warmup_mb` of warm-up
    in the same JVM first (the benchmark job, then, with :attr:`Suite.warmup_app`,
    the application itself), ingested into the suite's store;
@@ -36,7 +36,7 @@ from pathlib import Path
 from phaseline.errors import EngineError, PhaselineWarning
 from predict.backtest import BacktestRow, ModelSummary, backtest, summarize
 
-__all__ = ["APPS", "FULL", "QUICK", "App", "Suite", "SuiteResult", "app_jar", "run_suite"]
+__all__ = ["APPS", "FULL", "QUICK", "App", "Suite", "SuiteResult", "app_jar", "run_order", "run_suite"]
 
 #: Input MiB per map task (one generated file, one split).
 MB_PER_MAP = 2.0
@@ -182,6 +182,32 @@ def _platform(suite: Suite, out: Path, say: Progress) -> Path:
     return path
 
 
+def run_order(suite: Suite) -> list[tuple[App, float, int, int]]:
+    """The suite's runs ``(app, size MiB, reduces, repeat)`` in the order they are made.
+
+    Round by round: every case's first run (in a shuffled order), then every
+    case's second run, and so on, never a case's repeats back to back.  The
+    machine's speed drifts over minutes (other tenants, temperature); runs of
+    one case made together share one moment's speed, so a slow moment biased a
+    whole case, and the median of its repeats could not remove it.  Spread
+    over the suite, each case's median sees the suite's average conditions,
+    as the profile run and the platform model do (interleaved, randomised
+    order: the usual cure for drift in benchmark design).  The shuffle is
+    seeded by the round, so a resumed suite makes the same runs.
+    """
+    import random
+
+    cases = [(app, size, reduces) for app in suite.apps for size in suite.sizes_mb for reduces in suite.reduces]
+    order: list[tuple[App, float, int, int]] = []
+    for rep in range(suite.repeats):
+        this_round = list(cases)
+        random.Random(rep).shuffle(this_round)
+        if order and len(this_round) > 1 and this_round[0] == order[-1][:3]:
+            this_round.append(this_round.pop(0))  # not the last round's case again
+        order.extend((app, size, reduces, rep) for app, size, reduces in this_round)
+    return order
+
+
 def run_suite(suite: Suite, out_dir: str | Path, *, progress: Progress | None = None) -> SuiteResult:
     """Run the suite for real in ``out_dir`` (resumable) and backtest it; results in ``out_dir/backtest.json``."""
     from ingest.pipeline import ingest_paths
@@ -197,35 +223,32 @@ def run_suite(suite: Suite, out_dir: str | Path, *, progress: Progress | None = 
     plan = BenchPlan.load(out / "plan.json")
     jar = app_jar()
     run_dirs: list[Path] = []
-    for app in suite.apps:
-        for size in suite.sizes_mb:
-            for reduces in suite.reduces:
-                for rep in range(suite.repeats):
-                    run_dir = out / "runs" / f"{app.name}-{size:g}mb-r{reduces}-{rep}"
-                    run_dirs.append(run_dir)
-                    if (run_dir / "run.json").exists():
-                        continue
-                    say(f"run {run_dir.name}")
-                    if run_dir.exists():
-                        _rmtree(run_dir)
-                    run_engine(
-                        EngineJob(
-                            input_mb=size,
-                            selectivity=1.0,
-                            maps=max(1, math.ceil(size / MB_PER_MAP)),
-                            reduces=reduces,
-                            io_sort_mb=plan.io_sort_mb,
-                            sort_factor=plan.sort_factor,
-                            reduce_memory_mb=plan.reduce_memory_mb,
-                            seed=rep,
-                            jar=jar,
-                            main_class=app.main_class,
-                            args=("{input}", "{output}", str(reduces)),
-                            warmup_mb=suite.warmup_mb,
-                            warmup_app=suite.warmup_app and suite.warmup_mb > 0,
-                        ),
-                        run_dir,
-                    )
+    for app, size, reduces, rep in run_order(suite):
+        run_dir = out / "runs" / f"{app.name}-{size:g}mb-r{reduces}-{rep}"
+        run_dirs.append(run_dir)
+        if (run_dir / "run.json").exists():
+            continue
+        say(f"run {run_dir.name}")
+        if run_dir.exists():
+            _rmtree(run_dir)
+        run_engine(
+            EngineJob(
+                input_mb=size,
+                selectivity=1.0,
+                maps=max(1, math.ceil(size / MB_PER_MAP)),
+                reduces=reduces,
+                io_sort_mb=plan.io_sort_mb,
+                sort_factor=plan.sort_factor,
+                reduce_memory_mb=plan.reduce_memory_mb,
+                seed=rep,
+                jar=jar,
+                main_class=app.main_class,
+                args=("{input}", "{output}", str(reduces)),
+                warmup_mb=suite.warmup_mb,
+                warmup_app=suite.warmup_app and suite.warmup_mb > 0,
+            ),
+            run_dir,
+        )
     store = Store(out / "store")
     ingest_paths(run_dirs, store)
     skipped: list[str] = []

@@ -214,3 +214,22 @@ def test_quick_local_suite_for_real(tmp_path: Path) -> None:
     plan = json.loads((tmp_path / "suite" / "plan.json").read_text())
     assert config["mapreduce.reduce.memory.totalbytes"] == str(plan["reduce_memory_mb"] * 2**20)
     assert JobSettings.from_config(config).reduce_task_heap_mb == plan["reduce_memory_mb"]
+
+
+def test_suite_runs_round_by_round_never_a_case_back_to_back() -> None:
+    from predict.backtest_suite import FULL, run_order
+
+    order = run_order(FULL)
+    cases = {(a.name, s, r) for a, s, r, _ in order}
+    assert len(order) == len(cases) * FULL.repeats == len(set(order))
+    per_round = len(cases)
+    for rep in range(FULL.repeats):
+        this_round = order[rep * per_round : (rep + 1) * per_round]
+        assert {x[3] for x in this_round} == {rep}
+        assert {(a.name, s, r) for a, s, r, _ in this_round} == cases
+    assert all(
+        (a.name, s, r) != (b.name, t, q) for (a, s, r, _), (b, t, q, _) in zip(order, order[1:], strict=False)
+    )
+    assert order == run_order(FULL)  # seeded: a resumed suite makes the same runs
+    first = [(a.name, s, r) for a, s, r, _ in order[:per_round]]
+    assert first != sorted(first)  # shuffled, not the nested-loop order
