@@ -15,7 +15,14 @@ applications):
    case's input size, split count and reduce count;
 4. error = (predicted - measured) / measured; for models with an interval,
    whether it contains the measured time; and whether the prediction falls
-   within the case's fastest and slowest runs (the noise floor).
+   within the case's fastest and slowest runs (the noise floor);
+5. the errors a *perfect* model would still show (:func:`noise_floor`): the
+   profile and each case are medians of a few runs of a noisy machine, so a
+   model that knew every job's true time, but learned it from the profile's
+   runs, would be off by the ratio of two medians of noise.  With the
+   run-to-run noise of the suite's own runs this floor is the yardstick for
+   the errors above (summary keys ``floor_median_abs_error``,
+   ``floor_worst_abs_error``).
 
 On the LocalJobRunner (job ids ``job_local...``) the cluster is one node with
 ``mapreduce.local.{map,reduce}.tasks.maximum`` slots, and reduces start only
@@ -34,13 +41,17 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import duckdb
+import numpy as np
 
 from phaseline.errors import PhaselineError, PhaselineWarning, PredictionError
 from predict import core
 from predict.core import MS_PER_S, Cluster, Dataset, JobSettings, PhaseDurationModel
 from profiles.extract import extract_profile
 
-__all__ = ["BacktestRow", "ModelSummary", "Run", "backtest", "error_table", "load_runs", "summarize"]
+__all__ = [
+    "BacktestRow", "ModelSummary", "NoiseFloor", "Run", "backtest", "error_table", "load_runs", "noise_floor",
+    "summarize",
+]  # fmt: skip
 
 #: Input sizes within this relative distance are the same case.
 SAME_SIZE_RTOL = 0.02
@@ -80,6 +91,9 @@ class BacktestRow:
     #: noise, the floor below which no model's error can be judged.
     measured_min_s: float | None = None
     measured_max_s: float | None = None
+    #: Every run of the case, and of the profiled case (seconds): what :func:`noise_floor` reads.
+    measured_runs_s: tuple[float, ...] = ()
+    profile_runs_s: tuple[float, ...] = ()
 
     @property
     def spread(self) -> float | None:
@@ -121,6 +135,8 @@ class BacktestRow:
             "measured_max_s": self.measured_max_s,
             "spread": self.spread,
             "within_runs": self.within_runs,
+            "measured_runs_s": list(self.measured_runs_s),
+            "profile_runs_s": list(self.profile_runs_s),
         }
 
 
@@ -242,6 +258,8 @@ def backtest(
                         warnings=tuple(dict.fromkeys(str(w.message) for w in caught)),
                         measured_min_s=min(spans),
                         measured_max_s=max(spans),
+                        measured_runs_s=tuple(spans),
+                        profile_runs_s=tuple(r.span_ms / MS_PER_S for r in smallest),
                     )
                 )
     return rows
@@ -262,6 +280,9 @@ class ModelSummary:
     median_spread: float | None = None
     #: median width of the model's interval, (high - low) / measured: what the coverage cost
     median_width: float | None = None
+    #: what a perfect model would score on the same cases (:func:`noise_floor`)
+    floor_median_abs_error: float | None = None
+    floor_worst_abs_error: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -273,6 +294,8 @@ class ModelSummary:
             "within_runs": self.within_runs,
             "median_spread": self.median_spread,
             "median_width": self.median_width,
+            "floor_median_abs_error": self.floor_median_abs_error,
+            "floor_worst_abs_error": self.floor_worst_abs_error,
         }
 
 
@@ -298,6 +321,7 @@ def summarize(rows: Sequence[BacktestRow]) -> list[ModelSummary]:
             for r in rs
             if r.low_s is not None and r.high_s is not None and r.measured_s > 0
         ]
+        floor = noise_floor(rs)
         out.append(
             ModelSummary(
                 model,
@@ -308,9 +332,89 @@ def summarize(rows: Sequence[BacktestRow]) -> list[ModelSummary]:
                 sum(within) / len(within) if within else None,
                 statistics.median(spreads) if spreads else None,
                 statistics.median(widths) if widths else None,
+                floor.median_abs_error if floor else None,
+                floor.worst_abs_error if floor else None,
             )
         )
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class NoiseFloor:
+    """The errors of a perfect model on a backtest's cases, from the runs' own noise.
+
+    ``sigma`` is the run-to-run standard deviation of log completion times,
+    pooled over every case with two runs or more; ``median_abs_error`` and
+    ``worst_abs_error`` are the medians, over the simulated backtests, of the
+    median and of the largest |error|; ``p_worst_within`` maps a bound to the
+    share of simulated backtests whose largest |error| stays within it.
+    """
+
+    sigma: float
+    median_abs_error: float
+    worst_abs_error: float
+    p_worst_within: dict[float, float]
+
+
+def noise_floor(
+    rows: Sequence[BacktestRow],
+    *,
+    replications: int = 4_000,
+    seed: int = 0,
+    bounds: Sequence[float] = (0.17,),
+    sigma: float | None = None,
+) -> NoiseFloor | None:
+    """How far a perfect model would be off, given how noisy the measured runs are.
+
+    A perfect model knows every case's true completion time ``T`` but learns
+    it through the profile, measured as the median of the profiled case's
+    ``n_p`` runs; each case is measured as the median of its ``n_c`` runs.
+    With multiplicative lognormal run-to-run noise of log-sd ``sigma``, its
+    error on a case is ``med(n_p draws) / med(n_c draws) - 1``; one noise draw
+    of the profile is shared by all cases predicted from it, as in the
+    backtest.  Each replication draws every case of ``rows`` once (same jobs,
+    same run counts); the medians over ``replications`` are returned.  It is
+    a floor: the platform model's own noise and every modelling error come on
+    top.  ``sigma`` given: that noise instead of the runs' (what would a
+    quieter machine allow?).  ``None`` when no case (or profile) has two runs
+    to estimate sigma from.
+
+    >>> row = BacktestRow("j", "c", "m", 1.0, 1.0, 0.0, None, None, 3, "p",
+    ...                   measured_runs_s=(1.0, 1.0, 1.0), profile_runs_s=(0.5, 0.5, 0.5))
+    >>> noise_floor([row]).worst_abs_error
+    0.0
+    """
+    cases = {(r.job, r.case): r for r in rows if r.measured_runs_s and r.profile_runs_s}
+    if not cases:
+        return None
+    if sigma is None:
+        samples = [r.measured_runs_s for r in cases.values()]
+        samples += list({r.job: r.profile_runs_s for r in cases.values()}.values())
+        devs = [np.log(s) - np.log(s).mean() for s in map(np.asarray, samples) if len(s) >= 2 and min(s) > 0]
+        dof = sum(len(d) - 1 for d in devs)
+        if dof == 0:
+            return None
+        sigma = float(np.sqrt(sum(float((d**2).sum()) for d in devs) / dof))
+    rng = np.random.default_rng(seed)
+
+    def medians(n_runs: int, count: int) -> np.ndarray[Any, Any]:
+        return np.median(rng.lognormal(0.0, sigma, size=(replications, count, n_runs)), axis=2)
+
+    jobs = sorted({r.job for r in cases.values()})
+    profile_noise = {}
+    for job in jobs:
+        n_p = len(next(r.profile_runs_s for r in cases.values() if r.job == job))
+        profile_noise[job] = medians(n_p, 1)[:, 0]
+    errors = np.empty((replications, len(cases)))
+    for i, r in enumerate(cases.values()):
+        errors[:, i] = np.abs(profile_noise[r.job] / medians(len(r.measured_runs_s), 1)[:, 0] - 1)
+    worst = errors.max(axis=1)
+    return NoiseFloor(
+        sigma,
+        float(np.median(np.median(errors, axis=1))),
+        float(np.median(worst)),
+        {b: float(np.mean(worst <= b)) for b in bounds},
+    )
 
 
 def error_table(rows: Sequence[BacktestRow]) -> list[dict[str, object]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import statistics
@@ -18,7 +19,7 @@ from phaseline.store import Store
 from platform_model.model import fit_platform
 from platform_model.profile import profile_from_arrays
 from predict import core
-from predict.backtest import backtest, error_table, load_runs, summarize
+from predict.backtest import BacktestRow, backtest, error_table, load_runs, summarize
 from predict.backtest_suite import QUICK
 from predict.jhist_writer import SimTrace, write_jhist
 from predict.simulate import SimJob, StageDist, simulate_once
@@ -228,8 +229,67 @@ def test_suite_runs_round_by_round_never_a_case_back_to_back() -> None:
         assert {x[3] for x in this_round} == {rep}
         assert {(a.name, s, r) for a, s, r, _ in this_round} == cases
     assert all(
-        (a.name, s, r) != (b.name, t, q) for (a, s, r, _), (b, t, q, _) in zip(order, order[1:], strict=False)
+        (a.name, s, r) != (b.name, t, q) for (a, s, r, _), (b, t, q, _) in itertools.pairwise(order)
     )
     assert order == run_order(FULL)  # seeded: a resumed suite makes the same runs
     first = [(a.name, s, r) for a, s, r, _ in order[:per_round]]
     assert first != sorted(first)  # shuffled, not the nested-loop order
+
+
+def _noisy_row(case: str, runs: tuple[float, ...], profile: tuple[float, ...], job: str = "j") -> BacktestRow:
+    return BacktestRow(job, case, "m", 1.0, statistics.median(runs), 0.0, None, None, len(runs), "p",
+                       measured_runs_s=runs, profile_runs_s=profile)  # fmt: skip
+
+
+def test_noise_floor_of_one_run_each_is_the_ratio_of_two_lognormals() -> None:
+    """n_p = n_c = 1: error = exp(Y) - 1, Y ~ N(0, 2 sigma^2); its median |error| x solves
+    Phi(log(1 + x) / s) - Phi(log(1 - x) / s) = 1/2 with s = sqrt(2) sigma."""
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+
+    from predict.backtest import noise_floor
+
+    sigma = 0.1
+    s = math.sqrt(2) * sigma
+    exact = brentq(lambda x: norm.cdf(math.log1p(x) / s) - norm.cdf(math.log1p(-x) / s) - 0.5, 1e-9, 0.99)
+    floor = noise_floor([_noisy_row("c", (1.0,), (1.0,))], sigma=sigma, replications=100_000)
+    assert floor is not None
+    assert floor.median_abs_error == floor.worst_abs_error == pytest.approx(exact, rel=0.02)
+    assert noise_floor([_noisy_row("c", (1.0,), (1.0,))]) is None  # one run each: no noise to measure
+
+
+def test_noise_floor_pools_the_log_spread_of_cases_and_profiles() -> None:
+    from predict.backtest import noise_floor
+
+    e = math.exp
+    rows = [_noisy_row("a", (e(0.1), e(-0.1)), (e(0.2), 1.0, e(-0.2))), _noisy_row("b", (1.0, 1.0), (1.0,), job="k")]
+    floor = noise_floor(rows)
+    assert floor is not None
+    # squared log deviations 0.01 + 0.01 (a) + 0 (b) + 0.04 + 0 + 0.04 (profile), dof 1 + 1 + 2
+    assert floor.sigma == pytest.approx(math.sqrt(0.10 / 4))
+
+
+def test_noise_floor_grows_with_noise_and_shrinks_with_more_runs() -> None:
+    from predict.backtest import noise_floor
+
+    def floor(sigma: float, n: int) -> float:
+        runs = tuple(math.exp(sigma * z) for z in np.linspace(-1.5, 1.5, n))
+        rows = [_noisy_row(f"c{i}", runs, runs, job=f"j{i % 4}") for i in range(20)]
+        result = noise_floor(rows, seed=3)
+        assert result is not None
+        return result.worst_abs_error
+
+    assert floor(0.05, 3) < floor(0.1, 3) < floor(0.2, 3)
+    assert floor(0.1, 9) < floor(0.1, 3)
+    assert noise_floor([_noisy_row("c", (1.0, 1.0), (1.0, 1.0))]) == noise_floor(
+        [_noisy_row("c", (1.0, 1.0), (1.0, 1.0))]
+    )
+
+
+def test_summary_reports_the_noise_floor_beside_each_model() -> None:
+    rows = [_noisy_row(f"c{i}", (0.9, 1.0, 1.1), (0.45, 0.5, 0.55)) for i in range(5)]
+    (summary,) = summarize(rows)
+    assert summary.floor_median_abs_error is not None
+    assert summary.floor_worst_abs_error is not None
+    assert 0 < summary.floor_median_abs_error < summary.floor_worst_abs_error < 1
+    assert {"floor_median_abs_error", "floor_worst_abs_error"} <= set(summary.to_dict())
