@@ -314,6 +314,33 @@ def test_per_task_and_class_formulations_agree(pm: int, ps: int, maps: int) -> N
         assert by_class.task_response_s[kind] == pytest.approx(r, rel=TASK_KIND_RTOL)
 
 
+@pytest.mark.parametrize(
+    ("pm", "ps"),
+    [
+        (1, 1),
+        (1, 5),
+        (4, 1),
+        pytest.param(
+            4,
+            5,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="measured 2026-11-22: the per-task tree gives 399.9 s, the class tree 319.9 s: per task, "
+                "one of the 3 reduces (its shuffle mix more remote) ends the last phase 9 % after the others "
+                "(220.4 against 202.5 s), so the phase has k = 2 fork/join branches (H_2 = 1.5) where the "
+                "class formulation's symmetric reduces are one; the 'symmetric threads are one branch' "
+                "reading (predict.vianna.model) has a step there, even at a 5 % symmetry tolerance",
+            ),
+        ),
+    ],
+)
+def test_per_task_and_class_trees_agree_on_table4(pm: int, ps: int) -> None:
+    """Table 3's real setup (m = 150, r = 3: 603 per-task classes), the precedence tree's own estimate."""
+    per_task = solve(table2(pm, ps), real_setup(pm, ps), formulation=Formulation.PER_TASK)
+    by_class = solve(table2(pm, ps), real_setup(pm, ps), formulation=Formulation.CLASS)
+    assert by_class.tree_response_s == pytest.approx(per_task.tree_response_s, rel=FORMULATION_RTOL)
+
+
 def test_multiple_jobs_share_the_cluster() -> None:
     # MPL N > 1 (eq. 6's inter-job term): each job slows down, the cluster gets more done.
     one = solve(table2(1, 1), real_setup(1, 1))
