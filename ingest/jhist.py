@@ -61,7 +61,6 @@ _EVENT_BLOCK_ROWS = 4_096
 _BLANK = b" \t\r\n\x00"
 _loads = orjson.loads
 _JSONError = orjson.JSONDecodeError
-_new_row = tuple.__new__  # Row(...) without NamedTuple's Python-level __new__ (hot path)
 
 
 @lru_cache(maxsize=64)
