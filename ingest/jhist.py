@@ -379,7 +379,7 @@ def read_jhist(path: Path, ctx: ReadContext) -> Iterator[Row | RowBlock]:
     Iterator[Row | RowBlock]
         A generator of ``events`` and ``counters`` rows as the file is read, then
         ``jobs``, ``tasks``, ``attempts`` and task-scope ``counters`` rows at its end;
-        counters, tasks and attempts come as :class:`~ingest.base.RowBlock` s
+        events, counters, tasks and attempts come as :class:`~ingest.base.RowBlock` s
         (:func:`~ingest.base.iter_rows` expands them).
         While iterated it raises :class:`~phaseline.errors.TraceTruncatedError` after
         every row before a cut (the file was cut short), or
