@@ -46,6 +46,12 @@ _JSON_COLUMNS = ("job", "case", "model", "predicted_s", "measured_s", "error", "
     help="With --suite: the applications' input sizes in MiB [default: the suite's, 4,8,16 (--quick: 2,4)].",
 )
 @click.option(
+    "--repeats",
+    type=click.IntRange(min=1),
+    help="With --suite: runs per case, each case measured as their median [default: the suite's, 3 "
+    "(--quick: 1)]; more runs lower the noise floor the summary reports.",
+)
+@click.option(
     "--out",
     "out_dir",
     type=click.Path(file_okay=False, path_type=Path),
@@ -62,6 +68,7 @@ def backtest_cmd(
     suite: str | None,
     quick: bool,
     sizes: tuple[float, ...] | None,
+    repeats: int | None,
     out_dir: Path,
     summary: bool,
     fmt: str,
@@ -84,13 +91,16 @@ def backtest_cmd(
         chosen = QUICK if quick else FULL
         if sizes is not None:
             chosen = replace(chosen, sizes_mb=sizes)
+        if repeats is not None:
+            chosen = replace(chosen, repeats=repeats)
         result = run_suite(chosen, out_dir, progress=lambda msg: click.echo(msg, err=True))
         rows, skipped = list(result.rows), list(result.skipped)
     else:
         if platform is None:
             raise click.UsageError("--platform is required (or run the suite with --suite local)")
-        if quick or sizes is not None:
-            raise click.UsageError(f"{'--quick' if quick else '--sizes'} goes with --suite local")
+        given = [name for name, v in (("--quick", quick), ("--sizes", sizes), ("--repeats", repeats)) if v]
+        if given:
+            raise click.UsageError(f"{given[0]} goes with --suite local")
         skipped = []
         rows = backtest(open_store(store_dir).connect(), PlatformModel.load(platform), skipped=skipped)
     for note in skipped:
