@@ -387,9 +387,9 @@ def noise_floor(
     cases = {(r.job, r.case): r for r in rows if r.measured_runs_s and r.profile_runs_s}
     if not cases:
         return None
+    profiles = {r.job: r.profile_runs_s for r in cases.values()}  # one profiled case per job
     if sigma is None:
-        samples = [r.measured_runs_s for r in cases.values()]
-        samples += list({r.job: r.profile_runs_s for r in cases.values()}.values())
+        samples = [r.measured_runs_s for r in cases.values()] + list(profiles.values())
         devs = [np.log(s) - np.log(s).mean() for s in map(np.asarray, samples) if len(s) >= 2 and min(s) > 0]
         dof = sum(len(d) - 1 for d in devs)
         if dof == 0:
@@ -397,17 +397,14 @@ def noise_floor(
         sigma = float(np.sqrt(sum(float((d**2).sum()) for d in devs) / dof))
     rng = np.random.default_rng(seed)
 
-    def medians(n_runs: int, count: int) -> np.ndarray[Any, Any]:
-        return np.median(rng.lognormal(0.0, sigma, size=(replications, count, n_runs)), axis=2)
+    def medians(n_runs: int) -> np.ndarray[Any, Any]:
+        """One median of ``n_runs`` noise draws per replication."""
+        return np.median(rng.lognormal(0.0, sigma, size=(replications, n_runs)), axis=1)
 
-    jobs = sorted({r.job for r in cases.values()})
-    profile_noise = {}
-    for job in jobs:
-        n_p = len(next(r.profile_runs_s for r in cases.values() if r.job == job))
-        profile_noise[job] = medians(n_p, 1)[:, 0]
+    profile_noise = {job: medians(len(runs)) for job, runs in sorted(profiles.items())}
     errors = np.empty((replications, len(cases)))
     for i, r in enumerate(cases.values()):
-        errors[:, i] = np.abs(profile_noise[r.job] / medians(len(r.measured_runs_s), 1)[:, 0] - 1)
+        errors[:, i] = np.abs(profile_noise[r.job] / medians(len(r.measured_runs_s)) - 1)
     worst = errors.max(axis=1)
     return NoiseFloor(
         sigma,

@@ -12,8 +12,9 @@ Steps, each resumable (a finished run directory is reused):
    (:func:`platform_model.bench.make_plan`) run on this machine, ingested,
    fitted (:func:`platform_model.model.fit_platform`);
 2. every application at every input size and reduce count, ``repeats``
-   times, round by round in a shuffled order (:func:`run_order`), with the plan's sort buffer, sort factor and reduce memory (the
-   platform model was measured with them) and :attr:`Suite.warmup_mb` of warm-up
+   times, round by round in a shuffled order (:func:`run_order`), with the
+   plan's sort buffer, sort factor and reduce memory (the platform model was
+   measured with them) and :attr:`Suite.warmup_mb` of warm-up
    in the same JVM first (the benchmark job, then, with :attr:`Suite.warmup_app`,
    the application itself), ingested into the suite's store;
 3. :func:`predict.backtest.backtest` over that store: the profile from the
