@@ -56,8 +56,11 @@ from phaseline.errors import TraceParseError, TraceTruncatedError
 MAGIC = b"Avro-Json"
 MAX_LINE_BYTES = 64 << 20  # no real event comes near; guards memory against garbage without line ends
 _READ_BLOCK = 1 << 20
-#: ``events`` rows per block: the table's flush size, so that each block is one row group.
-_EVENT_BLOCK_ROWS = 4_096
+#: ``events`` rows per block: the table's flush size, so that each block is one row group ...
+_EVENT_BLOCK_ROWS = 1_024
+#: ... or fewer, once their text passes this size: events that carry counters run to kilobytes,
+#: and a block's text is copied twice on its way to Arrow (peak memory stays flat with file size).
+_EVENT_BLOCK_BYTES = 2 << 20
 _BLANK = b" \t\r\n\x00"
 _loads = orjson.loads
 _JSONError = orjson.JSONDecodeError
@@ -83,7 +86,7 @@ class _JhistReader:
         self.schema: WriterSchema | None = None
         self.state = HistoryState(ctx.notes)
         # ``events`` rows not yet yielded, by column (seq, event_type, ts_ms, payload_json): they
-        # leave as one block of up to _EVENT_BLOCK_ROWS once the job id is known.
+        # leave as one block of up to _EVENT_BLOCK_ROWS (or _EVENT_BLOCK_BYTES) once the job id is known.
         self.event_columns: tuple[list[int], list[str], list[int | None], list[str]] = ([], [], [], [])
         self.lines: Iterator[bytes] = iter(())
         self.unterminated = 0  # 1 once the last line, without a line end, was read
@@ -113,6 +116,7 @@ class _JhistReader:
                 event_only = EventKind.EVENT_ONLY
                 seqs, types, times, payloads = self.event_columns
                 lines = self.lines = self._lines(fh)
+                block_bytes = 0
                 for raw in lines:
                     line_no += 1
                     start = offset
@@ -168,9 +172,12 @@ class _JhistReader:
                     types.append(etype)
                     times.append(ts)
                     payloads.append(payload_json)
-                    if len(seqs) >= _EVENT_BLOCK_ROWS and job.job_id is not None:
+                    block_bytes += len(text)
+                    full = len(seqs) >= _EVENT_BLOCK_ROWS or block_bytes >= _EVENT_BLOCK_BYTES
+                    if full and job.job_id is not None:
                         yield self._event_block()
                         seqs, types, times, payloads = self.event_columns
+                        block_bytes = 0
                     if out:
                         yield from out
                         out.clear()

@@ -3,7 +3,9 @@
 :class:`HistoryState` receives the typed payload of each ``.jhist`` event (see
 :mod:`ingest.jhist`, which reads the bytes) and keeps one record per job, task
 and attempt; ``counters`` rows of jobs and attempts are produced as events
-arrive, the job/task/attempt rows and task counters when the file ends.
+arrive, the job/task/attempt rows and task counters when the file ends.  The
+finished tasks and attempts among the older ones are packed as they pile up
+(:class:`_Packed`), so a large file's memory stays about flat.
 
 Which value wins (as Hadoop's ``JobHistoryParser`` does, unless noted)
 ---------------------------------------------------------------------
@@ -41,11 +43,16 @@ Which value wins (as Hadoop's ``JobHistoryParser`` does, unless noted)
 
 from __future__ import annotations
 
+import marshal
+import zlib
 from array import array
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import chain, islice
 from operator import attrgetter, itemgetter
-from typing import Any
+from typing import Any, Generic, TypeVar
+
+import numpy as np
 
 from ingest.base import Row, RowBlock
 from ingest.counters_map import EventKind, job_id_of, split_host
@@ -149,6 +156,93 @@ _ATTEMPT_COLUMNS = (
 )  # fmt: skip
 
 
+#: Tasks (and attempts) held as objects before the finished among the older half are packed.
+LIVE_RECORDS = 2_048
+
+_R = TypeVar("_R")
+
+
+class _Packed(Generic[_R]):
+    """Finished tasks or attempts, packed: what a large history holds until its end, kept small.
+
+    A job's rows can only be written when its file ends (a later event may
+    still change a finished task or attempt), so a file of 70,000 tasks and
+    attempts would hold 70,000 objects (about 1 kB each with their strings
+    and ints).  Finished records are instead packed a batch at a time into
+    one zlib-compressed ``marshal`` chunk of their field values, indexed by
+    the hash of their id in one sorted array (16 bytes a record; a hash
+    match is confirmed on the unpacked id).  A packed record an event touches
+    again is unpacked (:meth:`take`) and lives on as an object; the rest come
+    back at the end, a chunk at a time (:meth:`records`).  ``to_values`` /
+    ``from_values`` turn a record into marshal-able values and back.
+    """
+
+    def __init__(
+        self,
+        key: Callable[[_R], str],
+        to_values: Callable[[_R], tuple[Any, ...]],
+        from_values: Callable[[tuple[Any, ...]], _R],
+    ) -> None:
+        self.key = key
+        self.to_values = to_values
+        self.from_values = from_values
+        self.chunks: list[bytes] = []
+        self.alive: list[np.ndarray[Any, Any]] = []  # per chunk: which records are still packed there
+        self._hashes = np.empty(0, np.int64)  # sorted id hashes ...
+        self._where = np.empty(0, np.int64)  # ... and their records: chunk << 32 | position
+        self._cached: tuple[int, list[tuple[Any, ...]]] = (-1, [])  # the last chunk unpacked
+
+    def pack(self, records: Sequence[_R]) -> None:
+        """Pack ``records`` as one chunk (the caller drops its own references)."""
+        number, n = len(self.chunks), len(records)
+        self.chunks.append(zlib.compress(marshal.dumps(list(map(self.to_values, records))), 1))
+        self.alive.append(np.ones(n, np.bool_))
+        hashes = np.concatenate((self._hashes, np.fromiter(map(hash, map(self.key, records)), np.int64, n)))
+        where = np.concatenate((self._where, (number << 32) + np.arange(n, dtype=np.int64)))
+        order = np.argsort(hashes, kind="stable")
+        self._hashes, self._where = hashes[order], where[order]
+
+    def _chunk(self, number: int) -> list[tuple[Any, ...]]:
+        if self._cached[0] != number:
+            self._cached = (number, marshal.loads(zlib.decompress(self.chunks[number])))
+        return self._cached[1]
+
+    def take(self, key: str) -> _R | None:
+        """The packed record with id ``key``, unpacked and no longer packed; None if there is none."""
+        hashes = self._hashes
+        if not hashes.size:
+            return None
+        h = hash(key)
+        i = int(hashes.searchsorted(h))
+        while i < hashes.size and hashes[i] == h:
+            where = int(self._where[i])
+            number, pos = where >> 32, where & 0xFFFFFFFF
+            if self.alive[number][pos]:
+                record = self.from_values(self._chunk(number)[pos])
+                if self.key(record) == key:  # not another id of the same hash
+                    self.alive[number][pos] = False
+                    return record
+            i += 1
+        return None
+
+    def records(self) -> Iterator[_R]:
+        """Every record still packed, chunk by chunk, in the order they were packed."""
+        from_values = self.from_values
+        for blob, alive in zip(self.chunks, self.alive, strict=True):
+            for values, packed in zip(marshal.loads(zlib.decompress(blob)), alive.tolist(), strict=True):
+                if packed:
+                    yield from_values(values)
+
+
+def _pack_done(live: dict[str, _R], packed: _Packed[_R]) -> None:
+    """Move the finished records among the older half of ``live`` to ``packed``."""
+    done = [r for r in islice(live.values(), len(live) // 2) if r.status is not None]  # type: ignore[attr-defined]
+    if done:
+        packed.pack(done)
+        for r in done:
+            del live[packed.key(r)]
+
+
 def _count(v: Any, name: str) -> int | None:
     n = opt_int(v, name)
     return None if n is None or n < 0 else n
@@ -222,14 +316,14 @@ def _counter_columns(counters: Any) -> tuple[list[str], list[int], list[str], li
     return groups, sizes, names, values
 
 
-def _state_blocks(table: str, records: Sequence[Any], names: Sequence[str], job_id: str | None) -> Iterator[RowBlock]:
+def _state_blocks(table: str, records: Iterable[Any], names: Sequence[str], job_id: str | None) -> Iterator[RowBlock]:
     """``tasks`` or ``attempts`` rows of ``records``, in blocks of at most :data:`_STATE_BLOCK`.
 
     A large job's rows are not all copied at once.  An attempt's ``host`` is
     its completion event's, else its STARTED event's tracker (module docstring).
     """
-    for start in range(0, len(records), _STATE_BLOCK):
-        part = records[start : start + _STATE_BLOCK]
+    it = iter(records)
+    while part := list(islice(it, _STATE_BLOCK)):
         columns = {name: list(map(attrgetter(name), part)) for name in names}
         if table == "attempts":
             columns["host"] = [a.tracker_host if a.host is None else a.host for a in part]
@@ -246,8 +340,16 @@ class HistoryState:
     def __init__(self, notes: list[str]) -> None:
         self.notes = notes
         self.job = _Job()
+        # Tasks and attempts as objects; the finished among the older ones are packed (:class:`_Packed`).
         self.tasks: dict[str, _Task] = {}
         self.attempts: dict[str, _Attempt] = {}
+        self.packed_tasks: _Packed[_Task] = _Packed(attrgetter("task_id"), self._task_values, self._task_of)
+        self.packed_attempts: _Packed[_Attempt] = _Packed(
+            attrgetter("attempt_id"), attrgetter(*_Attempt.__slots__), lambda v: _Attempt(*v)
+        )
+        self._pack_at = LIVE_RECORDS
+        self._layout_list: list[_Layout] = []  # held counter layouts by number, for packed tasks
+        self._layout_ids: dict[_Layout, int] = {}
         self.out: list[Row | RowBlock] = []
         self.layouts: dict[_Layout, _Layout] = {}
         # One object per distinct host, rack, status, locality...: a job's tasks and attempts
@@ -274,6 +376,32 @@ class HistoryState:
             EventKind.ATTEMPT_UNSUCCESSFUL: self._attempt_unsuccessful,
         }
 
+    def _task_values(self, t: _Task) -> tuple[Any, ...]:
+        """A task's fields as marshal-able values: its counter layout by number, its counter values as bytes."""
+        number = self._layout_ids.get(t.counter_layout)
+        if number is None:
+            number = self._layout_ids[t.counter_layout] = len(self._layout_list)
+            self._layout_list.append(t.counter_layout)
+        return (t.task_id, t.task_type, t.status, t.start_ms, t.finish_ms, t.successful_attempt_id, t.splits,
+                t.error, number, t.counter_values.tobytes(), t.counters_emitted)  # fmt: skip
+
+    def _task_of(self, v: tuple[Any, ...]) -> _Task:
+        values = array("q")
+        values.frombytes(v[9])
+        task_id, task_type, status, start, finish, successful, splits, error = v[:8]
+        return _Task(task_id, task_type, status, start, finish, successful, splits, error,
+                     self._layout_list[v[8]], values, v[10])  # fmt: skip
+
+    def _pack_older(self) -> None:
+        """Pack the finished tasks and attempts among the older half of those held as objects.
+
+        The newer half stays: a late event (a speculative attempt killed after its
+        task finished) mostly touches a recent record, and unpacking one costs a chunk.
+        """
+        _pack_done(self.tasks, self.packed_tasks)
+        _pack_done(self.attempts, self.packed_attempts)
+        self._pack_at = len(self.tasks) + len(self.attempts) + LIVE_RECORDS
+
     def _share(self, text: str | None) -> str | None:
         """``text``, as the one object kept for equal strings (held state stays small on large jobs)."""
         if text is None:
@@ -298,9 +426,10 @@ class HistoryState:
             values = {name: getattr(self.job, name) for name in _Job.__slots__ if name != "ended"}
             values["source_format"] = "jhist"
             yield Row("jobs", values)
-        yield from _state_blocks("tasks", list(self.tasks.values()), _TASK_COLUMNS, jid)
-        yield from _state_blocks("attempts", list(self.attempts.values()), _ATTEMPT_COLUMNS, jid)
-        for t in self.tasks.values():
+        yield from _state_blocks("tasks", chain(self.packed_tasks.records(), self.tasks.values()), _TASK_COLUMNS, jid)
+        attempts = chain(self.packed_attempts.records(), self.attempts.values())
+        yield from _state_blocks("attempts", attempts, _ATTEMPT_COLUMNS, jid)
+        for t in chain(self.packed_tasks.records(), self.tasks.values()):
             if t.counter_values:
                 groups, sizes, names = t.counter_layout
                 self._add_counters("task", t.task_id, None, groups, sizes, names, t.counter_values.tolist())
@@ -420,7 +549,12 @@ class HistoryState:
         task_id = req_str(p, "taskid")
         task = self.tasks.get(task_id)
         if task is None:
-            task = self.tasks[task_id] = _Task(task_id, _task_type(opt_str(p.get("taskType"), "taskType")))
+            task = self.packed_tasks.take(task_id)
+            if task is None:
+                task = _Task(task_id, _task_type(opt_str(p.get("taskType"), "taskType")))
+            self.tasks[task_id] = task
+            if len(self.tasks) + len(self.attempts) >= self._pack_at:
+                self._pack_older()
         return task
 
     def _task_started(self, p: dict[str, Any]) -> None:
@@ -482,6 +616,8 @@ class HistoryState:
     def _attempt(self, p: dict[str, Any]) -> _Attempt:
         attempt_id = req_str(p, "attemptId")
         attempt = self.attempts.get(attempt_id)
+        if attempt is None and (attempt := self.packed_attempts.take(attempt_id)) is not None:
+            self.attempts[attempt_id] = attempt
         if attempt is None:
             task_id = opt_str(p.get("taskid"), "taskid") or _task_id_of(attempt_id)
             if task_id is None:
@@ -490,6 +626,8 @@ class HistoryState:
             attempt = self.attempts[attempt_id] = _Attempt(
                 attempt_id, task.task_id, _task_type(opt_str(p.get("taskType"), "taskType"))
             )
+            if len(self.tasks) + len(self.attempts) >= self._pack_at:
+                self._pack_older()
         return attempt
 
     def _attempt_started(self, p: dict[str, Any]) -> None:
@@ -527,7 +665,7 @@ class HistoryState:
         a = self._attempt(p)
         self._attempt_done(a, p, "status")
         a.error = _nonempty(p.get("error"), "error")
-        task = self.tasks[a.task_id]
+        task = self._task({"taskid": a.task_id})
         if task.status == _SUCCEEDED and task.successful_attempt_id == a.attempt_id:
             # The attempt that made the task succeed is gone: the task is not done any more.
             task.status = task.finish_ms = task.successful_attempt_id = None

@@ -250,6 +250,7 @@ TASKS = register(
         ),
         ("job_id", "task_id"),
         "One row per task; splits are the preferred input locations, comma separated.",
+        flush_rows=8_192,  # a large job's rows come all at once at its file's end: bounded by this
     )
 )
 
@@ -276,6 +277,7 @@ ATTEMPTS = register(
         ),
         ("job_id", "attempt_id"),
         "One row per task attempt (successful, failed, killed, speculative).",
+        flush_rows=8_192,
     )
 )
 
@@ -317,7 +319,7 @@ EVENTS = register(
         ),
         ("seq", "event_type"),
         "Every raw event or record of every file, so nothing is dropped.",
-        flush_rows=4_096,  # a .jhist event line is 0.3-2 kB: about 8 MB of lines per row group
+        flush_rows=1_024,  # a .jhist event line is 0.3-2 kB: about 8 MB of lines per row group
         plain=("payload_json",),
     )
 )

@@ -12,6 +12,7 @@ import json
 import random
 import re
 from collections import Counter
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote_plus
@@ -21,8 +22,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracle_util import phaseline_rows
 
-from ingest.base import ReadContext
+import ingest.jhist as jhist_module
+from ingest.base import ReadContext, RowBlock
 from ingest.jhist import read_jhist, sniff_jhist
+from ingest.jhist_state import _Attempt, _Packed
 from phaseline.errors import PhaselineError, TraceParseError, TraceTruncatedError
 
 # job_<cluster>_<n>-<submit>-<user>-<name>-<finish>-<maps>-<reduces>-<status>-<queue>[-<launch>].jhist
@@ -456,3 +459,51 @@ def test_the_ingest_command_prints_one_unwrapped_line_per_file(jhists: list[Path
     assert str(deep) in landed
     assert re.search(r"\[jhist\] events=\d+ rows=\d+ \(attempts=\d+, counters=\d+, events=\d+, jobs=1", landed)
     assert len(landed) > 120
+
+
+# ---------------------------------------------------------------- bounded memory on large files
+class _SameHash(str):
+    """An id whose hash collides with every other's: the packed index must still tell them apart."""
+
+    def __hash__(self) -> int:
+        return 7
+
+
+def test_packed_records_are_found_by_id_through_hash_collisions() -> None:
+    packed: _Packed[_Attempt] = _Packed(
+        lambda a: _SameHash(a.attempt_id), attrgetter(*_Attempt.__slots__), lambda v: _Attempt(*v)
+    )
+    packed.pack([_Attempt(f"attempt_{i}", "task_1", status="SUCCEEDED", start_ms=i) for i in range(3)])
+    packed.pack([_Attempt("attempt_9", "task_2", status="KILLED", start_ms=9)])
+    assert packed.take(_SameHash("attempt_5")) is None  # same hash, no such id
+    got = packed.take(_SameHash("attempt_1"))
+    assert got is not None
+    assert (got.attempt_id, got.start_ms) == ("attempt_1", 1)
+    assert packed.take(_SameHash("attempt_1")) is None  # taken: no longer packed
+    assert [(a.attempt_id, a.status) for a in packed.records()] == [
+        ("attempt_0", "SUCCEEDED"), ("attempt_2", "SUCCEEDED"), ("attempt_9", "KILLED"),
+    ]  # fmt: skip
+    # taken, changed and packed again: found in its new chunk, and listed once
+    got.status = "KILLED"
+    packed.pack([got])
+    assert [a.attempt_id for a in packed.records()] == ["attempt_0", "attempt_2", "attempt_9", "attempt_1"]
+    again = packed.take(_SameHash("attempt_1"))
+    assert again is not None
+    assert again.status == "KILLED"
+
+
+def test_event_blocks_are_bounded_in_bytes(fixtures_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # events that carry counters run to kilobytes: a block leaves once its text passes the bound
+    monkeypatch.setattr(jhist_module, "_EVENT_BLOCK_BYTES", 20_000)
+    path = max(sorted(fixtures_dir.rglob("*.jhist")), key=lambda p: p.stat().st_size)
+    sizes: list[tuple[int, int]] = []
+    rows = 0
+    for item in read_jhist(path, ReadContext(path)):
+        if isinstance(item, RowBlock) and item.table == "events":
+            payloads = item.columns["payload_json"]
+            sizes.append((item.n, sum(map(len, payloads))))
+            rows += item.n
+    longest = max(len(line) for line in path.read_bytes().splitlines())
+    assert len(sizes) > 2
+    assert all(text < 20_000 + longest for _, text in sizes)
+    assert rows == sum(1 for line in path.read_bytes().splitlines()[2:] if line.strip())

@@ -32,6 +32,7 @@ from typing import Any
 import pytest
 from oracle_util import hadoop_parse, phaseline_rows
 
+from ingest import jhist_state
 from ingest.counters_map import split_host, task_type
 from phaseline.schemas import normalize_status
 
@@ -301,6 +302,49 @@ def test_lost_map_output_resets_the_task_like_hadoop(corpus: dict[str, Any]) -> 
     assert not [c for c in tables["counters"] if c["scope"] == "task" and c["task_id"] == task["task_id"]]
     # The counters the attempt reported on finishing stay (Hadoop drops them).
     assert [c for c in tables["counters"] if c["attempt_id"] == lost_id]
+
+
+def test_packed_tasks_and_attempts_equal_hadoop(
+    corpus: dict[str, Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Finished tasks and attempts packed after every second new record (a large job's memory
+    # bound, LIVE_RECORDS in ingest.jhist_state): every file still equals Hadoop's parse, the
+    # lost map output too (its packed task and attempt are unpacked and re-opened).
+    monkeypatch.setattr(jhist_state, "LIVE_RECORDS", 2)
+    seen = {"packed": 0, "unpacked": 0}
+    real_pack, real_take = jhist_state._Packed.pack, jhist_state._Packed.take
+
+    def pack(self: Any, records: Any) -> None:
+        seen["packed"] += len(records)
+        real_pack(self, records)
+
+    def take(self: Any, key: str) -> Any:
+        record = real_take(self, key)
+        seen["unpacked"] += record is not None
+        return record
+
+    monkeypatch.setattr(jhist_state._Packed, "pack", pack)
+    monkeypatch.setattr(jhist_state._Packed, "take", take)
+    for path in [*corpus["pristine"], *corpus["truncated"]]:
+        _compare(path, corpus["hadoop"][str(path)])
+    assert seen["packed"] >= 40
+    test_lost_map_output_resets_the_task_like_hadoop(corpus)
+    # The map output lost only at the end of the job: its task and attempt were packed long
+    # before, come back from their chunks, and end as they do when nothing is packed.
+    lines = corpus["lost"].read_text(encoding="utf-8").splitlines(keepends=True)
+    kill = next(i for i, ln in enumerate(lines) if "Too many fetch failures" in ln)
+    late = tmp_path / "qmc-map-output-lost-late.jhist"
+    late.write_text("".join([*lines[:kill], *lines[kill + 1 : -1], lines[kill], lines[-1]]))
+    packed_rows, _, _ = phaseline_rows(late)
+    assert seen["unpacked"] >= 2
+    reopened = next(t for t in packed_rows["tasks"] if t["task_id"] in lines[kill])
+    assert reopened["status"] is None
+    assert reopened["successful_attempt_id"] is None
+    monkeypatch.undo()
+    plain_rows, _, _ = phaseline_rows(late)
+    assert actual_from_phaseline(packed_rows) == actual_from_phaseline(plain_rows)
+    for table in ("tasks", "attempts", "counters"):
+        assert sorted(map(repr, packed_rows[table])) == sorted(map(repr, plain_rows[table])), table
 
 
 def test_files_hadoop_refuses_are_read(corpus: dict[str, Any]) -> None:
