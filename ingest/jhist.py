@@ -13,9 +13,10 @@ Rows
 ----
 ``events``: one per event line, in file order (``seq`` = the event's 1-based
 line number, ``payload_json`` = the line's raw JSON text, ``ts_ms`` = the
-event's own time where it has one), as blocks of up to 4,096 rows (one
-row group each) once the job id is known; unknown event types land here too
-and are counted in ``ctx.unknown``.  ``counters``: job_total / job_map /
+event's own time where it has one), as blocks of a row group each (the
+table's flush size, or fewer rows once their text passes 2 MiB) once the job
+id is known; unknown event types land here too and are counted in
+``ctx.unknown``.  ``counters``: job_total / job_map /
 job_reduce from JOB_FINISHED, task scope from TASK_FINISHED / TASK_FAILED,
 attempt scope from the attempt completion events (``group_name`` and
 ``counter_name`` are the raw Avro ``name`` s), the rows of consecutive
@@ -52,12 +53,13 @@ from ingest.formats import Format
 from ingest.jhist_schema import BadEvent, WriterSchema, opt_int
 from ingest.jhist_state import HistoryState
 from phaseline.errors import TraceParseError, TraceTruncatedError
+from phaseline.schemas import EVENTS
 
 MAGIC = b"Avro-Json"
 MAX_LINE_BYTES = 64 << 20  # no real event comes near; guards memory against garbage without line ends
 _READ_BLOCK = 1 << 20
 #: ``events`` rows per block: the table's flush size, so that each block is one row group ...
-_EVENT_BLOCK_ROWS = 1_024
+_EVENT_BLOCK_ROWS = EVENTS.flush_rows
 #: ... or fewer, once their text passes this size: events that carry counters run to kilobytes,
 #: and a block's text is copied twice on its way to Arrow (peak memory stays flat with file size).
 _EVENT_BLOCK_BYTES = 2 << 20

@@ -50,7 +50,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, islice
 from operator import attrgetter, itemgetter
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
@@ -60,7 +60,7 @@ from ingest.counters_map import task_id_of as _task_id_of
 from ingest.counters_map import task_type as _task_type
 from ingest.jhist_schema import BadEvent, checked_counter, opt_bool, opt_int, opt_str, req_str
 from phaseline.runs import Runs
-from phaseline.schemas import Status, TaskType, normalize_status
+from phaseline.schemas import ATTEMPTS, TASKS, Status, TaskType, normalize_status
 
 _SUCCEEDED = Status.SUCCEEDED.value
 _MAP = TaskType.MAP.value
@@ -138,8 +138,8 @@ class _Attempt:
 
 #: Counter rows gathered into one block (about a flush of the store's counters table).
 _COUNTER_BLOCK_ROWS = 32_768
-#: Task and attempt rows per block at the end of a file.
-_STATE_BLOCK = 8_192
+#: Task and attempt rows per block at the end of a file: a flush of the store's tables.
+_STATE_BLOCK = min(TASKS.flush_rows, ATTEMPTS.flush_rows)
 _TASK_COLUMNS = (
     "task_id",
     "task_type",
@@ -159,7 +159,11 @@ _ATTEMPT_COLUMNS = (
 #: Tasks (and attempts) held as objects before the finished among the older half are packed.
 LIVE_RECORDS = 2_048
 
-_R = TypeVar("_R")
+class _Record(Protocol):
+    status: str | None  # None until the record is finished
+
+
+_R = TypeVar("_R", bound=_Record)
 
 
 class _Packed(Generic[_R]):
@@ -236,11 +240,16 @@ class _Packed(Generic[_R]):
 
 def _pack_done(live: dict[str, _R], packed: _Packed[_R]) -> None:
     """Move the finished records among the older half of ``live`` to ``packed``."""
-    done = [r for r in islice(live.values(), len(live) // 2) if r.status is not None]  # type: ignore[attr-defined]
+    done = [r for r in islice(live.values(), len(live) // 2) if r.status is not None]
     if done:
         packed.pack(done)
         for r in done:
             del live[packed.key(r)]
+
+
+def _held(packed: _Packed[_R], live: dict[str, _R]) -> Iterator[_R]:
+    """Every task (or attempt): the packed ones, then those held as objects."""
+    return chain(packed.records(), live.values())
 
 
 def _count(v: Any, name: str) -> int | None:
@@ -348,10 +357,10 @@ class HistoryState:
             attrgetter("attempt_id"), attrgetter(*_Attempt.__slots__), lambda v: _Attempt(*v)
         )
         self._pack_at = LIVE_RECORDS
-        self._layout_list: list[_Layout] = []  # held counter layouts by number, for packed tasks
-        self._layout_ids: dict[_Layout, int] = {}
+        # Held counter layouts, one object each (tasks share them), numbered (packed tasks name them so).
+        self._layouts: list[_Layout] = []
+        self._layout_numbers: dict[_Layout, int] = {}
         self.out: list[Row | RowBlock] = []
-        self.layouts: dict[_Layout, _Layout] = {}
         # One object per distinct host, rack, status, locality...: a job's tasks and attempts
         # repeat a few dozen values, and each decoded event brings fresh copies.
         self._strings: dict[str, str] = {}
@@ -376,28 +385,35 @@ class HistoryState:
             EventKind.ATTEMPT_UNSUCCESSFUL: self._attempt_unsuccessful,
         }
 
+    def _layout_number(self, layout: _Layout) -> int:
+        """The number of ``layout`` among the held counter layouts (added if new)."""
+        number = self._layout_numbers.get(layout)
+        if number is None:
+            number = self._layout_numbers[layout] = len(self._layouts)
+            self._layouts.append(layout)
+        return number
+
     def _task_values(self, t: _Task) -> tuple[Any, ...]:
         """A task's fields as marshal-able values: its counter layout by number, its counter values as bytes."""
-        number = self._layout_ids.get(t.counter_layout)
-        if number is None:
-            number = self._layout_ids[t.counter_layout] = len(self._layout_list)
-            self._layout_list.append(t.counter_layout)
         return (t.task_id, t.task_type, t.status, t.start_ms, t.finish_ms, t.successful_attempt_id, t.splits,
-                t.error, number, t.counter_values.tobytes(), t.counters_emitted)  # fmt: skip
+                t.error, self._layout_number(t.counter_layout), t.counter_values.tobytes(),
+                t.counters_emitted)  # fmt: skip
 
     def _task_of(self, v: tuple[Any, ...]) -> _Task:
         values = array("q")
         values.frombytes(v[9])
         task_id, task_type, status, start, finish, successful, splits, error = v[:8]
         return _Task(task_id, task_type, status, start, finish, successful, splits, error,
-                     self._layout_list[v[8]], values, v[10])  # fmt: skip
+                     self._layouts[v[8]], values, v[10])  # fmt: skip
 
-    def _pack_older(self) -> None:
-        """Pack the finished tasks and attempts among the older half of those held as objects.
+    def _pack_if_many(self) -> None:
+        """Once :data:`LIVE_RECORDS` more are held, pack the finished among the older half of them.
 
         The newer half stays: a late event (a speculative attempt killed after its
         task finished) mostly touches a recent record, and unpacking one costs a chunk.
         """
+        if len(self.tasks) + len(self.attempts) < self._pack_at:
+            return
         _pack_done(self.tasks, self.packed_tasks)
         _pack_done(self.attempts, self.packed_attempts)
         self._pack_at = len(self.tasks) + len(self.attempts) + LIVE_RECORDS
@@ -426,10 +442,9 @@ class HistoryState:
             values = {name: getattr(self.job, name) for name in _Job.__slots__ if name != "ended"}
             values["source_format"] = "jhist"
             yield Row("jobs", values)
-        yield from _state_blocks("tasks", chain(self.packed_tasks.records(), self.tasks.values()), _TASK_COLUMNS, jid)
-        attempts = chain(self.packed_attempts.records(), self.attempts.values())
-        yield from _state_blocks("attempts", attempts, _ATTEMPT_COLUMNS, jid)
-        for t in chain(self.packed_tasks.records(), self.tasks.values()):
+        yield from _state_blocks("tasks", _held(self.packed_tasks, self.tasks), _TASK_COLUMNS, jid)
+        yield from _state_blocks("attempts", _held(self.packed_attempts, self.attempts), _ATTEMPT_COLUMNS, jid)
+        for t in _held(self.packed_tasks, self.tasks):
             if t.counter_values:
                 groups, sizes, names = t.counter_layout
                 self._add_counters("task", t.task_id, None, groups, sizes, names, t.counter_values.tolist())
@@ -546,15 +561,17 @@ class HistoryState:
 
     # ------------------------------------------------------------------ task events
     def _task(self, p: dict[str, Any]) -> _Task:
-        task_id = req_str(p, "taskid")
+        return self._task_by_id(req_str(p, "taskid"), p.get("taskType"))
+
+    def _task_by_id(self, task_id: str, task_type: Any = None) -> _Task:
+        """The task ``task_id`` as an object: held, unpacked, or new (of ``task_type``, the event's value)."""
         task = self.tasks.get(task_id)
         if task is None:
             task = self.packed_tasks.take(task_id)
             if task is None:
-                task = _Task(task_id, _task_type(opt_str(p.get("taskType"), "taskType")))
+                task = _Task(task_id, _task_type(opt_str(task_type, "taskType")))
             self.tasks[task_id] = task
-            if len(self.tasks) + len(self.attempts) >= self._pack_at:
-                self._pack_older()
+            self._pack_if_many()
         return task
 
     def _task_started(self, p: dict[str, Any]) -> None:
@@ -571,7 +588,7 @@ class HistoryState:
         if counters is not None:
             groups, sizes, names, values = _counter_columns(counters)
         key = (tuple(groups), tuple(sizes), tuple(names))
-        task.counter_layout = self.layouts.setdefault(key, key)
+        task.counter_layout = self._layouts[self._layout_number(key)]
         task.counter_values = array("q", values)
 
     def _task_counters(self, task: _Task, counters: Any) -> None:
@@ -622,12 +639,11 @@ class HistoryState:
             task_id = opt_str(p.get("taskid"), "taskid") or _task_id_of(attempt_id)
             if task_id is None:
                 raise BadEvent(f"attemptId {attempt_id!r} is not an attempt id and no taskid is given")
-            task = self.tasks.get(task_id) or self._task({"taskid": task_id, "taskType": p.get("taskType")})
+            task = self._task_by_id(task_id, p.get("taskType"))
             attempt = self.attempts[attempt_id] = _Attempt(
                 attempt_id, task.task_id, _task_type(opt_str(p.get("taskType"), "taskType"))
             )
-            if len(self.tasks) + len(self.attempts) >= self._pack_at:
-                self._pack_older()
+            self._pack_if_many()
         return attempt
 
     def _attempt_started(self, p: dict[str, Any]) -> None:
@@ -665,7 +681,7 @@ class HistoryState:
         a = self._attempt(p)
         self._attempt_done(a, p, "status")
         a.error = _nonempty(p.get("error"), "error")
-        task = self._task({"taskid": a.task_id})
+        task = self._task_by_id(a.task_id)
         if task.status == _SUCCEEDED and task.successful_attempt_id == a.attempt_id:
             # The attempt that made the task succeed is gone: the task is not done any more.
             task.status = task.finish_ms = task.successful_attempt_id = None

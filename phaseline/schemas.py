@@ -319,7 +319,7 @@ EVENTS = register(
         ),
         ("seq", "event_type"),
         "Every raw event or record of every file, so nothing is dropped.",
-        flush_rows=1_024,  # a .jhist event line is 0.3-2 kB: about 8 MB of lines per row group
+        flush_rows=1_024,  # a .jhist event line is 0.3-2 kB: 0.3-2 MB of lines per row group
         plain=("payload_json",),
     )
 )

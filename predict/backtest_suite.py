@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -196,8 +197,6 @@ def run_order(suite: Suite) -> list[tuple[App, float, int, int]]:
     order: the usual cure for drift in benchmark design).  The shuffle is
     seeded by the round, so a resumed suite makes the same runs.
     """
-    import random
-
     cases = [(app, size, reduces) for app in suite.apps for size in suite.sizes_mb for reduces in suite.reduces]
     order: list[tuple[App, float, int, int]] = []
     for rep in range(suite.repeats):
