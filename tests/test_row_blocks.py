@@ -9,6 +9,7 @@ counters must equal its counter-by-counter reading on every input, good or bad.
 from __future__ import annotations
 
 import contextlib
+import multiprocessing
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -146,6 +147,49 @@ def test_a_table_of_wide_rows_is_written_in_smaller_row_groups(tmp_path: Path) -
     meta = pq.ParquetFile(written.path).metadata
     assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [limit, limit, 1]
     assert pq.read_table(written.path).column("seq").to_pylist() == list(range(2 * limit + 1))
+
+
+def test_a_failed_background_write_surfaces_and_the_staged_file_goes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Mid-file flushes are written by the writer thread; a write that fails there (a full disk) is
+    # raised by the source's next flush or its finish, and discarding the source removes its file.
+    real = pq.ParquetWriter.write_table
+    calls: list[int] = []
+
+    def write_once(self: pq.ParquetWriter, table: pa.Table, *args: Any, **kw: Any) -> None:
+        calls.append(table.num_rows)
+        if len(calls) > 1:
+            raise OSError(28, "No space left on device")
+        real(self, table, *args, **kw)
+
+    monkeypatch.setattr(pq.ParquetWriter, "write_table", write_once)
+    monkeypatch.setattr(staging_module, "FLUSH_ROWS", 2)
+    staging = tmp_path / "counters"
+    staging.mkdir()
+    staged = StagedSource(staging, "full-disk", "f" * 64, 0, "test")
+    with pytest.raises(OSError, match="No space left"):  # noqa: PT012 - the flushes come with the rows
+        for item in MIXED:
+            if isinstance(item, RowBlock):
+                staged.add_columns(item.table, item.n, item.columns, item.constants)
+            else:
+                staged.add(item.table, item.values)
+        staged.finish("landed")
+    assert len(calls) == 2  # nothing written after the failure
+    staged.discard("quarantined", "disk full")
+    assert not list(staging.rglob("*.parquet"))
+
+
+def test_a_forked_worker_gets_its_own_writer_thread() -> None:
+    parent = staging_module._background()
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(1) as pool:  # the parent's thread does not exist in the child: a new one is made there
+        assert pool.apply(_child_writes) == 6
+    assert staging_module._background() is parent
+
+
+def _child_writes() -> int:
+    return staging_module._background().submit(sum, [1, 2, 3]).result(timeout=10)
 
 
 def test_constants_fill_every_row_and_absent_columns_are_null(tmp_path: Path) -> None:
