@@ -30,12 +30,13 @@ at the stated confidence.
 
 Engine: a heap-based event loop (``heapq``), not simpy.  Measured with
 ``benchmarks/bench_simulate.py`` (CPU seconds, this repository's shared
-2-core machine, load average 10-17): the simulator replays a 100,000-map,
-1,000-reduce job at 450,000-680,000 events/s, while the bare slot-scheduling
-loop written with simpy processes on a ``simpy.Resource`` manages
-36,000-45,000 events/s -- an order of magnitude less before any MapReduce
-logic.  SimMR's > 1 million events/s
-replay (compiled code) stays the anchor we do not reach in pure Python.
+2-core machine): the simulator replays a 100,000-map, 1,000-reduce job at
+about 850,000-940,000 events/s (520,000-740,000 before an event that
+schedules one other replaced itself on the heap, side by side on the same
+seeds, identical replays), while the bare slot-scheduling loop written with
+simpy processes on a ``simpy.Resource`` manages 36,000-56,000 events/s -- an
+order of magnitude less before any MapReduce logic.  SimMR's > 1 million
+events/s replay (compiled code) is the anchor.
 """
 
 from __future__ import annotations
@@ -216,7 +217,13 @@ def _first_attempts(job: SimJob, rng: np.random.Generator) -> tuple[list[float],
 
 
 def simulate_once(job: SimJob, rng: np.random.Generator, *, record: bool = False) -> SimRun:
-    """Replay ``job`` once with random durations from ``rng``; a heap of (time, seq, kind, task, slot)."""
+    """Replay ``job`` once with random durations from ``rng``; a heap of (time, seq, kind, task, slot).
+
+    An event that schedules exactly one other (a map's slot taking the next
+    map, a shuffle's end starting its reduce) replaces itself at the top of
+    the heap (``heapreplace``: one sift instead of a pop's and a push's); an
+    attempt's start and node are kept only when attempts are recorded.
+    """
     py = random.Random(int(rng.integers(2**62)))
     n_maps, n_red = len(job.map_means_ms), job.n_reduces
     map_slots = list(range(job.nodes * job.map_slots_per_node))[::-1]
@@ -227,7 +234,7 @@ def simulate_once(job: SimJob, rng: np.random.Generator, *, record: bool = False
     map_tries = [0] * n_maps
     red_queue: list[int] = []
     red_tries = [0] * n_red
-    started: dict[int, tuple[float, int]] = {}  # running attempt: (start, node)
+    started: dict[int, tuple[float, int]] = {}  # running attempt: (start, node), when recording
     waiting: dict[int, int] = {}  # reduces shuffling while maps run: task -> slot
     first_wave = True  # until the first reduce attempt ends
     red_phase: dict[int, float] = {}  # reduce task -> its shuffle's end
@@ -237,16 +244,16 @@ def simulate_once(job: SimJob, rng: np.random.Generator, *, record: bool = False
     now, events = 0.0, 0
     rs_map, rs_red = job.map_slots_per_node, job.reduce_slots_per_node
     first_map, first_fail = _first_attempts(job, rng)  # drawn at once: most tasks never retry
+    max_tries, map_cv, means = job.max_attempts, job.map_cv, job.map_means_ms
+    heappush, heappop, heapreplace = heapq.heappush, heapq.heappop, heapq.heapreplace
 
     def push(t: float, kind: int, task: int, slot: int) -> None:
         nonlocal seq
-        heapq.heappush(heap, (t, seq, kind, task, slot))
+        heappush(heap, (t, seq, kind, task, slot))
         seq += 1
 
-    max_tries, map_cv, means = job.max_attempts, job.map_cv, job.map_means_ms
-    heappush = heapq.heappush
-
-    def start_map(task: int, slot: int) -> None:
+    def map_event(task: int, slot: int) -> tuple[float, int, int, int, int]:
+        """Start map ``task`` on ``slot``: its end event (the caller puts it on the heap)."""
         nonlocal seq
         tries = map_tries[task]
         if tries == 0:
@@ -254,17 +261,17 @@ def simulate_once(job: SimJob, rng: np.random.Generator, *, record: bool = False
         else:
             d, failed = _dur(means[task], map_cv, py, job)
         map_tries[task] = tries + 1
-        started[task] = (now, slot // rs_map)
-        heappush(
-            heap, (now + d, seq, _MAP_FAIL if failed and tries + 1 < max_tries else _MAP_DONE, task, slot)
-        )
+        if record:
+            started[task] = (now, slot // rs_map)
         seq += 1
+        return (now + d, seq - 1, _MAP_FAIL if failed and tries + 1 < max_tries else _MAP_DONE, task, slot)
 
     def start_reduces() -> None:
         while red_slots and red_queue:
             task, slot = red_queue.pop(), red_slots.pop()
             red_tries[task] += 1
-            started[-1 - task] = (now, slot // rs_red)
+            if record:
+                started[-1 - task] = (now, slot // rs_red)
             if maps_done < n_maps:
                 waiting[task] = slot
             else:  # the first wave, launched as the map stage ends, only has the tail left
@@ -273,48 +280,49 @@ def simulate_once(job: SimJob, rng: np.random.Generator, *, record: bool = False
                 push(now + d, _SHUFFLE_DONE, task, slot)
 
     while map_slots and map_queue:
-        start_map(map_queue.pop(), map_slots.pop())
+        heappush(heap, map_event(map_queue.pop(), map_slots.pop()))
     while heap:
-        now, _, kind, task, slot = heapq.heappop(heap)
+        now, _, kind, task, slot = heap[0]  # taken off the heap below: popped, or replaced
         events += 1
         if kind <= _MAP_FAIL:
-            t0, node = started.pop(task)
             ok = kind == _MAP_DONE
             if record:
+                t0, node = started.pop(task)
                 attempts.append(Attempt("MAP", task, map_tries[task] - 1, node, t0, now, ok))
-            if not ok:
-                map_queue.append(task)
-            else:
+            if not ok:  # retried at once, on the slot it freed
+                heapreplace(heap, map_event(task, slot))
+            elif map_queue:  # the freed slot takes the next map at once
                 maps_done += 1
-                if not reduces_launched and maps_done >= need_for_reduces:
-                    reduces_launched = True
-                    red_queue = list(range(n_red))[::-1]
+                heapreplace(heap, map_event(map_queue.pop(), slot))
+            else:
+                heappop(heap)
+                maps_done += 1
                 if maps_done == n_maps:
                     for r, r_slot in waiting.items():
                         tail, _ = _dur(job.first_shuffle.mean_ms, job.first_shuffle.cv, py, job)
                         push(now + tail, _SHUFFLE_DONE, r, r_slot)
                     waiting.clear()
-            if map_queue:  # the freed slot takes the next map at once
-                start_map(map_queue.pop(), slot)
-            else:
                 map_slots.append(slot)
+            if ok and not reduces_launched and maps_done >= need_for_reduces:
+                reduces_launched = True
+                red_queue = list(range(n_red))[::-1]
             if red_queue and red_slots:
                 start_reduces()
         elif kind == _SHUFFLE_DONE:
             d, failed = _dur(job.reduce.mean_ms, job.reduce.cv, py, job)
             red_phase[task] = now
-            push(
-                now + d,
-                _REDUCE_FAIL if failed and red_tries[task] < job.max_attempts else _REDUCE_DONE,
-                task,
-                slot,
+            heapreplace(
+                heap,
+                (now + d, seq, _REDUCE_FAIL if failed and red_tries[task] < max_tries else _REDUCE_DONE, task, slot),
             )
+            seq += 1
         else:
+            heappop(heap)
             first_wave = False
             red_slots.append(slot)
-            t0, node = started.pop(-1 - task)
             ok = kind == _REDUCE_DONE
             if record:
+                t0, node = started.pop(-1 - task)
                 attempts.append(
                     Attempt("REDUCE", task, red_tries[task] - 1, node, t0, now, ok, red_phase.get(task))
                 )
