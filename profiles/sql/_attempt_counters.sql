@@ -70,14 +70,21 @@ _succeeded AS (
     FROM attempts
     WHERE status = 'SUCCEEDED'
     GROUP BY job_id, task_id
+),
+_credited AS (
+    -- attempt rows as they are; task rows credited to the task's successful attempt (none: dropped)
+    SELECT
+        p.job_id,
+        CASE WHEN p.scope = 'attempt' THEN p.key ELSE s.attempt_id END AS attempt_id,
+        p.scope = 'attempt' AS own,
+        p.* EXCLUDE (job_id, scope, key)
+    FROM _pivot AS p
+    LEFT JOIN _succeeded AS s ON p.scope = 'task' AND s.job_id = p.job_id AND s.task_id = p.key
 )
-SELECT job_id, key AS attempt_id, * EXCLUDE (job_id, scope, key) FROM _pivot WHERE scope = 'attempt'
-UNION ALL BY NAME
-SELECT p.job_id, s.attempt_id, p.* EXCLUDE (job_id, scope, key)
-FROM _pivot AS p
-JOIN _succeeded AS s ON s.job_id = p.job_id AND s.task_id = p.key
-ANTI JOIN (SELECT job_id, key FROM _pivot WHERE scope = 'attempt') AS x
-    ON x.job_id = s.job_id AND x.key = s.attempt_id
-WHERE p.scope = 'task';
+-- an attempt's own counters win over its task's; the pivot is read once and the window is
+-- partitioned by job, so a one-job query reads that job's counters only
+SELECT * EXCLUDE (own) FROM _credited
+WHERE attempt_id IS NOT NULL
+QUALIFY row_number() OVER (PARTITION BY job_id, attempt_id ORDER BY own DESC) = 1;
 
 SELECT * FROM _attempt_counters WHERE job_id = $job_id ORDER BY attempt_id;

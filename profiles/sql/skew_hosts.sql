@@ -15,7 +15,7 @@
 --   slower_pct        (normalized_dur - 1) * 100
 
 CREATE OR REPLACE TEMP VIEW skew_hosts AS
-WITH _ok AS (
+WITH _ok AS NOT MATERIALIZED (
     SELECT * FROM _phase_durations WHERE status = 'SUCCEEDED'
 ),
 _job AS (
