@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import sys
 from collections.abc import Mapping
@@ -10,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from phaseline.errors import PredictionError
 from predict import core
@@ -106,6 +109,50 @@ def test_failures_cost_time_and_are_recorded() -> None:
     assert len({(a.task_type, a.task) for a in run.attempts if a.succeeded}) == 24 + 6
     with pytest.raises(PredictionError, match="failure_rate"):
         _job(failure_rate=1.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    maps=st.integers(1, 40),
+    reduces=st.integers(0, 6),
+    nodes=st.integers(1, 3),
+    map_slots=st.integers(1, 3),
+    reduce_slots=st.integers(1, 2),
+    failure_rate=st.sampled_from([0.0, 0.15, 0.5]),
+    max_attempts=st.integers(1, 4),
+    slowstart=st.sampled_from([0.0, 0.05, 0.5, 1.0]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_a_recorded_replay_is_a_valid_schedule(
+    maps: int, reduces: int, nodes: int, map_slots: int, reduce_slots: int,
+    failure_rate: float, max_attempts: int, slowstart: float, seed: int,
+) -> None:  # fmt: skip
+    job = _job(
+        map_means_ms=tuple(float(1000 + 137 * i % 900) for i in range(maps)), n_reduces=reduces, nodes=nodes,
+        map_slots_per_node=map_slots, reduce_slots_per_node=reduce_slots, failure_rate=failure_rate,
+        max_attempts=max_attempts, slowstart=slowstart, straggler_rate=0.1,
+    )  # fmt: skip
+    run = simulate_once(job, np.random.default_rng(seed), record=True)
+    assert run.events == len(run.attempts) + sum(a.task_type == "REDUCE" for a in run.attempts)
+    assert run.makespan_ms == max(a.end_ms for a in run.attempts)
+    for kind, n, slots in (("MAP", maps, map_slots), ("REDUCE", reduces, reduce_slots)):
+        mine = [a for a in run.attempts if a.task_type == kind]
+        for task in range(n):  # attempts one after another, numbered; a failure retried until the limit
+            tries = sorted((a for a in mine if a.task == task), key=lambda a: a.attempt)
+            assert [a.attempt for a in tries] == list(range(len(tries)))
+            assert all(x.end_ms <= y.start_ms for x, y in itertools.pairwise(tries))
+            assert all(not a.succeeded for a in tries[:-1])
+            assert tries[-1].succeeded or len(tries) == max_attempts
+        for node in range(nodes):  # never more attempts at once on a node than its slots
+            here = [a for a in mine if a.node == node]
+            edges = sorted([(a.start_ms, 1) for a in here] + [(a.end_ms, -1) for a in here])  # ends first at a tie
+            assert max(itertools.accumulate(d for _, d in edges), default=0) <= slots
+    map_end = max(a.end_ms for a in run.attempts if a.task_type == "MAP")
+    for a in run.attempts:  # a reduce's shuffle ends after the last map, and its reduce after that
+        if a.task_type == "REDUCE":
+            assert a.shuffle_end_ms is not None
+            assert a.start_ms <= a.shuffle_end_ms <= a.end_ms
+            assert a.shuffle_end_ms >= map_end
 
 
 @pytest.mark.parametrize(("factor", "nodes"), [(1.0, 4), (4.0, 4), (2.0, 1)])
