@@ -16,12 +16,15 @@ map_finish: m0_0 15, m1_1 55, m2_0 75, m2_1 65; shuffle_finish 80, sort_finish 9
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import duckdb
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -151,6 +154,51 @@ def test_unknown_job_in_a_full_store_gives_no_rows(con: duckdb.DuckDBPyConnectio
     assert q.timeline(con, "job_9_9999").empty
     assert q.stragglers(con, "job_9_9999").empty
     assert q.job_ids(con) == [JOB]
+
+
+def _scanned_rows(con: duckdb.DuckDBPyConnection, sql: str, table_file: str, profile: Path) -> int:
+    """Rows the table scans of ``table_file`` hand up while ``sql`` runs (from DuckDB's JSON profile)."""
+    con.execute("PRAGMA enable_profiling = 'json'")
+    con.execute(f"PRAGMA profiling_output = '{profile}'")
+    try:
+        con.execute(sql).fetchall()
+    finally:
+        con.execute("PRAGMA disable_profiling")
+
+    def walk(node: Mapping[str, Any]) -> int:
+        info = node.get("extra_info") or {}
+        own = node.get("intermediate_rows", 0) if table_file in str(info.get("Filename(s)", "")) else 0
+        return own + sum(walk(child) for child in node.get("children", ()))
+
+    return sum(walk(node) for node in json.loads(profile.read_text())["operator"])
+
+
+@pytest.mark.parametrize("concept", list(q.Concept))
+def test_a_one_job_query_reads_only_that_jobs_counters(concept: q.Concept, tmp_path: Path) -> None:
+    # A store of 40 copies of the job: a query for one job must not read the others' counters (the
+    # largest table by far in a real store).  Regressions seen: a CTE referenced three times was
+    # materialized for every job; a NOT EXISTS subquery was decorrelated above the job filter.
+    jobs = [f"job_1_{i:04d}" for i in range(1, 41)]
+    tables = {"attempts": ATTEMPTS, "counters": COUNTERS, "jobs": JOBS, "conf": CONF}
+    con = duckdb.connect()
+    for name, spec in schemas.TABLES.items():
+        rows = [
+            {c: _renumber(r.get(c), job) for c in spec.columns} for job in jobs for r in tables.get(name, ())
+        ]
+        path = tmp_path / f"{name}.parquet"
+        pq.write_table(
+            pa.Table.from_pylist(rows, schema=spec.schema) if rows else spec.schema.empty_table(), path
+        )
+        con.execute(f"CREATE VIEW \"{name}\" AS SELECT * FROM read_parquet('{path}')")
+    q.frame(con, concept, job_id=JOB, **({"k": 2.0} if concept == q.Concept.STRAGGLERS else {}))  # the views
+    read = _scanned_rows(
+        con, f"SELECT * FROM {concept.value} WHERE job_id = '{JOB}'", "counters", tmp_path / "p.json"
+    )
+    assert read <= 3 * len(COUNTERS), f"{concept.value} read {read} counter rows of {40 * len(COUNTERS)}"
+
+
+def _renumber(value: Any, job: str) -> Any:
+    return value.replace("1_0001", job.removeprefix("job_")) if isinstance(value, str) else value
 
 
 # -- timeline -------------------------------------------------------------------------------

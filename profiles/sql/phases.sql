@@ -43,12 +43,12 @@ WITH _tasklog AS (
 SELECT * FROM _tasklog
 UNION ALL BY NAME
 SELECT h.* FROM phases_history AS h
-WHERE NOT EXISTS (SELECT 1 FROM attempt_phases AS p WHERE p.attempt_id = h.attempt_id);
+ANTI JOIN attempt_phases AS p ON p.attempt_id = h.attempt_id;
 
 CREATE OR REPLACE TEMP VIEW _phase_times AS
 SELECT * EXCLUDE (data_bytes, data_records) FROM phases WHERE source = 'tasklog'
 UNION ALL BY NAME
 SELECT h.* FROM _history_segments AS h
-WHERE NOT EXISTS (SELECT 1 FROM attempt_phases AS p WHERE p.attempt_id = h.attempt_id);
+ANTI JOIN attempt_phases AS p ON p.attempt_id = h.attempt_id;
 
 SELECT * FROM phases WHERE job_id = $job_id ORDER BY start_ms, attempt_id, seq;
