@@ -218,6 +218,15 @@ def test_timeline_speculative_retry_and_slots(con: duckdb.DuckDBPyConnection) ->
     assert (df["t0_ms"] == 0).all()
 
 
+def test_timeline_has_one_row_per_stored_attempt_when_a_job_came_from_two_files() -> None:
+    # The same history ingested from two sources (a .jhist and its REST JSON): every stored row once,
+    # not once per matching row of the other source (the ranking once fanned out retried tasks 2 x 2).
+    con = make_con({"attempts": ATTEMPTS + ATTEMPTS, "jobs": JOBS})
+    df = q.timeline(con, JOB)
+    assert len(df) == 2 * len(ATTEMPTS)
+    assert sorted(df["attempt_id"]) == sorted(a["attempt_id"] for a in ATTEMPTS + ATTEMPTS)
+
+
 # -- slot occupancy and waves ---------------------------------------------------------------
 
 

@@ -20,22 +20,8 @@ WITH _t0 AS (
     FROM attempts AS a
     LEFT JOIN jobs AS j ON j.job_id = a.job_id
     GROUP BY a.job_id
-),
-_multi AS (
-    -- tasks with more than one attempt: only these need ordering within the task
-    SELECT job_id, task_id FROM attempts GROUP BY job_id, task_id HAVING count(*) > 1
-),
-_ranked AS (
-    SELECT
-        a.job_id,
-        a.attempt_id,
-        row_number() OVER w AS attempt_no,
-        coalesce(max(a.finish_ms) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) > a.start_ms, FALSE)
-            AS speculative
-    FROM attempts AS a
-    SEMI JOIN _multi AS m ON m.job_id = a.job_id AND m.task_id = a.task_id
-    WINDOW w AS (PARTITION BY a.job_id, a.task_id ORDER BY a.start_ms NULLS LAST, a.attempt_id)
 )
+-- every window and group is by job, so a one-job query reads that job's attempts only
 SELECT
     a.job_id,
     a.task_id,
@@ -52,12 +38,13 @@ SELECT
     a.rack,
     a.container_id,
     a.locality,
-    coalesce(r.attempt_no, 1) AS attempt_no,
-    coalesce(r.speculative, FALSE) AS speculative,
+    row_number() OVER w AS attempt_no,
+    coalesce(max(a.finish_ms) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) > a.start_ms, FALSE)
+        AS speculative,
     a.error
 FROM attempts AS a
 JOIN _t0 AS t ON t.job_id = a.job_id
-LEFT JOIN _ranked AS r ON r.job_id = a.job_id AND r.attempt_id = a.attempt_id;
+WINDOW w AS (PARTITION BY a.job_id, a.task_id ORDER BY a.start_ms NULLS LAST, a.attempt_id);
 
 SELECT * FROM timeline
 WHERE job_id = $job_id
