@@ -335,6 +335,20 @@ def test_phases_prefers_task_logs(con: duckdb.DuckDBPyConnection) -> None:
     assert len(df[df.attempt_id != r0]) == 9
 
 
+def test_task_log_phases_are_not_repeated_when_the_history_was_stored_twice() -> None:
+    # The attempts stored from two files (a .jhist and its REST JSON): each log phase still once.
+    r0 = _a("r_000000", 0)
+    log = [{"job_id": JOB, "attempt_id": r0, "task_type": "REDUCE", "phase": p, "start_ms": s, "end_ms": e}
+           for p, s, e in [("shuffle", 26, 80), ("sort", 80, 89), ("reduce", 89, 109)]]  # fmt: skip
+    con = make_con({"attempts": ATTEMPTS + ATTEMPTS, "jobs": JOBS, "attempt_phases": log})
+    r = q.phases(con, JOB).query("attempt_id == @r0")
+    assert rows(r, "phase", "seq", "source", "host", "status") == [
+        ("shuffle", 1, "tasklog", "h3", "SUCCEEDED"),
+        ("sort", 2, "tasklog", "h3", "SUCCEEDED"),
+        ("reduce", 3, "tasklog", "h3", "SUCCEEDED"),
+    ]
+
+
 def test_map_only_single_task_job() -> None:
     """Edge cases 'one task' and 'map-only': the tail of a map is its output write."""
     con = make_con(

@@ -38,7 +38,12 @@ WITH _tasklog AS (
         p.data_records,
         'tasklog' AS source
     FROM attempt_phases AS p
-    LEFT JOIN attempts AS a ON a.attempt_id = p.attempt_id AND (p.job_id IS NULL OR a.job_id = p.job_id)
+    LEFT JOIN (
+        -- one row per attempt, should the history have been stored from several files
+        SELECT job_id, attempt_id, min(task_id) AS task_id, min(task_type) AS task_type,
+            min(status) AS status, min(host) AS host
+        FROM attempts GROUP BY job_id, attempt_id
+    ) AS a ON a.attempt_id = p.attempt_id AND (p.job_id IS NULL OR a.job_id = p.job_id)
 )
 SELECT * FROM _tasklog
 UNION ALL BY NAME
