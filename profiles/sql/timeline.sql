@@ -44,7 +44,7 @@ SELECT
     a.error
 FROM attempts AS a
 JOIN _t0 AS t ON t.job_id = a.job_id
-WINDOW w AS (PARTITION BY a.job_id, a.task_id ORDER BY a.start_ms NULLS LAST, a.attempt_id);
+WINDOW w AS (PARTITION BY a.job_id, a.task_id ORDER BY a.start_ms NULLS LAST, a.attempt_id, a.source_sha256);
 
 SELECT * FROM timeline
 WHERE job_id = $job_id
