@@ -179,9 +179,25 @@ def predict(sets: tuple[str, ...], model_names: tuple[str, ...], fmt: str, **kw:
         table, fmt, title=f"{profile.source.job_name or profile.source.job_ids[0]}: predicted completion time"
     )
     if fmt == "table":
-        for r in rows:
-            for note in r.get("assumptions", []):
-                click.echo(f"  {r['model']}: {note}")
+        for line in _assumption_lines(rows):
+            click.echo(line)
+
+
+def _assumption_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """Each assumption once, after the models that state it ("every model" when all that ran do).
+
+    The models share the task estimates (Zhang et al. 2013, section 5), so most
+    notes are every model's; listed per model they repeated five times.
+    """
+    stated: dict[str, list[str]] = {}
+    for r in rows:
+        for note in r.get("assumptions", []):
+            stated.setdefault(note, []).append(r["model"])
+    ran = [r["model"] for r in rows if not r.get("error")]
+    return [
+        f"  {'every model' if len(ran) > 1 and models == ran else ', '.join(models)}: {note}"
+        for note, models in stated.items()
+    ]
 
 
 @click.command("whatif")
