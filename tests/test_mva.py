@@ -18,8 +18,9 @@ from phaseline.cli import main
 from phaseline.errors import ConvergenceWarning, PredictionError
 from predict.vianna.estimates import Moments, forkjoin_max, harmonic, mean_min_exponential, tripathi_max
 from predict.vianna.layout import Formulation, Workload
-from predict.vianna.model import Demands, Estimate, Overlap, solve
+from predict.vianna.model import Demands, Estimate, Overlap, evaluate_tree, solve
 from predict.vianna.mva import eq5_mva, exact_mva, exact_mva_multiclass, overlap_amva, schweitzer_mva
+from predict.vianna.tree import Leaf, Node, Serial
 
 #: Bard-Schweitzer and eq. 5 aMVA: throughput error against exact MVA on small networks
 #: (the known error is a few percent; Lazowska et al. 1984, section 7.4.2, quote < 5-10 %).
@@ -114,6 +115,35 @@ def test_per_task_formulation_refuses_huge_jobs() -> None:
     demands = Demands({"cpu": 1.0}, {"cpu": 0.1}, {"cpu": 2.0})
     with pytest.raises(PredictionError, match="class formulation"):
         solve(demands, Workload(10, 4, 1, 1000, 100, 2, 1, 1), formulation=Formulation.PER_TASK)
+
+
+@pytest.mark.parametrize(
+    ("maps", "reduces"),
+    [(800, 240), (25_402, 240)],  # 400 map waves x 120 reduce waves; 12,701 map waves (refused unbuilt)
+)
+def test_a_job_of_too_many_waves_is_refused_at_once(maps: int, reduces: int) -> None:
+    # Once, 800 x 240 tasks on one node of two slots built a 48,520-class layout and asked for
+    # 15 GiB; now the model says why it cannot answer (`predict --model all` shows it as the note).
+    demands = Demands({"cpu": 1.0}, {"cpu": 0.1}, {"cpu": 2.0})
+    with pytest.raises(PredictionError, match=r"map waves on 1 node\(s\) of 2 map slot\(s\).*limit 2500"):
+        solve(demands, Workload(1, 4, 1, maps, reduces, 2, 2, 5))
+
+
+def test_a_chain_deeper_than_the_recursion_limit_is_evaluated() -> None:
+    node: Node = Leaf(0, 1.0)
+    for _ in range(5_000):
+        node = Serial((Leaf(0, 1.0), node))
+    for estimate in Estimate:
+        assert evaluate_tree(node, estimate).mean == pytest.approx(5_001.0)
+
+
+def test_a_job_of_hundreds_of_phases_is_solved() -> None:
+    # 1,000 maps on 2 slots: 500 phases chained by S nodes, deeper than Python's recursion limit once.
+    demands = Demands({"cpu": 1.0, "disk": 0.5}, {"cpu": 0.1, "disk": 0.1}, {"cpu": 2.0})
+    sol = solve(demands, Workload(1, 4, 1, 1000, 2, 2, 2, 5))
+    assert sol.layout.size > 1000 / 2
+    # the maps alone take 500 waves of at least their demand (1.5 s) each
+    assert sol.tree_response_s > 500 * 1.5
 
 
 _demand = st.floats(min_value=0.0, max_value=5.0, allow_nan=False)

@@ -370,7 +370,8 @@ def test_cli_predict_table_and_one_model(tmp_path: Path, monkeypatch: pytest.Mon
 
 def test_cli_predict_table_states_each_assumption_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out = _cli(tmp_path, monkeypatch, "predict", "--input-bytes", "50G", "--reduces", "240")
-    notes = [line.strip().split(": ", 1) for line in out.splitlines() if line.startswith("  ") and ": " in line]
+    below = out.split("└", 1)[1].splitlines()[1:]  # the lines under the table
+    notes = [line.strip().split(": ", 1) for line in below if line.startswith("  ") and ": " in line]
     assert len(notes) == len({note for _, note in notes})
     assert any(models == "every model" for models, _ in notes)  # the shared task estimates' notes
     named = {m for models, _ in notes if models != "every model" for m in models.split(", ")}

@@ -100,7 +100,7 @@ from phaseline.errors import ConvergenceWarning, PredictionError
 from predict.vianna.estimates import Moments, forkjoin_max, serial, tripathi_max
 from predict.vianna.layout import Formulation, JobLayout, TaskKind, Workload, build_layout
 from predict.vianna.mva import overlap_amva
-from predict.vianna.tree import Leaf, Node, Serial, Timeline, build_timeline, build_tree
+from predict.vianna.tree import Leaf, Node, Serial, Timeline, build_timeline, build_tree, serial_parts
 
 __all__ = [
     "DEVICES",
@@ -122,8 +122,10 @@ EPSILON = 1e-4
 MAX_ITERATIONS = 200
 #: Outer iterations after which response-time updates are averaged (step 1/2, 1/3, ...).
 DAMP_AFTER = 20
-#: The per-task formulation is refused above this many classes (its aMVA is O(C^2 K)).
-PER_TASK_LIMIT = 6000
+#: Jobs whose layout has more task classes than this are refused: the aMVA keeps C x C overlap
+#: matrices (O(C^2 K) a sweep).  Measured at 2,001 classes: 10 s, 0.5 GB; at 3,001: 22 s, 1 GB.
+#: The class formulation reaches it only for jobs of hundreds of waves (2,000 maps on 2 slots).
+CLASS_LIMIT = 2_500
 #: Branches whose means agree within this (relative) count as one fork/join branch.
 SYMMETRY_RTOL = 0.01
 #: Device types, in the order of the demand matrices.
@@ -299,7 +301,7 @@ def evaluate_tree(node: Node, estimate: Estimate) -> Moments:
         if isinstance(n, Leaf):
             return Moments.exponential(n.duration)
         if isinstance(n, Serial):
-            return serial([(walk(c, in_phase), 1) for c in n.children])
+            return serial([(walk(c, in_phase), 1) for c in serial_parts(n)])
         kids = [(walk(c, in_phase or n.phase), k) for c, k in n.children]
         if estimate is Estimate.TRIPATHI:
             return tripathi_max(kids)
@@ -377,6 +379,14 @@ def _colocation(layout: JobLayout) -> npt.NDArray[np.float64]:
     return np.asarray((pn @ pn.T) / layout.counts[:, None])
 
 
+def _too_many_classes(work: Workload, waves: int, classes: str) -> PredictionError:
+    return PredictionError(
+        f"the job runs {waves} map waves on {work.nodes} node(s) of {work.pm} map slot(s), which makes {classes} "
+        f"task classes (limit {CLASS_LIMIT}, the aMVA is quadratic in them); give the cluster's real size "
+        "(nodes, slots), or read the other models"
+    )
+
+
 def solve(
     demands: Demands,
     work: Workload,
@@ -391,14 +401,19 @@ def solve(
     Raises
     ------
     PredictionError
-        The per-task formulation is asked for a job too large for it, or the
+        The job's layout has more than :data:`CLASS_LIMIT` task classes, or the
         inputs are inconsistent.
     """
-    if formulation is Formulation.PER_TASK and work.tasks > PER_TASK_LIMIT:
+    if formulation is Formulation.PER_TASK and work.tasks > CLASS_LIMIT:
         raise PredictionError(
-            f"the per-task formulation has {work.tasks} classes (limit {PER_TASK_LIMIT}); use the class formulation"
+            f"the per-task formulation has {work.tasks} classes (limit {CLASS_LIMIT}); use the class formulation"
         )
+    waves = -(-work.maps // (work.nodes * work.pm))
+    if formulation is Formulation.CLASS and waves > CLASS_LIMIT:  # a class per map wave, at least
+        raise _too_many_classes(work, waves, f"over {waves}")
     layout = build_layout(work, formulation)
+    if layout.size > CLASS_LIMIT:
+        raise _too_many_classes(work, waves, str(layout.size))
     widths = np.array([work.cpus, work.disks, 1.0, 1.0])
     total = np.vstack([demands.vector(k) for k in layout.kinds])
     total[:, 3] *= layout.remote

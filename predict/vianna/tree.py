@@ -276,6 +276,23 @@ class Serial:
     children: tuple[Node, ...]
 
 
+def serial_parts(node: Serial) -> list[Node]:
+    """The children of a chain of S nodes, in order: ``S(a, S(b, c))`` gives ``[a, b, c]``.
+
+    :func:`build_tree` chains a job's phases one S node per phase; a job of
+    many waves (a thousand maps on two slots) nests them hundreds deep, so
+    whoever walks the tree takes a chain at once instead of recursing down it.
+    """
+    parts: list[Node] = []
+    while True:
+        *head, last = node.children
+        parts.extend(head)
+        if not isinstance(last, Serial):
+            parts.append(last)
+            return parts
+        node = last
+
+
 @dataclass(frozen=True, slots=True)
 class ParallelAnd:
     """P_A operator: children (each repeated ``count`` times) run in parallel; all must finish.
