@@ -20,6 +20,7 @@ from predict.vianna.estimates import Moments, forkjoin_max, harmonic, mean_min_e
 from predict.vianna.layout import Formulation, Workload
 from predict.vianna.model import Demands, Estimate, Overlap, evaluate_tree, solve
 from predict.vianna.mva import eq5_mva, exact_mva, exact_mva_multiclass, overlap_amva, schweitzer_mva
+from predict.vianna.qnsim import simulate_network
 from predict.vianna.tree import Leaf, Node, Serial
 
 #: Bard-Schweitzer and eq. 5 aMVA: throughput error against exact MVA on small networks
@@ -163,6 +164,7 @@ _demand = st.floats(min_value=0.0, max_value=5.0, allow_nan=False)
     jobs=st.integers(1, 3),
     estimate=st.sampled_from(list(Estimate)),
     overlap=st.sampled_from(list(Overlap)),
+    network_per_node=st.booleans(),
 )
 def test_littles_law_and_utilization_on_every_solution(
     dm: tuple[float, ...],
@@ -177,6 +179,7 @@ def test_littles_law_and_utilization_on_every_solution(
     jobs: int,
     estimate: Estimate,
     overlap: Overlap,
+    network_per_node: bool,
 ) -> None:
     devices = ("cpu", "disk", "fiber", "network")
     demands = Demands(
@@ -184,7 +187,7 @@ def test_littles_law_and_utilization_on_every_solution(
         dict(zip(devices, ds, strict=True)),
         dict(zip(devices, dr, strict=True)),
     )
-    work = Workload(nodes, cpus, 1, maps, reduces, pm, 1, ps, jobs)
+    work = Workload(nodes, cpus, 1, maps, reduces, pm, 1, ps, jobs, network_per_node=network_per_node)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         sol = solve(demands, work, estimate=estimate, overlap=overlap)
@@ -205,6 +208,23 @@ TABLE2_PM1_PS1 = (
     "shuffle_sort,0.5217,0.0087,0.4082,0.1850\n"
     "merge,37.4983,1.2583,59.2157,0.0000\n"
 )
+
+
+def test_a_network_link_per_node_shares_the_shuffle_out() -> None:
+    # A shuffle-heavy job on 4 nodes: the paper's one network serializes every fetch; a link per node
+    # (the predictor's reading) spreads them over the reduces' nodes.  On one node the two are the same.
+    demands = Demands({"cpu": 2.0, "disk": 1.0}, {"network": 1.5, "disk": 0.2}, {"cpu": 3.0, "disk": 2.0})
+    shared = solve(demands, Workload(4, 4, 1, 32, 8, 2, 2, 5))
+    per_node = solve(demands, Workload(4, 4, 1, 32, 8, 2, 2, 5, network_per_node=True))
+    # both are network-bound: 8 reduces x 32 fetches x 1.5 s x 3/4 remote = 288 s on one server, a quarter
+    # of it on each of the 4 links
+    assert shared.response_time_s == pytest.approx(288.0)
+    assert per_node.response_time_s == pytest.approx(288.0 / 4)
+    assert shared.utilization["network"] == pytest.approx(1.0) == per_node.utilization["network"]
+    one = [solve(demands, Workload(1, 4, 1, 8, 2, 2, 2, 5, network_per_node=b)) for b in (False, True)]
+    assert one[0].response_time_s == pytest.approx(one[1].response_time_s, rel=1e-9)
+    with pytest.raises(PredictionError, match="one shared network"):
+        simulate_network(demands, Workload(4, 4, 1, 32, 8, 2, 2, 5, network_per_node=True))
 
 
 def test_cli_mva_json_contract(tmp_path: Path) -> None:

@@ -52,7 +52,11 @@ class Formulation(enum.StrEnum):
 class Workload:
     """Table 1's architecture and workload parameters (besides the demands).
 
-    ``jobs`` is the multiprogramming level N (section 4.1).
+    ``jobs`` is the multiprogramming level N (section 4.1).  ``network_per_node``
+    gives every node its own network link (the reduce's node receives a remote
+    shuffle-sort), as behind a non-blocking switch, instead of the paper's one
+    network shared by the whole cluster (section 4.1), which serializes every
+    shuffle of a large cluster.
     """
 
     nodes: int
@@ -64,6 +68,7 @@ class Workload:
     pr: int
     ps: int
     jobs: int = 1
+    network_per_node: bool = False
 
     def __post_init__(self) -> None:
         for name in ("nodes", "cpus", "disks", "maps", "pm", "pr", "ps", "jobs"):

@@ -130,7 +130,6 @@ CLASS_LIMIT = 2_500
 SYMMETRY_RTOL = 0.01
 #: Device types, in the order of the demand matrices.
 DEVICES: tuple[str, ...] = ("cpu", "disk", "fiber", "network")
-_NODE_LOCAL = np.array([True, True, True, False])
 
 
 class Overlap(enum.StrEnum):
@@ -420,6 +419,7 @@ def solve(
     per_server = total / widths
     with_self = _colocation(layout)
     n_jobs = work.jobs
+    node_local = np.array([True, True, True, work.network_per_node])  # per device: a node's own server(s)
     means = total.sum(axis=1)  # footnote 4
     residence = per_server.copy()
     converged = False
@@ -435,8 +435,8 @@ def solve(
         beta = np.where(job > 0, means / job, 0.0)  # inter-job overlap of one task
         w = np.empty((len(DEVICES), layout.size, layout.size))
         for k in range(len(DEVICES)):
-            intra = over_local if _NODE_LOCAL[k] else over
-            inter = (with_self if _NODE_LOCAL[k] else np.broadcast_to(layout.counts, over.shape)) * beta[
+            intra = over_local if node_local[k] else over
+            inter = (with_self if node_local[k] else np.broadcast_to(layout.counts, over.shape)) * beta[
                 None, :
             ]
             w[k] = intra + (n_jobs - 1) * inter
@@ -459,11 +459,14 @@ def solve(
     timeline = build_timeline(means, layout.map_groups, layout.reduce_groups, work.ps, map_stage_sync=True)
     tree = build_tree(timeline)
     tree_job = evaluate_tree(tree, estimate).mean
-    bottleneck = n_jobs * float(np.max((layout.per_node.T @ per_server)[:, :3], initial=0.0))
-    bottleneck = max(bottleneck, n_jobs * float(layout.counts @ total[:, 3]))
+    per_node = (layout.per_node.T @ per_server)[:, node_local]  # each node's busiest device
+    bottleneck = n_jobs * float(np.max(per_node, initial=0.0))
+    if not work.network_per_node:
+        bottleneck = max(bottleneck, n_jobs * float(layout.counts @ total[:, 3]))
     job = max(tree_job, bottleneck)
     x = n_jobs / job if job > 0 else 0.0
-    servers = np.array([work.nodes * work.cpus, work.nodes * work.disks, work.nodes, 1.0])
+    network_servers = work.nodes if work.network_per_node else 1
+    servers = np.array([work.nodes * work.cpus, work.nodes * work.disks, work.nodes, network_servers], dtype=float)
     job_demand = layout.counts @ total  # per device type, all servers
     job_residence = layout.counts @ (residence * widths)
     kinds = np.array([str(k) for k in layout.kinds])

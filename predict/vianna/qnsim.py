@@ -252,6 +252,8 @@ def simulate_network(
     """
     if work.jobs != 1:
         raise PredictionError("the queuing network simulator runs one job at a time (MPL 1)")
+    if work.network_per_node:
+        raise PredictionError("the queuing network simulator has the paper's one shared network, not one per node")
     if work.reduces < 1:
         raise PredictionError("the simulated job needs at least one reduce")
     if replications < 2 or visits < 1 or not 0 < confidence < 1:
