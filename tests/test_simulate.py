@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from phaseline.errors import PredictionError
-from predict import core
+from predict import core, simulate
 from predict.core import Cluster, Dataset, JobSettings
 from predict.jhist_writer import SimTrace, write_jhist
 from predict.simulate import SimJob, SimRun, StageDist, replicate, simulate_once
@@ -168,6 +168,21 @@ def test_model_mean_within_the_bounds_models_bounds(factor: float, nodes: int) -
     assert sim.high_s is not None
     assert b.low_s <= sim.seconds <= b.high_s
     assert sim.low_s < sim.seconds < sim.high_s
+
+
+def test_a_large_job_is_replayed_within_the_event_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    profile, platform = toy_profile(), LinearPlatform()
+    args = (profile, platform, Cluster(4, 2, 2), Dataset(profile.input.total_bytes * 4), JobSettings(reduces=4))
+    full = core.get("simulation").predict(*args)
+    assert full.dataflow["replications"] == 200
+    events = full.dataflow["maps"] + 2 * 4  # a replication's events without failures
+    monkeypatch.setattr(simulate, "EVENT_BUDGET", int(events * 80))
+    budget = core.get("simulation").predict(*args)
+    assert budget.dataflow["replications"] == 80
+    assert any(f"80 seeded replications (seed {simulate.DEFAULT_SEED}), not 200" in n for n in budget.assumptions)
+    assert budget.seconds == pytest.approx(full.seconds, rel=0.02)
+    monkeypatch.setattr(simulate, "EVENT_BUDGET", 1)  # never fewer than MIN_REPLICATIONS
+    assert core.get("simulation").predict(*args).dataflow["replications"] == simulate.MIN_REPLICATIONS
 
 
 def test_environment_variation_widens_the_interval_not_the_mean() -> None:
