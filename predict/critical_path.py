@@ -307,6 +307,11 @@ def job_shape(
     serial, the pipeline overlaps spills with the map thread).
     """
     tasks = estimate_tasks(profile, platform, dataset, settings)
+    if tasks.n_maps + tasks.n_reduces > MAX_GRAPH_TASKS:
+        raise PredictionError(
+            f"{tasks.n_maps:,} maps and {tasks.n_reduces:,} reduces: the task graph is limited to "
+            f"{MAX_GRAPH_TASKS:,} tasks (about 1 s and 0.6 GB per 100,000); check the split size"
+        )
     notes = list(tasks.assumptions)
     out_avg = tasks.map_avg.data_bytes.get(Phase.COLLECT.value, 0.0)
     out_max = tasks.map_max.data_bytes.get(Phase.COLLECT.value, 0.0)
@@ -335,6 +340,9 @@ def job_shape(
     )
     return shape, tasks, tuple(notes)
 
+
+#: Jobs of more tasks are refused: the task graph costs about 1 s and 0.6 GB per 100,000 tasks.
+MAX_GRAPH_TASKS = 1_000_000
 
 _FASTER = re.compile(r"^\s*(map|shuffle|reduce)s?\s+(\d+(?:\.\d+)?)\s*x\s+(faster|slower)\s*$", re.I)
 _WAVES = re.compile(r"^\s*(one|\d+)\s+(more|fewer)\s+(map|reduce)\s+waves?\s*$", re.I)

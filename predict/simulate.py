@@ -72,6 +72,8 @@ DEFAULT_REPLICATIONS = 200
 #: events/s), but never below MIN_REPLICATIONS: a 100,000-map job is replayed 61 times, not 200.
 EVENT_BUDGET = 10_000_000
 MIN_REPLICATIONS = 50
+#: Jobs of more events a replication are refused (MIN_REPLICATIONS of them: about a minute).
+MAX_REPLICATION_EVENTS = 1_000_000
 DEFAULT_CONFIDENCE = 0.90
 DEFAULT_SEED = 20120823
 
@@ -427,6 +429,13 @@ class SimulationModel:
     ) -> Prediction:
         """Mean of the replications' makespans; ``low_s``/``high_s`` their central ``confidence`` interval."""
         tasks = estimate_tasks(profile, platform, dataset, settings)
+        events = tasks.n_maps + 2 * tasks.n_reduces  # of one replication without failures
+        if events > MAX_REPLICATION_EVENTS:
+            raise PredictionError(
+                f"{tasks.n_maps:,} maps and {tasks.n_reduces:,} reduces: {events:,} events a replication, over "
+                f"the {MAX_REPLICATION_EVENTS:,} that {MIN_REPLICATIONS} replications replay in about a minute; "
+                "check the split size"
+            )
         env_cv = profile.run_cv() or 0.0
         job = sim_job(
             profile,
@@ -438,7 +447,6 @@ class SimulationModel:
             env_cv=env_cv,
             env_runs=len(profile.makespans_ms) if env_cv > 0 else 0,
         )
-        events = len(job.map_means_ms) + 2 * job.n_reduces  # of one replication without failures
         reps = max(min(self.replications, EVENT_BUDGET // max(events, 1)), min(MIN_REPLICATIONS, self.replications))
         res = replicate(job, replications=reps, seed=self.seed, confidence=self.confidence)
         lo, hi = res.interval_s

@@ -126,7 +126,7 @@ def test_a_job_of_too_many_waves_is_refused_at_once(maps: int, reduces: int) -> 
     # Once, 800 x 240 tasks on one node of two slots built a 48,520-class layout and asked for
     # 15 GiB; now the model says why it cannot answer (`predict --model all` shows it as the note).
     demands = Demands({"cpu": 1.0}, {"cpu": 0.1}, {"cpu": 2.0})
-    with pytest.raises(PredictionError, match=r"map waves on 1 node\(s\) of 2 map slot\(s\).*limit 2500"):
+    with pytest.raises(PredictionError, match=r"map waves on 1 node\(s\) of 2 map slot\(s\).*limit 2,500"):
         solve(demands, Workload(1, 4, 1, maps, reduces, 2, 2, 5))
 
 

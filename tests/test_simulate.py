@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from phaseline.errors import PredictionError
-from predict import core, simulate
+from predict import core, critical_path, simulate
 from predict.core import Cluster, Dataset, JobSettings
 from predict.jhist_writer import SimTrace, write_jhist
 from predict.simulate import SimJob, SimRun, StageDist, replicate, simulate_once
@@ -183,6 +183,19 @@ def test_a_large_job_is_replayed_within_the_event_budget(monkeypatch: pytest.Mon
     assert budget.seconds == pytest.approx(full.seconds, rel=0.02)
     monkeypatch.setattr(simulate, "EVENT_BUDGET", 1)  # never fewer than MIN_REPLICATIONS
     assert core.get("simulation").predict(*args).dataflow["replications"] == simulate.MIN_REPLICATIONS
+
+
+def test_a_job_too_large_to_replay_or_graph_is_refused_with_the_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    # An absurd split size (1 byte: 8 million maps) once kept both models busy for minutes and GBs.
+    profile, platform = toy_profile(), LinearPlatform()
+    args = (profile, platform, Cluster(4, 2, 2), Dataset(profile.input.total_bytes), JobSettings(reduces=4))
+    maps = int(core.get("simulation").predict(*args).dataflow["maps"])
+    monkeypatch.setattr(simulate, "MAX_REPLICATION_EVENTS", maps)
+    with pytest.raises(PredictionError, match=f"{maps + 8:,} events a replication.*check the split size"):
+        core.get("simulation").predict(*args)
+    monkeypatch.setattr(critical_path, "MAX_GRAPH_TASKS", maps)
+    with pytest.raises(PredictionError, match=r"task graph is limited to.*check the split size"):
+        core.get("critical_path").predict(*args)
 
 
 def test_environment_variation_widens_the_interval_not_the_mean() -> None:

@@ -380,8 +380,8 @@ def _colocation(layout: JobLayout) -> npt.NDArray[np.float64]:
 
 def _too_many_classes(work: Workload, waves: int, classes: str) -> PredictionError:
     return PredictionError(
-        f"the job runs {waves} map waves on {work.nodes} node(s) of {work.pm} map slot(s), which makes {classes} "
-        f"task classes (limit {CLASS_LIMIT}, the aMVA is quadratic in them); give the cluster's real size "
+        f"the job runs {waves:,} map waves on {work.nodes} node(s) of {work.pm} map slot(s), which makes {classes} "
+        f"task classes (limit {CLASS_LIMIT:,}, the aMVA is quadratic in them); give the cluster's real size "
         "(nodes, slots), or read the other models"
     )
 
@@ -409,10 +409,10 @@ def solve(
         )
     waves = -(-work.maps // (work.nodes * work.pm))
     if formulation is Formulation.CLASS and waves > CLASS_LIMIT:  # a class per map wave, at least
-        raise _too_many_classes(work, waves, f"over {waves}")
+        raise _too_many_classes(work, waves, f"over {waves:,}")
     layout = build_layout(work, formulation)
     if layout.size > CLASS_LIMIT:
-        raise _too_many_classes(work, waves, str(layout.size))
+        raise _too_many_classes(work, waves, f"{layout.size:,}")
     widths = np.array([work.cpus, work.disks, 1.0, 1.0])
     total = np.vstack([demands.vector(k) for k in layout.kinds])
     total[:, 3] *= layout.remote
