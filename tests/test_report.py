@@ -110,6 +110,20 @@ def test_xss_job_name_is_text_in_the_browser(tmp_path: Path) -> None:
     assert "<img" not in dom.lower()
 
 
+def test_gantt_bars_are_one_collection_per_colour() -> None:
+    # A patch per bar took two minutes for a job of 7,000 tasks; each colour is one collection.
+    from profiles import queries as q
+    from profiles.timeline_plot import gantt_figure
+
+    con = make_con({"attempts": ATTEMPTS, "jobs": JOBS})
+    ax = gantt_figure(q.timeline(con, JOB), q.phases(con, JOB)).axes[0]
+    assert not ax.patches
+    phases = set(q.phases(con, JOB)["phase"])
+    assert len(ax.collections) == 1 + len(phases) + 1  # whole attempts, each phase, failed/killed hatching
+    bars = sum(len(c.get_paths()) for c in ax.collections)
+    assert bars == len(ATTEMPTS) + len(q.phases(con, JOB)) + 2  # 2 failed or killed attempts
+
+
 def test_chrome_trace_nests_phases_in_attempts_on_slot_threads() -> None:
     from profiles import queries as q
     from profiles.timeline_plot import chrome_trace
