@@ -68,14 +68,14 @@ __all__ = [
 
 #: Replications per prediction and the confidence of the interval the model reports.
 DEFAULT_REPLICATIONS = 200
+DEFAULT_CONFIDENCE = 0.90
+DEFAULT_SEED = 20120823
 #: A prediction's replications stop at about this many events in all (about 12 s at 850,000
 #: events/s), but never below MIN_REPLICATIONS: a 100,000-map job is replayed 61 times, not 200.
 EVENT_BUDGET = 10_000_000
 MIN_REPLICATIONS = 50
 #: Jobs of more events a replication are refused (MIN_REPLICATIONS of them: about a minute).
 MAX_REPLICATION_EVENTS = 1_000_000
-DEFAULT_CONFIDENCE = 0.90
-DEFAULT_SEED = 20120823
 
 _MAP_DONE, _MAP_FAIL, _SHUFFLE_DONE, _REDUCE_DONE, _REDUCE_FAIL = range(5)
 

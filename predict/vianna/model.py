@@ -459,7 +459,7 @@ def solve(
     timeline = build_timeline(means, layout.map_groups, layout.reduce_groups, work.ps, map_stage_sync=True)
     tree = build_tree(timeline)
     tree_job = evaluate_tree(tree, estimate).mean
-    per_node = (layout.per_node.T @ per_server)[:, node_local]  # each node's busiest device
+    per_node = (layout.per_node.T @ per_server)[:, node_local]  # per node, the load on each of its devices
     bottleneck = n_jobs * float(np.max(per_node, initial=0.0))
     if not work.network_per_node:
         bottleneck = max(bottleneck, n_jobs * float(layout.counts @ total[:, 3]))
