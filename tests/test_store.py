@@ -302,6 +302,18 @@ def test_rows_may_be_tuples_in_row_column_order(store_dir: Path) -> None:
     bad.close()
 
 
+def test_compact_of_a_missing_store_says_so_and_creates_nothing(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from phaseline.cli import main
+
+    missing = tmp_path / "no-such-store"
+    result = CliRunner().invoke(main, ["compact", "--store", str(missing)])
+    assert result.exit_code != 0
+    assert f"no store at {missing}" in result.output
+    assert not missing.exists()
+
+
 def test_compaction_keeps_contents_and_replacement_still_works(tmp_path: Path, store_dir: Path) -> None:
     from phaseline.verify import verify_store
 

@@ -11,7 +11,7 @@ import click
 
 from ingest.pipeline import FileResult, IngestSummary, ingest_paths, iter_files
 from phaseline.cli.output import emit, format_option, handle_errors, open_store, store_option
-from phaseline.errors import QueryError
+from phaseline.errors import NotFoundError, QueryError
 from phaseline.schemas import TABLES, SourceStatus
 
 EXIT_QUARANTINED = 3
@@ -226,6 +226,8 @@ def compact(store_dir: Path | None, min_files: int) -> None:
     ``phaseline ingest`` does this by itself when a table passes 256 small files.
     """
     store = open_store(store_dir)
+    if not store.root.is_dir():  # a mistyped --store: say so rather than make an empty store there
+        raise NotFoundError(f"no store at {store.root}; ingest into it first, or check --store")
     before = len(store.manifest().files)
     merged = store.compact(min_files=min_files)
     click.echo(f"{merged} files merged: {before} -> {len(store.manifest().files)} files", err=True)
