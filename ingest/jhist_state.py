@@ -159,6 +159,7 @@ _ATTEMPT_COLUMNS = (
 #: Tasks (and attempts) held as objects before the finished among the older half are packed.
 LIVE_RECORDS = 2_048
 
+
 class _Record(Protocol):
     status: str | None  # None until the record is finished
 

@@ -96,7 +96,7 @@ def gantt_figure(timeline: pd.DataFrame, phases: pd.DataFrame, *, title: str = "
         b = rows[bad]
         _bars(ax, b.index, b["start_ms"] - t0, b["finish_ms"] - t0, facecolor="none", hatch="////",
               edgecolor="black", linewidth=0)  # fmt: skip
-    ax.set_xlim(*_span_s(rows, t0))
+    ax.autoscale_view()  # collections set the data limits but do not rescale by themselves
     ax.set_ylim(n - 0.5, -0.5)
     if n <= MAX_ROWS_LABELLED:
         ax.set_yticks(range(n), [str(a) for a in rows["attempt_id"]], fontsize=6)
@@ -115,7 +115,7 @@ def gantt_figure(timeline: pd.DataFrame, phases: pd.DataFrame, *, title: str = "
     return fig
 
 
-def _bars(ax: Axes, row: Any, start_ms: Any, end_ms: Any, **style: Any) -> None:
+def _bars(ax: Axes, row: Any, start_ms: Any, end_ms: Any, *, edgecolor: str = "none", **style: Any) -> None:
     """Horizontal bars (rows ``row``, height 0.8, seconds) as one collection.
 
     ``barh`` makes a patch per bar, which matplotlib lays out and draws one by
@@ -129,17 +129,7 @@ def _bars(ax: Axes, row: Any, start_ms: Any, end_ms: Any, **style: Any) -> None:
     y, x0, x1 = y[keep], x0[keep], x1[keep]
     lo, hi = y - 0.4, y + 0.4
     verts = np.stack([np.column_stack(c) for c in ((x0, lo), (x0, hi), (x1, hi), (x1, lo))], axis=1)
-    ax.add_collection(PolyCollection(list(verts), edgecolor=style.pop("edgecolor", "none"), **style))
-
-
-def _span_s(rows: pd.DataFrame, t0: float) -> tuple[float, float]:
-    """The x range of the chart (seconds): the attempts' span with a margin."""
-    lo = float(rows["start_ms"].min() - t0) / 1000.0
-    hi = float(rows["finish_ms"].max() - t0) / 1000.0
-    if not (np.isfinite(lo) and np.isfinite(hi)) or hi <= lo:
-        lo, hi = (0.0, 1.0) if not np.isfinite(lo) else (lo, lo + 1.0)
-    pad = 0.02 * (hi - lo)
-    return lo - pad, hi + pad
+    ax.add_collection(PolyCollection(list(verts), edgecolor=edgecolor, **style))
 
 
 def figure_svg(fig: Figure) -> str:
