@@ -166,20 +166,28 @@ def config_thresholds(conf: Mapping[str, str], *, heap_bytes: float | None = Non
 
     Defaults are Hadoop's ``mapred-default.xml`` (0.70, 0.66, 0.25, 10); both the
     Hadoop 2+/3 key names and the 0.20 names are read.  Returns None when the
-    reduce heap is unknown and not given.
+    reduce heap is unknown and not given, or when a setting is not one number
+    (a platform profile's runs that differed in it hold its values comma
+    separated: their break is not one size).
 
     >>> t = config_thresholds({"mapred.child.java.opts": "-Xmx700m"})
     >>> round(t.break_bytes / 2**30, 2)  # the paper's 3.2 GB
     3.16
+    >>> config_thresholds({"mapred.child.java.opts": "-Xmx700m", "io.sort.factor": "10,2"}) is None
+    True
     """
-    heap = heap_bytes if heap_bytes is not None else reduce_heap_bytes(conf)
-    if heap is None:
+    try:
+        heap = heap_bytes if heap_bytes is not None else reduce_heap_bytes(conf)
+        if heap is None:
+            return None
+        inbuf = float(_first(conf, "mapreduce.reduce.shuffle.input.buffer.percent",
+                             "mapred.job.shuffle.input.buffer.percent") or 0.70)
+        merge = float(_first(conf, "mapreduce.reduce.shuffle.merge.percent",
+                             "mapred.job.shuffle.merge.percent") or 0.66)
+        single = float(_first(conf, "mapreduce.reduce.shuffle.memory.limit.percent") or 0.25)
+        factor = int(_first(conf, "mapreduce.task.io.sort.factor", "io.sort.factor") or 10)
+    except ValueError:
         return None
-    inbuf = float(_first(conf, "mapreduce.reduce.shuffle.input.buffer.percent",
-                         "mapred.job.shuffle.input.buffer.percent") or 0.70)
-    merge = float(_first(conf, "mapreduce.reduce.shuffle.merge.percent", "mapred.job.shuffle.merge.percent") or 0.66)
-    single = float(_first(conf, "mapreduce.reduce.shuffle.memory.limit.percent") or 0.25)
-    factor = int(_first(conf, "mapreduce.task.io.sort.factor", "io.sort.factor") or 10)
     memory = heap * inbuf
     merge_file = memory * merge
     return ShuffleThresholds(

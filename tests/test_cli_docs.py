@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import click
 from click.testing import CliRunner
 
-from phaseline.cli import main
+from phaseline.cli import COMMANDS, main
 from tests.conftest import REPO
 
 
@@ -32,3 +35,24 @@ def test_every_command_has_help_and_is_in_the_readme() -> None:
         result = runner.invoke(main, [*name.split(), "--help"])
         assert result.exit_code == 0, (name, result.output)
         assert f"phaseline {name}" in readme, f"`phaseline {name}` is missing from the README"
+
+
+def test_the_command_list_imports_no_command() -> None:
+    # `phaseline --help` lists every command from COMMANDS' summaries: no command module (and none of
+    # statsmodels, matplotlib or duckdb behind them) is imported, so the listing is quick.
+    code = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "from phaseline.cli import main\n"
+        "out = CliRunner().invoke(main, ['--help']).output\n"
+        "print(out)\n"
+        "print('LOADED', sorted(m for m in sys.modules if m.startswith('phaseline.cli.') or m in "
+        "('statsmodels', 'matplotlib', 'duckdb')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.rstrip().splitlines()[-1] == "LOADED []"
+    listing = out.split("Commands:", 1)[1]
+    for name in COMMANDS:
+        assert f"\n  {name} " in listing, name
+    # in the workflow's order, not alphabetical
+    assert listing.index("  analyze ") < listing.index("  ingest ") < listing.index("  backtest ")

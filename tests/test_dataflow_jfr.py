@@ -100,3 +100,46 @@ def check_run(run: Path, store_dir: Path, min_inside: float) -> None:
               for tid, ts in busy]
     # measured: all in the committed sample trace, all but one (a sample just outside) in a fresh run
     assert sum(inside) >= min_inside * len(busy), (sum(inside), len(busy))
+
+
+@pytest.mark.slow
+def test_dataflow_commands_rebuild_on_demand_and_name_what_is_missing(tmp_path: Path) -> None:
+    # A user's order: ingest, then `hotspots` straight away (no `phaseline dataflow` first).
+    from click.testing import CliRunner
+
+    from phaseline.cli import main
+
+    store = str(tmp_path / "store")
+    ingest_paths([COMMITTED_RUN, REPO / "sample_traces" / "bench-8mb-sel1.0"], Store(store))
+    job_id = json.loads((COMMITTED_RUN / "run.json").read_text())["job_id"]
+    no_jfr = json.loads((REPO / "sample_traces" / "bench-8mb-sel1.0" / "run.json").read_text())["job_id"]
+    runner = CliRunner()
+
+    def run(*args: str) -> tuple[int, str, str]:
+        res = runner.invoke(main, [*args, "--store", store])
+        assert res.exception is None or isinstance(res.exception, SystemExit), res.exception  # no traceback
+        return res.exit_code, res.stdout, res.stderr
+
+    code, out, err = run("hotspots", job_id, "--format", "json")
+    assert code == 0
+    assert "vertex instances" in err  # rebuilt from the samples, and said so
+    assert {r["vertex"] for r in json.loads(out)} >= {"map", "reduce"}
+    code, out, _ = run("dataflow-gap", job_id, "--format", "json")
+    assert code == 0
+    assert json.loads(out)
+    for command in ("dataflow", "dataflow-gap", "hotspots"):
+        code, out, err = run(command, "job_nope_0001")
+        assert (code, out) == (1, "")
+        assert "'job_nope_0001' is not in the store" in err
+        code, out, err = run(command, no_jfr)
+        assert (code, out) == (1, "")
+        assert "has no thread samples" in err
+    code, _, err = run("hotspots", job_id, "--by-host", "nosuch")
+    assert code == 1
+    assert "no instances of vertex 'nosuch'; it has " in err
+    assert "map" in err
+    # an output file in a directory that does not exist: one line naming it, no traceback
+    missing = tmp_path / "no" / "such" / "chart.png"
+    code, _, err = run("dataflow-chart", job_id, "--out", str(missing))
+    assert code == 1
+    assert err.strip() == f"Error: No such file or directory: {missing}"

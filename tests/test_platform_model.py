@@ -182,6 +182,15 @@ def _synthetic_profile(seed: int = 0, runs: int = 10, per_run: int = 20):
     return profile_from_arrays(phase, x, y, run)
 
 
+def test_runs_that_differed_in_a_setting_fit_without_a_configured_break() -> None:
+    # A store's runs with io.sort.factor 10 and 2 (the bundled sample's) record "10,2": no one break.
+    settings = {"mapreduce.reduce.memory.totalbytes": str(700 << 20), "mapreduce.task.io.sort.factor": "10,2"}
+    model = fit_platform(_synthetic_profile(), settings=settings)
+    assert model.shuffle_thresholds is None
+    assert model.phases["shuffle"].config_break_bytes is None
+    assert model.duration_ms("shuffle", 32 * MIB) == pytest.approx(100 + 12 * 32, rel=0.05)
+
+
 def test_model_round_trip_and_evaluation(tmp_path: Path) -> None:
     prof = _synthetic_profile()
     model = fit_platform(prof, settings={"mapreduce.reduce.memory.totalbytes": str(700 << 20)})

@@ -5,11 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+import duckdb
 
 from phaseline.cli.output import emit, format_option, handle_errors, open_store, store_option
-from phaseline.errors import SpecError
+from phaseline.errors import NotFoundError, SpecError
+from phaseline.store import Store
 from profiles.dataflow.plots import write_busy_idle, write_chart
-from profiles.dataflow.reconstruct import dataflow_query, reconstruct, store_instances
+from profiles.dataflow.reconstruct import Reconstruction, dataflow_query, reconstruct, store_instances
 from profiles.dataflow.spec import DataflowSpec, load_spec, shipped_spec
 
 
@@ -21,9 +23,44 @@ def _spec(text: str) -> DataflowSpec:
     raise SpecError(f"{text}: no such specification file (shipped: hadoop-0.20, hadoop-2)")
 
 
-def _has_samples(con: object, job_id: str) -> bool:
-    row = con.execute("SELECT count(*) FROM samples WHERE job_id = $j", {"j": job_id}).fetchone()  # type: ignore[attr-defined]
-    return bool(row and row[0])
+def _has_rows(con: duckdb.DuckDBPyConnection, table: str, job_id: str) -> bool:
+    return con.execute(f"SELECT count(*) FROM {table} WHERE job_id = $j", {"j": job_id}).fetchone() != (0,)
+
+
+def _no_samples(con: duckdb.DuckDBPyConnection, job_id: str) -> NotFoundError:
+    if not any(_has_rows(con, table, job_id) for table in ("jobs", "attempts")):
+        return NotFoundError(f"job {job_id!r} is not in the store; list the jobs with `phaseline jobs`")
+    return NotFoundError(
+        f"job {job_id!r} has no thread samples: the dataflow commands need its JFR recording, jstack "
+        "dumps or HiTune records ingested (`phaseline engine run --jfr` records one)"
+    )
+
+
+def _rebuild(store: Store, con: duckdb.DuckDBPyConnection, job_id: str, spec: DataflowSpec,
+             period_ms: float | None = None) -> Reconstruction:
+    """Rebuild JOB_ID's vertex instances from its samples and store them; say so on stderr."""
+    result = reconstruct(con, job_id, spec, period_ms=period_ms)
+    store_instances(store, result, spec)
+    click.echo(
+        f"{result.samples} samples: {result.mapped} mapped to vertices, {result.unmapped} unmapped, "
+        f"{result.ambiguous} ambiguous, {result.unattributed} on threads of no attempt; "
+        f"{result.instances.num_rows} vertex instances (sampling period {result.period_ms:g} ms)",
+        err=True,
+    )
+    return result
+
+
+def _with_instances(store_dir: Path | None, job_id: str) -> duckdb.DuckDBPyConnection:
+    """A connection on which JOB_ID has vertex instances: rebuilt first (shipped hadoop-2 spec) if it has
+    samples but none yet, a NotFoundError if it has neither."""
+    store = open_store(store_dir)
+    con = store.connect()
+    if _has_rows(con, "vertex_instances", job_id):
+        return con
+    if not _has_rows(con, "samples", job_id):
+        raise _no_samples(con, job_id)
+    _rebuild(store, con, job_id, shipped_spec("hadoop-2"))
+    return store.connect()
 
 
 @click.command("dataflow")
@@ -44,16 +81,8 @@ def dataflow(job_id: str, spec_text: str, period_ms: float | None, show_unmapped
     """
     store = open_store(store_dir)
     con = store.connect()
-    if _has_samples(con, job_id):
-        spec = _spec(spec_text)
-        result = reconstruct(con, job_id, spec, period_ms=period_ms)
-        store_instances(store, result, spec)
-        click.echo(
-            f"{result.samples} samples: {result.mapped} mapped to vertices, {result.unmapped} unmapped, "
-            f"{result.ambiguous} ambiguous, {result.unattributed} on threads of no attempt; "
-            f"{result.instances.num_rows} vertex instances (sampling period {result.period_ms:g} ms)",
-            err=True,
-        )
+    if _has_rows(con, "samples", job_id):
+        result = _rebuild(store, con, job_id, _spec(spec_text), period_ms)
         if show_unmapped:
             emit([
                 {"status": p.status.value, "thread": p.thread_name, "top_frame": p.top_frame,
@@ -62,6 +91,8 @@ def dataflow(job_id: str, spec_text: str, period_ms: float | None, show_unmapped
             ], fmt, title="unmapped execution positions")
             return
         con = store.connect()
+    elif not _has_rows(con, "vertex_instances", job_id):
+        raise _no_samples(con, job_id)
     emit(dataflow_query(con, "busy_idle", job_id=job_id), fmt, title=f"{job_id}: busy vs idle per vertex")
 
 
@@ -72,7 +103,7 @@ def dataflow(job_id: str, spec_text: str, period_ms: float | None, show_unmapped
 @handle_errors
 def dataflow_chart(job_id: str, out: Path, store_dir: Path | None) -> None:
     """Draw JOB_ID's dataflow execution chart (one line per task; bootstrap, vertices, idle)."""
-    con = open_store(store_dir).connect()
+    con = _with_instances(store_dir, job_id)
     write_chart(dataflow_query(con, "chart", job_id=job_id), out, title=f"{job_id}: dataflow execution")
     click.echo(str(out))
 
@@ -88,9 +119,12 @@ def dataflow_chart(job_id: str, out: Path, store_dir: Path | None) -> None:
 @handle_errors
 def hotspots(job_id: str, top: int, vertex: str | None, out: Path | None, store_dir: Path | None, fmt: str) -> None:
     """Method hotspots per vertex of JOB_ID, or one vertex's busy/idle by host (--by-host)."""
-    con = open_store(store_dir).connect()
+    con = _with_instances(store_dir, job_id)
     if vertex is not None:
         rows = dataflow_query(con, "by_host", job_id=job_id, vertex=vertex)
+        if not rows:
+            vertices = sorted({r["vertex"] for r in dataflow_query(con, "busy_idle", job_id=job_id)})
+            raise NotFoundError(f"job {job_id!r} has no instances of vertex {vertex!r}; it has {', '.join(vertices)}")
         if out is not None:
             write_busy_idle(rows, out, by="host", title=f"{job_id}: {vertex} by host")
         emit(rows, fmt, title=f"{job_id}: {vertex} instances by host (normalized)")
@@ -106,6 +140,10 @@ def hotspots(job_id: str, top: int, vertex: str | None, out: Path | None, store_
 @format_option
 @handle_errors
 def dataflow_gap(job_id: str, store_dir: Path | None, fmt: str) -> None:
-    """Per reduce of JOB_ID: the gap between the end of the last map and the end of its shuffle."""
-    con = open_store(store_dir).connect()
+    """Per reduce of JOB_ID: the gap between the end of the last map and the end of its shuffle.
+
+    From the job's vertex instances (its thread samples); `phaseline report` shows the job's
+    gap from its history and logs.
+    """
+    con = _with_instances(store_dir, job_id)
     emit(dataflow_query(con, "shuffle_gap", job_id=job_id), fmt, title=f"{job_id}: map end -> shuffle end")

@@ -57,8 +57,9 @@ def open_store(store_dir: Path | None) -> Store:
 
 
 def handle_errors(func: F) -> F:
-    """Turn phaseline's errors into clean CLI errors (no traceback), and its warnings into
-    ``warning: ...`` lines on stderr (each message once, in order; the command goes on).
+    """Turn phaseline's errors, and a path that cannot be opened, into clean CLI errors (no
+    traceback), and phaseline's warnings into ``warning: ...`` lines on stderr (each
+    message once, in order; the command goes on).
 
     A warning (an extrapolating platform model, a fit or a queuing model that did not
     converge, a sniffer that failed) qualifies a result, it does not stop it: a script
@@ -74,6 +75,10 @@ def handle_errors(func: F) -> F:
                 return func(*args, **kwargs)
             except PhaselineError as exc:
                 raise click.ClickException(str(exc)) from exc
+            except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError) as exc:
+                # a path the user gave (an --out in a directory that does not exist...): no traceback
+                where = f": {exc.filename}" if exc.filename is not None else ""
+                raise click.ClickException(f"{exc.strerror or exc}{where}") from exc
             finally:
                 _report_warnings(caught)
 
