@@ -65,15 +65,24 @@ class MapDataflow:
 
 
 def map_dataflow(split_bytes: float, split_recs: float, ds: DataStats, s: JobSettings) -> MapDataflow:
-    """Dataflow of a map task over one split (eqs. 2-3, 6-18, 21-33)."""
+    """Dataflow of a map task over one split (eqs. 2-3, 6-18, 21-33).
+
+    Records per spill: eqs. 12-14 where ``io.sort.record.percent`` splits the
+    buffer (Hadoop 0.20/1.x); in Hadoop 2+ a record takes its serialized width
+    plus 16 accounting bytes of the one buffer, the rule :func:`predict.tasks.single_spill`
+    also applies.
+    """
     in_bytes = split_bytes / ds.input_compress_ratio  # eq. 2
     in_recs = split_recs  # eq. 3 with the split's own record count
     out_bytes = in_bytes * ds.map_size_sel  # eq. 9
     out_recs = in_recs * ds.map_recs_sel  # eq. 10
     width = out_bytes / out_recs if out_recs > 0 else 0.0  # eq. 11
     buffer = s.io_sort_mb * MB * s.sort_spill_percent
-    max_ser = math.floor(buffer * (1 - s.sort_record_percent) / width) if width > 0 else math.inf  # eq. 12
-    max_acc = math.floor(buffer * s.sort_record_percent / ACCOUNTING_BYTES_PER_RECORD)  # eq. 13
+    if s.sort_record_percent is not None:  # Hadoop 0.20/1.x: two parts of the buffer
+        max_ser = math.floor(buffer * (1 - s.sort_record_percent) / width) if width > 0 else math.inf  # eq. 12
+        max_acc = math.floor(buffer * s.sort_record_percent / ACCOUNTING_BYTES_PER_RECORD)  # eq. 13
+    else:  # Hadoop 2+: records and their accounting share the buffer (MAPREDUCE-64)
+        max_ser = max_acc = math.floor(buffer / (width + ACCOUNTING_BYTES_PER_RECORD))
     buf_recs = max(1.0, min(max_ser, max_acc, out_recs)) if out_recs > 0 else 0.0  # eq. 14
     buf_bytes = buf_recs * width  # eq. 15
     spills = math.ceil(out_recs / buf_recs) if buf_recs > 0 else 0  # eq. 16

@@ -39,12 +39,18 @@ class JobSettings:
     precedence :func:`platform_model.segments.reduce_heap_bytes` gives the
     platform model's shuffle thresholds.  ``split_bytes`` is the split size
     (block size), ``None`` to derive it from the profile.
+
+    ``sort_record_percent`` is Hadoop 0.20/1.x's ``io.sort.record.percent``
+    (Herodotou's pSortRecPerc, eqs. 12-13: 0.05 there by default), set from a
+    configuration that has the key.  ``None`` is Hadoop 2 and later, which
+    dropped the key (MAPREDUCE-64): serialized records and their 16 accounting
+    bytes share the one ``io.sort.mb`` buffer.
     """
 
     reduces: int
     io_sort_mb: float = 100.0
     sort_spill_percent: float = 0.8
-    sort_record_percent: float = 0.05
+    sort_record_percent: float | None = None
     sort_factor: int = 10
     min_spills_for_combine: int = 3
     compress_map_output: bool = False
@@ -67,7 +73,6 @@ class JobSettings:
             raise PredictionError("io.sort.mb and the reduce heap must be > 0")
         for name in (
             "sort_spill_percent",
-            "sort_record_percent",
             "slowstart",
             "shuffle_input_buffer_percent",
             "shuffle_merge_percent",
@@ -76,8 +81,10 @@ class JobSettings:
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise PredictionError(f"{name} must be within [0, 1], got {value}")
-        if self.sort_spill_percent == 0 or self.sort_record_percent == 0:
-            raise PredictionError("io.sort.spill.percent and io.sort.record.percent must be > 0")
+        if self.sort_spill_percent == 0:
+            raise PredictionError("io.sort.spill.percent must be > 0")
+        if self.sort_record_percent is not None and not 0.0 < self.sort_record_percent < 1.0:
+            raise PredictionError(f"io.sort.record.percent must be within (0, 1), got {self.sort_record_percent}")
         if self.inmem_merge_threshold < 1:
             raise PredictionError("the in-memory merge threshold must be >= 1")
 

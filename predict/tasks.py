@@ -413,6 +413,12 @@ def estimate_tasks(
             "shuffle: the platform model's shuffle + sort less the reduce-side sort, which the reduce "
             "phase holds (Zhang et al. 2013, section 2 measure the two together)"
         )
+        if shuffle_ms == 0.0:
+            notes.append(
+                f"shuffle priced at 0: the reduce-side sort ({phases[Phase.SORT.value]:.0f} ms, scaled from "
+                f"the profile) is longer than the platform model's shuffle + sort "
+                f"({times.ms(Phase.SHUFFLE, flow.shuffle_bytes):.0f} ms) at {flow.shuffle_bytes:.3g} B per reduce"
+            )
     first, typical = profile.stage(Stage.FIRST_SHUFFLE), profile.stage(Stage.TYPICAL_SHUFFLE)
     shuffle_skew = _skew(typical or first)
     if first is not None and profile.num_reduces > 0:

@@ -9,11 +9,12 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from phaseline.errors import PredictionError
 from predict import core
 from predict.bounds import BoundsModel
 from predict.core import Cluster, Dataset, JobSettings
 from predict.dataflow import DataStats, ReduceDataflow, map_dataflow, reduce_dataflow
-from predict.herodotou import HerodotouModel, job_cost
+from predict.herodotou import HerodotouModel, JobCost, job_cost
 from predict.merge import (
     final_merge_files,
     first_pass_files,
@@ -72,13 +73,14 @@ def test_beyond_sort_factor_squared_uses_simulation() -> None:
 
 
 def test_spills_by_hand() -> None:
-    """io.sort.mb=100, 80 % spill, 5 % records: the 16-byte accounting part caps a spill at 262,144 records.
+    """Hadoop 0.20: io.sort.mb=100, 80 % spill, 5 % records: the 16-byte accounting part caps a spill at
+    262,144 records.
 
     eq. 12: floor(100 * 2^20 * 0.95 * 0.8 / 100) = 796,917 serialized records of 100 B;
     eq. 13: floor(100 * 2^20 * 0.05 * 0.8 / 16) = 262,144 accounting entries;
     eq. 16: ceil(1,000,000 / 262,144) = 4 spills, merged in one pass.
     """
-    m = map_dataflow(1e8, 1e6, PLAIN, JobSettings(reduces=4))
+    m = map_dataflow(1e8, 1e6, PLAIN, JobSettings(reduces=4, sort_record_percent=0.05))
     assert m.spill_buffer_recs == 262_144
     assert m.spill_buffer_bytes == pytest.approx(262_144 * 100)
     assert (m.spills, m.merge_passes, m.final_merge_spills) == (4, 1, 4)
@@ -88,11 +90,32 @@ def test_spills_by_hand() -> None:
     assert wide.spill_buffer_recs == math.floor(100 * MB * 0.5 * 0.8 / 100)
 
 
+def test_spills_by_hand_hadoop2() -> None:
+    """Hadoop 2+ (no io.sort.record.percent): 100 B records take 116 B each of the one 80 MiB buffer.
+
+    floor(100 * 2^20 * 0.8 / 116) = 723,155 records a spill; ceil(1,000,000 / 723,155) = 2 spills.
+    """
+    m = map_dataflow(1e8, 1e6, PLAIN, JobSettings(reduces=4))
+    assert m.spill_buffer_recs == 723_155
+    assert m.spills == 2
+    # the rule predict.tasks.single_spill applies: a map output it calls one spill spills once
+    from predict.tasks import single_spill
+
+    one = map_dataflow(6e7, 6e5, PLAIN, JobSettings(reduces=4))
+    assert single_spill(6e7, 6e5, JobSettings(reduces=4))
+    assert one.spills == 1
+    assert JobSettings.from_config({"io.sort.record.percent": "0.05"}).sort_record_percent == 0.05
+    assert JobSettings.from_config({"mapreduce.task.io.sort.mb": "100"}).sort_record_percent is None
+    with pytest.raises(PredictionError, match=r"record\.percent must be within"):
+        JobSettings(reduces=1, sort_record_percent=0.0)
+
+
 def test_combiner_in_final_merge_only_from_three_spills() -> None:
     """Eq. 28: the combiner runs again in the final merge when at least min.num.spills.for.combine spills."""
     comb = replace(PLAIN, use_combine=True, combine_size_sel=0.5, combine_recs_sel=0.5)
-    two = map_dataflow(1e8 * 2 / 4, 1e6 * 2 / 4, comb, JobSettings(reduces=1, io_sort_mb=100))  # 2 spills
-    four = map_dataflow(1e8, 1e6, comb, JobSettings(reduces=1))  # 4 spills
+    paper = JobSettings(reduces=1, sort_record_percent=0.05)  # Hadoop 0.20's buffer, as in the paper
+    two = map_dataflow(1e8 * 2 / 4, 1e6 * 2 / 4, comb, paper)  # 2 spills
+    four = map_dataflow(1e8, 1e6, comb, paper)  # 4 spills
     assert two.spills == 2
     assert not two.combine_in_merge
     assert two.interm_bytes == pytest.approx(5e7 * 0.5)
@@ -181,17 +204,25 @@ def test_overhead_calibrated_on_the_profiled_run() -> None:
         stages={"map_task": DurationStats(10_000, 12_000, 20), "reduce_task": DurationStats(9_000, 9_500, 4)}
     )
     cost = job_cost(prof, LinearPlatform(), Cluster(20, 1, 4), Dataset(20 * 64 * MB), JobSettings(reduces=4))
-    # the largest split holds 10,000 more records (20 ms of map function, a little more collecting)
-    assert 10_000 + 10_000 * 0.002 <= cost.map_max_ms <= 10_000 + 25
+    # the largest split holds 10,000 more records (20 ms of map function, a little more collecting,
+    # sorting and spilling)
+    assert 10_000 + 10_000 * 0.002 <= cost.map_max_ms <= 10_000 + 30
     assert cost.reduce_ms == pytest.approx(9_000)
     assert cost.total_ms == pytest.approx(cost.map_max_ms + 9_000)
     assert any("calibrated" in n for n in cost.notes)
-    # a what-if keeps the calibration of the profiled settings: a bigger sort buffer still saves time
-    bigger = job_cost(
-        prof, LinearPlatform(), Cluster(20, 1, 4), Dataset(20 * 64 * MB), JobSettings(4, io_sort_mb=400)
-    )
-    assert bigger.map_overhead_ms == pytest.approx(cost.map_overhead_ms)
-    assert bigger.total_ms < cost.total_ms
+    # a what-if keeps the calibration of the profiled settings (io.sort.mb 100: 3 spills, 1 merge pass)
+    def with_sort_mb(mb: float) -> JobCost:
+        return job_cost(prof, LinearPlatform(), Cluster(20, 1, 4), Dataset(20 * 64 * MB), JobSettings(4, io_sort_mb=mb))
+
+    smaller, bigger = with_sort_mb(20), with_sort_mb(400)
+    assert smaller.map_overhead_ms == bigger.map_overhead_ms == pytest.approx(cost.map_overhead_ms)
+    assert (smaller.map_avg.spills, smaller.map_avg.merge_passes) == (13, 2)
+    assert smaller.total_ms > cost.total_ms
+    # one spill: no merge, but no combiner in a merge either (eq. 28: 3 spills at least), so
+    # 1 / combine_size_sel times the bytes to shuffle; here that costs more than the merge saved
+    assert (bigger.map_avg.spills, bigger.map_avg.merge_passes, bigger.map_avg.combine_in_merge) == (1, 0, False)
+    assert bigger.map_avg.interm_bytes == pytest.approx(cost.map_avg.interm_bytes / prof.combine_size_sel)
+    assert bigger.total_ms > cost.total_ms
 
 
 def test_job_composes_in_waves() -> None:
@@ -207,10 +238,16 @@ def test_job_composes_in_waves() -> None:
     assert p.dataflow["spills"] >= 1
 
 
-def test_bigger_sort_buffer_means_fewer_spills_and_less_time() -> None:
+@pytest.mark.parametrize(
+    ("record_percent", "small_mb", "large_mb"),
+    [(None, 10, 50), (0.05, 50, 400)],  # Hadoop 2+ (26 -> 6 spills), Hadoop 0.20 (49 -> 7)
+)
+def test_bigger_sort_buffer_means_fewer_spills_and_less_time(
+    record_percent: float | None, small_mb: float, large_mb: float
+) -> None:
     args = (toy_profile(), LinearPlatform(), Cluster(4, 2, 2), Dataset(10 * GB))
-    small = job_cost(*args, JobSettings(reduces=8, io_sort_mb=50))
-    large = job_cost(*args, JobSettings(reduces=8, io_sort_mb=400))
+    small = job_cost(*args, JobSettings(reduces=8, io_sort_mb=small_mb, sort_record_percent=record_percent))
+    large = job_cost(*args, JobSettings(reduces=8, io_sort_mb=large_mb, sort_record_percent=record_percent))
     assert large.map_avg.spills < small.map_avg.spills
     assert large.map_avg.merge_passes <= small.map_avg.merge_passes
     assert large.total_ms < small.total_ms

@@ -186,6 +186,11 @@ def test_platform_shuffle_includes_the_sort_which_is_not_counted_twice() -> None
     assert any("less the reduce-side sort" in a for a in t.assumptions)
     without = estimate_tasks(toy_profile(stages={}), plat, Dataset(20 * 64 * MB), JobSettings(reduces=4))
     assert without.shuffle_avg_ms == pytest.approx(200 + 3e-5 * shuffle, rel=REL)  # no sort profiled
+    # a profiled sort longer than the platform's shuffle + sort: the shuffle is 0, and a note says why
+    slow_sort = toy_profile(stages={}, phases={"sort": DurationStats(9_000.0, 9_000.0, 4)})
+    t = estimate_tasks(slow_sort, plat, Dataset(20 * 64 * MB), JobSettings(reduces=4))
+    assert t.shuffle_avg_ms == 0.0
+    assert any(a.startswith("shuffle priced at 0: the reduce-side sort (9000 ms") for a in t.assumptions)
 
 
 def test_same_job_same_size_gets_its_measured_tasks_back() -> None:

@@ -61,24 +61,24 @@ def test_apply_edits_to_cluster_dataset_and_settings() -> None:
 
 def test_whatif_shows_dataflow_beside_time() -> None:
     edits = [
-        parse_edit("io.sort.mb 100 -> 256"),
+        parse_edit("io.sort.mb 100 -> 20"),
         parse_edit("reduces 20 -> 240"),
         parse_edit("compress map output"),
     ]
     rows = whatif(toy_profile(), LinearPlatform(), BASE, edits)
     assert [r.label for r in rows] == [
         "baseline",
-        "io.sort.mb=256",
+        "io.sort.mb=20",
         "reduces=240",
         "compress_map_output=true",
         "all edits",
     ]
     by = {r.label: r.prediction for r in rows}
     base = by["baseline"].dataflow
-    # a bigger sort buffer: fewer spills and merge passes, less time
-    assert by["io.sort.mb=256"].dataflow["spills"] < base["spills"]
-    assert by["io.sort.mb=256"].dataflow["merge_passes"] < base["merge_passes"]
-    assert by["io.sort.mb=256"].seconds < by["baseline"].seconds
+    # a smaller sort buffer: more spills and merge passes, more time
+    assert by["io.sort.mb=20"].dataflow["spills"] > base["spills"]
+    assert by["io.sort.mb=20"].dataflow["merge_passes"] > base["merge_passes"]
+    assert by["io.sort.mb=20"].seconds > by["baseline"].seconds
     # more reduces: less to shuffle per reduce, more reduce waves (32 slots)
     assert by["reduces=240"].dataflow["shuffle_bytes_per_reduce"] < base["shuffle_bytes_per_reduce"]
     assert by["reduces=240"].dataflow["reduce_waves"] == 8
