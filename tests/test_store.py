@@ -302,16 +302,27 @@ def test_rows_may_be_tuples_in_row_column_order(store_dir: Path) -> None:
     bad.close()
 
 
-def test_compact_of_a_missing_store_says_so_and_creates_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "command",
+    [["compact"], ["jobs"], ["tables"], ["verify"], ["query", "SELECT 1"], ["phases", "job_1_0001"],
+     ["profile", "job_1_0001", "--out", "p.json"], ["dataflow", "job_1_0001"], ["backtest", "--platform", __file__]],
+)
+@pytest.mark.parametrize("where", ["missing", "not-a-store"])
+def test_reading_a_missing_store_says_so_and_creates_nothing(tmp_path: Path, command: list[str], where: str) -> None:
+    # A mistyped --store (or a directory that is not a store) must not read as an empty store.
     from click.testing import CliRunner
 
     from phaseline.cli import main
 
-    missing = tmp_path / "no-such-store"
-    result = CliRunner().invoke(main, ["compact", "--store", str(missing)])
-    assert result.exit_code != 0
-    assert f"no store at {missing}" in result.output
-    assert not missing.exists()
+    store = tmp_path / where
+    if where == "not-a-store":
+        store.mkdir()
+    result = CliRunner().invoke(main, [*command, "--store", str(store)])
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert f"no store at {store}: it " in result.stderr
+    assert store.exists() == (where == "not-a-store")
+    assert not store.exists() or not any(store.iterdir())
 
 
 def test_compaction_keeps_contents_and_replacement_still_works(tmp_path: Path, store_dir: Path) -> None:

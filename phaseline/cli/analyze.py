@@ -30,11 +30,12 @@ def analyze(paths: tuple[str, ...], store_dir: Path | None, out_dir: Path, fmt: 
 
     Writes OUT/<job_id>/report.html (offline HTML), profile.json (the job
     profile for predictions), timeline.svg and trace.json (open in Perfetto UI),
-    and prints one row per job.  Exit status 3 when any file was quarantined.
+    and prints one row per job; a job whose profile cannot be extracted gets no
+    profile.json, and a warning saying why.  Exit status 3 when any file was quarantined.
     """
     from profiles.analyze import analyze as run_analysis
 
-    result = run_analysis(paths, open_store(store_dir), out_dir)
+    result = run_analysis(paths, open_store(store_dir, create=True), out_dir)
     rows = [
         {
             "job_id": j.job_id,
@@ -51,6 +52,10 @@ def analyze(paths: tuple[str, ...], store_dir: Path | None, out_dir: Path, fmt: 
     ]
     columns = None if fmt != "table" else ["job_id", "name", "status", "duration_s", "maps", "reduces", "top_phases"]
     emit(rows, fmt, columns=columns, title="phaseline analyze")
+    for j in result.jobs:
+        if j.profile_error is not None:
+            why = j.profile_error.removeprefix(f"{j.job_id}: ")
+            click.echo(f"warning: no profile.json for {j.job_id}: {why}", err=True)
     ingest = result.ingest
     click.echo(
         f"{len(ingest.results)} files ({ingest.quarantined} quarantined), {len(rows)} jobs -> {out_dir}",

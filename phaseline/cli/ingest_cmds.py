@@ -11,7 +11,7 @@ import click
 
 from ingest.pipeline import FileResult, IngestSummary, ingest_paths, iter_files
 from phaseline.cli.output import emit, format_option, handle_errors, open_store, store_option
-from phaseline.errors import NotFoundError, QueryError
+from phaseline.errors import QueryError
 from phaseline.schemas import TABLES, SourceStatus
 
 EXIT_QUARANTINED = 3
@@ -54,7 +54,7 @@ def ingest(
     run directories, stack samples.  Exit status: 0 when every file landed
     (or was unchanged/skipped), 3 when any file was quarantined.
     """
-    store = open_store(store_dir)
+    store = open_store(store_dir, create=True)
     files = list(iter_files(paths))  # walked once: counted for the progress bar, then ingested
 
     def line(path: Path, r: FileResult) -> str:
@@ -153,7 +153,7 @@ def query(sql: str, store_dir: Path | None, fmt: str) -> None:
 
 JOBS_SQL = """
 SELECT job_id, name, user, queue, status, submit_ms, launch_ms, finish_ms,
-       (finish_ms - coalesce(launch_ms, submit_ms)) / 1000.0 AS duration_s,
+       (finish_ms - coalesce(submit_ms, launch_ms)) / 1000.0 AS duration_s,
        total_maps, total_reduces, failed_maps, failed_reduces, source_format
 FROM jobs ORDER BY submit_ms NULLS LAST, job_id
 """
@@ -164,7 +164,10 @@ FROM jobs ORDER BY submit_ms NULLS LAST, job_id
 @format_option
 @handle_errors
 def jobs(store_dir: Path | None, fmt: str) -> None:
-    """List the jobs in the store."""
+    """List the jobs in the store.
+
+    ``duration_s`` is submit to finish, the job's makespan as `analyze` and `report` give it.
+    """
     con = open_store(store_dir).connect()
     rel = con.sql(JOBS_SQL)
     cols = list(rel.columns)
@@ -226,8 +229,6 @@ def compact(store_dir: Path | None, min_files: int) -> None:
     ``phaseline ingest`` does this by itself when a table passes 256 small files.
     """
     store = open_store(store_dir)
-    if not store.root.is_dir():  # a mistyped --store: say so rather than make an empty store there
-        raise NotFoundError(f"no store at {store.root}; ingest into it first, or check --store")
     before = len(store.manifest().files)
     merged = store.compact(min_files=min_files)
     click.echo(f"{merged} files merged: {before} -> {len(store.manifest().files)} files", err=True)

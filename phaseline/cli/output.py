@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 import click
 
-from phaseline.errors import PhaselineError, PhaselineWarning
+from phaseline.errors import NotFoundError, PhaselineError, PhaselineWarning
 from phaseline.store import Store, default_store_path
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -52,8 +52,16 @@ def format_option(func: F) -> F:
     )(func)
 
 
-def open_store(store_dir: Path | None) -> Store:
-    return Store(store_dir if store_dir is not None else default_store_path())
+def open_store(store_dir: Path | None, *, create: bool = False) -> Store:
+    """The store at ``--store`` (or its default); one that does not exist is an error unless a
+    command that writes (``create``) makes it: a mistyped path must not read as an empty store."""
+    store = Store(store_dir if store_dir is not None else default_store_path())
+    if not create and not store.exists():
+        what = "holds no phaseline store (no MANIFEST.json)" if store.root.is_dir() else "does not exist"
+        raise NotFoundError(
+            f"no store at {store.root}: it {what}; ingest into it first, or check --store / PHASELINE_STORE"
+        )
+    return store
 
 
 def handle_errors(func: F) -> F:

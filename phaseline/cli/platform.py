@@ -16,6 +16,7 @@ import click
 
 from phaseline.cli.output import emit, format_option, handle_errors, open_store, store_option
 from phaseline.errors import PlatformModelError
+from phaseline.store import default_store_path
 
 ENGINES = ("local-hadoop",)
 
@@ -128,7 +129,7 @@ def run_cmd(engine: str, plan_path: Path, out: Path, no_ingest: bool, store_dir:
     from platform_model.bench import BenchPlan, run_plan
 
     plan = BenchPlan.load(plan_path)
-    store = None if no_ingest else open_store(store_dir).root
+    store = None if no_ingest else open_store(store_dir, create=True).root
     results = run_plan(plan, out, store=store, progress=True)
     failed = [r for r in results if r.status == "failed"]
     done = sum(r.status != "failed" for r in results)
@@ -201,7 +202,7 @@ def fit_cmd(
         if not sep or not key.strip():
             raise PlatformModelError(f"--setting expects KEY=VALUE, got {item!r}")
         extra[key.strip()] = value.strip()
-    profile = profile_from_csv(csv_path) if csv_path is not None else profile_from_store(open_store(store_dir).root)
+    profile = profile_from_csv(csv_path) if csv_path is not None else profile_from_store(store_dir or default_store_path())  # its own error for no store
     model = fit_platform(
         profile,
         norm=Norm(norm),
