@@ -271,6 +271,8 @@ class PlatformModel:
         def bad(what: str) -> PlatformModelError:
             return PlatformModelError(f"{where}: {what} (re-create it with `phaseline fit`)")
 
+        if isinstance(doc, dict) and "format" not in doc and {"source", "input"} <= doc.keys():
+            raise PlatformModelError(f"{where} is a job profile (`phaseline profile`), not a platform model")
         if not isinstance(doc, dict) or doc.get("format") != MODEL_FORMAT:
             raise bad(f"not a {MODEL_FORMAT} file")
         if doc.get("version") not in SUPPORTED_VERSIONS:

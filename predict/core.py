@@ -77,7 +77,7 @@ class Cluster:
     def __post_init__(self) -> None:
         for name in ("nodes", "map_slots_per_node", "reduce_slots_per_node"):
             if getattr(self, name) < 1:
-                raise PredictionError(f"cluster.{name} must be >= 1, got {getattr(self, name)}")
+                raise PredictionError(f"{name.replace('_', ' ')} must be >= 1, got {getattr(self, name)}")
 
     @property
     def map_slots(self) -> int:
@@ -103,11 +103,11 @@ class Dataset:
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.input_bytes) and self.input_bytes > 0):
-            raise PredictionError(f"dataset.input_bytes must be > 0, got {self.input_bytes}")
+            raise PredictionError(f"the input size must be > 0 bytes, got {self.input_bytes}")
         if self.splits is not None and self.splits < 1:
-            raise PredictionError(f"dataset.splits must be >= 1, got {self.splits}")
+            raise PredictionError(f"the number of splits must be >= 1, got {self.splits}")
         if self.split_bytes is not None and self.split_bytes <= 0:
-            raise PredictionError(f"dataset.split_bytes must be > 0, got {self.split_bytes}")
+            raise PredictionError(f"the split size must be > 0 bytes, got {self.split_bytes}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -415,7 +415,11 @@ class JobProfile:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ProfileError(f"{where}: not JSON ({exc.msg} at line {exc.lineno})") from exc
+            raise ProfileError(f"{where}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from exc
+        if isinstance(data, dict) and data.get("format") == "phaseline-platform-model":
+            raise ProfileError(
+                f"{where} is a platform model (`phaseline fit`), not a job profile (`phaseline profile`)"
+            )
         return cls.from_dict(data, where=where)
 
     @classmethod

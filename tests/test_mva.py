@@ -266,6 +266,10 @@ def test_cli_mva_bad_demand_file_names_the_line(tmp_path: Path) -> None:
     assert result.exit_code != 0
     assert "demands.csv:3" in result.output
     assert "shuffle_sort" in result.output
+    path.write_text("task,cpu,disk\nmap,1,1\nshuffle_sort,1,-0.5\nmerge,1,1\n")
+    result = CliRunner().invoke(main, [*args, "--reduces", "1", "--pm", "1", "--pr", "1", "--ps", "1"])
+    assert result.exit_code == 1
+    assert f"{path}:3: shuffle_sort demands must be finite and >= 0 seconds, got {{'disk': -0.5}}" in result.stderr
 
 
 def test_predictor_charges_phase_times_to_devices() -> None:

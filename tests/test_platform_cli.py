@@ -62,6 +62,20 @@ def test_fit_from_csv_then_eval_json_contract(tmp_path: Path) -> None:
     res = runner.invoke(main, ["platform", "eval", str(model), "--phase", "spill", "--bytes", str(32 * MIB)])
     assert res.exit_code == 0
     assert res.output.strip().endswith("ms")
+    # sizes as elsewhere (binary units, as Hadoop's settings)
+    res = runner.invoke(main, ["platform", "eval", str(model), "--phase", "spill", "--bytes", "32M", "--format", "json"])
+    assert json.loads(res.stdout)["dur_ms"] == pytest.approx(TRUTH["spill"][0] + TRUTH["spill"][1] * 32, rel=0.03)
+    res = runner.invoke(main, ["platform", "eval", str(model), "--phase", "spill", "--bytes", "32X"])
+    assert res.exit_code == 2
+    assert "size '32X' is not understood" in res.stderr
+    # the fit's table on stdout, what it could not fit (and where the model went) on stderr
+    res = runner.invoke(main, ["fit", "--from-csv", str(csv_path), "--out", str(model)], env={"PHASELINE_STORE": "/x"})
+    assert res.exit_code == 0
+    assert res.stdout.splitlines()[0].split()[:3] == ["phase", "segment", "n"]
+    assert res.stderr.splitlines()[0] == f"platform model (huber norm) -> {model}"
+    res = runner.invoke(main, ["fit", "--from-csv", str(csv_path), "--store", str(tmp_path), "--out", str(model)])
+    assert res.exit_code == 2
+    assert "--from-csv and --store are alternatives" in res.stderr
 
 
 def test_eval_warns_outside_the_fitted_range_and_rejects_unknown_phases(tmp_path: Path) -> None:

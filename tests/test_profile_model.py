@@ -87,11 +87,22 @@ def test_loader_reports_missing_fields_and_bad_json(tmp_path: Path) -> None:
     with pytest.raises(ProfileError, match=r"profile\.input\.max_split_bytes: required field is missing"):
         JobProfile.from_dict(doc)
     bad = tmp_path / "broken.json"
-    bad.write_text("{not json")
-    with pytest.raises(ProfileError, match=r"broken\.json: not JSON"):
+    bad.write_text('{\n  "source": {"job_name": "cut')
+    with pytest.raises(ProfileError, match=r"broken\.json:2:26: not JSON: Unterminated string starting at$"):
         JobProfile.load(bad)
     with pytest.raises(ProfileError, match="cannot read profile"):
         JobProfile.load(tmp_path / "absent.json")
+    # the other JSON file a user has at hand, each given where the other belongs: said so
+    from platform_model.model import PlatformModel, PlatformModelError
+
+    model = tmp_path / "platform.json"
+    model.write_text('{"format": "phaseline-platform-model", "version": 1, "phases": {}}')
+    with pytest.raises(ProfileError, match=r"platform\.json is a platform model \(`phaseline fit`\), not a job profile"):
+        JobProfile.load(model)
+    profile = tmp_path / "profile.json"
+    profile.write_text(json.dumps(_doc()))
+    with pytest.raises(PlatformModelError, match=r"profile\.json is a job profile \(`phaseline profile`\), not a platform"):
+        PlatformModel.load(profile)
 
 
 def test_counter_names_map_to_fields() -> None:

@@ -52,6 +52,23 @@ def format_option(func: F) -> F:
     )(func)
 
 
+class _Size(click.ParamType[int]):
+    """A byte size option: ``50G``, ``512M``, ``1e9`` (:func:`predict.units.parse_size`)."""
+
+    name = "SIZE"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        from predict.units import parse_size
+
+        try:
+            return parse_size(value)
+        except PhaselineError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+SIZE = _Size()
+
+
 def open_store(store_dir: Path | None, *, create: bool = False) -> Store:
     """The store at ``--store`` (or its default); one that does not exist is an error unless a
     command that writes (``create``) makes it: a mistyped path must not read as an empty store."""

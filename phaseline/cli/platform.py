@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from phaseline.cli.output import emit, format_option, handle_errors, open_store, store_option
+from phaseline.cli.output import SIZE, emit, format_option, handle_errors, open_store, store_option
 from phaseline.errors import PlatformModelError
 from phaseline.store import default_store_path
 
@@ -56,7 +56,7 @@ def bench() -> None:
 @click.option("--inputs-mb", default=None, help="Grid M_inp values before scaling, comma separated [default: 2,4,8,16,32,64].")
 @click.option("--selectivities", default=None, help="Grid M_sel values, comma separated [default: 0.2,0.6,1.0,1.4,1.8].")
 @click.option("--grid-maps", type=click.IntRange(min=1), default=None, help="Map tasks per grid benchmark [default: 40 x sqrt(scale)].")
-@click.option("--grid-reduces", type=click.IntRange(min=1), default=None, help="Reduce tasks per grid benchmark [default: as maps].")
+@click.option("--grid-reduces", type=click.IntRange(min=1), default=None, help="Reduce tasks per grid benchmark [default: 40 x sqrt(scale), like the maps' default].")
 @click.option("--shuffle-points", type=click.IntRange(min=2), default=None, help="Thin the shuffle range N_map=20..160 to this many points.")
 @click.option("--shuffle-maps", default=None, help="The shuffle range's N_map values, comma separated [default: 20,30,...,160].")
 @click.option("--reduce-memory-mb", type=click.IntRange(min=1), default=None, help="Reduce-side memory [default: 700 x scale].")
@@ -189,7 +189,14 @@ def fit_cmd(
     settings: tuple[str, ...],
     cluster_name: str | None,
 ) -> None:
-    """Fit the platform model from the store or a CSV: robust lines per generic phase (Zhang 2013, sec. 4)."""
+    """Fit the platform model from the store or a CSV: robust lines per generic phase (Zhang 2013, sec. 4).
+
+    Prints the fitted lines (and with --report the accuracy report); phases left
+    unfitted or fitted on incomplete runs are warnings on stderr.
+    """
+    given = click.get_current_context().get_parameter_source("store_dir")
+    if csv_path is not None and given is click.core.ParameterSource.COMMANDLINE:  # PHASELINE_STORE may be set
+        raise click.UsageError("--from-csv and --store are alternatives: fit one or the other")
     from platform_model.accuracy import accuracy_report, render_markdown
     from platform_model.fit import Norm
     from platform_model.model import fit_platform
@@ -231,23 +238,24 @@ def fit_cmd(
                 "break_MiB": None if m.break_bytes is None or i else round(m.break_bytes / mib, 2),
                 "config_break_MiB": None if m.config_break_bytes is None or i else round(m.config_break_bytes / mib, 2),
             })
-    click.echo(f"platform model ({norm} norm) -> {out}")
+    click.echo(f"platform model ({norm} norm) -> {out}", err=True)
     click.echo(_plain_table(rows))
     for phase, why in model.unfitted.items():
         runs = profile.runs_missing(phase)
         shown = ", ".join(runs[:8]) + (f", ... ({len(runs)} runs)" if len(runs) > 8 else "")
-        click.echo(f"not fitted: {phase}: {why}" + (f"; runs: {shown}" if runs else ""))
+        click.echo(f"warning: not fitted: {phase}: {why}" + (f"; runs: {shown}" if runs else ""), err=True)
     for phase in model.phases:
         runs = profile.runs_missing(phase)
         if runs:
             reasons = profile.missing_summary()[phase]
             why = "; ".join(f"{c} attempt(s): {r}" for r, c in reasons.most_common())
-            click.echo(f"incomplete: {phase}: {why}; runs: {', '.join(runs[:8])}{' ...' if len(runs) > 8 else ''}")
+            more = " ..." if len(runs) > 8 else ""
+            click.echo(f"warning: incomplete: {phase}: {why}; runs: {', '.join(runs[:8])}{more}", err=True)
     if plot_dir is not None:
         from platform_model.plots import plot_platform
 
         paths = plot_platform(model, profile, plot_dir, fmt=plot_format)
-        click.echo(f"plots: {', '.join(str(p) for p in paths)}")
+        click.echo(f"plots: {', '.join(str(p) for p in paths)}", err=True)
     if report:
         rep = accuracy_report(model, profile, folds=folds, norm=Norm(norm), criterion=Criterion(criterion),
                               split=not no_split)
@@ -262,11 +270,11 @@ def platform() -> None:
 @platform.command("eval")
 @click.argument("model_path", type=click.Path(dir_okay=False, exists=True, path_type=Path))
 @click.option("--phase", required=True, help="Generic phase: read, collect, spill, merge, shuffle, write.")
-@click.option("--bytes", "data_bytes", required=True, type=float, help="Data the phase processes, bytes.")
+@click.option("--bytes", "data_bytes", required=True, type=SIZE, help="Data the phase processes (5000000, 512M, 1G).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help='Output; json prints {"dur_ms": ...}.')
+              help='Output; json prints one object, {"dur_ms": ...}.')
 @handle_errors
-def eval_cmd(model_path: Path, phase: str, data_bytes: float, fmt: str) -> None:
+def eval_cmd(model_path: Path, phase: str, data_bytes: int, fmt: str) -> None:
     """Print the model's duration (ms) of PHASE processing --bytes of data (eq. 1)."""
     from platform_model.model import PlatformModel
 

@@ -8,29 +8,15 @@ from typing import Any, TypeVar
 
 import click
 
-from phaseline.cli.output import emit, format_option, handle_errors
+from phaseline.cli.output import SIZE, emit, format_option, handle_errors
 from phaseline.errors import PhaselineError
 from platform_model.model import PlatformModel
 from predict import core
 from predict.core import Cluster, PhaseDurationModel
-from predict.units import parse_size
 from predict.whatif import Scenario, apply_edits, format_figure, parse_edit, whatif, whatif_table
 from profiles.profile import JobProfile, merge_profiles
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-class _Size(click.ParamType[int]):
-    name = "SIZE"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
-        try:
-            return parse_size(value)
-        except PhaselineError as exc:
-            self.fail(str(exc), param, ctx)
-
-
-SIZE = _Size()
 
 
 def _scenario_options(func: F) -> F:
@@ -54,24 +40,26 @@ def _scenario_options(func: F) -> F:
             "--input-bytes", type=SIZE, help="New input size (50G, 512M) [default: the profiled run's]."
         ),
         click.option(
-            "--input-records", type=float, help="New input records [default: by the profiled width]."
+            "--input-records", type=click.FloatRange(min=0, min_open=True),
+            help="New input records [default: by the profiled width]."
         ),
         click.option(
-            "--splits", type=int, help="Number of input splits (map tasks) [default: from split size]."
+            "--splits", type=click.IntRange(min=1), help="Number of input splits (map tasks) [default: from split size]."
         ),
         click.option(
             "--split-bytes", type=SIZE, help="Split (block) size [default: the job's config or profile]."
         ),
-        click.option("--reduces", type=int, help="Reduce tasks [default: the profiled run's]."),
-        click.option("--nodes", type=int, default=1, show_default=True, help="Worker nodes."),
+        click.option("--reduces", type=click.IntRange(min=0), help="Reduce tasks [default: the profiled run's]."),
+        click.option("--nodes", type=click.IntRange(min=1), default=1, show_default=True, help="Worker nodes."),
         click.option(
-            "--map-slots-per-node", type=int, default=2, show_default=True, help="Map slots per node."
+            "--map-slots-per-node", type=click.IntRange(min=1), default=2, show_default=True, help="Map slots per node."
         ),
         click.option(
-            "--reduce-slots-per-node", type=int, default=2, show_default=True, help="Reduce slots per node."
+            "--reduce-slots-per-node", type=click.IntRange(min=1), default=2, show_default=True,
+            help="Reduce slots per node."
         ),
-        click.option("--cpus-per-node", type=int, help="CPUs per node (models that use it)."),
-        click.option("--disks-per-node", type=int, help="Disks per node (models that use it)."),
+        click.option("--cpus-per-node", type=click.IntRange(min=1), help="CPUs per node (models that use it)."),
+        click.option("--disks-per-node", type=click.IntRange(min=1), help="Disks per node (models that use it)."),
     ]
     for option in reversed(options):
         func = option(func)

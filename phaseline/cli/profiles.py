@@ -113,4 +113,5 @@ def critical_path_cmd(job_id: str, store_dir: Path | None, fmt: str) -> None:
     """The chain of attempts and phases that set the job's finish time, with each step's share."""
     con = open_store(store_dir).connect()
     df = critical_path(con, job_id).to_frame()
+    df["share"] = df["share"].round(4)
     emit(_records(df), fmt, columns=list(df.columns))

@@ -219,6 +219,9 @@ def read_demands(path: str | Path) -> Demands:
             rows[task] = {dev: float(row[dev]) if row.get(dev) else 0.0 for dev in fields[1:]}
         except ValueError as exc:
             raise PredictionError(f"{where}:{line}: demands must be numbers of seconds ({exc})") from exc
+        bad = {dev: v for dev, v in rows[task].items() if not (math.isfinite(v) and v >= 0)}
+        if bad:
+            raise PredictionError(f"{where}:{line}: {task} demands must be finite and >= 0 seconds, got {bad}")
     missing = [str(k) for k in TaskKind if str(k) not in rows]
     if missing:
         raise PredictionError(f"{where}: no row for {', '.join(missing)}; give one row per task kind")
