@@ -8,6 +8,7 @@ plus the commands that fetch back what ``phaseline ingest`` reads.
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,8 @@ if TYPE_CHECKING:
     from platform_model.bench import BenchPlan
 
 _MIB = 1 << 20
+#: What --hdfs-root may be: it is written into the script unquoted (``${HDFS_ROOT:-...}``).
+_SAFE_ROOT = re.compile(r"/[A-Za-z0-9._/-]*")
 
 
 def engine_sources() -> list[Path]:
@@ -35,10 +38,16 @@ def write_script(plan: BenchPlan, *, hdfs_root: str = "/tmp/phaseline-bench") ->
     ``phaseline ingest`` reads: the job history (``mapred job -history``, and
     the ``.jhist`` files of the history server's done directory) and the
     aggregated task logs (``yarn logs -applicationId``).  Each finished
-    benchmark leaves a marker, so a re-run resumes.
+    benchmark leaves a marker, so a re-run resumes.  ``hdfs_root`` must be a
+    plain absolute path other than ``/`` (PlatformModelError otherwise).
     """
     from platform_model.engine.runner import BENCH_CLASS
 
+    if not _SAFE_ROOT.fullmatch(hdfs_root) or hdfs_root.strip("/") == "":
+        raise PlatformModelError(
+            f"--hdfs-root {hdfs_root!r}: give an absolute HDFS directory of letters, digits and ._-/ "
+            "other than / (the script deletes each benchmark's directory under it)"
+        )
     q = _shq
     settings = plan.settings()
     lines = [

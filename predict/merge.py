@@ -15,7 +15,6 @@ in the first round, then a final merge of 10 files (2 merged + 8 original):
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass
 
 from phaseline.errors import PredictionError
@@ -58,23 +57,52 @@ def simulate_merge(n: int, f: int) -> MergePlan:
     """Merge ``n`` unit-size files as Hadoop's ``Merger`` does: the first pass takes eq. 21's count,
     every later pass the ``f`` smallest segments, until at most ``f`` remain for the final pass.
 
+    Segments are kept as counts per size: while at least ``f`` of the smallest
+    size remain, the passes that merge ``f`` of them each are taken together,
+    so a reduce merging millions of map outputs costs a few steps per merge
+    level, not one heap operation per segment (the result is the same).
+
     >>> simulate_merge(28, 10)
     MergePlan(interm_reads=20.0, final_files=10, passes=3)
     """
     _check(n, f)
     if n <= 1:
         return MergePlan(0.0, n, 0)
-    segments = [1.0] * n
-    reads = 0.0
-    passes = 0
+    sizes: dict[float, int] = {1.0: n}  # segment size -> how many
+    total, reads, passes = n, 0.0, 0
     take = first_pass_files(n, f)
-    while len(segments) > f:
-        merged = sum(heapq.heappop(segments) for _ in range(take))
+    while total > f:
+        smallest = min(sizes)
+        count = sizes[smallest]
+        if take == f and count >= f:  # k passes alike: f segments of the smallest size each
+            k = min(count // f, -(-(total - f) // (f - 1)))
+            _add(sizes, smallest, -k * f)
+            _add(sizes, smallest * f, k)
+            reads += k * f * smallest
+            passes += k
+            total -= k * (f - 1)
+            continue
+        merged, need = 0.0, take
+        while need:
+            smallest = min(sizes)
+            got = min(sizes[smallest], need)
+            _add(sizes, smallest, -got)
+            merged += got * smallest
+            need -= got
+        _add(sizes, merged, 1)
         reads += merged
-        heapq.heappush(segments, merged)
         passes += 1
+        total -= take - 1
         take = f
-    return MergePlan(reads, len(segments), passes + 1)
+    return MergePlan(reads, total, passes + 1)
+
+
+def _add(sizes: dict[float, int], size: float, count: int) -> None:
+    left = sizes.get(size, 0) + count
+    if left:
+        sizes[size] = left
+    else:
+        del sizes[size]
 
 
 def interm_merge_reads(n: int, f: int) -> float:

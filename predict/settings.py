@@ -9,6 +9,7 @@ edits land on the same fields.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import types
 from collections.abc import Mapping
@@ -183,11 +184,12 @@ def _parse_value(name: str, raw: object, key: str) -> Any:
             if text.lower() in ("false", "0", "no", "off"):
                 return False
             raise ValueError(text)
-        if kind == "int":
-            return int(float(text))
-        return float(text)
+        number = float(text)
+        if not math.isfinite(number):
+            raise ValueError(text)
+        return int(number) if kind == "int" else number
     except (ValueError, SizeError) as exc:
-        raise PredictionError(f"setting {key!r}: cannot read value {text!r} as {kind}") from exc
+        raise PredictionError(f"setting {key!r}: cannot read value {text!r} as a finite {kind}") from exc
 
 
 @dataclass(frozen=True, slots=True)

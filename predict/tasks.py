@@ -84,12 +84,16 @@ def resolve_input(profile: JobProfile, dataset: Dataset, settings: JobSettings) 
     split = dataset.split_bytes or settings.split_bytes
     if same and dataset.splits in (None, prof.splits) and split is None:
         notes.append(f"input of the profiled size: its {prof.splits} splits are reused")
+        records = 1.0  # the given records over the profiled ones
+        if dataset.input_records is not None and prof.total_records > 0:
+            records = dataset.input_records / prof.total_records
+            notes.append(f"input records as given: {records:.3g}x the profiled run's, split by split")
         return InputShape(
             prof.splits,
             dataset.input_bytes / prof.splits,
             prof.max_split_bytes * dataset.input_bytes / prof.total_bytes,
-            prof.avg_split_records,
-            prof.max_split_records,
+            prof.avg_split_records * records,
+            prof.max_split_records * records,
             tuple(notes),
         )
     if split is None:

@@ -14,6 +14,7 @@ passes, shuffle files...) is shown beside its time.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -127,12 +128,24 @@ class Scenario:
         return cls(cluster, Dataset(input_bytes, input_records, splits, split_bytes), settings)
 
 
+def _magnitude(text: str) -> float:
+    """A plain number (fractions kept: ``0.1``) or a size (``512M``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        return float(parse_size(text))
+    if not math.isfinite(value):
+        raise SizeError(f"{text!r} is not finite")
+    return value
+
+
 def _number(edit: Edit, current: float) -> float:
+    """The edit's value, relative to ``current`` when it starts with ``+`` or ``-``."""
     raw = edit.value
     try:
         if raw[0] in "+-":
-            return current + float(parse_size(raw[1:])) * (1 if raw[0] == "+" else -1)
-        return float(parse_size(raw))
+            return current + _magnitude(raw[1:]) * (1 if raw[0] == "+" else -1)
+        return _magnitude(raw)
     except (SizeError, IndexError) as exc:
         raise PredictionError(f"what-if {edit.label}: {raw!r} is not a number") from exc
 

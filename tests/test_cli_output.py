@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 
 import click
+import pytest
 from click.testing import CliRunner
 
 from phaseline.cli.output import emit, handle_errors
@@ -47,3 +48,24 @@ def test_phaselines_warnings_become_one_stderr_line_each_and_the_command_goes_on
         "warning: phase 'shuffle': robust fit stopped after 50 iterations",
         "warning: phase 'read': outside the fitted range",
     ]
+
+
+def test_other_libraries_warnings_show_once_and_the_command_ends() -> None:
+    # A numpy overflow (a RuntimeWarning, not phaseline's) used to be re-shown into the list being
+    # reported, while it was still recorded: the command never returned.
+    import numpy as np
+
+    @click.command()
+    @handle_errors
+    def overflowing() -> None:
+        with np.errstate(over="warn"):
+            np.float64(1e300) * np.float64(1e300)
+        warnings.warn(ExtrapolationWarning("phase 'read': outside the fitted range"), stacklevel=1)
+        click.echo("result")
+
+    with pytest.warns(RuntimeWarning, match="overflow encountered") as shown:
+        res = CliRunner().invoke(overflowing, [])
+    assert res.exit_code == 0, res.output
+    assert res.stdout == "result\n"
+    assert res.stderr == "warning: phase 'read': outside the fitted range\n"
+    assert len(shown) == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import math
 from dataclasses import replace
 
@@ -16,6 +17,7 @@ from predict.core import Cluster, Dataset, JobSettings
 from predict.dataflow import DataStats, ReduceDataflow, map_dataflow, reduce_dataflow
 from predict.herodotou import HerodotouModel, JobCost, job_cost
 from predict.merge import (
+    MergePlan,
     final_merge_files,
     first_pass_files,
     interm_merge_reads,
@@ -63,6 +65,33 @@ def test_closed_forms_agree_with_hadoops_merge_order(f: int) -> None:
         assert plan.interm_reads == interm_merge_reads(n, f), n
         assert plan.final_files == final_merge_files(n, f), n
         assert plan.passes == merge_passes(n, f), n
+
+
+def _heap_merge(n: int, f: int) -> MergePlan:
+    """Hadoop's Merger order one segment at a time (a heap of sizes): the reference for the grouped one."""
+    segments = [1.0] * n
+    reads, passes, take = 0.0, 0, first_pass_files(n, f)
+    while len(segments) > f:
+        merged = sum(heapq.heappop(segments) for _ in range(take))
+        reads += merged
+        heapq.heappush(segments, merged)
+        passes, take = passes + 1, f
+    return MergePlan(reads, len(segments), passes + 1 if n > 1 else 0)
+
+
+@pytest.mark.parametrize("f", [2, 3, 7, 10, 100])
+def test_grouped_merge_simulation_is_the_heap_one(f: int) -> None:
+    for n in [*range(0, 400), 1_000, 4_321, 10_007, 65_536]:
+        assert simulate_merge(n, f) == _heap_merge(n, f), (n, f)
+
+
+def test_merging_millions_of_map_outputs_is_quick() -> None:
+    # A reduce of a 1 PB job merges ~8 million map outputs: a few steps per merge level.
+    n = 8_388_608
+    plan = simulate_merge(n, 10)
+    assert plan.final_files == 10
+    assert plan.passes == math.ceil((n - 10) / 9) + 1  # each pass leaves 9 segments fewer
+    assert 5 * n < plan.interm_reads < 7 * n  # every output read in ~log_10(n) - 1 levels
 
 
 def test_beyond_sort_factor_squared_uses_simulation() -> None:

@@ -120,7 +120,8 @@ def test_per_task_formulation_refuses_huge_jobs() -> None:
 
 @pytest.mark.parametrize(
     ("maps", "reduces"),
-    [(800, 240), (25_402, 240)],  # 400 map waves x 120 reduce waves; 12,701 map waves (refused unbuilt)
+    # 400 map waves x 120 reduce waves; 12,701 map waves; 5,000,000 reduces (both refused unbuilt)
+    [(800, 240), (25_402, 240), (8, 5_000_000)],
 )
 def test_a_job_of_too_many_waves_is_refused_at_once(maps: int, reduces: int) -> None:
     # Once, 800 x 240 tasks on one node of two slots built a 48,520-class layout and asked for

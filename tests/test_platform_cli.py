@@ -126,6 +126,11 @@ def test_bench_plan_and_script(tmp_path: Path) -> None:
     bash = shutil.which("bash")
     if bash is not None:
         assert subprocess.run([bash, "-n", str(script)], capture_output=True).returncode == 0
+    # the HDFS root is written into the script: nothing but a plain absolute path, and never /
+    for root in ("/x}; touch /tmp/pwned; #", "", "/", "relative/dir", "/a b"):
+        res = runner.invoke(main, ["bench", "script", "--plan", str(plan_path), "--hdfs-root", root])
+        assert res.exit_code == 1, root
+        assert f"--hdfs-root {root!r}: give an absolute HDFS directory" in res.stderr
 
 
 def test_bench_plan_rejects_a_bad_scale(tmp_path: Path) -> None:

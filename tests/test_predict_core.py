@@ -253,6 +253,9 @@ def test_input_is_cut_like_file_input_format() -> None:
     same = resolve_input(prof, Dataset(20 * 64 * MB), JobSettings(reduces=1))
     assert same.splits == 20
     assert same.max_split_records == 650_000
+    # the profiled size with other records (narrower ones): the splits stay, their records follow
+    narrow = resolve_input(prof, Dataset(20 * 64 * MB, input_records=2 * 20 * 640_000), JobSettings(reduces=1))
+    assert (narrow.splits, narrow.avg_split_records, narrow.max_split_records) == (20, 1_280_000, 1_300_000)
     bigger = resolve_input(prof, Dataset(129 * MB), JobSettings(reduces=1, split_bytes=128 * MB))
     assert (bigger.splits, bigger.max_split_bytes, bigger.avg_split_bytes) == (2, 128 * MB, 64.5 * MB)
     assert bigger.avg_split_records == pytest.approx(64.5 * MB / (64 * MB / 640_000))

@@ -53,6 +53,13 @@ def test_apply_edits_to_cluster_dataset_and_settings() -> None:
     assert s.dataset.input_bytes == 100 * GB
     assert s.dataset.input_records is None
     assert BASE.cluster.nodes == 16  # the base scenario is untouched
+    # relative edits keep fractions (slowstart 0.05 + 0.1), absolute ones too; non-finite values are refused
+    s = apply_edits(BASE, [parse_edit("mapreduce.job.reduce.slowstart.completedmaps=+0.1"),
+                           parse_edit("io.sort.spill.percent=0.9")])
+    assert (s.settings.slowstart, s.settings.sort_spill_percent) == pytest.approx((0.15, 0.9))
+    for bad in ("nan", "inf", "+inf"):
+        with pytest.raises(PredictionError, match=r"finite|not a number"):
+            apply_edits(BASE, [Edit("io.sort.mb", bad)])
     with pytest.raises(PredictionError, match="unknown setting"):
         apply_edits(BASE, [Edit("io.sort.megabytes", "3")])
     with pytest.raises(PredictionError, match="not a number"):

@@ -94,18 +94,19 @@ def handle_errors(func: F) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", PhaselineWarning)
-            try:
+        caught: list[warnings.WarningMessage] = []
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", PhaselineWarning)
                 return func(*args, **kwargs)
-            except PhaselineError as exc:
-                raise click.ClickException(str(exc)) from exc
-            except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError) as exc:
-                # a path the user gave (an --out in a directory that does not exist...): no traceback
-                where = f": {exc.filename}" if exc.filename is not None else ""
-                raise click.ClickException(f"{exc.strerror or exc}{where}") from exc
-            finally:
-                _report_warnings(caught)
+        except PhaselineError as exc:
+            raise click.ClickException(str(exc)) from exc
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError) as exc:
+            # a path the user gave (an --out in a directory that does not exist...): no traceback
+            where = f": {exc.filename}" if exc.filename is not None else ""
+            raise click.ClickException(f"{exc.strerror or exc}{where}") from exc
+        finally:
+            _report_warnings(caught)  # once the recording has stopped: other warnings show as usual
 
     return wrapper  # type: ignore[return-value]
 
@@ -114,7 +115,7 @@ def _report_warnings(caught: Sequence[warnings.WarningMessage]) -> None:
     seen: set[str] = set()
     for w in caught:
         if not issubclass(w.category, PhaselineWarning):
-            warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
             continue
         text = str(w.message)
         if text not in seen:

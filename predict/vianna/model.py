@@ -381,11 +381,12 @@ def _colocation(layout: JobLayout) -> npt.NDArray[np.float64]:
     return np.asarray((pn @ pn.T) / layout.counts[:, None])
 
 
-def _too_many_classes(work: Workload, waves: int, classes: str) -> PredictionError:
+def _too_many_classes(work: Workload, waves: int, classes: str, reduce_waves: int = 0) -> PredictionError:
+    reduces = f" and {reduce_waves:,} reduce waves ({work.pr} reduce slot(s) a node)" if reduce_waves else ""
     return PredictionError(
-        f"the job runs {waves:,} map waves on {work.nodes} node(s) of {work.pm} map slot(s), which makes {classes} "
-        f"task classes (limit {CLASS_LIMIT:,}, the aMVA is quadratic in them); give the cluster's real size "
-        "(nodes, slots), or read the other models"
+        f"the job runs {waves:,} map waves on {work.nodes} node(s) of {work.pm} map slot(s){reduces}, which makes "
+        f"{classes} task classes (limit {CLASS_LIMIT:,}, the aMVA is quadratic in them); give the cluster's real "
+        "size (nodes, slots), or read the other models"
     )
 
 
@@ -411,8 +412,9 @@ def solve(
             f"the per-task formulation has {work.tasks} classes (limit {CLASS_LIMIT}); use the class formulation"
         )
     waves = -(-work.maps // (work.nodes * work.pm))
-    if formulation is Formulation.CLASS and waves > CLASS_LIMIT:  # a class per map wave, at least
-        raise _too_many_classes(work, waves, f"over {waves:,}")
+    reduce_waves = -(-work.reduces // (work.nodes * work.pr))
+    if formulation is Formulation.CLASS and waves + reduce_waves > CLASS_LIMIT:  # a class per wave, at least
+        raise _too_many_classes(work, waves, f"over {waves + reduce_waves:,}", reduce_waves)
     layout = build_layout(work, formulation)
     if layout.size > CLASS_LIMIT:
         raise _too_many_classes(work, waves, f"{layout.size:,}")
