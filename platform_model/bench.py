@@ -221,8 +221,12 @@ class BenchPlan:
         if len(set(names)) != len(names):
             raise PlatformModelError(f"{path}: benchmark names must be unique")
         for b in benches:
-            if b.input_mb_per_map <= 0 or b.selectivity < 0 or b.maps < 1 or b.reduces < 1:
-                raise PlatformModelError(f"{path}: benchmark {b.name}: need M_inp > 0, M_sel >= 0, N_map, N_red >= 1")
+            if not (0 < b.input_mb_per_map <= 1e9 and 0 <= b.selectivity <= 1e3 and 1 <= b.maps <= 1e7
+                    and 1 <= b.reduces <= 1e7):  # also NaN
+                raise PlatformModelError(
+                    f"{path}: benchmark {b.name}: need 0 < M_inp <= 1e9 MB, 0 <= M_sel <= 1000, "
+                    "1 <= N_map, N_red <= 1e7"
+                )
         return plan
 
 

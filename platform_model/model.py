@@ -281,7 +281,7 @@ class PlatformModel:
         if not isinstance(raw_phases, dict):
             raise bad("'phases' must be an object")
         norm = doc.get("norm", Norm.HUBER.value)
-        if norm not in {n.value for n in Norm}:
+        if not isinstance(norm, str) or norm not in {n.value for n in Norm}:
             raise bad(f"unknown norm {norm!r}")
         phases: dict[str, PhaseModel] = {}
         for name, p in raw_phases.items():
@@ -325,6 +325,13 @@ def _float(value: Any, what: str, bad: Any, *, allow_none: bool = False) -> floa
     return float(value)
 
 
+def _count(value: Any, what: str, bad: Any) -> int:
+    """A count field: a non-negative integer (a float of integral value too)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 2**53 or value != int(value):
+        raise bad(f"{what} must be an integer >= 0, got {value!r}")
+    return int(value)
+
+
 def _load_phase(name: str, p: Any, bad: Any) -> PhaseModel:
     if not isinstance(p, dict):
         raise bad(f"phases.{name} must be an object")
@@ -339,8 +346,10 @@ def _load_phase(name: str, p: Any, bad: Any) -> PhaseModel:
         missing = [f for f in _LINE_FIELDS if f not in s]
         if missing:
             raise bad(f"{where} lacks {', '.join(missing)}")
-        if s["norm"] not in {n.value for n in Norm}:
+        if not isinstance(s["norm"], str) or s["norm"] not in {n.value for n in Norm}:
             raise bad(f"{where}.norm {s['norm']!r} is unknown")
+        if isinstance(s["slope_ms_per_byte"], (int, float)) and s["slope_ms_per_byte"] < 0:
+            raise bad(f"{where}.slope_ms_per_byte is negative ({s['slope_ms_per_byte']!r}); fits refit such a line at 0")
         segments.append(
             LineFit(
                 intercept_ms=_float(s["intercept_ms"], f"{where}.intercept_ms", bad),
@@ -349,8 +358,8 @@ def _load_phase(name: str, p: Any, bad: Any) -> PhaseModel:
                 slope_se=_float(s["slope_se"], f"{where}.slope_se", bad, allow_none=True),
                 scale_ms=_float(s["scale_ms"], f"{where}.scale_ms", bad, allow_none=True),
                 converged=bool(s["converged"]),
-                iterations=int(s["iterations"]),
-                n=int(s["n"]),
+                iterations=_count(s["iterations"], f"{where}.iterations", bad),
+                n=_count(s["n"], f"{where}.n", bad),
                 norm=Norm(s["norm"]),
                 nonneg_refit=bool(s["nonneg_refit"]),
                 data_min_bytes=_float(s["data_min_bytes"], f"{where}.data_min_bytes", bad),
@@ -370,14 +379,16 @@ def _load_phase(name: str, p: Any, bad: Any) -> PhaseModel:
         if not lo <= brk <= hi:
             raise bad(f"phases.{name}: break_bytes {brk} lies outside the data range [{lo}, {hi}]")
     test = p.get("two_segment_test") or {}
+    if not isinstance(test, dict):
+        raise bad(f"phases.{name}.two_segment_test must be an object")
     cfg = p.get("config_break_bytes")
     return PhaseModel(
         phase=name,
         segments=tuple(segments),
         break_bytes=brk,
         config_break_bytes=None if cfg is None else _float(cfg, f"phases.{name}.config_break_bytes", bad),
-        n=int(p.get("n", 0)),
-        runs=int(p.get("runs", 0)),
+        n=_count(p.get("n", 0), f"phases.{name}.n", bad),
+        runs=_count(p.get("runs", 0), f"phases.{name}.runs", bad),
         data_min_bytes=lo,
         data_max_bytes=hi,
         criterion=str(test.get("criterion", Criterion.BIC.value)),

@@ -256,6 +256,8 @@ def profile_from_csv(path: str | Path) -> PlatformProfile:
             header = next(csv.reader(fh), None)
     except OSError as exc:
         raise SchemaError(f"{path}: cannot read: {exc}") from exc
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise _bad_csv(path, 1, f"not a CSV of UTF-8 text ({exc})") from None
     if header is None:
         raise _bad_csv(path, 1, "empty file")
     names = [h.strip().lower() for h in header]
@@ -263,7 +265,10 @@ def profile_from_csv(path: str | Path) -> PlatformProfile:
     if absent:
         raise _bad_csv(path, 1, f"missing column(s) {', '.join(absent)}")
     usecols = [c for c in (*CSV_REQUIRED, "run_id") if c in names]
-    df = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+    try:
+        df = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:  # a row of more cells than the header...
+        raise SchemaError(f"{path}: not a well-formed CSV: {exc}") from None
     df.columns = names
     df = df[usecols]
     phase = df["phase"].str.strip().str.lower()

@@ -26,6 +26,10 @@ _FACTORS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 
 _SIZE = re.compile(r"^\s*(?P<num>\d+(?:\.\d*)?|\.\d+)\s*(?P<unit>[KMGTP]?)(?:I?B)?\s*$", re.IGNORECASE)
 
 
+#: The largest size read: 2^63 bytes (8 EiB), an int64 in every table and computation.
+MAX_BYTES = float(2**63)
+
+
 class SizeError(PhaselineError, ValueError):
     """A size string cannot be read (e.g. ``50Q`` or ``-3G``)."""
 
@@ -41,20 +45,26 @@ def parse_size(text: str | int | float) -> int:
     Raises
     ------
     SizeError
-        The text is not a non-negative number with an optional K/M/G/T/P unit.
+        The text is not a non-negative number with an optional K/M/G/T/P unit,
+        or it is above :data:`MAX_BYTES`.
     """
     if isinstance(text, bool):
         raise SizeError(f"size {text!r} is not a number of bytes")
     if isinstance(text, int | float):
-        if text < 0:
+        value = float(text)
+        if value < 0:
             raise SizeError(f"size {text!r} is negative")
-        return round(text)
-    match = _SIZE.match(text)
-    if match is None:
-        raise SizeError(
-            f"size {text!r} is not understood; write a number with an optional unit K, M, G, T or P (e.g. 50G, 512M)"
-        )
-    return round(float(match["num"]) * _FACTORS[match["unit"].upper()])
+    else:
+        match = _SIZE.match(text)
+        if match is None:
+            raise SizeError(
+                f"size {text!r} is not understood; write a number with an optional unit K, M, G, T or P "
+                "(e.g. 50G, 512M)"
+            )
+        value = float(match["num"]) * _FACTORS[match["unit"].upper()]
+    if not value <= MAX_BYTES:  # also NaN
+        raise SizeError(f"size {str(text)[:40]!r} is beyond {MAX_BYTES:.0e} bytes (or not a number)")
+    return round(value)
 
 
 def format_size(n_bytes: float) -> str:

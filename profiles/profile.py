@@ -94,6 +94,10 @@ COUNTER_FIELDS: Mapping[str, str] = types.MappingProxyType(
 )
 
 
+#: The largest integer a profile field holds: JSON numbers are exact up to 2^53 (9 PB of bytes).
+MAX_INT = 2**53
+
+
 def _fail(where: str, what: str) -> typing.NoReturn:
     raise ProfileError(f"{where}: {what}")
 
@@ -203,6 +207,9 @@ class DataflowStatistics:
 
     def __post_init__(self) -> None:
         _check_non_negative(self, *(f.name for f in dataclasses.fields(self)))
+        for name in ("input_compress_ratio", "interm_compress_ratio", "out_compress_ratio"):
+            if getattr(self, name) == 0:
+                _fail(name, "must be > 0 (compressed bytes over raw bytes)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -416,6 +423,8 @@ class JobProfile:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ProfileError(f"{where}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from exc
+        except RecursionError:
+            raise ProfileError(f"{where}: not a profile (JSON nested too deeply)") from None
         if isinstance(data, dict) and data.get("format") == "phaseline-platform-model":
             raise ProfileError(
                 f"{where} is a platform model (`phaseline fit`), not a job profile (`phaseline profile`)"
@@ -430,6 +439,8 @@ class JobProfile:
             text = p.read_text(encoding="utf-8")
         except OSError as exc:
             raise ProfileError(f"{p}: cannot read profile ({exc.strerror})") from exc
+        except UnicodeDecodeError as exc:
+            raise ProfileError(f"{p}: not a profile (not UTF-8 text at byte {exc.start})") from None
         return cls.from_json(text, where=str(p))
 
     def save(self, path: str | Path) -> None:
@@ -486,8 +497,13 @@ def _convert(hint: Any, value: object, where: str) -> object:
             _fail(where, f"expected a number, got {value!r}")
         return float(value)
     if hint is int:
-        if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
-            _fail(where, f"expected an integer, got {value!r}")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not abs(value) <= MAX_INT  # also NaN
+            or value != int(value)
+        ):
+            _fail(where, f"expected an integer of at most {MAX_INT:.0e} in size, got {value!r}")
         return int(value)
     if hint is str:
         if not isinstance(value, str):

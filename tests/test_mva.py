@@ -271,6 +271,18 @@ def test_cli_mva_bad_demand_file_names_the_line(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, [*args, "--reduces", "1", "--pm", "1", "--pr", "1", "--ps", "1"])
     assert result.exit_code == 1
     assert f"{path}:3: shuffle_sort demands must be finite and >= 0 seconds, got {{'disk': -0.5}}" in result.stderr
+    for text, message in [
+        ("task,cpu,disk\nmap,1,2,3\nshuffle_sort,1,1\nmerge,1,1\n", ":2: more cells than the header's 3 columns"),
+        ("task,cpu,cpu\nmap,1,2\nshuffle_sort,1,1\nmerge,1,1\n", ":1: columns ['cpu'] appear twice"),
+        ("task,cpu,disk\nmap,0,0\nshuffle_sort,0,0\nmerge,0,0\n", "no phase of positive, finite length"),
+    ]:
+        path.write_text(text)
+        result = CliRunner().invoke(main, [*args, "--reduces", "1", "--pm", "1", "--pr", "1", "--ps", "1"])
+        assert result.exit_code == 1, text
+        assert message in result.stderr, result.stderr
+    path.write_bytes("task,cpu\nmap,1\n".encode("utf-16"))
+    result = CliRunner().invoke(main, [*args, "--reduces", "1", "--pm", "1", "--pr", "1", "--ps", "1"])
+    assert f"{path}: not a demand table (not UTF-8 text at byte 0)" in result.stderr
 
 
 def test_predictor_charges_phase_times_to_devices() -> None:

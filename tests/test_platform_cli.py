@@ -137,6 +137,11 @@ def test_bench_plan_rejects_a_bad_scale(tmp_path: Path) -> None:
     res = CliRunner().invoke(main, ["bench", "plan", "--scale", "-1", "--out", str(tmp_path / "p.json")])
     assert res.exit_code != 0
     assert "--scale must be a positive number" in res.output
+    for option, value in (("--inputs-mb", "nan"), ("--selectivities", "-1"), ("--shuffle-maps", "-5")):
+        res = CliRunner().invoke(main, ["bench", "plan", f"{option}={value}", "--out", str(tmp_path / "p.json")])
+        assert res.exit_code == 1
+        assert f"{option} must be positive numbers (at most 1e9), got " in res.stderr
+    assert not (tmp_path / "p.json").exists()
 
 
 def test_fit_without_a_store_says_what_to_do(tmp_path: Path) -> None:

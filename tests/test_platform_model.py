@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import warnings
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -166,6 +167,11 @@ def test_csv_profile_and_errors(tmp_path: Path) -> None:
     (tmp_path / "cols.csv").write_text("phase,bytes,ms\nread,1,2\n")
     with pytest.raises(SchemaError, match="missing column"):
         profile_from_csv(tmp_path / "cols.csv")
+    with pytest.raises(SchemaError, match=r"wide\.csv: not a well-formed CSV: .*Expected 3 fields in line 3, saw 5"):
+        profile_from_csv(_write_csv(tmp_path / "wide.csv", ["read,1,2", "read,1,2,3,4"]))
+    (tmp_path / "utf16.csv").write_bytes("phase,data_bytes,dur_ms\n".encode("utf-16"))
+    with pytest.raises(SchemaError, match=r"utf16\.csv:1: not a CSV of UTF-8 text"):
+        profile_from_csv(tmp_path / "utf16.csv")
 
 
 def _synthetic_profile(seed: int = 0, runs: int = 10, per_run: int = 20):
@@ -235,6 +241,24 @@ def test_model_load_validates(tmp_path: Path) -> None:
     (tmp_path / "x.json").write_text("{not json")
     with pytest.raises(PlatformModelError, match="cannot read"):
         PlatformModel.load(tmp_path / "x.json")
+    # every field of the wrong type or value is named, never a Python error
+    bad_values: list[tuple[tuple[str | int, ...], object, str]] = [
+        (("segments", 0, "n"), "abc", r"segments\[0\]\.n must be an integer >= 0"),
+        (("segments", 0, "iterations"), None, r"segments\[0\]\.iterations must be an integer >= 0"),
+        (("segments", 0, "norm"), [], r"segments\[0\]\.norm \[\] is unknown"),
+        (("segments", 0, "slope_ms_per_byte"), -1e-6, r"segments\[0\]\.slope_ms_per_byte is negative"),
+        (("runs",), {}, r"phases\.spill\.runs must be an integer >= 0"),
+        (("two_segment_test",), True, r"phases\.spill\.two_segment_test must be an object"),
+    ]
+    for path, value, message in bad_values:
+        mutated = copy.deepcopy(doc)
+        target: Any = mutated["phases"]["spill"]
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+        (tmp_path / "m.json").write_bytes(orjson.dumps(mutated))
+        with pytest.raises(PlatformModelError, match=message):
+            PlatformModel.load(tmp_path / "m.json")
 
 
 def test_too_few_points_says_how_many_more_runs() -> None:

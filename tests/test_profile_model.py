@@ -69,6 +69,10 @@ def test_json_round_trip(tmp_path: Path) -> None:
         (("costs", "sort_cpu"), "fast", r"profile\.costs\.sort_cpu: expected a number"),
         (("mystery",), 1, r"profile\.mystery: unknown field"),
         (("combine_recs_sel",), None, r"given together"),
+        (("num_maps",), float("nan"), r"profile\.num_maps: expected an integer of at most"),
+        (("input", "splits"), 1e300, r"profile\.input\.splits: expected an integer of at most"),
+        (("counters", "map_input_records"), float("inf"), r"profile\.counters\.map_input_records: expected an int"),
+        (("dataflow", "interm_compress_ratio"), 0, r"profile\.dataflow\.interm_compress_ratio: must be > 0"),
     ],
 )
 def test_loader_names_the_bad_field(path: tuple[str, ...], value: object, message: str) -> None:
@@ -92,6 +96,12 @@ def test_loader_reports_missing_fields_and_bad_json(tmp_path: Path) -> None:
         JobProfile.load(bad)
     with pytest.raises(ProfileError, match="cannot read profile"):
         JobProfile.load(tmp_path / "absent.json")
+    (tmp_path / "utf16.json").write_bytes(json.dumps(_doc()).encode("utf-16"))
+    with pytest.raises(ProfileError, match=r"utf16\.json: not a profile \(not UTF-8 text at byte 0\)"):
+        JobProfile.load(tmp_path / "utf16.json")
+    (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ProfileError, match=r"deep\.json: not a profile \(JSON nested too deeply\)"):
+        JobProfile.load(tmp_path / "deep.json")
     # the other JSON file a user has at hand, each given where the other belongs: said so
     from platform_model.model import PlatformModel, PlatformModelError
 

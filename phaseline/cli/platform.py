@@ -30,6 +30,9 @@ def _floats(text: str | None, what: str) -> tuple[float, ...] | None:
         raise PlatformModelError(f"{what} must be comma-separated numbers, got {text!r}") from None
     if not values:
         raise PlatformModelError(f"{what} is empty")
+    bad = [v for v in values if not 0 < v <= 1e9]  # also NaN and infinities
+    if bad:
+        raise PlatformModelError(f"{what} must be positive numbers (at most 1e9), got {', '.join(map(str, bad))}")
     return values
 
 

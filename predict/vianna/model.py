@@ -198,6 +198,8 @@ def read_demands(path: str | Path) -> Demands:
         text = where.read_text(encoding="utf-8")
     except OSError as exc:
         raise PredictionError(f"{where}: cannot read the demand table ({exc.strerror})") from exc
+    except UnicodeDecodeError as exc:
+        raise PredictionError(f"{where}: not a demand table (not UTF-8 text at byte {exc.start})") from None
     reader = csv.DictReader(text.splitlines())
     fields = [f.strip() for f in (reader.fieldnames or [])]
     if not fields or fields[0] != "task":
@@ -207,8 +209,13 @@ def read_demands(path: str | Path) -> Demands:
     unknown = [f for f in fields[1:] if f not in DEVICES]
     if unknown:
         raise PredictionError(f"{where}:1: unknown device columns {unknown}; use {', '.join(DEVICES)}")
+    twice = sorted({f for f in fields if fields.count(f) > 1})
+    if twice:
+        raise PredictionError(f"{where}:1: columns {twice} appear twice")
     rows: dict[str, dict[str, float]] = {}
     for line, raw in enumerate(reader, start=2):
+        if None in raw:  # DictReader's key for cells beyond the header
+            raise PredictionError(f"{where}:{line}: more cells than the header's {len(fields)} columns")
         row = {(k or "").strip(): (v or "").strip() for k, v in raw.items()}
         task = row.get("task", "")
         if task not in {str(k) for k in TaskKind}:

@@ -400,6 +400,11 @@ def build_tree(timeline: Timeline) -> Node:
         phase = _parallel([(b, 1) for b in branches], phase=True)
         if phase is not None:
             phases.append(phase)
+    if not phases:
+        raise PredictionError(
+            "the estimated timeline has no phase of positive, finite length (every task takes 0 s, or "
+            "the demands overflow): no precedence tree to solve"
+        )
     tree = phases[-1]
     for node in reversed(phases[:-1]):
         tree = Serial((node, tree))
