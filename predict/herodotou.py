@@ -373,6 +373,13 @@ def job_cost(
             measured, then.reduce_ms, profile.reduce_task_overhead_ms, "reduce task"
         )
         notes.append(reduce_note)
+    for what, modelled, over in (("map", now.map_max_ms, map_over), ("reduce", now.reduce_ms, reduce_over)):
+        if over < 0 and modelled + over <= 0 and (what == "map" or now.reduce is not None):
+            notes.append(
+                f"{what} task priced at 0 ms: its phases here ({modelled:.0f} ms) do not cover the negative "
+                f"calibrated overhead ({over:.0f} ms; the platform model prices the profiled tasks above their "
+                "measured time): this input is too far below the profiled one for the calibration"
+            )
     return JobCost(
         maps=shape.splits,
         map_waves=-(-shape.splits // cluster.map_slots),

@@ -254,6 +254,20 @@ def test_overhead_calibrated_on_the_profiled_run() -> None:
     assert bigger.total_ms > cost.total_ms
 
 
+def test_a_task_priced_at_zero_says_why() -> None:
+    # Measured tasks far shorter than the platform model prices them: a negative calibrated overhead,
+    # which a much smaller input's phases no longer cover.  The task costs 0, and a note says why.
+    prof = toy_profile(stages={"map_task": DurationStats(100, 100, 20), "reduce_task": DurationStats(100, 100, 4)})
+    small = job_cost(prof, LinearPlatform(), Cluster(20, 1, 4), Dataset(20 * MB), JobSettings(reduces=4))
+    assert small.map_overhead_ms < 0
+    assert (small.map_max_ms, small.reduce_ms) == (0.0, 0.0)
+    zero = [n for n in small.notes if " priced at 0 ms: its phases here " in n]
+    assert [n.split()[0] for n in zero] == ["map", "reduce"]
+    same = job_cost(prof, LinearPlatform(), Cluster(20, 1, 4), Dataset(20 * 64 * MB), JobSettings(reduces=4))
+    assert same.map_max_ms > 0
+    assert not any("priced at 0" in n for n in same.notes)
+
+
 def test_job_composes_in_waves() -> None:
     prof = toy_profile()
     cost = job_cost(prof, LinearPlatform(), Cluster(3, 2, 1), Dataset(20 * 64 * MB), JobSettings(reduces=7))
