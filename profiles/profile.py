@@ -33,12 +33,13 @@ import re
 import statistics
 import types
 import typing
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from phaseline.errors import ProfileError
+from phaseline.errors import DataQualityWarning, ProfileError
 from phaseline.schemas import Phase
 
 __all__ = [
@@ -560,6 +561,10 @@ def _sum_counters(items: Sequence[Counters]) -> Counters:
     return Counters(**values)
 
 
+#: Settings that differ between runs of one job at other sizes as a matter of course.
+_TASK_COUNT_KEYS = frozenset(("mapred.map.tasks", "mapreduce.job.maps", "mapred.reduce.tasks", "mapreduce.job.reduces"))
+
+
 def merge_profiles(profiles: Sequence[JobProfile]) -> JobProfile:
     """Merge the profiles of several runs of the same job into one.
 
@@ -567,7 +572,9 @@ def merge_profiles(profiles: Sequence[JobProfile]) -> JobProfile:
     durations, input bytes for size selectivities, input records for record
     selectivities and per-record times), maxima take the maximum, counters
     add up, and a statistic known in only some runs is averaged over those.
-    The configuration keeps the settings all runs agree on.
+    The configuration keeps the settings all runs agree on; a
+    :class:`~phaseline.errors.DataQualityWarning` names the others (task
+    counts aside).
 
     Raises
     ------
@@ -592,6 +599,17 @@ def merge_profiles(profiles: Sequence[JobProfile]) -> JobProfile:
     splits = sum(p.input.splits for p in profiles)
     configs = [p.source.config for p in profiles]
     config = {k: v for k, v in configs[0].items() if all(c.get(k) == v for c in configs[1:])}
+    differ = sorted({k for c in configs for k in c} - config.keys() - _TASK_COUNT_KEYS)
+    if differ:
+        shown = "; ".join(f"{k} ({', '.join(sorted({str(c.get(k)) for c in configs}))})" for k in differ[:5])
+        warnings.warn(
+            DataQualityWarning(
+                f"the merged runs differ in {len(differ)} setting(s), which the merged profile leaves out "
+                f"(predictions take them from the new settings or Hadoop's defaults): {shown}"
+                + (" ..." if len(differ) > 5 else "")
+            ),
+            stacklevel=2,
+        )
     versions = {p.source.hadoop_version for p in profiles}
     source = ProfileSource(
         job_ids=tuple(j for p in profiles for j in p.source.job_ids),

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from phaseline.errors import ProfileError
+from phaseline.errors import DataQualityWarning, ProfileError
 from profiles.profile import (
     COUNTER_FIELDS,
     PROFILE_SCHEMA_VERSION,
@@ -134,7 +134,8 @@ def test_merge_two_runs_weights_by_what_is_averaged() -> None:
         counters=Counters(map_input_records=19_200_000),
     )
     a = replace(a, counters=Counters(map_input_records=12_800_000))
-    m = merge_profiles([a, b])
+    with pytest.warns(DataQualityWarning, match=r"differ in 1 setting\(s\).*: io\.sort\.mb \(100, 200\)$"):
+        m = merge_profiles([a, b])
     assert m.source.job_ids == ("job_1_0001", "job_1_0002")
     assert m.runs == 2
     assert m.source.config == {}  # the runs disagree on io.sort.mb
