@@ -209,11 +209,26 @@ def whatif(
 
     rows = [WhatIfRow("baseline", run(base))]
     if len(edits) > 1:
-        rows.extend(WhatIfRow(e.label, run(apply_edits(base, [e]))) for e in edits)
+        rows.extend(WhatIfRow(_label(e, base), run(apply_edits(base, [e]))) for e in edits)
     if edits:
-        label = "all edits" if len(edits) > 1 else edits[0].label
+        label = "all edits" if len(edits) > 1 else _label(edits[0], base)
         rows.append(WhatIfRow(label, run(apply_edits(base, edits))))
     return rows
+
+
+def _label(edit: Edit, base: Scenario) -> str:
+    """The edit's label; a relative one also shows what it comes to (``reduces=-1 (= 19)``)."""
+    if edit.value[:1] not in "+-":
+        return edit.label
+    after = apply_edits(base, [edit])
+    key = edit.key.replace("-", "_")
+    if key in _CLUSTER_KEYS:
+        value = getattr(after.cluster, _CLUSTER_KEYS[key])
+    elif key in _DATASET_KEYS:
+        value = getattr(after.dataset, _DATASET_KEYS[key])
+    else:
+        value = getattr(after.settings, SETTING_KEYS[edit.key])
+    return f"{edit.label} (= {value:g})" if isinstance(value, int | float) else edit.label
 
 
 def sweep(

@@ -101,6 +101,14 @@ def test_whatif_shows_dataflow_beside_time() -> None:
     assert all(set(row) == {"figure", *by} for row in table)
 
 
+def test_relative_edits_show_what_they_come_to() -> None:
+    edits = [parse_edit("reduces=-1"), parse_edit("4 more nodes"), parse_edit("slowstart=+0.1"), parse_edit("io.sort.mb=50")]
+    rows = whatif(toy_profile(), LinearPlatform(), BASE, edits, model="bounds")
+    assert [r.label for r in rows] == [
+        "baseline", "reduces=-1 (= 19)", "nodes=+4 (= 20)", "slowstart=+0.1 (= 0.15)", "io.sort.mb=50", "all edits",
+    ]
+
+
 def test_more_nodes_with_bounds_model() -> None:
     rows = whatif(toy_profile(), LinearPlatform(), BASE, [parse_edit("16 more nodes")], model="bounds")
     assert rows[-1].prediction.seconds < rows[0].prediction.seconds
