@@ -187,10 +187,12 @@ def apply_edits(base: Scenario, edits: Iterable[Edit]) -> Scenario:
 
 @dataclass(frozen=True, slots=True)
 class WhatIfRow:
-    """One scenario's label and its prediction."""
+    """One scenario's label and its prediction; ``resolved`` says what its relative edits
+    (``reduces=-1``, ``nodes=+4``) come to."""
 
     label: str
     prediction: Prediction
+    resolved: str = ""
 
 
 def whatif(
@@ -209,26 +211,29 @@ def whatif(
 
     rows = [WhatIfRow("baseline", run(base))]
     if len(edits) > 1:
-        rows.extend(WhatIfRow(_label(e, base), run(apply_edits(base, [e]))) for e in edits)
+        rows.extend(WhatIfRow(e.label, run(apply_edits(base, [e])), _resolved([e], base)) for e in edits)
     if edits:
-        label = "all edits" if len(edits) > 1 else _label(edits[0], base)
-        rows.append(WhatIfRow(label, run(apply_edits(base, edits))))
+        label = "all edits" if len(edits) > 1 else edits[0].label
+        rows.append(WhatIfRow(label, run(apply_edits(base, edits)), _resolved(edits, base)))
     return rows
 
 
-def _label(edit: Edit, base: Scenario) -> str:
-    """The edit's label; a relative one also shows what it comes to (``reduces=-1 (= 19)``)."""
-    if edit.value[:1] not in "+-":
-        return edit.label
-    after = apply_edits(base, [edit])
-    key = edit.key.replace("-", "_")
-    if key in _CLUSTER_KEYS:
-        value = getattr(after.cluster, _CLUSTER_KEYS[key])
-    elif key in _DATASET_KEYS:
-        value = getattr(after.dataset, _DATASET_KEYS[key])
-    else:
-        value = getattr(after.settings, SETTING_KEYS[edit.key])
-    return f"{edit.label} (= {value:g})" if isinstance(value, int | float) else edit.label
+def _resolved(edits: Sequence[Edit], base: Scenario) -> str:
+    """What the relative ones among ``edits`` come to, each on ``base`` (``reduces = 19``); '' if none is."""
+    out = []
+    for edit in edits:
+        if edit.value[:1] not in "+-":
+            continue
+        after = apply_edits(base, [edit])
+        key = edit.key.replace("-", "_")
+        if key in _CLUSTER_KEYS:
+            value = getattr(after.cluster, _CLUSTER_KEYS[key])
+        elif key in _DATASET_KEYS:
+            value = getattr(after.dataset, _DATASET_KEYS[key])
+        else:
+            value = getattr(after.settings, SETTING_KEYS[edit.key])
+        out.append(f"{edit.key} = {value:g}")
+    return ", ".join(out)
 
 
 def sweep(
@@ -281,4 +286,6 @@ def whatif_table(rows: Sequence[WhatIfRow]) -> list[dict[str, object]]:
         for r, cell in zip(rows, column, strict=True):
             row[r.label] = None if cell is None else round(cell, 3)
         table.append(row)
+    if any(r.resolved for r in rows):  # a relative edit is never read silently
+        table.append({"figure": "relative edits", **{r.label: r.resolved for r in rows}})
     return table

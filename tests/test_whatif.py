@@ -105,8 +105,17 @@ def test_relative_edits_show_what_they_come_to() -> None:
     edits = [parse_edit("reduces=-1"), parse_edit("4 more nodes"), parse_edit("slowstart=+0.1"), parse_edit("io.sort.mb=50")]
     rows = whatif(toy_profile(), LinearPlatform(), BASE, edits, model="bounds")
     assert [r.label for r in rows] == [
-        "baseline", "reduces=-1 (= 19)", "nodes=+4 (= 20)", "slowstart=+0.1 (= 0.15)", "io.sort.mb=50", "all edits",
+        "baseline", "reduces=-1", "nodes=+4", "slowstart=+0.1", "io.sort.mb=50", "all edits",
     ]
+    table = whatif_table(rows)
+    assert table[0]["figure"] == "seconds"  # the relative edits come last
+    assert table[-1] == {
+        "figure": "relative edits", "baseline": "", "reduces=-1": "reduces = 19", "nodes=+4": "nodes = 20",
+        "slowstart=+0.1": "slowstart = 0.15", "io.sort.mb=50": "",
+        "all edits": "reduces = 19, nodes = 20, slowstart = 0.15",
+    }
+    absolute = whatif_table(whatif(toy_profile(), LinearPlatform(), BASE, edits[3:], model="bounds"))
+    assert "relative edits" not in [row["figure"] for row in absolute]
 
 
 def test_more_nodes_with_bounds_model() -> None:
