@@ -212,7 +212,10 @@ def fit_cmd(
         if not sep or not key.strip():
             raise PlatformModelError(f"--setting expects KEY=VALUE, got {item!r}")
         extra[key.strip()] = value.strip()
-    profile = profile_from_csv(csv_path) if csv_path is not None else profile_from_store(store_dir or default_store_path())  # its own error for no store
+    if csv_path is not None:
+        profile = profile_from_csv(csv_path)
+    else:  # profile_from_store says what to run when there is no store
+        profile = profile_from_store(store_dir or default_store_path())
     model = fit_platform(
         profile,
         norm=Norm(norm),
