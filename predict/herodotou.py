@@ -374,7 +374,7 @@ def job_cost(
         )
         notes.append(reduce_note)
     for what, modelled, over in (("map", now.map_max_ms, map_over), ("reduce", now.reduce_ms, reduce_over)):
-        if over < 0 and modelled + over <= 0 and (what == "map" or now.reduce is not None):
+        if over < 0 and modelled + over <= 0:  # a map-only job's reduce overhead is 0
             notes.append(
                 f"{what} task priced at 0 ms: its phases here ({modelled:.0f} ms) do not cover the negative "
                 f"calibrated overhead ({over:.0f} ms; the platform model prices the profiled tasks above their "

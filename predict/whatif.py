@@ -154,19 +154,13 @@ def apply_edits(base: Scenario, edits: Iterable[Edit]) -> Scenario:
     """The scenario after ``edits``, applied in order."""
     scenario = base
     for edit in edits:
-        key = (
-            edit.key.replace("-", "_")
-            if edit.key.replace("-", "_") in _CLUSTER_KEYS | _DATASET_KEYS
-            else edit.key
-        )
-        if key in _CLUSTER_KEYS:
-            field = _CLUSTER_KEYS[key]
+        part, field = _target(edit)
+        if part == "cluster":
             count = round(_number(edit, getattr(scenario.cluster, field)))
             scenario = dataclasses.replace(
                 scenario, cluster=dataclasses.replace(scenario.cluster, **{field: count})
             )
-        elif key in _DATASET_KEYS:
-            field = _DATASET_KEYS[key]
+        elif part == "dataset":
             number = _number(edit, getattr(scenario.dataset, field) or 0)
             # a new input size invalidates derived records/splits unless they are edited too
             changes: dict[str, Any] = (
@@ -177,12 +171,22 @@ def apply_edits(base: Scenario, edits: Iterable[Edit]) -> Scenario:
         else:
             raw = edit.value
             if raw[:1] in "+-" and raw[1:2].isdigit():
-                setting = SETTING_KEYS.get(key)
-                current = getattr(scenario.settings, setting) if setting else None
+                current = getattr(scenario.settings, field) if field else None
                 if isinstance(current, int | float) and not isinstance(current, bool):
                     raw = str(_number(edit, float(current)))
-            scenario = dataclasses.replace(scenario, settings=scenario.settings.with_setting(key, raw))
+            scenario = dataclasses.replace(scenario, settings=scenario.settings.with_setting(edit.key, raw))
     return scenario
+
+
+def _target(edit: Edit) -> tuple[str, str]:
+    """The part of a scenario an edit changes and its field there: ``("cluster", "nodes")``,
+    ``("dataset", "input_bytes")``, or ``("settings", field)`` (``""`` for a key no setting has)."""
+    key = edit.key.replace("-", "_")
+    if key in _CLUSTER_KEYS:
+        return "cluster", _CLUSTER_KEYS[key]
+    if key in _DATASET_KEYS:
+        return "dataset", _DATASET_KEYS[key]
+    return "settings", SETTING_KEYS.get(edit.key, "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,29 +214,23 @@ def whatif(
         return predictor.predict(profile, platform, scenario.cluster, scenario.dataset, scenario.settings)
 
     rows = [WhatIfRow("baseline", run(base))]
+    alone = [apply_edits(base, [e]) for e in edits]  # each edit on the baseline
     if len(edits) > 1:
-        rows.extend(WhatIfRow(e.label, run(apply_edits(base, [e])), _resolved([e], base)) for e in edits)
+        rows.extend(WhatIfRow(e.label, run(s), _resolved([(e, s)])) for e, s in zip(edits, alone, strict=True))
     if edits:
         label = "all edits" if len(edits) > 1 else edits[0].label
-        rows.append(WhatIfRow(label, run(apply_edits(base, edits)), _resolved(edits, base)))
+        rows.append(WhatIfRow(label, run(apply_edits(base, edits)), _resolved(zip(edits, alone, strict=True))))
     return rows
 
 
-def _resolved(edits: Sequence[Edit], base: Scenario) -> str:
-    """What the relative ones among ``edits`` come to, each on ``base`` (``reduces = 19``); '' if none is."""
+def _resolved(applied: Iterable[tuple[Edit, Scenario]]) -> str:
+    """What the relative edits among ``applied`` (each with the scenario it made alone) come to
+    (``reduces = 19``); '' if none is relative."""
     out = []
-    for edit in edits:
-        if edit.value[:1] not in "+-":
-            continue
-        after = apply_edits(base, [edit])
-        key = edit.key.replace("-", "_")
-        if key in _CLUSTER_KEYS:
-            value = getattr(after.cluster, _CLUSTER_KEYS[key])
-        elif key in _DATASET_KEYS:
-            value = getattr(after.dataset, _DATASET_KEYS[key])
-        else:
-            value = getattr(after.settings, SETTING_KEYS[edit.key])
-        out.append(f"{edit.key} = {value:g}")
+    for edit, after in applied:
+        if edit.value[:1] in "+-":
+            part, field = _target(edit)
+            out.append(f"{edit.key} = {getattr(getattr(after, part), field):g}")
     return ", ".join(out)
 
 
