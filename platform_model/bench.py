@@ -60,6 +60,11 @@ PAPER_SORT_FACTOR = 10
 #: spill, merge, shuffle and write code until the JIT has compiled it, so that the
 #: measured job's first task is not 2-5 times slower than the others.
 DEFAULT_WARMUP_MB = 8.0
+#: What a benchmark may ask for: M_inp in (0, MAX_INPUT_MB], M_sel in [0, MAX_SELECTIVITY],
+#: N_map and N_red in [1, MAX_TASKS] (checked wherever one is made).
+MAX_INPUT_MB = 1e9
+MAX_SELECTIVITY = 1e3
+MAX_TASKS = 10_000_000
 _MIB = 1 << 20
 
 
@@ -81,6 +86,16 @@ class Benchmark:
     maps: int
     reduces: int
     seed: int
+
+    def __post_init__(self) -> None:
+        # the one check of a benchmark's sizes, however it is made (make_plan, a loaded plan)
+        if not (0 < self.input_mb_per_map <= MAX_INPUT_MB and 0 <= self.selectivity <= MAX_SELECTIVITY
+                and 1 <= self.maps <= MAX_TASKS and 1 <= self.reduces <= MAX_TASKS):  # also NaN  # fmt: skip
+            raise PlatformModelError(
+                f"benchmark {self.name}: M_inp {self.input_mb_per_map:g} MB per map, M_sel {self.selectivity:g}, "
+                f"N_map {self.maps}, N_red {self.reduces}: need 0 < M_inp <= {MAX_INPUT_MB:,.0f} MB, "
+                f"0 <= M_sel <= {MAX_SELECTIVITY:,.0f}, 1 <= N_map, N_red <= {MAX_TASKS:,}"
+            )
 
     @property
     def total_input_mb(self) -> float:
@@ -120,6 +135,9 @@ class BenchPlan:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "hadoop_conf", MappingProxyType(dict(self.hadoop_conf)))
+        names = [b.name for b in self.benchmarks]
+        if len(set(names)) != len(names):
+            raise PlatformModelError("benchmark names must be unique")
 
     def settings(self) -> dict[str, str]:
         """The Hadoop configuration of every benchmark (what the model will hold for)."""
@@ -215,18 +233,10 @@ class BenchPlan:
                 warmup_mb=float(doc.get("warmup_mb", 0.0)),
                 task_scale=None if doc.get("task_scale") is None else float(doc["task_scale"]),
             )
+        except PlatformModelError as exc:
+            raise PlatformModelError(f"{path}: {exc}") from None
         except (KeyError, TypeError, ValueError) as exc:
             raise PlatformModelError(f"{path}: invalid benchmark plan: {exc!r}") from exc
-        names = [b.name for b in benches]
-        if len(set(names)) != len(names):
-            raise PlatformModelError(f"{path}: benchmark names must be unique")
-        for b in benches:
-            if not (0 < b.input_mb_per_map <= 1e9 and 0 <= b.selectivity <= 1e3 and 1 <= b.maps <= 1e7
-                    and 1 <= b.reduces <= 1e7):  # also NaN
-                raise PlatformModelError(
-                    f"{path}: benchmark {b.name}: need 0 < M_inp <= 1e9 MB, 0 <= M_sel <= 1000, "
-                    "1 <= N_map, N_red <= 1e7"
-                )
         return plan
 
 

@@ -26,6 +26,7 @@ import numpy as np
 import orjson
 
 from phaseline.errors import ExtrapolationWarning, InsufficientDataError, PlatformModelError
+from phaseline.jsonnum import json_int
 from platform_model.fit import MIN_POINTS, LineFit, Norm
 from platform_model.profile import GENERIC, PlatformProfile
 from platform_model.segments import Criterion, PhaseFit, ShuffleThresholds, config_thresholds, fit_phase
@@ -327,9 +328,9 @@ def _float(value: Any, what: str, bad: Any, *, allow_none: bool = False) -> floa
 
 def _count(value: Any, what: str, bad: Any) -> int:
     """A count field: a non-negative integer (a float of integral value too)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 2**53 or value != int(value):
+    if (n := json_int(value)) is None or n < 0:
         raise bad(f"{what} must be an integer >= 0, got {value!r}")
-    return int(value)
+    return n
 
 
 def _load_phase(name: str, p: Any, bad: Any) -> PhaseModel:

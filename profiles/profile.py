@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from phaseline.errors import DataQualityWarning, ProfileError
+from phaseline.jsonnum import MAX_JSON_INT, json_int
 from phaseline.schemas import Phase
 
 __all__ = [
@@ -95,8 +96,6 @@ COUNTER_FIELDS: Mapping[str, str] = types.MappingProxyType(
 )
 
 
-#: The largest integer a profile field holds: JSON numbers are exact up to 2^53 (9 PB of bytes).
-MAX_INT = 2**53
 
 
 def _fail(where: str, what: str) -> typing.NoReturn:
@@ -498,14 +497,9 @@ def _convert(hint: Any, value: object, where: str) -> object:
             _fail(where, f"expected a number, got {value!r}")
         return float(value)
     if hint is int:
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not abs(value) <= MAX_INT  # also NaN
-            or value != int(value)
-        ):
-            _fail(where, f"expected an integer of at most {MAX_INT:.0e} in size, got {value!r}")
-        return int(value)
+        if (n := json_int(value)) is None:
+            _fail(where, f"expected an integer of at most {MAX_JSON_INT:.0e} in size, got {value!r}")
+        return n
     if hint is str:
         if not isinstance(value, str):
             _fail(where, f"expected a string, got {value!r}")

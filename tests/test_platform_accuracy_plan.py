@@ -90,3 +90,27 @@ def test_a_task_scale_that_cannot_cross_the_break_is_refused() -> None:
     # N_map 20..160 x 0.05 = 1..8 map outputs per reduce task never reach sort_factor = 10
     with pytest.raises(PlatformModelError, match="lies outside its shuffle range"):
         make_plan(0.0125, task_scale=0.05)
+
+
+def test_a_loaded_plan_gets_the_same_checks_as_a_made_one(tmp_path: Path) -> None:
+    """A benchmark's bounds live in one place (Benchmark): make_plan, the CLI and a loaded plan share them."""
+    with pytest.raises(PlatformModelError, match=r"benchmark grid-inp\S+-sel-1: .*M_sel -1, .*need 0 < M_inp"):
+        make_plan(0.01, selectivities=(-1.0,))
+    doc = make_plan(0.01).to_json()
+    path = tmp_path / "plan.json"
+    for key, value, message in (("selectivity", -0.5, "M_sel -0.5"), ("maps", 0, "N_map 0"),
+                                ("input_mb_per_map", float("nan"), "M_inp nan MB")):  # fmt: skip
+        bad = json.loads(json.dumps(doc))
+        bad["benchmarks"][3][key] = value
+        path.write_text(json.dumps(bad))
+        with pytest.raises(PlatformModelError) as info:
+            BenchPlan.load(path)
+        text = str(info.value)
+        assert text.startswith(f"{path}: benchmark {doc['benchmarks'][3]['name']}: "), text
+        assert message in text
+        assert "need 0 < M_inp" in text
+    twice = json.loads(json.dumps(doc))
+    twice["benchmarks"][1]["name"] = twice["benchmarks"][0]["name"]
+    path.write_text(json.dumps(twice))
+    with pytest.raises(PlatformModelError, match="benchmark names must be unique"):
+        BenchPlan.load(path)

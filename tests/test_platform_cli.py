@@ -137,11 +137,24 @@ def test_bench_plan_rejects_a_bad_scale(tmp_path: Path) -> None:
     res = CliRunner().invoke(main, ["bench", "plan", "--scale", "-1", "--out", str(tmp_path / "p.json")])
     assert res.exit_code != 0
     assert "--scale must be a positive number" in res.output
-    for option, value in (("--inputs-mb", "nan"), ("--selectivities", "-1"), ("--shuffle-maps", "-5")):
+    for option, value, message in (
+        ("--inputs-mb", "nan", "--inputs-mb must be finite numbers, got nan"),
+        ("--inputs-mb", "0", "M_inp 0 MB per map"),
+        ("--selectivities", "-1", "M_sel -1, N_map"),
+        ("--selectivities", "1e4", "M_sel 10000, N_map"),
+        ("--shuffle-maps", "-5", "N_map -5, N_red 5"),
+        ("--shuffle-maps", "2.5", "--shuffle-maps must be whole numbers of map tasks"),
+    ):
         res = CliRunner().invoke(main, ["bench", "plan", f"{option}={value}", "--out", str(tmp_path / "p.json")])
-        assert res.exit_code == 1
-        assert f"{option} must be positive numbers (at most 1e9), got " in res.stderr
+        assert res.exit_code == 1, (option, value)
+        assert message in res.stderr, res.stderr
+        if "M_" in message or "N_" in message:  # the plan's own check, the one a loaded plan gets
+            assert "need 0 < M_inp <= 1,000,000,000 MB, 0 <= M_sel <= 1,000, 1 <= N_map, N_red <= 10,000,000" in res.stderr
     assert not (tmp_path / "p.json").exists()
+    # a selectivity of 0 (maps that emit nothing) is a plan like any other, as in a loaded plan
+    res = CliRunner().invoke(main, ["bench", "plan", "--selectivities=0,1", "--scale", "0.01", "--out",
+                                    str(tmp_path / "p.json")])  # fmt: skip
+    assert res.exit_code == 0, res.output
 
 
 def test_fit_without_a_store_says_what_to_do(tmp_path: Path) -> None:
