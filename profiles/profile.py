@@ -559,6 +559,27 @@ def _sum_counters(items: Sequence[Counters]) -> Counters:
 _TASK_COUNT_KEYS = frozenset(("mapred.map.tasks", "mapreduce.job.maps", "mapred.reduce.tasks", "mapreduce.job.reduces"))
 
 
+#: Runs of one job whose selectivities differ by more than this factor are different work
+#: (other data, other code): merging them averages two jobs into a third.
+SELECTIVITY_SPREAD = 1.25
+
+
+def _warn_on_spread(what: str, values: Sequence[float | None]) -> None:
+    """A DataQualityWarning when the runs' ``values`` span more than :data:`SELECTIVITY_SPREAD`."""
+    known = [v for v in values if v is not None]
+    if len(known) < 2:
+        return
+    low, high = min(known), max(known)
+    if high > 0 and (low <= 0 or high / low > SELECTIVITY_SPREAD):
+        warnings.warn(
+            DataQualityWarning(
+                f"the merged runs' {what} ranges from {low:.3g} to {high:.3g}: different data or different "
+                "code under one job name; the merged profile averages them (profile the runs apart to compare)"
+            ),
+            stacklevel=3,
+        )
+
+
 def merge_profiles(profiles: Sequence[JobProfile]) -> JobProfile:
     """Merge the profiles of several runs of the same job into one.
 
@@ -568,7 +589,8 @@ def merge_profiles(profiles: Sequence[JobProfile]) -> JobProfile:
     add up, and a statistic known in only some runs is averaged over those.
     The configuration keeps the settings all runs agree on; a
     :class:`~phaseline.errors.DataQualityWarning` names the others (task
-    counts aside).
+    counts aside), and another says when the runs' map or reduce selectivities
+    span more than :data:`SELECTIVITY_SPREAD` (other data or other code).
 
     Raises
     ------
@@ -604,6 +626,9 @@ def merge_profiles(profiles: Sequence[JobProfile]) -> JobProfile:
             ),
             stacklevel=2,
         )
+    _warn_on_spread("map selectivity (output/input bytes)", [p.map_size_sel for p in profiles])
+    _warn_on_spread("map selectivity (output/input records)", [p.map_recs_sel for p in profiles])
+    _warn_on_spread("reduce selectivity (output/input bytes)", [p.reduce_size_sel for p in profiles])
     versions = {p.source.hadoop_version for p in profiles}
     source = ProfileSource(
         job_ids=tuple(j for p in profiles for j in p.source.job_ids),

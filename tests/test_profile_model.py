@@ -156,6 +156,17 @@ def test_merge_two_runs_weights_by_what_is_averaged() -> None:
     assert m.counters.map_input_records == 32_000_000
 
 
+def test_merging_runs_of_different_selectivity_warns() -> None:
+    # 1.6 and 2.0 output bytes per input byte (x1.25) are one job's runs; 0.2 and 1.4 are two jobs' work
+    a = toy_profile()
+    b = replace(a, source=replace(a.source, job_ids=("job_1_0002",)), map_size_sel=0.2)
+    with pytest.warns(DataQualityWarning, match=r"map selectivity \(output/input bytes\) ranges from 0\.2 to 1\.6"):
+        m = merge_profiles([a, b])
+    assert m.map_size_sel == pytest.approx(0.9)  # still merged: the warning says what the average hides
+    c = replace(a, source=replace(a.source, job_ids=("job_1_0003",)), map_size_sel=2.0, reduce_size_sel=None)
+    merge_profiles([a, c])  # within SELECTIVITY_SPREAD, a reduce selectivity known in one run: no warning
+
+
 def test_makespans_merge_and_give_the_run_to_run_variation(tmp_path: Path) -> None:
     one = toy_profile(makespans_ms=(10_000.0,))
     assert one.run_cv() is None
