@@ -11,9 +11,11 @@ normal equations (:func:`_irls`), so that a million-row profile fits in about
 two seconds; tests check both paths agree to 1e-6.
 
 A slope that comes out negative (more data, less time) is physically
-meaningless; the paper mentions non-negative least squares as the usual remedy.
-We refit such a phase with the slope held at zero (a robust location fit of the
-durations) and flag the result (:attr:`LineFit.nonneg_refit`).
+meaningless.  The paper names non-negative least squares among the popular
+fitting methods; phaseline keeps the robust fit and refits such a phase with
+the slope held at zero (a robust location fit of the durations), flagging the
+result (:attr:`LineFit.nonneg_refit`).  Only the slope is constrained: an
+intercept may still come out negative (predictions clip durations at 0).
 
 The model object (the data) and the result (:class:`LineFit`) are separate; the
 result is a frozen record with the parameters, their standard errors, the

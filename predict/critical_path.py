@@ -14,11 +14,12 @@ Two levels, as in the paper:
   reading one split (``r_p = 1``); the chunks are one sort buffer's worth of
   input each (``io.sort.mb x spill percent`` of map output), the flush is the
   spill, done by the spill thread while the map thread goes on.  The map-side
-  merge follows sequentially (sequential composition, section 3.4).
+  merge is appended after the pipeline (phaseline's composition: it starts
+  once the last spill is written).
 * **Across the job** (section 3.5): a graph of tasks and stages with every
   edge weighted by the estimated time of its source
-  (:func:`job_graph`): maps on map slots in waves (largest split first, as
-  Hadoop's ``JobSubmitter`` orders splits), the data dependence of every
+  (:func:`job_graph`): maps on map slots, each to the slot that frees first
+  (largest split first, as Hadoop's ``JobSubmitter`` orders splits), the data dependence of every
   reduce on the map stage (the first wave's shuffle overlaps the map stage
   except for its tail, ARIA's first shuffle), reduces on reduce slots.  The
   job's time is the longest path from ``S`` to ``E`` (networkx's
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import heapq
 import itertools
 import math
 import re
@@ -44,6 +46,7 @@ import networkx as nx
 from phaseline.errors import PredictionError
 from phaseline.schemas import Phase
 from predict.core import MS_PER_S, Cluster, Dataset, JobSettings, PhaseDurationModel, Prediction, register
+from predict.dataflow import ACCOUNTING_BYTES_PER_RECORD
 from predict.tasks import TaskEstimate, TaskEstimates, estimate_tasks, profiled_settings
 from profiles.profile import JobProfile, Stage
 
@@ -58,6 +61,7 @@ __all__ = [
     "job_shape",
     "map_task_pipeline",
     "pipeline",
+    "slot_predecessors",
     "spread_durations",
 ]
 
@@ -97,7 +101,10 @@ def pipeline(
     * eq. 1: ``EST_r(n)`` = 0 for the first ``min(r_p, c_p)`` tasks; after that
       the later of the read from the same source (``EST_r(n - r_p) + T_r``) and
       a free core: the time at which all but ``c_p - 1`` of the earlier
-      computes have completed (the ``(n - c_p)``-th earliest completion);
+      computes have completed (the ``(n - c_p)``-th earliest completion, as
+      the paper's text and last clause have it; its printed second clause,
+      the minimum over the last ``c_p`` computes only, differs from that when
+      ``c_p > 1`` and the compute times vary);
     * eq. 2: ``EST_c(n) = EST_r(n) + T_r(n)``;
     * eq. 3: ``EST_w(n)`` = the end of its compute, or later if the buffer is
       full: ``EST_w(n - i) + T_flush`` for the smallest ``i`` whose writes
@@ -156,14 +163,20 @@ def pipeline(
     return PipelineSchedule(tuple(est_r), tuple(est_c), tuple(est_w), end, tuple(reversed(path)))
 
 
-def map_task_pipeline(task: TaskEstimate, settings: JobSettings, map_output_bytes: float) -> float:
+def map_task_pipeline(
+    task: TaskEstimate, settings: JobSettings, map_output_bytes: float, map_output_records: float = 0.0
+) -> float:
     """A map task's time (ms) as a Figure 5 pipeline plus the sequential merge and the task overhead.
 
-    Chunks are one spill's worth each: ``N = ceil(output / (io.sort.mb x
-    spill percent))``; read ``T_r = read / N``, compute ``T_c = (map +
-    collect) / N``, ``DW = output / N``, ``T_flush`` = the spill time of one
-    chunk; ``c_p = r_p = 1``.  Map-only jobs write straight to the output
-    (no buffer): the write is part of the compute.
+    Chunks are one spill's worth each: ``N = ceil((output + 16 x records) /
+    (io.sort.mb x spill percent))``, the buffer's use counted as Hadoop 2+ and
+    :func:`predict.tasks.single_spill` count it (serialized bytes plus 16
+    accounting bytes per record); read ``T_r = read / N``, compute ``T_c =
+    (map + collect) / N``, ``DW = output / N``, ``T_flush`` = the spill time of
+    one chunk; ``c_p = r_p = 1``.  Map-only jobs write straight to the output
+    (no buffer): the write is part of the compute.  The merge is appended after
+    the pipeline's end (it starts once the last spill is written); that
+    composition is phaseline's, not one of the paper's.
     """
     ph = task.phases_ms
     read = ph.get(Phase.READ.value, 0.0)
@@ -173,7 +186,8 @@ def map_task_pipeline(task: TaskEstimate, settings: JobSettings, map_output_byte
     if Phase.SPILL.value not in ph:  # map-only: no sort buffer
         compute += ph.get(Phase.WRITE.value, 0.0)
     buffer = settings.io_sort_mb * 2**20 * settings.sort_spill_percent
-    chunks = max(1, math.ceil(map_output_bytes / buffer)) if map_output_bytes > 0 else 1
+    used = map_output_bytes + ACCOUNTING_BYTES_PER_RECORD * map_output_records
+    chunks = max(1, math.ceil(used / buffer)) if map_output_bytes > 0 else 1
     chunks = min(chunks, 10_000)
     sched = pipeline(
         [read / chunks] * chunks,
@@ -229,6 +243,25 @@ def spread_durations(n: int, avg: float, biggest: float) -> tuple[float, ...]:
     return (biggest, *([rest] * (n - 1)))
 
 
+def slot_predecessors(durations: Sequence[float], slots: int, first: float = 0.0, later: float = 0.0) -> list[int | None]:
+    """For each task, the task before it on its slot (``None`` in the first wave), by greedy assignment.
+
+    Tasks start in order, each on the slot that frees first (ties: the lowest
+    slot), as Hadoop's schedulers hand a freed slot the next pending task and
+    as ARIA's makespan bounds assume.  A first-wave task occupies its slot for
+    ``first + duration``, a later one ``later + duration`` (a reduce's
+    shuffle before it).  Equal durations give round robin: task ``i`` follows
+    task ``i - slots``.
+    """
+    free = [(0.0, slot, None) for slot in range(slots)]  # (time the slot frees, slot, its last task)
+    before: list[int | None] = []
+    for i, dur in enumerate(durations):
+        t, slot, last = heapq.heappop(free)
+        before.append(last)
+        heapq.heappush(free, (t + (first if last is None else later) + dur, slot, i))
+    return before
+
+
 def job_graph(shape: JobShape) -> nx.DiGraph:
     """The task/stage graph of section 3.5; edge ``u -> v`` weighs ``u``'s duration.
 
@@ -238,29 +271,35 @@ def job_graph(shape: JobShape) -> nx.DiGraph:
         │                                ├──> maps_done ──> shuffle:0 ──> reduce:0 ──> shuffle:1 ──> reduce:1 ──> E
         └──> map:1 ─────────────────────┘            └─────────────────────────────────────^
 
-    Map ``i`` follows map ``i - k`` on its slot; every shuffle waits for the
-    map stage; a first-wave shuffle takes the first-shuffle tail, a later one
-    the whole shuffle and also waits for its slot's previous reduce.
+    Each task follows the previous task on its slot, slots taken greedily
+    (:func:`slot_predecessors`: with equal durations map ``i`` follows map
+    ``i - k``); every shuffle waits for the map stage; a first-wave shuffle
+    takes the first-shuffle tail, a later one the whole shuffle and also waits
+    for its slot's previous reduce.
     """
     g = nx.DiGraph()
-    m, k = len(shape.map_ms), shape.map_slots
-    for i, dur in enumerate(shape.map_ms):
-        g.add_edge(
-            START if i < k else f"map:{i - k}", f"map:{i}", weight=0.0 if i < k else shape.map_ms[i - k]
-        )
-        if i + k >= m:  # the last task on its slot
+    maps = shape.map_ms
+    map_before = slot_predecessors(maps, shape.map_slots)
+    last_on_slot = set(range(len(maps))) - {b for b in map_before if b is not None}
+    for i, dur in enumerate(maps):
+        prev = map_before[i]
+        g.add_edge(START if prev is None else f"map:{prev}", f"map:{i}", weight=0.0 if prev is None else maps[prev])
+        if i in last_on_slot:
             g.add_edge(f"map:{i}", MAPS_DONE, weight=dur)
     if not shape.reduce_ms:
         g.add_edge(MAPS_DONE, END, weight=0.0)
         return g
-    r, kr = len(shape.reduce_ms), shape.reduce_slots
-    for j, dur in enumerate(shape.reduce_ms):
+    reds = shape.reduce_ms
+    red_before = slot_predecessors(reds, shape.reduce_slots, shape.first_shuffle_ms, shape.shuffle_ms)
+    last_on_slot = set(range(len(reds))) - {b for b in red_before if b is not None}
+    for j, dur in enumerate(reds):
+        prev = red_before[j]
         g.add_edge(MAPS_DONE, f"shuffle:{j}", weight=0.0)
-        if j >= kr:
-            g.add_edge(f"reduce:{j - kr}", f"shuffle:{j}", weight=shape.reduce_ms[j - kr])
-        tail = shape.first_shuffle_ms if j < kr else shape.shuffle_ms
+        if prev is not None:
+            g.add_edge(f"reduce:{prev}", f"shuffle:{j}", weight=reds[prev])
+        tail = shape.first_shuffle_ms if prev is None else shape.shuffle_ms
         g.add_edge(f"shuffle:{j}", f"reduce:{j}", weight=tail)
-        if j + kr >= r:
+        if j in last_on_slot:
             g.add_edge(f"reduce:{j}", END, weight=dur)
     return g
 
@@ -315,18 +354,29 @@ def job_shape(
     notes = list(tasks.assumptions)
     out_avg = tasks.map_avg.data_bytes.get(Phase.COLLECT.value, 0.0)
     out_max = tasks.map_max.data_bytes.get(Phase.COLLECT.value, 0.0)
+    # map output records per output byte (the sort buffer's accounting is per record)
+    p_in = profile.input
+    out_width = (
+        p_in.avg_split_bytes * profile.map_size_sel / (p_in.avg_split_records * profile.map_recs_sel)
+        if p_in.avg_split_records > 0 and profile.map_recs_sel > 0 and profile.map_size_sel > 0
+        else math.inf
+    )
     before = profiled_settings(profile)
     measured = profile.stage(Stage.MAP_TASK)
     shift = 0.0
     if measured is not None:
         then = estimate_tasks(profile, platform, Dataset(profile.input.total_bytes), before)
         then_out = then.map_avg.data_bytes.get(Phase.COLLECT.value, 0.0)
-        bare = map_task_pipeline(dataclasses.replace(then.map_avg, overhead_ms=0.0), before, then_out)
+        bare = map_task_pipeline(
+            dataclasses.replace(then.map_avg, overhead_ms=0.0), before, then_out, then_out / out_width
+        )
         shift = (measured.avg_ms - bare) - then.map_avg.overhead_ms
         notes.append(f"map overhead recalibrated for the pipeline's overlap ({shift:+.0f} ms)")
 
     def task_ms(t: TaskEstimate, out: float) -> float:
-        return map_task_pipeline(dataclasses.replace(t, overhead_ms=t.overhead_ms + shift), settings, out)
+        return map_task_pipeline(
+            dataclasses.replace(t, overhead_ms=t.overhead_ms + shift), settings, out, out / out_width
+        )
 
     avg, biggest = task_ms(tasks.map_avg, out_avg), task_ms(tasks.map_max, out_max)
     first, typical, reds = _shuffle_and_reduce(tasks)

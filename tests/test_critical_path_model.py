@@ -24,6 +24,7 @@ from predict.critical_path import (
     job_graph,
     map_task_pipeline,
     pipeline,
+    slot_predecessors,
     spread_durations,
 )
 from predict.tasks import TaskEstimate
@@ -99,9 +100,22 @@ def test_pipeline_rejects_bad_input() -> None:
 
 
 # ---------------------------------------------------------------- section 3.5, by hand
+def test_slots_are_taken_greedily_not_round_robin() -> None:
+    # 10, 2, 2, 2 ms on 2 slots: the three short maps follow each other on the slot that keeps freeing
+    # first (the job ends at 10); round robin would put the fourth behind the long one (12).
+    #   slot 0: |---------- map:0 (10) ----------|
+    #   slot 1: |map:1|map:2|map:3|
+    assert slot_predecessors([10.0, 2.0, 2.0, 2.0], 2) == [None, None, 1, 2]
+    shape = JobShape(map_ms=(10.0, 2.0, 2.0, 2.0), first_shuffle_ms=0.0, shuffle_ms=0.0, reduce_ms=(),
+                     map_slots=2, reduce_slots=1)  # fmt: skip
+    assert critical_path(job_graph(shape)).length_ms == 10
+    # equal durations: round robin, task i after task i - k; a reduce's slot also holds its shuffle
+    assert slot_predecessors([3.0] * 5, 2) == [None, None, 0, 1, 2]
+    assert slot_predecessors([5.0, 1.0, 1.0], 2, first=1.0, later=4.0) == [None, None, 1]
+
 def _shape() -> JobShape:
     return JobShape(
-        map_ms=(4.0, 2.0, 2.0),
+        map_ms=(4.0, 2.0, 1.0),
         first_shuffle_ms=1.0,
         shuffle_ms=3.0,
         reduce_ms=(5.0, 5.0),
@@ -111,16 +125,16 @@ def _shape() -> JobShape:
 
 
 def test_job_graph_longest_path_by_hand() -> None:
-    #   S ─0─> map:0 ─4─> map:2 ─2─> maps_done ─0─> shuffle:0 ─1─> reduce:0 ─5─> shuffle:1 ─3─> reduce:1 ─5─> E
-    #   S ─0─> map:1 ─2──────────────^
-    # maps_done = max(4 + 2, 2) = 6; reduce:0 starts at 7; shuffle:1 at max(6, 12) = 12;
-    # reduce:1 at 15; E at 20.
+    #   S ─0─> map:0 ─4────────────────> maps_done ─0─> shuffle:0 ─1─> reduce:0 ─5─> shuffle:1 ─3─> reduce:1 ─5─> E
+    #   S ─0─> map:1 ─2─> map:2 ─1─────^
+    # map:2 takes the slot that frees first (map:1's, at 2), not map:0's (at 4): maps_done = max(4, 2 + 1) = 4;
+    # reduce:0 starts at 5; shuffle:1 at max(4, 10) = 10; reduce:1 at 13; E at 18.
     path = critical_path(job_graph(_shape()))
-    assert path.length_ms == 20
+    assert path.length_ms == 18
     assert path.nodes == (
-        START, "map:0", "map:2", "maps_done", "shuffle:0", "reduce:0", "shuffle:1", "reduce:1", END,
+        START, "map:0", "maps_done", "shuffle:0", "reduce:0", "shuffle:1", "reduce:1", END,
     )  # fmt: skip
-    assert path.stage_ms() == {"map": 6.0, "shuffle": 1.0 + 3.0, "reduce": 5.0 + 5.0}
+    assert path.stage_ms() == {"map": 4.0, "shuffle": 1.0 + 3.0, "reduce": 5.0 + 5.0}
     assert math.isclose(sum(path.weights_ms), path.length_ms, rel_tol=REL)
 
 
@@ -133,14 +147,14 @@ def test_map_only_job() -> None:
 
 
 def test_whatif_recomputes_the_path() -> None:
-    # Shuffle 2x faster: 6 + 0.5 + 5 + 1.5 + 5 = 18.
-    assert critical_path(job_graph(apply_whatif(_shape(), "shuffle 2x faster"))).length_ms == 18
-    # One more reduce wave (a third reduce like the last): 20 + 3 + 5 = 28.
+    # Shuffle 2x faster: 4 + 0.5 + 5 + 1.5 + 5 = 16.
+    assert critical_path(job_graph(apply_whatif(_shape(), "shuffle 2x faster"))).length_ms == 16
+    # One more reduce wave (a third reduce like the last): 18 + 3 + 5 = 26.
     more = apply_whatif(_shape(), "one more reduce wave")
     assert more.reduce_ms == (5.0, 5.0, 5.0)
-    assert critical_path(job_graph(more)).length_ms == 28
-    # Maps 2x slower: maps_done = 12, then 1 + 5 + 3 + 5 = 26.
-    assert critical_path(job_graph(apply_whatif(_shape(), "map 2x slower"))).length_ms == 26
+    assert critical_path(job_graph(more)).length_ms == 26
+    # Maps 2x slower (8, 4, 2; map:2 after map:1): maps_done = max(8, 4 + 2) = 8, then 1 + 5 + 3 + 5 = 22.
+    assert critical_path(job_graph(apply_whatif(_shape(), "map 2x slower"))).length_ms == 22
     with pytest.raises(PredictionError, match="cannot read"):
         apply_whatif(_shape(), "make it go faster")
     with pytest.raises(PredictionError, match="leaves no"):
@@ -164,7 +178,9 @@ def test_model_lies_within_aria_bounds(factor: float) -> None:
     assert b.low_s is not None
     assert b.high_s is not None
     assert b.low_s <= cp.seconds <= b.high_s
-    assert any(a.startswith("critical path: S -> map:0") for a in cp.assumptions)
+    (path,) = (a for a in cp.assumptions if a.startswith("critical path: "))
+    assert path.startswith("critical path: S -> map:")
+    assert " -> maps_done -> shuffle:" in path
     assert cp.stages["path.map"] > 0
 
 
@@ -240,3 +256,8 @@ def test_map_task_pipeline_overlaps_spills_by_hand() -> None:
     assert math.isclose(
         map_task_pipeline(task, JobSettings(reduces=1, io_sort_mb=10), buffer), 1350.0, rel_tol=REL
     )
+    # ... unless its records' 16 accounting bytes each (Hadoop 2+: one buffer for both) pass it: one
+    # buffer of 14-byte records uses 2 1/7 buffers with their accounting -> N = 3 chunks again, 950 ms.
+    records = buffer / 14
+    got = map_task_pipeline(task, JobSettings(reduces=1, io_sort_mb=10), buffer, records)
+    assert math.isclose(got, 950.0, rel_tol=REL)
