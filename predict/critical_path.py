@@ -253,12 +253,13 @@ def slot_predecessors(durations: Sequence[float], slots: int, first: float = 0.0
     shuffle before it).  Equal durations give round robin: task ``i`` follows
     task ``i - slots``.
     """
-    free = [(0.0, slot, None) for slot in range(slots)]  # (time the slot frees, slot, its last task)
+    # (time the slot frees, slot, its last task; -1 before its first)
+    free: list[tuple[float, int, int]] = [(0.0, slot, -1) for slot in range(slots)]
     before: list[int | None] = []
     for i, dur in enumerate(durations):
         t, slot, last = heapq.heappop(free)
-        before.append(last)
-        heapq.heappush(free, (t + (first if last is None else later) + dur, slot, i))
+        before.append(None if last < 0 else last)
+        heapq.heappush(free, (t + (first if last < 0 else later) + dur, slot, i))
     return before
 
 
