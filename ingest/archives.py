@@ -77,7 +77,7 @@ def _extract_zip(path: Path, target: Path) -> list[tuple[str, Path]]:
                 with zf.open(info) as src, open(dest, "wb") as dst:
                     shutil.copyfileobj(src, dst)
                 out.append((info.filename, dest))
-    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as exc:
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError, RuntimeError, NotImplementedError) as exc:
         if isinstance(exc, TraceParseError):
             raise
         raise TraceParseError(path, f"corrupt zip archive: {exc}") from exc

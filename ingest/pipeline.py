@@ -97,7 +97,8 @@ def iter_files(paths: Iterable[str | Path]) -> Iterator[Path]:
     """Files under the given paths: directories are walked, globs expanded, order is stable.
 
     Hidden files and directories (``.name``) inside walked directories are skipped,
-    and so is a phaseline store met on the way.
+    and so are a phaseline store met on the way and entries that are not regular
+    files (FIFOs, sockets, devices, broken symbolic links).
     """
     seen: set[Path] = set()
     for raw in paths:
@@ -120,10 +121,14 @@ def iter_files(paths: Iterable[str | Path]) -> Iterator[Path]:
                         if name.startswith(".") or name in _SKIP_NAMES:
                             continue
                         f = Path(root) / name
+                        if not f.is_file():  # a FIFO (reading it would hang), socket, device, broken link
+                            continue
                         if f not in seen:
                             seen.add(f)
                             yield f
             elif path.exists():
+                if not path.is_file():
+                    raise PhaselineError(f"{path}: not a regular file (a FIFO, socket or device is not read)")
                 if path not in seen:
                     seen.add(path)
                     yield path

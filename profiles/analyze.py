@@ -10,6 +10,8 @@ still gets its report; the reason its profile is missing is recorded.
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,9 +68,37 @@ def _top_phases(con: duckdb.DuckDBPyConnection, job_id: str, n: int = 3) -> str:
     return ", ".join(f"{name} {100 * float(ms) / whole:.0f}%" for name, ms in totals.head(n).items())
 
 
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def job_dir_name(job_id: str) -> str:
+    """A directory name for a job's outputs that stays inside the output directory.
+
+    Job ids come from traces, and a hostile trace may name its job
+    ``../../x`` or ``/tmp/x``: such an id (anything but letters, digits, ``_``,
+    ``.`` and ``-``, one starting with ``.``, or one over 100 characters) is
+    spelled with ``_`` for the rest, cut to 80 characters, and given a short
+    hash of the real id, so that two ids never share a name.
+
+    Examples
+    --------
+    >>> job_dir_name("job_1329348432655_0001")
+    'job_1329348432655_0001'
+    >>> job_dir_name("../../etc")
+    '__.._etc-74ccf3c5b4'
+    >>> job_dir_name("/tmp/x")
+    '_tmp_x-2e56aa36f5'
+    """
+    safe = _UNSAFE_NAME.sub("_", job_id)
+    if safe == job_id and safe and not safe.startswith(".") and len(job_id) <= 100:
+        return job_id
+    digest = hashlib.sha256(job_id.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return f"_{safe.lstrip('.')[:80]}-{digest}" if safe.startswith(".") else f"{safe[:80]}-{digest}"
+
+
 def analyze_job(con: duckdb.DuckDBPyConnection, job_id: str, out_dir: Path) -> JobAnalysis:
-    """Write one job's report, profile, timeline and trace; return its summary row."""
-    target = out_dir / job_id
+    """Write one job's report, profile, timeline and trace into ``out_dir/<job dir>``; return its summary row."""
+    target = out_dir / job_dir_name(job_id)
     target.mkdir(parents=True, exist_ok=True)
     profile_error: str | None = None
     try:

@@ -153,7 +153,7 @@ def _phase_breakdown(phases: pd.DataFrame) -> tuple[str, str]:
                     left + w / 2, i, str(rec["phase"]), ha="center", va="center", fontsize=7, parse_math=False
                 )
             left += w
-    ax.set_yticks(range(len(types)), types)
+    ax.set_yticks(range(len(types)), types, parse_math=False)
     ax.set_ylim(len(types) - 0.5, -0.5)
     ax.set_xlabel("mean seconds per successful attempt")
     return table, _svg(fig)
@@ -173,7 +173,7 @@ def _skew_svg(skew: pd.DataFrame) -> str:
         color=["#d62728" if v > 1.1 else "#1f77b4" for v in d["normalized_dur"]],
     )
     ax.axhline(1.0, color="black", linewidth=0.8)
-    ax.set_xticks(range(len(d)), [str(h) for h in d["host"]], rotation=60, ha="right", fontsize=7)
+    ax.set_xticks(range(len(d)), [str(h) for h in d["host"]], rotation=60, ha="right", fontsize=7, parse_math=False)
     ax.set_ylabel("normalized mean duration")
     ax.set_title(f"{ttype.lower()} attempts per host (HiTune Fig. 20)", parse_math=False)
     return _svg(fig)

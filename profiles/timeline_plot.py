@@ -99,7 +99,7 @@ def gantt_figure(timeline: pd.DataFrame, phases: pd.DataFrame, *, title: str = "
     ax.autoscale_view()  # collections set the data limits but do not rescale by themselves
     ax.set_ylim(n - 0.5, -0.5)
     if n <= MAX_ROWS_LABELLED:
-        ax.set_yticks(range(n), [str(a) for a in rows["attempt_id"]], fontsize=6)
+        ax.set_yticks(range(n), [str(a) for a in rows["attempt_id"]], fontsize=6, parse_math=False)
     else:
         ax.set_yticks([])
         ax.set_ylabel(f"{n} attempts (maps, then reduces, by start)")

@@ -124,8 +124,13 @@ def _report_warnings(caught: Sequence[warnings.WarningMessage]) -> None:
 
 
 def _jsonable(value: Any) -> Any:
+    """A value as strict JSON takes it: NaN and infinities become null, at any depth (lists, structs)."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
     if isinstance(value, dt.datetime | dt.date):
         return value.isoformat()
     if isinstance(value, decimal.Decimal):
@@ -138,7 +143,9 @@ def _jsonable(value: Any) -> Any:
 
 
 def to_json(rows: Sequence[dict[str, Any]]) -> str:
-    return json.dumps([{k: _jsonable(v) for k, v in r.items()} for r in rows], indent=1, default=str)
+    return json.dumps(
+        [{k: _jsonable(v) for k, v in r.items()} for r in rows], indent=1, default=str, allow_nan=False
+    )
 
 
 def emit(rows: Sequence[dict[str, Any]], fmt: str, *, columns: Sequence[str] | None = None, title: str | None = None) -> None:
@@ -156,12 +163,14 @@ def emit(rows: Sequence[dict[str, Any]], fmt: str, *, columns: Sequence[str] | N
     else:
         from rich.console import Console
         from rich.table import Table
+        from rich.text import Text
 
-        table = Table(title=title, show_lines=False)
+        # values from traces are printed as they are: Text, never rich markup ("[red]" in a job name)
+        table = Table(title=None if title is None else Text(title), show_lines=False)
         for c in cols:
-            table.add_column(c, overflow="fold")
+            table.add_column(Text(str(c)), overflow="fold")
         for r in rows:
-            table.add_row(*("" if r.get(c) is None else str(_jsonable(r.get(c))) for c in cols))
+            table.add_row(*(Text("" if r.get(c) is None else str(_jsonable(r.get(c)))) for c in cols))
         console = Console(soft_wrap=False)
         if not console.is_terminal:
             # Piped or redirected: rich would assume 80 columns and fold headers and values;

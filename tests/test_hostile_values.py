@@ -1,0 +1,84 @@
+"""Values from traces that a terminal, a plot, a JSON reader or the file system would take as commands.
+
+Found by a review walkthrough (2026-11-22): a job name with rich markup, a host
+name with matplotlib mathtext, NaN inside a DuckDB list, a job id that is a
+path, an encrypted zip, a FIFO in a walked directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from test_profiles_sql import ATTEMPTS, CONF, COUNTERS, JOB, JOBS, make_con
+
+from ingest import pipeline
+from ingest.archives import unpacked
+from phaseline.cli.output import emit, to_json
+from phaseline.errors import PhaselineError, TraceParseError
+from profiles.analyze import job_dir_name
+from profiles.report import _skew_svg
+from profiles.timeline_plot import write_timeline
+
+
+def test_table_output_prints_markup_in_values_literally(capsys: pytest.CaptureFixture[str]) -> None:
+    emit([{"name": "word count [/] [red]2015[/red]", "[b]col[/b]": 1}], "table", title="[i]t")
+    out = capsys.readouterr().out
+    assert "[red]2015[/red]" in out
+    assert "[/]" in out
+    assert "[b]col[/b]" in out
+
+
+def test_json_output_has_no_nan_at_any_depth() -> None:
+    text = to_json([{"l": [float("nan"), 1.0], "s": {"a": float("inf"), "b": [float("-inf")]}, "x": float("nan")}])
+    assert json.loads(text) == [{"l": [None, 1.0], "s": {"a": None, "b": [None]}, "x": None}]
+
+
+def test_plot_labels_are_not_mathtext(tmp_path: Path) -> None:
+    # host names and attempt ids with "$...$" are drawn as written (an unbalanced one raised ParseFatalException)
+    evil = "h$\\nosuch{$x"
+    skew = pd.DataFrame({"phase": ["attempt"] * 2, "task_type": ["MAP"] * 2, "host": [evil, "h2"],
+                         "normalized_dur": [1.0, 1.2]})  # fmt: skip
+    assert "<svg" in _skew_svg(skew)
+    attempts = [{**a, "attempt_id": f"{a['attempt_id']}{evil}"} for a in ATTEMPTS]
+    con = make_con({"attempts": attempts, "counters": COUNTERS, "jobs": JOBS, "conf": CONF})
+    write_timeline(con, JOB, tmp_path / "t.svg")
+    assert "<svg" in (tmp_path / "t.svg").read_text()
+
+
+@pytest.mark.parametrize("job_id", ["../../escaped", "/tmp/absolute", "a/b", ".hidden", "..", "x" * 300])
+def test_job_output_directories_stay_inside_the_output(tmp_path: Path, job_id: str) -> None:
+    name = job_dir_name(job_id)
+    out = tmp_path / "out"
+    target = (out / name).resolve()
+    assert target.parent == out.resolve()
+    assert len(name) <= 100
+    assert name != job_dir_name(job_id + "_")  # two ids, two directories
+    assert job_dir_name("job_1329348432655_0001") == "job_1329348432655_0001"
+
+
+def test_an_encrypted_zip_is_a_parse_error_not_a_traceback(tmp_path: Path) -> None:
+    archive = tmp_path / "enc.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("done/job.jhist", b"Avro-Json\n")
+    raw = bytearray(archive.read_bytes())
+    raw[6] |= 0x1  # general purpose flag bit 0 in the local header: "encrypted"
+    central = raw.rfind(b"PK\x01\x02")
+    raw[central + 8] |= 0x1  # ... and in the central directory
+    archive.write_bytes(bytes(raw))
+    with pytest.raises(TraceParseError, match=r"enc\.zip"), unpacked(archive):
+        pass
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_walked_directories_skip_fifos_and_broken_links(tmp_path: Path) -> None:
+    (tmp_path / "a.jhist").write_text("x")
+    os.mkfifo(tmp_path / "pipe.jhist")
+    (tmp_path / "gone.jhist").symlink_to(tmp_path / "nowhere")
+    assert [p.name for p in pipeline.iter_files([tmp_path])] == ["a.jhist"]
+    with pytest.raises(PhaselineError, match="not a regular file"):
+        list(pipeline.iter_files([tmp_path / "pipe.jhist"]))
