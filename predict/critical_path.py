@@ -18,10 +18,11 @@ Two levels, as in the paper:
   once the last spill is written).
 * **Across the job** (section 3.5): a graph of tasks and stages with every
   edge weighted by the estimated time of its source
-  (:func:`job_graph`): maps on map slots, each to the slot that frees first
-  (largest split first, as Hadoop's ``JobSubmitter`` orders splits), the data dependence of every
-  reduce on the map stage (the first wave's shuffle overlaps the map stage
-  except for its tail, ARIA's first shuffle), reduces on reduce slots.  The
+  (:func:`job_graph`): maps on map slots, each to the slot that frees
+  first (largest split first, as Hadoop's ``JobSubmitter`` orders splits),
+  the data dependence of every reduce on the map stage (the first wave's
+  shuffle overlaps the map stage except for its tail, ARIA's first shuffle),
+  reduces on reduce slots the same way.  The
   job's time is the longest path from ``S`` to ``E`` (networkx's
   ``dag_longest_path``), and the path itself is part of the answer
   (:class:`CriticalPath`).
