@@ -96,8 +96,6 @@ COUNTER_FIELDS: Mapping[str, str] = types.MappingProxyType(
 )
 
 
-
-
 def _fail(where: str, what: str) -> typing.NoReturn:
     raise ProfileError(f"{where}: {what}")
 
