@@ -15,6 +15,7 @@ import shutil
 import tarfile
 import tempfile
 import zipfile
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
@@ -22,15 +23,21 @@ from pathlib import Path, PurePosixPath
 from ingest.base import is_gzip, read_head
 from phaseline.errors import TraceParseError
 
-MAX_UNPACKED_BYTES = 20 * 1024**3  # refuse archive bombs beyond 20 GiB
+MAX_UNPACKED_BYTES = 20 * 1024**3  # refuse archive bombs beyond 20 GiB (all nesting levels together)
+MAX_NESTING = 3  # archives inside archives are unpacked this deep
 ZIP_MAGIC = b"PK\x03\x04"
 
 
 def is_archive(path: Path, head: bytes | None = None) -> bool:
-    """Whether a file is a tar (possibly gzipped) or zip archive, judged by content."""
+    """Whether a file is a tar (possibly gzipped) or zip archive, judged by content.
+
+    A file starting with a zip member header counts even when its end is missing
+    (a truncated download): unpacking it then fails and the file is quarantined,
+    where it would otherwise be skipped as a format nobody reads.
+    """
     head = read_head(path, 1024) if head is None else head
     if head.startswith(ZIP_MAGIC):
-        return zipfile.is_zipfile(path)
+        return True
     return len(head) >= 262 and head[257:262] == b"ustar"
 
 
@@ -41,42 +48,66 @@ def _safe_member(name: str) -> PurePosixPath | None:
     return pure
 
 
+class _Names:
+    """Where each member goes, and the name it is known by.
+
+    Archives may hold one name twice (zip allows it, tar appends) or two names
+    for one file (``./a`` and ``a``): every member keeps its own copy, in its
+    place when that is free (so siblings such as ``syslog`` and
+    ``syslog.shuffle`` stay together) and under ``#<n>/`` otherwise, and the
+    n-th repeat of a name is called ``name#<n>``.
+    """
+
+    def __init__(self, target: Path) -> None:
+        self.target = target
+        self.names: Counter[str] = Counter()
+        self.places: Counter[PurePosixPath] = Counter()
+
+    def place(self, name: str, rel: PurePosixPath) -> tuple[str, Path]:
+        self.names[name] += 1
+        self.places[rel] += 1
+        n, m = self.names[name], self.places[rel]
+        dest = self.target.joinpath(*rel.parts) if m == 1 else self.target.joinpath(f"#{m}", *rel.parts)
+        return (name if n == 1 else f"{name}#{n}"), dest
+
+
 @contextmanager
-def unpacked(path: Path) -> Iterator[list[tuple[str, Path]]]:
+def unpacked(path: Path, max_bytes: int = MAX_UNPACKED_BYTES) -> Iterator[list[tuple[str, Path]]]:
     """Unpack an archive into a temporary directory; yield ``(member name, file)`` pairs.
 
     Raises
     ------
     TraceParseError
         When the archive is corrupt, or a member would escape the target
-        directory, or the unpacked size exceeds :data:`MAX_UNPACKED_BYTES`.
+        directory, or the unpacked size exceeds ``max_bytes``.
     """
     target = Path(tempfile.mkdtemp(prefix="phaseline-archive-"))
     try:
-        members = _extract_zip(path, target) if read_head(path, 4).startswith(ZIP_MAGIC) else _extract_tar(path, target)
-        yield members
+        extract = _extract_zip if read_head(path, 4).startswith(ZIP_MAGIC) else _extract_tar
+        yield extract(path, target, max_bytes)
     finally:
         shutil.rmtree(target, ignore_errors=True)
 
 
-def _extract_zip(path: Path, target: Path) -> list[tuple[str, Path]]:
+def _extract_zip(path: Path, target: Path, max_bytes: int) -> list[tuple[str, Path]]:
     out: list[tuple[str, Path]] = []
+    names = _Names(target)
     try:
         with zipfile.ZipFile(path) as zf:
             infos = [i for i in zf.infolist() if not i.is_dir()]
-            if sum(i.file_size for i in infos) > MAX_UNPACKED_BYTES:
-                raise TraceParseError(path, f"archive unpacks to more than {MAX_UNPACKED_BYTES} bytes")
+            if sum(i.file_size for i in infos) > max_bytes:
+                raise TraceParseError(path, f"archive unpacks to more than {max_bytes} bytes")
             for info in infos:
                 rel = _safe_member(info.filename)
                 if rel is None:
                     raise TraceParseError(path, f"archive member {info.filename!r} would be written outside its directory")
-                dest = target.joinpath(*rel.parts)
+                name, dest = names.place(info.filename, rel)
                 if not dest.resolve().is_relative_to(target.resolve()):
                     raise TraceParseError(path, f"archive member {info.filename!r} escapes the target directory")
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 with zf.open(info) as src, open(dest, "wb") as dst:
                     shutil.copyfileobj(src, dst)
-                out.append((info.filename, dest))
+                out.append((name, dest))
     except (zipfile.BadZipFile, EOFError, OSError, ValueError, RuntimeError, NotImplementedError) as exc:
         if isinstance(exc, TraceParseError):
             raise
@@ -84,8 +115,9 @@ def _extract_zip(path: Path, target: Path) -> list[tuple[str, Path]]:
     return out
 
 
-def _extract_tar(path: Path, target: Path) -> list[tuple[str, Path]]:
+def _extract_tar(path: Path, target: Path, max_bytes: int) -> list[tuple[str, Path]]:
     out: list[tuple[str, Path]] = []
+    names = _Names(target)
     with open(path, "rb") as raw:
         gz = is_gzip(raw.read(2))
     try:
@@ -102,10 +134,12 @@ def _extract_tar(path: Path, target: Path) -> list[tuple[str, Path]]:
                         hint="links, devices, absolute and '..' paths are refused",
                     )
                 total += member.size
-                if total > MAX_UNPACKED_BYTES:
-                    raise TraceParseError(path, f"archive unpacks to more than {MAX_UNPACKED_BYTES} bytes")
+                if total > max_bytes:
+                    raise TraceParseError(path, f"archive unpacks to more than {max_bytes} bytes")
+                name, dest = names.place(member.name, rel)
+                member.name = dest.relative_to(target).as_posix()
                 tf.extract(member, target, filter="data")
-                out.append((member.name, target.joinpath(*rel.parts)))
+                out.append((name, dest))
     except (tarfile.TarError, EOFError, OSError, io.UnsupportedOperation) as exc:
         raise TraceParseError(path, f"corrupt tar archive: {exc}") from exc
     return out

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
-from ingest.archives import is_archive, unpacked
+from ingest.archives import MAX_NESTING, MAX_UNPACKED_BYTES, is_archive, unpacked
 from ingest.base import ReadContext, RowBlock, read_head
 from ingest.formats import Format, detect
 from phaseline.errors import PhaselineError, SchemaError, TraceParseError, TraceTruncatedError
@@ -275,13 +275,33 @@ class _Chunk:
     size: int = 0
 
 
-def _expand(path: Path, key: str, stack: ExitStack) -> Iterator[tuple[str, Path]]:
-    """A file, or the members of an archive (key ``archive!member``)."""
-    if is_archive(path):
-        for name, member in stack.enter_context(unpacked(path)):
-            yield f"{key}!{name}", member
-    else:
-        yield key, path
+@dataclass
+class _Unpacking:
+    """What the archives of one ingest may still unpack (bytes, all nesting levels together)."""
+
+    budget: int = MAX_UNPACKED_BYTES
+
+
+def _expand(
+    path: Path, key: str, stack: ExitStack, unpacking: _Unpacking, depth: int = 0
+) -> Iterator[tuple[str, Path, str | None]]:
+    """A file, or the members of an archive (key ``archive!member``, and ``outer!inner!member``
+    for archives in archives, :data:`~ingest.archives.MAX_NESTING` deep), each with the
+    error that keeps it from being read (a corrupt or too deeply nested archive), if any."""
+    if not is_archive(path):
+        yield key, path, None
+        return
+    if depth > MAX_NESTING:
+        yield key, path, f"{key}: an archive nested more than {MAX_NESTING} archives deep is not unpacked"
+        return
+    try:
+        members = stack.enter_context(unpacked(path, max_bytes=unpacking.budget))
+    except TraceParseError as exc:
+        yield key, path, str(exc).replace(str(path), key)
+        return
+    unpacking.budget -= sum(member.stat().st_size for _, member in members)
+    for name, member in members:
+        yield from _expand(member, f"{key}!{name}", stack, unpacking, depth + 1)
 
 
 def _unread(
@@ -359,21 +379,21 @@ def ingest_paths(
         pool = stack.enter_context(ProcessPoolExecutor(workers)) if workers > 1 else None
         last_commit = time.monotonic()
 
+        unpacking = _Unpacking()
+        read_here: set[str] = set()  # keys read in this ingest (a copy of one is not "in the store")
+
         def plan() -> Iterator[tuple[Path, _Work | FileResult]]:
             for path in files:
                 key = str(path.resolve())
-                try:
-                    expanded = list(_expand(path, key, stack))
-                except TraceParseError as exc:
-                    sha, size = sha256_file(path)
-                    yield path, _unread(txn, key, sha, size, "archive", SourceStatus.QUARANTINED, str(exc))
-                    continue
-                for member_key, member in expanded:
+                for member_key, member, unreadable in _expand(path, key, stack, unpacking):
                     try:
                         sha, size = sha256_file(member)
                     except OSError as exc:
-                        error = f"{member}: cannot read: {exc}"
+                        error = f"{member_key}: cannot read: {exc}"
                         yield path, _unread(txn, member_key, "", 0, None, SourceStatus.QUARANTINED, error)
+                        continue
+                    if unreadable is not None:
+                        yield path, _unread(txn, member_key, sha, size, "archive", SourceStatus.QUARANTINED, unreadable)
                         continue
                     identity = copy_identity(member_key, sha)
                     twin = path_of_copy.get(identity)
@@ -383,10 +403,12 @@ def ingest_paths(
                     ):
                         yield path, FileResult(member_key, sha, None, "unchanged", None, 0, {})
                     elif twin is not None and twin != member_key:
-                        error = f"same content as {twin} (already in the store)"
+                        where = "read in this ingest" if twin in read_here else "already in the store"
+                        error = f"same content as {twin} ({where})"
                         yield path, _unread(txn, member_key, sha, size, None, SourceStatus.SKIPPED, error)
                     else:
                         path_of_copy.setdefault(identity, member_key)
+                        read_here.add(member_key)
                         yield path, _Work(member_key, member, sha, size)
 
         def chunks() -> Iterator[_Chunk]:

@@ -125,6 +125,12 @@ class TableSpec:
     ``plain`` names columns of long, all-distinct values (whole trace records):
     they are written without a Parquet dictionary, which would be built for
     every row group and then dropped (half the write time of ``events``).
+    ``unit`` names the columns (``job_id`` first) that say what a row is an
+    account of: one job, task, attempt or counter set.  Two sources may describe
+    the same unit (a 0.20 history log and Rumen's parse of it; a truncated and a
+    complete copy of one ``.jhist``): the store's views then keep one source's
+    rows per unit (:meth:`phaseline.store.Store.connect`).  Tables without a
+    unit (``events``, samples) keep every row of every source.
     """
 
     name: str
@@ -133,6 +139,7 @@ class TableSpec:
     doc: str
     flush_rows: int = 32_768
     plain: tuple[str, ...] = ()
+    unit: tuple[str, ...] = ()
 
     def parquet_options(self) -> dict[str, Any]:
         """Keyword arguments for ``pq.write_table`` / ``pq.ParquetWriter`` of this table's files.
@@ -179,6 +186,11 @@ def register(spec: TableSpec) -> TableSpec:
     TABLES[spec.name] = spec
     return spec
 
+
+#: Formats whose rows restate another trace (a Rumen trace is a parse of job history
+#: logs): where a first-hand trace describes the same unit (``TableSpec.unit``), the
+#: store's views keep the first-hand rows.
+DERIVED_FORMATS = frozenset({"rumen"})
 
 SOURCES = register(
     TableSpec(
@@ -231,6 +243,7 @@ JOBS = register(
         ),
         ("job_id",),
         "One row per job run.",
+        unit=("job_id",),
     )
 )
 
@@ -251,6 +264,7 @@ TASKS = register(
         ("job_id", "task_id"),
         "One row per task; splits are the preferred input locations, comma separated.",
         flush_rows=8_192,  # a large job's rows come all at once at its file's end: bounded by this
+        unit=("job_id", "task_id"),
     )
 )
 
@@ -278,6 +292,7 @@ ATTEMPTS = register(
         ("job_id", "attempt_id"),
         "One row per task attempt (successful, failed, killed, speculative).",
         flush_rows=8_192,
+        unit=("job_id", "attempt_id"),
     )
 )
 
@@ -295,6 +310,7 @@ COUNTERS = register(
         ),
         ("job_id", "scope", "group_name", "counter_name"),
         "Counters at job_total/job_map/job_reduce/task/attempt scope.",
+        unit=("job_id", "scope", "task_id", "attempt_id"),
     )
 )
 
@@ -304,6 +320,7 @@ CONF = register(
         _s(("job_id", STR), ("key", STR), ("value", STR), ("source", STR)),
         ("job_id", "key"),
         "Job configuration properties; source is where the property was set.",
+        unit=("job_id", "key"),
     )
 )
 
@@ -342,6 +359,7 @@ ATTEMPT_EVENTS = register(
         ),
         ("attempt_id", "ts_ms", "kind"),
         "Phase-marking lines of MapTask/ReduceTask logs, one row per line.",
+        unit=("job_id", "attempt_id"),
     )
 )
 
@@ -365,6 +383,7 @@ ATTEMPT_PHASES = register(
         ),
         ("attempt_id", "phase"),
         "Generic and custom phases (Zhang et al. 2013) of each attempt, from its log.",
+        unit=("job_id", "attempt_id"),
     )
 )
 

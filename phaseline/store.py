@@ -191,31 +191,67 @@ class Store:
         spec = schemas.SOURCES
         if manifest.sources_file is None:
             return pa.Table.from_batches([], schema=spec.schema)
-        # Not pq.read_table nor Schema.empty_table: both import pandas, ~0.25 s of every ingest's start-up.
-        return _conform(pq.ParquetFile(self.root / manifest.sources_file).read(), spec)
+        path = self.root / manifest.sources_file
+        try:
+            # Not pq.read_table nor Schema.empty_table: both import pandas, ~0.25 s of every ingest's start-up.
+            return _conform(pq.ParquetFile(path).read(), spec)
+        except (OSError, ValueError, pa.ArrowException) as exc:
+            raise StoreError(f"{path}: the sources table cannot be read ({exc}); see `phaseline verify`") from exc
 
     def connect(self, manifest: Manifest | None = None) -> duckdb.DuckDBPyConnection:
-        """An in-memory DuckDB connection with one view per table over the store's files."""
+        """An in-memory DuckDB connection with the store's tables as views.
+
+        Schema ``raw`` holds one view per table over every row of every source.
+        The default schema's views, the ones to query, hold the same rows except
+        where several sources describe one unit (:attr:`~phaseline.schemas.TableSpec.unit`:
+        the same job, task, attempt or counter set; say a 0.20 history log and
+        Rumen's parse of it): there only the preferred source's rows of that unit
+        are kept, so nothing is counted twice.  The sources of a job are ranked
+        once, for all tables: a first-hand format before a derived one
+        (:data:`~phaseline.schemas.DERIVED_FORMATS`), the source with more rows
+        about the job (a complete copy before a truncated one), a landed
+        source before a partial one, the first path in sort order.  The
+        temporary table ``overlapping_sources`` (``table_name, job_id, path,
+        format, rows, preference``; preference 1 is kept) lists every such case.
+        """
+        import duckdb  # loaded by _duckdb_memory already
+
         manifest = manifest or self.manifest()
         con = _duckdb_memory()
+        try:
+            self._create_views(con, manifest)
+        except duckdb.Error as exc:
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise StoreError(f"{self.root}: the store's files cannot be read ({first}); see `phaseline verify`") from exc
+        return con
+
+    def _create_views(self, con: duckdb.DuckDBPyConnection, manifest: Manifest) -> None:
+        con.execute("CREATE SCHEMA raw")
         by_table: dict[str, list[DataFile]] = {}
         for f in manifest.files:
             by_table.setdefault(f.table, []).append(f)
         for name, spec in schemas.TABLES.items():
-            if name == "sources":
-                if manifest.sources_file is None:
-                    con.register(name, spec.schema.empty_table())
-                else:
-                    _create_parquet_view(con, name, [str(self.root / manifest.sources_file)], uniform=True)
-                continue
             files = by_table.get(name)
-            if files:
+            if name == "sources" and manifest.sources_file is not None:
+                _create_parquet_view(con, f'raw."{name}"', [str(self.root / manifest.sources_file)], uniform=True)
+            elif files and name != "sources":
                 current = schema_fingerprint(spec)
                 uniform = all(f.schema == current for f in files)
-                _create_parquet_view(con, name, [str(self.root / f.path) for f in files], uniform=uniform)
+                _create_parquet_view(con, f'raw."{name}"', [str(self.root / f.path) for f in files], uniform=uniform)
             else:
-                con.register(name, spec.schema.empty_table())
-        return con
+                con.register(f"_empty_{name}", spec.schema.empty_table())
+                con.execute(f'CREATE VIEW raw."{name}" AS SELECT * FROM "_empty_{name}"')
+        shared = [
+            name
+            for name, spec in schemas.TABLES.items()
+            if spec.unit and len({key for f in by_table.get(name, ()) for key in f.sources}) > 1
+        ]
+        overlapping = _find_overlaps(con, shared)
+        for name, spec in schemas.TABLES.items():
+            if name in overlapping:
+                con.execute(_one_account_view(name, spec.unit))
+            else:
+                con.execute(f'CREATE VIEW main."{name}" AS SELECT * FROM raw."{name}"')
 
     # -- writing -----------------------------------------------------------------
 
@@ -439,10 +475,62 @@ def schema_fingerprint(spec: schemas.TableSpec) -> str:
 def _create_parquet_view(
     con: duckdb.DuckDBPyConnection, name: str, paths: Sequence[str], *, uniform: bool
 ) -> None:
-    """A view over Parquet files; files written under older schemas are unified by column name."""
+    """A view (``name`` is quoted SQL) over Parquet files; files of older schemas are unified by column name."""
     listing = ", ".join("'" + p.replace("'", "''") + "'" for p in paths)
     union = "" if uniform else ", union_by_name = true"
-    con.execute(f'CREATE VIEW "{name}" AS SELECT * FROM read_parquet([{listing}]{union})')
+    con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet([{listing}]{union})")
+
+
+def _find_overlaps(con: duckdb.DuckDBPyConnection, tables: Sequence[str]) -> set[str]:
+    """Fill the temporary table ``overlapping_sources`` (see :meth:`Store.connect`); the tables with any."""
+    per_job = " UNION ALL ".join(
+        f"SELECT '{name}' AS table_name, job_id, source_sha256, count(*) AS rows "
+        f'FROM raw."{name}" WHERE job_id IS NOT NULL GROUP BY ALL'
+        for name in tables
+    ) or "SELECT NULL::VARCHAR AS table_name, NULL::VARCHAR AS job_id, NULL::VARCHAR AS source_sha256, 0 AS rows"
+    derived = ", ".join(f"'{f}'" for f in sorted(schemas.DERIVED_FORMATS))
+    con.execute(f"""
+        CREATE TEMP TABLE overlapping_sources AS
+        WITH per_job AS ({per_job}),
+        shared AS (
+            SELECT * FROM per_job QUALIFY count(*) OVER (PARTITION BY table_name, job_id) > 1
+        ),
+        src AS (
+            SELECT * FROM raw.sources WHERE status IN ('landed', 'partial')
+            QUALIFY row_number() OVER (PARTITION BY sha256 ORDER BY path) = 1
+        ),
+        ranked AS (
+            SELECT p.job_id, p.source_sha256, src.path, src.format,
+                   row_number() OVER (
+                       PARTITION BY p.job_id
+                       ORDER BY coalesce(src.format IN ({derived}), false), sum(p.rows) DESC,
+                                src.status = 'landed' DESC, src.path, p.source_sha256
+                   ) AS preference
+            FROM per_job AS p LEFT JOIN src ON src.sha256 = p.source_sha256
+            WHERE p.job_id IN (SELECT job_id FROM shared)
+            GROUP BY p.job_id, p.source_sha256, src.path, src.format, src.status
+        )
+        SELECT s.table_name, s.job_id, s.source_sha256, r.path, r.format, s.rows, r.preference
+        FROM shared AS s JOIN ranked AS r USING (job_id, source_sha256)
+    """)
+    return {r[0] for r in con.execute("SELECT DISTINCT table_name FROM overlapping_sources").fetchall()}
+
+
+def _one_account_view(name: str, unit: Sequence[str]) -> str:
+    """The view of table ``name`` keeping, per unit of an overlapping job, its preferred source's rows."""
+    partition = ", ".join(f'r."{c}"' for c in unit)
+    return f"""
+        CREATE VIEW main."{name}" AS
+        SELECT r.* FROM raw."{name}" AS r
+        WHERE NOT EXISTS (
+            SELECT 1 FROM overlapping_sources AS o WHERE o.table_name = '{name}' AND o.job_id = r.job_id
+        )
+        UNION ALL
+        SELECT r.* FROM raw."{name}" AS r
+        JOIN overlapping_sources AS o
+          ON o.table_name = '{name}' AND o.job_id = r.job_id AND o.source_sha256 = r.source_sha256
+        QUALIFY o.preference = min(o.preference) OVER (PARTITION BY {partition})
+    """
 
 
 def sync_filesystem(path: Path) -> None:

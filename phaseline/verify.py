@@ -15,6 +15,10 @@ Checks
 * ``reconcile``: for every landed source, the rows in its reader's record
   tables (``sources.record_tables``, usually ``events``) equal ``events_read``:
   each record read is kept once; quarantined or skipped sources have no rows.
+* ``overlaps`` (warnings): jobs described by several sources (a history log
+  and Rumen's parse of it, two copies of one ``.jhist``), with the source whose
+  rows the views keep (see :meth:`phaseline.store.Store.connect`); run only
+  when the checks above found no error.
 * ``orphans``: Parquet files on disk that the manifest does not reference
   (left by a crash; the next commit removes them).
 """
@@ -24,12 +28,13 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 
 from phaseline import schemas
 from phaseline.errors import StoreError
-from phaseline.store import Store
+from phaseline.store import Manifest, Store
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,15 +58,32 @@ class VerifyReport:
 
 def verify_store(store: Store) -> VerifyReport:
     """Check a store's consistency; never modifies it."""
-    findings: list[Finding] = []
     try:
         manifest = store.manifest()
     except StoreError as exc:
         return VerifyReport((Finding("error", "manifest", str(store.manifest_path), str(exc)),), 0, 0)
-    sources = store.sources(manifest).to_pylist()
-    sha_of = {s["path"]: s["sha256"] for s in sources}
-    rows_by_source: dict[str, int] = defaultdict(int)
-    rows_by_source_table: dict[tuple[str, str], int] = defaultdict(int)
+    findings: list[Finding] = []
+    try:
+        sources: list[dict[str, Any]] = store.sources(manifest).to_pylist()
+    except StoreError as exc:
+        # The file checks still run; those against the sources table cannot.
+        findings.append(Finding("error", "sources", str(manifest.sources_file), str(exc)))
+        _check_files(store, manifest, {}, findings)
+        sources = []
+    else:
+        rows = _check_files(store, manifest, {s["path"]: s["sha256"] for s in sources}, findings)
+        _check_sources(sources, rows, findings)
+        if not any(f.severity == "error" for f in findings):
+            _check_overlaps(store, manifest, findings)
+    _check_orphans(store, manifest, findings)
+    return VerifyReport(tuple(findings), len(manifest.files), len(sources))
+
+
+def _check_files(
+    store: Store, manifest: Manifest, sha_of: dict[str, str], findings: list[Finding]
+) -> dict[tuple[str, str], int]:
+    """The manifest, schema and rows checks; returns the rows per (source key, table)."""
+    rows: dict[tuple[str, str], int] = defaultdict(int)
     for f in manifest.files:
         path = store.root / f.path
         if not path.exists():
@@ -70,6 +92,7 @@ def verify_store(store: Store) -> VerifyReport:
         try:
             meta = pq.read_metadata(path)
             file_schema = pq.read_schema(path)
+            per_source = _rows_per_source(path, f.sources, meta.num_rows, sha_of)
         except (OSError, ValueError) as exc:
             findings.append(Finding("error", "schema", f.path, f"unreadable Parquet: {exc}"))
             continue
@@ -87,34 +110,73 @@ def verify_store(store: Store) -> VerifyReport:
                     )
         if meta.num_rows != f.rows:
             findings.append(Finding("error", "rows", f.path, f"{meta.num_rows} rows, manifest says {f.rows}"))
-        for key, n in _rows_per_source(path, f.sources, meta.num_rows, sha_of):
-            rows_by_source[key] += n
-            rows_by_source_table[key, f.table] += n
-    landed = {s["path"]: s for s in sources if s["status"] in ("landed", "partial")}
+        for key, n in per_source:
+            rows[key, f.table] += n
+    return rows
+
+
+def _check_sources(
+    sources: list[dict[str, Any]], rows: dict[tuple[str, str], int], findings: list[Finding]
+) -> None:
+    """The sources and reconcile checks."""
+    rows_by_source: dict[str, int] = defaultdict(int)
+    for (key, _), n in rows.items():
+        rows_by_source[key] += n
+    landed = {s["path"] for s in sources if s["status"] in ("landed", "partial")}
     for key in rows_by_source:
         if key not in landed:
             findings.append(Finding("error", "sources", key, "data files belong to no landed source"))
     for s in sources:
         key, status = s["path"], s["status"]
-        if status in ("landed", "partial"):
-            if rows_by_source.get(key, 0) != (s["rows_written"] or 0):
-                findings.append(
-                    Finding(
-                        "error", "sources", s["path"],
-                        f"rows_written={s['rows_written']} but its files hold {rows_by_source.get(key, 0)} rows",
-                    )
+        if status not in ("landed", "partial"):
+            if (s["rows_written"] or 0) != 0:
+                findings.append(Finding("error", "reconcile", key, f"{status} source claims {s['rows_written']} rows"))
+            continue
+        if rows_by_source.get(key, 0) != (s["rows_written"] or 0):
+            findings.append(
+                Finding(
+                    "error", "sources", key,
+                    f"rows_written={s['rows_written']} but its files hold {rows_by_source.get(key, 0)} rows",
                 )
-            tables = [t for t in (s["record_tables"] or "events").split(",") if t]
-            kept = sum(rows_by_source_table.get((key, t), 0) for t in tables)
-            if kept != (s["events_read"] or 0):
-                findings.append(
-                    Finding(
-                        "error", "reconcile", s["path"],
-                        f"events_read={s['events_read']} but {kept} records kept in {'+'.join(tables)}",
-                    )
+            )
+        tables = [t for t in (s["record_tables"] or "events").split(",") if t]
+        kept = sum(rows.get((key, t), 0) for t in tables)
+        if kept != (s["events_read"] or 0):
+            findings.append(
+                Finding(
+                    "error", "reconcile", key,
+                    f"events_read={s['events_read']} but {kept} records kept in {'+'.join(tables)}",
                 )
-        elif (s["rows_written"] or 0) != 0:
-            findings.append(Finding("error", "reconcile", s["path"], f"{status} source claims {s['rows_written']} rows"))
+            )
+
+
+def _check_overlaps(store: Store, manifest: Manifest, findings: list[Finding]) -> None:
+    """The overlaps check: jobs that several sources describe, and the one the views keep."""
+    try:
+        con = store.connect(manifest)
+        overlaps = con.execute(
+            "SELECT job_id, path, format, preference, string_agg(table_name, ',' ORDER BY table_name) "
+            "FROM overlapping_sources GROUP BY ALL ORDER BY job_id, preference"
+        ).fetchall()
+    except StoreError as exc:
+        findings.append(Finding("error", "overlaps", str(store.root), str(exc)))
+        return
+    by_job: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+    for job_id, path, fmt, _, tables in overlaps:
+        by_job[job_id].append((path, fmt, tables))
+    for job_id, ranked in by_job.items():
+        (kept, kept_format, _), others = ranked[0], ranked[1:]
+        also = "; ".join(f"{path} ({fmt}: {tables})" for path, fmt, tables in others)
+        findings.append(
+            Finding(
+                "warning", "overlaps", job_id,
+                f"described by {len(ranked)} sources; the views take its rows from {kept} ({kept_format}) "
+                f"and from the others only what that one lacks: {also}",
+            )
+        )
+
+
+def _check_orphans(store: Store, manifest: Manifest, findings: list[Finding]) -> None:
     live = {f.path for f in manifest.files} | ({manifest.sources_file} if manifest.sources_file else set())
     for sub in ("data", "meta"):
         base = store.root / sub
@@ -123,7 +185,6 @@ def verify_store(store: Store) -> VerifyReport:
                 rel = p.relative_to(store.root).as_posix()
                 if rel not in live:
                     findings.append(Finding("warning", "orphans", rel, "not referenced by the manifest"))
-    return VerifyReport(tuple(findings), len(manifest.files), len(sources))
 
 
 def _rows_per_source(

@@ -28,9 +28,9 @@ from profiles.timeline_plot import write_timeline
 
 _JOBS_OF_SOURCES = """
 WITH src AS (SELECT sha256 FROM sources WHERE path IN (SELECT unnest($paths)))
-SELECT DISTINCT job_id FROM (
-    SELECT job_id, source_sha256 FROM jobs
-    UNION ALL SELECT job_id, source_sha256 FROM attempts
+SELECT DISTINCT job_id FROM (  -- raw: the job is these paths' even where the views take its rows from another source
+    SELECT job_id, source_sha256 FROM raw.jobs
+    UNION ALL SELECT job_id, source_sha256 FROM raw.attempts
 ) WHERE source_sha256 IN (SELECT sha256 FROM src) AND job_id IS NOT NULL
 ORDER BY job_id
 """

@@ -401,11 +401,13 @@ def test_pipeline_lands_jhists_and_records_a_cut(jhists: list[Path], tmp_path: P
         r"cut\.jhist:\d+ \(byte \d+\): the last event is cut short", status["cut.jhist"].error or ""
     )
     con = store.connect()
-    jobs = con.execute("SELECT job_id, status, finish_ms FROM jobs ORDER BY finish_ms NULLS LAST").fetchall()
+    jobs = con.execute("SELECT job_id, status, finish_ms FROM raw.jobs ORDER BY finish_ms NULLS LAST").fetchall()
     assert jobs == [
         ("job_1526555215992_0002", "SUCCEEDED", 1526555709175),
         ("job_1526555215992_0002", None, None),
     ]
+    # one job, so the views hold one account of it: the complete file's
+    assert con.execute("SELECT job_id, status FROM jobs").fetchall() == [("job_1526555215992_0002", "SUCCEEDED")]
     found = con.execute(
         "SELECT count(*) FROM events WHERE source_sha256 = ?", [status[src.name].sha256]
     ).fetchone()

@@ -123,3 +123,90 @@ def test_quarantined_file_is_retried_and_lands_once_fixed(tmp_path: Path, store_
     assert [r.status for r in pipeline.ingest_paths([f], store).results] == ["landed"]
     con = store.connect()
     assert con.execute("SELECT status FROM sources").fetchall() == [("landed",)]
+
+
+def test_repeated_member_names_all_land_under_their_own_keys(tmp_path: Path, store_dir: Path) -> None:
+    archive = tmp_path / "repeats.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("a.toy", "TOY\nj1,x\n")
+        with pytest.warns(UserWarning, match="Duplicate name"):
+            zf.writestr("a.toy", "TOY\nj2,x\n")  # zip allows a name twice
+        zf.writestr("./a.toy", "TOY\nj3,x\n")  # another name for the same place
+    tar = tmp_path / "repeats.tar"
+    with tarfile.open(tar, "w") as tf:
+        for job in ("j4", "j5"):  # tar appends; extracting naively keeps only the last
+            data = f"TOY\n{job},x\n".encode()
+            info = tarfile.TarInfo("done/b.toy")
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    summary = pipeline.ingest_paths([archive, tar], Store(store_dir))
+    assert [r.status for r in summary.results] == ["landed"] * 5
+    assert [r.path.split("!", 1)[1] for r in summary.results] == [
+        "a.toy", "a.toy#2", "./a.toy", "done/b.toy", "done/b.toy#2",
+    ]
+    assert job_ids(Store(store_dir)) == ["j1", "j2", "j3", "j4", "j5"]
+
+
+def test_archives_inside_archives_are_unpacked(tmp_path: Path, store_dir: Path) -> None:
+    inner = io.BytesIO()
+    with zipfile.ZipFile(inner, "w") as zf:
+        zf.writestr("day1/a.toy", "TOY\nj1,x\n")
+    broken = io.BytesIO()
+    with zipfile.ZipFile(broken, "w") as zf:
+        zf.writestr("b.toy", "TOY\nj2,x\n")
+    outer = tmp_path / "month.tar.gz"
+    with tarfile.open(outer, "w:gz") as tf:
+        for name, data in (("day1.zip", inner.getvalue()), ("day2.zip", broken.getvalue()[:-30])):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+        info = tarfile.TarInfo("c.toy")
+        info.size = len(b"TOY\nj3,x\n")
+        tf.addfile(info, io.BytesIO(b"TOY\nj3,x\n"))
+    summary = pipeline.ingest_paths([outer], Store(store_dir))
+    by_key = {r.path.split("!", 1)[1]: r for r in summary.results}
+    assert by_key["day1.zip!day1/a.toy"].status == "landed"
+    assert by_key["c.toy"].status == "landed"
+    # the cut inner zip is quarantined under its own key, named in its error; the rest lands
+    assert by_key["day2.zip"].status == "quarantined"
+    assert (by_key["day2.zip"].error or "").startswith(f"{outer.resolve()}!day2.zip: corrupt zip archive")
+    assert job_ids(Store(store_dir)) == ["j1", "j3"]
+
+
+def test_archive_nesting_is_bounded(tmp_path: Path, store_dir: Path) -> None:
+    data = b"TOY\nj1,x\n"
+    for depth in range(pipeline.MAX_NESTING + 2):
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as zf:
+            zf.writestr("x.toy" if depth == 0 else f"level{depth}.zip", data)
+        data = buffer.getvalue()
+    archive = tmp_path / "deep.zip"
+    archive.write_bytes(data)
+    (result,) = pipeline.ingest_paths([archive], Store(store_dir)).results
+    assert result.status == "quarantined"
+    assert f"nested more than {pipeline.MAX_NESTING} archives deep" in (result.error or "")
+
+
+def test_a_cut_zip_is_quarantined_not_skipped(tmp_path: Path, store_dir: Path) -> None:
+    archive = tmp_path / "history.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("a.toy", "TOY\nj1,x\n" * 50)
+    archive.write_bytes(archive.read_bytes()[:-40])  # the central directory is lost
+    (result,) = pipeline.ingest_paths([archive], Store(store_dir)).results
+    assert result.status == "quarantined"
+    assert "corrupt zip archive" in (result.error or "")
+
+
+def test_ingest_lines_name_each_archive_member(tmp_path: Path, store_dir: Path) -> None:
+    from click.testing import CliRunner
+
+    from phaseline.cli import main
+
+    archive = tmp_path / "h.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("done/a.toy", "TOY\nj1,x\n")
+        zf.writestr("done/b.toy", "TOY\nj2,x\n")
+    result = CliRunner().invoke(main, ["ingest", str(archive), "--store", str(store_dir)])
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.output.splitlines() if line.startswith("landed")]
+    assert [line.split()[1] for line in lines] == [f"{archive}!done/a.toy", f"{archive}!done/b.toy"]

@@ -22,14 +22,19 @@ def test_mumak_and_yahoo_logs_reconcile_exactly(fixtures_dir: Path, store_dir: P
     assert report.ok, report.findings
     con = store.connect()
     (failed, killed), = con.execute(
-        "SELECT count(*) FILTER (status = 'FAILED'), count(*) FILTER (status = 'KILLED') FROM attempts "
+        "SELECT count(*) FILTER (status = 'FAILED'), count(*) FILTER (status = 'KILLED') FROM raw.attempts "
         "WHERE source_sha256 = (SELECT sha256 FROM sources WHERE path LIKE '%19-jobs.trace.json.gz')"
     ).fetchall()
     assert (failed, killed) == (3503, 1096)
     (maps, reduces, killed_yahoo), = con.execute(
         "SELECT count(DISTINCT task_id) FILTER (task_type = 'MAP'), count(DISTINCT task_id) FILTER (task_type = 'REDUCE'), "
-        "count(*) FILTER (status = 'KILLED') FROM attempts WHERE job_id = 'job_200904211745_0004' "
+        "count(*) FILTER (status = 'KILLED') FROM raw.attempts WHERE job_id = 'job_200904211745_0004' "
         # the mumak trace was made from the same Yahoo logs and holds this job too
         "AND source_sha256 = (SELECT sha256 FROM sources WHERE path LIKE '%sample-job-tracker-logs.gz')"
     ).fetchall()
     assert (maps, reduces, killed_yahoo) == (131, 47, 69)
+    # The store's views hold one account of that job: the first-hand log's, not Rumen's too.
+    (rows, sources), = con.execute(
+        "SELECT count(*), count(DISTINCT source_sha256) FROM attempts WHERE job_id = 'job_200904211745_0004'"
+    ).fetchall()
+    assert (rows, sources) == (252, 1)

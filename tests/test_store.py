@@ -380,3 +380,49 @@ def test_one_filesystem_sync_per_commit_before_the_manifest(
     pipeline.ingest_paths(files, Store(store_dir), compact_over=None)
     assert order == ["sync", "manifest"]  # five sources, one commit, one sync, before the manifest
     assert job_ids(Store(store_dir)) == [f"j{i}" for i in range(5)]
+
+
+def test_a_job_two_files_describe_has_one_account_in_the_views(tmp_path: Path, store_dir: Path) -> None:
+    from phaseline.verify import verify_store
+
+    store = Store(store_dir)
+    a = write(tmp_path / "a.toy", "j1,first", "j2,second")
+    b = write(tmp_path / "b.toy", "j2,again", "j3,third")
+    pipeline.ingest_paths([a, b], store)
+    con = store.connect()
+    # j2 is one job: equal formats and rows, so the first path's account is kept
+    assert con.execute("SELECT job_id, name FROM jobs ORDER BY job_id").fetchall() == [
+        ("j1", "first"), ("j2", "second"), ("j3", "third"),
+    ]
+    assert con.execute("SELECT count(*) FROM raw.jobs").fetchone() == (4,)
+    assert con.execute("SELECT count(*) FROM events").fetchone() == (4,)  # raw records are never merged
+    report = verify_store(store)
+    assert report.ok
+    assert [(f.check, f.subject) for f in report.findings] == [("overlaps", "j2")]
+    assert f"take its rows from {a}" in report.findings[0].detail
+
+
+def test_damaged_store_files_give_findings_and_clean_errors(tmp_path: Path, store_dir: Path) -> None:
+    from click.testing import CliRunner
+
+    from phaseline.cli import main
+    from phaseline.verify import verify_store
+
+    store = Store(store_dir)
+    pipeline.ingest_paths([write(tmp_path / "a.toy", "j1,first")], store)
+    data = next(f for f in store.manifest().files if f.table == "jobs")
+    (store_dir / data.path).write_bytes(b"PAR1 not parquet")
+    result = CliRunner().invoke(main, ["jobs", "--store", str(store_dir)])
+    assert result.exit_code == 1, result.output
+    assert "see `phaseline verify`" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+    sources_file = store_dir / str(store.manifest().sources_file)
+    sources_file.write_bytes(b"")
+    with pytest.raises(StoreError, match="sources table cannot be read"):
+        store.sources()
+    report = verify_store(store)  # reports, does not raise
+    assert not report.ok
+    checks = {(f.check, f.subject) for f in report.findings}
+    assert ("sources", str(store.manifest().sources_file)) in checks
+    assert ("schema", data.path) in checks  # the file checks still ran

@@ -59,7 +59,10 @@ def ingest(
 
     def line(path: Path, r: FileResult) -> str:
         rows = ", ".join(f"{t}={n}" for t, n in sorted(r.rows.items()))
-        text = f"{r.status:<11} {path}  [{r.format or '-'}] events={r.events_read} rows={r.rows_written}"
+        # an archive's members are keyed <archive>!<member>: show them as the path given, !member
+        key = str(path.resolve())
+        shown = f"{path}{r.path[len(key):]}" if r.path.startswith(key + "!") else str(path)
+        text = f"{r.status:<11} {shown}  [{r.format or '-'}] events={r.events_read} rows={r.rows_written}"
         if rows:
             text += f" ({rows})"
         if r.unknown:
@@ -70,8 +73,12 @@ def ingest(
 
     with _file_reporter(len(files)) as echo:
 
+        last: list[Path] = []
+
         def on_file(path: Path, r: FileResult) -> None:
-            echo(line(path, r) if not quiet or r.status == SourceStatus.QUARANTINED else None)
+            text = line(path, r) if not quiet or r.status == SourceStatus.QUARANTINED else None
+            echo(text, advance=not last or last[-1] != path)  # an archive's members: one step
+            last[:] = [path]
 
         summary = ingest_paths(
             files,
@@ -87,8 +94,9 @@ def ingest(
 
 
 @contextlib.contextmanager
-def _file_reporter(total: int) -> Iterator[Callable[[str | None], None]]:
-    """A function that reports one finished file (its line, or ``None`` for none) on stderr.
+def _file_reporter(total: int) -> Iterator[Callable[..., None]]:
+    """A function that reports one finished file (its line, or ``None`` for none) on stderr;
+    ``advance=False`` for a further member of the archive just reported.
 
     With more than 20 files and stderr a terminal, rich draws a progress bar and prints the
     lines above it; otherwise each line is written as it is, one line per file (rich would
@@ -96,7 +104,7 @@ def _file_reporter(total: int) -> Iterator[Callable[[str | None], None]]:
     """
     if total <= 20 or not sys.stderr.isatty():
 
-        def plain(text: str | None) -> None:
+        def plain(text: str | None, advance: bool = True) -> None:
             if text is not None:
                 click.echo(text, err=True)
 
@@ -111,8 +119,9 @@ def _file_reporter(total: int) -> Iterator[Callable[[str | None], None]]:
     ) as progress:
         task = progress.add_task("ingest", total=total)
 
-        def report(text: str | None) -> None:
-            progress.advance(task)
+        def report(text: str | None, advance: bool = True) -> None:
+            if advance:
+                progress.advance(task)
             if text is not None:
                 progress.console.print(text, markup=False, highlight=False)
 
@@ -138,7 +147,12 @@ def _print_summary(summary: IngestSummary, root: Path) -> None:
 @format_option
 @handle_errors
 def query(sql: str, store_dir: Path | None, fmt: str) -> None:
-    """Run DuckDB SQL over the store's tables (one view per table)."""
+    """Run DuckDB SQL over the store's tables (one view per table).
+
+    A job that several ingested files describe appears once in the views;
+    ``raw.<table>`` has every file's rows, and ``overlapping_sources`` lists
+    such jobs with the file each view keeps.
+    """
     con = open_store(store_dir).connect()
     try:
         cursor = con.execute(sql)

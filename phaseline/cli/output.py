@@ -13,6 +13,7 @@ import functools
 import io
 import json
 import math
+import sys
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -82,9 +83,10 @@ def open_store(store_dir: Path | None, *, create: bool = False) -> Store:
 
 
 def handle_errors(func: F) -> F:
-    """Turn phaseline's errors, and a path that cannot be opened, into clean CLI errors (no
-    traceback), and phaseline's warnings into ``warning: ...`` lines on stderr (each
-    message once, in order; the command goes on).
+    """Turn phaseline's errors, a path that cannot be opened, and a DuckDB error (a store
+    file damaged since it was written) into clean CLI errors (no traceback), and
+    phaseline's warnings into ``warning: ...`` lines on stderr (each message once, in
+    order; the command goes on).
 
     A warning (an extrapolating platform model, a fit or a queuing model that did not
     converge, a sniffer that failed) qualifies a result, it does not stop it: a script
@@ -105,6 +107,13 @@ def handle_errors(func: F) -> F:
             # a path the user gave (an --out in a directory that does not exist...): no traceback
             where = f": {exc.filename}" if exc.filename is not None else ""
             raise click.ClickException(f"{exc.strerror or exc}{where}") from exc
+        except Exception as exc:
+            duckdb = sys.modules.get("duckdb")  # not imported here: most commands never load it
+            if duckdb is not None and isinstance(exc, duckdb.Error):
+                # e.g. a data file damaged since the ingest: DuckDB names it
+                first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                raise click.ClickException(f"query failed: {first}; see `phaseline verify`") from exc
+            raise
         finally:
             _report_warnings(caught)  # once the recording has stopped: other warnings show as usual
 

@@ -1,0 +1,75 @@
+"""One account per job: a job that several ingested files describe is counted once.
+
+Users feed whole directories, and the same run often lies there twice: a
+`done_intermediate` copy cut short beside the complete `.jhist`, or a 0.20
+history log beside Rumen's parse of it.  The store's views keep one source per
+unit (job, task, attempt, counter set) and ``raw.*`` keeps everything; ``verify``
+names the overlap.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ingest.pipeline import ingest_paths
+from phaseline.store import Store
+from phaseline.verify import verify_store
+from profiles import queries as q
+
+JHIST = Path("apache-hadoop/mapreduce-client-jobclient/job_1329348432655_0001-10.jhist")
+JOB = "job_1329348432655_0001"
+
+
+def _truncated_copy(src: Path, dest: Path, keep_lines: int) -> Path:
+    lines = src.read_bytes().splitlines(keepends=True)
+    dest.write_bytes(b"".join(lines[:keep_lines]))
+    return dest
+
+
+def test_a_cut_copy_beside_the_complete_jhist_counts_once(
+    fixtures_dir: Path, tmp_path: Path, store_dir: Path
+) -> None:
+    complete = fixtures_dir / JHIST
+    alone = Store(tmp_path / "alone")
+    ingest_paths([complete], alone)
+    expected = alone.connect()
+
+    cut = _truncated_copy(complete, tmp_path / "done_intermediate.jhist", keep_lines=30)
+    store = Store(store_dir)
+    summary = ingest_paths([cut, complete], store)
+    assert {r.status for r in summary.results} <= {"landed", "partial"}
+    con = store.connect()
+    # raw keeps both accounts; the views hold the complete one only
+    (raw_sources,), = con.execute("SELECT count(DISTINCT source_sha256) FROM raw.attempts").fetchall()
+    assert raw_sources == 2
+    for table in ("jobs", "tasks", "attempts", "counters"):
+        got = con.execute(f"SELECT count(*) FROM {table}").fetchone()
+        assert got == expected.execute(f"SELECT count(*) FROM {table}").fetchone(), table
+    # so every profile query sees what the complete file alone gives
+    for concept in (q.timeline, q.phases, q.waves):
+        assert len(concept(con, JOB)) == len(concept(expected, JOB)), concept.__name__
+    assert q.job_summary(con, JOB).to_dict("records") == q.job_summary(expected, JOB).to_dict("records")
+
+    report = verify_store(store)
+    assert report.ok, report.findings
+    (finding,) = [f for f in report.findings if f.check == "overlaps"]
+    assert (finding.severity, finding.subject) == ("warning", JOB)
+    assert f"take its rows from {complete}" in finding.detail
+    assert str(cut) in finding.detail
+
+
+def test_first_hand_history_wins_over_rumens_parse(fixtures_dir: Path, store_dir: Path) -> None:
+    folder = fixtures_dir / "apache-hadoop-mapreduce" / "rumen-small-trace-test"
+    log, parse = folder / "sample-job-tracker-logs.gz", folder / "job-tracker-logs-trace-output.gz"
+    store = Store(store_dir)
+    ingest_paths([parse, log], store)
+    con = store.connect()
+    rows = con.execute(
+        "SELECT job_id, count(*), min(source_format), max(source_format) FROM jobs GROUP BY job_id ORDER BY job_id"
+    ).fetchall()
+    assert [(n, lo, hi) for _, n, lo, hi in rows] == [(1, "history_v1", "history_v1")] * 4
+    (attempts, sources), = con.execute(
+        "SELECT count(*), count(DISTINCT source_sha256) FROM attempts WHERE job_id = 'job_200904211745_0004'"
+    ).fetchall()
+    assert (attempts, sources) == (252, 1)
+    assert con.execute("SELECT count(*) FROM raw.jobs").fetchone() == (8,)
