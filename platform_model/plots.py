@@ -22,6 +22,7 @@ import numpy as np
 from phaseline.errors import PlatformModelError
 from platform_model.model import PlatformModel
 from platform_model.profile import PlatformProfile
+from profiles.timeline_plot import save_figure
 
 FORMATS = ("png", "svg")
 #: Points drawn per panel at most (an even subsample of larger profiles).
@@ -54,7 +55,7 @@ def plot_platform(model: PlatformModel, profile: PlatformProfile, out_dir: str |
         _panel(ax, model, profile, phase)
         fig.tight_layout()
         path = out / f"platform-{phase}.{fmt}"
-        fig.savefig(path)
+        save_figure(fig, path, fmt)
         plt.close(fig)
         paths.append(path)
     cols = min(3, max(1, len(phases)))
@@ -67,7 +68,7 @@ def plot_platform(model: PlatformModel, profile: PlatformProfile, out_dir: str |
     fig.suptitle("Platform profile and model (cf. Zhang et al. 2013, Fig. 3)")
     fig.tight_layout()
     path = out / f"platform.{fmt}"
-    fig.savefig(path)
+    save_figure(fig, path, fmt)
     plt.close(fig)
     paths.append(path)
     return paths

@@ -11,15 +11,18 @@ still gets its report; the reason its profile is missing is recorded.
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
 import re
+import warnings
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
 from ingest.pipeline import FileResult, IngestSummary, ingest_paths
-from phaseline.errors import PhaselineError
+from phaseline.errors import PhaselineError, PhaselineWarning
 from phaseline.store import Store
 from profiles import queries as q
 from profiles.extract import extract_profile
@@ -130,11 +133,43 @@ def analyze(
     out_dir: Path,
     *,
     on_file: Callable[[Path, FileResult], None] | None = None,
+    workers: int = 1,
 ) -> Analysis:
-    """Ingest ``paths`` into ``store`` and analyse every job they hold (see the module docstring)."""
-    summary = ingest_paths(paths, store, on_file=on_file)
+    """Ingest ``paths`` into ``store`` and analyse every job they hold (see the module docstring).
+
+    ``workers`` processes parse the files and then write the jobs' outputs (the
+    charts take most of the time: seconds for a job of thousands of tasks).
+    """
+    summary = ingest_paths(paths, store, on_file=on_file, workers=workers)
     con = store.connect()
     keys = [r.path for r in summary.results]
     job_ids = [r[0] for r in con.execute(_JOBS_OF_SOURCES, {"paths": keys}).fetchall()]
     out_dir.mkdir(parents=True, exist_ok=True)
-    return Analysis(summary, tuple(analyze_job(con, job_id, out_dir) for job_id in job_ids))
+    if workers == 1 or len(job_ids) < 2:
+        return Analysis(summary, tuple(analyze_job(con, job_id, out_dir) for job_id in job_ids))
+    con.close()
+    # spawned, not forked: a forked copy of a process running DuckDB's threads may hang
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(min(workers, len(job_ids)), mp_context=context,
+                             initializer=_open_in_worker, initargs=(store.root,)) as pool:  # fmt: skip
+        done = list(pool.map(_analyze_in_worker, job_ids, [out_dir] * len(job_ids)))
+    for _, caught in done:  # the workers' warnings, said here as if the jobs were analysed here
+        for category, message in caught:
+            warnings.warn(message, category, stacklevel=2)
+    return Analysis(summary, tuple(job for job, _ in done))
+
+
+_worker_con: duckdb.DuckDBPyConnection | None = None
+
+
+def _open_in_worker(root: Path) -> None:
+    global _worker_con
+    _worker_con = Store(root).connect()
+
+
+def _analyze_in_worker(job_id: str, out_dir: Path) -> tuple[JobAnalysis, list[tuple[type[Warning], str]]]:
+    assert _worker_con is not None, "the pool's initializer opens the store"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PhaselineWarning)
+        job = analyze_job(_worker_con, job_id, out_dir)
+    return job, [(w.category, str(w.message)) for w in caught if issubclass(w.category, PhaselineWarning)]

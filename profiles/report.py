@@ -159,21 +159,32 @@ def _phase_breakdown(phases: pd.DataFrame) -> tuple[str, str]:
     return table, _svg(fig)
 
 
+#: Host charts label at most this many hosts: the slowest ones when there are more (a
+#: 1,800-host trace took 7 s to lay out its tick labels, and they could not be read).
+MAX_HOSTS_LABELLED = 60
+
+
 def _skew_svg(skew: pd.DataFrame) -> str:
     whole = skew[skew["phase"] == "attempt"]
     if whole.empty:
         return ""
     ttype = "REDUCE" if (whole["task_type"] == "REDUCE").any() else "MAP"
-    d = whole[whole["task_type"] == ttype].sort_values("host")
+    d = whole[whole["task_type"] == ttype].sort_values("host").reset_index(drop=True)
     fig = Figure(figsize=(9, 2.8), layout="constrained")
     ax = fig.add_subplot()
-    ax.bar(
-        range(len(d)),
-        d["normalized_dur"],
-        color=["#d62728" if v > 1.1 else "#1f77b4" for v in d["normalized_dur"]],
-    )
+    colors = ["#d62728" if v > 1.1 else "#1f77b4" for v in d["normalized_dur"]]
+    if len(d) <= MAX_HOSTS_LABELLED:
+        ax.bar(range(len(d)), d["normalized_dur"], color=colors)
+        labelled = d
+    else:  # one collection: a patch per bar took seconds for a few thousand hosts
+        ax.vlines(range(len(d)), 0, d["normalized_dur"], colors=colors, linewidth=max(0.2, 500 / len(d)))
+        labelled = d.nlargest(MAX_HOSTS_LABELLED // 2, "normalized_dur").sort_index()
     ax.axhline(1.0, color="black", linewidth=0.8)
-    ax.set_xticks(range(len(d)), [str(h) for h in d["host"]], rotation=60, ha="right", fontsize=7, parse_math=False)
+    ax.set_xticks(
+        list(labelled.index), [str(h) for h in labelled["host"]], rotation=60, ha="right", fontsize=7, parse_math=False
+    )
+    if len(labelled) < len(d):
+        ax.set_xlabel(f"{len(d)} hosts by name; the {len(labelled)} slowest named", fontsize=8)
     ax.set_ylabel("normalized mean duration")
     ax.set_title(f"{ttype.lower()} attempts per host (HiTune Fig. 20)", parse_math=False)
     return _svg(fig)

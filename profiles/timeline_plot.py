@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
@@ -132,10 +133,20 @@ def _bars(ax: Axes, row: Any, start_ms: Any, end_ms: Any, *, edgecolor: str = "n
     ax.add_collection(PolyCollection(list(verts), edgecolor=edgecolor, **style))
 
 
+def save_figure(fig: Figure, target: Any, fmt: str, **options: Any) -> None:
+    """``fig.savefig``, reproducibly: an SVG has no date and the same ids every time, so the
+    same trace gives the same file (reports diff cleanly, and parallel runs match serial ones)."""
+    if fmt != "svg":
+        fig.savefig(target, format=fmt, **options)
+        return
+    with matplotlib.rc_context({"svg.hashsalt": "phaseline"}):
+        fig.savefig(target, format=fmt, metadata={"Date": None}, **options)
+
+
 def figure_svg(fig: Figure) -> str:
     """The figure as an inline SVG document string."""
     buf = io.StringIO()
-    fig.savefig(buf, format="svg")
+    save_figure(fig, buf, "svg")
     return buf.getvalue()
 
 
@@ -247,5 +258,5 @@ def write_timeline(con: duckdb.DuckDBPyConnection, job_id: str, out: str | Path)
     name = summary["name"]
     title = job_id if name is None or pd.isna(name) else f"{job_id} ({name})"
     fig = gantt_figure(timeline, phases, title=title)
-    fig.savefig(path, format=suffix[1:], dpi=120)
+    save_figure(fig, path, suffix[1:], dpi=120)
     return path

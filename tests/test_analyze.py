@@ -60,3 +60,36 @@ def test_analyze_says_why_a_job_got_no_profile(tmp_path: Path, fixtures_dir: Pat
         assert not (tmp_path / "r" / job_id / "profile.json").exists()
         assert (tmp_path / "r" / job_id / "report.html").exists()
         assert f"warning: no profile.json for {job_id}: {error.removeprefix(job_id + ': ')}" in warned
+
+
+def test_analyze_with_workers_writes_what_one_process_writes(tmp_path: Path) -> None:
+    outputs = {}
+    for workers in ("1", "2"):
+        out = tmp_path / f"report-{workers}"
+        result = CliRunner().invoke(
+            main,
+            ["analyze", str(REPO / "sample_traces"), "--store", str(tmp_path / f"store-{workers}"),
+             "--out", str(out), "--format", "json", "--workers", workers],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        rows = json.loads(result.stdout)
+        for row in rows:
+            row["report"] = Path(row["report"]).relative_to(out).as_posix()
+        files = {
+            p.relative_to(out).as_posix(): p.read_text()
+            for p in sorted(out.rglob("*"))
+            if p.suffix in (".json", ".svg")
+        }
+        outputs[workers] = (rows, files)
+    rows_1, files_1 = outputs["1"]
+    rows_2, files_2 = outputs["2"]
+    assert len(rows_1) == 3
+    assert rows_2 == rows_1
+    assert files_2.keys() == files_1.keys()
+    for name in files_1:
+        if name.endswith("profile.json"):  # its provenance names the store
+            a, b = json.loads(files_1[name]), json.loads(files_2[name])
+            a.pop("source", None), b.pop("source", None)
+            assert a == b, name
+        else:
+            assert files_2[name] == files_1[name], name

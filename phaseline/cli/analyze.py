@@ -23,9 +23,13 @@ EXIT_QUARANTINED = 3
     show_default=True,
     help="Directory for the per-job reports, profiles, timelines and traces.",
 )
+@click.option(
+    "--workers", "-j", type=click.IntRange(1), default=1, show_default=True,
+    help="Processes that parse the files and then write the jobs' reports.",
+)
 @format_option
 @handle_errors
-def analyze(paths: tuple[str, ...], store_dir: Path | None, out_dir: Path, fmt: str) -> None:
+def analyze(paths: tuple[str, ...], store_dir: Path | None, out_dir: Path, workers: int, fmt: str) -> None:
     """Ingest PATHS and explain every job they hold: where the time went, per phase.
 
     Writes OUT/<job_id>/report.html (offline HTML), profile.json (the job
@@ -35,7 +39,7 @@ def analyze(paths: tuple[str, ...], store_dir: Path | None, out_dir: Path, fmt: 
     """
     from profiles.analyze import analyze as run_analysis
 
-    result = run_analysis(paths, open_store(store_dir, create=True), out_dir)
+    result = run_analysis(paths, open_store(store_dir, create=True), out_dir, workers=workers)
     rows = [
         {
             "job_id": j.job_id,

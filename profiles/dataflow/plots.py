@@ -18,6 +18,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from phaseline.errors import ProfileError
+from profiles.timeline_plot import save_figure
 
 SUFFIXES = (".png", ".svg")
 COLORS: Mapping[str, str] = {
@@ -68,7 +69,7 @@ def write_chart(rows: Sequence[Mapping[str, Any]], out: Path, *, title: str = ""
     ax.set_title(title or "Dataflow execution (HiTune Figure 14)")
     ax.legend(loc="upper right", fontsize="small", ncol=2)
     fig.tight_layout()
-    fig.savefig(out)
+    save_figure(fig, out, out.suffix[1:].lower())
     plt.close(fig)
     return out
 
@@ -95,6 +96,6 @@ def write_busy_idle(rows: Sequence[Mapping[str, Any]], out: Path, *, by: str = "
     ax.legend(fontsize="small")
     plt.setp(ax.get_xticklabels(), rotation=30, ha="right")
     fig.tight_layout()
-    fig.savefig(out)
+    save_figure(fig, out, out.suffix[1:].lower())
     plt.close(fig)
     return out
