@@ -11,7 +11,8 @@ from the platform model (Zhang et al. 2013, section 4) and what the *job*
 decides from the profile:
 
 * I/O and network per byte are secant slopes of the platform model at the
-  data size the phase processes in this prediction:
+  data size the phase processes in this prediction (for the read, the bytes
+  as stored: compressed when the input is, as eq. 4 prices them):
   csHdfsReadCost = read, csLocalIOWriteCost = spill, csLocalIOReadCost =
   merge - spill (a merge pass reads and writes every byte), csNetworkCost =
   shuffle, csHdfsWriteCost = write; csSerdeCPUCost = collect x record width.
@@ -131,7 +132,8 @@ def cost_stats(
     notes: list[str] = []
     pc = profile.costs
     times = PhaseTimes(profile, platform, notes)
-    read0, read = _secant(times, Phase.READ, m.in_bytes)
+    # eq. 4 prices the bytes read from HDFS (compressed when the input is): the secant is taken there
+    read0, read = _secant(times, Phase.READ, m.in_bytes * (profile.dataflow.input_compress_ratio or 1.0))
     col0, collect = _secant(times, Phase.COLLECT, m.out_bytes)
     spill0, spill = _secant(times, Phase.SPILL, m.out_bytes)
     merge0, merge = _secant(times, Phase.MERGE, m.out_bytes)

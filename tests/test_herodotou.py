@@ -25,7 +25,7 @@ from predict.merge import (
     simulate_merge,
 )
 from profiles.profile import DurationStats
-from tests.test_predict_core import GB, MB, REL, LinearPlatform, toy_profile
+from tests.test_predict_core import CLUSTER, GB, MB, REL, LinearPlatform, toy_profile
 
 PLAIN = DataStats(
     map_size_sel=1.0,
@@ -369,3 +369,20 @@ def test_more_data_never_predicts_less_time(
         max(0.0, a.reduce_phases_ms.get(p, 0.0) - b.reduce_phases_ms.get(p, 0.0)) for p in ("shuffle", "sort")
     )
     assert b.total_ms >= (a.total_ms - merge_drop) * (1 - 1e-9)
+
+
+def test_compressed_input_is_read_at_its_compressed_size() -> None:
+    """eq. 4: a split's read costs what the platform gives for the bytes read from HDFS."""
+
+    class CurvedRead(LinearPlatform):
+        def duration_ms(self, phase: str, data_bytes: float) -> float:
+            extra = 1e-12 * data_bytes**2 if phase == "read" else 0.0  # reads get dearer per byte
+            return super().duration_ms(phase, data_bytes) + extra
+
+    plat = CurvedRead()
+    prof = toy_profile(stages={})
+    packed = replace(prof, dataflow=replace(prof.dataflow, input_compress_ratio=0.25))
+    expected = plat.duration_ms("read", 64 * MB) - plat.duration_ms("read", 0.0)  # a 64 MB split as stored
+    for profile in (prof, packed):  # the packed one holds 256 MB of records per split
+        cost = job_cost(profile, plat, CLUSTER, Dataset(20 * 64 * MB), JobSettings(reduces=0))
+        assert cost.map_phases_ms["read"] == pytest.approx(expected, rel=REL)
