@@ -209,6 +209,8 @@ SOURCES = register(
                 ("rows_quarantined", I64),
                 ("record_tables", STR),
                 ("source_sha256", STR),
+                # the jobs its rows of tables with a unit describe (which jobs two sources share)
+                ("job_ids", pa.list_(STR)),
             ]
         ),
         ("path", "sha256", "status"),

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from phaseline import schemas
@@ -54,6 +55,7 @@ class SourceRecord:
     rows_written: int = 0
     rows_quarantined: int = 0
     record_tables: str = "events"
+    job_ids: tuple[str, ...] = ()
 
     def as_row(self) -> dict[str, Any]:
         return {
@@ -69,6 +71,7 @@ class SourceRecord:
             "rows_quarantined": self.rows_quarantined,
             "record_tables": self.record_tables,
             "source_sha256": self.sha256,
+            "job_ids": list(self.job_ids),
         }
 
 
@@ -140,6 +143,7 @@ class _TableWriter:
         "_runs",
         "_tuples",
         "_types",
+        "job_ids",
         "path",
         "rows_written",
         "sha256",
@@ -158,6 +162,7 @@ class _TableWriter:
         self._checked = False
         self._limit = min(FLUSH_ROWS, spec.flush_rows)
         self.rows_written = 0
+        self.job_ids: set[str] = set()  # of the rows checked so far, when the table has a unit
         self._pending: Future[None] | None = None  # this writer's row group being written in the background
         self._reset()
 
@@ -299,6 +304,8 @@ class _TableWriter:
         for col in self.spec.required:
             if batch.column(col).null_count:
                 raise SchemaError(f"table {self.spec.name!r}: required column {col!r} has empty values")
+        if self.spec.unit:
+            self.job_ids.update(pc.unique(batch.column("job_id")).drop_null().to_pylist())
         self._reset()
         return batch
 
@@ -419,9 +426,10 @@ class StagedSource:
         return {t: w.rows_written + w.buffered for t, w in self._writers.items()}
 
     def _record(self, status: str, error: str | None, events_read: int, rows: int, quarantined: int) -> SourceRecord:
+        job_ids = tuple(sorted(set().union(*(w.job_ids for w in self._writers.values())))) if rows else ()
         return SourceRecord(
             self.path, self.sha256, self.bytes, self.format, status, error, datetime.now(UTC),
-            events_read, rows, quarantined, ",".join(self.record_tables),
+            events_read, rows, quarantined, ",".join(self.record_tables), job_ids,
         )
 
     def finish(

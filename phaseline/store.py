@@ -482,10 +482,29 @@ def _create_parquet_view(
 
 
 def _find_overlaps(con: duckdb.DuckDBPyConnection, tables: Sequence[str]) -> set[str]:
-    """Fill the temporary table ``overlapping_sources`` (see :meth:`Store.connect`); the tables with any."""
+    """Fill the temporary table ``overlapping_sources`` (see :meth:`Store.connect`); the tables with any.
+
+    ``sources.job_ids`` says which jobs two sources share without reading the data;
+    only those jobs' rows are then counted.  Sources ingested before that column
+    existed have it NULL, and the rows of every job are counted instead.
+    """
+    landed = "status IN ('landed', 'partial') AND rows_written > 0"
+    unknown = "job_ids IS NULL" if "job_ids" in con.sql("SELECT * FROM raw.sources LIMIT 0").columns else "true"
+    (unknown_sources,) = con.execute(f"SELECT count(*) FROM raw.sources WHERE {landed} AND {unknown}").fetchone() or (0,)
+    if unknown_sources:
+        only = ""
+    else:
+        con.execute(f"""
+            CREATE TEMP TABLE _shared_jobs AS
+            SELECT job_id FROM (SELECT unnest(job_ids) AS job_id, sha256 FROM raw.sources WHERE {landed})
+            GROUP BY job_id HAVING count(DISTINCT sha256) > 1
+        """)
+        (shared,) = con.execute("SELECT count(*) FROM _shared_jobs").fetchone() or (0,)
+        tables = tables if shared else ()
+        only = " AND job_id IN (SELECT job_id FROM _shared_jobs)"
     per_job = " UNION ALL ".join(
         f"SELECT '{name}' AS table_name, job_id, source_sha256, count(*) AS rows "
-        f'FROM raw."{name}" WHERE job_id IS NOT NULL GROUP BY ALL'
+        f'FROM raw."{name}" WHERE job_id IS NOT NULL{only} GROUP BY ALL'
         for name in tables
     ) or "SELECT NULL::VARCHAR AS table_name, NULL::VARCHAR AS job_id, NULL::VARCHAR AS source_sha256, 0 AS rows"
     derived = ", ".join(f"'{f}'" for f in sorted(schemas.DERIVED_FORMATS))

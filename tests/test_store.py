@@ -400,6 +400,15 @@ def test_a_job_two_files_describe_has_one_account_in_the_views(tmp_path: Path, s
     assert report.ok
     assert [(f.check, f.subject) for f in report.findings] == [("overlaps", "j2")]
     assert f"take its rows from {a}" in report.findings[0].detail
+    # the sources row names each source's jobs, so overlaps are found without reading the data
+    assert sorted(map(tuple, store.sources().column("job_ids").to_pylist())) == [("j1", "j2"), ("j2", "j3")]
+    # a store written before sources.job_ids existed: every job's rows are counted instead
+    sources_file = store_dir / str(store.manifest().sources_file)
+    pq.write_table(pq.read_table(sources_file).drop_columns(["job_ids"]), sources_file)
+    con = store.connect()
+    assert con.execute("SELECT job_id, name FROM jobs ORDER BY job_id").fetchall() == [
+        ("j1", "first"), ("j2", "second"), ("j3", "third"),
+    ]
 
 
 def test_damaged_store_files_give_findings_and_clean_errors(tmp_path: Path, store_dir: Path) -> None:
