@@ -151,27 +151,45 @@ def _check_sources(
 
 
 def _check_overlaps(store: Store, manifest: Manifest, findings: list[Finding]) -> None:
-    """The overlaps check: jobs that several sources describe, and the one the views keep."""
+    """The overlaps check: jobs that several sources describe, and the one the views keep.
+
+    Sources that describe different units of one job (an engine run's ``run.json``
+    holds the job's counters, its log the attempts') complement each other and
+    are not reported: only jobs some of whose rows the views set aside.
+    """
+    import duckdb  # only this check queries the data
+
     try:
         con = store.connect(manifest)
         overlaps = con.execute(
             "SELECT job_id, path, format, preference, string_agg(table_name, ',' ORDER BY table_name) "
             "FROM overlapping_sources GROUP BY ALL ORDER BY job_id, preference"
         ).fetchall()
-    except StoreError as exc:
+        set_aside: dict[str, int] = defaultdict(int)
+        for (table,) in con.execute("SELECT DISTINCT table_name FROM overlapping_sources").fetchall():
+            jobs = f"WHERE job_id IN (SELECT job_id FROM overlapping_sources WHERE table_name = '{table}')"
+            for job_id, n in con.execute(
+                f'SELECT job_id, r.n - coalesce(m.n, 0) FROM (SELECT job_id, count(*) AS n FROM raw."{table}" {jobs} '
+                f'GROUP BY job_id) AS r LEFT JOIN (SELECT job_id, count(*) AS n FROM main."{table}" {jobs} '
+                "GROUP BY job_id) AS m USING (job_id)"
+            ).fetchall():
+                set_aside[job_id] += n
+    except (StoreError, duckdb.Error) as exc:
         findings.append(Finding("error", "overlaps", str(store.root), str(exc)))
         return
     by_job: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
     for job_id, path, fmt, _, tables in overlaps:
         by_job[job_id].append((path, fmt, tables))
     for job_id, ranked in by_job.items():
+        if not set_aside[job_id]:
+            continue
         (kept, kept_format, _), others = ranked[0], ranked[1:]
         also = "; ".join(f"{path} ({fmt}: {tables})" for path, fmt, tables in others)
         findings.append(
             Finding(
                 "warning", "overlaps", job_id,
                 f"described by {len(ranked)} sources; the views take its rows from {kept} ({kept_format}) "
-                f"and from the others only what that one lacks: {also}",
+                f"and from the others only what that one lacks ({set_aside[job_id]} rows set aside): {also}",
             )
         )
 
