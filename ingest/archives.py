@@ -15,10 +15,10 @@ import shutil
 import tarfile
 import tempfile
 import zipfile
-from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
+from typing import TypeVar
 
 from ingest.base import is_gzip, read_head
 from phaseline.errors import TraceParseError
@@ -26,6 +26,7 @@ from phaseline.errors import TraceParseError
 MAX_UNPACKED_BYTES = 20 * 1024**3  # refuse archive bombs beyond 20 GiB (all nesting levels together)
 MAX_NESTING = 3  # archives inside archives are unpacked this deep
 ZIP_MAGIC = b"PK\x03\x04"
+T = TypeVar("T")
 
 
 def is_archive(path: Path, head: bytes | None = None) -> bool:
@@ -54,21 +55,28 @@ class _Names:
     Archives may hold one name twice (zip allows it, tar appends) or two names
     for one file (``./a`` and ``a``): every member keeps its own copy, in its
     place when that is free (so siblings such as ``syslog`` and
-    ``syslog.shuffle`` stay together) and under ``#<n>/`` otherwise, and the
-    n-th repeat of a name is called ``name#<n>``.
+    ``syslog.shuffle`` stay together) and under ``#<k>/`` otherwise, and a
+    repeated name is called ``name#<k>`` (the first ``k`` from 2 not yet used).
     """
 
     def __init__(self, target: Path) -> None:
         self.target = target
-        self.names: Counter[str] = Counter()
-        self.places: Counter[PurePosixPath] = Counter()
+        self.names: set[str] = set()
+        self.places: set[Path] = set()
 
     def place(self, name: str, rel: PurePosixPath) -> tuple[str, Path]:
-        self.names[name] += 1
-        self.places[rel] += 1
-        n, m = self.names[name], self.places[rel]
-        dest = self.target.joinpath(*rel.parts) if m == 1 else self.target.joinpath(f"#{m}", *rel.parts)
-        return (name if n == 1 else f"{name}#{n}"), dest
+        key = _first_free(self.names, lambda k: name if k == 1 else f"{name}#{k}")
+        dest = _first_free(self.places, lambda k: self.target.joinpath(*([] if k == 1 else [f"#{k}"]), *rel.parts))
+        return key, dest
+
+
+def _first_free(taken: set[T], candidate: Callable[[int], T]) -> T:
+    """``candidate(1)``, or the first of ``candidate(2), candidate(3)...`` not in ``taken``; now taken."""
+    k = 1
+    while (value := candidate(k)) in taken:
+        k += 1
+    taken.add(value)
+    return value
 
 
 @contextmanager

@@ -131,3 +131,18 @@ class ConvergenceWarning(PhaselineWarning):
 
 class DataQualityWarning(PhaselineWarning):
     """Input data is usable but suspicious (inflated counters, missing phases, ...)."""
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an error's message, or its type's name when it has none.
+
+    DuckDB's messages go on with the query text and a caret under it; a CLI
+    error or a finding wants the first line only.
+
+    >>> first_line(ValueError("no such file\\nLINE 1: SELECT ..."))
+    'no such file'
+    >>> first_line(OSError())
+    'OSError'
+    """
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -55,7 +55,7 @@ import pyarrow.parquet as pq
 
 from phaseline import schemas
 from phaseline.arrow import column, table_from_rows
-from phaseline.errors import StoreError, StoreLockedError
+from phaseline.errors import StoreError, StoreLockedError, first_line
 from phaseline.staged_batch import StagedGroup
 from phaseline.staging import SourceRecord, StagedFile, StagedSource
 
@@ -221,8 +221,9 @@ class Store:
         try:
             self._create_views(con, manifest)
         except duckdb.Error as exc:
-            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise StoreError(f"{self.root}: the store's files cannot be read ({first}); see `phaseline verify`") from exc
+            raise StoreError(
+                f"{self.root}: the store's files cannot be read ({first_line(exc)}); see `phaseline verify`"
+            ) from exc
         return con
 
     def _create_views(self, con: duckdb.DuckDBPyConnection, manifest: Manifest) -> None:

@@ -132,6 +132,8 @@ def test_repeated_member_names_all_land_under_their_own_keys(tmp_path: Path, sto
         with pytest.warns(UserWarning, match="Duplicate name"):
             zf.writestr("a.toy", "TOY\nj2,x\n")  # zip allows a name twice
         zf.writestr("./a.toy", "TOY\nj3,x\n")  # another name for the same place
+        zf.writestr("#2/a.toy", "TOY\nj6,x\n")  # where a repeat would go
+        zf.writestr("a.toy#2", "TOY\nj7,x\n")  # what a repeat would be called
     tar = tmp_path / "repeats.tar"
     with tarfile.open(tar, "w") as tf:
         for job in ("j4", "j5"):  # tar appends; extracting naively keeps only the last
@@ -140,11 +142,11 @@ def test_repeated_member_names_all_land_under_their_own_keys(tmp_path: Path, sto
             info.size = len(data)
             tf.addfile(info, io.BytesIO(data))
     summary = pipeline.ingest_paths([archive, tar], Store(store_dir))
-    assert [r.status for r in summary.results] == ["landed"] * 5
+    assert [r.status for r in summary.results] == ["landed"] * 7
     assert [r.path.split("!", 1)[1] for r in summary.results] == [
-        "a.toy", "a.toy#2", "./a.toy", "done/b.toy", "done/b.toy#2",
+        "a.toy", "a.toy#2", "./a.toy", "#2/a.toy", "a.toy#2#2", "done/b.toy", "done/b.toy#2",
     ]
-    assert job_ids(Store(store_dir)) == ["j1", "j2", "j3", "j4", "j5"]
+    assert job_ids(Store(store_dir)) == ["j1", "j2", "j3", "j4", "j5", "j6", "j7"]
 
 
 def test_archives_inside_archives_are_unpacked(tmp_path: Path, store_dir: Path) -> None:

@@ -399,7 +399,7 @@ def test_a_job_two_files_describe_has_one_account_in_the_views(tmp_path: Path, s
     report = verify_store(store)
     assert report.ok
     assert [(f.check, f.subject) for f in report.findings] == [("overlaps", "j2")]
-    assert f"take its rows from {a}" in report.findings[0].detail
+    assert f"take its rows from {a.resolve()}" in report.findings[0].detail
     # the sources row names each source's jobs, so overlaps are found without reading the data
     assert sorted(map(tuple, store.sources().column("job_ids").to_pylist())) == [("j1", "j2"), ("j2", "j3")]
     # a store written before sources.job_ids existed: every job's rows are counted instead

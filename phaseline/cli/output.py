@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import click
 
-from phaseline.errors import NotFoundError, PhaselineError, PhaselineWarning
+from phaseline.errors import NotFoundError, PhaselineError, PhaselineWarning, first_line
 from phaseline.store import Store, default_store_path
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -111,8 +111,7 @@ def handle_errors(func: F) -> F:
             duckdb = sys.modules.get("duckdb")  # not imported here: most commands never load it
             if duckdb is not None and isinstance(exc, duckdb.Error):
                 # e.g. a data file damaged since the ingest: DuckDB names it
-                first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                raise click.ClickException(f"query failed: {first}; see `phaseline verify`") from exc
+                raise click.ClickException(f"query failed: {first_line(exc)}; see `phaseline verify`") from exc
             raise
         finally:
             _report_warnings(caught)  # once the recording has stopped: other warnings show as usual
