@@ -126,9 +126,9 @@ class TableSpec:
     they are written without a Parquet dictionary, which would be built for
     every row group and then dropped (half the write time of ``events``).
     ``unit`` names the columns (``job_id`` first) that say what a row is an
-    account of: one job, task, attempt or counter set.  Two sources may describe
-    the same unit (a 0.20 history log and Rumen's parse of it; a truncated and a
-    complete copy of one ``.jhist``): the store's views then keep one source's
+    account of: one job, task, attempt, counter set or conf key.  Two sources
+    may describe the same unit (a 0.20 history log and Rumen's parse of it; a
+    truncated and a complete copy of one ``.jhist``): the views then keep one source's
     rows per unit (:meth:`phaseline.store.Store.connect`).  Tables without a
     unit (``events``, samples) keep every row of every source.
     """

@@ -73,3 +73,10 @@ def test_first_hand_history_wins_over_rumens_parse(fixtures_dir: Path, store_dir
     ).fetchall()
     assert (attempts, sources) == (252, 1)
     assert con.execute("SELECT count(*) FROM raw.jobs").fetchone() == (8,)
+
+
+def test_derived_formats_name_real_readers() -> None:
+    from ingest.formats import formats
+    from phaseline.schemas import DERIVED_FORMATS
+
+    assert DERIVED_FORMATS.issubset(f.name for f in formats())
