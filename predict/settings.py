@@ -20,7 +20,7 @@ from phaseline.errors import PredictionError
 from predict.units import SizeError, parse_size
 from profiles.profile import JobProfile
 
-__all__ = ["SETTING_KEYS", "Compression", "JobSettings", "compression"]
+__all__ = ["SETTING_KEYS", "Compression", "JobSettings", "compression", "setting_field"]
 
 #: Map-output compression ratio assumed when the profile did not measure one (Snappy-like on text).
 DEFAULT_INTERM_COMPRESS_RATIO = 0.5
@@ -108,7 +108,7 @@ class JobSettings:
 
     def with_setting(self, key: str, raw: str) -> JobSettings:
         """A copy with one setting changed; ``key`` is a Hadoop key or a field name (``io.sort.mb``, ``reduces``)."""
-        name = SETTING_KEYS.get(key) or SETTING_KEYS.get(key.replace("-", "_"))
+        name = setting_field(key)
         if name is None:
             raise PredictionError(
                 f"unknown setting {key!r}; known: {', '.join(sorted(k for k in SETTING_KEYS if '.' in k))}"
@@ -158,6 +158,16 @@ SETTING_KEYS: Mapping[str, str] = types.MappingProxyType(
         "interm_compress_ratio": "interm_compress_ratio",
     }
 )
+
+
+def setting_field(key: str) -> str | None:
+    """The :class:`JobSettings` field a Hadoop key or field name sets (``-`` for ``_`` allowed), or ``None``.
+
+    >>> setting_field("mapreduce.task.io.sort.mb"), setting_field("sort-spill-percent"), setting_field("x")
+    ('io_sort_mb', 'sort_spill_percent', None)
+    """
+    return SETTING_KEYS.get(key) or SETTING_KEYS.get(key.replace("-", "_"))
+
 
 _XMX = re.compile(r"-Xmx(\d+(?:\.\d+)?[kmgtKMGT]?)")
 #: The reduce's memory in bytes as ``MergeManagerImpl`` reads it first (Runtime.maxMemory() otherwise).

@@ -23,7 +23,7 @@ from typing import Any
 from phaseline.errors import PredictionError
 from predict import core
 from predict.core import Cluster, Dataset, JobSettings, PhaseDurationModel, Prediction
-from predict.settings import SETTING_KEYS
+from predict.settings import SETTING_KEYS, setting_field
 from predict.units import SizeError, format_size, parse_size
 from profiles.profile import JobProfile
 
@@ -186,7 +186,7 @@ def _target(edit: Edit) -> tuple[str, str]:
         return "cluster", _CLUSTER_KEYS[key]
     if key in _DATASET_KEYS:
         return "dataset", _DATASET_KEYS[key]
-    return "settings", SETTING_KEYS.get(edit.key, "")
+    return "settings", setting_field(edit.key) or ""
 
 
 @dataclass(frozen=True, slots=True)

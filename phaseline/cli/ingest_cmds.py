@@ -153,15 +153,15 @@ def query(sql: str, store_dir: Path | None, fmt: str) -> None:
     ``raw.<table>`` has every file's rows, and ``overlapping_sources`` lists
     such jobs with the file each view keeps.
     """
+    import duckdb  # loaded by connect() already
+
     con = open_store(store_dir).connect()
     try:
         cursor = con.execute(sql)
         cols = [d[0] for d in cursor.description or []]
         rows = [dict(zip(cols, r, strict=True)) for r in cursor.fetchall()] if cols else []
-    except Exception as exc:  # duckdb raises several unrelated error classes
-        if type(exc).__module__.startswith("duckdb") or type(exc).__name__.endswith("Exception"):
-            raise QueryError(f"query failed: {exc}") from exc
-        raise
+    except duckdb.Error as exc:  # the whole message: the user's SQL with DuckDB's caret under the fault
+        raise QueryError(f"query failed: {exc}") from exc
     emit(rows, fmt, columns=cols)
 
 
