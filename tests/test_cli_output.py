@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import click
 import pytest
@@ -69,3 +70,16 @@ def test_other_libraries_warnings_show_once_and_the_command_ends() -> None:
     assert res.stdout == "result\n"
     assert res.stderr == "warning: phase 'read': outside the fitted range\n"
     assert len(shown) == 1
+
+
+def test_a_bad_query_names_duckdbs_error_and_the_spot(tmp_path: Path) -> None:
+    from phaseline.cli import main
+
+    conf = tmp_path / "job_1_0001_conf.xml"
+    conf.write_text("<configuration><property><name>a</name><value>1</value></property></configuration>")
+    store = str(tmp_path / "s")
+    assert CliRunner().invoke(main, ["ingest", str(conf), "--store", store]).exit_code == 0
+    result = CliRunner().invoke(main, ["query", "selec 1", "--store", store])
+    assert result.exit_code == 1, result.output
+    assert "query failed: Parser Error" in result.output
+    assert "LINE 1: selec 1" in result.output  # the whole message, caret included
