@@ -70,9 +70,7 @@ class RowBlock:
     n
         How many rows the block holds.
     columns
-        Per-row values by column name; each sequence has ``n`` values.  A column may be
-        a pyarrow ``Array`` (a reader that decodes into Arrow): the store writes such a
-        block as row groups of its own, without a Python object per value.
+        Per-row values by column name; each sequence has ``n`` values.
     constants
         Columns whose value is the same in all ``n`` rows, by name.
 
@@ -107,17 +105,10 @@ class RowBlock:
         self.check()
         names = table_spec(self.table).row_columns
         per_column = [
-            _values(self.columns[name]) if name in self.columns else [self.constants.get(name)] * self.n
-            for name in names
+            self.columns[name] if name in self.columns else [self.constants.get(name)] * self.n for name in names
         ]
         for values in zip(*per_column, strict=True):
             yield Row(self.table, values)
-
-
-def _values(column: Sequence[Any]) -> Sequence[Any]:
-    """A block's column as Python values (a reader may give Arrow arrays; see :class:`RowBlock`)."""
-    to_pylist = getattr(column, "to_pylist", None)
-    return to_pylist() if to_pylist is not None else column
 
 
 def iter_rows(items: Iterable[Row | RowBlock]) -> Iterator[Row]:

@@ -39,7 +39,6 @@ TraceTruncatedError (after all its rows).
 from __future__ import annotations
 
 import io
-import os
 import zlib
 from collections.abc import Generator, Iterator
 from functools import lru_cache, partial
@@ -57,8 +56,6 @@ from phaseline.errors import TraceParseError, TraceTruncatedError
 from phaseline.schemas import EVENTS
 
 MAGIC = b"Avro-Json"
-#: Plain files from this size on are read by DuckDB (:mod:`ingest.jhist_columnar`), unless it declines them.
-COLUMNAR_MIN_BYTES = 8 << 20
 MAX_LINE_BYTES = 64 << 20  # no real event comes near; guards memory against garbage without line ends
 _READ_BLOCK = 1 << 20
 #: ``events`` rows per block: the table's flush size, so that each block is one row group ...
@@ -108,10 +105,6 @@ class _JhistReader:
         with fh:
             try:
                 line_no, offset = self._header(fh)
-                columnar = self._columnar(fh, line_no, offset)
-                if columnar is not None:
-                    yield from columnar
-                    return
                 state = self.state
                 out = state.out
                 ctx = self.ctx
@@ -209,20 +202,6 @@ class _JhistReader:
                 offset=self.offset,
                 hint="every event before the end was kept",
             )
-
-    def _columnar(self, fh: IO[bytes], line_no: int, offset: int) -> Iterator[Row | RowBlock] | None:
-        """The file's rows decoded by DuckDB, for a large plain file it does not decline (else None)."""
-        if not isinstance(fh, io.BufferedReader) or self.schema is None:
-            return None
-        try:
-            size = os.fstat(fh.fileno()).st_size
-        except OSError:
-            return None
-        if size < COLUMNAR_MIN_BYTES:
-            return None
-        from ingest.jhist_columnar import read_columnar  # numpy/DuckDB work: large files only
-
-        return read_columnar(self.path, self.ctx, self.schema, line_no, offset, MAX_LINE_BYTES)
 
     def _split_event(self, ev: Any, line_no: int, start: int) -> tuple[str, str, dict[str, Any] | None]:
         """``(type, record name, payload)`` of a decoded event line, or a TraceParseError."""

@@ -204,9 +204,6 @@ class _TableWriter:
             if n < 0:
                 raise SchemaError(f"a {self.spec.name!r} row block cannot hold {n} rows")
             return
-        if any(isinstance(v, pa.Array | pa.ChunkedArray) for v in columns.values()):
-            self._add_arrow(n, columns, constants)
-            return
         if self._tuples:
             self._spill()
         cols, runs, before = self._cols, self._runs, self._in_cols
@@ -243,29 +240,6 @@ class _TableWriter:
         self._buffered += n
         if self._buffered >= self._limit:
             self.flush()
-
-    def _add_arrow(self, n: int, columns: Mapping[str, Any], constants: Mapping[str, Any]) -> None:
-        """Write a block given as Arrow arrays as row groups of its own, after the rows buffered before it."""
-        self.flush()
-        arrays = []
-        for name, typ in zip(self._names, self._types, strict=True):
-            given = columns.get(name)
-            try:
-                if given is None:
-                    v = constants.get(name)
-                    arrays.append(pa.nulls(n, typ) if v is None else repeat_value(v, n, typ))
-                    continue
-                if isinstance(given, pa.ChunkedArray):
-                    given = given.combine_chunks()
-                if not isinstance(given, pa.Array):
-                    given = column(given, typ)
-                arrays.append(given if given.type == typ else given.cast(typ))
-            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError, TypeError) as exc:
-                raise SchemaError(
-                    f"rows for table {self.spec.name!r} do not fit its schema: column {name!r}: {exc}"
-                ) from exc
-        arrays.append(repeat_value(self.sha256, n, pa.string()))
-        self._write(self._validated(pa.Table.from_arrays(arrays, schema=self.spec.schema)), behind=True)
 
     def _materialise(self, i: int) -> None:
         """Turn column ``i``'s runs of constants into a list of its ``_in_cols`` values."""
@@ -326,17 +300,13 @@ class _TableWriter:
 
     def checked_batch(self) -> pa.Table:
         """The buffered rows as one Arrow table, checked (required columns filled); the buffer is emptied."""
-        batch = self._validated(self._batch())
-        self._reset()
-        return batch
-
-    def _validated(self, batch: pa.Table) -> pa.Table:
-        """``batch``, its required columns filled (else :class:`SchemaError`); its jobs noted."""
+        batch = self._batch()
         for col in self.spec.required:
             if batch.column(col).null_count:
                 raise SchemaError(f"table {self.spec.name!r}: required column {col!r} has empty values")
         if self.spec.unit:
             self.job_ids.update(pc.unique(batch.column("job_id")).drop_null().to_pylist())
+        self._reset()
         return batch
 
     def flush(self, *, behind: bool = True) -> None:
@@ -351,19 +321,15 @@ class _TableWriter:
         self._wait()
         if not self._buffered:
             return
-        self._write(self.checked_batch(), behind=behind)
-
-    def _write(self, batch: pa.Table, *, behind: bool) -> None:
-        """Write ``batch`` (checked) in row groups of at most the table's flush size."""
-        self._wait()
+        batch = self.checked_batch()
         if self.writer is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.writer = pq.ParquetWriter(self.path, self.spec.schema, **self.spec.parquet_options())
         self.rows_written += batch.num_rows
         if behind:
-            self._pending = _background().submit(self.writer.write_table, batch, self._limit)
+            self._pending = _background().submit(self.writer.write_table, batch)
         else:
-            self.writer.write_table(batch, self._limit)
+            self.writer.write_table(batch)
 
     def _wait(self) -> None:
         pending, self._pending = self._pending, None
