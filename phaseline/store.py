@@ -239,9 +239,10 @@ class Store:
                 current = schema_fingerprint(spec)
                 uniform = all(f.schema == current for f in files)
                 _create_parquet_view(con, f'raw."{name}"', [str(self.root / f.path) for f in files], uniform=uniform)
-            else:
-                con.register(f"_empty_{name}", spec.schema.empty_table())
-                con.execute(f'CREATE VIEW raw."{name}" AS SELECT * FROM "_empty_{name}"')
+            else:  # no rows yet: an empty table of the declared types (nothing left registered)
+                con.register("_empty", spec.schema.empty_table())
+                con.execute(f'CREATE TABLE raw."{name}" AS SELECT * FROM "_empty"')
+                con.unregister("_empty")
         shared = [
             name
             for name, spec in schemas.TABLES.items()
@@ -533,6 +534,7 @@ def _find_overlaps(con: duckdb.DuckDBPyConnection, tables: Sequence[str]) -> set
         SELECT s.table_name, s.job_id, s.source_sha256, r.path, r.format, s.rows, r.preference
         FROM shared AS s JOIN ranked AS r USING (job_id, source_sha256)
     """)
+    con.execute("DROP TABLE IF EXISTS _shared_jobs")  # a step of the above, not a relation for users
     return {r[0] for r in con.execute("SELECT DISTINCT table_name FROM overlapping_sources").fetchall()}
 
 

@@ -19,6 +19,7 @@ import pytest
 import ingest.pipeline as pipeline
 from ingest.base import ReadContext, Row, iter_lines
 from ingest.formats import Format
+from phaseline import schemas
 from phaseline.errors import SchemaError, StoreError, TraceParseError, TraceTruncatedError
 from phaseline.store import Store
 
@@ -69,6 +70,17 @@ def test_empty_store_has_typed_empty_views(store_dir: Path) -> None:
     con = Store(store_dir).connect()
     assert con.execute("SELECT count(*) FROM attempts").fetchone() == (0,)
     assert "map_finish_ms" in con.sql("SELECT * FROM attempts").columns
+
+
+def test_connection_shows_the_store_tables_and_nothing_of_its_making(tmp_path: Path, store_dir: Path) -> None:
+    # `phaseline query "SHOW TABLES"` is a user's first look: the tables (most empty here, some
+    # with rows) and the documented overlapping_sources, no helper relation of connect's own
+    pipeline.ingest_paths([write(tmp_path / "a.toy", "j1,first")], Store(store_dir))
+    con = Store(store_dir).connect()
+    shown = {r[0] for r in con.execute("SHOW TABLES").fetchall()}
+    assert shown == set(schemas.TABLES) | {"overlapping_sources"}
+    assert con.execute("SELECT count(*) FROM attempts").fetchone() == (0,)  # empty, still typed
+    assert [str(t) for t in con.sql("SELECT finish_ms FROM raw.attempts").types] == ["BIGINT"]
 
 
 def test_ingest_lands_rows_and_sources(tmp_path: Path, store_dir: Path) -> None:
