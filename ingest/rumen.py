@@ -210,6 +210,10 @@ class _RumenJob:
         self.ctx.events_read += 1
         return row
 
+    def repeated(self) -> Row:
+        """The object of a job this file described before, kept whole as an event only (see :func:`read_rumen`)."""
+        return self._event("RumenJob", _int(self.obj.get("submitTime"), self.path, "submitTime", self.line), self.obj)
+
     def rows(self) -> Iterator[Row]:
         o, p, ln = self.obj, self.path, self.line
         counts = {"MAP": [0, 0], "REDUCE": [0, 0]}
@@ -366,8 +370,14 @@ def read_rumen(path: Path, ctx: ReadContext) -> Iterator[Row]:
         attempt without its id, a non-integer time.
     TraceTruncatedError
         The stream ends inside an object (complete jobs before it are yielded).
+
+    A job whose id an earlier object of the same file had (Rumen output written
+    twice into one trace, as gridmix's ``wordcount2.json``) is read from its first
+    object only: a later one is kept whole in ``events`` and noted, so the job's
+    tasks, attempts and counters are not counted twice.
     """
     seq = 0
+    described: dict[str, int] = {}  # job id -> line of the object it was read from
     with open_text(path) as fh:
         for line, obj in iter_json_objects(fh, path):
             obj = _dict(obj, path, "a top-level value", line)
@@ -380,7 +390,15 @@ def read_rumen(path: Path, ctx: ReadContext) -> Iterator[Row]:
                 yield from rows
                 continue
             job = _RumenJob(obj, path, line, ctx, seq)
-            yield from job.rows()
+            first = described.setdefault(job.job_id, line)
+            if first == line:
+                yield from job.rows()
+            else:
+                ctx.notes.append(
+                    f"{job.job_id} is described again at line {line}; it is read from its object at line "
+                    f"{first} (the later one is kept in events only)"
+                )
+                yield job.repeated()
             seq = job.seq
 
 

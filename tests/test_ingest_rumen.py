@@ -57,6 +57,24 @@ def test_sls_teragen(fixtures_dir: Path) -> None:
     assert table(rows, "conf")  # jobProperties
 
 
+def test_a_job_written_twice_into_one_trace_is_read_once(fixtures_dir: Path) -> None:
+    # gridmix's wordcount2.json holds the same LoggedJob object twice (a user's concatenated traces);
+    # its tasks, attempts and counters must not double (they did: 12 tasks, every counter x2)
+    gridmix = fixtures_dir / "apache-hadoop/hadoop-gridmix"
+    (fmt,) = FORMATS
+    rows, ctx = read_reconciled(fmt, gridmix / "wordcount2.json")
+    once = read(gridmix / "wordcount.json")
+    assert [j["job_id"] for j in table(rows, "jobs")] == ["job_201009241532_0001"]
+    for name in ("jobs", "tasks", "attempts", "counters"):
+        assert len(table(rows, name)) == len(table(once, name)) > 0, name
+    assert len(table(rows, "tasks")) == 6  # 3 maps, 1 reduce, setup, cleanup, as the raw object says
+    events = table(rows, "events")
+    assert len(events) == len(table(once, "events")) + 1  # the first object's events, then the repeat
+    assert events[-1]["event_type"] == "RumenJob"
+    assert "mapTasks" in json.loads(events[-1]["payload_json"])  # kept whole
+    assert any("job_201009241532_0001 is described again" in n for n in ctx.notes)
+
+
 def test_agrees_with_the_1x_reader_on_the_same_jobs(fixtures_dir: Path) -> None:
     """Rumen's trace of the 0.20 logs and phaseline's parse of those logs give the same rows."""
     from_rumen = read(fixtures_dir / SMALL / "job-tracker-logs-trace-output.gz")
