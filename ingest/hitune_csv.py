@@ -20,9 +20,13 @@ What lands where:
 * ``cpu.csv`` (``sar -u``) and the Hadoop metrics files (``jvmmetrics``,
   ``tasktrackermetric``, ``jobtrackermetric``, ``namenodemetric``): one
   ``system_samples`` row per numeric field.
-* ``MapAttempt.csv`` / ``ReduceAttempt.csv``: ``attempts``; ``job.csv``: ``jobs``.
-* Anything else with a HiTune/Chukwa header (``MapTask.csv``, ``ReduceTask.csv``):
-  ``events``, one per row.
+* ``MapAttempt.csv`` / ``ReduceAttempt.csv``: ``attempts`` (a setup or cleanup attempt,
+  which HiTune files with the maps, by its ``STATE_STRING``: these files lost 0.20's
+  ``TASK_TYPE``) and their counter columns as attempt ``counters`` (HiTune keeps
+  Hadoop 0.20's display names: :data:`COUNTERS` gives the store's names); ``job.csv``: ``jobs``.
+* ``MapTask.csv`` / ``ReduceTask.csv``: ``events``, one per row, and from each row a
+  ``tasks`` row (its ``TASK_TYPE``) and task ``counters``.
+* Anything else with a HiTune/Chukwa header: ``events``, one per row.
 
 A row with the wrong number of fields or a non-numeric count is kept in
 ``events`` as ``malformed`` and named (file and line) in the ingest notes; the
@@ -39,7 +43,9 @@ from pathlib import Path
 import orjson
 
 from ingest.base import ReadContext, Row, iter_lines
+from ingest.counters_map import task_type
 from ingest.formats import Format
+from ingest.mrcommon import counter_row
 from ingest.samples_hitune import malformed_row, normalize_state
 from phaseline.schemas import TaskType, ThreadState, normalize_status
 
@@ -55,6 +61,29 @@ VERTEX_OF = {
     "Reduce": "reduce",
 }
 INSTRUMENT_HEADER = "phase_end,host,phase_count,breakdown_count,phase_start,phase_name"
+_TASK_COUNTER = "org.apache.hadoop.mapred.Task$Counter"
+_FS = "FileSystemCounters"
+#: HiTune's counter columns (Hadoop 0.20 display names) -> (0.20 group, counter name); the store
+#: maps the groups to 2.x names (:func:`ingest.mrcommon.counter_group`).
+COUNTERS: dict[str, tuple[str, str]] = {
+    "Map input records": (_TASK_COUNTER, "MAP_INPUT_RECORDS"),
+    "Map input bytes": (_TASK_COUNTER, "MAP_INPUT_BYTES"),
+    "Map output records": (_TASK_COUNTER, "MAP_OUTPUT_RECORDS"),
+    "Map output bytes": (_TASK_COUNTER, "MAP_OUTPUT_BYTES"),
+    "Combine input records": (_TASK_COUNTER, "COMBINE_INPUT_RECORDS"),
+    "Combine output records": (_TASK_COUNTER, "COMBINE_OUTPUT_RECORDS"),
+    "Reduce input groups": (_TASK_COUNTER, "REDUCE_INPUT_GROUPS"),
+    "Reduce input records": (_TASK_COUNTER, "REDUCE_INPUT_RECORDS"),
+    "Reduce output records": (_TASK_COUNTER, "REDUCE_OUTPUT_RECORDS"),
+    "Reduce shuffle bytes": (_TASK_COUNTER, "REDUCE_SHUFFLE_BYTES"),
+    "Spilled Records": (_TASK_COUNTER, "SPILLED_RECORDS"),
+    "HDFS bytes read": (_FS, "HDFS_BYTES_READ"),
+    "HDFS bytes written": (_FS, "HDFS_BYTES_WRITTEN"),
+    "Local bytes read": (_FS, "FILE_BYTES_READ"),
+    "Local bytes written": (_FS, "FILE_BYTES_WRITTEN"),
+}
+#: A 0.20 setup/cleanup attempt's STATE_STRING -> its task type.
+_STATE_TASK_TYPE = {"setup": TaskType.SETUP.value, "cleanup": TaskType.CLEANUP.value}
 METRIC_CATEGORIES = {"cpu": "sar"}
 _ESCAPE = re.compile(r"\\(.)")
 _SAR_INTERVAL = re.compile(r"sar\s+-\w+\s+(\d+)")
@@ -236,11 +265,13 @@ def _history(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Row]:
             if "TASKID" in rec and "TRACKER_NAME" in rec:  # MapAttempt / ReduceAttempt
                 attempt = rec["id"]
                 is_map = "_m_" in attempt
+                kind = _STATE_TASK_TYPE.get(rec.get("STATE_STRING", "").lower())
+                yield from _counter_rows(rec, "attempt", rec["TASKID"], attempt)
                 yield Row(
                     "attempts",
                     {
                         "job_id": _job_of(attempt), "task_id": rec["TASKID"], "attempt_id": attempt,
-                        "task_type": (TaskType.MAP if is_map else TaskType.REDUCE).value,
+                        "task_type": kind or (TaskType.MAP if is_map else TaskType.REDUCE).value,
                         "status": normalize_status(rec.get("TASK_STATUS")),
                         "start_ms": _int(rec["START_TIME"]), "finish_ms": _int(rec["FINISH_TIME"]),
                         "shuffle_finish_ms": _int(rec.get("SHUFFLE_FINISHED", "")),
@@ -267,6 +298,12 @@ def _history(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Row]:
             return
         ident = rec.get("id", "")
         start = rec.get("START_TIME", "")
+        if "TASK_TYPE" in rec and ident.startswith("task_"):  # MapTask / ReduceTask: also a task
+            try:
+                yield from _task_rows(rec, ident)
+            except ValueError as exc:
+                yield malformed_row(ctx, line_no, f"bad value: {exc}", line)
+                return
         yield Row(
             "events",
             {
@@ -276,6 +313,31 @@ def _history(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Row]:
         )
 
     yield from _data_rows(path, ctx, header, records)
+
+
+def _counter_rows(rec: dict[str, str], scope: str, task_id: str, attempt_id: str | None) -> Iterator[Row]:
+    """The counters among a record's columns (:data:`COUNTERS`; empty ones have no row)."""
+    job_id = _job_of(task_id)
+    if job_id is None:
+        return
+    for column, (group, name) in COUNTERS.items():
+        value = _int(rec.get(column, ""))
+        if value is not None:
+            yield counter_row(job_id, scope, group, name, value, task_id=task_id, attempt_id=attempt_id)
+
+
+def _task_rows(rec: dict[str, str], task_id: str) -> Iterator[Row]:
+    """A ``MapTask``/``ReduceTask`` record's ``tasks`` row and task counters."""
+    yield from _counter_rows(rec, "task", task_id, None)
+    splits = ",".join(s for s in rec.get("SPLITS", "").split(";") if s)
+    yield Row(
+        "tasks",
+        {
+            "job_id": _job_of(task_id), "task_id": task_id, "task_type": task_type(rec["TASK_TYPE"]),
+            "status": normalize_status(rec.get("TASK_STATUS")), "start_ms": _int(rec.get("START_TIME", "")),
+            "finish_ms": _int(rec.get("FINISH_TIME", "")), "splits": splits or None,
+        },
+    )  # fmt: skip
 
 
 def read_hitune_csv(path: Path, ctx: ReadContext) -> Iterator[Row]:

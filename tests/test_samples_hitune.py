@@ -81,3 +81,33 @@ def test_hitune_csv_run_reproduces_phase_counts_per_host(fixtures_dir: Path, sto
     assert {r["vertex"]: r["method"] for r in hot}["copier"] == "MapOutputCopier.copyOutput"
     # system samples: sar CPU every 5 s on 8 hosts + the master
     assert con.execute("SELECT count(DISTINCT host), min(interval_ms) FROM system_samples").fetchone() == (9, 5000)
+
+
+def test_hitune_csv_history_files_give_tasks_types_and_counters(fixtures_dir: Path, store_dir: Path) -> None:
+    # HiTune files the job's setup and cleanup tasks with the maps (m_000641, m_000640); read as maps
+    # they made the report say 642 maps and a map-to-shuffle gap of -400 s (the cleanup's finish)
+    folder = fixtures_dir / "intel-hitune" / "visual_report_example"
+    store = Store(store_dir)
+    names = ("MapAttempt.csv", "ReduceAttempt.csv", "MapTask.csv", "ReduceTask.csv", "job.csv")
+    summary = ingest_paths([folder / n for n in names], store)
+    assert {r.status for r in summary.results} == {"landed"}
+    con = store.connect()
+    types = dict(con.execute(f"SELECT attempt_id, task_type FROM attempts WHERE job_id = '{JOB}'").fetchall())
+    assert types[f"attempt_{JOB[4:]}_m_000640_0"] == "CLEANUP"
+    assert types[f"attempt_{JOB[4:]}_m_000641_0"] == "SETUP"
+    assert dict(con.execute("SELECT task_type, count(*) FROM tasks GROUP BY 1").fetchall()) == {
+        "MAP": 640, "REDUCE": 32, "SETUP": 1, "CLEANUP": 1,
+    }
+    # the counter columns, under the store's names: the profile needs the maps' input bytes and records
+    with (folder / "MapAttempt.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    want = sum(int(r["Map input records"]) for r in rows if r["Map input records"])
+    (got,) = con.execute(
+        "SELECT sum(value) FROM counters WHERE scope = 'attempt' AND counter_name = 'MAP_INPUT_RECORDS' "
+        "AND group_name = 'org.apache.hadoop.mapreduce.TaskCounter'"
+    ).fetchone()
+    assert got == want > 0
+    from profiles.extract import extract_profile
+
+    profile = extract_profile(con, JOB)
+    assert (profile.num_maps, profile.num_reduces) == (640, 32)
