@@ -539,8 +539,14 @@ def _find_overlaps(con: duckdb.DuckDBPyConnection, tables: Sequence[str]) -> set
 
 
 def _one_account_view(name: str, unit: Sequence[str]) -> str:
-    """The view of table ``name`` keeping, per unit of an overlapping job, its preferred source's rows."""
+    """The view of table ``name`` keeping, per unit of an overlapping job, its preferred source's rows.
+
+    A derived source (:data:`~phaseline.schemas.DERIVED_FORMATS`: Rumen's parse of a history)
+    stands in for a job only where no first-hand source has rows of the table for it: it never
+    adds units (an attempt, a counter set) to a first-hand account of the same job.
+    """
     partition = ", ".join(f'r."{c}"' for c in unit)
+    derived = f"coalesce(o.format IN ({', '.join(repr(f) for f in sorted(schemas.DERIVED_FORMATS))}), false)"
     return f"""
         CREATE VIEW main."{name}" AS
         SELECT r.* FROM raw."{name}" AS r
@@ -552,6 +558,7 @@ def _one_account_view(name: str, unit: Sequence[str]) -> str:
         JOIN overlapping_sources AS o
           ON o.table_name = '{name}' AND o.job_id = r.job_id AND o.source_sha256 = r.source_sha256
         QUALIFY o.preference = min(o.preference) OVER (PARTITION BY {partition})
+            AND (NOT {derived} OR bool_and({derived}) OVER (PARTITION BY r.job_id))
     """
 
 

@@ -75,6 +75,32 @@ def test_first_hand_history_wins_over_rumens_parse(fixtures_dir: Path, store_dir
     assert con.execute("SELECT count(*) FROM raw.jobs").fetchone() == (8,)
 
 
+def test_a_derived_trace_adds_nothing_to_a_first_hand_account(fixtures_dir: Path, store_dir: Path) -> None:
+    # rumen-zombie's input trace is another Rumen parse of the same 0.20 jobs; it has a killed attempt
+    # (m_000113_3) that the log has not: unit by unit, the view had taken it in (253 attempts, 2 sources)
+    mapreduce = fixtures_dir / "apache-hadoop-mapreduce"
+    folder = mapreduce / "rumen-small-trace-test"
+    store = Store(store_dir)
+    ingest_paths([folder / "sample-job-tracker-logs.gz", folder / "job-tracker-logs-trace-output.gz",
+                  mapreduce / "rumen-zombie" / "input-trace.json"], store)  # fmt: skip
+    con = store.connect()
+    job = "job_200904211745_0004"
+    assert con.execute(f"SELECT count(*) FROM raw.attempts WHERE attempt_id = 'attempt_{job[4:]}_m_000113_3'").fetchone()[0] == 1
+    for table in ("attempts", "tasks", "counters"):
+        (sources,) = con.execute(f"SELECT count(DISTINCT source_sha256) FROM {table} WHERE job_id = '{job}'").fetchone()
+        assert sources == 1, table
+    assert con.execute(f"SELECT count(*) FROM attempts WHERE job_id = '{job}'").fetchone() == (252,)
+    # where Rumen is the only account of a job (the zombie trace's own jobs), it stands in whole
+    (only_rumen,) = con.execute(
+        "SELECT count(*) FROM jobs WHERE source_format = 'rumen' AND job_id NOT IN "
+        "(SELECT job_id FROM raw.jobs WHERE source_format = 'history_v1')"
+    ).fetchone()
+    assert only_rumen == con.execute(
+        "SELECT count(DISTINCT job_id) FROM raw.jobs WHERE job_id NOT IN "
+        "(SELECT job_id FROM raw.jobs WHERE source_format = 'history_v1')"
+    ).fetchone()[0]
+
+
 def test_derived_formats_name_real_readers() -> None:
     from ingest.formats import formats
     from phaseline.schemas import DERIVED_FORMATS
