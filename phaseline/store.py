@@ -210,7 +210,9 @@ class Store:
         once, for all tables: a first-hand format before a derived one
         (:data:`~phaseline.schemas.DERIVED_FORMATS`), the source with more rows
         about the job (a complete copy before a truncated one), a landed
-        source before a partial one, the first path in sort order.  The
+        source before a partial one, the first path in sort order.  A derived
+        source stands in only where no first-hand one has rows of the table for
+        the job; it adds no unit to a first-hand account.  The
         temporary table ``overlapping_sources`` (``table_name, job_id, path,
         format, rows, preference``; preference 1 is kept) lists every such case.
         """

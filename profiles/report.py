@@ -100,6 +100,19 @@ def _table(df: pd.DataFrame, columns: Sequence[str], *, limit: int = MAX_TABLE_R
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{more}"
 
 
+def _task_counts(summary: Any) -> str:
+    """The job's map and reduce tasks as its record says, and how many ran where that differs.
+
+    A failed or killed job has tasks that never got an attempt; counting only those that ran
+    read like the job's totals (a 2-map, 1-reduce job said "1 / 0").
+    """
+    ran = f"{summary['maps']} / {summary['reduces']}"
+    if not (_present(summary["total_maps"]) and _present(summary["total_reduces"])):
+        return f"{ran} (with attempts; the job record has no totals)"
+    total = f"{int(summary['total_maps'])} / {int(summary['total_reduces'])}"
+    return total if total == ran else f"{total} ({ran} ran)"
+
+
 def _kv(pairs: Iterable[tuple[str, Any]]) -> str:
     rows = "".join(f"<tr><th>{_esc(k)}</th><td>{_esc(_fmt(v))}</td></tr>" for k, v in pairs)
     return f'<table class="kv">{rows}</table>'
@@ -219,7 +232,7 @@ def render_report(con: duckdb.DuckDBPyConnection, job_id: str) -> str:
             ("Hadoop version", summary["hadoop_version"]),
             ("source format", summary["source_format"]),
             ("makespan", _ms(summary["makespan_ms"])),
-            ("map tasks / reduce tasks", f"{summary['maps']} / {summary['reduces']}"),
+            ("map tasks / reduce tasks", _task_counts(summary)),
             (
                 "attempts (failed, killed)",
                 f"{summary['attempts']} ({summary['failed_attempts']}, {summary['killed_attempts']})",

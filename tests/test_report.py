@@ -156,3 +156,20 @@ def test_chrome_trace_nests_phases_in_attempts_on_slot_threads() -> None:
             stack.append(e["ts"] + e["dur"])
     spill = next(e for e in spans if e["name"] == "spill")
     assert spill["tid"] != r["tid"]  # the overlapping phase went to the companion thread
+
+
+def test_summary_gives_the_jobs_task_totals_and_how_many_ran(fixtures_dir: Path, store_dir: Path) -> None:
+    # A failed job: JOB_INITED says 2 maps and 1 reduce; one map ran, the rest were killed unrun.
+    # The report said "1 / 0", which reads like the job's totals.
+    from ingest.pipeline import ingest_paths
+    from phaseline.store import Store
+
+    store = Store(store_dir)
+    ingest_paths([fixtures_dir / "apache-hadoop/mapreduce-client-hs/job_2.4.0-FAILED.jhist"], store)
+    page = render_report(store.connect(), "job_1400204860297_0001")
+    assert "2 / 1 (1 / 0 ran)" in page
+    # a job whose tasks all ran reads as before
+    ok = render_report(make_con({"attempts": ATTEMPTS, "counters": COUNTERS, "jobs": JOBS, "conf": CONF}), JOB)
+    row = re.search(r"map tasks / reduce tasks</t[hd]>\s*<td>([^<]*)<", ok)
+    assert row is not None
+    assert row.group(1) == "3 / 1"
