@@ -10,6 +10,10 @@ Old History Server documentation shows ids with an extra ``_<n>`` in the job
 part (``task_1326381300833_2_2_m_0``); the patterns below accept any number of
 id parts before the task-type letter, so the job id is still recoverable.
 
+Done files: Hadoop 2/3's history server names a finished job's ``.jhist`` after the
+job (``FileNameIndexUtils``); :func:`done_file_fields` reads those facts back from a
+name that a log mentions.
+
 Counter groups: Hadoop 0.20/1.x named the framework groups differently from
 2.x; :data:`LEGACY_COUNTER_GROUPS` is the same mapping Hadoop 2's
 ``AbstractCounters`` applies when it reads old counters, so one counter has one
@@ -22,6 +26,7 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote_plus
 
 import orjson
 
@@ -36,6 +41,39 @@ _TASK_ID = re.compile(r"^task_(\w+?)_([mrMR]|MAP|REDUCE|SETUP|CLEANUP|[sc])_\d+$
 _ATTEMPT_ID = re.compile(r"^attempt_(\w+?)_([mrMR]|MAP|REDUCE|SETUP|CLEANUP|[sc])_\d+_\d+$")
 _JOB_ID = re.compile(r"^job_\w+$")
 _JOB_ID_IN_TEXT = re.compile(r"job_\d+_\d+")
+
+#: A done file's name, wherever it appears: ``job_<id>-`` then 8 or 9 more ``-`` separated fields.
+DONE_FILE_NAME = re.compile(r"(?<![\w%])job_\d+_\d+(?:-[^-\s/]*){8,9}\.jhist")
+_DONE_FIELDS = ("job_id", "submit_ms", "user", "name", "finish_ms", "maps", "reduces", "status", "queue",
+                "start_ms")  # fmt: skip
+_DONE_NUMBERS = frozenset(("submit_ms", "finish_ms", "maps", "reduces", "start_ms"))
+
+
+def done_file_fields(name: str) -> dict[str, Any] | None:
+    """The job facts in a done file's name (Hadoop's ``FileNameIndexUtils``), or None if it is not one.
+
+    ``job-submit-user-name-finish-maps-reduces-status-queue[-start].jhist``: each field
+    URL-encoded with ``-`` written ``%2D``; Hadoop may cut a long job name
+    (``mapreduce.jobhistory.jobname.limit``).  Numbers are ints (-1, unknown, is None).
+
+    >>> f = done_file_fields("job_1_0002-1756058294334-sandbox-Tera%2DSort+2-1756058471984-76-1-SUCCEEDED-root.default-1756058297641.jhist")
+    >>> f["name"], f["queue"], f["maps"], f["start_ms"]
+    ('Tera-Sort 2', 'root.default', 76, 1756058297641)
+    >>> done_file_fields("job_1_0001_1.jhist") is None
+    True
+    """
+    base = name.rsplit("/", 1)[-1]
+    if not base.endswith(".jhist") or DONE_FILE_NAME.fullmatch(base) is None:
+        return None
+    fields: dict[str, Any] = {}
+    for key, raw in zip(_DONE_FIELDS, base.removesuffix(".jhist").split("-"), strict=False):
+        value = unquote_plus(raw)
+        if key in _DONE_NUMBERS:
+            fields[key] = int(value) if value.lstrip("-").isdigit() and int(value) >= 0 else None
+        else:
+            fields[key] = value or None
+    return fields
+
 
 #: Hadoop 0.20/1.x counter group names -> the 2.x names (Hadoop 2 ``AbstractCounters.legacyMap``).
 LEGACY_COUNTER_GROUPS: dict[str, str] = {

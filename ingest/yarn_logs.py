@@ -37,7 +37,7 @@ from pathlib import Path
 
 from ingest.base import ReadContext, Row, iter_lines
 from ingest.formats import Format
-from ingest.mrcommon import event_row
+from ingest.mrcommon import DONE_FILE_NAME, done_file_fields, event_row
 from ingest.tasklog import LOG_RECORD_TABLES, log_line_row, parse_records, rows_of_records, task_rows
 from ingest.tasklog_patterns import AttemptLog, LogRecord
 from phaseline.errors import TraceParseError
@@ -175,6 +175,8 @@ class _Job:
     reduces: int | None = None
     submit_ms: int | None = None
     user: str | None = None
+    name: str | None = None
+    queue: str | None = None
     hadoop_version: str | None = None
 
 
@@ -190,6 +192,11 @@ def _read_am(records: list[LogRecord], job: _Job) -> None:
             job.maps = int(splits["n"])
         elif (reduces := _REDUCES.match(rec.message)) is not None:
             job.reduces = int(reduces["n"])
+        elif (done := DONE_FILE_NAME.search(rec.message)) is not None and (
+            fields := done_file_fields(done.group(0))
+        ) is not None:  # the history file's done name: the job's name and queue, which no other line has
+            job.name, job.queue = fields["name"], fields["queue"]
+            job.user = job.user or fields["user"]
 
 
 def read_yarn_logs(path: Path, ctx: ReadContext) -> Iterator[Row]:
@@ -236,7 +243,8 @@ def read_yarn_logs(path: Path, ctx: ReadContext) -> Iterator[Row]:
     if job_ids:
         job_id = job.job_id or next(iter(job_ids))
         yield Row("jobs", {
-            "job_id": job_id, "user": job.user, "status": normalize_status(job.status),
+            "job_id": job_id, "name": job.name, "user": job.user, "queue": job.queue,
+            "status": normalize_status(job.status),
             "submit_ms": job.submit_ms, "launch_ms": job.launch_ms, "finish_ms": job.finish_ms,
             "total_maps": job.maps, "total_reduces": job.reduces,
             "hadoop_version": job.hadoop_version, "source_format": FORMAT_NAME,

@@ -57,6 +57,16 @@ def test_jobs_land_with_status_sizes_and_version(con: Any) -> None:
     assert sort_job[0] < sort_job[1] < sort_job[2]
 
 
+def test_jobs_are_named_from_the_history_files_done_name(con: Any) -> None:
+    # No log line names the job or its queue but the AM's "Moved tmp to done: ...-TeraGen-...-root.default-..."
+    rows = q(con, "SELECT job_id, name, queue FROM jobs ORDER BY job_id")
+    assert rows == [
+        ("job_1756057717712_0001", "TeraGen", "root.default"),
+        ("job_1756057717712_0002", "TeraSort", "root.default"),
+        ("job_1756057717712_0003", "TeraValidate", "root.default"),
+    ]
+
+
 def test_every_task_container_becomes_one_attempt(con: Any, fixtures_dir: Path) -> None:
     for name, job, maps, reduces in ((TERAGEN, "0001", 2, 0), (TERASORT, "0002", 76, 1), (TERAVALIDATE, "0003", 1, 1)):
         launched = set(re.findall(r"YarnChild \S+ \d+ (attempt_\S+) \d+", _raw(fixtures_dir, name)))
