@@ -100,6 +100,13 @@ def _table(df: pd.DataFrame, columns: Sequence[str], *, limit: int = MAX_TABLE_R
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{more}"
 
 
+def _makespan(summary: Any) -> str:
+    """The job's makespan; for a job its history never saw end (a cut file), the span so far."""
+    if _present(summary["finish_ms"]) or not _present(summary["makespan_ms"]):
+        return _ms(summary["makespan_ms"])
+    return f"{_ms(summary['makespan_ms'])} so far (the history has no end of the job; to its last attempt's end)"
+
+
 def _task_counts(summary: Any) -> str:
     """The job's map and reduce tasks as its record says, and how many ran where that differs.
 
@@ -218,7 +225,7 @@ def render_report(con: duckdb.DuckDBPyConnection, job_id: str) -> str:
             f"user {summary['user']}" if _present(summary["user"]) else None,
             f"queue {summary['queue']}" if _present(summary["queue"]) else None,
             summary["status"] if _present(summary["status"]) else None,
-            f"makespan {_ms(summary['makespan_ms'])}",
+            f"makespan {_makespan(summary)}",
         )
         if x
     )
@@ -231,7 +238,7 @@ def render_report(con: duckdb.DuckDBPyConnection, job_id: str) -> str:
             ("status", summary["status"]),
             ("Hadoop version", summary["hadoop_version"]),
             ("source format", summary["source_format"]),
-            ("makespan", _ms(summary["makespan_ms"])),
+            ("makespan", _makespan(summary)),
             ("map tasks / reduce tasks", _task_counts(summary)),
             (
                 "attempts (failed, killed)",

@@ -173,3 +173,22 @@ def test_summary_gives_the_jobs_task_totals_and_how_many_ran(fixtures_dir: Path,
     row = re.search(r"map tasks / reduce tasks</t[hd]>\s*<td>([^<]*)<", ok)
     assert row is not None
     assert row.group(1) == "3 / 1"
+
+
+def test_a_job_cut_before_its_end_shows_its_span_so_far(fixtures_dir: Path, store_dir: Path, tmp_path: Path) -> None:
+    # A history cut before JOB_FAILED: no finish, so `jobs` has no duration; the report measured to the
+    # last attempt's end and printed it as the makespan, which reads like the job's whole run.
+    from ingest.pipeline import ingest_paths
+    from phaseline.store import Store
+
+    data = (fixtures_dir / "apache-hadoop/mapreduce-client-hs/job_2.4.0-FAILED.jhist").read_bytes()
+    cut = tmp_path / "cut.jhist"
+    cut.write_bytes(data[: len(data) - 400])
+    store = Store(store_dir)
+    ingest_paths([cut], store)
+    con = store.connect()
+    assert con.execute("SELECT finish_ms FROM jobs").fetchall() == [(None,)]
+    page = render_report(con, "job_1400204860297_0001")
+    assert re.search(r"makespan [\d.,]+ s so far \(the history has no end of the job", page)
+    whole = render_report(make_con({"attempts": ATTEMPTS, "counters": COUNTERS, "jobs": JOBS, "conf": CONF}), JOB)
+    assert "so far" not in whole

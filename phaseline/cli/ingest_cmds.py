@@ -180,7 +180,8 @@ FROM jobs ORDER BY submit_ms NULLS LAST, job_id
 def jobs(store_dir: Path | None, fmt: str) -> None:
     """List the jobs in the store.
 
-    ``duration_s`` is submit to finish, the job's makespan as `analyze` and `report` give it.
+    ``duration_s`` is submit to finish, the job's makespan as `analyze` and `report` give it;
+    empty for a job whose history has no finish (a cut file), where `report` gives the span so far.
     """
     con = open_store(store_dir).connect()
     rel = con.sql(JOBS_SQL)
