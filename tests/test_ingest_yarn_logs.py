@@ -291,3 +291,18 @@ def test_a_failed_attempt_lands_with_its_error_and_whole_span(tmp_path: Path) ->
     assert (task["status"], task["successful_attempt_id"]) == ("FAILED", None)
     phases = [(r.values["phase"], r.values["dur_ms"]) for r in rows if r.table == "attempt_phases"]
     assert phases == [("setup", 0), ("read+map+collect", 3010)]
+
+
+def test_phases_name_their_lane_so_background_work_reads_right(con: Any) -> None:
+    # TeraSort's reduce: its background merges span 67.8 s of the shuffle but worked 34.4 s of it;
+    # without the lane, a row whose dur_ms is not end - start read like an error
+    from profiles import queries
+
+    df = queries.phases(con, "job_1756057717712_0002")
+    assert set(df["lane"]) == {"main", "background"}
+    main = df[df["lane"] == "main"]
+    assert (main["dur_ms"] == main["end_ms"] - main["start_ms"]).all()
+    merge = df[(df["task_type"] == "REDUCE") & (df["phase"] == "merge") & (df["lane"] == "background")]
+    assert not merge.empty
+    assert (merge["dur_ms"] <= merge["end_ms"] - merge["start_ms"]).all()
+    assert (merge["dur_ms"] < merge["end_ms"] - merge["start_ms"]).any()

@@ -30,6 +30,7 @@ PHASE_COLUMNS = (
     "status",
     "host",
     "seq",
+    "lane",
 )
 
 

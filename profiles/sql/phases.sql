@@ -19,6 +19,9 @@
 --   phase, seq (1-based order by start within the attempt)
 --   start_ms, end_ms, dur_ms, data_bytes, data_records
 --   source     'tasklog' or 'history'
+--   lane       'main' (the task thread: its phases never overlap and cover the attempt) or
+--              'background' (helper threads beside it, e.g. the SpillThread: dur_ms is their
+--              summed work, which may be less than end_ms - start_ms); history rows are 'main'
 
 CREATE OR REPLACE TEMP VIEW phases AS
 WITH _tasklog AS (
@@ -36,7 +39,8 @@ WITH _tasklog AS (
         coalesce(p.dur_ms, p.end_ms - p.start_ms) AS dur_ms,
         p.data_bytes,
         p.data_records,
-        'tasklog' AS source
+        'tasklog' AS source,
+        p.lane
     FROM attempt_phases AS p
     LEFT JOIN (
         -- one row per attempt, should the history have been stored from several files
@@ -47,7 +51,7 @@ WITH _tasklog AS (
 )
 SELECT * FROM _tasklog
 UNION ALL BY NAME
-SELECT h.* FROM phases_history AS h
+SELECT h.*, 'main' AS lane FROM phases_history AS h
 ANTI JOIN attempt_phases AS p ON p.attempt_id = h.attempt_id;
 
 CREATE OR REPLACE TEMP VIEW _phase_times AS
