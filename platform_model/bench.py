@@ -28,6 +28,7 @@ import enum
 import json
 import math
 import os
+import re
 import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -75,6 +76,9 @@ class BenchKind(enum.StrEnum):
     SHUFFLE = "shuffle"
 
 
+_BENCH_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}")
+
+
 @dataclass(frozen=True, slots=True)
 class Benchmark:
     """One microbenchmark MB_i = (M_inp, M_sel, N_map, N_red) (Zhang et al. 2013, section 3)."""
@@ -88,6 +92,13 @@ class Benchmark:
     seed: int
 
     def __post_init__(self) -> None:
+        # a name is a directory of its own (bench run's runs/<name>, bench script's $HDFS_ROOT/<name>,
+        # which the script deletes): one plain path component, never '..' or a hidden name
+        if not isinstance(self.name, str) or _BENCH_NAME.fullmatch(self.name) is None:
+            raise PlatformModelError(
+                f"benchmark name {self.name!r}: use letters, digits, '.', '_' and '-', not starting with '.' "
+                "(it names the benchmark's directory)"
+            )
         # the one check of a benchmark's sizes, however it is made (make_plan, a loaded plan)
         if not (0 < self.input_mb_per_map <= MAX_INPUT_MB and 0 <= self.selectivity <= MAX_SELECTIVITY
                 and 1 <= self.maps <= MAX_TASKS and 1 <= self.reduces <= MAX_TASKS):  # also NaN  # fmt: skip

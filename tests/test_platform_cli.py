@@ -131,6 +131,17 @@ def test_bench_plan_and_script(tmp_path: Path) -> None:
         res = runner.invoke(main, ["bench", "script", "--plan", str(plan_path), "--hdfs-root", root])
         assert res.exit_code == 1, root
         assert f"--hdfs-root {root!r}: give an absolute HDFS directory" in res.stderr
+    # so is each benchmark's name, which the script deletes as "$HDFS_ROOT/$name": a loaded plan's
+    # names are checked like its sizes ('../..' was written and would have removed the HDFS root)
+    doc = json.loads(plan_path.read_text())
+    for name in ("../..", "..", ".hidden", "a/b", "x y", "", "$(touch /tmp/pwned)"):
+        doc["benchmarks"][0]["name"] = name
+        evil = tmp_path / "evil.json"
+        evil.write_text(json.dumps(doc))
+        res = runner.invoke(main, ["bench", "script", "--plan", str(evil), "--out", str(tmp_path / "e.sh")])
+        assert res.exit_code == 1, name
+        assert f"benchmark name {name!r}" in res.stderr
+        assert not (tmp_path / "e.sh").exists()
 
 
 def test_bench_plan_rejects_a_bad_scale(tmp_path: Path) -> None:
