@@ -355,10 +355,12 @@ def make_plan(
         t = plan.thresholds()
         brk = t.break_for_map_output(sh_inp * _MIB * PAPER_SHUFFLE_SELECTIVITY / PAPER_SHUFFLE_REDUCES)
         if not lo < brk < hi:
+            where = "at the edge of" if brk in (lo, hi) else "outside"
             raise PlatformModelError(
                 f"the shuffle break computed from the plan's configuration ({brk / _MIB:.1f} MiB per reduce "
-                f"task) lies outside its shuffle range [{lo / _MIB:.1f}, {hi / _MIB:.1f}] MiB; "
-                "choose another --scale or more shuffle points"
+                f"task) lies {where} its shuffle range [{lo / _MIB:.1f}, {hi / _MIB:.1f}] MiB: the two-segment "
+                "fit needs shuffle benchmarks on both sides of it; choose another --scale or --task-scale, or "
+                "more shuffle points"
             )
     return plan
 

@@ -168,6 +168,16 @@ def test_bench_plan_rejects_a_bad_scale(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
 
 
+def test_a_break_on_the_edge_of_the_shuffle_range_is_named_so(tmp_path: Path) -> None:
+    # --task-scale 0.5 puts the computed break on the smallest shuffle point: no benchmark below it for
+    # the two-segment fit.  The refusal is right; its message said 1280.0 lies "outside [1280.0, ...]".
+    res = CliRunner().invoke(main, ["bench", "plan", "--task-scale", "0.5", "--out", str(tmp_path / "p.json")])
+    assert res.exit_code == 1
+    assert "lies at the edge of its shuffle range [1280.0, 10240.0] MiB" in res.stderr
+    assert "needs shuffle benchmarks on both sides of it" in res.stderr
+    assert not (tmp_path / "p.json").exists()
+
+
 def test_fit_without_a_store_says_what_to_do(tmp_path: Path) -> None:
     res = CliRunner().invoke(main, ["fit", "--store", str(tmp_path / "none"), "--out", str(tmp_path / "m.json")])
     assert res.exit_code != 0
