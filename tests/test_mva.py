@@ -273,6 +273,8 @@ def test_cli_mva_bad_demand_file_names_the_line(tmp_path: Path) -> None:
     assert f"{path}:3: shuffle_sort demands must be finite and >= 0 seconds, got {{'disk': -0.5}}" in result.stderr
     for text, message in [
         ("task,cpu,disk\nmap,1,2,3\nshuffle_sort,1,1\nmerge,1,1\n", ":2: more cells than the header's 3 columns"),
+        # a short row's missing demand was read as 0 s (the map's disk here)
+        ("task,cpu,disk\nmap,1\nshuffle_sort,1,1\nmerge,1,1\n", ":2: fewer cells than the header's 3 columns"),
         ("task,cpu,cpu\nmap,1,2\nshuffle_sort,1,1\nmerge,1,1\n", ":1: columns ['cpu'] appear twice"),
         ("task,cpu,disk\nmap,0,0\nshuffle_sort,0,0\nmerge,0,0\n", "no phase of positive, finite length"),
     ]:

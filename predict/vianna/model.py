@@ -216,6 +216,10 @@ def read_demands(path: str | Path) -> Demands:
     for line, raw in enumerate(reader, start=2):
         if None in raw:  # DictReader's key for cells beyond the header
             raise PredictionError(f"{where}:{line}: more cells than the header's {len(fields)} columns")
+        if any(v is None for v in raw.values()):  # DictReader's value for cells the row does not reach
+            raise PredictionError(
+                f"{where}:{line}: fewer cells than the header's {len(fields)} columns (an empty cell is 0 s)"
+            )
         row = {(k or "").strip(): (v or "").strip() for k, v in raw.items()}
         task = row.get("task", "")
         if task not in {str(k) for k in TaskKind}:
