@@ -53,7 +53,15 @@ from predict.core import (
 )
 from predict.dataflow import DataStats, MapDataflow, ReduceDataflow, map_dataflow, reduce_dataflow
 from predict.settings import compression
-from predict.tasks import InputShape, PhaseTimes, profiled_settings, profiled_shape, resolve_input, wire_ratio
+from predict.tasks import (
+    InputShape,
+    PhaseTimes,
+    profiled_settings,
+    profiled_shape,
+    resolve_input,
+    warn_if_mismatched,
+    wire_ratio,
+)
 from profiles.profile import DurationStats, JobProfile, Stage
 
 __all__ = ["CostStats", "HerodotouModel", "JobCost", "job_cost"]
@@ -351,6 +359,7 @@ def _overhead(
 ) -> tuple[float, str]:
     if measured is not None:
         over = measured.avg_ms - modelled
+        warn_if_mismatched(measured.avg_ms, modelled, what)
         return over, f"{what} overhead calibrated on the profiled run: {over:+.0f} ms per task"
     if profiled is not None:
         return profiled, f"{what} overhead {profiled:.0f} ms per task, as profiled"

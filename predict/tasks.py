@@ -24,7 +24,7 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from phaseline.errors import ExtrapolationWarning, PlatformModelError, PredictionError
+from phaseline.errors import DataQualityWarning, ExtrapolationWarning, PlatformModelError, PredictionError
 from phaseline.schemas import Phase
 from predict.core import Dataset, PhaseDurationModel
 from predict.dataflow import ACCOUNTING_BYTES_PER_RECORD, MB
@@ -280,6 +280,30 @@ def wire_ratio(profile: JobProfile, settings: JobSettings, before: JobSettings) 
     return compression(profile, settings).ratio
 
 
+#: Modelled phases this many times the measured task: not overlap (which a negative overhead
+#: absorbs) but a platform model of another machine or other settings.
+MISMATCH_FACTOR = 1.5
+
+
+def warn_if_mismatched(measured_avg_ms: float, modelled_avg_ms: float, what: str) -> None:
+    """Warn when the platform model prices the profiled tasks :data:`MISMATCH_FACTOR` times their measure.
+
+    Overlapping phases make a modest negative overhead; this much says the platform model is of
+    another machine or other settings, and a prediction scaled from it can come out near 0 s.
+    """
+    if modelled_avg_ms > MISMATCH_FACTOR * measured_avg_ms > 0:
+        what = what.split()[0]  # the callers' stage names: "map task", "reduce task", "reduce phase"
+        warnings.warn(
+            DataQualityWarning(
+                f"the platform model prices the profiled {what} tasks at {modelled_avg_ms / 1000:.3g} s, "
+                f"{modelled_avg_ms / measured_avg_ms:.1f}x their measured {measured_avg_ms / 1000:.3g} s: it "
+                "describes another machine or other settings than the profiled run, and predictions scaled "
+                "from it can come out near 0 s"
+            ),
+            stacklevel=3,
+        )
+
+
 def _calibrate(
     stage: DurationStats | None, modelled_avg: float, modelled_max: float, fallback: float | None, what: str
 ) -> tuple[float, float, str]:
@@ -292,6 +316,7 @@ def _calibrate(
     if stage is not None:
         avg = stage.avg_ms - modelled_avg
         biggest = max(avg, stage.max_ms - modelled_max)
+        warn_if_mismatched(stage.avg_ms, modelled_avg, what)
         return (
             avg,
             biggest,
