@@ -43,10 +43,11 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from phaseline.errors import PhaselineError, PhaselineWarning, PredictionError
+from phaseline.errors import DataQualityWarning, PhaselineError, PhaselineWarning, PredictionError
 from predict import core
 from predict.core import MS_PER_S, Cluster, Dataset, JobSettings, PhaseDurationModel
 from profiles.extract import extract_profile
+from profiles.profile import SELECTIVITY_SPREAD
 
 __all__ = [
     "BacktestRow", "ModelSummary", "NoiseFloor", "Run", "backtest", "error_table", "load_runs", "noise_floor",
@@ -70,6 +71,7 @@ class Run:
     map_slots: int
     reduce_slots: int
     local: bool
+    map_selectivity: float | None = None  # map output / input bytes (job totals)
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +146,7 @@ def load_runs(con: duckdb.DuckDBPyConnection) -> list[Run]:
     """Every successful job with a measured task span, from the store."""
     sql = importlib.resources.files("predict").joinpath("backtest_runs.sql").read_text("utf-8")
     out = []
-    for job_id, name, maps, reduces, input_bytes, span, _submit, m_slots, r_slots in con.execute(
+    for job_id, name, maps, reduces, input_bytes, selectivity, span, _submit, m_slots, r_slots in con.execute(
         sql
     ).fetchall():
         if input_bytes is None or span is None or span <= 0:
@@ -160,9 +162,24 @@ def load_runs(con: duckdb.DuckDBPyConnection) -> list[Run]:
                 int(m_slots or 1),
                 int(r_slots or 1),
                 str(job_id).startswith("job_local"),
+                None if selectivity is None else float(selectivity),
             )
         )
     return out
+
+
+def _warn_if_mixed(name: str, runs: Sequence[Run]) -> None:
+    """Warn when runs under one name differ in map selectivity as :func:`merge_profiles` warns for them."""
+    sels = [r.map_selectivity for r in runs if r.map_selectivity is not None and r.map_selectivity > 0]
+    if sels and max(sels) > SELECTIVITY_SPREAD * min(sels):
+        warnings.warn(
+            DataQualityWarning(
+                f"runs named {name!r} differ in map selectivity ({min(sels):.3g} to {max(sels):.3g}, more than "
+                f"x{SELECTIVITY_SPREAD:g}): other data or other code under one name, so their errors measure "
+                "that, not the models"
+            ),
+            stacklevel=3,
+        )
 
 
 def _cases(runs: Sequence[Run]) -> list[list[Run]]:
@@ -210,6 +227,7 @@ def backtest(
         cases = _cases(runs)
         if len(cases) < 2:
             continue
+        _warn_if_mixed(name, runs)
         # The smallest case's median run (by measured span): one slow or fast repeat of the
         # profiled case would otherwise skew every prediction of the job.
         smallest = sorted(cases[0], key=lambda r: (r.span_ms, r.job_id))

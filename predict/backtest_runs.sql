@@ -7,6 +7,7 @@
 --   reduces       reduce tasks
 --   input_bytes   FileInputFormat BYTES_READ (job total), NULL where not counted
 --   span_ms       ARIA's completion time: first task attempt start -> last attempt finish
+--   map_selectivity  MAP_OUTPUT_BYTES / input_bytes (job totals), NULL where not counted
 --   submit_ms     submission time (orders runs)
 --   map_slots     mapreduce.local.map.tasks.maximum (LocalJobRunner), NULL elsewhere
 --   reduce_slots  mapreduce.local.reduce.tasks.maximum (LocalJobRunner), NULL elsewhere
@@ -17,10 +18,12 @@ WITH _span AS (
     GROUP BY job_id
 ),
 _input AS (
-    SELECT job_id, max(value) AS input_bytes
+    SELECT job_id,
+           max(value) FILTER (WHERE counter_name = 'BYTES_READ' AND group_name LIKE '%FileInputFormatCounter%')
+               AS input_bytes,
+           max(value) FILTER (WHERE counter_name = 'MAP_OUTPUT_BYTES') AS map_output_bytes
     FROM counters
-    WHERE scope = 'job_total' AND counter_name = 'BYTES_READ'
-      AND group_name LIKE '%FileInputFormatCounter%'
+    WHERE scope = 'job_total' AND counter_name IN ('BYTES_READ', 'MAP_OUTPUT_BYTES')
     GROUP BY job_id
 ),
 _slots AS (
@@ -31,6 +34,7 @@ _slots AS (
     GROUP BY job_id
 )
 SELECT j.job_id, j.name, j.total_maps AS maps, j.total_reduces AS reduces, i.input_bytes,
+       i.map_output_bytes / nullif(i.input_bytes, 0) AS map_selectivity,
        s.last_ms - s.first_ms AS span_ms, j.submit_ms,
        TRY_CAST(c.map_slots AS INTEGER) AS map_slots, TRY_CAST(c.reduce_slots AS INTEGER) AS reduce_slots
 FROM jobs j

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from ingest.pipeline import ingest_paths
 from phaseline.cli import main
+from phaseline.errors import DataQualityWarning
 from phaseline.store import Store
 from platform_model.model import fit_platform
 from platform_model.profile import profile_from_arrays
@@ -301,3 +302,24 @@ def test_summary_reports_the_noise_floor_beside_each_model() -> None:
     assert summary.floor_worst_abs_error is not None
     assert 0 < summary.floor_median_abs_error < summary.floor_worst_abs_error < 1
     assert {"floor_median_abs_error", "floor_worst_abs_error"} <= set(summary.to_dict())
+
+
+def test_runs_named_alike_with_other_selectivities_are_warned_of(tmp_path: Path) -> None:
+    # The bundled sample: three microbenchmark runs under one name at selectivities 0.6, 1.0 and 1.8.
+    # `profile` warned of mixing them; `backtest` compared them as one job at two sizes, silently.
+    repo = Path(__file__).resolve().parent.parent
+    store = Store(tmp_path / "store")
+    ingest_paths([repo / "sample_traces"], store)
+    x = np.array([1, 2, 4, 8, 16, 64, 256, 1024, 4096] * 6, dtype=float) * MB
+    phases = np.repeat(["read", "collect", "spill", "merge", "shuffle", "write"], 9)
+    platform = fit_platform(profile_from_arrays(phases, x, 50 + x / 2e5), split=False)
+    sels = sorted(r.map_selectivity for r in load_runs(store.connect()) if r.map_selectivity is not None)
+    assert len(sels) == 3
+    assert sels[-1] > 1.25 * sels[0]
+    with pytest.warns(DataQualityWarning, match="differ in map selectivity") as caught:
+        rows = backtest(store.connect(), platform, models=["bounds"])
+    assert rows
+    mixed = [str(w.message) for w in caught if "differ in map selectivity" in str(w.message)]
+    assert mixed == [f"runs named 'phaseline-bench' differ in map selectivity ({sels[0]:.3g} to {sels[-1]:.3g}, "
+                     "more than x1.25): other data or other code under one name, so their errors measure that, "
+                     "not the models"]  # fmt: skip

@@ -268,6 +268,11 @@ def test_cli_profile_timeline_report(store: Store, tmp_path: Path) -> None:
     result = runner.invoke(main, ["profile", YAHOO, "--out", str(out), *args])
     assert result.exit_code == 0, result.output
     assert JobProfile.load(out).num_maps == 131
+    # a job named twice is one run, not two to merge (its task counts doubled: 262 map tasks)
+    twice = tmp_path / "twice.json"
+    result = runner.invoke(main, ["profile", YAHOO, YAHOO, "--out", str(twice), *args])
+    assert result.exit_code == 0, result.output
+    assert JobProfile.load(twice) == JobProfile.load(out)
     for suffix in ("png", "svg", "json"):
         path = tmp_path / f"timeline.{suffix}"
         result = runner.invoke(main, ["timeline", YAHOO, "--out", str(path), *args])

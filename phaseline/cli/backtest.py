@@ -78,7 +78,10 @@ def backtest_cmd(
     Jobs with runs at several input sizes or reduce counts are backtested:
     each case (same size and reduces) is measured as the median of its runs,
     predicted by every model; error = (predicted - measured) / measured
-    (Zhang et al. 2013, Figures 4 and 5).
+    (Zhang et al. 2013, Figures 4 and 5).  measured_s is ARIA's completion
+    time: first task attempt start to last attempt finish (job setup and
+    commit aside, so a little under `jobs`' duration_s).  Runs named alike
+    that differ in map selectivity are warned of: other data under one name.
     """
     from platform_model.model import PlatformModel
     from predict.backtest import backtest, error_table, summarize

@@ -37,7 +37,9 @@ from predict.vianna.qnsim import simulate_network
     type=click.Choice([e.value for e in Estimate]),
     default=Estimate.FORKJOIN.value,
     show_default=True,
-    help="P_A estimate: fork/join (H_k x max) or Tripathi (Erlang/hyperexponential maximum).",
+    help="P_A estimate: fork/join (H_k x max, k distinct branches: identical tasks side by side are one "
+    "branch, the reading that reproduces the paper's Table 4; --simulate shows their spread) or Tripathi "
+    "(Erlang/hyperexponential maximum).",
 )
 @click.option(
     "--formulation",

@@ -53,6 +53,7 @@ def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
 def profile(job_ids: tuple[str, ...], out: Path, store_dir: Path | None) -> None:
     """Extract the job profile of one or more past runs (Zhang 2013, Herodotou 2011)."""
     con = open_store(store_dir).connect()
+    job_ids = tuple(dict.fromkeys(job_ids))  # a run named twice is one run, not two to merge
     merged = merge_profiles([extract_profile(con, j) for j in job_ids])
     merged.save(out)
     click.echo(f"profile of {', '.join(job_ids)} -> {out}", err=True)
