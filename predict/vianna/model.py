@@ -187,6 +187,10 @@ class Demands:
         return np.array([float(row.get(dev, 0.0)) for dev in DEVICES])
 
 
+#: A task's demand on one device beyond this (31 years) is no measurement; past it the solution overflows.
+MAX_DEMAND_S = 1e9
+
+
 def read_demands(path: str | Path) -> Demands:
     """Read a demand table like Vianna et al. 2013, Table 2: CSV ``task,<device>,...``, seconds.
 
@@ -230,9 +234,11 @@ def read_demands(path: str | Path) -> Demands:
             rows[task] = {dev: float(row[dev]) if row.get(dev) else 0.0 for dev in fields[1:]}
         except ValueError as exc:
             raise PredictionError(f"{where}:{line}: demands must be numbers of seconds ({exc})") from exc
-        bad = {dev: v for dev, v in rows[task].items() if not (math.isfinite(v) and v >= 0)}
+        bad = {dev: v for dev, v in rows[task].items() if not (math.isfinite(v) and 0 <= v <= MAX_DEMAND_S)}
         if bad:
-            raise PredictionError(f"{where}:{line}: {task} demands must be finite and >= 0 seconds, got {bad}")
+            raise PredictionError(
+                f"{where}:{line}: {task} demands must be finite, >= 0 and <= {MAX_DEMAND_S:.0e} seconds, got {bad}"
+            )
     missing = [str(k) for k in TaskKind if str(k) not in rows]
     if missing:
         raise PredictionError(f"{where}: no row for {', '.join(missing)}; give one row per task kind")
