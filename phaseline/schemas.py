@@ -244,7 +244,10 @@ JOBS = register(
             ("source_format", STR),
         ),
         ("job_id",),
-        "One row per job run.",
+        "One row per job run.  finished_/failed_/killed_ counts are the history's own: Hadoop 2/3 "
+        "count tasks (NULL where its JOB_FAILED/KILLED record has none); Hadoop 0.20/1.x's "
+        "FAILED_MAPS counts failed and killed map attempts; Rumen's are counted from its tasks. "
+        "Count attempts in the attempts table to compare jobs across versions.",
         unit=("job_id",),
     )
 )
