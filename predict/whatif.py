@@ -219,7 +219,11 @@ def whatif(
         rows.extend(WhatIfRow(e.label, run(s), _resolved([(e, s)])) for e, s in zip(edits, alone, strict=True))
     if edits:
         label = "all edits" if len(edits) > 1 else edits[0].label
-        rows.append(WhatIfRow(label, run(apply_edits(base, edits)), _resolved(zip(edits, alone, strict=True))))
+        steps, scenario = [], base  # each edit on what the ones before it made: relative edits compose
+        for edit in edits:
+            scenario = apply_edits(scenario, [edit])
+            steps.append(scenario)
+        rows.append(WhatIfRow(label, run(scenario), _resolved(zip(edits, steps, strict=True))))
     return rows
 
 

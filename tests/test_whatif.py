@@ -116,6 +116,13 @@ def test_relative_edits_show_what_they_come_to() -> None:
     }
     absolute = whatif_table(whatif(toy_profile(), LinearPlatform(), BASE, edits[3:], model="bounds"))
     assert "relative edits" not in [row["figure"] for row in absolute]
+    # two edits of one field compose, and the all-edits row says so (it read "nodes = 20, nodes = 18":
+    # each on the baseline, though the prediction used 22)
+    twice = whatif(toy_profile(), LinearPlatform(), BASE, [parse_edit("nodes=+4"), parse_edit("2 more nodes")],
+                   model="bounds")  # fmt: skip
+    assert twice[-1].resolved == "nodes = 20, nodes = 22"
+    same = whatif(toy_profile(), LinearPlatform(), BASE, [parse_edit("nodes=22")], model="bounds")
+    assert twice[-1].prediction.seconds == same[-1].prediction.seconds
 
 
 def test_more_nodes_with_bounds_model() -> None:
