@@ -266,8 +266,8 @@ def _history(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Row]:
                 attempt = rec["id"]
                 is_map = "_m_" in attempt
                 kind = _STATE_TASK_TYPE.get(rec.get("STATE_STRING", "").lower())
-                yield from _counter_rows(rec, "attempt", rec["TASKID"], attempt)
-                yield Row(
+                counters = list(_counter_rows(rec, "attempt", rec["TASKID"], attempt))  # all or none
+                row = Row(
                     "attempts",
                     {
                         "job_id": _job_of(attempt), "task_id": rec["TASKID"], "attempt_id": attempt,
@@ -279,6 +279,8 @@ def _history(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Row]:
                         "host": _host_of_tracker(rec["TRACKER_NAME"]),
                     },
                 )
+                yield from counters
+                yield row
                 return
             if "TOTAL_MAPS" in rec and "JOB_STATUS" in rec:  # job.csv
                 yield Row(
@@ -300,10 +302,11 @@ def _history(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Row]:
         start = rec.get("START_TIME", "")
         if "TASK_TYPE" in rec and ident.startswith("task_"):  # MapTask / ReduceTask: also a task
             try:
-                yield from _task_rows(rec, ident)
+                task = list(_task_rows(rec, ident))  # all or none: a bad value leaves only the event
             except ValueError as exc:
                 yield malformed_row(ctx, line_no, f"bad value: {exc}", line)
                 return
+            yield from task
         yield Row(
             "events",
             {

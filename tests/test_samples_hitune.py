@@ -111,3 +111,25 @@ def test_hitune_csv_history_files_give_tasks_types_and_counters(fixtures_dir: Pa
 
     profile = extract_profile(con, JOB)
     assert (profile.num_maps, profile.num_reduces) == (640, 32)
+
+
+def test_a_malformed_hitune_history_row_leaves_no_partial_rows(
+    fixtures_dir: Path, tmp_path: Path, store_dir: Path
+) -> None:
+    # an attempt row with good counters but a start time that is no number: the row is kept as
+    # `malformed` (named), and none of its counters land without it
+    folder = fixtures_dir / "intel-hitune" / "visual_report_example"
+    lines = (folder / "MapAttempt.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    fields = lines[1].split(",")
+    fields[header.index("START_TIME")] = "soon"
+    path = tmp_path / "MapAttempt.csv"
+    path.write_text("\n".join([lines[0], ",".join(fields), *lines[2:4]]) + "\n")
+    store = Store(store_dir)
+    ingest_paths([path], store)
+    con = store.connect()
+    bad = fields[header.index("id")]
+    assert con.execute("SELECT count(*) FROM events WHERE event_type = 'malformed'").fetchone() == (1,)
+    assert con.execute(f"SELECT count(*) FROM attempts WHERE attempt_id = '{bad}'").fetchone() == (0,)
+    assert con.execute(f"SELECT count(*) FROM counters WHERE attempt_id = '{bad}'").fetchone() == (0,)
+    assert con.execute("SELECT count(DISTINCT attempt_id) FROM counters").fetchone() == (2,)  # the good rows'
