@@ -75,6 +75,7 @@ def verify_store(store: Store) -> VerifyReport:
         _check_sources(sources, rows, findings)
         if not any(f.severity == "error" for f in findings):
             _check_overlaps(store, manifest, findings)
+            _check_times(store, manifest, findings)
     _check_orphans(store, manifest, findings)
     return VerifyReport(tuple(findings), len(manifest.files), len(sources))
 
@@ -190,6 +191,38 @@ def _check_overlaps(store: Store, manifest: Manifest, findings: list[Finding]) -
                 "warning", "overlaps", job_id,
                 f"described by {len(ranked)} sources; the views take its rows from {kept} ({kept_format}) "
                 f"and from the others only what that one lacks ({set_aside[job_id]} rows set aside): {also}",
+            )
+        )
+
+
+#: Attempts may start this long before their job's submit time (clock resolution, log flushing).
+CLOCK_SLACK_MS = 1000
+
+
+def _check_times(store: Store, manifest: Manifest, findings: list[Finding]) -> None:
+    """The times check: jobs with attempts that start before the job was submitted.
+
+    The data is kept as the trace has it (a 0.20 log can have a tracker's clock ahead of the
+    JobTracker's); the warning says why a report's first wave, which spans attempts, can then
+    last longer than the makespan, which counts from the submit time.
+    """
+    import duckdb  # only the data checks query the data
+
+    try:
+        late = store.connect(manifest).execute(
+            "SELECT a.job_id, count(*), min(a.start_ms - j.submit_ms) FROM attempts AS a "
+            "JOIN (SELECT job_id, min(submit_ms) AS submit_ms FROM jobs GROUP BY job_id) AS j USING (job_id) "
+            f"WHERE a.start_ms < j.submit_ms - {CLOCK_SLACK_MS} GROUP BY a.job_id ORDER BY a.job_id"
+        ).fetchall()
+    except (StoreError, duckdb.Error) as exc:
+        findings.append(Finding("error", "times", str(store.root), str(exc)))
+        return
+    for job_id, n, earliest in late:
+        findings.append(
+            Finding(
+                "warning", "times", job_id,
+                f"{n} attempt(s) start before the job was submitted (the earliest by {-earliest / 1000:.1f} s): "
+                "the trace's clocks disagree; kept as written, its waves can outlast its makespan",
             )
         )
 
