@@ -28,13 +28,16 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow.parquet as pq
 
 from phaseline import schemas
 from phaseline.errors import StoreError
 from phaseline.store import Manifest, Store
+
+if TYPE_CHECKING:
+    import duckdb
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +77,7 @@ def verify_store(store: Store) -> VerifyReport:
         rows = _check_files(store, manifest, {s["path"]: s["sha256"] for s in sources}, findings)
         _check_sources(sources, rows, findings)
         if not any(f.severity == "error" for f in findings):
-            _check_overlaps(store, manifest, findings)
-            _check_times(store, manifest, findings)
+            _check_data(store, manifest, findings)
     _check_orphans(store, manifest, findings)
     return VerifyReport(tuple(findings), len(manifest.files), len(sources))
 
@@ -151,17 +153,29 @@ def _check_sources(
             )
 
 
-def _check_overlaps(store: Store, manifest: Manifest, findings: list[Finding]) -> None:
+def _check_data(store: Store, manifest: Manifest, findings: list[Finding]) -> None:
+    """The checks that query the data (overlaps, times), on one connection to the store."""
+    import duckdb  # only these checks query the data
+
+    try:
+        con = store.connect(manifest)
+    except (StoreError, duckdb.Error) as exc:  # reported as the first data check's, as it always was
+        findings.append(Finding("error", "overlaps", str(store.root), str(exc)))
+        return
+    _check_overlaps(con, str(store.root), findings)
+    _check_times(con, str(store.root), findings)
+
+
+def _check_overlaps(con: duckdb.DuckDBPyConnection, root: str, findings: list[Finding]) -> None:
     """The overlaps check: jobs that several sources describe, and the one the views keep.
 
     Sources that describe different units of one job (an engine run's ``run.json``
     holds the job's counters, its log the attempts') complement each other and
     are not reported: only jobs some of whose rows the views set aside.
     """
-    import duckdb  # only this check queries the data
+    import duckdb
 
     try:
-        con = store.connect(manifest)
         overlaps = con.execute(
             "SELECT job_id, path, format, preference, string_agg(table_name, ',' ORDER BY table_name) "
             "FROM overlapping_sources GROUP BY ALL ORDER BY job_id, preference"
@@ -175,8 +189,8 @@ def _check_overlaps(store: Store, manifest: Manifest, findings: list[Finding]) -
                 "GROUP BY job_id) AS m USING (job_id)"
             ).fetchall():
                 set_aside[job_id] += n
-    except (StoreError, duckdb.Error) as exc:
-        findings.append(Finding("error", "overlaps", str(store.root), str(exc)))
+    except duckdb.Error as exc:
+        findings.append(Finding("error", "overlaps", root, str(exc)))
         return
     by_job: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
     for job_id, path, fmt, _, tables in overlaps:
@@ -199,23 +213,23 @@ def _check_overlaps(store: Store, manifest: Manifest, findings: list[Finding]) -
 CLOCK_SLACK_MS = 1000
 
 
-def _check_times(store: Store, manifest: Manifest, findings: list[Finding]) -> None:
+def _check_times(con: duckdb.DuckDBPyConnection, root: str, findings: list[Finding]) -> None:
     """The times check: jobs with attempts that start before the job was submitted.
 
     The data is kept as the trace has it (a 0.20 log can have a tracker's clock ahead of the
     JobTracker's); the warning says why a report's first wave, which spans attempts, can then
     last longer than the makespan, which counts from the submit time.
     """
-    import duckdb  # only the data checks query the data
+    import duckdb
 
     try:
-        late = store.connect(manifest).execute(
+        late = con.execute(
             "SELECT a.job_id, count(*), min(a.start_ms - j.submit_ms) FROM attempts AS a "
             "JOIN (SELECT job_id, min(submit_ms) AS submit_ms FROM jobs GROUP BY job_id) AS j USING (job_id) "
             f"WHERE a.start_ms < j.submit_ms - {CLOCK_SLACK_MS} GROUP BY a.job_id ORDER BY a.job_id"
         ).fetchall()
-    except (StoreError, duckdb.Error) as exc:
-        findings.append(Finding("error", "times", str(store.root), str(exc)))
+    except duckdb.Error as exc:
+        findings.append(Finding("error", "times", root, str(exc)))
         return
     for job_id, n, earliest in late:
         findings.append(
