@@ -47,7 +47,7 @@ from phaseline.errors import DataQualityWarning, PhaselineError, PhaselineWarnin
 from predict import core
 from predict.core import MS_PER_S, Cluster, Dataset, JobSettings, PhaseDurationModel
 from profiles.extract import extract_profile
-from profiles.profile import SELECTIVITY_SPREAD
+from profiles.profile import SELECTIVITY_SPREAD, selectivity_spread
 
 __all__ = [
     "BacktestRow", "ModelSummary", "NoiseFloor", "Run", "backtest", "error_table", "load_runs", "noise_floor",
@@ -170,11 +170,12 @@ def load_runs(con: duckdb.DuckDBPyConnection) -> list[Run]:
 
 def _warn_if_mixed(name: str, runs: Sequence[Run]) -> None:
     """Warn when runs under one name differ in map selectivity as :func:`merge_profiles` warns for them."""
-    sels = [r.map_selectivity for r in runs if r.map_selectivity is not None and r.map_selectivity > 0]
-    if sels and max(sels) > SELECTIVITY_SPREAD * min(sels):
+    spread = selectivity_spread([r.map_selectivity for r in runs])
+    if spread is not None:
+        low, high = spread
         warnings.warn(
             DataQualityWarning(
-                f"runs named {name!r} differ in map selectivity ({min(sels):.3g} to {max(sels):.3g}, more than "
+                f"runs named {name!r} differ in map selectivity ({low:.3g} to {high:.3g}, more than "
                 f"x{SELECTIVITY_SPREAD:g}): other data or other code under one name, so their errors measure "
                 "that, not the models"
             ),

@@ -562,13 +562,25 @@ _TASK_COUNT_KEYS = frozenset(("mapred.map.tasks", "mapreduce.job.maps", "mapred.
 SELECTIVITY_SPREAD = 1.25
 
 
-def _warn_on_spread(what: str, values: Sequence[float | None]) -> None:
-    """A DataQualityWarning when the runs' ``values`` span more than :data:`SELECTIVITY_SPREAD`."""
+def selectivity_spread(values: Sequence[float | None]) -> tuple[float, float] | None:
+    """``(low, high)`` of the runs' known ``values`` where they span more than :data:`SELECTIVITY_SPREAD`
+    (one run's 0 beside another's positive value does too), else None.
+
+    >>> selectivity_spread([0.6, None, 1.8]), selectivity_spread([1.0, 1.2])
+    ((0.6, 1.8), None)
+    """
     known = [v for v in values if v is not None]
     if len(known) < 2:
-        return
+        return None
     low, high = min(known), max(known)
-    if high > 0 and (low <= 0 or high / low > SELECTIVITY_SPREAD):
+    return (low, high) if high > 0 and (low <= 0 or high / low > SELECTIVITY_SPREAD) else None
+
+
+def _warn_on_spread(what: str, values: Sequence[float | None]) -> None:
+    """A DataQualityWarning when the runs' ``values`` span more than :data:`SELECTIVITY_SPREAD`."""
+    spread = selectivity_spread(values)
+    if spread is not None:
+        low, high = spread
         warnings.warn(
             DataQualityWarning(
                 f"the merged runs' {what} ranges from {low:.3g} to {high:.3g}: different data or different "
