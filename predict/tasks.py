@@ -72,7 +72,10 @@ def resolve_input(profile: JobProfile, dataset: Dataset, settings: JobSettings) 
     smaller map tasks than a smaller one (the profiled run may have used
     another split size).  Otherwise
     splits are cut like ``FileInputFormat`` cuts them: full splits of the split
-    size and a remainder, so the largest split is ``min(split size, input)``.
+    size and a remainder, so the largest split is ``min(split size, input)``;
+    but where the number of splits is given and the split size is not, the
+    largest split is the average one times the profiled largest-to-average
+    ratio (an assumed split size says nothing of how the input was cut).
     Records follow the profiled record width unless the dataset gives them.
     """
     notes: list[str] = []
@@ -81,7 +84,7 @@ def resolve_input(profile: JobProfile, dataset: Dataset, settings: JobSettings) 
     if dataset.input_records is not None:
         width = dataset.input_bytes / dataset.input_records if dataset.input_records > 0 else None
     same = abs(dataset.input_bytes - prof.total_bytes) <= SAME_INPUT_RTOL * prof.total_bytes
-    split = dataset.split_bytes or settings.split_bytes
+    split = given = dataset.split_bytes or settings.split_bytes
     if same and dataset.splits in (None, prof.splits) and split is None:
         notes.append(f"input of the profiled size: its {prof.splits} splits are reused")
         records = 1.0  # the given records over the profiled ones
@@ -105,7 +108,13 @@ def resolve_input(profile: JobProfile, dataset: Dataset, settings: JobSettings) 
             notes.append(f"split size {split} B assumed (HDFS default block size)")
     splits = dataset.splits or max(1, math.ceil(dataset.input_bytes / split))
     avg = dataset.input_bytes / splits
-    biggest = max(avg, min(split, dataset.input_bytes))
+    if dataset.splits is not None and given is None:
+        # The count of splits is given and the split size only assumed: the count says how the
+        # input was cut, the profiled run how uneven its splits were (1 split: even).
+        uneven = prof.max_split_bytes / prof.avg_split_bytes if prof.splits > 1 and prof.avg_split_bytes > 0 else 1.0
+        biggest = min(dataset.input_bytes, avg * max(1.0, uneven))
+    else:
+        biggest = max(avg, min(split, dataset.input_bytes))
     if width is None or width <= 0:
         raise PredictionError(
             "the profile counts no input records and the dataset gives none; pass input_records"

@@ -262,6 +262,14 @@ def test_input_is_cut_like_file_input_format() -> None:
     given = resolve_input(prof, Dataset(10 * GB, splits=7, input_records=7e6), JobSettings(reduces=1))
     assert given.splits == 7
     assert given.avg_split_records == pytest.approx(1e6)
+    # a count of splits and no split size: the count says how the input was cut (the profile how
+    # unevenly); the assumed 128 MB block had made the largest of 2 x 2 MB splits 4 MB
+    one = replace(prof, input=InputStats(1, 2 * MB, 2 * MB, 20_000, 20_000))
+    cut = resolve_input(one, Dataset(4 * MB, splits=2), JobSettings(reduces=1))
+    assert (cut.splits, cut.avg_split_bytes, cut.max_split_bytes, cut.max_split_records) == (2, 2 * MB, 2 * MB, 20_000)
+    uneven = replace(prof, input=InputStats(2, 3 * MB, 4 * MB, 30_000, 40_000))
+    cut = resolve_input(uneven, Dataset(12 * MB, splits=4), JobSettings(reduces=1))
+    assert (cut.avg_split_bytes, cut.max_split_bytes) == (3 * MB, 4 * MB)
     default = resolve_input(
         replace(prof, input=replace(prof.input, splits=1)), Dataset(1 * GB), JobSettings(1)
     )
