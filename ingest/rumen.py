@@ -10,7 +10,8 @@ gzipped; each object is one job::
 
 Mapping to the store:
 
-* ``-1`` (Rumen's "unknown") and ``null`` become null.
+* ``-1`` (Rumen's "unknown") and ``null`` become null; so does a time of ``0``
+  (Rumen's value for an attempt that failed before it started).
 * Host names keep 1.x escapes (``/192\.30\.63\.192/node\.com``): they are
   unescaped and split into ``host`` and ``rack``; so are job names.
 * Statuses are normalized (``SUCCESS`` -> ``SUCCEEDED``).  ``finished_maps`` /
@@ -165,6 +166,17 @@ def _int(value: Any, path: Path, what: str, line: int) -> int | None:
     return value
 
 
+def _time(value: Any, path: Path, what: str, line: int) -> int | None:
+    """A Rumen timestamp: as :func:`_int`, and ``0`` is unknown too.
+
+    Rumen writes 0 where the history it read had no time, e.g. for an attempt
+    that failed before it started (the mumak trace has six); kept as epoch 0
+    it put a wave 39 years long into the report.
+    """
+    value = _int(value, path, what, line)
+    return None if value == 0 else value
+
+
 def _str(value: Any) -> str | None:
     if value is None:
         return None
@@ -212,7 +224,8 @@ class _RumenJob:
 
     def repeated(self) -> Row:
         """The object of a job this file described before, kept whole as an event only (see :func:`read_rumen`)."""
-        return self._event("RumenJob", _int(self.obj.get("submitTime"), self.path, "submitTime", self.line), self.obj)
+        submit = _time(self.obj.get("submitTime"), self.path, "submitTime", self.line)
+        return self._event("RumenJob", submit, self.obj)
 
     def rows(self) -> Iterator[Row]:
         o, p, ln = self.obj, self.path, self.line
@@ -229,7 +242,7 @@ class _RumenJob:
                             counts[kind][status == Status.FAILED.value] += 1
                     task_rows.append(row)
         job_payload = {k: v for k, v in o.items() if k not in _TASK_LISTS}
-        yield self._event("RumenJob", _int(o.get("submitTime"), p, "submitTime", ln), job_payload)
+        yield self._event("RumenJob", _time(o.get("submitTime"), p, "submitTime", ln), job_payload)
         yield Row(
             "jobs",
             {
@@ -238,9 +251,9 @@ class _RumenJob:
                 "user": _str(o.get("user")),
                 "queue": _str(o.get("queue")),
                 "status": normalize_status(_str(o.get("outcome"))),
-                "submit_ms": _int(o.get("submitTime"), p, "submitTime", ln),
-                "launch_ms": _int(o.get("launchTime"), p, "launchTime", ln),
-                "finish_ms": _int(o.get("finishTime"), p, "finishTime", ln),
+                "submit_ms": _time(o.get("submitTime"), p, "submitTime", ln),
+                "launch_ms": _time(o.get("launchTime"), p, "launchTime", ln),
+                "finish_ms": _time(o.get("finishTime"), p, "finishTime", ln),
                 "total_maps": _int(o.get("totalMaps"), p, "totalMaps", ln),
                 "total_reduces": _int(o.get("totalReduces"), p, "totalReduces", ln),
                 "finished_maps": counts["MAP"][0],
@@ -284,8 +297,8 @@ class _RumenJob:
                 "task_id": task_id,
                 "task_type": kind,
                 "status": normalize_status(_str(task.get("taskStatus"))),
-                "start_ms": _int(task.get("startTime"), p, f"{task_id}.startTime", ln),
-                "finish_ms": _int(task.get("finishTime"), p, f"{task_id}.finishTime", ln),
+                "start_ms": _time(task.get("startTime"), p, f"{task_id}.startTime", ln),
+                "finish_ms": _time(task.get("finishTime"), p, f"{task_id}.finishTime", ln),
                 "successful_attempt_id": successful,
                 "splits": _splits(
                     _list(task.get("preferredLocations"), p, f"{task_id}.preferredLocations", ln)
@@ -293,7 +306,7 @@ class _RumenJob:
                 "error": None,
             },
         )
-        yield self._event("RumenTask", _int(task.get("startTime"), p, "startTime", ln), task)
+        yield self._event("RumenTask", _time(task.get("startTime"), p, "startTime", ln), task)
 
     def _attempt_row(self, a: dict[str, Any], task_id: str, kind: str | None) -> Row:
         p, ln = self.path, self.line
@@ -313,11 +326,11 @@ class _RumenJob:
                 "attempt_id": attempt_id,
                 "task_type": kind,
                 "status": normalize_status(_str(a.get("result"))),
-                "start_ms": _int(a.get("startTime"), p, f"{attempt_id}.startTime", ln),
-                "finish_ms": _int(a.get("finishTime"), p, f"{attempt_id}.finishTime", ln),
+                "start_ms": _time(a.get("startTime"), p, f"{attempt_id}.startTime", ln),
+                "finish_ms": _time(a.get("finishTime"), p, f"{attempt_id}.finishTime", ln),
                 "map_finish_ms": None,
-                "shuffle_finish_ms": _int(a.get("shuffleFinished"), p, f"{attempt_id}.shuffleFinished", ln),
-                "sort_finish_ms": _int(a.get("sortFinished"), p, f"{attempt_id}.sortFinished", ln),
+                "shuffle_finish_ms": _time(a.get("shuffleFinished"), p, f"{attempt_id}.shuffleFinished", ln),
+                "sort_finish_ms": _time(a.get("sortFinished"), p, f"{attempt_id}.sortFinished", ln),
                 "host": host,
                 "rack": rack,
                 "container_id": None,

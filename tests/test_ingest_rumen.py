@@ -242,3 +242,17 @@ def test_lands_in_the_store_with_topology(fixtures_dir: Path, store_dir: Path) -
     assert con.execute(
         "select count(distinct host) > 1000 from topology where rack is not null"
     ).fetchone() == (True,)
+
+
+def test_a_zero_time_is_unknown_not_1970(fixtures_dir: Path) -> None:
+    # the mumak trace has six failed attempts with "startTime": 0 (they failed before starting);
+    # stored as epoch 0 they stretched a report's wave span to 1.24e12 ms
+    rows = read(fixtures_dir / MUMAK / "19-jobs.trace.json.gz")
+    attempts = {a["attempt_id"]: a for a in table(rows, "attempts")}
+    failed_early = attempts["attempt_200904211745_0015_r_000445_0"]
+    assert failed_early["status"] == "FAILED"
+    assert failed_early["start_ms"] is None
+    assert failed_early["finish_ms"] > 1_200_000_000_000
+    times = [a[k] for a in attempts.values() for k in ("start_ms", "finish_ms", "shuffle_finish_ms")]
+    assert all(t > 1_200_000_000_000 for t in times if t is not None)  # no 1970 left
+    assert sum(a["start_ms"] is None for a in attempts.values()) == 6
