@@ -61,7 +61,13 @@ class Analysis:
 
 
 def _top_phases(con: duckdb.DuckDBPyConnection, job_id: str, n: int = 3) -> str:
+    """The ``n`` phases with the largest share of the task threads' time.
+
+    Helper-thread phases (lane ``background``) run beside the task thread's,
+    so they are left out: counted in, they made shares of more than the time spent.
+    """
     phases = q.phases(con, job_id)
+    phases = phases[phases["lane"] == "main"]
     if phases.empty:
         return ""
     totals = phases.groupby("phase")["dur_ms"].sum().sort_values(ascending=False)

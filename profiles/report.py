@@ -139,43 +139,54 @@ def _ms(v: Any) -> str:
 
 
 def _phase_breakdown(phases: pd.DataFrame) -> tuple[str, str]:
+    """The phase table and stacked bars of successful attempts.
+
+    Shares and bars are of the task thread's phases (lane ``main``), which
+    tile an attempt; helper-thread phases (lane ``background``, the
+    SpillThread's spills, the reduce's background merges) run beside them, so
+    they are listed with no share and drawn as a thin bar under their type.
+    """
     ok = phases[phases["status"] == "SUCCEEDED"]
     if ok.empty:
         return '<p class="note">no phases</p>', ""
-    per: pd.DataFrame = ok.groupby(["task_type", "attempt_id", "phase", "source"], as_index=False)[
+    per: pd.DataFrame = ok.groupby(["task_type", "lane", "attempt_id", "phase", "source"], as_index=False)[
         ["dur_ms"]
     ].sum()
     agg = (
-        per.groupby(["task_type", "phase", "source"], as_index=False)
+        per.groupby(["task_type", "lane", "phase", "source"], as_index=False)
         .agg(
             attempts=("dur_ms", "size"),
             avg_ms=("dur_ms", "mean"),
             max_ms=("dur_ms", "max"),
             total_ms=("dur_ms", "sum"),
         )
-        .sort_values(["task_type", "total_ms"], ascending=[True, False])
+        .sort_values(["task_type", "lane", "total_ms"], ascending=[True, False, False])
     )
-    agg["share"] = agg["total_ms"] / agg.groupby("task_type")["total_ms"].transform("sum")
+    main = agg["lane"] == "main"
+    main_total = agg[main].groupby("task_type")["total_ms"].sum()
+    agg["share"] = (agg["total_ms"] / agg["task_type"].map(main_total)).where(main)
     table = _table(
-        agg, ["task_type", "phase", "source", "attempts", "avg_ms", "max_ms", "total_ms", "share"], limit=60
+        agg, ["task_type", "lane", "phase", "source", "attempts", "avg_ms", "max_ms", "total_ms", "share"], limit=60
     )
     types = list(dict.fromkeys(agg["task_type"]))
     fig = Figure(figsize=(9, 0.6 + 0.55 * len(types)), layout="constrained")
     ax = fig.add_subplot()
+    widest = float(agg.loc[main].groupby("task_type")["avg_ms"].sum().max()) / 1000.0
     for i, t in enumerate(types):
-        left = 0.0
-        rows = agg[agg["task_type"] == t].to_dict("records")
-        for rec in sorted(rows, key=lambda r: _PHASE_RANK.get(str(r["phase"]).split("+")[0], 99)):
-            w = float(rec["avg_ms"]) / 1000.0
-            ax.barh(i, w, left=left, color=phase_color(str(rec["phase"])), edgecolor="white")
-            if w > 0:
-                ax.text(
-                    left + w / 2, i, str(rec["phase"]), ha="center", va="center", fontsize=7, parse_math=False
-                )
-            left += w
+        for lane, y, height in (("main", i, 0.8), ("background", i + 0.5, 0.18)):
+            left = 0.0
+            rows = agg[(agg["task_type"] == t) & (agg["lane"] == lane)].to_dict("records")
+            for rec in sorted(rows, key=lambda r: _PHASE_RANK.get(str(r["phase"]).split("+")[0], 99)):
+                w = float(rec["avg_ms"]) / 1000.0
+                ax.barh(y, w, left=left, height=height, color=phase_color(str(rec["phase"])), edgecolor="white")
+                if lane == "main" and w > 0.04 * widest:  # a label that fits its bar
+                    ax.text(
+                        left + w / 2, y, str(rec["phase"]), ha="center", va="center", fontsize=7, parse_math=False
+                    )
+                left += w
     ax.set_yticks(range(len(types)), types, parse_math=False)
-    ax.set_ylim(len(types) - 0.5, -0.5)
-    ax.set_xlabel("mean seconds per successful attempt")
+    ax.set_ylim(len(types) - 0.3, -0.5)
+    ax.set_xlabel("mean seconds per successful attempt (thin bar: helper threads)")
     return table, _svg(fig)
 
 

@@ -306,3 +306,31 @@ def test_phases_name_their_lane_so_background_work_reads_right(con: Any) -> None
     assert not merge.empty
     assert (merge["dur_ms"] <= merge["end_ms"] - merge["start_ms"]).all()
     assert (merge["dur_ms"] < merge["end_ms"] - merge["start_ms"]).any()
+
+
+def test_phase_shares_are_of_the_task_thread_time(con: Any, tmp_path: Path) -> None:
+    # TeraSort's reduce spent 34.4 s in background merges beside its main-lane phases; summed in,
+    # they put the reduce's shuffle at 40 % in the report (50 % of its time) and shares past 100 %
+    from profiles import queries
+    from profiles.analyze import analyze_job
+    from profiles.report import render_report
+
+    job = "job_1756057717712_0002"
+    df = queries.phases(con, job)
+    ok = df[(df["status"] == "SUCCEEDED") & (df["lane"] == "main") & (df["task_type"] == "REDUCE")]
+    shuffle_share = ok.loc[ok["phase"] == "shuffle", "dur_ms"].sum() / ok["dur_ms"].sum()
+    assert 0.45 < shuffle_share < 0.55
+    page = render_report(con, job)
+    rows = re.findall(r"<tr><td>(MAP|REDUCE)</td><td>(main|background)</td><td>([^<]+)</td>(.*?)</tr>", page)
+    shares: dict[tuple[str, str], list[float]] = {}
+    for kind, lane, phase, rest in rows:
+        cell = re.findall(r"<td[^>]*>([^<]*)</td>", rest)[-1]
+        shares.setdefault((kind, lane), []).append(float(cell) if cell else float("nan"))
+        if (kind, lane, phase) == ("REDUCE", "main", "shuffle"):
+            assert float(cell) == pytest.approx(shuffle_share, abs=0.001)
+    assert sum(shares[("MAP", "main")]) == pytest.approx(1, abs=0.01)
+    assert sum(shares[("REDUCE", "main")]) == pytest.approx(1, abs=0.01)
+    assert ("REDUCE", "background") in shares  # listed, with no share
+    assert all(s != s for s in shares[("REDUCE", "background")])
+    top = analyze_job(con, job, tmp_path).top_phases
+    assert sum(int(p.rsplit(" ", 1)[1].rstrip("%")) for p in top.split(", ")) <= 100
