@@ -86,7 +86,7 @@ COUNTER_FIELDS: Mapping[str, str] = types.MappingProxyType(
         "REDUCE_INPUT_RECORDS": "reduce_input_records",
         "REDUCE_SHUFFLE_BYTES": "reduce_shuffle_bytes",
         "REDUCE_OUTPUT_RECORDS": "reduce_output_records",
-        "BYTES_READ": "map_input_bytes",  # FileInputFormatCounter
+        "BYTES_READ": "map_input_bytes",  # FileInputFormatCounter (else 0.20's MAP_INPUT_BYTES)
         "BYTES_WRITTEN": "reduce_output_bytes",  # FileOutputFormatCounter
         "HDFS_BYTES_READ": "hdfs_bytes_read",
         "HDFS_BYTES_WRITTEN": "hdfs_bytes_written",

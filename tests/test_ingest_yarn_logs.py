@@ -334,3 +334,22 @@ def test_phase_shares_are_of_the_task_thread_time(con: Any, tmp_path: Path) -> N
     assert all(s != s for s in shares[("REDUCE", "background")])
     top = analyze_job(con, job, tmp_path).top_phases
     assert sum(int(p.rsplit(" ", 1)[1].rstrip("%")) for p in top.split(", ")) <= 100
+
+
+def test_profile_phases_come_from_the_task_type_that_runs_them(con: Any) -> None:
+    # TeraSort: 76 map merges (~0.7 s each) and one reduce's 34 s of background merging share the
+    # name "merge"; the profile's merge is the map merge a predictor scales (it was 1.16 s, mixed)
+    from profiles import queries
+    from profiles.extract import extract_profile
+
+    job = "job_1756057717712_0002"
+    df = queries.phases(con, job)
+    ok = df[df["status"] == "SUCCEEDED"]
+    map_merge = ok[(ok["task_type"] == "MAP") & (ok["phase"] == "merge")].groupby("attempt_id")["dur_ms"].sum()
+    assert len(map_merge) == 76
+    assert not ok[(ok["task_type"] == "REDUCE") & (ok["phase"] == "merge")].empty
+    phases = extract_profile(con, job).phases
+    assert phases["merge"].count == 76
+    assert phases["merge"].avg_ms == pytest.approx(map_merge.mean())
+    assert phases["shuffle"].count == 1  # reduce side: the one reduce
+    assert phases["spill"].count == 76

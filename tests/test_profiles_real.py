@@ -224,6 +224,12 @@ def test_profiles_of_real_jobs_round_trip(con: duckdb.DuckDBPyConnection) -> Non
         counters.loc["MAP", "map_output_records"] / counters.loc["MAP", "map_input_records"]
     )
     assert p.stages["map_task"].count == 131
+    # 0.20 names the job's input bytes MAP_INPUT_BYTES (no FileInputFormat BYTES_READ); it was left null
+    job_counters = q.job_counters(con, YAHOO)
+    (input_bytes,) = job_counters[
+        (job_counters["scope"] == "job_total") & (job_counters["counter_name"] == "MAP_INPUT_BYTES")
+    ]["value"]
+    assert p.counters.map_input_bytes == input_bytes > 0
     assert p.map_ms_per_record is None  # history times cannot isolate the map function
     assert JobProfile.from_json(p.to_json()) == p
     # the Sleep job reads no input bytes: its size selectivity is undefined, and said so
