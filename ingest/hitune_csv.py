@@ -23,7 +23,8 @@ What lands where:
 * ``MapAttempt.csv`` / ``ReduceAttempt.csv``: ``attempts`` (a setup or cleanup attempt,
   which HiTune files with the maps, by its ``STATE_STRING``: these files lost 0.20's
   ``TASK_TYPE``) and their counter columns as attempt ``counters`` (HiTune keeps
-  Hadoop 0.20's display names: :data:`COUNTERS` gives the store's names); ``job.csv``: ``jobs``.
+  Hadoop 0.20's display names: :data:`COUNTERS` gives the store's names); ``job.csv``: ``jobs``
+  and its byte counters (``HDFS_BYTES_READ``...) as ``job_total`` ``counters``.
 * ``MapTask.csv`` / ``ReduceTask.csv``: ``events``, one per row, and from each row a
   ``tasks`` row (its ``TASK_TYPE``) and task ``counters``.
 * Anything else with a HiTune/Chukwa header: ``events``, one per row.
@@ -47,7 +48,7 @@ from ingest.counters_map import task_type
 from ingest.formats import Format
 from ingest.mrcommon import counter_row
 from ingest.samples_hitune import malformed_row, normalize_state
-from phaseline.schemas import TaskType, ThreadState, normalize_status
+from phaseline.schemas import CounterScope, TaskType, ThreadState, normalize_status
 
 SOURCE = "hitune_csv"
 VERTEX_OF = {
@@ -82,6 +83,8 @@ COUNTERS: dict[str, tuple[str, str]] = {
     "Local bytes read": (_FS, "FILE_BYTES_READ"),
     "Local bytes written": (_FS, "FILE_BYTES_WRITTEN"),
 }
+#: job.csv's job-total counter columns (FileSystemCounters, named as the store names them).
+_JOB_BYTE_COUNTERS = ("HDFS_BYTES_READ", "HDFS_BYTES_WRITTEN", "FILE_BYTES_READ", "FILE_BYTES_WRITTEN")
 #: A 0.20 setup/cleanup attempt's STATE_STRING -> its task type.
 _STATE_TASK_TYPE = {"setup": TaskType.SETUP.value, "cleanup": TaskType.CLEANUP.value}
 METRIC_CATEGORIES = {"cpu": "sar"}
@@ -283,6 +286,12 @@ def _history(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Row]:
                 yield row
                 return
             if "TOTAL_MAPS" in rec and "JOB_STATUS" in rec:  # job.csv
+                totals = [
+                    counter_row(rec["id"], CounterScope.JOB_TOTAL.value, _FS, name, value)
+                    for name in _JOB_BYTE_COUNTERS
+                    if (value := _int(rec.get(name, ""))) is not None
+                ]  # all or none, with the job
+                yield from totals
                 yield Row(
                     "jobs",
                     {

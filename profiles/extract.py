@@ -27,6 +27,7 @@ What is filled, and from what (anything else stays ``None``, never invented):
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -164,6 +165,18 @@ def _job_counters(con: duckdb.DuckDBPyConnection, job_id: str) -> Counters | Non
     if old_input is not None:
         values.setdefault("map_input_bytes", old_input)
     return Counters(**values)
+
+
+def _fill(job: Counters | None, summed: Counters) -> Counters:
+    """The job's own totals, each one it lacks summed from its tasks.
+
+    A source may report only some job totals (HiTune's ``job.csv``: the four
+    byte counters); the rest are no less known for that.
+    """
+    if job is None:
+        return summed
+    missing = {f.name: getattr(summed, f.name) for f in dataclasses.fields(job) if getattr(job, f.name) is None}
+    return dataclasses.replace(job, **missing)
 
 
 def _counters_from_totals(maps: Mapping[str, Any], reduces: Mapping[str, Any]) -> Counters:
@@ -358,7 +371,7 @@ def extract_profile(con: duckdb.DuckDBPyConnection, job_id: str) -> JobProfile:
         if not shuffle_rows.empty:
             network = _ratio(shuffle_rows["dur_ms"].sum(), shuffle_rows["data_bytes"].sum())
 
-    counters = _job_counters(con, job_id) or _counters_from_totals(maps_t, reds_t)
+    counters = _fill(_job_counters(con, job_id), _counters_from_totals(maps_t, reds_t))
     dataflow = DataflowStatistics(
         input_pair_width=in_bytes / in_recs if in_recs > 0 else None,
         recs_per_red_group=_paired(reds_c, "reduce_input_records", "reduce_input_groups"),

@@ -111,6 +111,15 @@ def test_hitune_csv_history_files_give_tasks_types_and_counters(fixtures_dir: Pa
 
     profile = extract_profile(con, JOB)
     assert (profile.num_maps, profile.num_reduces) == (640, 32)
+    # job.csv's byte counters are the job's totals (they were dropped); the others stay summed
+    with (folder / "job.csv").open() as fh:
+        (job_row,) = csv.DictReader(fh)
+    totals = dict(con.execute("SELECT counter_name, value FROM counters WHERE scope = 'job_total'").fetchall())
+    names = ("HDFS_BYTES_READ", "HDFS_BYTES_WRITTEN", "FILE_BYTES_READ", "FILE_BYTES_WRITTEN")
+    assert totals == {n: int(job_row[n]) for n in names}
+    assert profile.counters.hdfs_bytes_read == int(job_row["HDFS_BYTES_READ"])
+    assert profile.counters.local_bytes_written == int(job_row["FILE_BYTES_WRITTEN"])
+    assert profile.counters.map_input_records == want
 
 
 def test_a_malformed_hitune_history_row_leaves_no_partial_rows(
