@@ -22,7 +22,10 @@ attempt id comes from ``launch_container.sh`` (``YarnChild <host> <port>
 from the ``Container: ... on <host>_<port>`` header.  The application master's
 container (``MRAppMaster``) gives the ``jobs`` row (status and times from
 ``JobImpl`` transitions, maps and reduces, the submit time from
-``APP_SUBMIT_TIME_ENV``) and its lines land as ``events``.  Every other file
+``APP_SUBMIT_TIME_ENV``; where it logs the history file's done name, that
+name's submit, launch and finish times, status and finished maps and reduces,
+which are the history's own values, exact where log lines are a few ms off)
+and its lines land as ``events``.  Every other file
 (stderr, stdout, prelaunch.*, launch_container.sh, directory.info) lands as one
 ``events`` row with its text (first :data:`MAX_SECTION_CHARS` characters).
 """
@@ -34,6 +37,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ingest.base import ReadContext, Row, iter_lines
 from ingest.formats import Format
@@ -178,6 +182,7 @@ class _Job:
     name: str | None = None
     queue: str | None = None
     hadoop_version: str | None = None
+    done: dict[str, Any] | None = None  # the history file's done name (done_file_fields)
 
 
 def _read_am(records: list[LogRecord], job: _Job) -> None:
@@ -197,6 +202,8 @@ def _read_am(records: list[LogRecord], job: _Job) -> None:
         ) is not None:  # the history file's done name: the job's name and queue, which no other line has
             job.name, job.queue = fields["name"], fields["queue"]
             job.user = job.user or fields["user"]
+            if fields["job_id"] == job.job_id:  # the history's own times and counts, exact to the ms
+                job.done = fields
 
 
 def read_yarn_logs(path: Path, ctx: ReadContext) -> Iterator[Row]:
@@ -242,11 +249,15 @@ def read_yarn_logs(path: Path, ctx: ReadContext) -> Iterator[Row]:
     yield from task_rows(attempts)
     if job_ids:
         job_id = job.job_id or next(iter(job_ids))
+        done = job.done or {}
         yield Row("jobs", {
             "job_id": job_id, "name": job.name, "user": job.user, "queue": job.queue,
-            "status": normalize_status(job.status),
-            "submit_ms": job.submit_ms, "launch_ms": job.launch_ms, "finish_ms": job.finish_ms,
+            "status": normalize_status(done.get("status") or job.status),
+            "submit_ms": done.get("submit_ms") or job.submit_ms,
+            "launch_ms": done.get("start_ms") or job.launch_ms,
+            "finish_ms": done.get("finish_ms") or job.finish_ms,
             "total_maps": job.maps, "total_reduces": job.reduces,
+            "finished_maps": done.get("maps"), "finished_reduces": done.get("reduces"),
             "hadoop_version": job.hadoop_version, "source_format": FORMAT_NAME,
         })
 

@@ -57,6 +57,17 @@ def test_jobs_land_with_status_sizes_and_version(con: Any) -> None:
     assert sort_job[0] < sort_job[1] < sort_job[2]
 
 
+def test_job_times_and_counts_are_the_done_names(con: Any, fixtures_dir: Path) -> None:
+    # the AM's transition lines are a few ms off the history's own times, which the done name holds
+    for name in (TERAGEN, TERASORT, TERAVALIDATE):
+        (done,) = set(re.findall(r"(job_\d+_\d+)-(\d+)-[^-]+-[^-]+-(\d+)-(\d+)-(\d+)-SUCCEEDED-[^-]+-(\d+)\.jhist",
+                                 _raw(fixtures_dir, name)))
+        job_id, submit, finish, maps, reduces, launch = done
+        got = q(con, "SELECT submit_ms, launch_ms, finish_ms, finished_maps, finished_reduces FROM jobs "
+                     "WHERE job_id = ?", job_id)
+        assert got == [(int(submit), int(launch), int(finish), int(maps), int(reduces))]
+
+
 def test_jobs_are_named_from_the_history_files_done_name(con: Any) -> None:
     # No log line names the job or its queue but the AM's "Moved tmp to done: ...-TeraGen-...-root.default-..."
     rows = q(con, "SELECT job_id, name, queue FROM jobs ORDER BY job_id")
