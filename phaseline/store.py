@@ -208,13 +208,16 @@ class Store:
         Rumen's parse of it): there only the preferred source's rows of that unit
         are kept, so nothing is counted twice.  The sources of a job are ranked
         once, for all tables: a first-hand format before a derived one
-        (:data:`~phaseline.schemas.DERIVED_FORMATS`), the source with more rows
+        (:data:`~phaseline.schemas.DERIVED_FORMATS`), a source whose successful
+        tasks fit its own job totals before one with more (edited by hand, or
+        two runs under one id), the source with more rows
         about the job (a complete copy before a truncated one), a landed
         source before a partial one, the first path in sort order.  A derived
         source stands in only where no first-hand one has rows of the table for
         the job; it adds no unit to a first-hand account.  The
         temporary table ``overlapping_sources`` (``table_name, job_id, path,
-        format, rows, preference``; preference 1 is kept) lists every such case.
+        format, rows, preference, stand_in``; preference 1 is kept; a
+        ``stand_in`` source adds no unit to the others') lists every such case.
         """
         import duckdb  # loaded by _duckdb_memory already
 
@@ -522,18 +525,29 @@ def _find_overlaps(con: duckdb.DuckDBPyConnection, tables: Sequence[str]) -> set
             SELECT * FROM raw.sources WHERE status IN ('landed', 'partial')
             QUALIFY row_number() OVER (PARTITION BY sha256 ORDER BY path) = 1
         ),
+        overfull AS (  -- sources with more successful tasks of a type than their own job total
+            SELECT DISTINCT t.job_id, t.source_sha256
+            FROM (SELECT job_id, source_sha256, task_type, count(DISTINCT task_id) AS n FROM raw.tasks
+                  WHERE status = 'SUCCEEDED' AND job_id IN (SELECT job_id FROM shared) GROUP BY ALL) AS t
+            JOIN raw.jobs AS j USING (job_id, source_sha256)
+            WHERE t.n > if(t.task_type = 'MAP', j.total_maps, if(t.task_type = 'REDUCE', j.total_reduces, NULL))
+        ),
         ranked AS (
             SELECT p.job_id, p.source_sha256, src.path, src.format,
+                   coalesce(src.format IN ({derived}), false)
+                       OR (p.job_id, p.source_sha256) IN (SELECT (job_id, source_sha256) FROM overfull) AS stand_in,
                    row_number() OVER (
                        PARTITION BY p.job_id
-                       ORDER BY coalesce(src.format IN ({derived}), false), sum(p.rows) DESC,
+                       ORDER BY coalesce(src.format IN ({derived}), false),
+                                (p.job_id, p.source_sha256) IN (SELECT (job_id, source_sha256) FROM overfull),
+                                sum(p.rows) DESC,
                                 src.status = 'landed' DESC, src.path, p.source_sha256
                    ) AS preference
             FROM per_job AS p LEFT JOIN src ON src.sha256 = p.source_sha256
             WHERE p.job_id IN (SELECT job_id FROM shared)
             GROUP BY p.job_id, p.source_sha256, src.path, src.format, src.status
         )
-        SELECT s.table_name, s.job_id, s.source_sha256, r.path, r.format, s.rows, r.preference
+        SELECT s.table_name, s.job_id, s.source_sha256, r.path, r.format, s.rows, r.preference, r.stand_in
         FROM shared AS s JOIN ranked AS r USING (job_id, source_sha256)
     """)
     con.execute("DROP TABLE IF EXISTS _shared_jobs")  # a step of the above, not a relation for users
@@ -543,12 +557,12 @@ def _find_overlaps(con: duckdb.DuckDBPyConnection, tables: Sequence[str]) -> set
 def _one_account_view(name: str, unit: Sequence[str]) -> str:
     """The view of table ``name`` keeping, per unit of an overlapping job, its preferred source's rows.
 
-    A derived source (:data:`~phaseline.schemas.DERIVED_FORMATS`: Rumen's parse of a history)
-    stands in for a job only where no first-hand source has rows of the table for it: it never
-    adds units (an attempt, a counter set) to a first-hand account of the same job.
+    A derived source (:data:`~phaseline.schemas.DERIVED_FORMATS`: Rumen's parse of a history),
+    or one with more successful tasks than its own job total (``stand_in``), stands in for a
+    job only where no other source has rows of the table for it: it never adds units (an
+    attempt, a counter set) to another source's account of the same job.
     """
     partition = ", ".join(f'r."{c}"' for c in unit)
-    derived = f"coalesce(o.format IN ({', '.join(repr(f) for f in sorted(schemas.DERIVED_FORMATS))}), false)"
     return f"""
         CREATE VIEW main."{name}" AS
         SELECT r.* FROM raw."{name}" AS r
@@ -560,7 +574,7 @@ def _one_account_view(name: str, unit: Sequence[str]) -> str:
         JOIN overlapping_sources AS o
           ON o.table_name = '{name}' AND o.job_id = r.job_id AND o.source_sha256 = r.source_sha256
         QUALIFY o.preference = min(o.preference) OVER (PARTITION BY {partition})
-            AND (NOT {derived} OR bool_and({derived}) OVER (PARTITION BY r.job_id))
+            AND (NOT o.stand_in OR bool_and(o.stand_in) OVER (PARTITION BY r.job_id))
     """
 
 

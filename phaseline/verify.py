@@ -19,6 +19,10 @@ Checks
   and Rumen's parse of it, two copies of one ``.jhist``), with the source whose
   rows the views keep (see :meth:`phaseline.store.Store.connect`); run only
   when the checks above found no error.
+* ``times`` (warnings): jobs with attempts that start before the job was submitted.
+* ``counts`` (warnings): jobs with more successful map (or reduce) tasks than the
+  job's own total, or than it says finished: a file edited by hand, or two runs'
+  tasks under one job id.
 * ``orphans``: Parquet files on disk that the manifest does not reference
   (left by a crash; the next commit removes them).
 """
@@ -164,6 +168,7 @@ def _check_data(store: Store, manifest: Manifest, findings: list[Finding]) -> No
         return
     _check_overlaps(con, str(store.root), findings)
     _check_times(con, str(store.root), findings)
+    _check_counts(con, str(store.root), findings)
 
 
 def _check_overlaps(con: duckdb.DuckDBPyConnection, root: str, findings: list[Finding]) -> None:
@@ -237,6 +242,45 @@ def _check_times(con: duckdb.DuckDBPyConnection, root: str, findings: list[Findi
                 "warning", "times", job_id,
                 f"{n} attempt(s) start before the job was submitted (the earliest by {-earliest / 1000:.1f} s): "
                 "the trace's clocks disagree; kept as written, its waves can outlast its makespan",
+            )
+        )
+
+
+_COUNTS_SQL = """
+WITH done AS (
+    SELECT job_id, task_type, count(DISTINCT task_id) AS n FROM tasks
+    WHERE status = 'SUCCEEDED' AND task_type IN ('MAP', 'REDUCE') GROUP BY ALL
+), job AS (
+    SELECT job_id, max(total_maps) AS total_maps, max(total_reduces) AS total_reduces,
+        max(finished_maps) AS finished_maps, max(finished_reduces) AS finished_reduces
+    FROM jobs GROUP BY job_id
+), said AS (
+    SELECT d.job_id, d.task_type, d.n,
+        if(d.task_type = 'MAP', j.total_maps, j.total_reduces) AS total,
+        if(d.task_type = 'MAP', j.finished_maps, j.finished_reduces) AS finished
+    FROM done AS d JOIN job AS j USING (job_id)
+)
+SELECT job_id, task_type, n, total, finished FROM said
+WHERE n > total OR n <> finished ORDER BY job_id, task_type
+"""
+
+
+def _check_counts(con: duckdb.DuckDBPyConnection, root: str, findings: list[Finding]) -> None:
+    """The counts check: successful tasks beyond the job's own total or finished count."""
+    import duckdb
+
+    try:
+        odd = con.execute(_COUNTS_SQL).fetchall()
+    except duckdb.Error as exc:
+        findings.append(Finding("error", "counts", root, str(exc)))
+        return
+    for job_id, task_type, n, total, finished in odd:
+        kind = task_type.lower()
+        findings.append(
+            Finding(
+                "warning", "counts", job_id,
+                f"{n} successful {kind} tasks, but the job says {total} {kind}s in all and {finished} "
+                "finished: the trace was edited or holds another run's tasks; kept as written",
             )
         )
 

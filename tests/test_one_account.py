@@ -120,3 +120,39 @@ def test_verify_names_attempts_that_start_before_their_job(fixtures_dir: Path, s
     times = [f for f in report.findings if f.check == "times"]
     assert [(f.severity, f.subject) for f in times] == [("warning", "job_200904211745_0004")]
     assert "1 attempt(s) start before the job was submitted (the earliest by 109.0 s)" in times[0].detail
+
+
+HAND_EDITED = Path(
+    "apache-hadoop/derived-hand-edited/"
+    "job_1329348432655_0001-1329348443227-user-Sleep+job-1329348468601-10-1-SUCCEEDED-default.jhist"
+)
+
+
+def test_verify_names_more_successful_tasks_than_the_job_has(fixtures_dir: Path, store_dir: Path) -> None:
+    # upstream's hand-edited copy of the Sleep job has a second successful reduce; its job says 1
+    ingest_paths([fixtures_dir / HAND_EDITED], Store(store_dir))
+    report = verify_store(Store(store_dir))
+    assert report.ok
+    counts = [f for f in report.findings if f.check == "counts"]
+    assert [(f.severity, f.subject) for f in counts] == [("warning", JOB)]
+    assert counts[0].detail.startswith("2 successful reduce tasks, but the job says 1 reduces in all and 1 finished")
+
+
+def test_a_copy_with_more_tasks_than_its_job_adds_none_to_a_sound_one(
+    fixtures_dir: Path, tmp_path: Path, store_dir: Path
+) -> None:
+    # beside the pristine Sleep history, the edited copy (more rows, so it was preferred) gave the views
+    # 2 reduces of a 1-reduce job; now the sound account is kept and the edited one only stands in
+    pristine = Store(tmp_path / "alone")
+    ingest_paths([fixtures_dir / JHIST], pristine)
+    expected = pristine.connect()
+    store = Store(store_dir)
+    ingest_paths([fixtures_dir / HAND_EDITED, fixtures_dir / JHIST], store)
+    con = store.connect()
+    for table in ("jobs", "tasks", "attempts", "counters"):
+        got = con.execute(f"SELECT count(*) FROM {table}").fetchone()
+        assert got == expected.execute(f"SELECT count(*) FROM {table}").fetchone(), table
+    assert con.execute(
+        "SELECT DISTINCT path LIKE '%derived-hand-edited%', stand_in FROM overlapping_sources ORDER BY 1"
+    ).fetchall() == [(False, False), (True, True)]
+    assert not [f for f in verify_store(store).findings if f.check == "counts"]
