@@ -7,7 +7,8 @@ happened every dependency was met, so the path is found backwards by following
 the *last-arriving* dependency (the one whose completion actually released the
 next step), starting from the job's end:
 
-* the job ends after its last successful attempt (the gap is job commit/cleanup);
+* the job ends after its last successful attempt (the gap is job commit/cleanup),
+  a failed job after the attempt that failed it (:func:`_sink`);
 * inside an attempt the phases follow one another (task-log phases that overlap
   are skipped over by the one that ended last);
 * a reduce's shuffle cannot end before the last map output it fetches exists:
@@ -225,8 +226,7 @@ def critical_path_of(
             )
         )
 
-    ok = [a for a, r in run.rows.items() if r["status"] == "SUCCEEDED"] or list(run.rows)
-    sink = max(ok, key=lambda a: (run.finish(a), run.start(a)))
+    sink = _sink(run, None if summary is None else summary.get("status"), t_end)
     add(StepKind.END, "job commit/cleanup", run.finish(sink), t_end)
     graph.add_edge(sink, "job_end", binding=True, gap_ms=t_end - run.finish(sink))
     visited: set[str] = set()
@@ -259,6 +259,24 @@ def critical_path_of(
     if first is not None:
         graph.add_edge("job_start", first, binding=True)
     return CriticalPath(job_id, t_start, t_end, shared, graph)
+
+
+def _sink(run: _Run, status: Any, t_end: int) -> str:
+    """The attempt whose end released the job's end.
+
+    A failed job ends when an attempt failed its task for good: the last
+    FAILED attempt to end by the job's finish (attempts killed as the job
+    failed end after it).  Otherwise the last successful attempt to end; with
+    none, the last attempt to end by the job's finish, else the last of all.
+    """
+    def latest(ids: list[str]) -> str:
+        return max(ids, key=lambda a: (run.finish(a), run.start(a)))
+
+    ended = [a for a in run.rows if run.finish(a) <= t_end]
+    if status == "FAILED" and (failed := [a for a in ended if run.rows[a]["status"] == "FAILED"]):
+        return latest(failed)
+    ok = [a for a, r in run.rows.items() if r["status"] == "SUCCEEDED"]
+    return latest(ok or ended or list(run.rows))
 
 
 def _walk_attempt(run: _Run, aid: str, add: Any, visited: set[str], graph: nx.DiGraph) -> str | None:

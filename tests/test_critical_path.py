@@ -183,3 +183,23 @@ def test_job_cleanup_waits_for_the_last_task() -> None:
         ("phase", "cleanup", _a("m_000009", 0), 50, 58),
         ("end", "job commit/cleanup", None, 58, 60),
     ]
+
+
+def test_a_failed_job_ends_on_the_attempt_that_failed_it(fixtures_dir: Any, tmp_path: Any) -> None:
+    # Hadoop 0.23.9's failed job: m_000001's fourth attempt fails 4 ms before JOB_FAILED and m_000000's,
+    # killed as the job failed, ends 23 ms after it; the path ended on the killed one
+    from ingest.pipeline import ingest_paths
+    from phaseline.store import Store
+
+    store = Store(tmp_path / "store")
+    ingest_paths([fixtures_dir / "apache-hadoop/mapreduce-client-hs/job_0.23.9-FAILED.jhist"], store)
+    con = store.connect()
+    cp = critical_path(con, "job_1399356417814_19732")
+    (status,) = con.execute(
+        "SELECT status FROM attempts WHERE attempt_id = 'attempt_1399356417814_19732_m_000000_3'"
+    ).fetchone()
+    assert status == "KILLED"
+    assert cp.attempts[-1] == "attempt_1399356417814_19732_m_000001_3"
+    assert [s.kind for s in cp.steps[-2:]] == [StepKind.PHASE, StepKind.END]  # then the job's 4 ms
+    assert cp.steps[-1].dur_ms == 4
+    assert cp.length_ms == cp.makespan_ms
