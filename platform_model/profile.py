@@ -174,7 +174,9 @@ def _missing_reason(dur: Any, data: Any, combined: Any) -> str:
     return "negative duration or data size"
 
 
-def profile_from_connection(con: duckdb.DuckDBPyConnection, *, source: str = "") -> PlatformProfile:
+def profile_from_connection(
+    con: duckdb.DuckDBPyConnection, *, source: str = "", job_name: str | None = None
+) -> PlatformProfile:
     """The platform profile from a DuckDB connection with the store's views.
 
     Parameters
@@ -184,11 +186,17 @@ def profile_from_connection(con: duckdb.DuckDBPyConnection, *, source: str = "")
         ``conf`` and ``jobs`` views (:meth:`phaseline.store.Store.connect`).
     source
         Recorded as :attr:`PlatformProfile.source`.
+    job_name
+        Only the jobs of this name (e.g. the microbenchmark's, ``phaseline-bench``);
+        None: every job with a successful attempt.
     """
+    name = {"job_name": job_name}
     try:
-        raw = con.execute(load_sql("platform_profile")).fetchdf()
-        settings_rows = con.execute(load_sql("platform_settings"), {"keys": list(SETTINGS_KEYS)}).fetchall()
-        cluster_row = con.execute(load_sql("platform_cluster")).fetchdf()
+        raw = con.execute(load_sql("platform_profile"), name).fetchdf()
+        settings_rows = con.execute(
+            load_sql("platform_settings"), {"keys": list(SETTINGS_KEYS), **name}
+        ).fetchall()
+        cluster_row = con.execute(load_sql("platform_cluster"), name).fetchdf()
     except duckdb.Error as exc:
         raise QueryError(f"platform profile query failed: {exc}") from exc
     dur = raw["dur_ms"]

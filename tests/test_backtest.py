@@ -17,13 +17,14 @@ from ingest.pipeline import ingest_paths
 from phaseline.cli import main
 from phaseline.errors import DataQualityWarning
 from phaseline.store import Store
-from platform_model.model import fit_platform
-from platform_model.profile import profile_from_arrays
+from platform_model.model import PlatformModel, fit_platform
+from platform_model.profile import profile_from_arrays, profile_from_connection
 from predict import core
 from predict.backtest import BacktestRow, backtest, error_table, load_runs, summarize
 from predict.backtest_suite import QUICK
 from predict.jhist_writer import SimTrace, write_jhist
 from predict.simulate import SimJob, StageDist, simulate_once
+from tests.conftest import REPO
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_predict_core import LinearPlatform
@@ -149,13 +150,16 @@ def test_backtest_cli_json_contract(tmp_path: Path) -> None:
     assert {r["model"] for r in rows} <= set(core.models())
     assert {"bounds", "critical_path", "simulation"} <= {r["model"] for r in rows}
     res = CliRunner().invoke(main, ["backtest", "--store", str(store.root)])
-    assert res.exit_code != 0
-    assert "--platform is required" in res.output
+    assert res.exit_code == 2
+    assert "no --platform given and the store holds no microbenchmark runs" in res.output
     res = CliRunner().invoke(
         main, ["backtest", "--store", str(store.root), "--platform", str(platform_path), "--sizes", "8,16"]
     )
     assert res.exit_code == 2
     assert "--sizes goes with --suite local" in res.output
+    res = CliRunner().invoke(main, ["backtest", "--suite", "local", "--store", str(store.root)])
+    assert res.exit_code == 2  # it was ignored: the suite's store is under --out
+    assert "--store goes without --suite" in res.output
     for bad in ("8,x", "8,0", "8,-1", "nan"):
         res = CliRunner().invoke(main, ["backtest", "--suite", "local", "--sizes", bad])
         assert res.exit_code == 2, bad
@@ -323,3 +327,31 @@ def test_runs_named_alike_with_other_selectivities_are_warned_of(tmp_path: Path)
     assert mixed == [f"runs named 'phaseline-bench' differ in map selectivity ({sels[0]:.3g} to {sels[-1]:.3g}, "
                      "more than x1.25): other data or other code under one name, so their errors measure that, "
                      "not the models"]  # fmt: skip
+
+
+def test_backtest_as_its_contract_writes_it_fits_the_platform_from_the_store(tmp_path: Path) -> None:
+    # `phaseline backtest [--store DIR] [--format table|json]`: no --platform in the contract (it was
+    # required); the model comes from the store's microbenchmark runs, as `phaseline fit` would fit them
+    store = Store(tmp_path / "store")
+    ingest_paths([REPO / "sample_traces"], store)
+    res = CliRunner().invoke(main, ["backtest", "--store", str(store.root), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    assert "fitted from the store's 3 microbenchmark run(s) (phaseline-bench)" in res.stderr
+    rows = json.loads(res.stdout)
+    assert rows
+    assert all(set(r) >= CONTRACT for r in rows)
+    # the sample's runs give 'read' 4 points (a line needs 5), as 'collect'; 'write' 2: said, and priced from the profile
+    assert "platform model: read not fitted: phase 'read': 4 point(s) from 1 run(s)" in res.stderr
+    # the same rows as with that model fitted from the benchmark runs, saved, and passed as --platform
+    con = store.connect()
+    model = fit_platform(profile_from_connection(con, job_name="phaseline-bench"), skip_unfittable=True)
+    model.save(tmp_path / "p.json")
+    given = CliRunner().invoke(
+        main, ["backtest", "--store", str(store.root), "--platform", str(tmp_path / "p.json"), "--format", "json"]
+    )
+    assert json.loads(given.stdout) == rows
+    assert len(profile_from_connection(con, job_name="phaseline-bench").frame) == len(
+        profile_from_connection(con).frame
+    )  # the sample holds benchmark runs only
+    assert profile_from_connection(con, job_name="no such job").frame.empty
+    assert set(PlatformModel.load(tmp_path / "p.json").unfitted) == {"read", "collect", "write"}

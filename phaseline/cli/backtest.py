@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from phaseline.cli.output import emit, format_option, handle_errors, open_store, store_option
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from platform_model.model import PlatformModel
 
 
 def _sizes(value: str | None) -> tuple[float, ...] | None:
@@ -22,6 +28,30 @@ def _sizes(value: str | None) -> tuple[float, ...] | None:
     return sizes
 
 
+def _bench_platform(con: duckdb.DuckDBPyConnection) -> PlatformModel:
+    """The platform model fitted from the store's microbenchmark runs (as `phaseline fit` would from them alone)."""
+    from platform_model.engine.runner import BENCH_APP
+    from platform_model.model import fit_platform
+    from platform_model.profile import profile_from_connection
+
+    profile = profile_from_connection(con, source=f"store jobs named {BENCH_APP}", job_name=BENCH_APP)
+    runs = profile.frame["run_id"].nunique()
+    if not runs:
+        raise click.UsageError(
+            f"no --platform given and the store holds no microbenchmark runs (jobs named {BENCH_APP}) to fit one "
+            "from: pass --platform FILE (`phaseline fit`), or run `phaseline bench run` into this store"
+        )
+    model = fit_platform(profile, skip_unfittable=True)  # as the local suite does: what the runs allow
+    click.echo(
+        f"platform model: fitted from the store's {runs} microbenchmark run(s) ({BENCH_APP}); "
+        "their own cases, if backtested, are in-sample",
+        err=True,
+    )
+    for phase, reason in model.unfitted.items():
+        click.echo(f"platform model: {phase} {reason}; priced from each job's profiled span", err=True)
+    return model
+
+
 _JSON_COLUMNS = ("job", "case", "model", "predicted_s", "measured_s", "error", "low_s", "high_s", "covered")
 
 
@@ -30,7 +60,7 @@ _JSON_COLUMNS = ("job", "case", "model", "predicted_s", "measured_s", "error", "
 @click.option(
     "--platform",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Platform model JSON (`phaseline fit`); required unless --suite.",
+    help="Platform model JSON (`phaseline fit`) [default: fitted from the store's microbenchmark runs].",
 )
 @click.option(
     "--suite",
@@ -89,6 +119,10 @@ def backtest_cmd(
     if suite is not None:
         from dataclasses import replace
 
+        given_store = click.get_current_context().get_parameter_source("store_dir")
+        if given_store is click.core.ParameterSource.COMMANDLINE:  # PHASELINE_STORE may be set: not an error
+            raise click.UsageError(f"--store goes without --suite: the suite keeps its runs' store under --out ({out_dir})")
+
         from predict.backtest_suite import FULL, QUICK, run_suite
 
         chosen = QUICK if quick else FULL
@@ -99,13 +133,13 @@ def backtest_cmd(
         result = run_suite(chosen, out_dir, progress=lambda msg: click.echo(msg, err=True))
         rows, skipped = list(result.rows), list(result.skipped)
     else:
-        if platform is None:
-            raise click.UsageError("--platform is required (or run the suite with --suite local)")
         given = [name for name, v in (("--quick", quick), ("--sizes", sizes), ("--repeats", repeats)) if v]
         if given:
             raise click.UsageError(f"{given[0]} goes with --suite local")
         skipped = []
-        rows = backtest(open_store(store_dir).connect(), PlatformModel.load(platform), skipped=skipped)
+        con = open_store(store_dir).connect()
+        model = PlatformModel.load(platform) if platform is not None else _bench_platform(con)
+        rows = backtest(con, model, skipped=skipped)
     for note in skipped:
         click.echo(f"skipped: {note}", err=True)
     if summary:

@@ -1,6 +1,6 @@
 -- The cluster a platform profile was measured on, as far as the store knows it.
 --
--- Parameters: none.
+-- Parameters: $job_name  only the jobs of this name (NULL: every job).
 --
 -- Output columns (one row)
 --   jobs              profiled jobs (with at least one successful attempt)
@@ -11,6 +11,7 @@
 --   first_submit_ms, last_finish_ms   the time span of the profiled jobs
 WITH profiled AS (
     SELECT DISTINCT job_id FROM attempts WHERE status = 'SUCCEEDED'
+        AND (CAST($job_name AS VARCHAR) IS NULL OR job_id IN (SELECT job_id FROM jobs WHERE name = $job_name))
 ),
 _hosts AS (
     SELECT DISTINCT host FROM attempts JOIN profiled USING (job_id) WHERE host IS NOT NULL

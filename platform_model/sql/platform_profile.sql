@@ -2,7 +2,7 @@
 -- successful map/reduce attempt and every generic phase it should have, the
 -- phase's duration and the data it processed.
 --
--- Parameters: none.
+-- Parameters: $job_name  only the jobs of this name (NULL: every job).
 --
 -- Output columns
 --   job_id, attempt_id   the attempt (one benchmark run = one job)
@@ -31,6 +31,7 @@ WITH ok AS (
     SELECT a.job_id, a.attempt_id, a.task_type
     FROM attempts a
     WHERE a.status = 'SUCCEEDED' AND a.task_type IN ('MAP', 'REDUCE')
+        AND (CAST($job_name AS VARCHAR) IS NULL OR a.job_id IN (SELECT job_id FROM jobs WHERE name = $job_name))
 ),
 _has_reduce AS (
     SELECT job_id, bool_or(task_type = 'REDUCE') AS has_reduce
