@@ -384,6 +384,12 @@ def test_cli_predict_table_and_one_model(tmp_path: Path, monkeypatch: pytest.Mon
     assert "every model:" not in out  # one model: its notes under its name
 
 
+def test_cli_predict_models_comma_separated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `--model bounds,herodotou` was refused ('bounds,herodotou' is no model); it means both
+    out = _cli(tmp_path, monkeypatch, "predict", "--model", "bounds,herodotou", "--format", "json")
+    assert [r["model"] for r in json.loads(out)] == ["bounds", "herodotou"]
+
+
 def test_cli_predict_table_states_each_assumption_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out = _cli(tmp_path, monkeypatch, "predict", "--input-bytes", "50G", "--reduces", "240")
     below = out.split("└", 1)[1].splitlines()[1:]  # the lines under the table

@@ -110,6 +110,7 @@ def _inputs(kw: dict[str, Any]) -> tuple[JobProfile, PhaseDurationModel, Scenari
 def _run_models(
     names: Sequence[str], profile: JobProfile, platform: PhaseDurationModel, s: Scenario
 ) -> list[dict[str, Any]]:
+    names = [n.strip() for value in names for n in value.split(",") if n.strip()]  # --model a,b as --model a --model b
     every = not names or "all" in names
     rows = []
     for name in core.models() if every else names:
@@ -131,8 +132,8 @@ def _run_models(
     "--model",
     "model_names",
     multiple=True,
-    metavar="all|NAME",
-    help="Models to run (repeatable) [default: all]; --list-models lists them.",
+    metavar="all|NAME[,NAME...]",
+    help="Models to run (repeatable, or comma separated) [default: all]; --list-models lists them.",
 )
 @click.option(
     "--list-models",
