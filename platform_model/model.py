@@ -469,8 +469,14 @@ def fit_platform(
                 raise _runs_needed(phase, int(x.size), n_runs)
             fit = fit_phase(x, y, phase=phase, norm=norm, criterion=criterion, allow_split=split)
         except InsufficientDataError as exc:
+            reasons = missing.get(phase)
+            if reasons:  # what the other runs lacked is what to change (e.g. too few samples to split)
+                exc = InsufficientDataError(
+                    f"{exc}; the phase is missing from "
+                    + "; ".join(f"{c} other attempt(s): {r}" for r, c in reasons.most_common())
+                )
             if not skip_unfittable:
-                raise
+                raise exc from None
             unfitted[phase] = f"not fitted: {exc}"
             continue
         cfg_break = thresholds.break_bytes if (phase == "shuffle" and thresholds is not None) else None

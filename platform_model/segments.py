@@ -54,7 +54,7 @@ import numpy.typing as npt
 from scipy import stats
 from statsmodels.robust import scale as sm_scale
 
-from platform_model.fit import LineFit, Norm, fit_line
+from platform_model.fit import MIN_DATA_SPREAD, LineFit, Norm, fit_line
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -281,8 +281,8 @@ def _split_objectives(x: FloatArray, y: FloatArray, splits: npt.NDArray[np.int64
 
 
 def _candidates(xs: FloatArray) -> npt.NDArray[np.int64]:
-    """Split positions between distinct values leaving each side :func:`_min_segment` points
-    and :data:`MIN_SEGMENT_SIZES` distinct data sizes."""
+    """Split positions between distinct values leaving each side :func:`_min_segment` points,
+    :data:`MIN_SEGMENT_SIZES` distinct data sizes and a spread of them a line can be fitted to."""
     m = xs.size
     least = _min_segment(m)
     p = np.arange(max(least, 1), m - least + 1)
@@ -292,7 +292,10 @@ def _candidates(xs: FloatArray) -> npt.NDArray[np.int64]:
         return np.empty(0, dtype=np.int64)
     lo = int(np.searchsorted(xs, distinct[MIN_SEGMENT_SIZES - 1], side="right"))
     hi = int(np.searchsorted(xs, distinct[-MIN_SEGMENT_SIZES], side="left"))
-    return p[(p >= lo) & (p <= hi)].astype(np.int64)
+    p = p[(p >= lo) & (p <= hi)]
+    # each side's line needs its own spread of data sizes (fit_line's MIN_DATA_SPREAD)
+    spread = (xs[p - 1] - xs[0] > MIN_DATA_SPREAD * xs[p - 1]) & (xs[-1] - xs[p] > MIN_DATA_SPREAD * xs[-1])
+    return p[spread].astype(np.int64)
 
 
 def _min_segment(n: int) -> int:

@@ -9,11 +9,14 @@ the same estimator; scikit-learn's HuberRegressor is an independent check.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 import statsmodels.api as sm
 
 from phaseline.errors import InsufficientDataError
-from platform_model.fit import HELD_MAXITER, MAXITER, MIN_POINTS, Norm, Solver, fit_line
+from platform_model.fit import HELD_MAXITER, MAXITER, MIN_DATA_SPREAD, MIN_POINTS, Norm, Solver, fit_line
+from platform_model.model import fit_platform
+from platform_model.profile import MissingData, PlatformProfile
 
 #: Known-answer tolerance on A and B (the issue's target).
 REL_TOL_PARAMS = 0.02
@@ -155,6 +158,33 @@ def test_too_few_points_names_the_phase_and_what_to_do() -> None:
 def test_one_data_size_is_not_enough() -> None:
     with pytest.raises(InsufficientDataError, match="same data size"):
         fit_line([4e6] * 10, np.linspace(10, 20, 10), phase="read")
+
+
+def test_a_sliver_of_data_sizes_is_one_size() -> None:
+    # 15 runs of one benchmark: collect at 3,422,100-3,422,610 bytes (0.015 % apart) fitted a slope of
+    # 6.3 s/MiB, and a 16 MiB job was predicted at 21 s against 1.1 s measured
+    rng = np.random.default_rng(3)
+    x = rng.uniform(3_422_100, 3_422_610, 200)
+    y = 40.0 + rng.normal(0, 8, x.size)
+    with pytest.raises(InsufficientDataError, match=r"same data size \(within 10%: 3,422,1\d\d to 3,422,6\d\d bytes\)"):
+        fit_line(x, y, phase="collect")
+    # sizes 10 % apart are two sizes: a line through them is fitted
+    fit = fit_line(np.r_[x, x * 1.2], np.r_[y, y + 3.0], phase="collect")
+    assert fit.data_max_bytes > 1.1 * fit.data_min_bytes
+    assert MIN_DATA_SPREAD == 0.1
+
+
+def test_the_fit_error_says_what_the_other_runs_lacked() -> None:
+    # the runs that did not split read out of read+map+collect are what to change, so the error says so
+    rng = np.random.default_rng(5)
+    x = np.full(12, 1_342_100.0) + rng.uniform(0, 100, 12)
+    frame = pd.DataFrame({"phase": "read", "run_id": [f"r{i % 3}" for i in range(12)],
+                          "attempt_id": [f"a{i}" for i in range(12)], "data_bytes": x,
+                          "dur_ms": 20.0 + rng.normal(0, 1, 12)})  # fmt: skip
+    missing = tuple(MissingData("g", f"m{i}", "read", "only inside the combined span read+map+collect") for i in range(4))
+    profile = PlatformProfile(frame, missing, {}, {}, "test")
+    with pytest.raises(InsufficientDataError, match=r"missing from 4 other attempt\(s\): only inside the combined span"):
+        fit_platform(profile, phases=["read"])
 
 
 def test_a_million_rows_take_the_normal_equation_path() -> None:
