@@ -294,8 +294,10 @@ def _candidates(xs: FloatArray) -> npt.NDArray[np.int64]:
     hi = int(np.searchsorted(xs, distinct[-MIN_SEGMENT_SIZES], side="left"))
     p = p[(p >= lo) & (p <= hi)]
     # each side's line needs its own spread of data sizes (fit_line's MIN_DATA_SPREAD)
-    spread = (xs[p - 1] - xs[0] > MIN_DATA_SPREAD * xs[p - 1]) & (xs[-1] - xs[p] > MIN_DATA_SPREAD * xs[-1])
-    return p[spread].astype(np.int64)
+    spread: npt.NDArray[np.bool_] = (xs[p - 1] - xs[0] > MIN_DATA_SPREAD * xs[p - 1]) & (
+        xs[-1] - xs[p] > MIN_DATA_SPREAD * xs[-1]
+    )
+    return np.asarray(p[spread], dtype=np.int64)
 
 
 def _min_segment(n: int) -> int:
