@@ -6,7 +6,12 @@
 --     and counted under its innermost frame (stacks.top_frame), with its state.
 -- Parameters: $job_id, $top (methods kept per vertex).
 -- Output columns: vertex, method, state ('RUNNABLE', a waiting state, or NULL when
---   the source gives none), samples, pct (of the vertex's counted samples), rank
+--   the source gives none), samples, pct (of the vertex's samples), rank.
+--   Raw samples count once each, under their innermost frame, so a vertex's pcts add
+--   to 100.  HiTune's function counts are inclusive (a method counts every sample with
+--   it anywhere on the stack, so MapRunner.run and the reader it calls both hold most
+--   map samples): their pct is of the vertex's samples (its 'state' breakdown, one per
+--   sample), and they can add past 100.
 WITH from_samples AS (
     SELECT vi.vertex, st.top_frame AS method, s.state, count(*) AS samples
     FROM samples s
@@ -26,12 +31,22 @@ from_breakdown AS (
     WHERE job_id = $job_id AND kind = 'function'
     GROUP BY ALL
 ),
+_breakdown_total AS (  -- a vertex's samples: its state breakdown counts each sample once
+    SELECT vertex, sum(samples) AS total
+    FROM vertex_breakdown
+    WHERE job_id = $job_id AND kind = 'state'
+    GROUP BY ALL
+),
 counted AS (
-    SELECT * FROM (SELECT * FROM from_samples UNION ALL SELECT * FROM from_breakdown) WHERE samples > 0
+    SELECT *, sum(samples) OVER (PARTITION BY vertex) AS total FROM from_samples WHERE samples > 0
+    UNION ALL
+    SELECT b.*, coalesce(t.total, sum(b.samples) OVER (PARTITION BY b.vertex)) AS total
+    FROM from_breakdown AS b LEFT JOIN _breakdown_total AS t USING (vertex)
+    WHERE b.samples > 0
 )
 SELECT
     vertex, method, state, samples,
-    round(100.0 * samples / sum(samples) OVER (PARTITION BY vertex), 2) AS pct,
+    round(100.0 * samples / total, 2) AS pct,
     row_number() OVER (PARTITION BY vertex ORDER BY samples DESC, method) AS rank
 FROM counted
 QUALIFY rank <= $top
