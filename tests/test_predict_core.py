@@ -393,6 +393,10 @@ def test_cli_predict_models_comma_separated(tmp_path: Path, monkeypatch: pytest.
 def test_cli_predict_table_states_each_assumption_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out = _cli(tmp_path, monkeypatch, "predict", "--input-bytes", "50G", "--reduces", "240")
     below = out.split("└", 1)[1].splitlines()[1:]  # the lines under the table
+    # first what the times span: the profile's makespans, not `phaseline jobs`' submit-to-finish
+    assert below[0] == "  seconds: first task start to last task finish (ARIA's completion time; " \
+        "`phaseline jobs` counts from submission)"
+    below = below[1:]
     notes = [line.strip().split(": ", 1) for line in below if line.startswith("  ") and ": " in line]
     assert len(notes) == len({note for _, note in notes})
     assert any(models == "every model" for models, _ in notes)  # the shared task estimates' notes
