@@ -498,3 +498,13 @@ def test_end_to_end_local_engine_runs(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     rows = {r["model"]: r for r in json.loads(result.stdout)}
     assert rows["bounds"]["low_s"] <= measured[job_id] <= rows["bounds"]["high_s"]
+
+
+def test_vianna_prices_a_one_node_clusters_shuffle() -> None:
+    # every fetch on one node is local; the paper's local shuffle-sort has no network demand, and with the
+    # shuffle charged to the network alone the local engine's shuffles cost nothing (0.000 s)
+    one = replace(CLUSTER, nodes=1)
+    p = core.get("vianna").predict(toy_profile(), LinearPlatform(), one, Dataset(5 * GB), JobSettings(reduces=8))
+    assert p.phases["shuffle_sort.response"] > 0
+    assert p.dataflow["utilization_network"] == 0.0
+    assert any("a fetch from the reduce's own node -> disk" in a for a in p.assumptions)

@@ -159,11 +159,16 @@ class Demands:
     """Mean service demands (seconds) of one task of each kind on each device type (Table 2).
 
     ``network`` is the demand of a shuffle-sort whose map ran on another node.
+    A local one has none (the paper); with ``local_network_to`` naming a device,
+    a local shuffle-sort puts that demand on the device instead (a prediction
+    whose shuffle time was measured as a whole, on one node: the same fetch
+    costs its local copy there).
     """
 
     map: Mapping[str, float]
     shuffle_sort: Mapping[str, float]
     merge: Mapping[str, float]
+    local_network_to: str | None = None
 
     def __post_init__(self) -> None:
         for kind in TaskKind:
@@ -176,6 +181,10 @@ class Demands:
             bad = {k: v for k, v in row.items() if not (math.isfinite(v) and v >= 0)}
             if bad:
                 raise PredictionError(f"{kind} demands must be finite and >= 0, got {bad}")
+        if self.local_network_to is not None and self.local_network_to not in DEVICES[:-1]:
+            raise PredictionError(
+                f"local_network_to must be one of {', '.join(DEVICES[:-1])}, got {self.local_network_to!r}"
+            )
 
     def row(self, kind: TaskKind) -> Mapping[str, float]:
         return {TaskKind.MAP: self.map, TaskKind.SHUFFLE_SORT: self.shuffle_sort, TaskKind.MERGE: self.merge}[
@@ -437,6 +446,8 @@ def solve(
         raise _too_many_classes(work, waves, f"{layout.size:,}")
     widths = np.array([work.cpus, work.disks, 1.0, 1.0])
     total = np.vstack([demands.vector(k) for k in layout.kinds])
+    if demands.local_network_to is not None:  # a class's local share of the network demand, served locally
+        total[:, DEVICES.index(demands.local_network_to)] += total[:, 3] * (1.0 - layout.remote)
     total[:, 3] *= layout.remote
     per_server = total / widths
     with_self = _colocation(layout)

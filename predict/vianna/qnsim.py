@@ -102,6 +102,7 @@ class _Replay:
         }
         self.network = _Center(1)
         self.rows = {kind: demands.row(kind) for kind in TaskKind}
+        self.local_network_to = demands.local_network_to
         # maps
         self.next_map = 0
         self.map_node: list[int] = [-1] * work.maps
@@ -137,6 +138,8 @@ class _Replay:
         self, kind: TaskKind, node: int, remote: bool, start: float, done: Callable[[float], None]
     ) -> None:
         row = self.rows[kind]
+        if not remote and (moved := self.local_network_to) is not None and row.get("network"):  # as solve does
+            row = {**row, moved: row.get(moved, 0.0) + row["network"]}
         stops: list[tuple[_Center, float]] = []
         for device in _VISIT_ORDER:
             demand = row.get(device, 0.0)
