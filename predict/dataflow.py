@@ -38,6 +38,10 @@ class DataStats:
     reduce_size_sel: float
     reduce_recs_sel: float
     out_compress_ratio: float
+    #: A shuffled segment's bytes per byte it takes in the reduce's memory (eq. 38's divisor): the
+    #: codec's ratio.  interm_compress_ratio is materialized / raw map output, which holds IFile's
+    #: framing too (about 2 %), and the framing stays in memory: without compression this is 1.
+    segment_compress_ratio: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,7 +167,7 @@ def reduce_dataflow(
     """Dataflow of a reduce task, assuming map output spread evenly over reduces (eqs. 37-87)."""
     f = s.sort_factor
     seg_bytes = m.interm_bytes / n_reduces  # eq. 37
-    seg_uncompr = seg_bytes / ds.interm_compress_ratio  # eq. 38
+    seg_uncompr = seg_bytes / ds.segment_compress_ratio  # eq. 38 (the codec only: framing stays in memory)
     seg_recs = m.interm_recs / n_reduces  # eq. 39
     shuffle_bytes = n_maps * seg_bytes  # eq. 40
     shuffle_recs = n_maps * seg_recs  # eq. 41

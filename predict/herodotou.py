@@ -114,6 +114,7 @@ def data_stats(profile: JobProfile, settings: JobSettings) -> tuple[DataStats, l
             notes.append("output compression ratio unknown: output assumed uncompressed in size")
     if profile.reduce_size_sel is None and settings.reduces > 0:
         notes.append("reduce selectivity unknown in the profile: output assumed as large as input")
+    wire = wire_ratio(profile, settings, profiled_settings(profile))
     stats = DataStats(
         map_size_sel=profile.map_size_sel,
         map_recs_sel=profile.map_recs_sel,
@@ -121,10 +122,11 @@ def data_stats(profile: JobProfile, settings: JobSettings) -> tuple[DataStats, l
         combine_recs_sel=profile.combine_recs_sel if profile.combine_recs_sel is not None else 1.0,
         use_combine=profile.has_combiner,
         input_compress_ratio=profile.dataflow.input_compress_ratio or 1.0,
-        interm_compress_ratio=wire_ratio(profile, settings, profiled_settings(profile)),
+        interm_compress_ratio=wire,
         reduce_size_sel=profile.reduce_size_sel if profile.reduce_size_sel is not None else 1.0,
         reduce_recs_sel=profile.reduce_recs_sel if profile.reduce_recs_sel is not None else 1.0,
         out_compress_ratio=out_ratio,
+        segment_compress_ratio=wire if settings.compress_map_output else 1.0,
     )
     return stats, notes
 

@@ -7,6 +7,7 @@ import math
 import re
 import warnings
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from hypothesis import example, given, settings
@@ -27,6 +28,7 @@ from predict.merge import (
     simulate_merge,
 )
 from profiles.profile import DurationStats
+from tests.conftest import REPO
 from tests.test_predict_core import CLUSTER, GB, MB, REL, LinearPlatform, toy_profile
 
 PLAIN = DataStats(
@@ -398,3 +400,34 @@ def test_compressed_input_is_read_at_its_compressed_size() -> None:
     for profile in (prof, packed):  # the packed one holds 256 MB of records per split
         cost = job_cost(profile, plat, CLUSTER, Dataset(20 * 64 * MB), JobSettings(reduces=0))
         assert cost.map_phases_ms["read"] == pytest.approx(expected, rel=REL)
+
+
+def test_reduce_memory_holds_framed_segments_as_hadoop_logged(tmp_path: Path) -> None:
+    """The bundled 8-map run (16 MiB reduce memory): Hadoop's MergeManager logged two in-memory merges of
+    4 segments and a final merge of 0 in-memory and 2 on-disk outputs.  Segments take their shuffled
+    (materialized) size in memory: IFile's framing is no compression.  Divided by materialized / raw
+    (1.02), they were sized 5 to a file: 1 file and 3 segments left in memory."""
+    from ingest.pipeline import ingest_paths
+    from phaseline.store import Store
+    from predict.herodotou import data_stats
+    from predict.tasks import profiled_settings
+    from profiles.extract import extract_profile
+
+    run = REPO / "sample_traces" / "bench-8mb-sel1.8-merges"
+    log = (run / "logs" / "job.log").read_text()
+    merges = re.findall(r"Initiating in-memory merge with (\d+) segments", log)
+    ((in_memory, on_disk),) = re.findall(r"finalMerge called with (\d+) in-memory map-outputs and (\d+) on-disk", log)
+    store = Store(tmp_path / "store")
+    ingest_paths([run], store)
+    con = store.connect()
+    (job_id,) = con.execute("SELECT job_id FROM jobs").fetchone()
+    profile = extract_profile(con, job_id)
+    settings = profiled_settings(profile)
+    stats, _ = data_stats(profile, settings)
+    assert stats.interm_compress_ratio > 1.01  # the framing, measured
+    assert stats.segment_compress_ratio == 1.0
+    m = map_dataflow(profile.input.avg_split_bytes, profile.input.avg_split_records, stats, settings)
+    r = reduce_dataflow(m, profile.input.splits, settings.reduces, stats, settings)
+    assert r.shuffle_files == len(merges) == int(on_disk) == 2
+    assert r.segs_in_mem == int(in_memory) == 0
+    assert [int(n) for n in merges] == [profile.input.splits // r.shuffle_files] * r.shuffle_files  # 4 + 4
