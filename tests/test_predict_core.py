@@ -190,7 +190,18 @@ def test_platform_shuffle_includes_the_sort_which_is_not_counted_twice() -> None
     slow_sort = toy_profile(stages={}, phases={"sort": DurationStats(9_000.0, 9_000.0, 4)})
     t = estimate_tasks(slow_sort, plat, Dataset(20 * 64 * MB), JobSettings(reduces=4))
     assert t.shuffle_avg_ms == 0.0
-    assert any(a.startswith("shuffle priced at 0: the reduce-side sort (9000 ms") for a in t.assumptions)
+    assert any(a.startswith("shuffle priced at 0: the profiled reduce-side sort (9000 ms") for a in t.assumptions)
+    # elsewhere the sort comes out as its profiled share of the platform's shuffle + sort, so less data
+    # per reduce never shuffles longer: subtracted scaled through 0 from the affine line, with a sort
+    # steeper than the line (here 1.02x its slope), 8 reduces shuffled longer than 4
+    sort_ms = 1.02 * 3e-5 * shuffle
+    steep = toy_profile(stages={}, phases={"sort": DurationStats(sort_ms, sort_ms, 4)})
+    by_reduces = [
+        estimate_tasks(steep, plat, Dataset(20 * 64 * MB), JobSettings(reduces=n)).shuffle_avg_ms for n in (2, 4, 8, 16)
+    ]
+    assert by_reduces == sorted(by_reduces, reverse=True)
+    assert by_reduces[1] == pytest.approx(200 + 3e-5 * shuffle - sort_ms, rel=REL)  # as profiled
+    assert by_reduces[-1] > 0
 
 
 def test_same_job_same_size_gets_its_measured_tasks_back() -> None:
