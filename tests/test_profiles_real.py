@@ -311,3 +311,23 @@ def test_cli_errors_are_clean(store: Store, tmp_path: Path) -> None:
     )
     assert result.exit_code != 0
     assert "selectivity" in result.output
+
+
+def test_a_later_waves_reduce_is_its_shuffle_and_reduce_phase(tmp_path: Path) -> None:
+    # ARIA's typical shuffle runs from the reduce's start, as the first wave's does: the bundled runs'
+    # task logs start the shuffle some ms after the attempt, and that time was in no stage
+    from tests.conftest import REPO
+
+    store = Store(tmp_path / "store")
+    ingest_paths([REPO / "sample_traces"], store)
+    con = store.connect()
+    later = 0
+    for (job_id,) in con.execute("SELECT job_id FROM jobs").fetchall():
+        stages = q.reduce_stages(con, job_id)
+        phases = q.phases(con, job_id)
+        for row in stages[stages["wave"] > 1].itertuples():
+            later += 1
+            assert row.typical_shuffle_ms + row.reduce_phase_ms == row.reduce_task_ms
+            shuffle = phases[(phases["attempt_id"] == row.attempt_id) & (phases["phase"] == "shuffle")]
+            assert row.typical_shuffle_ms > shuffle["end_ms"].max() - shuffle["start_ms"].min()
+    assert later == 2

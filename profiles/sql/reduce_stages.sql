@@ -17,7 +17,10 @@
 --   job_id, attempt_id, wave, start_ms, shuffle_end_ms, finish_ms, last_map_finish_ms
 --   first_shuffle_ms    wave 1: shuffle_end_ms - greatest(start_ms, last_map_finish_ms)
 --                       (the shuffle not hidden under the maps; 0 if it ended before them)
---   typical_shuffle_ms  later waves: the shuffle's duration
+--   typical_shuffle_ms  later waves: shuffle_end_ms - start_ms (the task's start-up before
+--                       its first fetch included, as in wave 1, so that a task is its
+--                       shuffle + reduce phase: a log's shuffle starts 7-14 ms after the
+--                       attempt, which no stage counted)
 --   reduce_phase_ms     finish_ms - shuffle_end_ms
 --   reduce_task_ms      finish_ms - start_ms
 
@@ -38,7 +41,7 @@ SELECT
     CASE WHEN w.wave = 1
         THEN greatest(s.shuffle_end_ms - greatest(w.start_ms, coalesce(m.last_map_finish_ms, w.start_ms)), 0)
     END AS first_shuffle_ms,
-    CASE WHEN w.wave > 1 THEN s.shuffle_end_ms - s.shuffle_start_ms END AS typical_shuffle_ms,
+    CASE WHEN w.wave > 1 THEN s.shuffle_end_ms - w.start_ms END AS typical_shuffle_ms,
     w.finish_ms - s.shuffle_end_ms AS reduce_phase_ms,
     w.finish_ms - w.start_ms AS reduce_task_ms
 FROM _attempt_waves AS w
