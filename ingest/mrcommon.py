@@ -238,6 +238,32 @@ def check_int64(value: int, path: Path, what: str, line: int | None = None) -> i
     return value
 
 
+def _big_ints_as_text(value: Any) -> Any:
+    """``value`` with every integer orjson cannot write (beyond 64 bits) as its decimal text.
+
+    >>> _big_ints_as_text({"a": [1, 2**70]})
+    {'a': [1, '1180591620717411303424']}
+    """
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value if INT64_MIN <= value <= 2**64 - 1 else str(value)
+    if isinstance(value, dict):
+        return {k: _big_ints_as_text(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_big_ints_as_text(v) for v in value]
+    return value
+
+
+def payload_json(payload: Any) -> str:
+    """A decoded record as JSON text; an integer past 64 bits (a stdlib-decoded trace may hold
+    one in any field, e.g. a corrupted Rumen ``jobProperties`` value) is kept as its digits."""
+    try:
+        return orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        return orjson.dumps(_big_ints_as_text(payload), option=orjson.OPT_NON_STR_KEYS).decode()
+
+
 def event_row(job_id: str | None, seq: int, event_type: str, ts_ms: int | None, payload: Any) -> Row:
     """One row of the ``events`` table with the raw record as JSON."""
     return Row(
@@ -247,7 +273,7 @@ def event_row(job_id: str | None, seq: int, event_type: str, ts_ms: int | None, 
             "seq": seq,
             "event_type": event_type,
             "ts_ms": ts_ms,
-            "payload_json": orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS).decode(),
+            "payload_json": payload_json(payload),
         },
     )
 

@@ -256,3 +256,16 @@ def test_a_zero_time_is_unknown_not_1970(fixtures_dir: Path) -> None:
     times = [a[k] for a in attempts.values() for k in ("start_ms", "finish_ms", "shuffle_finish_ms")]
     assert all(t > 1_200_000_000_000 for t in times if t is not None)  # no 1970 left
     assert sum(a["start_ms"] is None for a in attempts.values()) == 6
+
+
+def test_an_integer_past_64_bits_in_a_kept_field_is_kept_as_its_digits(fixtures_dir: Path, tmp_path: Path) -> None:
+    # A flipped byte made a field phaseline only keeps (in the RumenJob event) a 70-bit integer; the
+    # stdlib decoder reads it, orjson could not write it back: a TypeError, not a phaseline error
+    obj = json.loads((fixtures_dir / "apache-hadoop/hadoop-gridmix/wordcount.json").read_text())
+    obj["clusterMapMB"] = 2**70
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(obj))
+    events = table(read(path), "events")
+    job = next(e for e in events if e["event_type"] == "RumenJob")
+    assert json.loads(job["payload_json"])["clusterMapMB"] == str(2**70)
+    assert len(table(read(path), "jobs")) == 1
