@@ -15,13 +15,14 @@ Rows measured at 0 ms have no relative error; they are counted separately
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from phaseline.errors import InsufficientDataError
+from phaseline.errors import ConvergenceWarning, InsufficientDataError
 from platform_model.fit import Norm
 from platform_model.model import PlatformModel, fit_platform
 from platform_model.profile import PlatformProfile
@@ -255,8 +256,9 @@ def cross_validate(
 
     Each fold refits the model (with the same two-segment test) on the other
     folds' runs and predicts the held-out runs' rows; the errors of all folds
-    are pooled per phase.  A phase a training fold cannot fit (too few rows) is
-    skipped in that fold, and said so in the returned note.
+    are pooled per phase.  A phase a training fold cannot fit (too few rows, one
+    data size) is skipped in that fold, and a fold's fit that did not converge
+    is used; both are said in the returned note, not warned of per fold.
 
     Returns
     -------
@@ -278,10 +280,18 @@ def cross_validate(
     for f in range(k):
         train = profile.subset(fold != f)
         try:
-            model = fit_platform(train, norm=norm, criterion=criterion, split=split)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", ConvergenceWarning)
+                model = fit_platform(train, norm=norm, criterion=criterion, split=split, skip_unfittable=True)
         except InsufficientDataError as exc:
             notes.append(f"fold {f + 1}: {exc}")
             continue
+        for w in caught:  # a fold's fit is a diagnostic: its remarks go in the note
+            if issubclass(w.category, ConvergenceWarning):
+                notes.append(f"fold {f + 1}: {w.message}")
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        notes.extend(f"fold {f + 1}: {phase} {reason}" for phase, reason in model.unfitted.items())
         for phase, sub in model.phases.items():
             rows = (fold == f) & (phases == phase)
             if rows.any():

@@ -195,3 +195,26 @@ def test_a_million_rows_take_the_normal_equation_path() -> None:
     assert fit.converged
     assert fit.intercept_ms == pytest.approx(A_MS, rel=REL_TOL_PARAMS)
     assert fit.slope_ms_per_byte == pytest.approx(B_MS_PER_BYTE, rel=REL_TOL_PARAMS)
+
+
+def test_cross_validation_keeps_the_phases_a_fold_can_fit() -> None:
+    # read at one data size cannot be fitted in any fold; spill can.  A fold used to be dropped whole
+    # when one phase could not be fitted (and with sizes within 10 % now one size, more often so)
+    from platform_model.accuracy import cross_validate
+    from platform_model.profile import profile_from_arrays
+
+    rng = np.random.default_rng(7)
+    runs = np.repeat([f"r{i}" for i in range(10)], 6)
+    spill_x = np.tile([1, 2, 4, 8, 16, 32], 10) * 2.0**20
+    read_x = np.full(60, 4.0 * 2**20) + rng.uniform(0, 1000, 60)
+    profile = profile_from_arrays(
+        np.r_[np.full(60, "spill"), np.full(60, "read")],
+        np.r_[spill_x, read_x],
+        np.r_[20 + spill_x / 2**20 * 3 + rng.normal(0, 0.5, 60), 15 + rng.normal(0, 0.5, 60)],
+        np.r_[runs, runs],
+    )
+    rows, k, note = cross_validate(profile, folds=5)
+    assert k == 5
+    assert [r.phase for r in rows] == ["spill"]
+    assert "fold 1: read not fitted" in note
+    assert "read: no fold could fit it" in note
