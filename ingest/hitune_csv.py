@@ -83,8 +83,8 @@ COUNTERS: dict[str, tuple[str, str]] = {
     "Local bytes read": (_FS, "FILE_BYTES_READ"),
     "Local bytes written": (_FS, "FILE_BYTES_WRITTEN"),
 }
-#: job.csv's job-total counter columns (FileSystemCounters, named as the store names them).
-_JOB_BYTE_COUNTERS = ("HDFS_BYTES_READ", "HDFS_BYTES_WRITTEN", "FILE_BYTES_READ", "FILE_BYTES_WRITTEN")
+#: job.csv's job-total counter columns: the FileSystemCounters above, under the store's names.
+_JOB_BYTE_COUNTERS = tuple(name for group, name in COUNTERS.values() if group == _FS)
 #: A 0.20 setup/cleanup attempt's STATE_STRING -> its task type.
 _STATE_TASK_TYPE = {"setup": TaskType.SETUP.value, "cleanup": TaskType.CLEANUP.value}
 METRIC_CATEGORIES = {"cpu": "sar"}

@@ -532,20 +532,21 @@ def _find_overlaps(con: duckdb.DuckDBPyConnection, tables: Sequence[str]) -> set
             JOIN raw.jobs AS j USING (job_id, source_sha256)
             WHERE t.n > if(t.task_type = 'MAP', j.total_maps, if(t.task_type = 'REDUCE', j.total_reduces, NULL))
         ),
-        ranked AS (
-            SELECT p.job_id, p.source_sha256, src.path, src.format,
-                   coalesce(src.format IN ({derived}), false)
-                       OR (p.job_id, p.source_sha256) IN (SELECT (job_id, source_sha256) FROM overfull) AS stand_in,
-                   row_number() OVER (
-                       PARTITION BY p.job_id
-                       ORDER BY coalesce(src.format IN ({derived}), false),
-                                (p.job_id, p.source_sha256) IN (SELECT (job_id, source_sha256) FROM overfull),
-                                sum(p.rows) DESC,
-                                src.status = 'landed' DESC, src.path, p.source_sha256
-                   ) AS preference
+        sources_of_job AS (  -- one row per (job, source): its rows, and what ranks it
+            SELECT p.job_id, p.source_sha256, src.path, src.format, src.status, sum(p.rows) AS rows,
+                   coalesce(src.format IN ({derived}), false) AS derived,
+                   (p.job_id, p.source_sha256) IN (SELECT (job_id, source_sha256) FROM overfull) AS overfull
             FROM per_job AS p LEFT JOIN src ON src.sha256 = p.source_sha256
             WHERE p.job_id IN (SELECT job_id FROM shared)
             GROUP BY p.job_id, p.source_sha256, src.path, src.format, src.status
+        ),
+        ranked AS (
+            SELECT job_id, source_sha256, path, format, derived OR overfull AS stand_in,
+                   row_number() OVER (
+                       PARTITION BY job_id
+                       ORDER BY derived, overfull, rows DESC, status = 'landed' DESC, path, source_sha256
+                   ) AS preference
+            FROM sources_of_job
         )
         SELECT s.table_name, s.job_id, s.source_sha256, r.path, r.format, s.rows, r.preference, r.stand_in
         FROM shared AS s JOIN ranked AS r USING (job_id, source_sha256)

@@ -26,7 +26,7 @@
 
 CREATE OR REPLACE TEMP VIEW reduce_stages AS
 WITH _shuffle AS (
-    SELECT job_id, attempt_id, min(start_ms) AS shuffle_start_ms, max(end_ms) AS shuffle_end_ms
+    SELECT job_id, attempt_id, max(end_ms) AS shuffle_end_ms
     FROM phases
     WHERE task_type = 'REDUCE' AND status = 'SUCCEEDED' AND phase = 'shuffle'
     GROUP BY job_id, attempt_id
