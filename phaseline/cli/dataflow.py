@@ -118,7 +118,13 @@ def dataflow_chart(job_id: str, out: Path, store_dir: Path | None) -> None:
 @format_option
 @handle_errors
 def hotspots(job_id: str, top: int, vertex: str | None, out: Path | None, store_dir: Path | None, fmt: str) -> None:
-    """Method hotspots per vertex of JOB_ID, or one vertex's busy/idle by host (--by-host)."""
+    """Method hotspots per vertex of JOB_ID, or one vertex's busy/idle by host (--by-host).
+
+    pct is a method's share of the vertex's samples: raw samples count under
+    their innermost frame (a vertex's pcts add to 100); HiTune's function
+    counts are inclusive (every sample with the method on the stack), so
+    theirs can add past 100.
+    """
     con = _with_instances(store_dir, job_id)
     if vertex is not None:
         rows = dataflow_query(con, "by_host", job_id=job_id, vertex=vertex)
