@@ -20,14 +20,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
+import pandas as pd
 
 from ingest.pipeline import FileResult, IngestSummary, ingest_paths
-from phaseline.errors import PhaselineError, PhaselineWarning
+from phaseline.errors import PhaselineWarning, ProfileError
 from phaseline.store import Store
 from profiles import queries as q
 from profiles.extract import extract_profile
+from profiles.profile import JobProfile
 from profiles.report import write_report
-from profiles.timeline_plot import write_timeline
+from profiles.timeline_plot import gantt_svg, write_timeline
 
 _JOBS_OF_SOURCES = """
 WITH src AS (SELECT sha256 FROM sources WHERE path IN (SELECT unnest($paths)))
@@ -60,13 +62,12 @@ class Analysis:
     jobs: tuple[JobAnalysis, ...]
 
 
-def _top_phases(con: duckdb.DuckDBPyConnection, job_id: str, n: int = 3) -> str:
-    """The ``n`` phases with the largest share of the task threads' time.
+def _top_phases(phases: pd.DataFrame, n: int = 3) -> str:
+    """The ``n`` phases with the largest share of the task threads' time (``phases``: the job's).
 
     Helper-thread phases (lane ``background``) run beside the task thread's,
     so they are left out: counted in, they made shares of more than the time spent.
     """
-    phases = q.phases(con, job_id)
     phases = phases[phases["lane"] == "main"]
     if phases.empty:
         return ""
@@ -109,16 +110,19 @@ def analyze_job(con: duckdb.DuckDBPyConnection, job_id: str, out_dir: Path) -> J
     """Write one job's report, profile, timeline and trace into ``out_dir/<job dir>``; return its summary row."""
     target = out_dir / job_dir_name(job_id)
     target.mkdir(parents=True, exist_ok=True)
-    profile_error: str | None = None
+    frames = q.JobFrames.query(con, job_id)  # queried once for every output below
+    profile: JobProfile | ProfileError
     try:
-        extract_profile(con, job_id).save(target / "profile.json")
-    except PhaselineError as exc:
-        profile_error = str(exc)
-    write_report(con, job_id, target / "report.html")
-    write_timeline(con, job_id, target / "timeline.svg")
-    write_timeline(con, job_id, target / "trace.json")
-    summary = q.job_summary(con, job_id)
-    row = summary.iloc[0].to_dict() if not summary.empty else {}
+        profile = extract_profile(con, job_id, frames=frames)
+    except ProfileError as exc:
+        profile = exc
+    else:
+        profile.save(target / "profile.json")
+    gantt = gantt_svg(frames)
+    (target / "timeline.svg").write_text(gantt, encoding="utf-8")  # as write_timeline writes it
+    write_report(con, job_id, target / "report.html", frames=frames, profile=profile, gantt=gantt)
+    write_timeline(con, job_id, target / "trace.json", frames=frames)
+    row = frames.summary.to_dict()
     makespan = row.get("makespan_ms")
     return JobAnalysis(
         job_id=job_id,
@@ -127,9 +131,9 @@ def analyze_job(con: duckdb.DuckDBPyConnection, job_id: str, out_dir: Path) -> J
         duration_s=float(makespan) / 1000 if makespan is not None and makespan == makespan else None,
         maps=int(row.get("maps") or 0),
         reduces=int(row.get("reduces") or 0),
-        top_phases=_top_phases(con, job_id),
+        top_phases=_top_phases(frames.phases),
         out_dir=target,
-        profile_error=profile_error,
+        profile_error=str(profile) if isinstance(profile, ProfileError) else None,
     )
 
 

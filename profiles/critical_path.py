@@ -133,10 +133,13 @@ class CriticalPath:
         )
 
 
-def critical_path(con: duckdb.DuckDBPyConnection, job_id: str) -> CriticalPath:
-    """The critical path of ``job_id`` as measured (see the module docstring)."""
-    summary = q.require_job(con, job_id)
-    return critical_path_of(job_id, q.timeline(con, job_id, slots=False), q.phases(con, job_id), summary)
+def critical_path(
+    con: duckdb.DuckDBPyConnection, job_id: str, *, frames: q.JobFrames | None = None
+) -> CriticalPath:
+    """The critical path of ``job_id`` as measured (see the module docstring); ``frames``: the
+    job's :class:`~profiles.queries.JobFrames` when the caller has them."""
+    frames = frames or q.JobFrames.query(con, job_id)
+    return critical_path_of(job_id, frames.attempts, frames.phases, frames.summary)
 
 
 def _int(v: Any) -> int | None:

@@ -243,7 +243,9 @@ def _per_unit(phases: pd.DataFrame, phase: str, unit: str) -> float | None:
     return _ratio(rows["dur_ms"].sum(), rows[unit].sum())
 
 
-def extract_profile(con: duckdb.DuckDBPyConnection, job_id: str) -> JobProfile:
+def extract_profile(
+    con: duckdb.DuckDBPyConnection, job_id: str, *, frames: q.JobFrames | None = None
+) -> JobProfile:
     """The profile of one run of ``job_id`` (see the module docstring for every field's source).
 
     Parameters
@@ -252,6 +254,9 @@ def extract_profile(con: duckdb.DuckDBPyConnection, job_id: str) -> JobProfile:
         A connection with the store's tables (``Store.connect()``).
     job_id
         The run to profile.
+    frames
+        The job's summary, attempts and phases when the caller has them
+        (:class:`~profiles.queries.JobFrames`); queried otherwise.
 
     Raises
     ------
@@ -261,15 +266,16 @@ def extract_profile(con: duckdb.DuckDBPyConnection, job_id: str) -> JobProfile:
         The run has no successful map with input counters, so neither the
         input nor the map selectivity (required profile fields) can be known.
     """
-    summary = q.require_job(con, job_id)
+    frames = frames or q.JobFrames.query(con, job_id)
+    summary = frames.summary
     conf = q.job_conf(con, job_id)
     totals = q.counter_totals(con, job_id)
     maps_t, reds_t = _totals(totals, "MAP"), _totals(totals, "REDUCE")
     splits_df = q.data_skew(con, job_id)
     splits_df = splits_df[splits_df["task_type"] == "MAP"]
-    phases = q.phases(con, job_id)
+    phases = frames.phases
     ok_phases = phases[phases["status"] == "SUCCEEDED"]
-    timeline = q.timeline(con, job_id, slots=False)
+    timeline = frames.attempts
     ok = timeline[timeline["status"] == "SUCCEEDED"]
 
     split_bytes = pd.to_numeric(splits_df["input_bytes"], errors="coerce").dropna()

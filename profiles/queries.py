@@ -308,6 +308,31 @@ def require_job(con: duckdb.DuckDBPyConnection, job_id: str) -> pd.Series:
     return summary.iloc[0]
 
 
+@dataclass(frozen=True, slots=True)
+class JobFrames:
+    """What most views of one job read, queried once: its summary row, attempts and phases.
+
+    The report, the timeline files, the critical path and the profile of a job
+    each read these three; :func:`~profiles.analyze.analyze_job` queries them
+    once and passes them on.  Readers take them as they are (no view modifies
+    a frame it is given).
+    """
+
+    job_id: str
+    summary: pd.Series
+    attempts: pd.DataFrame  # :func:`timeline` with ``slots=False``
+    phases: pd.DataFrame
+
+    @classmethod
+    def query(cls, con: duckdb.DuckDBPyConnection, job_id: str) -> JobFrames:
+        """The job's frames; :class:`NotFoundError` when it is not in the store."""
+        return cls(job_id, require_job(con, job_id), timeline(con, job_id, slots=False), phases(con, job_id))
+
+    def timeline(self) -> pd.DataFrame:
+        """The attempts with their ``slot`` lanes, as :func:`timeline` gives them."""
+        return assign_slots(self.attempts)
+
+
 def assign_slots(timeline_df: pd.DataFrame) -> pd.DataFrame:
     """Add a ``slot`` column: the lane of each attempt on its host (first-fit interval colouring).
 

@@ -28,7 +28,8 @@ from phaseline.errors import ProfileError
 from profiles import queries as q
 from profiles.critical_path import critical_path
 from profiles.extract import extract_profile
-from profiles.timeline_plot import figure_svg, gantt_figure, phase_color
+from profiles.profile import JobProfile
+from profiles.timeline_plot import figure_svg, gantt_svg, phase_color
 
 MAX_TABLE_ROWS = 25
 #: Order of phases in the breakdown bars: Phase order, with the spans some sources add around it.
@@ -127,9 +128,13 @@ def _kv(pairs: Iterable[tuple[str, Any]]) -> str:
 
 def _svg(fig: Figure) -> str:
     with matplotlib.rc_context({"svg.fonttype": "none"}):
-        text = figure_svg(fig)
-    match = _SVG_START.search(text)
-    return text[match.start() :] if match else ""
+        return _inline(figure_svg(fig))
+
+
+def _inline(document: str) -> str:
+    """An SVG document without its XML prolog, to sit inside the page."""
+    match = _SVG_START.search(document)
+    return document[match.start() :] if match else ""
 
 
 def _ms(v: Any) -> str:
@@ -221,13 +226,25 @@ def _skew_svg(skew: pd.DataFrame) -> str:
     return _svg(fig)
 
 
-def render_report(con: duckdb.DuckDBPyConnection, job_id: str) -> str:
-    """The report of ``job_id`` as one HTML string (see the module docstring)."""
+def render_report(
+    con: duckdb.DuckDBPyConnection,
+    job_id: str,
+    *,
+    frames: q.JobFrames | None = None,
+    profile: JobProfile | ProfileError | None = None,
+    gantt: str | None = None,
+) -> str:
+    """The report of ``job_id`` as one HTML string (see the module docstring).
+
+    ``frames`` (the job's :class:`~profiles.queries.JobFrames`), ``profile``
+    (its extracted profile, or the :class:`ProfileError` extracting it raised)
+    and ``gantt`` (its :func:`~profiles.timeline_plot.gantt_svg`) are what the
+    caller already has; each is computed here when not given.
+    """
     from phaseline import __version__
 
-    summary = q.require_job(con, job_id)
-    timeline = q.timeline(con, job_id)
-    phases = q.phases(con, job_id)
+    frames = frames or q.JobFrames.query(con, job_id)
+    summary, phases = frames.summary, frames.phases
     name = summary["name"]
     title = job_id if name is None or pd.isna(name) else f"{name} ({job_id})"
     subtitle = " · ".join(
@@ -257,7 +274,7 @@ def render_report(con: duckdb.DuckDBPyConnection, job_id: str) -> str:
             ),
         ]
     )
-    gantt = _svg(gantt_figure(timeline, phases, title=str(title)))
+    gantt = _inline(gantt or gantt_svg(frames))
     phase_table, phase_svg = _phase_breakdown(phases)
 
     waves = q.waves(con, job_id)
@@ -314,7 +331,7 @@ def render_report(con: duckdb.DuckDBPyConnection, job_id: str) -> str:
         + _table(data_summary, ["task_type", "tasks", "min_bytes", "mean_bytes", "max_bytes", "max_ratio"])
     )
 
-    cp = critical_path(con, job_id)
+    cp = critical_path(con, job_id, frames=frames)
     cp_html = (
         f'<p class="note">{len(cp.steps)} steps over {len(cp.attempts)} attempts; busy {_ms(cp.busy_ms)} '
         f"of a makespan of {_ms(cp.makespan_ms)}.</p>"
@@ -330,10 +347,15 @@ def render_report(con: duckdb.DuckDBPyConnection, job_id: str) -> str:
         ["attempt_id", "status", "host", "wasted_ms", "speculative", "task_succeeded", "error"],
     )
 
-    try:
-        profile_html = f"<pre>{_esc(extract_profile(con, job_id).to_json())}</pre>"
-    except ProfileError as exc:
-        profile_html = f'<p class="note">No profile: {_esc(exc)}</p>'
+    if profile is None:
+        try:
+            profile = extract_profile(con, job_id, frames=frames)
+        except ProfileError as exc:
+            profile = exc
+    if isinstance(profile, ProfileError):
+        profile_html = f'<p class="note">No profile: {_esc(profile)}</p>'
+    else:
+        profile_html = f"<pre>{_esc(profile.to_json())}</pre>"
 
     template = Template(
         resources.files("profiles.templates").joinpath("report.html").read_text(encoding="utf-8")
@@ -356,8 +378,18 @@ def render_report(con: duckdb.DuckDBPyConnection, job_id: str) -> str:
     )
 
 
-def write_report(con: duckdb.DuckDBPyConnection, job_id: str, out: str | Path) -> Path:
+def write_report(
+    con: duckdb.DuckDBPyConnection,
+    job_id: str,
+    out: str | Path,
+    *,
+    frames: q.JobFrames | None = None,
+    profile: JobProfile | ProfileError | None = None,
+    gantt: str | None = None,
+) -> Path:
     """Write :func:`render_report` to ``out`` (UTF-8) and return the path."""
     path = Path(out)
-    path.write_text(render_report(con, job_id), encoding="utf-8")
+    path.write_text(
+        render_report(con, job_id, frames=frames, profile=profile, gantt=gantt), encoding="utf-8"
+    )
     return path

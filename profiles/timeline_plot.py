@@ -233,8 +233,12 @@ def chrome_trace(timeline: pd.DataFrame, phases: pd.DataFrame, *, job_id: str) -
     return {"traceEvents": events, "displayTimeUnit": "ms", "otherData": {"job_id": job_id, "t0_ms": t0}}
 
 
-def write_timeline(con: duckdb.DuckDBPyConnection, job_id: str, out: str | Path) -> Path:
+def write_timeline(
+    con: duckdb.DuckDBPyConnection, job_id: str, out: str | Path, *, frames: q.JobFrames | None = None
+) -> Path:
     """Write the job's timeline to ``out``: ``.png``/``.svg`` (Gantt) or ``.json`` (Chrome trace).
+
+    ``frames``: the job's :class:`~profiles.queries.JobFrames` when the caller has them.
 
     Raises
     ------
@@ -249,14 +253,25 @@ def write_timeline(con: duckdb.DuckDBPyConnection, job_id: str, out: str | Path)
         raise OutputFormatError(
             f"{path}: write .png, .svg or .json (Chrome trace), not {suffix or 'no suffix'!r}"
         )
-    summary = q.require_job(con, job_id)
-    timeline = q.timeline(con, job_id)
-    phases = q.phases(con, job_id)
+    frames = frames or q.JobFrames.query(con, job_id)
+    summary, timeline, phases = frames.summary, frames.timeline(), frames.phases
     if suffix == ".json":
         path.write_text(json.dumps(chrome_trace(timeline, phases, job_id=job_id)), encoding="utf-8")
         return path
-    name = summary["name"]
-    title = job_id if name is None or pd.isna(name) else f"{job_id} ({name})"
-    fig = gantt_figure(timeline, phases, title=title)
+    if suffix == ".svg":
+        path.write_text(gantt_svg(frames), encoding="utf-8")
+        return path
+    fig = gantt_figure(timeline, phases, title=_gantt_title(job_id, summary["name"]))
     save_figure(fig, path, suffix[1:], dpi=120)
     return path
+
+
+def _gantt_title(job_id: str, name: Any) -> str:
+    return job_id if name is None or pd.isna(name) else f"{job_id} ({name})"
+
+
+def gantt_svg(frames: q.JobFrames) -> str:
+    """The job's Gantt chart as an SVG document, its text as text (searchable; the report inlines it)."""
+    fig = gantt_figure(frames.timeline(), frames.phases, title=_gantt_title(frames.job_id, frames.summary["name"]))
+    with matplotlib.rc_context({"svg.fonttype": "none"}):
+        return figure_svg(fig)

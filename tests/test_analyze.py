@@ -3,13 +3,26 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
+import duckdb
+import pandas as pd
+import pytest
 from click.testing import CliRunner
 
+from ingest.pipeline import ingest_paths
 from phaseline.cli import main
+from phaseline.errors import ProfileError
+from phaseline.store import Store
+from profiles import queries as q
+from profiles.analyze import analyze_job
+from profiles.extract import extract_profile
 from profiles.profile import JobProfile
-from tests.conftest import REPO
+from profiles.report import write_report
+from profiles.timeline_plot import write_timeline
+from tests.conftest import FIXTURES, REPO
 
 
 def test_analyze_bundled_sample(tmp_path: Path) -> None:
@@ -93,3 +106,51 @@ def test_analyze_with_workers_writes_what_one_process_writes(tmp_path: Path) -> 
             assert a == b, name
         else:
             assert files_2[name] == files_1[name], name
+
+
+def test_analyze_job_queries_once_and_writes_what_the_writers_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # analyze_job queries a job's summary, attempts and phases once and passes them to the profile,
+    # the report, the critical path and both timeline files; each output is the one its writer gives
+    # when it queries for itself (a job with a profile, and one whose profile cannot be extracted).
+    store = Store(tmp_path / "store")
+    ingest_paths([REPO / "sample_traces", FIXTURES / "apache-hadoop" / "mapreduce-client-hs"], store)
+    con = store.connect()
+    sample = con.execute("SELECT min(job_id) FROM jobs WHERE name = 'phaseline-bench'").fetchone()
+    unprofiled = con.execute("SELECT min(job_id) FROM jobs WHERE name IS DISTINCT FROM 'phaseline-bench'").fetchone()
+    assert sample
+    assert unprofiled
+    real_frame = q.frame
+    counts: Counter[str] = Counter()
+
+    def counting(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> pd.DataFrame:
+        counts[name] += 1
+        return real_frame(con, name, **params)
+
+    for job_id in (sample[0], unprofiled[0]):
+        counts.clear()
+        with monkeypatch.context() as m:
+            m.setattr(q, "frame", counting)
+            got = analyze_job(con, job_id, tmp_path / "out")
+        for concept in (q.Concept.JOB_SUMMARY, q.Concept.TIMELINE, q.Concept.PHASES):
+            assert counts[concept] == 1, (job_id, concept, counts)
+        solo = tmp_path / "solo" / got.out_dir.name
+        solo.mkdir(parents=True)
+        write_report(con, job_id, solo / "report.html")
+        write_timeline(con, job_id, solo / "timeline.svg")
+        write_timeline(con, job_id, solo / "trace.json")
+        for name in ("report.html", "timeline.svg", "trace.json"):
+            assert (got.out_dir / name).read_bytes() == (solo / name).read_bytes(), (job_id, name)
+        expected: str | None = None
+        try:
+            expected = extract_profile(con, job_id).to_json()
+        except ProfileError as exc:
+            error = str(exc)
+        if expected is None:
+            assert got.profile_error == error
+            assert not (got.out_dir / "profile.json").exists()
+        else:
+            assert got.profile_error is None
+            assert JobProfile.load(got.out_dir / "profile.json").to_json() == expected
+    assert got.profile_error is not None  # the second job is the one without a profile
