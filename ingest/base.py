@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
-from phaseline.errors import TraceParseError
+from phaseline.errors import TraceParseError, TraceTruncatedError
 from phaseline.schemas import table as table_spec
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -156,35 +156,90 @@ class ReadContext:
     unknown: Counter[str] = field(default_factory=Counter)
     notes: list[str] = field(default_factory=list)
     job_id_hint: str | None = None
+    #: Set where a gzip stream opened with this context ended early (:func:`open_binary`):
+    #: the reader saw every byte before the cut as the whole file, and the ingest lands
+    #: its rows as a partial source with this error.
+    cut: TraceTruncatedError | None = None
 
 
 def is_gzip(head: bytes) -> bool:
     return head[:2] == GZIP_MAGIC
 
 
-def open_binary(path: Path) -> IO[bytes]:
-    """Open a file for reading, decompressing gzip transparently (by content, not name)."""
+class _GzipUntilCut(io.RawIOBase):
+    """A gzip stream that ends, instead of raising, where its compressed data was cut short.
+
+    A read that meets the cut raises ``EOFError`` in :mod:`gzip`, and the buffered
+    and text layers above drop what that read had gathered (up to a chunk of good
+    data before the cut).  Here the stream simply ends after its last decompressed
+    byte, and the cut is recorded in ``ctx.cut``.
+    """
+
+    def __init__(self, gz: gzip.GzipFile, path: Path, ctx: ReadContext) -> None:
+        self._gz = gz
+        self._path = path
+        self._ctx = ctx
+        self._ended = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._ended:
+            return 0
+        try:
+            data = self._gz.read1(len(buffer))
+        except EOFError as exc:
+            self._ended = True
+            self._ctx.cut = TraceTruncatedError(
+                self._path,
+                f"the compressed stream ends early, after {self._gz.tell():,} bytes of content ({exc})",
+                hint="the file was cut short; every record before the cut was kept",
+            )
+            return 0
+        n = len(data)
+        buffer[:n] = data
+        return n
+
+    def close(self) -> None:
+        self._gz.close()
+        super().close()
+
+
+def open_binary(path: Path, ctx: ReadContext | None = None) -> IO[bytes]:
+    """Open a file for reading, decompressing gzip transparently (by content, not name).
+
+    With ``ctx``, a gzip stream cut short ends at the cut (:class:`_GzipUntilCut`)
+    and ``ctx.cut`` says so; without, reading at the cut raises ``EOFError``.
+    """
     raw = open(path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
     head = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
     if head == GZIP_MAGIC:
-        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+        gz = gzip.GzipFile(fileobj=raw, mode="rb")
+        if ctx is None:
+            return gz  # type: ignore[return-value]
+        return io.BufferedReader(_GzipUntilCut(gz, path, ctx))
     return raw
 
 
-def open_text(path: Path) -> IO[str]:
-    """Open a (possibly gzipped) file as UTF-8 text; undecodable bytes become U+FFFD."""
-    return io.TextIOWrapper(open_binary(path), encoding="utf-8", errors="replace", newline=None)
+def open_text(path: Path, ctx: ReadContext | None = None) -> IO[str]:
+    """Open a (possibly gzipped) file as UTF-8 text; undecodable bytes become U+FFFD.
+
+    ``ctx``: as for :func:`open_binary` (a gzip stream cut short ends at the cut).
+    """
+    return io.TextIOWrapper(open_binary(path, ctx), encoding="utf-8", errors="replace", newline=None)
 
 
 def read_head(path: Path, n: int = HEAD_BYTES) -> bytes:
-    """The first ``n`` decompressed bytes of a file (for format sniffing)."""
+    """The first ``n`` decompressed bytes of a file, for format sniffing (of a gzip stream
+    cut short, the bytes before the cut)."""
     with open(path, "rb") as raw:
         first = raw.read(n)
         if not is_gzip(first):
             return first
     try:
-        with gzip.open(path, "rb") as gz:
-            return gz.read(n)
+        with open_binary(path, ReadContext(path)) as fh:
+            return fh.read(n)
     except (OSError, EOFError, zlib.error):
         return b""
 
@@ -192,13 +247,16 @@ def read_head(path: Path, n: int = HEAD_BYTES) -> bytes:
 def iter_lines(path: Path, ctx: ReadContext, *, max_chars: int = MAX_RECORD_CHARS) -> Iterator[tuple[int, str]]:
     """Yield ``(line_no, line)`` of a text file (1-based, line ending stripped).
 
-    A gzip stream that breaks off mid-way raises :class:`TraceParseError` naming
-    the last good line, after every complete line before it was yielded; so
-    does a line longer than ``max_chars`` (read no further than the cap).
+    A gzip stream cut short ends after its last complete line (the line the cut
+    broke off is dropped) and ``ctx.cut`` records the cut: the ingest keeps
+    every line before it and lands the file as partial.  A corrupt gzip stream
+    raises :class:`TraceParseError` naming the last good line, after every line
+    before it was yielded; so does a line longer than ``max_chars`` (read no
+    further than the cap).
     """
     line_no = 0
     try:
-        with open_text(path) as fh:
+        with open_text(path, ctx) as fh:
             while line := fh.readline(max_chars):
                 line_no += 1
                 if len(line) == max_chars and not line.endswith("\n"):
@@ -208,6 +266,14 @@ def iter_lines(path: Path, ctx: ReadContext, *, max_chars: int = MAX_RECORD_CHAR
                         line=line_no,
                         hint="not a trace phaseline reads, or a corrupt one",
                     )
+                if ctx.cut is not None and not line.endswith(("\n", "\r")):
+                    ctx.cut = TraceTruncatedError(
+                        path,
+                        f"{ctx.cut.message}; line {line_no}, which the cut broke off, was dropped",
+                        line=line_no,
+                        hint=ctx.cut.hint,
+                    )
+                    return
                 yield line_no, line.rstrip("\r\n")
     except (EOFError, OSError, zlib.error) as exc:
         raise TraceParseError(

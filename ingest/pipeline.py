@@ -227,13 +227,15 @@ def _read_file(work: _Work, batch: StagedBatch, timeout_s: float | None) -> File
                 staged.add_columns(item.table, item.n, item.columns, item.constants)
             else:
                 staged.add(item.table, item.values)
+        if ctx.cut is not None:  # a gzip stream cut short: the reader read up to the cut as the whole file
+            raise ctx.cut
     except TraceTruncatedError as exc:
         status, error = SourceStatus.PARTIAL, _by_key(str(exc), work)
     except (PhaselineError, RecursionError, MemoryError, UnicodeError, OverflowError) as exc:
         if isinstance(exc, TraceParseError):
             msg = str(exc)
         elif isinstance(exc, _FileTimeout):
-            msg = f"{work.path}: {exc} ({timeout_s:.0f} s) after {ctx.events_read} events"
+            msg = f"{work.path}: {exc} ({timeout_s:g} s) after {ctx.events_read} events"
         else:
             msg = f"{work.path}: {type(exc).__name__}: {exc}"
         return discard(SourceStatus.QUARANTINED, msg, staged.rows_by_table())

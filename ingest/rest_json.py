@@ -322,7 +322,7 @@ def read_rest_json(path: Path, ctx: ReadContext) -> Iterator[Row]:
         The file ends inside a response.
     """
     seq = 0
-    with open_text(path) as fh:
+    with open_text(path, ctx) as fh:  # a gzip stream cut short ends at the cut (ctx.cut)
         for line, doc in iter_json_objects(fh, path):
             r = _Response(path, line, ctx)
             doc = r.obj(doc, "a response")

@@ -391,7 +391,7 @@ def read_rumen(path: Path, ctx: ReadContext) -> Iterator[Row]:
     """
     seq = 0
     described: dict[str, int] = {}  # job id -> line of the object it was read from
-    with open_text(path) as fh:
+    with open_text(path, ctx) as fh:  # a gzip stream cut short ends at the cut (ctx.cut)
         for line, obj in iter_json_objects(fh, path):
             obj = _dict(obj, path, "a top-level value", line)
             if "jobID" not in obj and "children" in obj:
