@@ -454,6 +454,14 @@ def estimate_tasks(
 
     shuffle_ms = shuffle_only(flow.shuffle_bytes)
     if sort_share > 0:
+        # ... and the sort keeps that share at the new size: it grows as the platform's shuffle + sort
+        # does, fixed part and all.  Scaled through 0 by its data instead, a sort profiled on 28 bytes
+        # (17 ms, all of it fixed cost) came to 32,000 s per reduce at 53 MB.
+        phases[Phase.SORT.value] = sort_then * times.ms(Phase.SHUFFLE, flow.shuffle_bytes) / both_then
+        notes.append(
+            "sort: the profiled reduce-side sort scaled like the platform model's shuffle + sort, "
+            "keeping its share of it"
+        )
         notes.append(
             f"shuffle: the platform model's shuffle + sort less the reduce-side sort, which the reduce "
             f"phase holds (Zhang et al. 2013, section 2 measure the two together): {sort_share:.0%} of it, "

@@ -204,6 +204,34 @@ def test_platform_shuffle_includes_the_sort_which_is_not_counted_twice() -> None
     assert by_reduces[-1] > 0
 
 
+def test_the_sort_keeps_its_share_of_the_platforms_shuffle_at_a_new_size() -> None:
+    """The profiled reduce-side sort grows as the platform's shuffle + sort does (fixed part and all),
+    so shuffle + sort at any size is the platform's line, as Zhang et al. (2013, section 2) fit it.
+    Scaled through 0 by its data, a sort profiled on 28 bytes per reduce (QuasiMonteCarlo: 17 ms, all
+    fixed cost) came to 32,000 s per reduce at 53 MB."""
+    plat = LinearPlatform()
+    tiny = toy_profile(
+        stages={},
+        phases={"sort": DurationStats(17.0, 17.0, 1)},
+        num_reduces=1,
+        input=InputStats(1, 118.0, 118.0, 1.0, 1.0),
+        map_size_sel=0.15,
+        combine_size_sel=None,
+        combine_recs_sel=None,
+    )
+    then_shuffle = 118.0 * 0.15  # eq. 2 for the profiled run: one map, one reduce
+    for size in (118.0, 50 * 1024**3):
+        t = estimate_tasks(tiny, plat, Dataset(size), JobSettings(reduces=240 if size > 118 else 1))
+        assert t.reduce_avg is not None
+        share = 17.0 / (200 + 3e-5 * then_shuffle)
+        both_now = 200 + 3e-5 * t.shuffle_bytes_per_reduce
+        assert t.reduce_avg.phases_ms["sort"] == pytest.approx(share * both_now, rel=REL)
+        assert t.reduce_avg.phases_ms["sort"] + t.shuffle_avg_ms == pytest.approx(both_now, rel=REL)
+    assert t.shuffle_bytes_per_reduce > 1e6 * then_shuffle
+    assert t.reduce_avg.phases_ms["sort"] < 200  # ms; scaled through 0 it was 17 ms x the data ratio, ~3e7 ms
+    assert any(a.startswith("sort: the profiled reduce-side sort scaled like the platform") for a in t.assumptions)
+
+
 def test_same_job_same_size_gets_its_measured_tasks_back() -> None:
     """Overheads calibrated on the profiled run (ARIA stage durations): at the profiled size the
     estimates are the measured average and maximum map task and reduce phase, and the first shuffle."""
@@ -245,7 +273,9 @@ def test_phases_missing_from_the_platform_fall_back_to_profiled_spans() -> None:
     assert t.map_avg.phases_ms["map"] == 0
     assert t.reduce_avg is not None
     assert t.reduce_avg.phases_ms["write"] == pytest.approx(4_000)
-    assert t.reduce_avg.phases_ms["sort"] == pytest.approx(1_400)
+    # the sort grows like the platform's shuffle + sort (its share kept), not twofold with the data
+    shuffle = 64 * MB * 1.6 * 0.3 * 20 / 4
+    assert t.reduce_avg.phases_ms["sort"] == pytest.approx(700 * (200 + 3e-5 * 2 * shuffle) / (200 + 3e-5 * shuffle))
     assert not any("counted as 0" in a and "function" in a for a in t.assumptions)
     assert any("'read+map+collect' span" in a for a in t.assumptions)
     with pytest.raises(PredictionError, match="no 'read' submodel"):
