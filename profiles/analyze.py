@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pandas as pd
@@ -49,8 +50,8 @@ class JobAnalysis:
     name: str | None
     status: str | None
     duration_s: float | None
-    maps: int
-    reduces: int
+    maps: int  # the job's total (its record's), else the map tasks that ran
+    reduces: int  # likewise
     top_phases: str  # e.g. "spill 41%, read+map+collect 30%, shuffle 12%"
     out_dir: Path
     profile_error: str | None
@@ -63,12 +64,12 @@ class Analysis:
 
 
 def _top_phases(phases: pd.DataFrame, n: int = 3) -> str:
-    """The ``n`` phases with the largest share of the task threads' time (``phases``: the job's).
+    """The ``n`` phases with the largest share of the successful attempts' task-thread time.
 
     Helper-thread phases (lane ``background``) run beside the task thread's,
     so they are left out: counted in, they made shares of more than the time spent.
     """
-    phases = phases[phases["lane"] == "main"]
+    phases = phases[(phases["lane"] == "main") & (phases["status"] == "SUCCEEDED")]  # as the report's breakdown
     if phases.empty:
         return ""
     totals = phases.groupby("phase")["dur_ms"].sum().sort_values(ascending=False)
@@ -76,6 +77,12 @@ def _top_phases(phases: pd.DataFrame, n: int = 3) -> str:
     if whole <= 0:
         return ""
     return ", ".join(f"{name} {100 * float(ms) / whole:.0f}%" for name, ms in totals.head(n).items())
+
+
+def _count(row: dict[str, Any], total: str, ran: str) -> int:
+    """The job record's ``total`` where it has one, else the count of tasks that ran."""
+    value = row.get(total)
+    return int(value if value is not None else row.get(ran) or 0)
 
 
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
@@ -122,15 +129,16 @@ def analyze_job(con: duckdb.DuckDBPyConnection, job_id: str, out_dir: Path) -> J
     (target / "timeline.svg").write_text(gantt, encoding="utf-8")  # as write_timeline writes it
     write_report(con, job_id, target / "report.html", frames=frames, profile=profile, gantt=gantt)
     write_timeline(con, job_id, target / "trace.json", frames=frames)
-    row = frames.summary.to_dict()
+    row = {str(k): None if pd.api.types.is_scalar(v) and pd.isna(v) else v for k, v in frames.summary.items()}
     makespan = row.get("makespan_ms")
     return JobAnalysis(
         job_id=job_id,
         name=row.get("name"),
         status=row.get("status"),
-        duration_s=float(makespan) / 1000 if makespan is not None and makespan == makespan else None,
-        maps=int(row.get("maps") or 0),
-        reduces=int(row.get("reduces") or 0),
+        duration_s=float(makespan) / 1000 if makespan is not None else None,
+        # the job's own totals, as `phaseline jobs` shows them; else the tasks that ran
+        maps=_count(row, "total_maps", "maps"),
+        reduces=_count(row, "total_reduces", "reduces"),
         top_phases=_top_phases(frames.phases),
         out_dir=target,
         profile_error=str(profile) if isinstance(profile, ProfileError) else None,

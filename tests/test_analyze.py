@@ -154,3 +154,42 @@ def test_analyze_job_queries_once_and_writes_what_the_writers_write(
             assert got.profile_error is None
             assert JobProfile.load(got.out_dir / "profile.json").to_json() == expected
     assert got.profile_error is not None  # the second job is the one without a profile
+
+
+def test_analyze_rows_agree_with_jobs_and_the_report(tmp_path: Path, fixtures_dir: Path) -> None:
+    # Hadoop 0.20 JobTracker history: job 0001 was KILLED before any task ran (its record says 1 map,
+    # 1 reduce); job 0004 has 66 killed and 3 failed map attempts beside its successful ones.
+    logs = fixtures_dir / "apache-hadoop-mapreduce" / "rumen-small-trace-test" / "sample-job-tracker-logs.gz"
+    store = tmp_path / "store"
+    result = CliRunner().invoke(
+        main, ["analyze", str(logs), "--store", str(store), "--out", str(tmp_path / "r"), "--format", "json"]
+    )
+    assert result.exit_code == 0, result.output
+    rows = {r["job_id"]: r for r in json.loads(result.stdout)}
+    listed = CliRunner().invoke(main, ["jobs", "--store", str(store), "--format", "json"])
+    for job in json.loads(listed.stdout):  # maps and reduces are the job's totals, as `jobs` lists them
+        assert (rows[job["job_id"]]["maps"], rows[job["job_id"]]["reduces"]) == (job["total_maps"], job["total_reduces"])
+    assert (rows["job_200904211745_0001"]["maps"], rows["job_200904211745_0001"]["reduces"]) == (1, 1)
+    # top_phases are shares of the successful attempts' task-thread time, as the report's breakdown
+    con = Store(store).connect()
+    ph = q.phases(con, "job_200904211745_0004")
+    assert set(ph["status"]) > {"SUCCEEDED"}
+    ok = ph[(ph["status"] == "SUCCEEDED") & (ph["lane"] == "main")].groupby("phase")["dur_ms"].sum()
+    expected = ", ".join(f"{name} {100 * ms / ok.sum():.0f}%" for name, ms in ok.sort_values(ascending=False).head(3).items())
+    assert rows["job_200904211745_0004"]["top_phases"] == expected
+
+
+def test_analyze_table_leaves_missing_values_empty(tmp_path: Path, fixtures_dir: Path) -> None:
+    # a .jhist cut before JOB_FINISHED has no status: an empty cell, as in `phaseline jobs`, not "None"
+    src = fixtures_dir / "apache-hadoop" / "mapreduce-client-jobclient" / "job_1329348432655_0001-10.jhist"
+    cut = tmp_path / src.name
+    cut.write_bytes(src.read_bytes()[:20_000])
+    result = CliRunner().invoke(
+        main, ["analyze", str(cut), "--store", str(tmp_path / "s"), "--out", str(tmp_path / "r")]
+    )
+    assert result.exit_code == 0, result.output
+    assert "job_1329348432655_0001" in result.stdout
+    assert "None" not in result.stdout
+    assert "<NA>" not in result.stdout
+    csv = CliRunner().invoke(main, ["jobs", "--store", str(tmp_path / "s"), "--format", "csv"])
+    assert "None" not in csv.stdout

@@ -150,6 +150,12 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+def _cell(value: Any) -> str:
+    """A table or CSV cell: a missing value (None, NaN, pandas' NA) is empty, never "None"."""
+    value = _jsonable(value)
+    return "" if value is None or type(value).__name__ == "NAType" else str(value)
+
+
 def to_json(rows: Sequence[dict[str, Any]]) -> str:
     return json.dumps(
         [{k: _jsonable(v) for k, v in r.items()} for r in rows], indent=1, default=str, allow_nan=False
@@ -166,7 +172,7 @@ def emit(rows: Sequence[dict[str, Any]], fmt: str, *, columns: Sequence[str] | N
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(cols)
         for r in rows:
-            writer.writerow(["" if r.get(c) is None else _jsonable(r.get(c)) for c in cols])
+            writer.writerow([_cell(r.get(c)) for c in cols])
         click.echo(buf.getvalue(), nl=False)
     else:
         from rich.console import Console
@@ -178,7 +184,7 @@ def emit(rows: Sequence[dict[str, Any]], fmt: str, *, columns: Sequence[str] | N
         for c in cols:
             table.add_column(Text(str(c)), overflow="fold")
         for r in rows:
-            table.add_row(*(Text("" if r.get(c) is None else str(_jsonable(r.get(c)))) for c in cols))
+            table.add_row(*(Text(_cell(r.get(c))) for c in cols))
         console = Console(soft_wrap=False)
         if not console.is_terminal:
             # Piped or redirected: rich would assume 80 columns and fold headers and values;
