@@ -341,7 +341,7 @@ def _release(run: _Run, aid: str, visited: set[str], graph: nx.DiGraph, add: Any
         if done:
             candidates.append(max(done))
     if not candidates:
-        add(StepKind.START, "job start to first attempt", -(2**62), start)
+        add(StepKind.START, "job start to the path's first attempt", -(2**62), start)
         return None
     rank = {Release.RETRY: 0, Release.TASKS_DONE: 1, Release.SLOWSTART: 2, Release.SLOT: 3}
     finish, kind, pred = max(candidates, key=lambda c: (c[0], -rank[c[1]]))

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from phaseline.cli.output import emit, handle_errors
 from phaseline.errors import ConvergenceWarning, ExtrapolationWarning
+from tests.conftest import REPO
 
 
 def test_a_piped_table_is_as_wide_as_it_needs() -> None:
@@ -97,3 +98,22 @@ def test_the_cli_gives_arrow_the_system_allocator_unless_told_otherwise() -> Non
     env["ARROW_DEFAULT_MEMORY_POOL"] = "mimalloc"
     kept = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert kept.stdout.strip() == "mimalloc"
+
+
+@pytest.mark.parametrize("command", ["ingest", "analyze"])
+def test_paths_without_any_file_are_said_on_stderr(tmp_path: Path, command: str) -> None:
+    from phaseline.cli import main
+
+    empty = tmp_path / "history-done"
+    empty.mkdir()
+    args = [command, str(empty), "--store", str(tmp_path / "store")]
+    if command == "analyze":
+        args += ["--out", str(tmp_path / "report")]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert f"warning: no files under {empty}: nothing was ingested" in result.stderr
+    args = [command, str(REPO / "sample_traces" / "README.md"), "--store", str(tmp_path / "s2")]
+    if command == "analyze":
+        args += ["--out", str(tmp_path / "report2")]
+    with_file = CliRunner().invoke(main, args)
+    assert "no files under" not in with_file.stderr

@@ -46,7 +46,7 @@ def test_slot_wait_and_the_map_the_shuffle_waited_for() -> None:
     )
     m0, m2, r0 = _a("m_000000", 0), _a("m_000002", 0), _a("r_000000", 0)
     assert _steps(con) == [
-        ("start", "job start to first attempt", None, 0, 5),
+        ("start", "job start to the path's first attempt", None, 0, 5),
         ("phase", "map", m0, 5, 25),
         ("phase", "spill+merge", m0, 25, 30),
         ("wait", "wait (slot)", None, 30, 32),
@@ -89,7 +89,7 @@ def test_retry_and_slowstart_release() -> None:
     m1_0, m1_1 = _a("m_000001", 0), _a("m_000001", 1)
     steps = _steps(con)
     assert steps[:5] == [
-        ("start", "job start to first attempt", None, 0, 5),
+        ("start", "job start to the path's first attempt", None, 0, 5),
         ("phase", "map+spill+merge", m1_0, 5, 20),  # the failed attempt is on the path
         ("wait", "wait (retry)", None, 20, 22),
         ("phase", "map", m1_1, 22, 60),

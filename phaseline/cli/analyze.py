@@ -6,7 +6,14 @@ from pathlib import Path
 
 import click
 
-from phaseline.cli.output import emit, format_option, handle_errors, open_store, store_option
+from phaseline.cli.output import (
+    emit,
+    format_option,
+    handle_errors,
+    open_store,
+    store_option,
+    warn_if_no_files,
+)
 from phaseline.schemas import SourceStatus
 
 EXIT_QUARANTINED = 3
@@ -61,6 +68,7 @@ def analyze(paths: tuple[str, ...], store_dir: Path | None, out_dir: Path, worke
             why = j.profile_error.removeprefix(f"{j.job_id}: ")
             click.echo(f"warning: no profile.json for {j.job_id}: {why}", err=True)
     ingest = result.ingest
+    warn_if_no_files(len(ingest.results), paths)
     click.echo(
         f"{len(ingest.results)} files ({ingest.quarantined} quarantined), {len(rows)} jobs -> {out_dir}",
         err=True,

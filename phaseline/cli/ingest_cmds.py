@@ -10,7 +10,14 @@ from pathlib import Path
 import click
 
 from ingest.pipeline import FileResult, IngestSummary, ingest_paths, iter_files
-from phaseline.cli.output import emit, format_option, handle_errors, open_store, store_option
+from phaseline.cli.output import (
+    emit,
+    format_option,
+    handle_errors,
+    open_store,
+    store_option,
+    warn_if_no_files,
+)
 from phaseline.errors import QueryError
 from phaseline.schemas import TABLES, SourceStatus
 
@@ -89,6 +96,7 @@ def ingest(
             file_timeout_s=file_timeout,
         )
     _print_summary(summary, store.root)
+    warn_if_no_files(len(files), paths)
     if summary.quarantined:
         raise SystemExit(EXIT_QUARANTINED)
 

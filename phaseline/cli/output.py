@@ -131,6 +131,12 @@ def _report_warnings(caught: Sequence[warnings.WarningMessage]) -> None:
             click.echo(f"warning: {text}", err=True)
 
 
+def warn_if_no_files(found: int, paths: Sequence[str]) -> None:
+    """Say so on stderr when ``paths`` held no file at all (an empty directory, a typo'd subdirectory)."""
+    if found == 0:
+        click.echo(f"warning: no files under {', '.join(paths)}: nothing was ingested", err=True)
+
+
 def _jsonable(value: Any) -> Any:
     """A value as strict JSON takes it: NaN and infinities become null, at any depth (lists, structs)."""
     if isinstance(value, float) and not math.isfinite(value):
