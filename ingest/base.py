@@ -36,6 +36,8 @@ HEAD_BYTES = 8192
 #: The largest single record (line, JSON value, document) a reader accepts.  No real
 #: trace comes near; the cap keeps a hostile file (a 1 GB line) from exhausting memory.
 MAX_RECORD_CHARS = 64 * 1024 * 1024
+#: Unreadable records a reader skips in one file before it gives the whole file up (:func:`skip_record`).
+MAX_SKIPPED_RECORDS = 100
 
 
 class Row(NamedTuple):
@@ -160,6 +162,29 @@ class ReadContext:
     #: the reader saw every byte before the cut as the whole file, and the ingest lands
     #: its rows as a partial source with this error.
     cut: TraceTruncatedError | None = None
+    #: Records the reader could not read and skipped (a malformed line amid good ones,
+    #: :func:`skip_record`): the file lands as partial, its error naming them.
+    skipped: list[TraceParseError] = field(default_factory=list)
+
+
+def skip_record(ctx: ReadContext, error: TraceParseError, *, limit: int = MAX_SKIPPED_RECORDS) -> None:
+    """Skip one unreadable record of a file that is otherwise read, or give the file up.
+
+    The record is remembered in ``ctx.skipped`` (the ingest lands the file as
+    partial and names it); past ``limit`` such records the file is not a trace of
+    its format, or too corrupt to trust, and :class:`TraceParseError` says so,
+    naming the first.
+    """
+    ctx.skipped.append(error)
+    if len(ctx.skipped) > limit:
+        first = ctx.skipped[0]
+        raise TraceParseError(
+            error.path,
+            f"more than {limit} unreadable records; the first: {first.message}",
+            line=first.line,
+            offset=first.offset,
+            hint="not a trace of this format, or too corrupt to trust",
+        )
 
 
 def is_gzip(head: bytes) -> bool:

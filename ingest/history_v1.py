@@ -17,7 +17,9 @@ Format (Hadoop 1.x ``JobHistory``, history ``VERSION="1"``)::
   ``!!FILE=name!!`` line (Rumen's test inputs); a section whose first line is
   XML is a job conf and lands in ``conf``.  Each job is its own ``jobs`` row.
 
-Like Hadoop's own parser, text between ``KEY="value"`` pairs that is not a pair
+A line that is not a history record is skipped and remembered in
+``ctx.skipped`` (:func:`~ingest.base.skip_record`: the file lands as partial,
+every other record kept).  Like Hadoop's own parser, text between ``KEY="value"`` pairs that is not a pair
 (a record cut mid-key, as in Rumen's ``truncated-job-tracker-log``) is skipped;
 it is kept in the record's event and noted.  A record whose type is unknown
 lands only in ``events``.  A file that ends inside a quoted value was cut
@@ -36,7 +38,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ingest.base import ReadContext, Row, RowBlock, iter_lines
+from ingest.base import ReadContext, Row, RowBlock, iter_lines, skip_record
 from ingest.conf_xml import conf_job_id, conf_rows, parse_conf
 from ingest.counters_v1 import parse_counters
 from ingest.formats import Format
@@ -431,15 +433,22 @@ def read_history_v1(path: Path, ctx: ReadContext) -> Iterator[Row | RowBlock]:
         if open_quote:
             continue  # inside a value that spans lines
         if not line.rstrip().endswith("."):
-            raise TraceParseError(
+            skip_record(ctx, TraceParseError(
                 path,
                 f"a record line that does not end in ' .' outside a quoted value: {line[:80]!r}",
                 line=line_no,
                 hint="records end with ' .'; only quoted values may span lines",
-            )
+            ))  # fmt: skip
+            buf, open_quote = [], 0
+            continue
         text = ("\n".join(buf) if len(buf) > 1 else line).strip()
         buf = []
-        yield from reader.handle(_parse_record(text, start, path))
+        try:
+            record = _parse_record(text, start, path)
+        except TraceParseError as exc:
+            skip_record(ctx, exc)
+            continue
+        yield from reader.handle(record)
     if xml is not None:
         yield from reader.conf_section(xml, xml_start)
     yield from reader.flush()

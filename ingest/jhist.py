@@ -28,10 +28,14 @@ event's value wins for each column is documented in :mod:`ingest.jhist_state`
 
 Bad input
 ---------
-A line that is not JSON raises :class:`~phaseline.errors.TraceParseError` with
-its line and byte offset (the file is quarantined), unless it is the last
-non-blank line: then the writer was cut off, every row before the cut is
-yielded and :class:`~phaseline.errors.TraceTruncatedError` is raised.  A file
+A line that is not JSON, or not a history event, is skipped and remembered in
+``ctx.skipped`` with its line and byte offset (:func:`~ingest.base.skip_record`:
+the file lands as partial, every other event kept; past 100 such lines the
+file is given up with :class:`~phaseline.errors.TraceParseError`), unless it
+is the last non-blank line: then the writer was cut off, every row before the
+cut is yielded and :class:`~phaseline.errors.TraceTruncatedError` is raised.
+An event whose fields a reader cannot take (:class:`BadEvent`) raises
+TraceParseError (the file is quarantined).  A file
 whose job never reached JOB_FINISHED/FAILED/KILLED also ends with
 TraceTruncatedError (after all its rows).
 """
@@ -40,14 +44,14 @@ from __future__ import annotations
 
 import io
 import zlib
-from collections.abc import Generator, Iterator
+from collections.abc import Iterator
 from functools import lru_cache, partial
 from pathlib import Path
 from typing import IO, Any
 
 import orjson
 
-from ingest.base import ReadContext, Row, RowBlock, open_binary
+from ingest.base import ReadContext, Row, RowBlock, open_binary, skip_record
 from ingest.counters_map import EVENT_SPECS, FALLBACK_TIME_FIELDS, EventKind
 from ingest.formats import Format
 from ingest.jhist_schema import BadEvent, WriterSchema, opt_int
@@ -93,6 +97,7 @@ class _JhistReader:
         self.lines: Iterator[bytes] = iter(())
         self.unterminated = 0  # 1 once the last line, without a line end, was read
         self.line_no = self.offset = 0
+        self.bad_json: tuple[int, int, str] | None = None  # the last line skipped as not JSON: line, offset, why
 
     # ------------------------------------------------------------------ reading
     def run(self) -> Iterator[Row | RowBlock]:
@@ -101,7 +106,7 @@ class _JhistReader:
             fh = open_binary(self.path)
         except OSError as exc:
             raise TraceParseError(self.path, f"cannot open: {exc}") from None
-        line_no = offset = 0
+        line_no = offset = last_text = 0
         with fh:
             try:
                 line_no, offset = self._header(fh)
@@ -128,19 +133,29 @@ class _JhistReader:
                     text = raw.strip(_BLANK)
                     if not text:
                         continue
+                    last_text = line_no
                     try:
                         ev = _loads(text)
                         payload_json = text.decode()
                     except _JSONError as exc:
                         self.line_no, self.offset = line_no, offset - self.unterminated
-                        ev, payload_json = yield from self._bad_json(text, exc, line_no, start)
+                        ev, repaired = self._bad_json(text, exc, line_no, start)
+                        if repaired is None:
+                            continue  # skipped (ctx.skipped)
+                        payload_json = repaired
                     body = ev.get("event") if type(ev) is dict else None
                     if type(body) is dict and len(body) == 1 and type(etype := ev.get("type")) is str:
                         ((record, payload),) = body.items()
                         if type(payload) is not dict:
-                            etype, record, payload = self._split_event(ev, line_no, start)
+                            split = self._split_event(ev, line_no, start)
+                            if split is None:
+                                continue
+                            etype, record, payload = split
                     else:
-                        etype, record, payload = self._split_event(ev, line_no, start)
+                        split = self._split_event(ev, line_no, start)
+                        if split is None:
+                            continue
+                        etype, record, payload = split
                     ctx.events_read += 1
                     spec = specs.get(etype)
                     ts: int | None = None
@@ -192,6 +207,17 @@ class _JhistReader:
             except (zlib.error, OSError) as exc:
                 raise self._error(f"reading stopped: {exc}", line_no, offset) from None
         self.line_no, self.offset = line_no, offset - self.unterminated
+        if self.bad_json is not None and self.bad_json[0] == last_text:  # the last event line was cut short
+            self.ctx.skipped.pop()
+            yield from self._finish()
+            bad_line, bad_start, why = self.bad_json
+            raise TraceTruncatedError(
+                self.path,
+                f"the last event is cut short ({why}); the writer stopped mid-line",
+                line=bad_line,
+                offset=bad_start,
+                hint="every event before this line was kept",
+            )
         yield from self._finish()
         if not self.state.job.ended:
             raise TraceTruncatedError(
@@ -203,8 +229,8 @@ class _JhistReader:
                 hint="every event before the end was kept",
             )
 
-    def _split_event(self, ev: Any, line_no: int, start: int) -> tuple[str, str, dict[str, Any] | None]:
-        """``(type, record name, payload)`` of a decoded event line, or a TraceParseError."""
+    def _split_event(self, ev: Any, line_no: int, start: int) -> tuple[str, str, dict[str, Any] | None] | None:
+        """``(type, record name, payload)`` of a decoded event line; ``None``: not an event, skipped."""
         if type(ev) is dict:
             etype = ev.get("type")
             body = ev.get("event")
@@ -215,8 +241,10 @@ class _JhistReader:
                         return etype, record, payload
                 elif body is None:
                     return etype, "", None
-                raise self._error(f"{etype}: `event` is not one typed record", line_no, start)
-        raise self._error("a JSON value that is not a history event", line_no, start)
+                skip_record(self.ctx, self._error(f"{etype}: `event` is not one typed record", line_no, start))
+                return None
+        skip_record(self.ctx, self._error("a JSON value that is not a history event", line_no, start))
+        return None
 
     def _header(self, fh: IO[bytes]) -> tuple[int, int]:
         """Check line 1, read the writer's schema; return ``(line_no, offset)`` after it."""
@@ -312,10 +340,9 @@ class _JhistReader:
             {"job_id": self.state.job.job_id},
         )
 
-    def _bad_json(
-        self, text: bytes, exc: Exception, line_no: int, start: int
-    ) -> Generator[Row | RowBlock, None, tuple[Any, str]]:
-        """A line orjson refused: invalid UTF-8 (read with U+FFFD), a cut (truncated) or corrupt."""
+    def _bad_json(self, text: bytes, exc: Exception, line_no: int, start: int) -> tuple[Any, str | None]:
+        """A line orjson refused: invalid UTF-8 (read with U+FFFD), else skipped (``(None, None)``):
+        corrupt, or cut short if nothing but blank lines follows it (:meth:`run` tells at the end)."""
         try:
             text.decode()
         except UnicodeDecodeError:
@@ -324,16 +351,9 @@ class _JhistReader:
                 return _loads(decoded), decoded
             except _JSONError as again:
                 exc = again
-        if not any(line.strip(_BLANK) for line in self.lines):  # the rest of the file is blank
-            yield from self._finish()
-            raise TraceTruncatedError(
-                self.path,
-                f"the last event is cut short ({exc}); the writer stopped mid-line",
-                line=line_no,
-                offset=start,
-                hint="every event before this line was kept",
-            )
-        raise self._error(f"malformed event line: {exc}", line_no, start)
+        skip_record(self.ctx, self._error(f"malformed event line: {exc}", line_no, start))
+        self.bad_json = (line_no, start, str(exc))
+        return None, None
 
     def _rest_is_blank(self, fh: IO[bytes]) -> bool:
         while chunk := fh.read(1 << 16):

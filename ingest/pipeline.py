@@ -243,6 +243,18 @@ def _read_file(work: _Work, batch: StagedBatch, timeout_s: float | None) -> File
         if use_alarm:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
+    if ctx.skipped:  # unreadable records amid good ones: the rest lands, the file is partial
+        first = ctx.skipped[0]
+        if ctx.events_read == 0:
+            return discard(SourceStatus.QUARANTINED, _by_key(str(first), work), staged.rows_by_table())
+        n = len(ctx.skipped)
+        lines = ", ".join(str(e.line) for e in ctx.skipped[:5]) + (", ..." if n > 5 else "")
+        skipped = _by_key(
+            f"{n} unreadable record{'s' if n > 1 else ''} skipped (line{'s' if n > 1 else ''} {lines}), "
+            f"{ctx.events_read} read; the first: {first}",
+            work,
+        )
+        status, error = SourceStatus.PARTIAL, skipped if error is None else f"{error}; {skipped}"
     rows = staged.rows_by_table()
     kept = sum(rows.get(t, 0) for t in fmt.record_tables)
     if kept != ctx.events_read:

@@ -321,14 +321,39 @@ def test_record_cut_by_the_next_file_is_kept_raw(tmp_path: Path) -> None:
     ("bad", "line", "what"),
     [
         ("#!? this is not a record .\n", 3, "not a history record"),
-        ('just some words\nJob JOBID="job_1_0001" .\n', 3, "does not end in ' .' outside a quoted value"),
+        ("just some words\n", 3, "does not end in ' .' outside a quoted value"),
+        ("Task garbage without pairs .\n", 3, "without any KEY"),
+    ],
+)
+def test_a_line_that_is_no_record_is_skipped_and_named(tmp_path: Path, bad: str, line: int, what: str) -> None:
+    # the good records around it are kept: the rows are those of the file without the line
+    tail = 'Task TASKID="task_1_0001_m_000000" TASK_TYPE="MAP" START_TIME="20" .\n'
+    good = write(tmp_path, HEAD + tail, "good.log")
+    path = write(tmp_path, HEAD + bad + tail)
+    ctx, good_ctx = ReadContext(path), ReadContext(good)
+    rows = list(read_history_v1(path, ctx))
+    good_rows = list(read_history_v1(good, good_ctx))
+    def comparable(rs: list[Any]) -> list[dict[str, Any]]:  # without what the layout moves: lines, file name
+        return [{k: v for k, v in r.as_dict().items() if k not in ("seq", "payload_json")} for r in rs]
+
+    assert comparable(rows) == comparable(good_rows)
+    assert len(rows) > 2
+    assert ctx.events_read == good_ctx.events_read
+    (error,) = ctx.skipped
+    assert error.line == line
+    assert what in error.message
+    assert str(path) in str(error)
+
+
+@pytest.mark.parametrize(
+    ("bad", "line", "what"),
+    [
         (
             'Task TASKID="task_1_0001_m_000000" START_TIME="soon" .\n',
             3,
             "START_TIME='soon' is not an integer",
         ),
         ('Task TASKID="task_1_0001_m_000000" COUNTERS="{(g)(G)[(c)(C)(1)" .\n', 3, "malformed counters"),
-        ("Task garbage without pairs .\n", 3, "without any KEY"),
         ('MapAttempt TASKID="task_1_0001_m_000000" START_TIME="1" .\n', 3, "without TASK_ATTEMPT_ID"),
         (
             'Task START_TIME="99999999999999999999" TASKID="task_1_0001_m_000000" .\n',

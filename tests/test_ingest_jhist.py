@@ -26,7 +26,9 @@ import ingest.jhist as jhist_module
 from ingest.base import ReadContext, RowBlock
 from ingest.jhist import read_jhist, sniff_jhist
 from ingest.jhist_state import _Attempt, _Packed
+from ingest.pipeline import ingest_paths
 from phaseline.errors import PhaselineError, TraceParseError, TraceTruncatedError
+from phaseline.store import Store
 
 # job_<cluster>_<n>-<submit>-<user>-<name>-<finish>-<maps>-<reduces>-<status>-<queue>[-<launch>].jhist
 DONE_NAME = re.compile(
@@ -239,22 +241,43 @@ def test_cut_at_a_line_end_is_truncated_too(jhists: list[Path], tmp_path: Path) 
 
 
 @pytest.mark.parametrize("junk", [b'{"type":"TASK_STARTED","event":{"org', b"\x00\x01garbage", b"[1, 2]"])
-def test_malformed_line_in_the_middle_is_a_parse_error(
+def test_malformed_line_in_the_middle_is_skipped_and_named(
     jhists: list[Path], tmp_path: Path, junk: bytes
 ) -> None:
-    lines = (
-        _fixture(jhists, "linkedin-dr-elephant/history-done/job_1526555215992_0001")
-        .read_bytes()
-        .splitlines(keepends=True)
-    )
+    # The good data around a corrupt line is kept: every other event gives the rows it gives without
+    # the line, and ctx.skipped names the line and its byte offset (the ingest lands the file partial).
+    src = _fixture(jhists, "linkedin-dr-elephant/history-done/job_1526555215992_0001")
+    lines = src.read_bytes().splitlines(keepends=True)
     bad = len(lines) // 2
     copy = tmp_path / "bad.jhist"
     copy.write_bytes(b"".join([*lines[:bad], junk + b"\n", *lines[bad:]]))
-    with pytest.raises(TraceParseError) as info:
+    pristine, _, pristine_ctx = phaseline_rows(src)
+    tables, cut, ctx = phaseline_rows(copy)
+    assert cut is None
+    assert _comparable(tables) == _comparable(pristine)
+    assert ctx.events_read == pristine_ctx.events_read
+    (error,) = ctx.skipped
+    assert isinstance(error, TraceParseError)
+    assert error.line == bad + 1
+    assert error.offset == sum(len(ln) for ln in lines[:bad])
+    result = ingest_paths([copy], Store(tmp_path / "store")).results[0]
+    assert result.status == "partial"
+    assert f"1 unreadable record skipped (line {bad + 1})" in (result.error or "")
+    assert result.rows == ingest_paths([src], Store(tmp_path / "pristine")).results[0].rows
+
+
+def test_a_file_of_mostly_garbage_is_given_up(jhists: list[Path], tmp_path: Path) -> None:
+    lines = _fixture(jhists, "job_1526555215992_0002").read_bytes().splitlines(keepends=True)
+    copy = tmp_path / "garbage.jhist"
+    copy.write_bytes(b"".join([*lines[:3], *(b"\x00 garbage %d\n" % i for i in range(101)), *lines[3:]]))
+    with pytest.raises(TraceParseError, match="more than 100 unreadable records; the first: malformed") as info:
         list(read_jhist(copy, ReadContext(copy)))
-    assert not isinstance(info.value, TraceTruncatedError)
-    assert info.value.line == bad + 1
-    assert info.value.offset == sum(len(ln) for ln in lines[:bad])
+    assert info.value.line == 4
+    # and a file whose only events are unreadable lands nothing
+    only = tmp_path / "only-garbage.jhist"
+    only.write_bytes(b"".join([*lines[:2], b"\x00 garbage\n", b"[1]\n"]))
+    result = ingest_paths([only], Store(tmp_path / "store")).results[0]
+    assert result.status == "quarantined"
 
 
 def test_layout_and_encoding_do_not_change_rows(jhists: list[Path], tmp_path: Path) -> None:
