@@ -549,3 +549,34 @@ def test_vianna_prices_a_one_node_clusters_shuffle() -> None:
     assert p.phases["shuffle_sort.response"] > 0
     assert p.dataflow["utilization_network"] == 0.0
     assert any("a fetch from the reduce's own node -> disk" in a for a in p.assumptions)
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--model", "bogus"], "no model 'bogus'; the models: all, "),
+        (["--model", "bounds,bogus"], "no model 'bogus'"),
+        (["--input-bytes", "0"], "must be more than 0 bytes"),
+        (["--split-bytes", "0"], "must be more than 0 bytes"),
+    ],
+)
+def test_cli_predict_bad_option_values_are_usage_errors(tmp_path: Path, args: list[str], says: str) -> None:
+    # exit status 2 with the command's usage, as the README says of a wrong option (it was 1, no usage)
+    from phaseline.cli import main
+
+    profile = tmp_path / "profile.json"
+    toy_profile().save(profile)
+    platform = tmp_path / "platform.json"
+    platform.write_text("{}")
+    result = CliRunner().invoke(main, ["predict", "--profile", str(profile), "--platform", str(platform), *args])
+    assert result.exit_code == 2, result.output
+    assert says in result.output
+    assert "Usage: " in result.output
+
+
+def test_cli_timeline_to_an_unknown_file_type_is_a_usage_error(tmp_path: Path) -> None:
+    from phaseline.cli import main
+
+    result = CliRunner().invoke(main, ["timeline", "job_1_0001", "--out", str(tmp_path / "t.pdf"), "--store", str(tmp_path)])
+    assert result.exit_code == 2, result.output
+    assert "write FILE.png, FILE.svg or FILE.json (Chrome trace), not 't.pdf'" in result.output

@@ -54,20 +54,28 @@ def format_option(func: F) -> F:
 
 
 class _Size(click.ParamType[int]):
-    """A byte size option: ``50G``, ``512M``, ``1e9`` (:func:`predict.units.parse_size`)."""
+    """A byte size option: ``50G``, ``512M``, ``1e9`` (:func:`predict.units.parse_size`); ``positive``:
+    0 is refused too (a usage error, exit status 2, like any other bad option value)."""
 
     name = "SIZE"
+
+    def __init__(self, *, positive: bool = False) -> None:
+        self.positive = positive
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
         from predict.units import parse_size
 
         try:
-            return parse_size(value)
+            size = parse_size(value)
         except PhaselineError as exc:
             self.fail(str(exc), param, ctx)
+        if self.positive and size <= 0:
+            self.fail(f"size {value!r} must be more than 0 bytes", param, ctx)
+        return size
 
 
 SIZE = _Size()
+POSITIVE_SIZE = _Size(positive=True)
 
 
 def open_store(store_dir: Path | None, *, create: bool = False) -> Store:

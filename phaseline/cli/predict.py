@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from phaseline.cli.output import SIZE, emit, format_option, handle_errors
+from phaseline.cli.output import POSITIVE_SIZE, emit, format_option, handle_errors
 from phaseline.errors import PhaselineError
 from platform_model.model import PlatformModel
 from predict import core
@@ -37,7 +37,7 @@ def _scenario_options(func: F) -> F:
             help="Platform model JSON (`phaseline fit`).",
         ),
         click.option(
-            "--input-bytes", type=SIZE, help="New input size (50G, 512M) [default: the profiled run's]."
+            "--input-bytes", type=POSITIVE_SIZE, help="New input size (50G, 512M) [default: the profiled run's]."
         ),
         click.option(
             "--input-records", type=click.FloatRange(min=0, min_open=True),
@@ -47,7 +47,7 @@ def _scenario_options(func: F) -> F:
             "--splits", type=click.IntRange(min=1), help="Number of input splits (map tasks) [default: from split size]."
         ),
         click.option(
-            "--split-bytes", type=SIZE, help="Split (block) size [default: the job's config or profile]."
+            "--split-bytes", type=POSITIVE_SIZE, help="Split (block) size [default: the job's config or profile]."
         ),
         click.option("--reduces", type=click.IntRange(min=0), help="Reduce tasks [default: the profiled run's]."),
         click.option("--nodes", type=click.IntRange(min=1), default=1, show_default=True, help="Worker nodes."),
@@ -107,10 +107,19 @@ def _inputs(kw: dict[str, Any]) -> tuple[JobProfile, PhaseDurationModel, Scenari
     return profile, _load_platform(kw["platform"]), _scenario(profile, kw)
 
 
+def _model_names(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
+    """``--model a,b`` as ``--model a --model b``; a name no model has is a usage error (exit status 2)."""
+    names = tuple(n.strip() for value in values for n in value.split(",") if n.strip())
+    known = core.models()
+    unknown = [n for n in names if n != "all" and n not in known]
+    if unknown:
+        raise click.BadParameter(f"no model {', '.join(map(repr, unknown))}; the models: all, {', '.join(known)}")
+    return names
+
+
 def _run_models(
     names: Sequence[str], profile: JobProfile, platform: PhaseDurationModel, s: Scenario
 ) -> list[dict[str, Any]]:
-    names = [n.strip() for value in names for n in value.split(",") if n.strip()]  # --model a,b as --model a --model b
     every = not names or "all" in names
     rows = []
     for name in core.models() if every else names:
@@ -132,6 +141,7 @@ def _run_models(
     "--model",
     "model_names",
     multiple=True,
+    callback=_model_names,
     metavar="all|NAME[,NAME...]",
     help="Models to run (repeatable, or comma separated) [default: all]; --list-models lists them.",
 )

@@ -59,12 +59,20 @@ def profile(job_ids: tuple[str, ...], out: Path, store_dir: Path | None) -> None
     click.echo(f"profile of {', '.join(job_ids)} -> {out}", err=True)
 
 
+def _timeline_file(ctx: click.Context, param: click.Parameter, out: Path) -> Path:
+    """A --out that no timeline writer writes is a usage error (exit status 2), found before the store is read."""
+    if out.suffix.lower() not in (".png", ".svg", ".json"):
+        raise click.BadParameter(f"write FILE.png, FILE.svg or FILE.json (Chrome trace), not {out.name!r}")
+    return out
+
+
 @click.command("timeline")
 @click.argument("job_id")
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
     required=True,
+    callback=_timeline_file,
     help="FILE.png or FILE.svg (Gantt chart) or FILE.json (Chrome trace for Perfetto UI).",
 )
 @store_option
