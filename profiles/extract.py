@@ -304,7 +304,11 @@ def extract_profile(
     reds_c = per_attempt[
         per_attempt["attempt_id"].isin(ok.loc[ok["task_type"] == "REDUCE", "attempt_id"])
     ].copy()
-    maps_c["in_bytes"] = maps_c["file_input_bytes"].fillna(maps_c["hdfs_bytes_read"])
+    # each map's input as data_skew.sql gives it (a LocalJobRunner map run beside another: its split length)
+    split_of = pd.to_numeric(splits_df.set_index("attempt_id")["input_bytes"], errors="coerce")
+    maps_c["in_bytes"] = (
+        maps_c["attempt_id"].map(split_of).fillna(maps_c["file_input_bytes"]).fillna(maps_c["hdfs_bytes_read"])
+    )
     maps_c["written"] = maps_c["file_output_bytes"].fillna(maps_c["hdfs_bytes_written"])
     reds_c["written"] = reds_c["file_output_bytes"].fillna(reds_c["hdfs_bytes_written"])
 
