@@ -348,3 +348,18 @@ def test_multiple_jobs_share_the_cluster() -> None:
     assert two.response_time_s > one.response_time_s
     assert two.throughput_per_s > one.throughput_per_s
     assert two.utilization["disk"] > one.utilization["disk"]
+
+
+@pytest.mark.parametrize("reduces", [0, 1])
+def test_a_partial_last_map_wave_is_one_more_wave_not_a_second_branch(reduces: int) -> None:
+    # 255 maps on 4 map threads: 3 threads run 64 maps, 1 runs 63.  The 64-map chains begin with the
+    # 63-map chain: S(PA(63 maps x 4 threads), PA(1 map x 3 threads)), 64 waves.  As two fork/join
+    # branches the 4 threads came to H_2 = 1.5 x 64 waves, slower than 3 threads' 85 waves.
+    def tree(pm: int) -> Solution:
+        return solve(table2(1, 1), Workload(nodes=1, cpus=8, disks=1, maps=255, reduces=reduces, pm=pm, pr=1, ps=1))
+
+    three, four = tree(3), tree(4)
+    if reduces == 0:
+        assert three.tree_response_s == pytest.approx(85 * three.task_response_s["map"], rel=0.01)
+        assert four.tree_response_s == pytest.approx(64 * four.task_response_s["map"], rel=0.01)
+    assert four.tree_response_s < three.tree_response_s
