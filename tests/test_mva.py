@@ -339,3 +339,20 @@ def test_a_local_fetch_can_be_served_by_the_disk() -> None:
     assert gained > 0.5
     with pytest.raises(PredictionError, match="local_network_to"):
         Demands(map={}, shuffle_sort={}, merge={}, local_network_to="network")
+
+
+def test_cli_mva_map_only_needs_only_the_map_row(tmp_path: Path) -> None:
+    # --reduces 0 is a map-only job (the help says so): its demand table has no shuffle-sort or merge
+    path = tmp_path / "maps.csv"
+    path.write_text("task,cpu,disk\nmap,1,1\n")
+    args = ["mva", "--demands", str(path), "--nodes", "2", "--cpus", "2", "--disks", "1", "--maps", "8"]
+    args += ["--pm", "2", "--pr", "1", "--ps", "1", "--format", "json"]
+    result = CliRunner().invoke(main, [*args, "--reduces", "0"])
+    assert result.exit_code == 0, result.output
+    (out,) = json.loads(result.stdout)
+    # 8 maps on 2 x 2 threads: two waves of the map's response (two maps share each node's disk)
+    assert out["response_time_s"] == pytest.approx(2 * out["task_response_s"]["map"], rel=1e-6)
+    assert out["utilization"]["network"] == 0
+    with_reduces = CliRunner().invoke(main, [*args, "--reduces", "1"])
+    assert with_reduces.exit_code == 1
+    assert "no row for shuffle_sort, merge" in with_reduces.output

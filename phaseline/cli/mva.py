@@ -90,7 +90,7 @@ def mva(
     """
     try:
         work = Workload(nodes, cpus, disks, maps, reduces, pm, pr, ps, jobs)
-        demands = read_demands(demands_path)
+        demands = read_demands(demands_path, map_only=reduces == 0)
         sol = solve(
             demands,
             work,

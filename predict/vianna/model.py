@@ -200,11 +200,12 @@ class Demands:
 MAX_DEMAND_S = 1e9
 
 
-def read_demands(path: str | Path) -> Demands:
+def read_demands(path: str | Path, *, map_only: bool = False) -> Demands:
     """Read a demand table like Vianna et al. 2013, Table 2: CSV ``task,<device>,...``, seconds.
 
     One row per task kind (``map``, ``shuffle_sort``, ``merge``); device
     columns among :data:`DEVICES`; a missing device column means zero demand.
+    For a ``map_only`` job (no reduces) the ``map`` row is enough.
     """
     where = Path(path)
     try:
@@ -248,6 +249,9 @@ def read_demands(path: str | Path) -> Demands:
             raise PredictionError(
                 f"{where}:{line}: {task} demands must be finite, >= 0 and <= {MAX_DEMAND_S:.0e} seconds, got {bad}"
             )
+    if map_only:
+        rows.setdefault(str(TaskKind.SHUFFLE_SORT), {})
+        rows.setdefault(str(TaskKind.MERGE), {})
     missing = [str(k) for k in TaskKind if str(k) not in rows]
     if missing:
         raise PredictionError(f"{where}: no row for {', '.join(missing)}; give one row per task kind")
