@@ -76,6 +76,11 @@ def dataflow(job_id: str, spec_text: str, period_ms: float | None, show_unmapped
              store_dir: Path | None, fmt: str) -> None:
     """Rebuild JOB_ID's vertex instances from its thread samples and show busy vs idle per vertex.
 
+    samples counts sample periods: busy_samples are the RUNNABLE stack samples,
+    idle_samples the others plus each recorded wait (park, monitor, I/O) in
+    periods of its length, so a waiting thread weighs as a sampled one would
+    (HiTune samples every thread every period).  `hotspots` counts stack
+    samples alone, each under the vertex its stack names: its totals differ.
     The instances are stored (table vertex_instances) for the other dataflow commands.
     Jobs ingested from HiTune's CSVs already have instances; they are shown as they are.
     """
