@@ -47,6 +47,11 @@ __all__ = [
 #: Split size assumed when neither the dataset, the settings nor the profile gives one (HDFS 2.x+ default).
 DEFAULT_SPLIT_BYTES = 128 * 1024 * 1024
 
+#: A profiled span scaled by more than this factor of its data (a phase the platform model lacks)
+#: gets an ExtrapolationWarning: QuasiMonteCarlo's reduce-side sort, 17 ms on 28 bytes, scaled to
+#: 53 MB per reduce came to 32,000 s.
+SPAN_SCALE_WARN = 100.0
+
 #: Two input sizes within this relative distance are "the same dataset" (the profile's split shape is reused).
 SAME_INPUT_RTOL = 0.01
 
@@ -183,7 +188,7 @@ class PhaseTimes:
         self.platform = platform
         self.notes = notes
         self._has: dict[str, bool] = {}
-        self._noted: set[str] = set()
+        self._noted: set[str | tuple[str, str]] = set()
 
     def has(self, phase: str) -> bool:
         """Whether the platform model has a submodel for ``phase``."""
@@ -240,13 +245,24 @@ class PhaseTimes:
             return 0.0  # inside a span counted at another phase
         ref = self.profiled_bytes(phase)
         stats = self.profile.phases[span]
+        ratio = data_bytes / ref if ref > 0 else 1.0
         if phase.value not in self._noted:
             self._noted.add(phase.value)
             self.notes.append(
                 f"{phase.value}: no platform submodel; the profiled {span!r} span "
                 f"({stats.avg_ms:.0f} ms per task) scaled by the data"
             )
-        return stats.avg_ms * (data_bytes / ref if ref > 0 else 1.0)
+        if ratio > SPAN_SCALE_WARN and (phase.value, "far") not in self._noted:
+            self._noted.add((phase.value, "far"))
+            warnings.warn(
+                ExtrapolationWarning(
+                    f"phase {phase.value!r}: the profiled {span!r} span ({stats.avg_ms:.0f} ms on {ref:,.0f} bytes "
+                    f"per task) is scaled {ratio:,.0f}x by the data; measured on so little, it is mostly fixed "
+                    "cost, and so is this prediction: profile a run nearer this size"
+                ),
+                stacklevel=2,
+            )
+        return stats.avg_ms * ratio
 
 
 def profiled_shape(profile: JobProfile) -> InputShape:
@@ -454,14 +470,6 @@ def estimate_tasks(
 
     shuffle_ms = shuffle_only(flow.shuffle_bytes)
     if sort_share > 0:
-        # ... and the sort keeps that share at the new size: it grows as the platform's shuffle + sort
-        # does, fixed part and all.  Scaled through 0 by its data instead, a sort profiled on 28 bytes
-        # (17 ms, all of it fixed cost) came to 32,000 s per reduce at 53 MB.
-        phases[Phase.SORT.value] = sort_then * times.ms(Phase.SHUFFLE, flow.shuffle_bytes) / both_then
-        notes.append(
-            "sort: the profiled reduce-side sort scaled like the platform model's shuffle + sort, "
-            "keeping its share of it"
-        )
         notes.append(
             f"shuffle: the platform model's shuffle + sort less the reduce-side sort, which the reduce "
             f"phase holds (Zhang et al. 2013, section 2 measure the two together): {sort_share:.0%} of it, "
