@@ -47,7 +47,7 @@ class SourceStatus(enum.StrEnum):
     """What became of one ingested file."""
 
     LANDED = "landed"  # every record landed
-    PARTIAL = "partial"  # a truncated file: what came before the cut landed, error says where
+    PARTIAL = "partial"  # a truncated file (what came before the cut landed) or one with unreadable records skipped (the rest landed); error says where
     QUARANTINED = "quarantined"  # nothing landed; error says file, place and problem
     SKIPPED = "skipped"  # recognised as not a trace phaseline reads (e.g. a Spark event log)
 
