@@ -34,8 +34,9 @@ the file lands as partial, every other event kept; past 100 such lines the
 file is given up with :class:`~phaseline.errors.TraceParseError`), unless it
 is the last non-blank line: then the writer was cut off, every row before the
 cut is yielded and :class:`~phaseline.errors.TraceTruncatedError` is raised.
-An event whose fields a reader cannot take (:class:`BadEvent`) raises
-TraceParseError (the file is quarantined).  A file
+An event whose fields a reader cannot take (:class:`BadEvent`: a wrong type,
+a missing id) is skipped the same way; what its handler had set before the
+bad field stays.  A file
 whose job never reached JOB_FINISHED/FAILED/KILLED also ends with
 TraceTruncatedError (after all its rows).
 """
@@ -183,8 +184,10 @@ class _JhistReader:
                                 state.learn_job_id(payload)
                             if spec.kind is not event_only:
                                 handlers[spec.kind](payload)
-                    except BadEvent as exc:
-                        raise self._error(f"{etype}: {exc}", line_no, start) from None
+                    except BadEvent as exc:  # fields no reader can take: skipped like a corrupt line
+                        ctx.events_read -= 1
+                        skip_record(ctx, self._error(f"{etype}: {exc}", line_no, start))
+                        continue
                     seqs.append(line_no)
                     types.append(etype)
                     times.append(ts)

@@ -532,3 +532,32 @@ def test_event_blocks_are_bounded_in_bytes(fixtures_dir: Path, tmp_path: Path, m
     assert len(sizes) > 2
     assert all(text < 20_000 + longest for _, text in sizes)
     assert rows == sum(1 for line in path.read_bytes().splitlines()[2:] if line.strip())
+
+
+def test_an_event_with_an_unreadable_field_is_skipped_and_named(jhists: list[Path], tmp_path: Path) -> None:
+    # a flipped byte in a well-formed event: finishTime is no integer; the event is skipped, named, and
+    # every other event lands (the task it would have finished stays unfinished)
+    src = _fixture(jhists, "linkedin-dr-elephant/history-done/job_1526555215992_0001")
+    lines = src.read_bytes().splitlines(keepends=True)
+    at = next(i for i, ln in enumerate(lines) if b'"type":"TASK_FINISHED"' in ln)
+    task_id = json.loads(lines[at])["event"]["org.apache.hadoop.mapreduce.jobhistory.TaskFinished"]["taskid"]
+    bad = re.sub(rb'"finishTime":\d+', b'"finishTime":"soon"', lines[at], count=1)
+    assert bad != lines[at]
+    copy = tmp_path / "bad-field.jhist"
+    copy.write_bytes(b"".join([*lines[:at], bad, *lines[at + 1 :]]))
+    pristine, _, pristine_ctx = phaseline_rows(src)
+    tables, cut, ctx = phaseline_rows(copy)
+    assert cut is None
+    (error,) = ctx.skipped
+    assert error.line == at + 1
+    assert "TASK_FINISHED" in error.message
+    assert "finishTime" in error.message
+    assert ctx.events_read == pristine_ctx.events_read - 1
+    assert len(tables["events"]) == len(pristine["events"]) - 1
+    assert [t["task_id"] for t in tables["tasks"]] == [t["task_id"] for t in pristine["tasks"]]
+    (task,) = [t for t in tables["tasks"] if t["task_id"] == task_id]
+    assert task["finish_ms"] is None
+    assert _comparable({"attempts": tables["attempts"]}) == _comparable({"attempts": pristine["attempts"]})
+    result = ingest_paths([copy], Store(tmp_path / "store")).results[0]
+    assert result.status == "partial"
+    assert f"1 unreadable record skipped (line {at + 1})" in (result.error or "")
