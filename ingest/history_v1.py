@@ -17,9 +17,11 @@ Format (Hadoop 1.x ``JobHistory``, history ``VERSION="1"``)::
   ``!!FILE=name!!`` line (Rumen's test inputs); a section whose first line is
   XML is a job conf and lands in ``conf``.  Each job is its own ``jobs`` row.
 
-A line that is not a history record is skipped and remembered in
-``ctx.skipped`` (:func:`~ingest.base.skip_record`: the file lands as partial,
-every other record kept).  Like Hadoop's own parser, text between ``KEY="value"`` pairs that is not a pair
+A line that is not a history record, or a record with a field no reader can
+take (a time that is no integer, malformed counters, an attempt without its
+id), is skipped and remembered in ``ctx.skipped`` (:func:`~ingest.base.skip_record`:
+the file lands as partial, every other record kept; what the record had set
+before its bad field stays).  Like Hadoop's own parser, text between ``KEY="value"`` pairs that is not a pair
 (a record cut mid-key, as in Rumen's ``truncated-job-tracker-log``) is skipped;
 it is kept in the record's event and noted.  A record whose type is unknown
 lands only in ``events``.  A file that ends inside a quoted value was cut
@@ -443,12 +445,14 @@ def read_history_v1(path: Path, ctx: ReadContext) -> Iterator[Row | RowBlock]:
             continue
         text = ("\n".join(buf) if len(buf) > 1 else line).strip()
         buf = []
+        read_before = ctx.events_read
         try:
-            record = _parse_record(text, start, path)
-        except TraceParseError as exc:
+            rows = list(reader.handle(_parse_record(text, start, path)))
+        except TraceParseError as exc:  # no record, or fields no reader can take: skipped, named
+            ctx.events_read = read_before
             skip_record(ctx, exc)
             continue
-        yield from reader.handle(record)
+        yield from rows
     if xml is not None:
         yield from reader.conf_section(xml, xml_start)
     yield from reader.flush()

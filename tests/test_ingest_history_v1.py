@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reader_checks import mutations, parse_error, read_checked, read_reconciled, rows_of, table
+from reader_checks import mutations, read_checked, read_reconciled, rows_of, table
 
 from ingest.base import ReadContext, Row, read_head
 from ingest.counters_v1 import parse_counters
@@ -323,6 +323,13 @@ def test_record_cut_by_the_next_file_is_kept_raw(tmp_path: Path) -> None:
         ("#!? this is not a record .\n", 3, "not a history record"),
         ("just some words\n", 3, "does not end in ' .' outside a quoted value"),
         ("Task garbage without pairs .\n", 3, "without any KEY"),
+        ('Task TASKID="task_1_0001_m_000001" START_TIME="soon" .\n', 3, "START_TIME='soon' is not an integer"),
+        ('MapAttempt TASKID="task_1_0001_m_000001" START_TIME="1" .\n', 3, "without TASK_ATTEMPT_ID"),
+        (
+            'Task START_TIME="99999999999999999999" TASKID="task_1_0001_m_000001" .\n',
+            3,
+            "does not fit in 64 bits",
+        ),
     ],
 )
 def test_a_line_that_is_no_record_is_skipped_and_named(tmp_path: Path, bad: str, line: int, what: str) -> None:
@@ -345,26 +352,17 @@ def test_a_line_that_is_no_record_is_skipped_and_named(tmp_path: Path, bad: str,
     assert str(path) in str(error)
 
 
-@pytest.mark.parametrize(
-    ("bad", "line", "what"),
-    [
-        (
-            'Task TASKID="task_1_0001_m_000000" START_TIME="soon" .\n',
-            3,
-            "START_TIME='soon' is not an integer",
-        ),
-        ('Task TASKID="task_1_0001_m_000000" COUNTERS="{(g)(G)[(c)(C)(1)" .\n', 3, "malformed counters"),
-        ('MapAttempt TASKID="task_1_0001_m_000000" START_TIME="1" .\n', 3, "without TASK_ATTEMPT_ID"),
-        (
-            'Task START_TIME="99999999999999999999" TASKID="task_1_0001_m_000000" .\n',
-            3,
-            "does not fit in 64 bits",
-        ),
-    ],
-)
-def test_malformed_input_names_file_and_line(tmp_path: Path, bad: str, line: int, what: str) -> None:
-    path = write(tmp_path, HEAD + bad)
-    parse_error(read_history_v1, path, line, what)
+def test_a_record_with_malformed_counters_is_skipped_after_its_fields(tmp_path: Path) -> None:
+    # the counters are read after the record's other fields: those stay (the task is known), its
+    # counters do not land, and the record is named as skipped
+    path = write(tmp_path, HEAD + 'Task TASKID="task_1_0001_m_000000" COUNTERS="{(g)(G)[(c)(C)(1)" .\n')
+    ctx = ReadContext(path)
+    rows = list(read_history_v1(path, ctx))
+    (error,) = ctx.skipped
+    assert error.line == 3
+    assert "malformed counters" in error.message
+    assert [r.as_dict()["task_id"] for r in rows if r.table == "tasks"] == ["task_1_0001_m_000000"]
+    assert not [r for r in rows if r.table == "counters"]
 
 
 # -- property tests --------------------------------------------------------------
