@@ -136,7 +136,8 @@ def _run_models(
 
 @click.command()
 @_scenario_options
-@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="A Hadoop setting (io.sort.mb=256).")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+              help="A Hadoop setting (io.sort.mb=256); a value with a leading + or - is relative (reduces=+2).")
 @click.option(
     "--model",
     "model_names",
