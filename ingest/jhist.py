@@ -139,23 +139,18 @@ class _JhistReader:
                         ev = _loads(text)
                         payload_json = text.decode()
                     except _JSONError as exc:
-                        self.line_no, self.offset = line_no, offset - self.unterminated
                         ev, repaired = self._bad_json(text, exc, line_no, start)
                         if repaired is None:
                             continue  # skipped (ctx.skipped)
                         payload_json = repaired
                     body = ev.get("event") if type(ev) is dict else None
+                    payload = None
                     if type(body) is dict and len(body) == 1 and type(etype := ev.get("type")) is str:
                         ((record, payload),) = body.items()
-                        if type(payload) is not dict:
-                            split = self._split_event(ev, line_no, start)
-                            if split is None:
-                                continue
-                            etype, record, payload = split
-                    else:
+                    if type(payload) is not dict:  # not the usual shape: an event-only type, or no event
                         split = self._split_event(ev, line_no, start)
                         if split is None:
-                            continue
+                            continue  # skipped (ctx.skipped)
                         etype, record, payload = split
                     ctx.events_read += 1
                     spec = specs.get(etype)

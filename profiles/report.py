@@ -20,7 +20,6 @@ from string import Template
 from typing import Any
 
 import duckdb
-import matplotlib
 import pandas as pd
 from matplotlib.figure import Figure
 
@@ -127,8 +126,7 @@ def _kv(pairs: Iterable[tuple[str, Any]]) -> str:
 
 
 def _svg(fig: Figure) -> str:
-    with matplotlib.rc_context({"svg.fonttype": "none"}):
-        return _inline(figure_svg(fig))
+    return _inline(figure_svg(fig))
 
 
 def _inline(document: str) -> str:

@@ -144,9 +144,10 @@ def save_figure(fig: Figure, target: Any, fmt: str, **options: Any) -> None:
 
 
 def figure_svg(fig: Figure) -> str:
-    """The figure as an inline SVG document string."""
+    """The figure as an SVG document string, its text as text (searchable, and small inline)."""
     buf = io.StringIO()
-    save_figure(fig, buf, "svg")
+    with matplotlib.rc_context({"svg.fonttype": "none"}):
+        save_figure(fig, buf, "svg")
     return buf.getvalue()
 
 
@@ -273,5 +274,4 @@ def _gantt_title(job_id: str, name: Any) -> str:
 def gantt_svg(frames: q.JobFrames) -> str:
     """The job's Gantt chart as an SVG document, its text as text (searchable; the report inlines it)."""
     fig = gantt_figure(frames.timeline(), frames.phases, title=_gantt_title(frames.job_id, frames.summary["name"]))
-    with matplotlib.rc_context({"svg.fonttype": "none"}):
-        return figure_svg(fig)
+    return figure_svg(fig)
