@@ -16,11 +16,18 @@ Two real sources write the same MapTask/ReduceTask messages (the table is in
   taken at ingest, so re-ingest the log after replacing the recording.
 
 Timestamps carry no zone; they are read as UTC (the engine's log is written in
-UTC; a cluster's container logs are in its JVMs' zone, which the logs do not say).  A line that starts like a timestamp but is
-not one is malformed (:class:`~phaseline.errors.TraceParseError` with file and
-line); every other unknown line is kept (kind ``other``) and counted in
-``ctx.unknown``.  Lines without a prefix continue the previous record
-(multi-line messages, the tab-indented ``Final Counters`` blocks).
+UTC; a cluster's container logs are in its JVMs' zone, which the logs do not say).  Every
+unknown line is kept (kind ``other``) and counted in ``ctx.unknown``.  Lines
+without a prefix continue the previous record (multi-line messages, the
+tab-indented ``Final Counters`` blocks).
+
+Bad input: a record no reader can take (a line that starts like a timestamp
+but is not one, a number past 64 bits, a counter line that is no
+``name=integer``) is skipped and remembered in ``ctx.skipped`` with its line
+(:func:`~ingest.base.skip_record`: the file lands as partial, every other
+record kept; past 100 such records the file is given up with
+:class:`~phaseline.errors.TraceParseError`).  A skipped record's continuation
+lines go with it; a skipped counter line leaves the rest of its block.
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 
-from ingest.base import ReadContext, Row, iter_lines, read_head
+from ingest.base import ReadContext, Row, iter_lines, read_head, skip_record
 from ingest.engine_run import attribute_threads, overlapping
 from ingest.formats import Format
 from ingest.jfr import read_jfr
@@ -84,21 +91,24 @@ def parse_records(lines: Iterable[tuple[int, str]], path: Path, ctx: ReadContext
 
     Unprefixed lines before the first record are counted in
     ``ctx.unknown['orphan_line']`` and dropped from the records (the callers
-    keep the raw section text elsewhere).
+    keep the raw section text elsewhere).  A malformed record is skipped
+    (``ctx.skipped``), with its continuation lines.
     """
     head: re.Match[str] | None = None
     head_no = 0
     extra: list[tuple[int, str]] = []
+    skipping = False  # continuation lines of a skipped record are dropped with it
 
-    def finish() -> LogRecord:
+    def finish() -> LogRecord | None:
         assert head is not None
         try:
             ts_ms = parse_timestamp(head["ts"])
         except ValueError as exc:
-            raise TraceParseError(
+            skip_record(ctx, TraceParseError(
                 path, f"malformed timestamp {head['ts']!r}: {exc}", line=head_no,
                 hint="task-log lines must start with yyyy-MM-dd HH:mm:ss,SSS",
-            ) from None
+            ))
+            return None
         tid = head["tid"]
         return LogRecord(
             head_no, ts_ms, head["level"], head["thread"], int(tid) if tid else None, head["logger"],
@@ -108,20 +118,23 @@ def parse_records(lines: Iterable[tuple[int, str]], path: Path, ctx: ReadContext
     for line_no, text in lines:
         found = LINE_RE.match(text)
         if found is None and _LOOKS_TIMESTAMPED.match(text):
-            raise TraceParseError(
+            skip_record(ctx, TraceParseError(
                 path, f"malformed log line (timestamp without a level/logger prefix): {text[:120]!r}",
                 line=line_no, hint="expected 'yyyy-MM-dd HH:mm:ss,SSS LEVEL [thread] class: message'",
-            )
-        if found is not None:
-            if head is not None:
-                yield finish()
-            head, head_no, extra = found, line_no, []
+            ))
+            if head is not None and (rec := finish()) is not None:
+                yield rec
+            head, skipping = None, True
+        elif found is not None:
+            if head is not None and (rec := finish()) is not None:
+                yield rec
+            head, head_no, extra, skipping = found, line_no, [], False
         elif head is not None:
             extra.append((line_no, text))
-        elif text.strip():
+        elif text.strip() and not skipping:
             ctx.unknown["orphan_line"] += 1
-    if head is not None:
-        yield finish()
+    if head is not None and (rec := finish()) is not None:
+        yield rec
 
 
 def _int(groups: dict[str, str], key: str) -> int | None:
@@ -158,27 +171,35 @@ def classify(rec: LogRecord) -> TaskEvent:
     )
 
 
-def parse_counter_block(rec: LogRecord, path: Path) -> list[tuple[str, str, int]]:
+def parse_counter_block(rec: LogRecord, path: Path, ctx: ReadContext) -> list[tuple[str, str, int]]:
     """``(group, counter, value)`` of a ``Counters: N`` record's tab-indented continuation lines.
 
-    Names are Hadoop's internal ones (:func:`ingest.tasklog_patterns.counter_name`).
+    Names are Hadoop's internal ones (:func:`ingest.tasklog_patterns.counter_name`).  A counter
+    line that cannot be read is skipped (``ctx.skipped``); the block's other counters stay.
     """
     rows: list[tuple[str, str, int]] = []
     group: str | None = None
     for line_no, text in rec.extra:
         if text.startswith("\t\t"):
-            name, sep, value = text.strip("\t").rpartition("=")
-            if not sep or group is None:
-                raise TraceParseError(path, f"counter line outside a group: {text.strip()!r}", line=line_no)
             try:
-                number = int(value)
-            except ValueError:
-                raise TraceParseError(path, f"counter {name!r} has a non-integer value {value!r}",
-                                      line=line_no) from None
-            rows.append((*counter_name(group, name), check_int64(number, path, f"counter {name!r}", line_no)))
+                rows.append(_counter_entry(group, text, path, line_no))
+            except TraceParseError as exc:
+                skip_record(ctx, exc)
         elif text.startswith("\t"):
             group = text[1:]
     return rows
+
+
+def _counter_entry(group: str | None, text: str, path: Path, line_no: int) -> tuple[str, str, int]:
+    """One ``\t\tname=value`` line of a counter block as ``(group, counter, value)``, or a TraceParseError."""
+    name, sep, value = text.strip("\t").rpartition("=")
+    if not sep or group is None:
+        raise TraceParseError(path, f"counter line outside a group: {text.strip()!r}", line=line_no)
+    try:
+        number = int(value)
+    except ValueError:
+        raise TraceParseError(path, f"counter {name!r} has a non-integer value {value!r}", line=line_no) from None
+    return (*counter_name(group, name), check_int64(number, path, f"counter {name!r}", line_no))
 
 
 def read_records(path: Path, ctx: ReadContext) -> list[LogRecord]:
@@ -204,7 +225,8 @@ def attempt_status(log: AttemptLog) -> tuple[str | None, str | None]:
 
 
 def attempt_rows(
-    log: AttemptLog, path: Path, *, parallel: bool = False, samples: Mapping[Phase, int] | None = None
+    log: AttemptLog, path: Path, ctx: ReadContext, *, parallel: bool = False,
+    samples: Mapping[Phase, int] | None = None,
 ) -> Iterator[Row]:
     """Rows of one attempt: ``attempts``, ``attempt_events``, ``counters`` (scope attempt), ``attempt_phases``."""
     attempt_id = log.attempt_id
@@ -212,13 +234,10 @@ def attempt_rows(
     counters: dict[tuple[str, str], int] = {}
     for rec, ev in zip(log.records, log.events, strict=True):
         if ev.kind is EventKind.COUNTERS and ev.field("attempt") == attempt_id:
-            for group, name, value in parse_counter_block(rec, path):
+            for group, name, value in parse_counter_block(rec, path, ctx):
                 counters[(group, name)] = value
                 yield counter_row(job_id, CounterScope.ATTEMPT.value, group, name, value,
                                   task_id=task_id, attempt_id=attempt_id)
-        for number in (ev.bytes, ev.records, ev.segments, ev.thread_id):
-            if number is not None:
-                check_int64(number, path, f"a number in a {ev.kind.value} line", ev.line_no)
         yield Row("attempt_events", {
             "job_id": job_id, "attempt_id": attempt_id, "thread_id": ev.thread_id, "thread_name": ev.thread_name,
             "ts_ms": ev.ts_ms, "kind": ev.kind.value, "bytes": ev.bytes, "records": ev.records,
@@ -284,6 +303,25 @@ def _single_attempt(records: list[LogRecord], events: list[TaskEvent], hint: str
     return hint or named
 
 
+def _readable(records: list[LogRecord], path: Path, ctx: ReadContext) -> tuple[list[LogRecord], list[TaskEvent]]:
+    """The records whose numbers fit 64-bit columns, and their events; any other is skipped (``ctx.skipped``)."""
+    kept: list[LogRecord] = []
+    events: list[TaskEvent] = []
+    for rec in records:
+        ev = classify(rec)
+        try:
+            for number in (ev.bytes, ev.records, ev.segments, ev.thread_id):
+                if number is not None:
+                    check_int64(number, path, f"a number in a {ev.kind.value} line", ev.line_no)
+        except TraceParseError as exc:
+            skip_record(ctx, exc)
+            ctx.events_read -= 1  # counted as read when its lines were grouped (read_records)
+            continue
+        kept.append(rec)
+        events.append(ev)
+    return kept, events
+
+
 def rows_of_records(
     records: list[LogRecord], path: Path, ctx: ReadContext, seq: Iterator[int], *,
     attempt_hint: str | None = None, host: str | None = None, container_id: str | None = None,
@@ -300,7 +338,7 @@ def rows_of_records(
     ``recording`` of the same JVM, read+map+collect and reduce+write spans are
     split by their task thread's stack samples (:func:`sample_counts`).
     """
-    events = [classify(rec) for rec in records]
+    records, events = _readable(records, path, ctx)
     for ev in events:
         if ev.kind is EventKind.OTHER:
             ctx.unknown["task_log_line"] += 1
@@ -329,7 +367,7 @@ def rows_of_records(
     for i in job_level:
         yield log_line_row(job_id, next(seq), records[i])
     for attempt_id in sorted(attempts):
-        yield from attempt_rows(attempts[attempt_id], path, parallel=attempt_id in parallel,
+        yield from attempt_rows(attempts[attempt_id], path, ctx, parallel=attempt_id in parallel,
                                 samples=counts.get(attempt_id))
     if collect is None:
         yield from task_rows(attempts.values())

@@ -20,9 +20,11 @@ from reader_checks import table
 from ingest.base import ReadContext, Row
 from ingest.formats import detect
 from ingest.phases import COVERAGE_TOLERANCE_MS, Lane
+from ingest.pipeline import ingest_paths
 from ingest.tasklog import classify, parse_counter_block, parse_records, read_task_log
 from ingest.tasklog_patterns import PATTERNS, EventKind, LogRecord, counter_name
 from phaseline.errors import TraceParseError
+from phaseline.store import Store
 
 RUNNER_EXCERPT = (
     '2026-11-21 13:24:16,109 INFO  [LocalJobRunner Map Task Executor #0] [tid:47] org.apache.hadoop.mapred.LocalJobRunner: Starting task: attempt_local761895027_0001_m_000000_0',
@@ -250,23 +252,80 @@ def test_unknown_lines_are_kept_and_counted(tmp_path: Path) -> None:
         ("2025-08-24 17:58:22 INFO [main] org.apache.hadoop.mapred.MapTask: Finished spill 0", "malformed log line"),
     ],
 )
-def test_a_malformed_line_names_file_and_line(tmp_path: Path, line: str, message: str) -> None:
+def test_a_malformed_line_is_skipped_and_named(fixtures_dir: Path, tmp_path: Path, line: str, message: str) -> None:
+    # A real reduce container's syslog (TeraSort on YARN) with one bad line, and a continuation of it, in the
+    # middle: every other line gives the rows it gives without them, and the bad line is named.
+    lines = _container_files(fixtures_dir, REDUCE_CONTAINER)["syslog"].splitlines()
+    at = next(i for i in range(len(lines) // 2, 0, -1) if lines[i][:4].isdigit())  # a record's first line
+    pristine_dir, bad_dir = tmp_path / "pristine" / REDUCE_CONTAINER, tmp_path / "bad" / REDUCE_CONTAINER
+    for where, text in ((pristine_dir, lines), (bad_dir, [*lines[:at], line, "\tat its continuation", *lines[at:]])):
+        where.mkdir(parents=True)
+        (where / "syslog").write_text("\n".join(text) + "\n")
+    pristine, pristine_ctx = _read(pristine_dir / "syslog")
+    rows, ctx = _read(bad_dir / "syslog")
+    (error,) = ctx.skipped
+    assert isinstance(error, TraceParseError)
+    assert message in error.message
+    assert (error.line, error.path) == (at + 1, str(bad_dir / "syslog"))
+    assert ctx.events_read == pristine_ctx.events_read
+    assert ctx.unknown == pristine_ctx.unknown  # the continuation went with its record, not to orphan lines
+
+    def shifted(r: Row) -> tuple[str, dict[str, object]]:
+        values = dict(r.values)
+        if r.table == "attempt_events" and values["line_no"] > at:
+            values["line_no"] -= 2
+        return r.table, values
+
+    assert [shifted(r) for r in rows] == [(r.table, r.values) for r in pristine]
+    result = ingest_paths([bad_dir / "syslog"], Store(tmp_path / "store")).results[0]
+    assert result.status == "partial"
+    assert f"1 unreadable record skipped (line {at + 1})" in (result.error or "")
+    assert result.rows == ingest_paths([pristine_dir / "syslog"], Store(tmp_path / "store0")).results[0].rows
+
+
+def test_a_log_of_mostly_malformed_lines_is_given_up(tmp_path: Path) -> None:
     path = tmp_path / "syslog"
-    path.write_text(RUNNER_EXCERPT[0] + "\n" + line + "\n")
-    with pytest.raises(TraceParseError, match=message) as err:
+    path.write_text("\n".join([RUNNER_EXCERPT[0], *(f"2025-08-24 17:58:{i % 60:02d} bad" for i in range(101))]) + "\n")
+    with pytest.raises(TraceParseError, match="more than 100 unreadable records; the first: malformed log line") as err:
         _read(path)
     assert err.value.line == 2
-    assert err.value.path == str(path)
 
 
-def test_a_non_numeric_counter_names_its_line(tmp_path: Path) -> None:
-    path = tmp_path / "syslog"
+@pytest.mark.parametrize(
+    ("counter", "message"),
+    [("\t\tMap input records=lots", "non-integer"), ("\t\tMap input records=99999999999999999999", "64 bits")],
+)
+def test_an_unreadable_counter_line_is_skipped_and_its_block_kept(
+    runner_log: Path, tmp_path: Path, counter: str, message: str
+) -> None:
     start = RUNNER_EXCERPT.index(next(x for x in RUNNER_EXCERPT if "Final Counters for " + M1 in x))
-    bad = [*RUNNER_EXCERPT[: start + 3], "\t\tMap input records=lots", *RUNNER_EXCERPT[start + 3:]]
-    path.write_text("\n".join(bad) + "\n")
-    with pytest.raises(TraceParseError, match="non-integer") as err:
-        _read(path)
-    assert err.value.line == start + 4
+    at = next(i for i in range(start, len(RUNNER_EXCERPT)) if RUNNER_EXCERPT[i].startswith("\t\tMap input records="))
+    path = tmp_path / "syslog"
+    path.write_text("\n".join([*RUNNER_EXCERPT[:at], counter, *RUNNER_EXCERPT[at + 1:]]) + "\n")
+    rows, ctx = _read(path)
+    (error,) = ctx.skipped
+    assert message in error.message
+    assert error.line == at + 1
+    pristine = table(_read(runner_log)[0], "counters")
+    expected = [c for c in pristine if (c["attempt_id"], c["counter_name"]) != (M1, "MAP_INPUT_RECORDS")]
+    assert len(expected) == len(pristine) - 1
+    assert table(rows, "counters") == expected
+
+
+def test_a_number_past_64_bits_skips_its_line(runner_log: Path, tmp_path: Path) -> None:
+    at = next(i for i, x in enumerate(RUNNER_EXCERPT) if "length = 26421/65536" in x)
+    huge = RUNNER_EXCERPT[at].replace("length = 26421/", "length = 99999999999999999999999/")
+    path = tmp_path / "huge" / "job.log"
+    path.parent.mkdir()
+    path.write_text("\n".join([*RUNNER_EXCERPT[:at], huge, *RUNNER_EXCERPT[at + 1:]]) + "\n")
+    rows, ctx = _read(path)
+    (error,) = ctx.skipped
+    assert "does not fit in 64 bits" in error.message
+    assert error.line == at + 1
+    events = table(rows, "attempt_events")
+    assert at + 1 not in {e["line_no"] for e in events}
+    assert len(events) == len(table(_read(runner_log)[0], "attempt_events")) - 1
+    assert ctx.events_read == len(events) + sum(1 for r in rows if r.table == "events")
 
 
 def test_spill_sizes_follow_the_sort_buffer_arithmetic() -> None:
@@ -291,7 +350,7 @@ def test_counter_block_and_display_names() -> None:
              (7, "\t\tCHECKSUM=107387891658806101"))
     rec = LogRecord(1, 0, "INFO", "main", None, "org.apache.hadoop.mapred.Task",
                     "Final Counters for attempt_1_0001_m_000000_0: Counters: 3", extra)
-    assert parse_counter_block(rec, Path("syslog")) == [
+    assert parse_counter_block(rec, Path("syslog"), ReadContext(Path("syslog"))) == [
         ("org.apache.hadoop.mapreduce.TaskCounter", "SHUFFLED_MAPS", 76),
         ("org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter", "BYTES_READ", 134217800),
         ("org.apache.hadoop.examples.terasort.TeraGen$Counters", "CHECKSUM", 107387891658806101),
