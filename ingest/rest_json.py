@@ -26,16 +26,24 @@ else ``ctx.job_id_hint``.  Attempt hosts come from ``nodeHttpAddress``
 (``host:port``); ``mergeFinishTime`` (the reduce's merge = 1.x's sort phase)
 lands in ``sort_finish_ms``.  Several responses concatenated in one file are read
 one after another.  Every response is also one ``events`` row.
+
+Bad input: a response that cannot be read (malformed JSON, an unknown root, a
+job that cannot be told), and inside a response a job, task, attempt, counter
+or conf property whose fields cannot be read (no id, a time or value that is no
+64-bit integer), is skipped and remembered in ``ctx.skipped`` with the
+response's line (:func:`~ingest.base.skip_record`): the file lands as partial,
+everything else in it kept.  After malformed JSON, reading resumes at the next
+line that starts a response.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from ingest.base import ReadContext, Row, open_text
+from ingest.base import ReadContext, Row, open_text, skip_record
 from ingest.formats import Format
 from ingest.mrcommon import (
     INT64_MAX,
@@ -55,6 +63,7 @@ ROOTS = (
     "job", "jobs", "task", "tasks", "taskAttempt", "taskAttempts", "jobCounters",
     "jobTaskCounters", "jobTaskAttemptCounters", "conf", "jobAttempts",
 )  # fmt: skip
+_T = TypeVar("_T")
 _SNIFF = re.compile(rb'^\s*\{\s*"(' + b"|".join(r.encode() for r in ROOTS) + rb')"\s*:\s*[\{\[n]')
 
 
@@ -66,6 +75,16 @@ class _Response:
 
     def fail(self, what: str) -> TraceParseError:
         return TraceParseError(self.path, what, line=self.line)
+
+    def each(self, items: Iterable[_T], read: Callable[[_T], Iterable[Row]]) -> Iterator[Row]:
+        """The rows ``read`` makes of each item; an item it cannot read is skipped (``ctx.skipped``)."""
+        for item in items:
+            try:
+                rows = list(read(item))
+            except TraceParseError as exc:
+                skip_record(self.ctx, exc)
+                continue
+            yield from rows
 
     def obj(self, value: Any, what: str) -> dict[str, Any]:
         if not isinstance(value, dict):
@@ -213,16 +232,28 @@ def _counter_groups(
     if groups is None:
         return
     for g in groups if isinstance(groups, list) else [groups]:
-        g = r.obj(g, group_key)
-        name = g.get("counterGroupName")
+        name = g.get("counterGroupName") if isinstance(g, dict) else None
         if not isinstance(name, str):
-            raise r.fail(f"a {group_key} has no counterGroupName")
+            skip_record(r.ctx, r.fail(f"a {group_key} has no counterGroupName"))
+            continue
         counters = g.get("counter") or []
         for c in counters if isinstance(counters, list) else [counters]:
-            c = r.obj(c, f"a counter of {name}")
-            if not isinstance(c.get("name"), str):
-                raise r.fail(f"a counter of {name} has no name")
+            if not isinstance(c, dict) or not isinstance(c.get("name"), str):
+                skip_record(r.ctx, r.fail(f"a counter of {name} has no name"))
+                continue
             yield name, c
+
+
+def _counter_values(r: _Response, body: dict[str, Any], group_key: str) -> Iterator[tuple[str, dict[str, Any], int]]:
+    """``(group, counter, value)`` of a task's or attempt's counters; one whose value cannot be read is skipped."""
+    for group, c in _counter_groups(r, body, group_key):
+        try:
+            value = r.int(c.get("value"), f"{group}.{c['name']}")
+        except TraceParseError as exc:
+            skip_record(r.ctx, exc)
+            continue
+        if value is not None:
+            yield group, c, value
 
 
 def _job_counters(r: _Response, body: Any) -> Iterator[Row]:
@@ -233,21 +264,23 @@ def _job_counters(r: _Response, body: Any) -> Iterator[Row]:
         ("mapCounterValue", CounterScope.JOB_MAP),
         ("reduceCounterValue", CounterScope.JOB_REDUCE),
     )
-    for group, c in _counter_groups(r, body, "counterGroup"):
+
+    def rows(entry: tuple[str, dict[str, Any]]) -> Iterator[Row]:
+        group, c = entry
         for key, scope in scopes:
             value = r.int(c.get(key), f"{group}.{c['name']}.{key}")
             if value is not None:
                 yield counter_row(job_id, scope.value, group, c["name"], value)
+
+    yield from r.each(_counter_groups(r, body, "counterGroup"), rows)
 
 
 def _task_counters(r: _Response, body: Any) -> Iterator[Row]:
     body = r.obj(body, "jobTaskCounters")
     task_id = r.id(body.get("id"), "jobTaskCounters")
     job_id = r.job_for(job_of_task(task_id), task_id)
-    for group, c in _counter_groups(r, body, "taskCounterGroup"):
-        value = r.int(c.get("value"), f"{group}.{c['name']}")
-        if value is not None:
-            yield counter_row(job_id, CounterScope.TASK.value, group, c["name"], value, task_id=task_id)
+    for group, c, value in _counter_values(r, body, "taskCounterGroup"):
+        yield counter_row(job_id, CounterScope.TASK.value, group, c["name"], value, task_id=task_id)
 
 
 def _attempt_counters(r: _Response, body: Any) -> Iterator[Row]:
@@ -255,18 +288,10 @@ def _attempt_counters(r: _Response, body: Any) -> Iterator[Row]:
     attempt_id = r.id(body.get("id"), "jobTaskAttemptCounters (the response needs its attempt id)")
     job_id = r.job_for(job_of_attempt(attempt_id), attempt_id)
     task_id = task_of_attempt(attempt_id)
-    for group, c in _counter_groups(r, body, "taskAttemptCounterGroup"):
-        value = r.int(c.get("value"), f"{group}.{c['name']}")
-        if value is not None:
-            yield counter_row(
-                job_id,
-                CounterScope.ATTEMPT.value,
-                group,
-                c["name"],
-                value,
-                task_id=task_id,
-                attempt_id=attempt_id,
-            )
+    for group, c, value in _counter_values(r, body, "taskAttemptCounterGroup"):
+        yield counter_row(
+            job_id, CounterScope.ATTEMPT.value, group, c["name"], value, task_id=task_id, attempt_id=attempt_id
+        )
 
 
 _JOB_IN_PATH = re.compile(r"job_\d+_\d+")
@@ -277,7 +302,8 @@ def _conf(r: _Response, body: Any) -> Iterator[Row]:
     conf_path = _str(body.get("path")) or ""
     m = _JOB_IN_PATH.search(conf_path)
     job_id = r.job_for(m.group(0) if m else None, "a conf response (its path names no job)")
-    for p in r.items(body, "property", "conf"):
+
+    def row(p: Any) -> Iterator[Row]:
         p = r.obj(p, "conf.property")
         name = p.get("name")
         if not isinstance(name, str) or not name:
@@ -285,9 +311,9 @@ def _conf(r: _Response, body: Any) -> Iterator[Row]:
         source = p.get("source")
         if isinstance(source, list):
             source = ", ".join(str(s) for s in source)
-        yield Row(
-            "conf", {"job_id": job_id, "key": name, "value": _str(p.get("value")), "source": _str(source)}
-        )
+        yield Row("conf", {"job_id": job_id, "key": name, "value": _str(p.get("value")), "source": _str(source)})
+
+    yield from r.each(r.items(body, "property", "conf"), row)
 
 
 def _rows(r: _Response, root: str, body: Any) -> Iterator[Row]:
@@ -297,8 +323,7 @@ def _rows(r: _Response, root: str, body: Any) -> Iterator[Row]:
         yield single[root](r, body)
     elif root in many:
         key, make = many[root]
-        for item in r.items(body, key, root):
-            yield make(r, item)
+        yield from r.each(r.items(body, key, root), lambda item: [make(r, item)])
     elif root == "jobCounters":
         yield from _job_counters(r, body)
     elif root == "jobTaskCounters":
@@ -312,26 +337,29 @@ def _rows(r: _Response, root: str, body: Any) -> Iterator[Row]:
 def read_rest_json(path: Path, ctx: ReadContext) -> Iterator[Row]:
     """Read History Server REST JSON responses (one or several concatenated) into the store.
 
+    What cannot be read is skipped (module docstring); past 100 such records the
+    file is given up.
+
     Raises
     ------
     TraceParseError
-        Malformed JSON, a response that is not ``{"<known root>": ...}``, an
-        object without its id, a non-integer time or counter, or a task/attempt
-        whose job cannot be told.
+        More than 100 unreadable records (the first named).
     TraceTruncatedError
         The file ends inside a response.
     """
     seq = 0
     with open_text(path, ctx) as fh:  # a gzip stream cut short ends at the cut (ctx.cut)
-        for line, doc in iter_json_objects(fh, path):
+        for line, doc in iter_json_objects(fh, path, ctx, _is_response):
             r = _Response(path, line, ctx)
-            doc = r.obj(doc, "a response")
-            if len(doc) != 1 or next(iter(doc)) not in ROOTS:
-                raise r.fail(
-                    f"not a History Server response: root keys {sorted(doc)[:5]}, expected one of {ROOTS}"
-                )
-            root, body = next(iter(doc.items()))
-            rows = list(_rows(r, root, body))
+            try:
+                if not _is_response(doc):
+                    keys = sorted(doc)[:5] if isinstance(doc, dict) else f"none (a JSON {type(doc).__name__})"
+                    raise r.fail(f"not a History Server response: root keys {keys}, expected one of {ROOTS}")
+                ((root, body),) = doc.items()
+                rows = list(_rows(r, root, body))
+            except TraceParseError as exc:
+                skip_record(ctx, exc)
+                continue
             job_ids = {row.as_dict()["job_id"] for row in rows}
             ctx.events_read += 1
             yield from rows
@@ -343,6 +371,11 @@ def read_rest_json(path: Path, ctx: ReadContext) -> Iterator[Row]:
                 {"line": line, root: body},
             )
             seq += 1
+
+
+def _is_response(value: Any) -> bool:
+    """``{"<known root>": ...}``: a History Server response."""
+    return isinstance(value, dict) and len(value) == 1 and next(iter(value)) in ROOTS
 
 
 def sniff_rest_json(head: bytes, path: Path) -> bool:

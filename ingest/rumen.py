@@ -39,11 +39,11 @@ from __future__ import annotations
 import json
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from ingest.base import MAX_RECORD_CHARS, ReadContext, Row, open_text
+from ingest.base import MAX_RECORD_CHARS, ReadContext, Row, open_text, skip_record
 from ingest.formats import Format
 from ingest.mrcommon import (
     INT64_MAX,
@@ -91,15 +91,30 @@ _SNIFF_JOB = re.compile(rb'^\s*\{\s*"(priority|jobID|user|jobName|submitTime)"\s
 _SNIFF_TOPO = re.compile(rb'^\s*\{\s*"name"\s*:\s*"[^"]*"\s*,\s*"children"\s*:')
 
 
-def iter_json_objects(fh: IO[str], path: Path) -> Iterator[tuple[int, Any]]:
+#: Where a top-level value may start again after a malformed one: a line whose first non-blank is ``{``.
+_LINE_OBJECT = re.compile(r"\n[ \t]*\{")
+#: Characters a value cut at the buffer's end can still need before the decoder sees the cut
+#: (it names a bad literal or number by its start: ``tru``, ``-1.5e``).
+_DECODE_SLACK = 64
+
+
+def iter_json_objects(
+    fh: IO[str], path: Path, ctx: ReadContext | None = None, top: Callable[[Any], bool] | None = None
+) -> Iterator[tuple[int, Any]]:
     """Yield ``(line, value)`` for each top-level JSON value of a concatenated stream.
+
+    With ``ctx`` and ``top`` (which top-level values the format expects), a
+    malformed value is skipped (:func:`~ingest.base.skip_record`) and reading
+    resumes at the next line starting with ``{`` whose value ``top`` accepts
+    (values that fail to decode there, or that ``top`` refuses, e.g. the nested
+    objects of a pretty-printed value, are passed over silently).
 
     Raises
     ------
     TraceTruncatedError
         The stream ends inside a value.
     TraceParseError
-        Malformed JSON (with the line where the decoder stopped).
+        Malformed JSON (with the line where the decoder stopped), without ``ctx``.
     """
     decoder = json.JSONDecoder()
 
@@ -113,7 +128,22 @@ def iter_json_objects(fh: IO[str], path: Path) -> Iterator[tuple[int, Any]]:
     pos = 0  # where the next value starts in buf (no slicing per value: buffers hold many small jobs)
     line = 1  # line number of buf[pos]
     eof = False
+    resyncing = False  # after a malformed value: looking for the next top-level value
     while True:
+        if resyncing and not buf.startswith("{", pos):  # (at "{": a candidate waiting for more text)
+            found = _LINE_OBJECT.search(buf, pos)
+            if found is None:
+                if eof:
+                    return
+                line += buf.count("\n", pos)
+                keep = buf.rfind("\n")  # the last partial line may start the next value
+                more = read(_CHUNK)
+                eof = not more
+                buf, pos = (buf[keep:] if keep >= pos else "") + more, 0
+                line -= buf.count("\n", 0, len(buf) - len(more))
+                continue
+            line += buf.count("\n", pos, found.end() - 1)
+            pos = found.end() - 1
         blank_end = _BLANK.match(buf, pos).end()  # type: ignore[union-attr]  # matches the empty string
         line += buf.count("\n", pos, blank_end)
         pos = blank_end
@@ -129,25 +159,43 @@ def iter_json_objects(fh: IO[str], path: Path) -> Iterator[tuple[int, Any]]:
         try:
             value, end = decoder.raw_decode(buf, pos)
         except json.JSONDecodeError as exc:
-            if len(buf) - pos > MAX_RECORD_CHARS:
-                raise TraceParseError(
-                    path, f"a JSON value starting at line {line} is larger than {MAX_RECORD_CHARS >> 20} Mi characters",
-                    line=line,
-                ) from None  # fmt: skip
-            if not eof:
+            # Where the decoder stopped well before the buffer's end (not in a string, which it names
+            # by its start), more text cannot mend the value: it is malformed, whatever follows.
+            inside = exc.pos < len(buf) - _DECODE_SLACK and not exc.msg.startswith("Unterminated string")
+            if not eof and not inside:
+                if len(buf) - pos > MAX_RECORD_CHARS:
+                    raise TraceParseError(
+                        path, f"a JSON value starting at line {line} is larger than {MAX_RECORD_CHARS >> 20} Mi "
+                        "characters", line=line,
+                    ) from None  # fmt: skip
                 more = read(max(_CHUNK, len(buf) - pos))
                 eof = not more
                 buf, pos = buf[pos:] + more, 0
                 continue
             at = line + buf.count("\n", pos, exc.pos)
-            if exc.pos >= len(buf.rstrip()) or exc.msg.startswith("Unterminated string"):
+            if resyncing:
+                pos += 1  # not a value here either: look further
+                continue
+            if not inside and (exc.pos >= len(buf.rstrip()) or exc.msg.startswith("Unterminated string")):
                 raise TraceTruncatedError(
                     path, f"the JSON stream ends inside a value that starts at line {line}", line=at,
                     hint="the trace was cut short; every complete object before it landed",
                 ) from exc  # fmt: skip
-            raise TraceParseError(path, f"malformed JSON: {exc.msg}", line=at) from exc
+            error = TraceParseError(path, f"malformed JSON: {exc.msg}", line=at)
+            if ctx is None or top is None:
+                raise error from exc
+            skip_record(ctx, error)
+            pos, resyncing = pos + 1, True
+            continue
         except RecursionError as exc:
+            if resyncing:
+                pos += 1
+                continue
             raise TraceParseError(path, "JSON nested too deeply", line=line) from exc
+        if resyncing and (top is None or not top(value)):
+            pos += 1  # a nested value of the malformed one: look further
+            continue
+        resyncing = False
         yield line, value
         line += buf.count("\n", pos, end)
         pos = end
@@ -228,46 +276,56 @@ class _RumenJob:
         return self._event("RumenJob", submit, self.obj)
 
     def rows(self) -> Iterator[Row]:
+        """The job's rows; a task or attempt whose fields cannot be read is skipped (``ctx.skipped``).
+
+        The job's own fields are read first, so that a job that cannot be read counts no event.
+        """
         o, p, ln = self.obj, self.path, self.line
+        submit = _time(o.get("submitTime"), p, "submitTime", ln)
+        job = {
+            "job_id": self.job_id,
+            "name": _str(o.get("jobName")),
+            "user": _str(o.get("user")),
+            "queue": _str(o.get("queue")),
+            "status": normalize_status(_str(o.get("outcome"))),
+            "submit_ms": submit,
+            "launch_ms": _time(o.get("launchTime"), p, "launchTime", ln),
+            "finish_ms": _time(o.get("finishTime"), p, "finishTime", ln),
+            "total_maps": _int(o.get("totalMaps"), p, "totalMaps", ln),
+            "total_reduces": _int(o.get("totalReduces"), p, "totalReduces", ln),
+            "killed_maps": None,
+            "killed_reduces": None,
+            "uberized": None,
+            "diagnostics": None,
+            "hadoop_version": None,
+            "source_format": "rumen",
+        }
+        lists = [(name, _list(o.get(name), p, f"{self.job_id}.{name}", ln)) for name in _TASK_LISTS]
         counts = {"MAP": [0, 0], "REDUCE": [0, 0]}
         task_rows: list[Row] = []
-        for list_name in _TASK_LISTS:
-            for raw in _list(o.get(list_name), p, f"{self.job_id}.{list_name}", ln):
-                task = _dict(raw, p, f"a task of {self.job_id}", ln)
-                for row in self._task_rows(task, list_name):
+        for list_name, tasks in lists:
+            for raw in tasks:
+                try:
+                    rows = list(self._task_rows(_dict(raw, p, f"a task of {self.job_id}", ln), list_name))
+                except TraceParseError as exc:
+                    skip_record(self.ctx, exc)
+                    continue
+                for row in rows:
                     if row.table == "tasks":
                         values = row.as_dict()
                         kind, status = values["task_type"], values["status"]
                         if kind in counts and status in (Status.SUCCEEDED.value, Status.FAILED.value):
                             counts[kind][status == Status.FAILED.value] += 1
-                    task_rows.append(row)
+                task_rows.extend(rows)
         job_payload = {k: v for k, v in o.items() if k not in _TASK_LISTS}
-        yield self._event("RumenJob", _time(o.get("submitTime"), p, "submitTime", ln), job_payload)
-        yield Row(
-            "jobs",
-            {
-                "job_id": self.job_id,
-                "name": _str(o.get("jobName")),
-                "user": _str(o.get("user")),
-                "queue": _str(o.get("queue")),
-                "status": normalize_status(_str(o.get("outcome"))),
-                "submit_ms": _time(o.get("submitTime"), p, "submitTime", ln),
-                "launch_ms": _time(o.get("launchTime"), p, "launchTime", ln),
-                "finish_ms": _time(o.get("finishTime"), p, "finishTime", ln),
-                "total_maps": _int(o.get("totalMaps"), p, "totalMaps", ln),
-                "total_reduces": _int(o.get("totalReduces"), p, "totalReduces", ln),
-                "finished_maps": counts["MAP"][0],
-                "finished_reduces": counts["REDUCE"][0],
-                "failed_maps": counts["MAP"][1],
-                "failed_reduces": counts["REDUCE"][1],
-                "killed_maps": None,
-                "killed_reduces": None,
-                "uberized": None,
-                "diagnostics": None,
-                "hadoop_version": None,
-                "source_format": "rumen",
-            },
-        )
+        yield self._event("RumenJob", submit, job_payload)
+        yield Row("jobs", {
+            **job,
+            "finished_maps": counts["MAP"][0],
+            "finished_reduces": counts["REDUCE"][0],
+            "failed_maps": counts["MAP"][1],
+            "failed_reduces": counts["REDUCE"][1],
+        })
         yield from task_rows
         props = o.get("jobProperties")
         if isinstance(props, dict):
@@ -276,37 +334,38 @@ class _RumenJob:
                                    "value": None if value is None else str(value), "source": "rumen"})  # fmt: skip
 
     def _task_rows(self, task: dict[str, Any], list_name: str) -> Iterator[Row]:
+        """A task's rows: its attempts (one that cannot be read is skipped), the task, its event."""
         p, ln = self.path, self.line
         task_id = task.get("taskID")
         if not isinstance(task_id, str) or not task_id:
             raise TraceParseError(p, f"a task of {self.job_id} ({list_name}) has no taskID", line=ln)
         kind = task_type(_str(task.get("taskType")))
+        start = _time(task.get("startTime"), p, f"{task_id}.startTime", ln)
+        task_row = {
+            "job_id": self.job_id,
+            "task_id": task_id,
+            "task_type": kind,
+            "status": normalize_status(_str(task.get("taskStatus"))),
+            "start_ms": start,
+            "finish_ms": _time(task.get("finishTime"), p, f"{task_id}.finishTime", ln),
+            "splits": _splits(_list(task.get("preferredLocations"), p, f"{task_id}.preferredLocations", ln)),
+            "error": None,
+        }
         successful = None
         for raw in _list(task.get("attempts"), p, f"{task_id}.attempts", ln):
-            attempt = _dict(raw, p, f"an attempt of {task_id}", ln)
-            row = self._attempt_row(attempt, task_id, kind)
-            values = row.as_dict()
+            try:
+                row = self._attempt_row(_dict(raw, p, f"an attempt of {task_id}", ln), task_id, kind)
+                values = row.as_dict()
+                counters = list(self._attempt_counters(raw, task_id, values["attempt_id"]))
+            except TraceParseError as exc:
+                skip_record(self.ctx, exc)
+                continue
             if values["status"] == Status.SUCCEEDED.value:
                 successful = values["attempt_id"]
             yield row
-            yield from self._attempt_counters(attempt, task_id, values["attempt_id"])
-        yield Row(
-            "tasks",
-            {
-                "job_id": self.job_id,
-                "task_id": task_id,
-                "task_type": kind,
-                "status": normalize_status(_str(task.get("taskStatus"))),
-                "start_ms": _time(task.get("startTime"), p, f"{task_id}.startTime", ln),
-                "finish_ms": _time(task.get("finishTime"), p, f"{task_id}.finishTime", ln),
-                "successful_attempt_id": successful,
-                "splits": _splits(
-                    _list(task.get("preferredLocations"), p, f"{task_id}.preferredLocations", ln)
-                ),
-                "error": None,
-            },
-        )
-        yield self._event("RumenTask", _time(task.get("startTime"), p, "startTime", ln), task)
+            yield from counters
+        yield Row("tasks", {**task_row, "successful_attempt_id": successful})
+        yield self._event("RumenTask", start, task)
 
     def _attempt_row(self, a: dict[str, Any], task_id: str, kind: str | None) -> Row:
         p, ln = self.path, self.line
@@ -392,8 +451,11 @@ def read_rumen(path: Path, ctx: ReadContext) -> Iterator[Row]:
     seq = 0
     described: dict[str, int] = {}  # job id -> line of the object it was read from
     with open_text(path, ctx) as fh:  # a gzip stream cut short ends at the cut (ctx.cut)
-        for line, obj in iter_json_objects(fh, path):
-            obj = _dict(obj, path, "a top-level value", line)
+        for line, obj in iter_json_objects(fh, path, ctx, _is_top_level):
+            if not isinstance(obj, dict):
+                skip_record(ctx, TraceParseError(path, f"a top-level JSON {type(obj).__name__}, not an object",
+                                                 line=line))
+                continue
             if "jobID" not in obj and "children" in obj:
                 try:
                     rows = list(_topology_rows(obj, (), path, line))
@@ -402,17 +464,27 @@ def read_rumen(path: Path, ctx: ReadContext) -> Iterator[Row]:
                 ctx.events_read += len(rows)
                 yield from rows
                 continue
-            job = _RumenJob(obj, path, line, ctx, seq)
-            first = described.setdefault(job.job_id, line)
-            if first == line:
-                yield from job.rows()
+            try:
+                job = _RumenJob(obj, path, line, ctx, seq)
+                first = described.get(job.job_id)
+                job_rows = list(job.rows()) if first is None else [job.repeated()]
+            except TraceParseError as exc:
+                skip_record(ctx, exc)
+                continue
+            yield from job_rows
+            if first is None:
+                described[job.job_id] = line
             else:
                 ctx.notes.append(
                     f"{job.job_id} is described again at line {line}; it is read from its object at line "
                     f"{first} (the later one is kept in events only)"
                 )
-                yield job.repeated()
             seq = job.seq
+
+
+def _is_top_level(value: Any) -> bool:
+    """A value that can start a Rumen file's top level: a job object or a topology's root."""
+    return isinstance(value, dict) and ("jobID" in value or "children" in value)
 
 
 def sniff_rumen(head: bytes, path: Path) -> bool:

@@ -9,19 +9,21 @@ structure of each response: ``{"job": {...}}``, ``{"jobs": {"job": [...]}}``,
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from reader_checks import mutations, parse_error, read_checked, read_reconciled, rows_of, table
+from reader_checks import mutations, read_checked, read_reconciled, rows_of, table
 
-from ingest.base import Row
+from ingest.base import ReadContext, Row
 from ingest.formats import detect
+from ingest.pipeline import ingest_paths
 from ingest.rest_json import read_rest_json, sniff_rest_json
 from ingest.rumen import sniff_rumen
-from phaseline.errors import TraceParseError
+from phaseline.store import Store
 
 JOB = "job_1700000000000_0042"
 MAP_TASK = "task_1700000000000_0042_m_000003"
@@ -230,11 +232,17 @@ def test_conf(tmp_path: Path) -> None:
 def test_job_id_hint_for_ids_without_a_job_part(tmp_path: Path) -> None:
     doc = {"task": {"id": "t1", "type": "MAP", "state": "RUNNING", "startTime": 5, "finishTime": 0}}
     path = write(tmp_path, doc)
-    with pytest.raises(TraceParseError, match="cannot tell the job of t1"):
-        read(path)
+    ctx = ReadContext(path)
+    assert list(read_rest_json(path, ctx)) == []
+    assert [e.message for e in ctx.skipped] == [
+        "cannot tell the job of t1: its id has no job part and no job id hint was given"
+    ]
     (task,) = table(read(path, hint=JOB), "tasks")
     assert task["job_id"] == JOB
     assert task["status"] == "RUNNING"
+    result = ingest_paths([path], Store(tmp_path / "store")).results[0]
+    assert result.status == "quarantined"  # nothing in it could be read
+    assert "cannot tell the job of t1" in (result.error or "")
 
 
 @pytest.mark.parametrize(
@@ -244,14 +252,52 @@ def test_job_id_hint_for_ids_without_a_job_part(tmp_path: Path) -> None:
         ({"job": {"name": "no id"}}, "a job has no id"),
         ({"tasks": {"task": "nope"}}, "not an array"),
         ({"jobTaskAttemptCounters": {"taskAttemptCounterGroup": []}}, "needs its attempt id"),
-        ({"jobCounters": {"id": JOB, "counterGroup": [{"counter": []}]}}, "no counterGroupName"),
         ({"job": {}, "jobs": {}}, "not a History Server response"),
+        ('{"job": {"id": ]}', "malformed JSON"),
     ],
 )
-def test_malformed_responses_name_file_and_line(tmp_path: Path, doc: dict[str, Any], what: str) -> None:
-    path = write(tmp_path, JOB_RESPONSE, doc)
-    start_of_second = 2 + json.dumps(JOB_RESPONSE, indent=1).count("\n")
-    parse_error(read_rest_json, path, start_of_second, what)
+def test_an_unreadable_response_is_skipped_and_named(tmp_path: Path, doc: dict[str, Any] | str, what: str) -> None:
+    # ... between two good responses, which land
+    path = tmp_path / "r.json"
+    path.write_text("\n".join(d if isinstance(d, str) else json.dumps(d, indent=1)
+                              for d in (JOB_RESPONSE, doc, TASKS_RESPONSE)) + "\n")  # fmt: skip
+    ctx = ReadContext(path)
+    rows = list(read_rest_json(path, ctx))
+    (error,) = ctx.skipped
+    assert what in error.message
+    assert (error.line, error.path) == (2 + json.dumps(JOB_RESPONSE, indent=1).count("\n"), str(path))
+    assert [j["job_id"] for j in table(rows, "jobs")] == [JOB]
+    assert [t["task_id"] for t in table(rows, "tasks")] == [MAP_TASK, RED_TASK]
+    assert ctx.events_read == 2 == len(table(rows, "events"))
+
+
+def test_an_unreadable_item_of_a_response_is_skipped_and_the_rest_kept(tmp_path: Path) -> None:
+    tasks = copy.deepcopy(TASKS_RESPONSE)
+    tasks["tasks"]["task"].insert(1, {"id": "task_1700000000000_0042_m_000009", "startTime": "noon"})
+    counters = copy.deepcopy(JOB_COUNTERS)
+    group = counters["jobCounters"]["counterGroup"][0]
+    group["counter"].insert(0, {"name": "SPILLED_RECORDS", "totalCounterValue": "many"})
+    counters["jobCounters"]["counterGroup"].append({"counter": []})  # a group without its name
+    task_counters = copy.deepcopy(TASK_COUNTERS)
+    task_counters["jobTaskCounters"]["taskCounterGroup"][0]["counter"].append({"name": "X", "value": True})
+    conf = copy.deepcopy(CONF_RESPONSE)
+    conf["conf"]["property"].insert(0, {"value": "nameless"})
+    path = write(tmp_path, tasks, counters, task_counters, conf)
+    ctx = ReadContext(path)
+    rows = list(read_rest_json(path, ctx))
+    assert [e.message for e in ctx.skipped] == [
+        "task_1700000000000_0042_m_000009.startTime = 'noon' is not a 64-bit integer",
+        "org.apache.hadoop.mapreduce.TaskCounter.SPILLED_RECORDS.totalCounterValue = 'many' is not a 64-bit integer",
+        "a counterGroup has no counterGroupName",
+        "org.apache.hadoop.mapreduce.FileSystemCounter.X is a boolean, not a number",
+        "a conf property has no name",
+    ]
+    pristine = read(write(tmp_path, TASKS_RESPONSE, JOB_COUNTERS, TASK_COUNTERS, CONF_RESPONSE, name="p.json"))
+    for name in ("tasks", "counters", "conf"):
+        assert table(rows, name) == table(pristine, name), name
+    result = ingest_paths([path], Store(tmp_path / "store")).results[0]
+    assert result.status == "partial"
+    assert "5 unreadable records skipped" in (result.error or "")
 
 
 SEED = ("\n".join(json.dumps(d, indent=1) for d in ALL) + "\n").encode()

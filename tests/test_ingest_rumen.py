@@ -10,12 +10,14 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reader_checks import mutations, parse_error, read_checked, read_reconciled, rows_of, table
+from reader_checks import mutations, read_checked, read_reconciled, rows_of, table
 
 from ingest.base import ReadContext, Row, read_head
 from ingest.history_v1 import read_history_v1
+from ingest.pipeline import ingest_paths
 from ingest.rumen import FORMATS, read_rumen, sniff_rumen
 from phaseline.errors import TraceTruncatedError
+from phaseline.store import Store
 
 MUMAK = "apache-hadoop-mapreduce/mumak"
 SMALL = "apache-hadoop-mapreduce/rumen-small-trace-test"
@@ -196,21 +198,104 @@ def test_cut_stream_is_truncation_after_complete_jobs(tmp_path: Path) -> None:
     assert [j["job_id"] for j in table(got, "jobs")] == ["job_1_0001"]
 
 
+GOOD_JOB = '{"jobID": "job_9_0001", "mapTasks": [{"taskID": "task_9_0001_m_000000", "attempts": []}]}\n'
+
+
 @pytest.mark.parametrize(
     ("text", "line", "what"),
     [
         ('{"jobID": "job_1_0001"}\n{"jobID": ]\n', 2, "malformed JSON"),
         ("[1, 2]\n", 1, "not an object"),
-        ('{"jobID": "job_1_0001",\n "user": "u"}\n\n{"user": "v"}', 4, "without a jobID"),
-        ('{"jobID": "j", "mapTasks": [{"taskID": "t", "startTime": "noon"}]}', 1, "not an integer"),
-        ('{"jobID": "j", "mapTasks": {"taskID": "t"}}', 1, "not an array"),
+        ('{"jobID": "job_1_0001",\n "user": "u"}\n\n{"user": "v"}\n', 4, "without a jobID"),
+        ('{"jobID": "j", "submitTime": "noon"}\n', 1, "not an integer"),
+        ('{"jobID": "j", "mapTasks": {"taskID": "t"}}\n', 1, "not an array"),
     ],
 )
-def test_malformed_input_names_file_and_line(tmp_path: Path, text: str, line: int, what: str) -> None:
+def test_an_unreadable_job_is_skipped_and_named(tmp_path: Path, text: str, line: int, what: str) -> None:
+    # ... and the job after it lands
     path = tmp_path / "bad.json"
-    path.write_text(text)
-    error = parse_error(read_rumen, path, line, what)
+    path.write_text(text + GOOD_JOB)
+    ctx = ReadContext(path)
+    rows = list(read_rumen(path, ctx))
+    (error,) = ctx.skipped
+    assert what in error.message
+    assert (error.line, error.path) == (line, str(path))
     assert not isinstance(error, TraceTruncatedError)
+    assert "job_9_0001" in {j["job_id"] for j in table(rows, "jobs")}
+    assert [t["task_id"] for t in table(rows, "tasks") if t["job_id"] == "job_9_0001"] == ["task_9_0001_m_000000"]
+
+
+def test_a_malformed_job_of_the_mumak_trace_is_skipped_and_the_rest_lands(fixtures_dir: Path, tmp_path: Path) -> None:
+    # One job per line (19 jobs): a byte of job 5 made unreadable JSON leaves the other 18 jobs' rows exactly.
+    src = fixtures_dir / MUMAK / "19-jobs.trace.json.gz"
+    lines = gzip.decompress(src.read_bytes()).decode().splitlines(keepends=True)
+    victim = json.loads(lines[4])["jobID"]
+    lines[4] = lines[4].replace('"user":', '"user" ', 1)
+    path = tmp_path / "bad.trace.json.gz"
+    path.write_bytes(gzip.compress("".join(lines).encode()))
+    ctx = ReadContext(path)
+    rows = list(read_rumen(path, ctx))
+    (error,) = ctx.skipped
+    assert "malformed JSON" in error.message
+    assert error.line == 5
+    pristine = read(src)
+    assert len(table(rows, "jobs")) == 18
+    for name in ("tasks", "attempts", "counters", "conf"):
+        assert table(rows, name) == [r for r in table(pristine, name) if r["job_id"] != victim], name
+
+    def events(of: list[Row]) -> list[tuple[object, ...]]:  # seq counts the file's events: it shifts
+        return [(e["job_id"], e["event_type"], e["ts_ms"], e["payload_json"]) for e in table(of, "events")]
+
+    assert events(rows) == [e for e in events(pristine) if e[0] != victim]
+    result = ingest_paths([path], Store(tmp_path / "store")).results[0]
+    assert result.status == "partial"
+    assert "1 unreadable record skipped (line 5)" in (result.error or "")
+
+
+@pytest.mark.parametrize("indent", [None, 2])
+def test_a_malformed_pretty_printed_job_is_skipped_to_the_next(fixtures_dir: Path, tmp_path: Path,
+                                                               indent: int | None) -> None:
+    # Three copies of gridmix's real word count job, as Jackson wrote it (indent None: the file's own
+    # text) or re-printed with nested objects starting their own lines; the middle one is broken.
+    text = (fixtures_dir / "apache-hadoop/hadoop-gridmix/wordcount.json").read_text()
+    if indent is not None:
+        text = json.dumps(json.loads(text), indent=indent) + "\n"
+    copies = [text.replace("job_201009241532_0001", f"job_201009241532_000{k}") for k in (1, 2, 3)]
+    copies[1] = copies[1].replace('"SUCCESS"', "SUCCESS", 2)  # an attempt's result, unquoted
+    path = tmp_path / "three.json"
+    path.write_text("".join(copies))
+    ctx = ReadContext(path)
+    rows = list(read_rumen(path, ctx))
+    (error,) = ctx.skipped
+    assert "malformed JSON" in error.message
+    assert error.line == copies[0].count("\n") + copies[1][: copies[1].index("SUCCESS")].count("\n") + 1
+    assert [j["job_id"] for j in table(rows, "jobs")] == ["job_201009241532_0001", "job_201009241532_0003"]
+    once = read(fixtures_dir / "apache-hadoop/hadoop-gridmix/wordcount.json")
+    assert len(table(rows, "attempts")) == 2 * len(table(once, "attempts")) > 0
+
+
+def test_an_unreadable_task_or_attempt_is_skipped_and_its_job_kept(fixtures_dir: Path, tmp_path: Path) -> None:
+    src = fixtures_dir / MUMAK / "19-jobs.trace.json.gz"
+    job = json.loads(gzip.decompress(src.read_bytes()).decode().splitlines()[0])
+    tasks = job["mapTasks"]
+    bad_task, bad_attempt = tasks[0]["taskID"], tasks[1]["attempts"][0]["attemptID"]
+    tasks[0]["startTime"] = "noon"
+    tasks[1]["attempts"][0]["hdfsBytesRead"] = [1]
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps(job))
+    ctx = ReadContext(path)
+    rows = list(read_rumen(path, ctx))
+    assert [e.message for e in ctx.skipped] == [
+        f"{bad_task}.startTime = 'noon' is not an integer",
+        f"{bad_attempt}.hdfsBytesRead = '[1]' is not an integer",
+    ]
+    assert bad_task not in {t["task_id"] for t in table(rows, "tasks")}
+    assert tasks[1]["taskID"] in {t["task_id"] for t in table(rows, "tasks")}
+    assert bad_attempt not in {a["attempt_id"] for a in table(rows, "attempts")}
+    assert bad_attempt not in {c["attempt_id"] for c in table(rows, "counters")}
+    n_tasks = len(job["mapTasks"]) + len(job["reduceTasks"]) + len(job["otherTasks"])
+    assert len(table(rows, "tasks")) == n_tasks - 1
+    assert ctx.events_read == len(table(rows, "events")) == n_tasks  # the job and its readable tasks
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
