@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import io
 import json
 from collections import Counter
 from pathlib import Path
@@ -15,7 +16,7 @@ from reader_checks import mutations, read_checked, read_reconciled, rows_of, tab
 from ingest.base import ReadContext, Row, read_head
 from ingest.history_v1 import read_history_v1
 from ingest.pipeline import ingest_paths
-from ingest.rumen import FORMATS, read_rumen, sniff_rumen
+from ingest.rumen import FORMATS, iter_json_objects, read_rumen, sniff_rumen
 from phaseline.errors import TraceTruncatedError
 from phaseline.store import Store
 
@@ -354,3 +355,26 @@ def test_an_integer_past_64_bits_in_a_kept_field_is_kept_as_its_digits(fixtures_
     job = next(e for e in events if e["event_type"] == "RumenJob")
     assert json.loads(job["payload_json"])["clusterMapMB"] == str(2**70)
     assert len(table(read(path), "jobs")) == 1
+
+
+def test_a_malformed_value_is_told_without_reading_the_rest_of_the_stream(fixtures_dir: Path) -> None:
+    # The mumak trace (11.5 M characters) with its first job broken: the skip and the next job come after
+    # one read block, not after reading to the end (as before, to tell a bad value from a value cut by the buffer).
+    text = gzip.decompress((fixtures_dir / MUMAK / "19-jobs.trace.json.gz").read_bytes()).decode()
+    lines = text.splitlines(keepends=True)
+    lines[0] = lines[0].replace('"user":', '"user" ', 1)
+    read_chars = []
+
+    class Counting(io.StringIO):
+        def read(self, size: int | None = -1) -> str:
+            got = super().read(size)
+            read_chars.append(len(got))
+            return got
+
+    path = Path("mumak-broken.json")
+    ctx = ReadContext(path)
+    jobs = iter_json_objects(Counting("".join(lines)), path, ctx, lambda v: isinstance(v, dict) and "jobID" in v)
+    line, job = next(jobs)
+    assert (line, job["jobID"]) == (2, json.loads(lines[1])["jobID"])
+    assert [e.line for e in ctx.skipped] == [1]
+    assert sum(read_chars) <= 1 << 20 < len(text) // 10
