@@ -17,6 +17,14 @@ The file is parsed incrementally with :mod:`defusedxml`: DTDs, entity
 declarations and external references are refused (billion-laughs and XXE
 inputs raise :class:`~phaseline.errors.TraceParseError`, nothing expands).
 
+Bad input: a ``<property>`` without a name is skipped and remembered in
+``ctx.skipped`` with its line (:func:`~ingest.base.skip_record`); XML that
+breaks off mid-document (a cut file) keeps every property before the cut
+(``ctx.cut``: the file lands as partial), and XML malformed mid-document keeps
+every property before the fault, which is named as skipped with the rest of
+the file (XML gives no place to resume).  A root other than
+``<configuration>`` is no job conf: the file is refused.
+
 Job id: the property ``mapreduce.job.id`` (or 1.x ``mapred.job.id``) when the
 file sets it, else ``ctx.job_id_hint``, else a ``job_<digits>_<digits>`` found
 in the file name (``job_1329348432655_0001_conf.xml`` or Rumen's
@@ -30,14 +38,15 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from xml.etree.ElementTree import ParseError
+from xml.parsers.expat import errors as expat_errors
 
 import defusedxml
 from defusedxml.ElementTree import XMLParser
 
-from ingest.base import MAX_RECORD_CHARS, ReadContext, Row, open_binary
+from ingest.base import MAX_RECORD_CHARS, ReadContext, Row, open_binary, skip_record
 from ingest.formats import Format
 from ingest.mrcommon import event_row, job_id_from_name
-from phaseline.errors import TraceParseError
+from phaseline.errors import TraceParseError, TraceTruncatedError
 
 JOB_ID_KEYS = ("mapreduce.job.id", "mapred.job.id")
 _CHUNK = 1 << 16
@@ -45,6 +54,11 @@ _LOADED_FROM = re.compile(r"^\s*Loaded from\s+(.*?)\s*$", re.S)
 _COMMENT = re.compile(rb"<!--.*?-->", re.S)
 _DOCTYPE = re.compile(rb"<!DOCTYPE[^\[>]*(\[.*?\])?\s*>", re.S)
 _FIRST_ELEMENT = re.compile(rb"<(?![?!])([A-Za-z_][\w:.\-]*)")
+#: Expat's errors for a document that ends before its root element closes (a cut file).
+_CUT_CODES = frozenset(
+    expat_errors.codes[e] for e in (expat_errors.XML_ERROR_NO_ELEMENTS, expat_errors.XML_ERROR_UNCLOSED_TOKEN,
+                                    expat_errors.XML_ERROR_PARTIAL_CHAR, expat_errors.XML_ERROR_UNCLOSED_CDATA_SECTION)
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,8 +74,9 @@ class ConfProperty:
 class _ConfTarget:
     """An ElementTree parser target that keeps only ``<property>`` contents (and their comments)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, ctx: ReadContext | None) -> None:
         self.path = path
+        self.ctx = ctx  # where a nameless property is skipped (without: it is an error)
         self.parser: XMLParser | None = None
         self.props: dict[str, ConfProperty] = {}
         self.root: str | None = None
@@ -115,9 +130,13 @@ class _ConfTarget:
         self._in_prop = False
         name = self._cur.get("name")
         if name is None or not name.strip():
-            raise TraceParseError(
+            error = TraceParseError(
                 self.path, "a <property> has no <name>", line=self._prop_line, hint="is this a Hadoop conf?"
             )
+            if self.ctx is None:
+                raise error
+            skip_record(self.ctx, error)
+            return
         source = ", ".join(s for s in self._sources if s) or self._comment_source
         key = name.strip()
         self.props.pop(key, None)  # Hadoop's Configuration: the last definition wins
@@ -137,13 +156,16 @@ class _ConfTarget:
         return None
 
 
-def parse_conf(chunks: Iterable[bytes], path: Path, *, first_line: int = 1) -> list[ConfProperty]:
+def parse_conf(
+    chunks: Iterable[bytes], path: Path, *, first_line: int = 1, ctx: ReadContext | None = None
+) -> list[ConfProperty]:
     """Parse a job conf given as byte chunks; properties in file order, last definition winning.
 
     ``first_line`` shifts the line numbers in errors (for confs embedded in a
-    concatenated 1.x history file).
+    concatenated 1.x history file).  With ``ctx``, what can be kept of bad XML
+    is kept (module docstring); without, bad XML is a :class:`TraceParseError`.
     """
-    target = _ConfTarget(path)
+    target = _ConfTarget(path, ctx)
     parser = XMLParser(target=target, forbid_dtd=True, forbid_entities=True, forbid_external=True)
     target.parser = parser
     shift = first_line - 1
@@ -157,7 +179,17 @@ def parse_conf(chunks: Iterable[bytes], path: Path, *, first_line: int = 1) -> l
         raise
     except ParseError as exc:
         line, _col = exc.position
-        raise TraceParseError(path, f"malformed XML: {exc}", line=line + shift) from exc
+        if ctx is None or target.root is None:
+            raise TraceParseError(path, f"malformed XML: {exc}", line=line + shift) from exc
+        if exc.code in _CUT_CODES:
+            ctx.cut = ctx.cut or TraceTruncatedError(
+                path, f"the XML ends inside the document ({exc})", line=line + shift,
+                hint="the conf was cut short; every property before the cut landed",
+            )  # fmt: skip
+        else:
+            skip_record(ctx, TraceParseError(
+                path, f"malformed XML: {exc}; no property after it is read", line=line + shift,
+            ))  # fmt: skip
     except defusedxml.DefusedXmlException as exc:
         raise TraceParseError(
             path,
@@ -202,11 +234,13 @@ def read_conf_xml(path: Path, ctx: ReadContext) -> Iterator[Row]:
     Raises
     ------
     TraceParseError
-        Malformed XML, a root other than ``<configuration>``, a property
-        without a name, a DTD or entity declaration, or no way to tell the job id.
+        XML malformed before the root element, a root other than
+        ``<configuration>``, a DTD or entity declaration, or no way to tell the
+        job id.  (A nameless property, XML cut or malformed later: see the module
+        docstring.)
     """
     try:
-        props = parse_conf(_chunks(path), path)
+        props = parse_conf(_chunks(path), path, ctx=ctx)
     except (OSError, EOFError) as exc:
         raise TraceParseError(path, f"cannot read the file: {exc}") from exc
     job_id = conf_job_id(props) or ctx.job_id_hint or job_id_from_name(path.name)

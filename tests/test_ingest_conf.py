@@ -12,11 +12,13 @@ from hypothesis import strategies as st
 from reader_checks import mutations, parse_error, read_checked, read_reconciled, rows_of, table
 
 from ingest import conf_xml, properties
-from ingest.base import read_head
+from ingest.base import ReadContext, read_head
 from ingest.conf_xml import read_conf_xml, sniff_conf_xml
 from ingest.formats import detect
+from ingest.pipeline import ingest_paths
 from ingest.properties import read_properties, sniff_properties
 from phaseline.errors import TraceParseError
+from phaseline.store import Store
 
 HS_CONF = "apache-hadoop/mapreduce-client-hs/job_1329348432655_0001_conf.xml"
 DRE_CONF = "linkedin-dr-elephant/history-done/job_1526555215992_0001_conf.xml"
@@ -137,12 +139,6 @@ def test_entity_attacks_are_refused(tmp_path: Path, doc: str) -> None:
 @pytest.mark.parametrize(
     ("doc", "line", "what"),
     [
-        (
-            "<configuration>\n<property><name>a</name>\n<value>1</valu></property></configuration>",
-            3,
-            "malformed XML",
-        ),
-        ("<configuration>\n<property><value>1</value></property>\n</configuration>", 2, "has no <name>"),
         ("<settings>\n<property/></settings>", 1, "not <configuration>"),
         ("", 1, "no element found"),
     ],
@@ -151,6 +147,61 @@ def test_malformed_conf_names_file_and_line(tmp_path: Path, doc: str, line: int,
     path = tmp_path / "job_1_0001_conf.xml"
     path.write_text(doc)
     parse_error(read_conf_xml, path, line, what)
+
+
+def _conf_damaged(fixtures_dir: Path, tmp_path: Path, damage: str) -> tuple[Path, list[str], int]:
+    """The Hadoop 2 History Server's real conf, damaged halfway: the file, its lines, the damaged line (1-based)."""
+    lines = (fixtures_dir / HS_CONF).read_text().splitlines(keepends=True)
+    at = next(i for i in range(len(lines) // 2, len(lines)) if lines[i].lstrip().startswith("<property>"))
+    if damage == "nameless":
+        lines.insert(at, "<property><value>orphan</value><source>job.xml</source></property>\n")
+    elif damage == "cut":
+        lines = [*lines[:at], lines[at][: len(lines[at]) // 2]]
+    else:  # a tag broken by a flipped byte
+        lines[at] = lines[at].replace("<name>", "<na#me>", 1)
+    path = tmp_path / "job_1329348432655_0001_conf.xml"
+    path.write_text("".join(lines))
+    return path, lines, at + 1
+
+
+@pytest.mark.parametrize(
+    ("damage", "status", "message"),
+    [
+        ("nameless", "partial", "1 unreadable record skipped (line {at})"),
+        ("cut", "partial", "the XML ends inside the document"),
+        ("malformed", "partial", "1 unreadable record skipped (line {at})"),
+    ],
+)
+def test_a_damaged_conf_keeps_every_property_it_can(
+    fixtures_dir: Path, tmp_path: Path, damage: str, status: str, message: str
+) -> None:
+    path, _, at = _conf_damaged(fixtures_dir, tmp_path, damage)
+    ctx = ReadContext(path)
+    got = table(list(read_conf_xml(path, ctx)), "conf")
+    pristine = table(rows_of(read_conf_xml, fixtures_dir / HS_CONF), "conf")
+    if damage == "nameless":  # every property but the nameless one
+        assert got == pristine
+        assert [(e.line, e.message) for e in ctx.skipped] == [(at, "a <property> has no <name>")]
+    else:  # the properties before the damaged line, in file order
+        keys = [row["key"] for row in got]
+        assert 100 < len(got) < len(pristine)
+        assert keys == [row["key"] for row in pristine][: len(keys)]
+        assert got == [row for row in pristine if row["key"] in set(keys)]
+        error = ctx.cut if damage == "cut" else ctx.skipped[0]
+        assert error is not None
+        assert error.line == at
+    assert ctx.events_read == len(got)
+    result = ingest_paths([path], Store(tmp_path / "store")).results[0]
+    assert result.status == status
+    assert message.format(at=at) in (result.error or "")
+
+
+def test_a_conf_unreadable_from_its_first_property_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "job_1_0001_conf.xml"
+    path.write_text("<configuration>\n<property><name>a</name>\n<value>1</valu></property></configuration>")
+    result = ingest_paths([path], Store(tmp_path / "store")).results[0]
+    assert result.status == "quarantined"
+    assert "malformed XML: mismatched tag: line 3" in (result.error or "")
 
 
 # -- properties ----------------------------------------------------------------------
