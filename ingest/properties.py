@@ -20,6 +20,12 @@ visibly not a Hadoop id.  Relate such a file to its job by passing a hint.
 
 Syntax follows ``java.util.Properties.load``: ``#``/``!`` comments, ``=``,
 ``:`` or blank as separator, backslash line continuation and escapes.
+
+Bad input: a counter map entry that is not ``NAME=<integer>`` is skipped and
+remembered in ``ctx.skipped`` with its line (:func:`~ingest.base.skip_record`),
+its group's other counters kept; a file that ends in a line continuation was
+cut: the entry it breaks off is dropped and ``ctx.cut`` says so (the rest lands
+as partial).
 """
 
 from __future__ import annotations
@@ -30,10 +36,10 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from ingest.base import ReadContext, Row, iter_lines
+from ingest.base import ReadContext, Row, iter_lines, skip_record
 from ingest.formats import Format
 from ingest.mrcommon import check_int64, counter_row, event_row
-from phaseline.errors import TraceParseError
+from phaseline.errors import TraceParseError, TraceTruncatedError
 from phaseline.schemas import CounterScope
 
 JOB_COUNTER_GROUPS = frozenset(
@@ -84,8 +90,11 @@ def iter_properties(path: Path, ctx: ReadContext) -> Iterator[tuple[int, str, st
                 rest = rest[1:].lstrip(" \t\f")
             value = rest
         yield start, _unescape(key), _unescape(value)
-    if logical:
-        raise TraceParseError(path, "the file ends in a line continuation", line=start)
+    if logical and ctx.cut is None:
+        ctx.cut = TraceTruncatedError(
+            path, "the file ends in a line continuation", line=start,
+            hint="the file was cut short; the entry it breaks off is dropped, every one before it landed",
+        )  # fmt: skip
 
 
 def _job_id(path: Path, ctx: ReadContext) -> str:
@@ -108,7 +117,8 @@ def _group_name(raw: str) -> str:
     return html.unescape(raw).replace("\xa0", " ")
 
 
-def _counter_map(text: str, path: Path, line: int, group: str) -> list[tuple[str, int]]:
+def _counter_map(text: str, path: Path, line: int, group: str, ctx: ReadContext) -> list[tuple[str, int]]:
+    """A group's ``{NAME=value, ...}`` map; an entry that cannot be read is skipped (``ctx.skipped``)."""
     m = _MAP.match(text.strip())
     if m is None:
         raise TraceParseError(path, f"counter group {group!r} is not a {{NAME=value, ...}} map", line=line)
@@ -117,10 +127,13 @@ def _counter_map(text: str, path: Path, line: int, group: str) -> list[tuple[str
         item = item.strip()
         if not item:
             continue
-        e = _MAP_ENTRY.match(item)
-        if e is None:
-            raise TraceParseError(path, f"counter group {group!r}: malformed entry {item[:60]!r}", line=line)
-        out.append((e.group(1).strip(), check_int64(int(e.group(2)), path, f"{group}.{e.group(1)}", line)))
+        try:
+            e = _MAP_ENTRY.match(item)
+            if e is None:
+                raise TraceParseError(path, f"counter group {group!r}: malformed entry {item[:60]!r}", line=line)
+            out.append((e.group(1).strip(), check_int64(int(e.group(2)), path, f"{group}.{e.group(1)}", line)))
+        except TraceParseError as exc:
+            skip_record(ctx, exc)
     return out
 
 
@@ -130,7 +143,8 @@ def read_properties(path: Path, ctx: ReadContext) -> Iterator[Row]:
     Raises
     ------
     TraceParseError
-        A counter map entry that is not ``NAME=<integer>``, or a dangling continuation.
+        No properties in the file.  (A malformed counter entry, a dangling
+        continuation: see the module docstring.)
     """
     entries = list(iter_properties(path, ctx))
     if not entries:
@@ -146,7 +160,7 @@ def read_properties(path: Path, ctx: ReadContext) -> Iterator[Row]:
         n = 0
         for line, raw_group, value in entries:
             group = _group_name(raw_group)
-            for name, count in _counter_map(value, path, line, group):
+            for name, count in _counter_map(value, path, line, group, ctx):
                 yield counter_row(job_id, scope.value, group, name, count)
                 n += 1
         ctx.events_read += n

@@ -248,11 +248,37 @@ def test_counter_properties(fixtures_dir: Path) -> None:
     assert mapper == same  # identical content, identical stable id
 
 
-def test_malformed_counter_map(tmp_path: Path) -> None:
+def test_a_malformed_counter_entry_is_skipped_and_its_group_kept(fixtures_dir: Path, tmp_path: Path) -> None:
+    # Dr. Elephant's real mapper counters with one entry made unreadable: the other 24 counters land
+    src = fixtures_dir / MRDATA / "mapperTaskCounter1.properties"
+    lines = src.read_text().splitlines(keepends=True)
+    at = next(i for i, ln in enumerate(lines) if "MAP_INPUT_RECORDS=" in ln)
+    lines[at] = lines[at].replace("MAP_INPUT_RECORDS=", "MAP_INPUT_RECORDS=x", 1)
     path = tmp_path / "c.properties"
-    path.write_text("g1={A=1, B=2}\n# comment\ng2={C=x}\n")
-    with pytest.raises(TraceParseError, match=r"c\.properties:3: counter group 'g2': malformed entry 'C=x'"):
-        rows_of(read_properties, path)
+    path.write_text("".join(lines))
+    ctx = ReadContext(path, job_id_hint="job_1_1")
+    got = table(list(read_properties(path, ctx)), "counters")
+    (error,) = ctx.skipped
+    assert str(error).startswith(f"{path}:{at + 1}: counter group 'org.apache.hadoop.mapreduce.TaskCounter': "
+                                 "malformed entry 'MAP_INPUT_RECORDS=x")  # fmt: skip
+    pristine = table(rows_of(read_properties, src, hint="job_1_1"), "counters")
+    assert got == [c for c in pristine if c["counter_name"] != "MAP_INPUT_RECORDS"]
+    assert len(got) == 24
+    assert ctx.events_read == 24
+    assert ingest_paths([path], Store(tmp_path / "store")).results[0].status == "partial"
+
+
+def test_a_properties_file_cut_in_a_continuation_keeps_the_entries_before(tmp_path: Path) -> None:
+    path = tmp_path / "p.properties"
+    path.write_text("a=1\nb=2\nc=three \\\n")
+    ctx = ReadContext(path)
+    conf = {c["key"]: c["value"] for c in table(list(read_properties(path, ctx)), "conf")}
+    assert conf == {"a": "1", "b": "2"}
+    assert ctx.cut is not None
+    assert ctx.cut.line == 3
+    result = ingest_paths([path], Store(tmp_path / "store")).results[0]
+    assert result.status == "partial"
+    assert "ends in a line continuation" in (result.error or "")
 
 
 def test_properties_syntax(tmp_path: Path) -> None:
