@@ -46,7 +46,7 @@ import orjson
 from ingest.base import ReadContext, Row, iter_lines
 from ingest.counters_map import task_type
 from ingest.formats import Format
-from ingest.mrcommon import counter_row
+from ingest.mrcommon import counter_row, int64
 from ingest.samples_hitune import malformed_row, normalize_state
 from phaseline.schemas import CounterScope, TaskType, ThreadState, normalize_status
 
@@ -126,8 +126,14 @@ _RowsOf = Callable[[int, str, list[str]], Iterator[Row]]  # (line number, line, 
 
 
 def _int(text: str) -> int | None:
+    """An integer field (empty: None); ``ValueError`` for one that is no integer or past 64 bits."""
     t = clean(text)
-    return int(t) if t else None
+    return int64(int(t), repr(t[:40])) if t else None
+
+
+def _required_int(text: str) -> int:
+    """A field that must hold an integer that fits 64 bits (``ValueError`` otherwise)."""
+    return int64(int(text), repr(text[:40]))
 
 
 def _float(text: str) -> float | None:
@@ -170,11 +176,12 @@ def _instruments(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Ro
             attempt = f[idx["attempt_id"]]
             phase = f[idx["phase_name"]]
             vertex = VERTEX_OF.get(phase, phase.lower())
-            thread_id = int(f[idx["thread_id"]])
-            count = int(f[idx["breakdown_count"]])
+            thread_id = _required_int(f[idx["thread_id"]])
+            count = _required_int(f[idx["breakdown_count"]])
             inst = _Instance(
                 f[idx["job_id"]], attempt, f[idx["host"]], thread_id, f[idx["thread_name"]], vertex,
-                int(f[idx["phase_start"]]), int(f[idx["phase_end"]]), int(f[idx["phase_count"]]),
+                _required_int(f[idx["phase_start"]]), _required_int(f[idx["phase_end"]]),
+                _required_int(f[idx["phase_count"]]),
             )
             kind = f[idx["breakdown_type"]]
             name = f[idx["breakdown_name"]]
@@ -225,6 +232,8 @@ def _metrics(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Row]:
         rec = dict(zip(header, f, strict=True))
         try:
             ts = _int(rec["Timestamp"])
+            if ts is not None:
+                int64(ts * 1000)
         except ValueError:
             ts = None
         if ts is None:

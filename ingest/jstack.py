@@ -20,9 +20,11 @@ first).  JVM-internal threads (GC, compiler: no ``#id``, no Java stack) are not
 samples and are skipped.  The dump time is read as UTC (like the task logs).
 The job id comes from ``run.json`` beside the file, or the ingest's job id hint.
 
-A thread header without a parsable id or a state line naming no known state is
-kept in ``events`` as ``malformed`` (file and line in the notes); a file that
-ends inside a thread's block yields that thread as it is.
+A thread header without a parsable id (or one past 64 bits), a state line
+naming no known state, or a dump time that is no date (its dump's threads are
+then untimed, malformed too) is kept in ``events`` as ``malformed`` (file and
+line in the notes); a file that ends inside a thread's block yields that
+thread as it is.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from pathlib import Path
 from ingest.base import ReadContext, Row, iter_lines
 from ingest.engine_run import run_job_id
 from ingest.formats import Format
+from ingest.mrcommon import int64
 from ingest.samples_hitune import MalformedRecord, StackTable, malformed_row, normalize_state, sample_row
 from phaseline.schemas import ThreadState
 
@@ -83,7 +86,12 @@ def read_jstack(path: Path, ctx: ReadContext) -> Iterator[Row]:
             current = None
         m = _TIME_RE.match(line)
         if m:
-            pending_ts = _epoch_ms(m.group(1), m.group(2))
+            try:
+                pending_ts = _epoch_ms(m.group(1), m.group(2))
+            except ValueError as exc:  # a date that does not exist (month 13): the dump it heads is untimed
+                pending_ts = None
+                ctx.events_read += 1
+                yield malformed_row(ctx, line_no, f"dump time: {exc}", line, job_id)
             continue
         if line.startswith(_BANNER):
             if current is not None:
@@ -106,7 +114,10 @@ def read_jstack(path: Path, ctx: ReadContext) -> Iterator[Row]:
                 current = _Thread(line_no, h.group("name"), _INTERNAL)
                 continue
             ctx.events_read += 1
-            current = _Thread(line_no, h.group("name"), int(h.group("tid")))
+            try:
+                current = _Thread(line_no, h.group("name"), int64(int(h.group("tid")), "thread id"))
+            except ValueError as exc:
+                yield malformed_row(ctx, line_no, str(exc), line, job_id)
             continue
         if current is None:
             continue

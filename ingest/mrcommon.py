@@ -231,6 +231,19 @@ def _group1(m: re.Match[str]) -> str:
     return m.group(1)
 
 
+def int64(value: int, what: str = "a number") -> int:
+    """``value`` if it fits a signed 64-bit column, else a ``ValueError`` (for readers that keep bad records).
+
+    >>> int64(int("99999999999999999999"), "thread id")
+    Traceback (most recent call last):
+    ...
+    ValueError: thread id 99999999999999999999 does not fit in 64 bits
+    """
+    if value < INT64_MIN or value > INT64_MAX:
+        raise ValueError(f"{what} {value} does not fit in 64 bits")
+    return value
+
+
 def check_int64(value: int, path: Path, what: str, line: int | None = None) -> int:
     """``value`` if it fits a signed 64-bit column, else a :class:`TraceParseError`."""
     if value < INT64_MIN or value > INT64_MAX:

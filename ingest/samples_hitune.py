@@ -45,6 +45,7 @@ import orjson
 
 from ingest.base import ReadContext, Row, iter_lines
 from ingest.formats import Format
+from ingest.mrcommon import int64
 from phaseline.schemas import SAMPLES, ThreadState
 
 HEADER = "#hitune-samples"
@@ -163,9 +164,9 @@ def malformed_row(ctx: ReadContext, line_no: int, message: str, text: str, job_i
 
 def _timestamp(text: str) -> int:
     try:
-        return round(float(text) * 1000) if "." in text else int(text)
-    except ValueError:
-        raise MalformedRecord(f"timestamp {text!r} is not epoch milliseconds") from None
+        return int64(round(float(text) * 1000) if "." in text else int(text))
+    except (ValueError, OverflowError):  # (OverflowError: float('1e999') * 1000 rounded)
+        raise MalformedRecord(f"timestamp {text[:40]!r} is not epoch milliseconds") from None
 
 
 def _job_of(attempt_id: str) -> str | None:
@@ -181,9 +182,9 @@ def _stack_record(ts: int, target: str, value: str, stacks: StackTable) -> Itera
         raise MalformedRecord("stack target must be host|attempt_id|thread_id|thread_name")
     host, attempt, tid, name = parts
     try:
-        thread_id = int(tid)
+        thread_id = int64(int(tid))
     except ValueError:
-        raise MalformedRecord(f"thread id {tid!r} is not an integer") from None
+        raise MalformedRecord(f"thread id {tid[:40]!r} is not a 64-bit integer") from None
     fields = value.split("|")
     if len(fields) not in (2, 3):
         raise MalformedRecord("stack value must be STATE|frames[|duration_ms]")

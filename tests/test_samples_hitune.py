@@ -160,3 +160,34 @@ def test_a_malformed_hitune_history_row_leaves_no_partial_rows(
     assert con.execute(f"SELECT count(*) FROM attempts WHERE attempt_id = '{bad}'").fetchone() == (0,)
     assert con.execute(f"SELECT count(*) FROM counters WHERE attempt_id = '{bad}'").fetchone() == (0,)
     assert con.execute("SELECT count(DISTINCT attempt_id) FROM counters").fetchone() == (2,)  # the good rows'
+
+
+def test_a_number_past_64_bits_is_one_malformed_record_not_a_lost_file(
+    fixtures_dir: Path, tmp_path: Path, store_dir: Path
+) -> None:
+    # Each real HiTune file with one field of one record made 20 digits long: that record is kept as
+    # `malformed` (named) and every other lands.  It had failed the table schema at write, quarantining the file.
+    folder = fixtures_dir / "intel-hitune" / "visual_report_example"
+    damaged = []
+    for name, column in (("instruments_map.csv", "thread_id"), ("MapAttempt.csv", "START_TIME"),
+                         ("cpu.csv", "Timestamp")):  # fmt: skip
+        lines = (folder / name).read_text().splitlines()
+        header = lines[0].split(",")
+        fields = lines[1].split(",")
+        fields[header.index(column)] = "9" * 20
+        path = tmp_path / name
+        path.write_text("\n".join([lines[0], ",".join(fields), *lines[2:]]) + "\n")
+        damaged.append(path)
+    damaged.append(write_samples(tmp_path / "s.tsv", ("1100\tstack\th1|a|99999999999999999999|main\tRUNNABLE|A.b",
+                                                      "99999999999999999999\tcpu\th1|all\tuser=3.5")))  # fmt: skip
+    store = Store(store_dir)
+    summary = ingest_paths(damaged, store)
+    assert [r.status for r in summary.results] == ["landed"] * 4
+    con = store.connect()
+    assert con.execute("SELECT count(*) FROM events WHERE event_type = 'malformed'").fetchone() == (5,)
+    pristine = Store(tmp_path / "pristine")
+    ingest_paths([folder / "instruments_map.csv"], pristine)
+    (n,) = pristine.connect().execute("SELECT count(*) FROM vertex_breakdown").fetchone()
+    assert con.execute("SELECT count(*) FROM vertex_breakdown").fetchone() == (n - 1,)
+    notes = [n for r in summary.results for n in r.notes]
+    assert any("does not fit in 64 bits" in n for n in notes)

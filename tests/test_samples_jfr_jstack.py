@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import time
@@ -15,9 +16,11 @@ from ingest.base import ReadContext, Row
 from ingest.formats import detect
 from ingest.jfr import SAMPLE_TYPES, parse_dump, read_jfr
 from ingest.jstack import read_jstack
+from ingest.pipeline import ingest_paths
 from phaseline import schemas
 from phaseline.errors import TraceParseError, TraceTruncatedError
 from phaseline.java import compile_java, java_command, java_tool
+from phaseline.store import Store
 from tests.conftest import REPO
 
 
@@ -114,6 +117,38 @@ def test_jstack_dump_threads_become_samples(tmp_path: Path) -> None:
     assert bad["event_type"] == "malformed"
     assert ctx.events_read == 3
     assert any(f"{path}:12:" in n and "without '#id'" in n for n in ctx.notes)
+
+
+def test_a_dump_time_that_is_no_date_keeps_its_dump_as_malformed_and_the_others(tmp_path: Path) -> None:
+    # Month 13 raised a ValueError out of the reader: the whole ingest stopped, other files' rows lost
+    good = tmp_path / "good.txt"
+    good.write_text(JSTACK)
+    bad = tmp_path / "bad.txt"
+    bad.write_text(JSTACK + "\n" + JSTACK.replace("2026-11-21 13:56:31.500", "2026-13-21 13:56:32.500"))
+    ctx = ReadContext(bad)
+    rows = list(read_jstack(bad, ctx))
+    samples = [vals(r) for r in rows if r.table == "samples"]
+    assert [s["thread_id"] for s in samples] == [1, 12]  # the first dump's
+    events = [json.loads(vals(r)["payload_json"]) for r in rows if r.table == "events"]
+    assert [(e["line"], e["error"].split(":")[0]) for e in events] == [
+        (12, "thread header without '#id'"),
+        (22, "dump time"),
+        *((line, "thread header before any dump time and banner") for line in (25, 30, 32, 35)),  # untimed
+    ]
+    assert ctx.events_read == len(samples) + len(events)
+    results = ingest_paths([good, bad], Store(tmp_path / "store")).results
+    assert [r.status for r in results] == ["landed", "landed"]
+
+
+def test_a_thread_id_past_64_bits_is_malformed(tmp_path: Path) -> None:
+    path = tmp_path / "dumps.txt"
+    path.write_text(JSTACK.replace('"busy worker" #12 ', '"busy worker" #99999999999999999999 '))
+    ctx = ReadContext(path)
+    rows = list(read_jstack(path, ctx))
+    assert [vals(r)["thread_id"] for r in rows if r.table == "samples"] == [1]
+    assert any(f"{path}:15:" in n and "thread id 99999999999999999999 does not fit in 64 bits" in n
+               for n in ctx.notes)  # fmt: skip
+    assert ingest_paths([path], Store(tmp_path / "store")).results[0].status == "landed"
 
 
 @pytest.mark.slow
