@@ -217,10 +217,13 @@ def conf_rows(job_id: str, props: Iterable[ConfProperty]) -> Iterator[Row]:
         yield Row("conf", {"job_id": job_id, "key": p.key, "value": p.value, "source": p.source})
 
 
-def _chunks(path: Path) -> Iterator[bytes]:
-    """The file's (decompressed) bytes in chunks; a conf larger than any real one is refused."""
+def _chunks(path: Path, ctx: ReadContext) -> Iterator[bytes]:
+    """The file's (decompressed) bytes in chunks; a conf larger than any real one is refused.
+
+    A gzip stream cut short ends at the cut (``ctx.cut``), its properties before the cut kept.
+    """
     total = 0
-    with open_binary(path) as fh:
+    with open_binary(path, ctx) as fh:
         while chunk := fh.read(_CHUNK):
             total += len(chunk)
             if total > MAX_RECORD_CHARS:
@@ -240,7 +243,7 @@ def read_conf_xml(path: Path, ctx: ReadContext) -> Iterator[Row]:
         docstring.)
     """
     try:
-        props = parse_conf(_chunks(path), path, ctx=ctx)
+        props = parse_conf(_chunks(path, ctx), path, ctx=ctx)
     except (OSError, EOFError) as exc:
         raise TraceParseError(path, f"cannot read the file: {exc}") from exc
     job_id = conf_job_id(props) or ctx.job_id_hint or job_id_from_name(path.name)

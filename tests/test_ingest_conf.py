@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import time
 from collections import Counter
 from pathlib import Path
@@ -194,6 +195,21 @@ def test_a_damaged_conf_keeps_every_property_it_can(
     result = ingest_paths([path], Store(tmp_path / "store")).results[0]
     assert result.status == status
     assert message.format(at=at) in (result.error or "")
+
+
+def test_a_cut_gzipped_conf_keeps_the_properties_before_the_cut(fixtures_dir: Path, tmp_path: Path) -> None:
+    text = (fixtures_dir / HS_CONF).read_bytes()
+    cut = gzip.compress(text)
+    path = tmp_path / "job_1329348432655_0001_conf.xml.gz"
+    path.write_bytes(cut[: len(cut) * 95 // 100])
+    ctx = ReadContext(path)
+    got = table(list(read_conf_xml(path, ctx)), "conf")
+    pristine = table(rows_of(read_conf_xml, fixtures_dir / HS_CONF), "conf")
+    assert 100 < len(got) < len(pristine)
+    assert [r["key"] for r in got] == [r["key"] for r in pristine][: len(got)]
+    assert ctx.cut is not None
+    result = ingest_paths([path], Store(tmp_path / "store")).results[0]
+    assert result.status == "partial"
 
 
 def test_a_conf_unreadable_from_its_first_property_is_refused(tmp_path: Path) -> None:
