@@ -5,7 +5,16 @@ extracted into a private temporary directory and ingested like files; their
 store key is ``<archive path>!<member name>``.  Nothing is ever written
 outside that directory: absolute names, ``..`` components, links and device
 files are refused (Python's ``tarfile`` ``data`` filter does this for tar;
-zip members are checked the same way), and the unpacked size is capped.
+zip members are checked the same way), and the unpacked size is capped: such
+an archive is refused whole.
+
+A damaged archive gives up only what is damaged: a zip member whose data is
+corrupt (a bad CRC, an encrypted member) is a :class:`Member` with an error and
+the others unpack; a tar that breaks off (a cut download) keeps every member
+before the break, the one it breaks off inside is a :class:`Member` with an
+error, and :attr:`Unpacked.error` says where the archive ended.  Only an
+archive that cannot be opened at all (a zip without its central directory) is
+refused whole.
 """
 
 from __future__ import annotations
@@ -15,8 +24,10 @@ import shutil
 import tarfile
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TypeVar
 
@@ -40,6 +51,31 @@ def is_archive(path: Path, head: bytes | None = None) -> bool:
     if head.startswith(ZIP_MAGIC):
         return True
     return len(head) >= 262 and head[257:262] == b"ustar"
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """One member of an unpacked archive: its name (``name#<k>`` when repeated) and its copy.
+
+    ``path`` is None when the member could not be unpacked; ``error`` says why.
+    """
+
+    name: str
+    path: Path | None
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class Unpacked:
+    """What an archive gave: its members in order, and where it broke off (None: it did not)."""
+
+    members: list[Member] = field(default_factory=list)
+    error: str | None = None
+
+
+#: What reading one member's data (or the next tar header) raises when the archive is damaged there.
+_DAMAGE = (zipfile.BadZipFile, tarfile.TarError, EOFError, zlib.error, RuntimeError, NotImplementedError,
+           ValueError, io.UnsupportedOperation)  # fmt: skip
 
 
 def _safe_member(name: str) -> PurePosixPath | None:
@@ -80,14 +116,14 @@ def _first_free(taken: set[T], candidate: Callable[[int], T]) -> T:
 
 
 @contextmanager
-def unpacked(path: Path, max_bytes: int = MAX_UNPACKED_BYTES) -> Iterator[list[tuple[str, Path]]]:
-    """Unpack an archive into a temporary directory; yield ``(member name, file)`` pairs.
+def unpacked(path: Path, max_bytes: int = MAX_UNPACKED_BYTES) -> Iterator[Unpacked]:
+    """Unpack an archive into a temporary directory; yield its members (module docstring).
 
     Raises
     ------
     TraceParseError
-        When the archive is corrupt, or a member would escape the target
-        directory, or the unpacked size exceeds ``max_bytes``.
+        When the archive cannot be opened, or a member would escape the target
+        directory or is no plain file, or the unpacked size exceeds ``max_bytes``.
     """
     target = Path(tempfile.mkdtemp(prefix="phaseline-archive-"))
     try:
@@ -97,37 +133,42 @@ def unpacked(path: Path, max_bytes: int = MAX_UNPACKED_BYTES) -> Iterator[list[t
         shutil.rmtree(target, ignore_errors=True)
 
 
-def _extract_zip(path: Path, target: Path, max_bytes: int) -> list[tuple[str, Path]]:
-    out: list[tuple[str, Path]] = []
+def _extract_zip(path: Path, target: Path, max_bytes: int) -> Unpacked:
+    out = Unpacked()
     names = _Names(target)
     try:
-        with zipfile.ZipFile(path) as zf:
-            infos = [i for i in zf.infolist() if not i.is_dir()]
-            if sum(i.file_size for i in infos) > max_bytes:
-                raise TraceParseError(path, f"archive unpacks to more than {max_bytes} bytes")
-            for info in infos:
-                rel = _safe_member(info.filename)
-                if rel is None:
-                    raise TraceParseError(path, f"archive member {info.filename!r} would be written outside its directory")
-                name, dest = names.place(info.filename, rel)
-                if not dest.resolve().is_relative_to(target.resolve()):
-                    raise TraceParseError(path, f"archive member {info.filename!r} escapes the target directory")
-                dest.parent.mkdir(parents=True, exist_ok=True)
+        zf = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as exc:
+        raise TraceParseError(path, f"corrupt zip archive: {exc}") from exc
+    with zf:
+        infos = [i for i in zf.infolist() if not i.is_dir()]
+        if sum(i.file_size for i in infos) > max_bytes:
+            raise TraceParseError(path, f"archive unpacks to more than {max_bytes} bytes")
+        for info in infos:
+            rel = _safe_member(info.filename)
+            if rel is None:
+                raise TraceParseError(path, f"archive member {info.filename!r} would be written outside its directory")
+            name, dest = names.place(info.filename, rel)
+            if not dest.resolve().is_relative_to(target.resolve()):
+                raise TraceParseError(path, f"archive member {info.filename!r} escapes the target directory")
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            try:
                 with zf.open(info) as src, open(dest, "wb") as dst:
                     shutil.copyfileobj(src, dst)
-                out.append((name, dest))
-    except (zipfile.BadZipFile, EOFError, OSError, ValueError, RuntimeError, NotImplementedError) as exc:
-        if isinstance(exc, TraceParseError):
-            raise
-        raise TraceParseError(path, f"corrupt zip archive: {exc}") from exc
+            except _DAMAGE as exc:
+                dest.unlink(missing_ok=True)
+                out.members.append(Member(name, None, f"damaged zip member: {exc}"))
+                continue
+            out.members.append(Member(name, dest))
     return out
 
 
-def _extract_tar(path: Path, target: Path, max_bytes: int) -> list[tuple[str, Path]]:
-    out: list[tuple[str, Path]] = []
+def _extract_tar(path: Path, target: Path, max_bytes: int) -> Unpacked:
+    out = Unpacked()
     names = _Names(target)
     with open(path, "rb") as raw:
         gz = is_gzip(raw.read(2))
+    current: tuple[str, Path] | None = None  # the member being unpacked
     try:
         with tarfile.open(path, mode="r:gz" if gz else "r:") as tf:
             total = 0
@@ -144,10 +185,17 @@ def _extract_tar(path: Path, target: Path, max_bytes: int) -> list[tuple[str, Pa
                 total += member.size
                 if total > max_bytes:
                     raise TraceParseError(path, f"archive unpacks to more than {max_bytes} bytes")
-                name, dest = names.place(member.name, rel)
-                member.name = dest.relative_to(target).as_posix()
+                current = names.place(member.name, rel)
+                member.name = current[1].relative_to(target).as_posix()
                 tf.extract(member, target, filter="data")
-                out.append((name, dest))
-    except (tarfile.TarError, EOFError, OSError, io.UnsupportedOperation) as exc:
-        raise TraceParseError(path, f"corrupt tar archive: {exc}") from exc
+                out.members.append(Member(*current))
+                current = None
+    except (*_DAMAGE, OSError) as exc:
+        if not out.members and current is None:
+            raise TraceParseError(path, f"corrupt tar archive: {exc}") from exc
+        if current is not None:  # broken off inside this member: its copy is incomplete
+            current[1].unlink(missing_ok=True)
+            out.members.append(Member(current[0], None, f"the tar archive breaks off inside this member: {exc}"))
+        n = sum(m.path is not None for m in out.members)
+        out.error = f"corrupt tar archive: {exc} (the {n} member{'s' if n != 1 else ''} before it were read)"
     return out

@@ -309,13 +309,18 @@ def _expand(
         yield key, path, f"{key}: an archive nested more than {MAX_NESTING} archives deep is not unpacked"
         return
     try:
-        members = stack.enter_context(unpacked(path, max_bytes=unpacking.budget))
+        got = stack.enter_context(unpacked(path, max_bytes=unpacking.budget))
     except TraceParseError as exc:
         yield key, path, str(exc).replace(str(path), key)
         return
-    unpacking.budget -= sum(member.stat().st_size for _, member in members)
-    for name, member in members:
-        yield from _expand(member, f"{key}!{name}", stack, unpacking, depth + 1)
+    unpacking.budget -= sum(m.path.stat().st_size for m in got.members if m.path is not None)
+    for m in got.members:
+        if m.path is None:  # damaged: recorded under its own key (the archive's bytes stand in for its own)
+            yield f"{key}!{m.name}", path, f"{key}!{m.name}: {m.error}"
+        else:
+            yield from _expand(m.path, f"{key}!{m.name}", stack, unpacking, depth + 1)
+    if got.error is not None:  # it broke off: the archive itself is recorded as damaged
+        yield key, path, f"{key}: {got.error}"
 
 
 def _unread(

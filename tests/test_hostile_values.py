@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -19,7 +20,8 @@ from test_profiles_sql import ATTEMPTS, CONF, COUNTERS, JOB, JOBS, make_con
 from ingest import pipeline
 from ingest.archives import unpacked
 from phaseline.cli.output import emit, to_json
-from phaseline.errors import PhaselineError, TraceParseError
+from phaseline.errors import PhaselineError
+from phaseline.store import Store
 from profiles.analyze import job_dir_name
 from profiles.report import _skew_svg
 from profiles.timeline_plot import write_timeline
@@ -61,7 +63,7 @@ def test_job_output_directories_stay_inside_the_output(tmp_path: Path, job_id: s
     assert job_dir_name("job_1329348432655_0001") == "job_1329348432655_0001"
 
 
-def test_an_encrypted_zip_is_a_parse_error_not_a_traceback(tmp_path: Path) -> None:
+def test_an_encrypted_zip_member_is_quarantined_by_name_not_a_traceback(tmp_path: Path) -> None:
     archive = tmp_path / "enc.zip"
     with zipfile.ZipFile(archive, "w") as zf:
         zf.writestr("done/job.jhist", b"Avro-Json\n")
@@ -70,10 +72,66 @@ def test_an_encrypted_zip_is_a_parse_error_not_a_traceback(tmp_path: Path) -> No
     central = raw.rfind(b"PK\x01\x02")
     raw[central + 8] |= 0x1  # ... and in the central directory
     archive.write_bytes(bytes(raw))
-    with pytest.raises(TraceParseError, match=r"enc\.zip"), unpacked(archive):
-        pass
+    with unpacked(archive) as got:
+        (member,) = got.members
+    assert (member.name, member.path) == ("done/job.jhist", None)
+    assert "encrypted" in (member.error or "")
+    (result,) = pipeline.ingest_paths([archive], Store(tmp_path / "store")).results
+    assert result.status == "quarantined"
+    assert (result.error or "").startswith(f"{archive.resolve()}!done/job.jhist: damaged zip member")
 
 
+def _history_dir(fixtures_dir: Path, tmp_path: Path, copies: int) -> Path:
+    """A history directory of real files: Dr. Elephant's two jobs (history + conf), ``copies`` times over
+    (each copy ends in one more blank line: as a byte-identical copy it would be skipped as a copy)."""
+    src = fixtures_dir / "linkedin-dr-elephant" / "history-done"
+    folder = tmp_path / "done"
+    for k in range(copies):
+        (folder / f"day{k}").mkdir(parents=True)
+        for f in sorted(src.iterdir()):
+            (folder / f"day{k}" / f.name).write_bytes(f.read_bytes() + b"\n" * k)
+    return folder
+
+
+def test_a_cut_tar_gz_keeps_every_member_before_the_cut(fixtures_dir: Path, tmp_path: Path) -> None:
+    folder = _history_dir(fixtures_dir, tmp_path, 3)
+    archive = tmp_path / "history.tgz"
+    with tarfile.open(archive, "w:gz") as tf:
+        tf.add(folder, arcname="done")
+    whole = {r.path.split("!", 1)[1]: r for r in pipeline.ingest_paths([archive], Store(tmp_path / "whole")).results}
+    assert len(whole) == 12
+    archive.write_bytes(archive.read_bytes()[: archive.stat().st_size * 6 // 10])  # a download cut at 60 %
+    results = pipeline.ingest_paths([archive], Store(tmp_path / "store")).results
+    landed = [r for r in results if r.status == "landed"]
+    assert 4 <= len(landed) < 12
+    for r in landed:  # each complete member lands as it does from the whole archive
+        assert r.rows == whole[r.path.split("!", 1)[1]].rows
+    broken = [r for r in results if r.status == "quarantined"]
+    assert [(r.error or "").split(": ", 1)[1].split(":")[0] for r in broken] == [
+        "the tar archive breaks off inside this member", "corrupt tar archive"]
+    assert broken[0].path.startswith(f"{archive.resolve()}!done/")
+    assert broken[1].path == str(archive.resolve())
+    assert f"(the {len(landed)} members before it were read)" in (broken[1].error or "")
+
+
+def test_a_zip_with_one_damaged_member_lands_the_others(fixtures_dir: Path, tmp_path: Path) -> None:
+    folder = _history_dir(fixtures_dir, tmp_path, 2)
+    archive = tmp_path / "history.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        for f in sorted(folder.rglob("*")):
+            zf.write(f, f.relative_to(tmp_path).as_posix())
+    with zipfile.ZipFile(archive) as zf:
+        victim = next(i for i in zf.infolist() if i.filename.endswith(".jhist"))
+    raw = bytearray(archive.read_bytes())
+    data_at = victim.header_offset + 30 + len(victim.filename.encode()) + len(victim.extra)
+    raw[data_at + victim.compress_size // 2] ^= 0xFF  # one byte of its compressed data
+    archive.write_bytes(bytes(raw))
+    results = {r.path.split("!", 1)[1]: r for r in pipeline.ingest_paths([archive], Store(tmp_path / "store")).results}
+    assert len(results) == 8
+    bad = results.pop(victim.filename)
+    assert bad.status == "quarantined"
+    assert "damaged zip member" in (bad.error or "")
+    assert {r.status for r in results.values()} == {"landed"}
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 def test_walked_directories_skip_fifos_and_broken_links(tmp_path: Path) -> None:
     (tmp_path / "a.jhist").write_text("x")
