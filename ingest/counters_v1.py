@@ -10,14 +10,20 @@ Inside the parentheses a second escape layer protects ``(){}[]`` and ``\``
 Group display names may end in a space (``Job Counters ``): kept as written.
 
 Hadoop 0.18 wrote ``group.counter:value,...`` instead; that older form is read too.
+
+Given a read context, a counter whose value is no 64-bit integer is skipped
+(``ctx.skipped``) and the others kept; where the text stops being counters, the
+counters before that point are kept and the rest is named as skipped.
+Without one, either is a :class:`~phaseline.errors.TraceParseError`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from ingest.base import ReadContext, skip_record
 from ingest.mrcommon import check_int64, unescape_backslashes
 from phaseline.errors import TraceParseError
 
@@ -56,7 +62,9 @@ def _value(raw: str, path: Path, line: int, key: str) -> int:
     return check_int64(value, path, f"{key} counter value", line)
 
 
-def parse_counters(text: str, path: Path, line: int, key: str = "COUNTERS") -> Iterator[Counter]:
+def parse_counters(
+    text: str, path: Path, line: int, key: str = "COUNTERS", ctx: ReadContext | None = None
+) -> Iterator[Counter]:
     """Yield ``(group, group_name, counter, counter_name, value)`` of a 1.x counters value.
 
     >>> list(parse_counters("{(g)(G )[(c)(C \\\\(ms\\\\))(3)]}", Path("f"), 1))
@@ -65,45 +73,57 @@ def parse_counters(text: str, path: Path, line: int, key: str = "COUNTERS") -> I
     Raises
     ------
     TraceParseError
-        Text that is neither the compact form nor the 0.18 ``group.counter:value`` form.
+        Text that is neither the compact form nor the 0.18 ``group.counter:value``
+        form, or a value that is no 64-bit integer (without ``ctx``: module docstring).
     """
+
+    def bad(error: TraceParseError) -> None:
+        if ctx is None:
+            raise error
+        skip_record(ctx, error)
+
     stripped = text.strip()
     if not stripped:
         return
     if not stripped.startswith("{"):
-        yield from _legacy(stripped, path, line, key)
+        yield from _legacy(stripped, path, line, key, bad)
         return
     pos = 0
     while pos < len(stripped):
         m = _GROUP.match(stripped, pos)
         if m is None:
-            raise TraceParseError(
+            bad(TraceParseError(
                 path,
                 f"{key}: malformed counters at character {pos}: {stripped[pos : pos + 60]!r}",
                 line=line,
                 hint="expected {(group-id)(group name)[(id)(name)(value)]...}",
-            )
+            ))  # fmt: skip
+            return
         group, group_name = _unescape(m.group(1)), _unescape(m.group(2))
         for c in _COUNTER.finditer(m.group(3)):
-            yield (
-                group,
-                group_name,
-                _unescape(c.group(1)),
-                _unescape(c.group(2)),
-                _value(c.group(3), path, line, key),
-            )
+            try:
+                value = _value(c.group(3), path, line, key)
+            except TraceParseError as exc:
+                bad(exc)
+                continue
+            yield group, group_name, _unescape(c.group(1)), _unescape(c.group(2)), value
         pos = m.end()
 
 
-def _legacy(text: str, path: Path, line: int, key: str) -> Iterator[Counter]:
+def _legacy(text: str, path: Path, line: int, key: str, bad: Callable[[TraceParseError], None]) -> Iterator[Counter]:
     for item in text.split(","):
         item = item.strip()
         if not item:
             continue
         m = _LEGACY.match(item)
-        if m is None:
-            raise TraceParseError(
-                path, f"{key}: malformed counter {item[:60]!r}", line=line,
-                hint="expected the compact {(...)...} form or 0.18's group.counter:value",
-            )  # fmt: skip
-        yield m.group(1), m.group(1), m.group(2), m.group(2), _value(m.group(3), path, line, key)
+        try:
+            if m is None:
+                raise TraceParseError(
+                    path, f"{key}: malformed counter {item[:60]!r}", line=line,
+                    hint="expected the compact {(...)...} form or 0.18's group.counter:value",
+                )  # fmt: skip
+            value = _value(m.group(3), path, line, key)
+        except TraceParseError as exc:
+            bad(exc)
+            continue
+        yield m.group(1), m.group(1), m.group(2), m.group(2), value

@@ -18,10 +18,13 @@ Format (Hadoop 1.x ``JobHistory``, history ``VERSION="1"``)::
   XML is a job conf and lands in ``conf``.  Each job is its own ``jobs`` row.
 
 A line that is not a history record, or a record with a field no reader can
-take (a time that is no integer, malformed counters, an attempt without its
-id), is skipped and remembered in ``ctx.skipped`` (:func:`~ingest.base.skip_record`:
-the file lands as partial, every other record kept; what the record had set
-before its bad field stays).  Like Hadoop's own parser, text between ``KEY="value"`` pairs that is not a pair
+take (a time that is no integer, an attempt without its id), is skipped and
+remembered in ``ctx.skipped`` (:func:`~ingest.base.skip_record`: the file lands
+as partial, every other record kept; what the record had set before its bad
+field stays).  A counter whose value is no integer is skipped the same way, its
+record and the record's other counters kept (counters text that breaks off
+keeps the counters before the break); an embedded job conf keeps what
+:mod:`ingest.conf_xml` can keep of it, or is skipped whole.  Like Hadoop's own parser, text between ``KEY="value"`` pairs that is not a pair
 (a record cut mid-key, as in Rumen's ``truncated-job-tracker-log``) is skipped;
 it is kept in the record's event and noted.  A record whose type is unknown
 lands only in ``events``.  A file that ends inside a quoted value was cut
@@ -202,7 +205,7 @@ class _V1Reader:
         raw = rec.fields.get(key)
         if not raw:
             return
-        counters = parse_counters(raw, self.path, rec.line, key)
+        counters = parse_counters(raw, self.path, rec.line, key, self.ctx)  # a bad counter: skipped, named
         entries = ((group, name, value) for group, _group_name, name, _display, value in counters)
         block = counter_block(job.job_id, scope.value, entries, task_id=task_id, attempt_id=attempt_id)
         if block is not None:
@@ -273,12 +276,16 @@ class _V1Reader:
 
     # -- conf sections -----------------------------------------------------
     def conf_section(self, lines: list[str], first_line: int) -> Iterator[Row]:
-        props = parse_conf([("\n".join(lines) + "\n").encode()], self.path, first_line=first_line)
-        job_id = conf_job_id(props) or job_id_from_name(self.section) or self.ctx.job_id_hint
-        if job_id is None:
-            raise TraceParseError(
-                self.path, f"embedded job conf {self.section!r} names no job", line=first_line
-            )
+        """An embedded job conf: what can be kept of a damaged one is kept (:mod:`ingest.conf_xml`),
+        one that cannot be read at all is skipped and named."""
+        try:
+            props = parse_conf([("\n".join(lines) + "\n").encode()], self.path, first_line=first_line, ctx=self.ctx)
+            job_id = conf_job_id(props) or job_id_from_name(self.section) or self.ctx.job_id_hint
+            if job_id is None:
+                raise TraceParseError(self.path, f"embedded job conf {self.section!r} names no job", line=first_line)
+        except TraceParseError as exc:
+            skip_record(self.ctx, exc)
+            return
         self.ctx.events_read += 1  # one embedded file: its JobConf event (the properties are in conf)
         yield from conf_rows(job_id, props)
         yield event_row(job_id, self.seq, "JobConf", None, {"line": first_line, "file": self.section,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,12 +15,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reader_checks import mutations, read_checked, read_reconciled, rows_of, table
 
-from ingest.base import ReadContext, Row, read_head
+from ingest.base import ReadContext, Row, RowBlock, read_head
 from ingest.counters_v1 import parse_counters
 from ingest.formats import detect
 from ingest.history_v1 import FORMATS, MAX_RECORD_LINES, read_history_v1, sniff_history_v1
 from ingest.mrcommon import split_host, unescape_v1
+from ingest.pipeline import ingest_paths
 from phaseline.errors import TraceParseError, TraceTruncatedError
+from phaseline.store import Store
 
 RUMEN_TEST = "apache-hadoop-mapreduce/rumen-small-trace-test"
 ORACLE_PAIRS = [
@@ -352,9 +355,8 @@ def test_a_line_that_is_no_record_is_skipped_and_named(tmp_path: Path, bad: str,
     assert str(path) in str(error)
 
 
-def test_a_record_with_malformed_counters_is_skipped_after_its_fields(tmp_path: Path) -> None:
-    # the counters are read after the record's other fields: those stay (the task is known), its
-    # counters do not land, and the record is named as skipped
+def test_a_record_whose_counters_break_off_keeps_its_fields(tmp_path: Path) -> None:
+    # the record's fields land (the task is known); its counters text, which breaks off, is named as skipped
     path = write(tmp_path, HEAD + 'Task TASKID="task_1_0001_m_000000" COUNTERS="{(g)(G)[(c)(C)(1)" .\n')
     ctx = ReadContext(path)
     rows = list(read_history_v1(path, ctx))
@@ -363,6 +365,52 @@ def test_a_record_with_malformed_counters_is_skipped_after_its_fields(tmp_path: 
     assert "malformed counters" in error.message
     assert [r.as_dict()["task_id"] for r in rows if r.table == "tasks"] == ["task_1_0001_m_000000"]
     assert not [r for r in rows if r.table == "counters"]
+
+
+def test_one_bad_counter_value_skips_that_counter_only(fixtures_dir: Path, tmp_path: Path) -> None:
+    # Rumen's real 0.20 job-tracker log: the last job record's first counter value made '12x4'.
+    # The record, its event and its 18 other counters land; only that counter is skipped and named.
+    src = fixtures_dir / RUMEN_TEST / "sample-job-tracker-logs.gz"
+    lines = gzip.decompress(src.read_bytes()).decode().split("\n")  # (not splitlines: a form feed is no line end)
+    k = max(i for i, ln in enumerate(lines) if ln.startswith("Job ") and "COUNTERS=" in ln)
+    m = re.search(r"\)\((\d+)\)\]", lines[k])
+    assert m is not None
+    lines[k] = lines[k][: m.start(1)] + "12x4" + lines[k][m.end(1):]
+    path = tmp_path / "log.txt"
+    path.write_text("\n".join(lines))
+    ctx = ReadContext(path)
+    rows = list(read_history_v1(path, ctx))
+    (error,) = ctx.skipped
+    assert error.line == k + 1
+    assert "'12x4' is not an integer" in error.message
+    pristine_ctx = ReadContext(src)
+    pristine = list(read_history_v1(src, pristine_ctx))
+    assert ctx.events_read == pristine_ctx.events_read
+    def others(of: list[Row | RowBlock]) -> list[Row | RowBlock]:
+        return [r for r in of if r.table not in ("counters", "events")]
+
+    assert others(rows) == others(pristine)
+    assert sum(r.table == "events" for r in rows) == sum(r.table == "events" for r in pristine)  # its event too
+    assert sum(r.n for r in rows if r.table == "counters") == sum(r.n for r in pristine if r.table == "counters") - 1
+
+
+def test_a_malformed_embedded_conf_keeps_the_rest_of_the_file(fixtures_dir: Path, tmp_path: Path) -> None:
+    src = fixtures_dir / RUMEN_TEST / "sample-job-tracker-logs.gz"
+    lines = gzip.decompress(src.read_bytes()).decode().split("\n")
+    k = next(i for i, ln in enumerate(lines) if "</property>" in ln)
+    lines[k] = lines[k].replace("</property>", "</propert>", 1)
+    path = tmp_path / "log.txt"
+    path.write_text("\n".join(lines))
+    ctx = ReadContext(path)
+    rows = list(read_history_v1(path, ctx))
+    (error,) = ctx.skipped
+    assert (error.line, error.message.split(":")[0]) == (k + 1, "malformed XML")
+    pristine = list(read_history_v1(src, ReadContext(src)))
+    assert {r.table for r in rows} == {r.table for r in pristine}
+    kept = [r for r in rows if r.table not in ("conf", "events")]
+    assert kept == [r for r in pristine if r.table not in ("conf", "events")]  # every history record
+    result = ingest_paths([path], Store(tmp_path / "store")).results[0]
+    assert result.status == "partial"
 
 
 # -- property tests --------------------------------------------------------------
