@@ -28,6 +28,14 @@ which are the history's own values, exact where log lines are a few ms off)
 and its lines land as ``events``.  Every other file
 (stderr, stdout, prelaunch.*, launch_container.sh, directory.info) lands as one
 ``events`` row with its text (first :data:`MAX_SECTION_CHARS` characters).
+
+Bad input: a container of another application than the file's first (a
+damaged header, or outputs of two applications concatenated) is skipped and
+named (:func:`~ingest.base.skip_record`; the file lands as partial, split the
+output per application to read both); a damaged ``LogContents:`` line (the line
+after ``LogLength:``) is named and read as one, so that its file's lines are
+kept; output that ends before its last file's ``LogLength`` bytes was cut
+(``ctx.cut``: partial).  Task-log lines are checked as :mod:`ingest.tasklog` does.
 """
 
 from __future__ import annotations
@@ -39,12 +47,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ingest.base import ReadContext, Row, iter_lines
+from ingest.base import ReadContext, Row, iter_lines, skip_record
 from ingest.formats import Format
 from ingest.mrcommon import DONE_FILE_NAME, done_file_fields, event_row
 from ingest.tasklog import LOG_RECORD_TABLES, log_line_row, parse_records, rows_of_records, task_rows
 from ingest.tasklog_patterns import AttemptLog, LogRecord
-from phaseline.errors import TraceParseError
+from phaseline.errors import TraceParseError, TraceTruncatedError
 from phaseline.schemas import normalize_status
 
 FORMAT_NAME = "yarn-aggregated-logs"
@@ -74,6 +82,7 @@ class _Container:
 
     container_id: str
     host: str | None
+    line_no: int  # of its first 'Container:' header
     logs: dict[str, list[tuple[int, str]]] = field(default_factory=dict)  # syslog* lines, numbered
     other: list[tuple[str, int, list[str]]] = field(default_factory=list)  # (log type, first line, text)
     attempt_hint: str | None = None
@@ -105,6 +114,7 @@ def _sections(path: Path, ctx: ReadContext) -> Iterator[_Container]:
     current: _Container | None = None
     log_type: str | None = None
     log_length = 0
+    expect_contents = False  # the line after 'LogLength:' is the contents marker
     in_body = False
     consumed = 0
     body: list[tuple[int, str]] = []
@@ -122,12 +132,13 @@ def _sections(path: Path, ctx: ReadContext) -> Iterator[_Container]:
             in_body, body = False, []
             if end is not None:
                 continue
+        expecting, expect_contents = expect_contents, False
         header = _CONTAINER.match(text)
         if header is not None:
             if current is None or current.container_id != header["id"]:
                 if current is not None:
                     yield current
-                current = _Container(header["id"], split_host(header["host"]))
+                current = _Container(header["id"], split_host(header["host"]), line_no)
             continue
         found = _LOGTYPE.match(text)
         if found is not None:
@@ -135,17 +146,26 @@ def _sections(path: Path, ctx: ReadContext) -> Iterator[_Container]:
             continue
         if (length := _LENGTH.match(text)) is not None:
             log_length = int(length["n"])
+            expect_contents = True
             continue
-        if _CONTENTS.match(text):
+        contents = _CONTENTS.match(text) is not None
+        damaged = expecting and not contents and text.strip() != "" and current is not None and log_type is not None
+        if damaged:
+            skip_record(ctx, TraceParseError(
+                path, f"a damaged 'LogContents:' line {text[:60]!r} after 'LogLength:': read as one", line=line_no,
+            ))  # fmt: skip
+        if damaged or contents:
             if current is None or log_type is None:
                 raise TraceParseError(path, "log contents before any 'Container:' and 'LogType:' header",
                                       line=line_no, hint="is this the complete output of `yarn logs`?")
             in_body, consumed, body = True, 0, []
     if in_body and current is not None and log_type is not None:
         _store(current, log_type, body)
-        if consumed < log_length:
-            ctx.notes.append(f"the last file ({log_type}) ends after {consumed} of {log_length} bytes: "
-                             "the output may be cut short")
+        if consumed < log_length and ctx.cut is None:
+            ctx.cut = TraceTruncatedError(
+                path, f"the last file ({log_type}) ends after {consumed} of its {log_length} bytes",
+                hint="the output was cut short; every line before the cut landed",
+            )  # fmt: skip
     if current is not None:
         yield current
 
@@ -216,6 +236,12 @@ def read_yarn_logs(path: Path, ctx: ReadContext) -> Iterator[Row]:
         header = _CONTAINER.match(f"Container: {container.container_id} on x")
         assert header is not None
         app_job = f"job_{header['cluster']}_{header['app']}"
+        if job_ids and app_job not in job_ids:
+            skip_record(ctx, TraceParseError(
+                path, f"container {container.container_id} is of another application than {min(job_ids)}'s "
+                "containers before it", line=container.line_no, hint="split the output per application",
+            ))  # fmt: skip
+            continue
         job_ids.add(app_job)
         ctx.job_id_hint = app_job
         records: list[LogRecord] = []
@@ -243,9 +269,6 @@ def read_yarn_logs(path: Path, ctx: ReadContext) -> Iterator[Row]:
                 "line_no": first_line, "chars": len(text), "text": text[:MAX_SECTION_CHARS],
                 "truncated": len(text) > MAX_SECTION_CHARS,
             })
-    if len(job_ids) > 1:
-        raise TraceParseError(path, f"containers of several applications in one file: {sorted(job_ids)}",
-                              hint="split the output per application")
     yield from task_rows(attempts)
     if job_ids:
         job_id = job.job_id or next(iter(job_ids))

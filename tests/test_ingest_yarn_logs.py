@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from ingest.base import ReadContext
+from ingest.base import ReadContext, Row
 from ingest.phases import COVERAGE_TOLERANCE_MS
 from ingest.pipeline import ingest_paths
 from ingest.yarn_logs import read_yarn_logs, sniff_yarn_logs, split_host
@@ -364,3 +364,60 @@ def test_profile_phases_come_from_the_task_type_that_runs_them(con: Any) -> None
     assert phases["merge"].avg_ms == pytest.approx(map_merge.mean())
     assert phases["shuffle"].count == 1  # reduce side: the one reduce
     assert phases["spill"].count == 76
+
+
+def _terasort_lines(fixtures_dir: Path) -> list[str]:
+    return _raw(fixtures_dir, TERASORT).split("\n")
+
+
+def _rows_and_ctx(path: Path) -> tuple[list[Row], ReadContext]:
+    ctx = ReadContext(path)
+    return list(read_yarn_logs(path, ctx)), ctx
+
+
+def test_a_container_of_another_application_is_skipped_and_named(fixtures_dir: Path, tmp_path: Path) -> None:
+    # One digit of one container header flipped (_0002_ -> _0003_) in TeraSort's real output: that
+    # container's files are skipped and named; every other container's rows land as before.
+    lines = _terasort_lines(fixtures_dir)
+    headers = [i for i, ln in enumerate(lines) if ln.startswith("Container: ")]
+    at = headers[len(headers) // 2]
+    victim = lines[at].split()[1]
+    lines[at] = lines[at].replace("_0002_", "_0003_", 1)
+    path = tmp_path / "app.txt"
+    path.write_text("\n".join(lines))
+    rows, ctx = _rows_and_ctx(path)
+    (error,) = ctx.skipped
+    assert error.line == at + 1
+    assert "is of another application" in error.message
+    pristine, _ = _rows_and_ctx(fixtures_dir / FOLDER / TERASORT)
+    kept = {r.values.get("container_id") for r in rows if r.table == "attempts"}
+    assert victim not in kept
+    assert len(kept) == len({r.values.get("container_id") for r in pristine if r.table == "attempts"}) - 1
+    result = ingest_paths([path], Store(tmp_path / "store")).results[0]
+    assert result.status == "partial"
+    assert f"1 unreadable record skipped (line {at + 1})" in (result.error or "")
+
+
+def test_a_damaged_logcontents_line_is_named_and_its_file_still_read(fixtures_dir: Path, tmp_path: Path) -> None:
+    lines = _terasort_lines(fixtures_dir)
+    at = next(i for i in range(len(lines) // 2, len(lines))
+              if lines[i] == "LogContents:" and lines[i - 3] == "LogType:syslog")  # fmt: skip
+    lines[at] = "LogCont?nts:"
+    path = tmp_path / "app.txt"
+    path.write_text("\n".join(lines))
+    rows, ctx = _rows_and_ctx(path)
+    (error,) = ctx.skipped
+    assert (error.line, error.message.split(" 'Log")[0]) == (at + 1, "a damaged")
+    pristine, _ = _rows_and_ctx(fixtures_dir / FOLDER / TERASORT)
+    assert [r for r in rows if r.table != "events"] == [r for r in pristine if r.table != "events"]
+
+
+def test_plain_output_cut_short_lands_as_partial(fixtures_dir: Path, tmp_path: Path) -> None:
+    lines = _terasort_lines(fixtures_dir)
+    path = tmp_path / "app.txt"
+    path.write_text("\n".join(lines[: len(lines) // 2]) + "\n")
+    rows, ctx = _rows_and_ctx(path)
+    assert ctx.cut is not None
+    assert "ends after" in ctx.cut.message
+    assert [r for r in rows if r.table == "attempts"]
+    assert ingest_paths([path], Store(tmp_path / "store")).results[0].status == "partial"
