@@ -30,9 +30,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ingest.base import ReadContext, Row, read_text_bounded
+from ingest.base import ReadContext, Row, read_text_bounded, skip_record
 from ingest.formats import Format
-from ingest.mrcommon import counter_row, event_row
+from ingest.mrcommon import INT64_MAX, INT64_MIN, counter_row, event_row
 from ingest.tasklog_patterns import (
     HELPER_NAMING_KINDS,
     REDUCE_SIDE_LOGGERS,
@@ -78,8 +78,8 @@ def run_job_id(path: Path, ctx: ReadContext) -> str | None:
 def _int_or_none(value: Any, path: Path, what: str) -> int | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TraceParseError(path, f"{what} must be an integer, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or not INT64_MIN <= value <= INT64_MAX:
+        raise TraceParseError(path, f"{what} must be a 64-bit integer, got {str(value)[:40]!r}")
     return value
 
 
@@ -116,22 +116,31 @@ def read_engine_run(path: Path, ctx: ReadContext) -> Iterator[Row]:
         "total_reduces": _int_or_none(params.get("reduces"), path, "params.reduces"),
         "uberized": False, "hadoop_version": run.get("hadoop_version"), "source_format": RUN_FORMAT,
     })
-    yield from _counter_rows(job_id, run.get("counters") or {}, CounterScope.JOB_TOTAL.value, None, path)
+    yield from _counter_rows(job_id, run.get("counters") or {}, CounterScope.JOB_TOTAL.value, None, path, ctx)
     for task in tasks:
         task_id = task.get("task_id")
-        yield from _counter_rows(job_id, task.get("counters") or {}, CounterScope.TASK.value, task_id, path)
+        yield from _counter_rows(job_id, task.get("counters") or {}, CounterScope.TASK.value, task_id, path, ctx)
     summary = {k: v for k, v in run.items() if k not in ("counters",)}
     yield event_row(job_id, 0, "engine_run", _int_or_none(run.get("wall_start_ms"), path, "wall_start_ms"), summary)
 
 
-def _counter_rows(job_id: str, groups: Any, scope: str, task_id: str | None, path: Path) -> Iterator[Row]:
+def _counter_rows(
+    job_id: str, groups: Any, scope: str, task_id: str | None, path: Path, ctx: ReadContext
+) -> Iterator[Row]:
+    """The counters of the job or a task; a group or counter that cannot be read is skipped (``ctx.skipped``)."""
     if not isinstance(groups, dict):
-        raise TraceParseError(path, f"counters must be an object of groups, got {type(groups).__name__}")
+        skip_record(ctx, TraceParseError(path, f"counters must be an object of groups, got {type(groups).__name__}"))
+        return
     for group, counters in groups.items():
         if not isinstance(counters, dict):
-            raise TraceParseError(path, f"counter group {group!r} must be an object")
+            skip_record(ctx, TraceParseError(path, f"counter group {group!r} must be an object"))
+            continue
         for name, value in counters.items():
-            number = _int_or_none(value, path, f"counter {group}/{name}")
+            try:
+                number = _int_or_none(value, path, f"counter {group}/{name}")
+            except TraceParseError as exc:
+                skip_record(ctx, exc)
+                continue
             if number is not None:
                 yield counter_row(job_id, scope, group, name, number, task_id=task_id)
 

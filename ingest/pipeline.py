@@ -248,10 +248,13 @@ def _read_file(work: _Work, batch: StagedBatch, timeout_s: float | None) -> File
         if ctx.events_read == 0:
             return discard(SourceStatus.QUARANTINED, _by_key(str(first), work), staged.rows_by_table())
         n = len(ctx.skipped)
-        lines = ", ".join(str(e.line) for e in ctx.skipped[:5]) + (", ..." if n > 5 else "")
+        known = [e.line for e in ctx.skipped if e.line is not None]  # (a JSON document's records have none)
+        where = (
+            f" (line{'s' if len(known) > 1 else ''} {', '.join(map(str, known[:5]))}{', ...' if len(known) > 5 else ''})"
+            if known else ""
+        )
         skipped = _by_key(
-            f"{n} unreadable record{'s' if n > 1 else ''} skipped (line{'s' if n > 1 else ''} {lines}), "
-            f"{ctx.events_read} read; the first: {first}",
+            f"{n} unreadable record{'s' if n > 1 else ''} skipped{where}, {ctx.events_read} read; the first: {first}",
             work,
         )
         status, error = SourceStatus.PARTIAL, skipped if error is None else f"{error}; {skipped}"

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from reader_checks import table
 
 from ingest.base import ReadContext, Row
+from ingest.engine_run import read_engine_run
 from ingest.formats import detect
 from ingest.phases import COVERAGE_TOLERANCE_MS, Lane
 from ingest.pipeline import ingest_paths
@@ -478,8 +479,8 @@ def test_engine_run_json_lands_job_counters_and_parameters(tmp_path: Path) -> No
     [
         ('{"format": "phaseline-engine-run",\n "version": 1,\n "job_id": }', "not valid JSON"),
         ('{"format": "phaseline-engine-run", "version": 7, "job_id": "job_local1_0001"}', "version 7"),
-        ('{"format": "phaseline-engine-run", "version": 1, "job_id": "j", "counters": {"g": {"c": "x"}}}',
-         "must be an integer"),
+        ('{"format": "phaseline-engine-run", "version": 1, "job_id": "j", "submit_ms": "x"}',
+         "submit_ms must be a 64-bit integer"),
     ],
 )
 def test_a_bad_run_json_is_a_parse_error(tmp_path: Path, text: str, message: str) -> None:
@@ -489,3 +490,24 @@ def test_a_bad_run_json_is_a_parse_error(tmp_path: Path, text: str, message: str
     assert fmt is not None
     with pytest.raises(TraceParseError, match=message):
         list(fmt.read(path, ReadContext(path)))
+
+
+@pytest.mark.parametrize("bad", ["n/a", 2**64])
+def test_an_unreadable_run_json_counter_is_skipped_and_named(tmp_path: Path, bad: object) -> None:
+    # The bundled sample's real run.json with one counter made unreadable: the others land
+    src = Path(__file__).parents[1] / "sample_traces" / "bench-8mb-sel1.0" / "run.json"
+    doc = json.loads(src.read_text())
+    group = doc["counters"]["org.apache.hadoop.mapreduce.TaskCounter"]
+    name = next(iter(group))
+    group[name] = bad
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(doc, indent=1))
+    ctx = ReadContext(path)
+    rows = list(read_engine_run(path, ctx))
+    (error,) = ctx.skipped
+    assert f"counter org.apache.hadoop.mapreduce.TaskCounter/{name} must be a 64-bit integer" in error.message
+    pristine = [r.values for r in read_engine_run(src, ReadContext(src)) if r.table == "counters"]
+    assert [r.values for r in rows if r.table == "counters"] == [c for c in pristine if c["counter_name"] != name]
+    result = ingest_paths([path], Store(tmp_path / "store")).results[0]
+    assert result.status == "partial"
+    assert "1 unreadable record skipped, " in (result.error or "")
