@@ -31,7 +31,8 @@ A topology file (a tree ``{"name": "<root>", "children": [...]}``) lands in the
 
 Objects are decoded one at a time from a growing buffer, so memory is one job.
 A stream that ends inside an object raises :class:`TraceTruncatedError` after
-every complete job was yielded.
+every complete job was yielded, and, when the cut is inside a job's task
+lists, that job with its tasks before the cut (:func:`_salvage_cut_job`).
 """
 
 from __future__ import annotations
@@ -99,7 +100,8 @@ _DECODE_SLACK = 64
 
 
 def iter_json_objects(
-    fh: IO[str], path: Path, ctx: ReadContext | None = None, top: Callable[[Any], bool] | None = None
+    fh: IO[str], path: Path, ctx: ReadContext | None = None, top: Callable[[Any], bool] | None = None,
+    salvage: Callable[[str], Any] | None = None,
 ) -> Iterator[tuple[int, Any]]:
     """Yield ``(line, value)`` for each top-level JSON value of a concatenated stream.
 
@@ -107,7 +109,9 @@ def iter_json_objects(
     malformed value is skipped (:func:`~ingest.base.skip_record`) and reading
     resumes at the next line starting with ``{`` whose value ``top`` accepts
     (values that fail to decode there, or that ``top`` refuses, e.g. the nested
-    objects of a pretty-printed value, are passed over silently).
+    objects of a pretty-printed value, are passed over silently).  Where the
+    stream ends inside a value, ``salvage`` may make a value of its text (or
+    None): it is yielded before the :class:`TraceTruncatedError`.
 
     Raises
     ------
@@ -177,9 +181,13 @@ def iter_json_objects(
                 pos += 1  # not a value here either: look further
                 continue
             if not inside and (exc.pos >= len(buf.rstrip()) or exc.msg.startswith("Unterminated string")):
+                kept = salvage(buf[pos:]) if salvage is not None else None
+                if kept is not None:
+                    yield line, kept
                 raise TraceTruncatedError(
                     path, f"the JSON stream ends inside a value that starts at line {line}", line=at,
-                    hint="the trace was cut short; every complete object before it landed",
+                    hint="the trace was cut short; every complete object before it landed"
+                    + (", and the complete parts of the one it cut" if kept is not None else ""),
                 ) from exc  # fmt: skip
             error = TraceParseError(path, f"malformed JSON: {exc.msg}", line=at)
             if ctx is None or top is None:
@@ -451,7 +459,15 @@ def read_rumen(path: Path, ctx: ReadContext) -> Iterator[Row]:
     seq = 0
     described: dict[str, int] = {}  # job id -> line of the object it was read from
     with open_text(path, ctx) as fh:  # a gzip stream cut short ends at the cut (ctx.cut)
-        for line, obj in iter_json_objects(fh, path, ctx, _is_top_level):
+
+        def salvage(text: str) -> dict[str, Any] | None:
+            job = _salvage_cut_job(text)
+            if job is not None:
+                ctx.notes.append(f"{job['jobID']} was cut short inside its task lists: its tasks before the cut "
+                                 "are kept; its fields written after the cut are unknown")  # fmt: skip
+            return job
+
+        for line, obj in iter_json_objects(fh, path, ctx, _is_top_level, salvage):
             if not isinstance(obj, dict):
                 skip_record(ctx, TraceParseError(path, f"a top-level JSON {type(obj).__name__}, not an object",
                                                  line=line))
@@ -480,6 +496,43 @@ def read_rumen(path: Path, ctx: ReadContext) -> Iterator[Row]:
                     f"{first} (the later one is kept in events only)"
                 )
             seq = job.seq
+
+
+def _salvage_cut_job(text: str) -> dict[str, Any] | None:
+    """A job object the stream cut inside one of its task lists, closed after its last complete task.
+
+    Tasks after the cut, and every field written after it (task lists, and job fields such as
+    ``outcome`` that Rumen may write after ``mapTasks``), are absent: unknown.  None when the
+    cut is not inside a task list.
+    """
+    ends: list[int] = []  # where a task object (inside a list inside the job) closes
+    depth: list[str] = []
+    in_string = escaped = False
+    for i, ch in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            depth.append(ch)
+        elif ch in "}]":
+            if not depth:
+                return None
+            depth.pop()
+            if ch == "}" and depth == ["{", "["]:
+                ends.append(i)
+    for end in reversed(ends[-64:]):  # the last task that closes into a well-formed job
+        try:
+            job = json.loads(text[: end + 1] + "]}")
+        except (ValueError, RecursionError):
+            continue
+        return job if isinstance(job, dict) and "jobID" in job else None
+    return None
 
 
 def _is_top_level(value: Any) -> bool:

@@ -378,3 +378,29 @@ def test_a_malformed_value_is_told_without_reading_the_rest_of_the_stream(fixtur
     assert (line, job["jobID"]) == (2, json.loads(lines[1])["jobID"])
     assert [e.line for e in ctx.skipped] == [1]
     assert sum(read_chars) <= 1 << 20 < len(text) // 10
+
+
+@pytest.mark.parametrize("name", ["apache-hadoop/hadoop-sls/2jobs2min-rumen-jh.json",
+                                  "apache-hadoop/hadoop-gridmix/wordcount.json"])  # fmt: skip
+def test_a_job_cut_inside_its_task_lists_keeps_its_complete_tasks(fixtures_dir: Path, tmp_path: Path,
+                                                                    name: str) -> None:  # fmt: skip
+    src = fixtures_dir / name
+    text = src.read_text()
+    last = text.rfind('"jobID"')  # cut the last job halfway: inside its task lists
+    path = tmp_path / "cut.json"
+    path.write_text(text[: (last + len(text)) // 2])
+    ctx = ReadContext(path)
+    rows: list[Row] = []
+    with pytest.raises(TraceTruncatedError) as info:
+        rows.extend(read_rumen(path, ctx))
+    assert "the complete parts of the one it cut" in (info.value.hint or "")
+    pristine = read(src)
+    cut_job = table(pristine, "jobs")[-1]["job_id"]
+    assert any(f"{cut_job} was cut short inside its task lists" in n for n in ctx.notes)
+    tasks = table(rows, "tasks")
+    assert 0 < sum(t["job_id"] == cut_job for t in tasks) < sum(t["job_id"] == cut_job for t in table(pristine, "tasks"))
+    for name_ in ("tasks", "attempts", "counters"):  # what landed is what the whole trace says of it
+        got = table(rows, name_)
+        assert got == [r for r in table(pristine, name_) if r in got], name_
+    landed = {t["task_id"] for t in tasks}
+    assert {a["task_id"] for a in table(rows, "attempts")} <= landed  # no attempt of a task cut away
