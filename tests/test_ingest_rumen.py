@@ -194,9 +194,13 @@ def test_cut_stream_is_truncation_after_complete_jobs(tmp_path: Path) -> None:
     text = json.dumps(JOB, indent=2) + "\n" + json.dumps(dict(JOB, jobID="job_1_0002"), indent=2)
     path.write_bytes(gzip.compress(text[: len(text) - 40].encode()))
     got: list[Row] = []
+    ctx = ReadContext(path)
     with pytest.raises(TraceTruncatedError, match="ends inside a value"):
-        got.extend(read_rumen(path, ReadContext(path)))
-    assert [j["job_id"] for j in table(got, "jobs")] == ["job_1_0001"]
+        got.extend(read_rumen(path, ctx))
+    # the second job is cut after its one task: it is kept with that task, and noted
+    assert [j["job_id"] for j in table(got, "jobs")] == ["job_1_0001", "job_1_0002"]
+    assert [t["job_id"] for t in table(got, "tasks")] == ["job_1_0001", "job_1_0002"]
+    assert any("job_1_0002 was cut short inside its task lists" in n for n in ctx.notes)
 
 
 GOOD_JOB = '{"jobID": "job_9_0001", "mapTasks": [{"taskID": "task_9_0001_m_000000", "attempts": []}]}\n'
