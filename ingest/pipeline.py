@@ -184,7 +184,9 @@ def _by_key(message: str, work: _Work) -> str:
     """``message`` naming the file by its store key: an archive member is read from a temporary
     copy whose path means nothing once the ingest is over (``archive.zip!member`` does)."""
     where = str(work.path)
-    return message if where == work.key else message.replace(where, work.key)
+    if where == work.key or work.key in message:  # (already by key: a relative path is inside its key)
+        return message
+    return message.replace(where, work.key)
 
 
 def _read_file(work: _Work, batch: StagedBatch, timeout_s: float | None) -> FileResult:
@@ -246,7 +248,7 @@ def _read_file(work: _Work, batch: StagedBatch, timeout_s: float | None) -> File
     if ctx.skipped:  # unreadable records amid good ones: the rest lands, the file is partial
         first = ctx.skipped[0]
         if ctx.events_read == 0:
-            return discard(SourceStatus.QUARANTINED, _by_key(str(first), work), staged.rows_by_table())
+            return discard(SourceStatus.QUARANTINED, str(first), staged.rows_by_table())
         n = len(ctx.skipped)
         known = [e.line for e in ctx.skipped if e.line is not None]  # (a JSON document's records have none)
         where = (

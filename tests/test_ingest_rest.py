@@ -311,3 +311,15 @@ def test_mutated_responses_raise_only_phaseline_errors(fuzz_dir: Path, mutated: 
     assert sniff_rest_json(SEED, path)
     error = read_checked(read_rest_json, path)
     assert error is None or str(path) in str(error)
+
+
+def test_a_quarantine_message_names_the_file_once_given_a_relative_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # It had read '/abs/dir//abs/dir/bad/r.json:1: ...' (the store key put in twice)
+    (tmp_path / "bad").mkdir()
+    write(tmp_path / "bad", {"task": {"id": "t1", "type": "MAP"}})
+    monkeypatch.chdir(tmp_path)
+    (result,) = ingest_paths([Path("bad/r.json")], Store(tmp_path / "store")).results
+    assert result.status == "quarantined"
+    assert (result.error or "").startswith(f"{tmp_path / 'bad' / 'r.json'}:1: cannot tell the job of t1")
