@@ -89,6 +89,22 @@ def test_a_bad_query_names_duckdbs_error_and_the_spot(tmp_path: Path) -> None:
     assert "LINE 1: selec 1" in result.output  # the whole message, caret included
 
 
+def test_a_query_without_a_statement_is_a_usage_error_not_a_traceback(tmp_path: Path) -> None:
+    from phaseline.cli import main
+
+    conf = tmp_path / "job_1_0001_conf.xml"
+    conf.write_text("<configuration><property><name>a</name><value>1</value></property></configuration>")
+    store = str(tmp_path / "s")
+    assert CliRunner().invoke(main, ["ingest", str(conf), "--store", store]).exit_code == 0
+    for sql in ("", " ;", "\n"):
+        result = CliRunner().invoke(main, ["query", sql, "--store", store])
+        assert result.exit_code == 2, result.output
+        assert "no statement in it" in result.output
+        assert "Traceback" not in result.output
+    comment = CliRunner().invoke(main, ["query", "/* nothing */", "--store", store, "--format", "json"])
+    assert (comment.exit_code, comment.stdout.strip()) == (0, "[]")
+
+
 def test_the_cli_gives_arrow_the_system_allocator_unless_told_otherwise() -> None:
     # mimalloc (pyarrow's default) kept freed pages: a 500 MB ingest peaked 1.55x its 1 MB peak
     code = "import phaseline.cli, pyarrow as pa; print(pa.default_memory_pool().backend_name)"
