@@ -196,8 +196,12 @@ def fit_cmd(
 ) -> None:
     """Fit the platform model from the store or a CSV: robust lines per generic phase (Zhang 2013, sec. 4).
 
-    Prints the fitted lines (and with --report the accuracy report); phases left
-    unfitted or fitted on incomplete runs are warnings on stderr.
+    Prints the fitted lines (and with --report the accuracy report).  A phase with
+    no data is left unfitted, and a phase fitted on incomplete runs is fitted:
+    both are warnings on stderr.  A phase with some data but too few points for
+    a line is an error that says how many more benchmark runs it needs (a
+    model without it would price that phase from each job's profile instead:
+    run those runs, or leave the phase's rows out of the CSV).
     """
     given = click.get_current_context().get_parameter_source("store_dir")
     if csv_path is not None and given is click.core.ParameterSource.COMMANDLINE:  # PHASELINE_STORE may be set
