@@ -75,6 +75,25 @@ def test_analyze_says_why_a_job_got_no_profile(tmp_path: Path, fixtures_dir: Pat
         assert f"warning: no profile.json for {job_id}: {error.removeprefix(job_id + ': ')}" in warned
 
 
+def test_analyze_names_the_files_it_could_not_read_whole(tmp_path: Path, fixtures_dir: Path) -> None:
+    # It said only "2 files (1 quarantined)": which one, and why, was left to a second command
+    src = fixtures_dir / "linkedin-dr-elephant" / "history-done"
+    jhist = next(src.glob("job_1526555215992_0001-*.jhist"))
+    lines = jhist.read_bytes().splitlines(keepends=True)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "cut.jhist").write_bytes(b"".join(lines[: len(lines) // 2]))
+    (folder / "junk.jhist").write_bytes(lines[0] + lines[1] + b"\x00 garbage\n[1]\n")
+    result = CliRunner().invoke(main, ["analyze", str(folder), "--store", str(tmp_path / "s"),
+                                       "--out", str(tmp_path / "r"), "--format", "json"])  # fmt: skip
+    assert result.exit_code == 3, result.output
+    named = [line.split() for line in result.stderr.splitlines() if line.startswith(("partial", "quarantined"))]
+    assert sorted((status, Path(path).name) for status, path in named) == [
+        ("partial", "cut.jhist"), ("quarantined", "junk.jhist")]
+    assert "malformed event line" in result.stderr
+    assert "2 files (1 quarantined)" in result.stderr
+
+
 def test_analyze_with_workers_writes_what_one_process_writes(tmp_path: Path) -> None:
     outputs = {}
     for workers in ("1", "2"):

@@ -42,7 +42,8 @@ def analyze(paths: tuple[str, ...], store_dir: Path | None, out_dir: Path, worke
     Writes OUT/<job_id>/report.html (offline HTML), profile.json (the job
     profile for predictions), timeline.svg and trace.json (open in Perfetto UI),
     and prints one row per job; a job whose profile cannot be extracted gets no
-    profile.json, and a warning saying why.  Exit status 3 when any file was quarantined.
+    profile.json, and a warning saying why.  A file quarantined or read in part
+    is named on stderr with why.  Exit status 3 when any file was quarantined.
     """
     from profiles.analyze import analyze as run_analysis
 
@@ -69,6 +70,9 @@ def analyze(paths: tuple[str, ...], store_dir: Path | None, out_dir: Path, worke
             click.echo(f"warning: no profile.json for {j.job_id}: {why}", err=True)
     ingest = result.ingest
     warn_if_no_files(len(ingest.results), paths)
+    for r in ingest.results:  # what did not land whole, and why (ingest prints every file's line)
+        if r.status in (SourceStatus.QUARANTINED, SourceStatus.PARTIAL):
+            click.echo(f"{r.status:<11} {r.path}\n            {r.error}", err=True)
     click.echo(
         f"{len(ingest.results)} files ({ingest.quarantined} quarantined), {len(rows)} jobs -> {out_dir}",
         err=True,
