@@ -10,6 +10,7 @@ import json
 import math
 import re
 import subprocess
+import tempfile
 import textwrap
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -449,3 +450,15 @@ def test_cli_rejects_app_warm_up_without_a_jar(tmp_path: Path) -> None:
     assert res.exit_code == 1
     assert "warmup_app needs a user's job" in res.output
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.slow
+def test_a_run_directory_whose_path_has_a_space(tmp_path: Path) -> None:
+    # Hadoop's local job runner looked for map output under '.../run%20a/tmp/local/...' and failed the job
+    out = tmp_path / "run a"
+    run = run_engine(EngineJob(input_mb=0.2, selectivity=1.0, maps=1, reduces=1), out)
+    assert run.status == "SUCCEEDED"
+    assert run.counter(TASK, "REDUCE_INPUT_RECORDS") == run.params["input_records"]
+    assert not list(Path(tempfile.gettempdir()).glob("phaseline-engine-*/local"))  # its scratch is gone
+    result = CliRunner().invoke(main, ["ingest", str(out), "--store", str(tmp_path / "s")])
+    assert result.exit_code == 0, result.output

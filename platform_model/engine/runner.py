@@ -46,7 +46,9 @@ import json
 import math
 import shutil
 import subprocess
+import tempfile
 import time
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -234,9 +236,23 @@ def load_run(run_dir: Path) -> EngineRun:
     )
 
 
-def derived_settings(job: EngineJob, run_dir: Path) -> dict[str, str]:
-    """Hadoop settings the engine derives from ``job`` (before ``job.hadoop_conf``)."""
+def hadoop_scratch(run_dir: Path) -> Path:
+    """Where the run's Hadoop local directories go: ``run_dir/tmp``, unless its path needs URI escaping.
+
+    Hadoop's local job runner turns its local directories into URIs and back without
+    unescaping (a space becomes ``%20``, and the map output it then looks for does not
+    exist): such a run keeps them in a fresh temporary directory instead.
+    """
     tmp = run_dir / "tmp"
+    if urllib.parse.quote(str(tmp), safe="/:") == str(tmp):
+        return tmp
+    return Path(tempfile.mkdtemp(prefix="phaseline-engine-"))
+
+
+def derived_settings(job: EngineJob, run_dir: Path, scratch: Path | None = None) -> dict[str, str]:
+    """Hadoop settings the engine derives from ``job`` (before ``job.hadoop_conf``); Hadoop's local
+    directories under ``scratch`` (default ``run_dir/tmp``, see :func:`hadoop_scratch`)."""
+    tmp = run_dir / "tmp" if scratch is None else scratch
     settings = {
         "fs.defaultFS": "file:///",
         "hadoop.tmp.dir": str(tmp / "hadoop"),
@@ -388,7 +404,8 @@ def run_engine(job: EngineJob, out: Path, *, timeout_s: float | None = 900.0) ->
         raise EngineError(f"job jar {job.jar} not found")
     run_dir = _prepare_run_dir(out)
     input_dir = Path(job.input_path).resolve() if job.input_path is not None else run_dir / "input"
-    settings = derived_settings(job, run_dir)
+    scratch = hadoop_scratch(run_dir)
+    settings = derived_settings(job, run_dir, scratch)
     settings.update(job.hadoop_conf)
     (run_dir / "tmp" / "etc").mkdir(parents=True)
     jvmconf.write_etc(run_dir / "tmp" / "etc", settings, jfr=job.jfr)
@@ -422,6 +439,8 @@ def run_engine(job: EngineJob, out: Path, *, timeout_s: float | None = 900.0) ->
     finally:
         if not job.keep_data:
             _remove_data(run_dir, generated_input=job.input_path is None)
+            if scratch != run_dir / "tmp":
+                shutil.rmtree(scratch, ignore_errors=True)
     if doc["status"] != "SUCCEEDED" or report.get("error"):
         why = report.get("error") or report["jobs"][-1].get("failure_info") or "job failed"
         raise EngineError(f"job {doc['job_id']} {doc['status']}: {why.strip()}\n{_log_tail(run_dir)}")
