@@ -133,3 +133,59 @@ def test_paths_without_any_file_are_said_on_stderr(tmp_path: Path, command: str)
         args += ["--out", str(tmp_path / "report2")]
     with_file = CliRunner().invoke(main, args)
     assert "no files under" not in with_file.stderr
+
+
+def _usage_cases(tmp: Path) -> list[tuple[list[str], str]]:
+    """Wrong option values, each of which a CLI audit found answered with exit 1 (an error) or accepted."""
+    dummy = tmp / "dummy.json"
+    dummy.write_text("{}")
+    demands = tmp / "d.csv"
+    demands.write_text("task,cpu,disk\nmap,1,1\nshuffle_sort,0.1,0.1\nmerge,2,2\n")
+    scenario = ["--profile", str(dummy), "--platform", str(dummy)]
+    mva = ["mva", "--demands", str(demands), "--nodes", "1", "--cpus", "1", "--disks", "1", "--maps", "2",
+           "--reduces", "1", "--pm", "1", "--pr", "1", "--ps", "1"]  # fmt: skip
+    return [
+        (["bench", "plan", "--scale", "0", "--out", str(tmp / "p.json")], "--scale"),
+        (["bench", "plan", "--scale", "nan", "--out", str(tmp / "p.json")], "not a finite number"),
+        (["dataflow", "job_1_1", "--period-ms", "nan"], "not a finite number"),
+        (["dataflow", "job_1_1", "--period-ms", "inf"], "not a finite number"),
+        (["hotspots", "job_1_1", "--top", "0"], "--top"),
+        (["hotspots", "job_1_1", "--out", str(tmp / "x.txt")], "write FILE.png or FILE.svg"),
+        (["dataflow-chart", "job_1_1", "--out", str(tmp / "x.txt")], "write FILE.png or FILE.svg"),
+        (["whatif", *scenario, "--set", "io.sort.mb=256", "--model", "nosuch"], "no model 'nosuch'"),
+        (["predict", *scenario, "--splits", "3", "--split-bytes", "1M"], "not both"),
+        ([*mva, "--jobs", "3", "--simulate", "3"], "--simulate runs one job at a time"),
+        (["engine", "run", "--out", str(tmp / "r"), "--input", str(tmp)], "--input is for a user's job"),
+    ]
+
+
+def test_wrong_option_values_are_usage_errors(tmp_path: Path) -> None:
+    from phaseline.cli import main
+
+    for args, message in _usage_cases(tmp_path):
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 2, (args, result.output)
+        assert message in result.output, (args, result.output)
+    assert not (tmp_path / "r").exists()
+
+
+def test_platform_eval_of_a_phase_the_model_lacks_is_a_usage_error(tmp_path: Path) -> None:
+    from phaseline.cli import main
+
+    rows = [f"{phase},{mb << 20},{10 + 3 * mb},run{mb}" for phase in ("read", "spill") for mb in range(1, 9)]
+    (tmp_path / "t.csv").write_text("phase,data_bytes,dur_ms,run_id\n" + "\n".join(rows) + "\n")
+    model = tmp_path / "m.json"
+    assert CliRunner().invoke(main, ["fit", "--from-csv", str(tmp_path / "t.csv"), "--out", str(model)]).exit_code == 0
+    result = CliRunner().invoke(main, ["platform", "eval", str(model), "--phase", "bogus", "--bytes", "1M"])
+    assert result.exit_code == 2, result.output
+    assert "the model has no submodel 'bogus'" in result.output
+    assert "it has: read, spill" in result.output
+    unfitted = CliRunner().invoke(main, ["platform", "eval", str(model), "--phase", "write", "--bytes", "1M"])
+    assert unfitted.exit_code == 2
+    assert "'write' (no data" in unfitted.output
+
+
+def test_a_model_named_twice_is_run_once() -> None:
+    from phaseline.cli.predict import _model_names
+
+    assert _model_names(None, None, ("bounds", "bounds,herodotou", "bounds")) == ("bounds", "herodotou")  # type: ignore[arg-type]

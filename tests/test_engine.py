@@ -447,8 +447,8 @@ def test_cli_rejects_app_warm_up_without_a_jar(tmp_path: Path) -> None:
     res = CliRunner().invoke(
         main, ["engine", "run", "--out", str(tmp_path / "r"), "--warmup-mb", "1", "--warmup-app"]
     )
-    assert res.exit_code == 1
-    assert "warmup_app needs a user's job" in res.output
+    assert res.exit_code == 2  # a usage error, naming the options
+    assert "--warmup-app needs a user's job (--jar JAR --class MAIN)" in res.output
     assert not (tmp_path / "r").exists()
 
 

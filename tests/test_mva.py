@@ -255,7 +255,7 @@ def test_cli_mva_json_contract(tmp_path: Path) -> None:
     text = CliRunner().invoke(main, [*args[:9], "--maps", "12", *args[11:-2], "--simulate", "5"])
     assert "simulated_response_time_s" in text.output
     refused = CliRunner().invoke(main, [*args, "--jobs", "2", "--simulate", "5"])
-    assert refused.exit_code == 1
+    assert refused.exit_code == 2  # a usage error
     assert "one job at a time" in refused.output
 
 

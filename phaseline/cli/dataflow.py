@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 import duckdb
 
-from phaseline.cli.output import emit, format_option, handle_errors, open_store, store_option
+from phaseline.cli.output import POSITIVE_NUMBER, emit, format_option, handle_errors, open_store, store_option
 from phaseline.errors import NotFoundError, SpecError
 from phaseline.store import Store
 from profiles.dataflow.plots import write_busy_idle, write_chart
@@ -67,7 +67,7 @@ def _with_instances(store_dir: Path | None, job_id: str) -> duckdb.DuckDBPyConne
 @click.argument("job_id")
 @click.option("--spec", "spec_text", default="hadoop-2", show_default=True,
               help="Dataflow specification: a file, or a shipped one (hadoop-0.20, hadoop-2).")
-@click.option("--period-ms", type=float, default=None, help="Sampling period [default: estimated from the samples].")
+@click.option("--period-ms", type=POSITIVE_NUMBER, default=None, help="Sampling period [default: estimated from the samples].")
 @click.option("--unmapped", "show_unmapped", is_flag=True, help="List the execution positions no vertex claims.")
 @store_option
 @format_option
@@ -101,9 +101,17 @@ def dataflow(job_id: str, spec_text: str, period_ms: float | None, show_unmapped
     emit(dataflow_query(con, "busy_idle", job_id=job_id), fmt, title=f"{job_id}: busy vs idle per vertex")
 
 
+def _image_file(ctx: click.Context, param: click.Parameter, out: Path | None) -> Path | None:
+    """An --out no chart writer writes is a usage error (exit status 2), found before the store is read."""
+    if out is not None and out.suffix.lower() not in (".png", ".svg"):
+        raise click.BadParameter(f"write FILE.png or FILE.svg, not {out.name!r}")
+    return out
+
+
 @click.command("dataflow-chart")
 @click.argument("job_id")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True, help="Output .png or .svg.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True, callback=_image_file,
+              help="Output .png or .svg.")
 @store_option
 @handle_errors
 def dataflow_chart(job_id: str, out: Path, store_dir: Path | None) -> None:
@@ -115,9 +123,9 @@ def dataflow_chart(job_id: str, out: Path, store_dir: Path | None) -> None:
 
 @click.command("hotspots")
 @click.argument("job_id")
-@click.option("--top", type=int, default=5, show_default=True, help="Methods per vertex.")
+@click.option("--top", type=click.IntRange(min=1), default=5, show_default=True, help="Methods per vertex.")
 @click.option("--by-host", "vertex", default=None, help="Instead: this vertex's busy/idle per host, normalized.")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None, callback=_image_file,
               help="Also draw busy vs idle (per vertex, or per host with --by-host) as .png/.svg.")
 @store_option
 @format_option

@@ -158,6 +158,11 @@ def run(
 
     if args and jar is None:
         raise click.UsageError("arguments after -- are for a user's job (--jar JAR --class MAIN)")
+    if input_path is not None and jar is None:
+        raise click.UsageError("--input is for a user's job (--jar JAR --class MAIN); the microbenchmark "
+                               "generates its input")  # fmt: skip
+    if warmup_app and (jar is None or warmup_mb <= 0):
+        raise click.UsageError("--warmup-app needs a user's job (--jar JAR --class MAIN) and --warmup-mb > 0")
     job = EngineJob(
         input_mb=input_mb,
         selectivity=selectivity,

@@ -88,6 +88,8 @@ def mva(
     response_time_s, throughput_per_s, utilization (an object: per device
     type), queue_length, task_response_s, iterations, converged.
     """
+    if replications is not None and jobs > 1:
+        raise click.UsageError("--simulate runs one job at a time: leave out --jobs, or --simulate")
     try:
         work = Workload(nodes, cpus, disks, maps, reduces, pm, pr, ps, jobs)
         demands = read_demands(demands_path, map_only=reduces == 0)

@@ -78,6 +78,24 @@ SIZE = _Size()
 POSITIVE_SIZE = _Size(positive=True)
 
 
+class _PositiveNumber(click.FloatRange):
+    """A finite number > 0 (``FloatRange`` alone lets ``nan`` and ``inf`` through)."""
+
+    name = "positive number"
+
+    def __init__(self) -> None:
+        super().__init__(min=0.0, min_open=True)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+POSITIVE_NUMBER = _PositiveNumber()
+
+
 def open_store(store_dir: Path | None, *, create: bool = False) -> Store:
     """The store at ``--store`` (or its default); one that does not exist is an error unless a
     command that writes (``create``) makes it: a mistyped path must not read as an empty store."""

@@ -14,7 +14,15 @@ from pathlib import Path
 
 import click
 
-from phaseline.cli.output import SIZE, emit, format_option, handle_errors, open_store, store_option
+from phaseline.cli.output import (
+    POSITIVE_NUMBER,
+    SIZE,
+    emit,
+    format_option,
+    handle_errors,
+    open_store,
+    store_option,
+)
 from phaseline.errors import PlatformModelError
 from phaseline.store import default_store_path
 
@@ -54,7 +62,7 @@ def bench() -> None:
 
 
 @bench.command("plan", context_settings={"show_default": True})
-@click.option("--scale", type=float, default=1.0, help="Shrink data sizes, sort buffer and reduce memory (1: the paper's plan).")
+@click.option("--scale", type=POSITIVE_NUMBER, default=1.0, help="Shrink data sizes, sort buffer and reduce memory (1: the paper's plan).")
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Plan file (JSON) to write.")
 @click.option("--inputs-mb", default=None, help="Grid M_inp values before scaling, comma separated [default: 2,4,8,16,32,64].")
 @click.option("--selectivities", default=None, help="Grid M_sel values, comma separated [default: 0.2,0.6,1.0,1.4,1.8].")
@@ -290,7 +298,12 @@ def eval_cmd(model_path: Path, phase: str, data_bytes: int, fmt: str) -> None:
     """Print the model's duration (ms) of PHASE processing --bytes of data (eq. 1)."""
     from platform_model.model import PlatformModel
 
-    dur = PlatformModel.load(model_path).duration_ms(phase, data_bytes)
+    model = PlatformModel.load(model_path)
+    if phase not in model.phases:  # a usage error (exit status 2): say what the model has
+        why = f" ({model.unfitted[phase]})" if phase in model.unfitted else ""
+        raise click.BadParameter(f"the model has no submodel {phase!r}{why}; it has: {', '.join(model.phases)}",
+                                 param_hint="--phase")  # fmt: skip
+    dur = model.duration_ms(phase, data_bytes)
     if fmt == "json":
         click.echo(json.dumps({"dur_ms": dur if math.isfinite(dur) else None}))
     else:

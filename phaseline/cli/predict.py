@@ -103,18 +103,27 @@ def _scenario(profile: JobProfile, kw: dict[str, Any]) -> Scenario:
 
 
 def _inputs(kw: dict[str, Any]) -> tuple[JobProfile, PhaseDurationModel, Scenario]:
+    if kw["splits"] is not None and kw["split_bytes"] is not None:  # one sets the other: which one wins?
+        raise click.UsageError("give --splits or --split-bytes, not both (the one sets the other)")
     profile = merge_profiles([JobProfile.load(p) for p in kw["profiles"]])
     return profile, _load_platform(kw["platform"]), _scenario(profile, kw)
 
 
 def _model_names(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
     """``--model a,b`` as ``--model a --model b``; a name no model has is a usage error (exit status 2)."""
-    names = tuple(n.strip() for value in values for n in value.split(",") if n.strip())
+    names = tuple(dict.fromkeys(n.strip() for value in values for n in value.split(",") if n.strip()))  # once each
     known = core.models()
     unknown = [n for n in names if n != "all" and n not in known]
     if unknown:
         raise click.BadParameter(f"no model {', '.join(map(repr, unknown))}; the models: all, {', '.join(known)}")
     return names
+
+
+def _one_model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """One registered model's name; another is a usage error (exit status 2), as ``predict --model``'s."""
+    if value not in core.models():
+        raise click.BadParameter(f"no model {value!r}; the models: {', '.join(core.models())}")
+    return value
 
 
 def _run_models(
@@ -220,7 +229,8 @@ def _assumption_lines(rows: list[dict[str, Any]]) -> list[str]:
     metavar="EDIT",
     help="A change: KEY=VALUE (io.sort.mb=256, reduces=240, nodes=+4), 'compress map output', 'N more nodes'.",
 )
-@click.option("--model", "model_name", default="herodotou", show_default=True, help="Model that prices them.")
+@click.option("--model", "model_name", default="herodotou", show_default=True, callback=_one_model_name,
+              help="Model that prices them.")
 @format_option
 @handle_errors
 def whatif_cmd(sets: tuple[str, ...], model_name: str, fmt: str, **kw: Any) -> None:
