@@ -191,7 +191,8 @@ def jobs(store_dir: Path | None, fmt: str) -> None:
     """List the jobs in the store.
 
     ``duration_s`` is submit to finish, the job's makespan as `analyze` and `report` give it;
-    empty for a job whose history has no finish (a cut file), where `report` gives the span so far.
+    empty for a job whose history has no finish (a cut file, its status empty too), where
+    `analyze` and `report` give the span so far (to its last attempt's finish).
     """
     con = open_store(store_dir).connect()
     rel = con.sql(JOBS_SQL)
