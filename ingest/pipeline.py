@@ -241,6 +241,12 @@ def _read_file(work: _Work, batch: StagedBatch, timeout_s: float | None) -> File
         else:
             msg = f"{work.path}: {type(exc).__name__}: {exc}"
         return discard(SourceStatus.QUARANTINED, msg, staged.rows_by_table())
+    except Exception as exc:  # a reader's bug: this file is lost, not the whole batch
+        if isinstance(exc, OSError):
+            raise  # the machine's trouble (a disk error, a full disk), not the file's: stop
+        msg = (f"{work.path}: internal error while reading it ({type(exc).__name__}: {exc}); a phaseline bug: "
+               "please report it with this file")  # fmt: skip
+        return discard(SourceStatus.QUARANTINED, msg, staged.rows_by_table())
     finally:
         if use_alarm:
             signal.setitimer(signal.ITIMER_REAL, 0)

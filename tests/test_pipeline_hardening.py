@@ -212,3 +212,30 @@ def test_ingest_lines_name_each_archive_member(tmp_path: Path, store_dir: Path) 
     assert result.exit_code == 0, result.output
     lines = [line for line in result.output.splitlines() if line.startswith("landed")]
     assert [line.split()[1] for line in lines] == [f"{archive}!done/a.toy", f"{archive}!done/b.toy"]
+
+
+def read_buggy(path: Path, ctx: ReadContext) -> Iterator[Row]:
+    yield Row("jobs", {"job_id": "buggy"})
+    raise ValueError("a reader's bug")  # no phaseline error: what the fuzzers look for in real readers
+
+
+BUGGY = Format("buggy", lambda head, path: head.startswith(b"BUGGY"), read_buggy, "a reader with a bug")
+
+
+def test_a_readers_bug_loses_its_file_not_the_batch(
+    tmp_path: Path, store_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A jstack dump time of month 13 raised a ValueError out of the reader: the ingest stopped and every
+    # other file of the batch was lost.  Such a bug now quarantines its file only, saying what happened.
+    monkeypatch.setattr(pipeline, "detect", detect_among(BUGGY, TOY))
+    bad = tmp_path / "bad.trace"
+    bad.write_text("BUGGY\n")
+    good = tmp_path / "a.toy"
+    write(good, "j1,x")
+    summary = pipeline.ingest_paths([bad, good], Store(store_dir))
+    by_name = {Path(r.path).name: r for r in summary.results}
+    assert by_name["a.toy"].status == "landed"
+    assert by_name["bad.trace"].status == "quarantined"
+    assert "internal error while reading it (ValueError: a reader's bug); a phaseline bug" in (
+        by_name["bad.trace"].error or "")
+    assert job_ids(Store(store_dir)) == ["j1"]  # the buggy file's row before the error is not kept
