@@ -19,6 +19,7 @@ refused whole.
 
 from __future__ import annotations
 
+import errno
 import io
 import shutil
 import tarfile
@@ -151,9 +152,16 @@ def _extract_zip(path: Path, target: Path, max_bytes: int) -> Unpacked:
             name, dest = names.place(info.filename, rel)
             if not dest.resolve().is_relative_to(target.resolve()):
                 raise TraceParseError(path, f"archive member {info.filename!r} escapes the target directory")
-            dest.parent.mkdir(parents=True, exist_ok=True)
             try:
-                with zf.open(info) as src, open(dest, "wb") as dst:
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                dst = open(dest, "wb")  # noqa: SIM115 - closed below, after the copy
+            except OSError as exc:
+                if not _placement(exc):
+                    raise
+                out.members.append(Member(name, None, f"cannot be unpacked: {exc.strerror or exc}"))
+                continue
+            try:
+                with dst, zf.open(info) as src:
                     shutil.copyfileobj(src, dst)
             except _DAMAGE as exc:
                 dest.unlink(missing_ok=True)
@@ -161,6 +169,12 @@ def _extract_zip(path: Path, target: Path, max_bytes: int) -> Unpacked:
                 continue
             out.members.append(Member(name, dest))
     return out
+
+
+def _placement(exc: OSError) -> bool:
+    """An error of where a member would go (a name too long, a file where its directory would be),
+    not of the machine (a full disk): the member is not unpacked, the others are."""
+    return exc.errno in (errno.ENAMETOOLONG, errno.EEXIST, errno.ENOTDIR, errno.EISDIR)
 
 
 def _extract_tar(path: Path, target: Path, max_bytes: int) -> Unpacked:
@@ -187,7 +201,14 @@ def _extract_tar(path: Path, target: Path, max_bytes: int) -> Unpacked:
                     raise TraceParseError(path, f"archive unpacks to more than {max_bytes} bytes")
                 current = names.place(member.name, rel)
                 member.name = current[1].relative_to(target).as_posix()
-                tf.extract(member, target, filter="data")
+                try:
+                    tf.extract(member, target, filter="data")
+                except OSError as exc:
+                    if not _placement(exc):
+                        raise
+                    out.members.append(Member(current[0], None, f"cannot be unpacked: {exc.strerror or exc}"))
+                    current = None
+                    continue
                 out.members.append(Member(*current))
                 current = None
     except (*_DAMAGE, OSError) as exc:

@@ -7,6 +7,7 @@ path, an encrypted zip, a FIFO in a walked directory.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import tarfile
@@ -140,3 +141,30 @@ def test_walked_directories_skip_fifos_and_broken_links(tmp_path: Path) -> None:
     assert [p.name for p in pipeline.iter_files([tmp_path])] == ["a.jhist"]
     with pytest.raises(PhaselineError, match="not a regular file"):
         list(pipeline.iter_files([tmp_path / "pipe.jhist"]))
+
+
+@pytest.mark.parametrize("kind", ["zip", "tar"])
+def test_a_member_that_cannot_be_placed_is_quarantined_and_the_others_land(
+    fixtures_dir: Path, tmp_path: Path, kind: str
+) -> None:
+    # A file named like a directory another member needs ('done' and 'done/x'), and a 300-character
+    # name: each raised an OSError out of the unpacking that stopped the whole ingest
+    conf = (fixtures_dir / "linkedin-dr-elephant" / "history-done" / "job_1526555215992_0001_conf.xml").read_bytes()
+    members = [("done", b"not a trace"), ("done/job_1526555215992_0001_conf.xml", conf), ("x" * 300, conf),
+               ("ok/job_1526555215992_0001_conf.xml", conf + b"\n")]  # fmt: skip
+    archive = tmp_path / f"h.{kind}"
+    if kind == "zip":
+        with zipfile.ZipFile(archive, "w") as zf:
+            for name, data in members:
+                zf.writestr(name, data)
+    else:
+        with tarfile.open(archive, "w") as tf:
+            for name, data in members:
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                tf.addfile(info, io.BytesIO(data))
+    results = {r.path.split("!", 1)[1]: r for r in pipeline.ingest_paths([archive], Store(tmp_path / "s")).results}
+    assert results["ok/job_1526555215992_0001_conf.xml"].status == "landed"
+    for name in ("done/job_1526555215992_0001_conf.xml", "x" * 300):
+        assert results[name].status == "quarantined"
+        assert "cannot be unpacked" in (results[name].error or "")
