@@ -22,6 +22,7 @@ name in the store whatever version wrote it.  Raw names stay in ``events``.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -270,11 +271,19 @@ def _big_ints_as_text(value: Any) -> Any:
 
 def payload_json(payload: Any) -> str:
     """A decoded record as JSON text; an integer past 64 bits (a stdlib-decoded trace may hold
-    one in any field, e.g. a corrupted Rumen ``jobProperties`` value) is kept as its digits."""
+    one in any field, e.g. a corrupted Rumen ``jobProperties`` value) is kept as its digits.
+
+    What orjson refuses besides (nesting past 255 levels, a lone UTF-16 surrogate from a JSON
+    ``\\ud800`` escape) is written by the standard library (surrogates as ``\\u`` escapes)."""
     try:
         return orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS).decode()
     except TypeError:
-        return orjson.dumps(_big_ints_as_text(payload), option=orjson.OPT_NON_STR_KEYS).decode()
+        pass
+    kept = _big_ints_as_text(payload)
+    try:
+        return orjson.dumps(kept, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        return json.dumps(kept, default=str, separators=(",", ":"))
 
 
 def event_row(job_id: str | None, seq: int, event_type: str, ts_ms: int | None, payload: Any) -> Row:

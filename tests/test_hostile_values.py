@@ -168,3 +168,26 @@ def test_a_member_that_cannot_be_placed_is_quarantined_and_the_others_land(
     for name in ("done/job_1526555215992_0001_conf.xml", "x" * 300):
         assert results[name].status == "quarantined"
         assert "cannot be unpacked" in (results[name].error or "")
+
+
+def test_text_with_utf16_surrogates_lands_mended(fixtures_dir: Path, tmp_path: Path) -> None:
+    # A Java-escaped lone surrogate in a .properties value failed the Parquet write outside the reader
+    # (the whole ingest stopped); in a Rumen job name it failed the events payload.  A pair becomes its
+    # character, a lone half U+FFFD; every other file of the batch lands.
+    props = tmp_path / "conf.properties"
+    props.write_text("mapreduce.job.name=ab\\uD800cd\nmapreduce.job.tags=\\uD83D\\uDE00\n")
+    trace = json.loads((fixtures_dir / "apache-hadoop/hadoop-gridmix/wordcount.json").read_text())
+    trace["jobName"] = "Word\ud800Count"
+    trace["jobProperties"] = {"deep": json.loads("[" * 300 + "]" * 300)}  # past orjson's 255 levels
+    rumen = tmp_path / "trace.json"
+    rumen.write_text(json.dumps(trace))
+    good = fixtures_dir / "linkedin-dr-elephant/history-done/job_1526555215992_0001_conf.xml"
+    store = Store(tmp_path / "s")
+    results = pipeline.ingest_paths([props, rumen, good], store).results
+    assert [r.status for r in results] == ["landed"] * 3
+    con = store.connect()
+    values = dict(con.execute("SELECT key, value FROM conf WHERE key LIKE 'mapreduce.job.%' "
+                              "AND job_id LIKE 'props_%'").fetchall())  # fmt: skip
+    assert values == {"mapreduce.job.name": "ab\ufffdcd", "mapreduce.job.tags": "\U0001f600"}
+    assert con.execute("SELECT name FROM jobs WHERE job_id = 'job_201009241532_0001'").fetchone() == (
+        "Word\ufffdCount",)
