@@ -197,6 +197,9 @@ def parse_conf(
             line=target._line() + shift,
             hint="DTD/entity declarations are rejected to prevent entity-expansion and external-entity attacks",
         ) from exc
+    except (ValueError, LookupError) as exc:  # expat: an encoding it cannot decode (Big5, UTF-7, a bogus name)
+        raise TraceParseError(path, f"the XML declares an encoding the parser cannot read: {exc}",
+                              line=first_line, hint="job confs are written in UTF-8") from exc  # fmt: skip
     if target.root is None:
         raise TraceParseError(path, "no XML element found: empty job conf", line=first_line)
     return list(target.props.values())

@@ -329,3 +329,31 @@ def test_mutated_properties_raise_only_phaseline_errors(
     path.write_bytes(data.draw(mutations(seed)))
     error = read_checked(read_properties, path)
     assert error is None or str(path) in str(error)
+
+
+@pytest.mark.parametrize("encoding", ["Big5", "UTF-7", "bogus"])
+def test_a_conf_in_an_encoding_the_parser_cannot_read_is_refused_by_name(tmp_path: Path, encoding: str) -> None:
+    # expat raised a ValueError (or LookupError) that escaped the reader
+    path = tmp_path / "job_1_0001_conf.xml"
+    path.write_bytes(f'<?xml version="1.0" encoding="{encoding}"?>\n<configuration><property><name>a</name>'
+                     "<value>1</value></property></configuration>\n".encode())  # fmt: skip
+    with pytest.raises(TraceParseError, match="declares an encoding the parser cannot read") as info:
+        list(read_conf_xml(path, ReadContext(path)))
+    assert info.value.line == 1
+
+
+def test_an_embedded_conf_in_such_an_encoding_costs_only_itself(fixtures_dir: Path, tmp_path: Path) -> None:
+    from ingest.history_v1 import read_history_v1
+
+    src = fixtures_dir / "apache-hadoop-mapreduce/rumen-small-trace-test/sample-job-tracker-logs.gz"
+    text = gzip.decompress(src.read_bytes()).decode()
+    damaged = text.replace('encoding="UTF-8"', 'encoding="Big5"', 1)
+    assert damaged != text
+    path = tmp_path / "log.txt"
+    path.write_text(damaged)
+    ctx = ReadContext(path)
+    rows = list(read_history_v1(path, ctx))
+    (error,) = ctx.skipped
+    assert "declares an encoding the parser cannot read" in error.message
+    pristine = list(read_history_v1(src, ReadContext(src)))
+    assert len([r for r in rows if r.table == "jobs"]) == len([r for r in pristine if r.table == "jobs"]) == 4
