@@ -275,6 +275,9 @@ class _JhistReader:
                 raise self._error(f"the writer's schema is not JSON: {exc}", line_no, start) from None
             except BadEvent as exc:
                 raise self._error(f"the writer's schema is unusable: {exc}", line_no, start) from None
+            except (TypeError, AttributeError, KeyError, ValueError, RecursionError) as exc:  # not an Avro schema
+                raise self._error(f"the writer's schema is unusable: {type(exc).__name__}: {exc}", line_no,
+                                  start) from None  # fmt: skip
             return line_no, offset
         raise TraceTruncatedError(
             self.path, "the file ends before the writer's schema", line=line_no, offset=offset

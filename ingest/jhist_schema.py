@@ -14,6 +14,7 @@ type.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -117,17 +118,24 @@ def _bad(v: Any, name: str, expected: str) -> BadEvent:
 
 
 def opt_int(v: Any, name: str) -> int | None:
-    """An Avro int/long field's value, or None when absent/null."""
-    if type(v) is int or v is None:
-        return v
+    """An Avro int/long field's value, or None when absent/null; one past 64 bits is a :class:`BadEvent`."""
+    if v is None or (type(v) is int and _INT64_MIN <= v <= _INT64_MAX):
+        return v  # (the usual case, first)
     v = _lenient(v)
-    if type(v) is int or v is None:
-        return v
-    if type(v) is float and v.is_integer():
-        return int(v)
-    if type(v) is str and v.strip().lstrip("-").isdigit():
-        return int(v)
-    raise _bad(v, name, "a number")
+    if v is None:
+        return None
+    number: int | None = None
+    if type(v) is int:
+        number = v
+    elif (type(v) is float and v.is_integer()) or (type(v) is str and _DECIMAL.fullmatch(v.strip())):
+        number = int(v)
+    if number is None or not _INT64_MIN <= number <= _INT64_MAX:
+        raise _bad(v, name, "a 64-bit integer")
+    return number
+
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_DECIMAL = re.compile(r"-?[0-9]{1,19}")  # (not str.isdigit: it takes '²', which int() refuses)
 
 
 def opt_str(v: Any, name: str) -> str | None:

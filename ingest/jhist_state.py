@@ -273,13 +273,14 @@ def _counter_entries(counters: Any) -> Iterator[tuple[str, str, int]]:
             for c in g["counts"]:
                 name = c["name"]
                 value = c["value"]
-                if type(name) is not str or type(value) is not int:
+                if type(name) is not str or type(value) is not int or not _INT64_MIN <= value <= _INT64_MAX:
                     name, value = checked_counter(group, c)
                 yield group, name, value
     except (KeyError, TypeError) as exc:
         raise BadEvent(f"counters are not a JhCounters record ({exc!r})") from None
 
 
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1  # (orjson reads integers up to 2**64 - 1)
 _STR_ONLY = frozenset((str,))
 _INT_ONLY = frozenset((int,))
 _name_of = itemgetter("name")
@@ -310,7 +311,11 @@ def _counter_columns(counters: Any) -> tuple[list[str], list[int], list[str], li
         else:
             names = list(map(_name_of, counts))
             values = list(map(_value_of, counts))
-            if _STR_ONLY.issuperset(map(type, names)) and _INT_ONLY.issuperset(map(type, values)):
+            if (
+                _STR_ONLY.issuperset(map(type, names))
+                and _INT_ONLY.issuperset(map(type, values))
+                and (not values or (min(values) >= _INT64_MIN and max(values) <= _INT64_MAX))
+            ):
                 return groups, sizes, names, values
     except (KeyError, TypeError):
         pass  # the slow path below raises the error, with the message it always had

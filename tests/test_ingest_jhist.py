@@ -561,3 +561,41 @@ def test_an_event_with_an_unreadable_field_is_skipped_and_named(jhists: list[Pat
     result = ingest_paths([copy], Store(tmp_path / "store")).results[0]
     assert result.status == "partial"
     assert f"1 unreadable record skipped (line {at + 1})" in (result.error or "")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        (b'"submitTime":1526555642677', b'"submitTime":"\xc2\xb2"', "submitTime is str '\u00b2', expected a 64-bit integer"),
+        (b'"value":117831', b'"value":18446744073709551615', "value is int '18446744073709551615', expected a 64-bit"),
+        (b'"finishTime":1526555653236', b'"finishTime":1e300', "finishTime is float"),
+    ],
+)
+def test_a_number_no_64_bit_column_holds_skips_its_event(
+    jhists: list[Path], tmp_path: Path, old: bytes, new: bytes, message: str
+) -> None:
+    # A superscript digit passed str.isdigit() and int() refused it; a counter of 2**64 - 1 (orjson reads
+    # up to there) overflowed the task counters' array; a time of 1e300 failed the events schema.  Each
+    # escaped the reader, or failed the write, losing the file: now the event is skipped and named.
+    src = _fixture(jhists, "linkedin-dr-elephant/history-done/job_1526555215992_0001")
+    data = src.read_bytes()
+    assert old in data
+    path = tmp_path / "bad.jhist"
+    path.write_bytes(data.replace(old, new, 1))
+    ctx = ReadContext(path)
+    list(read_jhist(path, ctx))
+    (error,) = ctx.skipped
+    assert message in error.message
+    result = ingest_paths([path], Store(tmp_path / "store")).results[0]
+    assert result.status == "partial"
+
+
+def test_a_writer_schema_of_the_wrong_shape_is_named(jhists: list[Path], tmp_path: Path) -> None:
+    lines = _fixture(jhists, "job_1526555215992_0002").read_bytes().splitlines(keepends=True)
+    path = tmp_path / "bad.jhist"
+    schema = json.loads(lines[1])
+    schema["fields"].append({"name": ["x"], "type": "string"})  # a field name that is a list
+    path.write_bytes(b"".join([lines[0], json.dumps(schema).encode() + b"\n", *lines[2:]]))
+    with pytest.raises(TraceParseError, match="the writer's schema is unusable: TypeError") as info:
+        list(read_jhist(path, ReadContext(path)))
+    assert info.value.line == 2
