@@ -356,25 +356,38 @@ def _match_fetchers_by_bytes(
             left[opts[0]] -= fetched[key]
     order = sorted(contested, key=lambda k: -fetched[k])
     choice: dict[str, str] = {}
-    budget = [_MAX_SEARCH]
+    involved = {x for k in contested for x in options[k]}
 
-    def place(i: int) -> bool:
-        budget[0] -= 1
-        if budget[0] < 0:
-            return False
-        if i == len(order):
-            return all(left[a] == 0 for a in {x for k in contested for x in options[k]})
-        key = order[i]
-        for attempt in options[key]:
-            if left[attempt] >= fetched[key]:
-                left[attempt] -= fetched[key]
-                choice[key] = attempt
-                if place(i + 1):
+    def search() -> bool:
+        """Depth-first over ``order``: each fetcher to a reduce with bytes left for it, until every
+        involved reduce's shuffled bytes are used up exactly (at most ``_MAX_SEARCH`` steps).  An
+        explicit stack: one level per fetcher, and a JVM may run thousands of them."""
+        n, budget = len(order), _MAX_SEARCH - 1
+        tried = [0] * (n + 1)  # the next option to try at each depth
+        i = 0
+        while budget >= 0:
+            if i == n:
+                if all(left[a] == 0 for a in involved):
                     return True
-                left[attempt] += fetched[key]
+            else:
+                key, opts = order[i], options[order[i]]
+                while tried[i] < len(opts) and left[opts[tried[i]]] < fetched[key]:
+                    tried[i] += 1
+                if tried[i] < len(opts):  # place it there, go one deeper
+                    choice[key] = opts[tried[i]]
+                    tried[i] += 1
+                    left[choice[key]] -= fetched[key]
+                    i += 1
+                    tried[i] = 0
+                    budget -= 1
+                    continue
+            if i == 0:  # nothing left to try
+                return False
+            i -= 1  # back up: undo this depth's placement, try its next option
+            left[choice[order[i]]] += fetched[order[i]]
         return False
 
-    if place(0):
+    if search():
         bound.update(choice)
         ctx.notes.append(f"{len(order)} fetcher threads matched to parallel reduces by shuffled bytes")
     else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -511,3 +512,42 @@ def test_an_unreadable_run_json_counter_is_skipped_and_named(tmp_path: Path, bad
     result = ingest_paths([path], Store(tmp_path / "store")).results[0]
     assert result.status == "partial"
     assert "1 unreadable record skipped, " in (result.error or "")
+
+
+def _parallel_reduces_log(lens: list[int], owner: list[int]) -> str:
+    """A LocalJobRunner log of two reduces running at once, their local fetchers' threads named by no
+    reduce: fetcher k shuffles ``lens[k]`` bytes for reduce ``owner[k]`` (what the matching must find)."""
+    head = "2026-11-21 13:23:{s:02d},{ms:03d} INFO  [{thread}] [tid:{tid}] org.apache.hadoop."
+    out = [head.format(s=0, ms=0, thread=f"pool-1-thread-{r + 1}", tid=10 + r)
+           + f"mapred.LocalJobRunner: Starting task: attempt_local1_0001_r_00000{r}_0" for r in (0, 1)]
+    for k, n in enumerate(lens):
+        out.append(head.format(s=1 + k // 1000, ms=k % 1000, thread=f"localfetcher#{k}", tid=1000 + k)
+                   + f"mapreduce.task.reduce.LocalFetcher: localfetcher#{k} about to shuffle output of map "
+                   f"attempt_local1_0001_m_{k:06d}_0 decomp: {n} len: {n} to MEMORY")
+    for r in (0, 1):
+        total = sum(n for n, o in zip(lens, owner, strict=True) if o == r)
+        out += [head.format(s=59, ms=0, thread=f"pool-1-thread-{r + 1}", tid=10 + r)
+                + f"mapred.Task: Final Counters for attempt_local1_0001_r_00000{r}_0: Counters: 1",
+                "\tMap-Reduce Framework", f"\t\tReduce shuffle bytes={total}"]
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("lens", "owner"),
+    [
+        ([100, 50, 20, 9, 3, 1], [0, 1, 0, 1, 0, 1]),  # one assignment: 100 + 20 + 3 and 50 + 9 + 1
+        ([10] * 1200, [k % 2 for k in range(1200)]),  # 1,200 fetchers: a recursion 1,200 deep had overflowed
+    ],
+)
+def test_fetchers_of_parallel_reduces_are_matched_by_bytes(tmp_path: Path, lens: list[int], owner: list[int]) -> None:
+    path = tmp_path / "job.log"
+    path.write_text(_parallel_reduces_log(lens, owner))
+    rows, ctx = _read(path)
+    assert f"{len(lens)} fetcher threads matched to parallel reduces by shuffled bytes" in ctx.notes
+    fetched = Counter()
+    for e in table(rows, "attempt_events"):
+        if e["kind"] == "fetch_start":
+            fetched[e["attempt_id"]] += e["bytes"]
+    for r in (0, 1):
+        assert fetched[f"attempt_local1_0001_r_00000{r}_0"] == sum(
+            n for n, o in zip(lens, owner, strict=True) if o == r)
