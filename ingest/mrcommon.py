@@ -62,6 +62,8 @@ def done_file_fields(name: str) -> dict[str, Any] | None:
     ('Tera-Sort 2', 'root.default', 76, 1756058297641)
     >>> done_file_fields("job_1_0001_1.jhist") is None
     True
+    >>> done_file_fields("job_1_2-1-u-n-2-%2D%2D2-99999999999999999999-SUCCEEDED-q-1.jhist")["maps"] is None  # not '--2'
+    True
     """
     base = name.rsplit("/", 1)[-1]
     if not base.endswith(".jhist") or DONE_FILE_NAME.fullmatch(base) is None:
@@ -70,11 +72,14 @@ def done_file_fields(name: str) -> dict[str, Any] | None:
     for key, raw in zip(_DONE_FIELDS, base.removesuffix(".jhist").split("-"), strict=False):
         value = unquote_plus(raw)
         if key in _DONE_NUMBERS:
-            fields[key] = int(value) if value.lstrip("-").isdigit() and int(value) >= 0 else None
+            # a count or time: 0 .. 2**63 - 1 in at most 19 digits ('-1', '--2', '²', or more digits: unknown)
+            fields[key] = int(value) if _COUNT.fullmatch(value) and int(value) <= INT64_MAX else None
         else:
             fields[key] = value or None
     return fields
 
+
+_COUNT = re.compile(r"[0-9]{1,19}")
 
 #: Hadoop 0.20/1.x counter group names -> the 2.x names (Hadoop 2 ``AbstractCounters.legacyMap``).
 LEGACY_COUNTER_GROUPS: dict[str, str] = {
