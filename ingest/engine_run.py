@@ -75,6 +75,13 @@ def run_job_id(path: Path, ctx: ReadContext) -> str | None:
     return ctx.job_id_hint
 
 
+def _str_or_none(doc: dict[str, Any], key: str, path: Path) -> str | None:
+    value = doc.get(key)
+    if value is not None and not isinstance(value, str):
+        raise TraceParseError(path, f"run.json {key!r} must be a string, got {str(value)[:40]!r}")
+    return value
+
+
 def _int_or_none(value: Any, path: Path, what: str) -> int | None:
     if value is None:
         return None
@@ -107,18 +114,22 @@ def read_engine_run(path: Path, ctx: ReadContext) -> Iterator[Row]:
     ctx.job_id_hint = job_id
     ctx.events_read += 1
     yield Row("jobs", {
-        "job_id": job_id, "name": run.get("job_name"), "user": run.get("user"),
-        "status": normalize_status(run.get("status")),
+        "job_id": job_id, "name": _str_or_none(run, "job_name", path), "user": _str_or_none(run, "user", path),
+        "status": normalize_status(_str_or_none(run, "status", path)),
         "submit_ms": _int_or_none(run.get("submit_ms"), path, "submit_ms"),
         "launch_ms": _int_or_none(run.get("launch_ms"), path, "launch_ms"),
         "finish_ms": _int_or_none(run.get("finish_ms"), path, "finish_ms"),
         "total_maps": _int_or_none(params.get("maps"), path, "params.maps"),
         "total_reduces": _int_or_none(params.get("reduces"), path, "params.reduces"),
-        "uberized": False, "hadoop_version": run.get("hadoop_version"), "source_format": RUN_FORMAT,
+        "uberized": False, "hadoop_version": _str_or_none(run, "hadoop_version", path), "source_format": RUN_FORMAT,
     })
     yield from _counter_rows(job_id, run.get("counters") or {}, CounterScope.JOB_TOTAL.value, None, path, ctx)
     for task in tasks:
-        task_id = task.get("task_id")
+        try:
+            task_id = _str_or_none(task, "task_id", path)
+        except TraceParseError as exc:  # that task's counters are skipped, the others land
+            skip_record(ctx, exc)
+            continue
         yield from _counter_rows(job_id, task.get("counters") or {}, CounterScope.TASK.value, task_id, path, ctx)
     summary = {k: v for k, v in run.items() if k not in ("counters",)}
     yield event_row(job_id, 0, "engine_run", _int_or_none(run.get("wall_start_ms"), path, "wall_start_ms"), summary)

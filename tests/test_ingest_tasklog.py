@@ -551,3 +551,30 @@ def test_fetchers_of_parallel_reduces_are_matched_by_bytes(tmp_path: Path, lens:
     for r in (0, 1):
         assert fetched[f"attempt_local1_0001_r_00000{r}_0"] == sum(
             n for n, o in zip(lens, owner, strict=True) if o == r)
+
+
+@pytest.mark.parametrize(("key", "value"), [("status", 5), ("job_name", {"a": 1}), ("user", [1])])
+def test_a_run_json_field_of_the_wrong_type_is_named(tmp_path: Path, key: str, value: object) -> None:
+    # An int status raised AttributeError ('int' object has no attribute 'strip') out of the reader
+    src = Path(__file__).parents[1] / "sample_traces" / "bench-8mb-sel1.0" / "run.json"
+    doc = json.loads(src.read_text())
+    doc[key] = value
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(TraceParseError, match=f"run.json '{key}' must be a string"):
+        list(read_engine_run(path, ReadContext(path)))
+
+
+def test_a_run_json_task_id_of_the_wrong_type_skips_that_tasks_counters(tmp_path: Path) -> None:
+    src = Path(__file__).parents[1] / "sample_traces" / "bench-8mb-sel1.0" / "run.json"
+    doc = json.loads(src.read_text())
+    group = "org.apache.hadoop.mapreduce.TaskCounter"
+    doc["tasks"] = [{"task_id": 5, "counters": {group: {"MAP_INPUT_RECORDS": 1}}},
+                    {"task_id": "task_local1_0001_m_000001", "counters": {group: {"MAP_INPUT_RECORDS": 2}}}]
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(doc))
+    ctx = ReadContext(path)
+    rows = list(read_engine_run(path, ctx))
+    assert [e.message for e in ctx.skipped] == ["run.json 'task_id' must be a string, got '5'"]
+    tasks = [c for c in table(rows, "counters") if c["scope"] == "task"]
+    assert [(c["task_id"], c["value"]) for c in tasks] == [("task_local1_0001_m_000001", 2)]
