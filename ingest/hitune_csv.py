@@ -46,7 +46,7 @@ import orjson
 from ingest.base import ReadContext, Row, iter_lines
 from ingest.counters_map import task_type
 from ingest.formats import Format
-from ingest.mrcommon import counter_row, int64
+from ingest.mrcommon import INT64_MAX, counter_row, int64
 from ingest.samples_hitune import malformed_row, normalize_state
 from phaseline.schemas import CounterScope, TaskType, ThreadState, normalize_status
 
@@ -89,7 +89,7 @@ _JOB_BYTE_COUNTERS = tuple(name for group, name in COUNTERS.values() if group ==
 _STATE_TASK_TYPE = {"setup": TaskType.SETUP.value, "cleanup": TaskType.CLEANUP.value}
 METRIC_CATEGORIES = {"cpu": "sar"}
 _ESCAPE = re.compile(r"\\(.)")
-_SAR_INTERVAL = re.compile(r"sar\s+-\w+\s+(\d+)")
+_SAR_INTERVAL = re.compile(r"sar\s+-\w+\s+(\d{1,9})\b")
 _IDLE_STATES = frozenset({ThreadState.BLOCKED, ThreadState.WAITING, ThreadState.TIMED_WAITING})
 _SKIP_METRIC_FIELDS = frozenset({"Timestamp", "capp", "category", "csource", "ctags", "hostName", "processName"})
 
@@ -134,6 +134,14 @@ def _int(text: str) -> int | None:
 def _required_int(text: str) -> int:
     """A field that must hold an integer that fits 64 bits (``ValueError`` otherwise)."""
     return int64(int(text), repr(text[:40]))
+
+
+def _time_or_none(text: str) -> int | None:
+    """A record's time for its event row, or None when it is none (empty, not digits, past 64 bits)."""
+    try:
+        return _int(text)
+    except ValueError:
+        return None
 
 
 def _float(text: str) -> float | None:
@@ -187,8 +195,9 @@ def _instruments(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Ro
             name = f[idx["breakdown_name"]]
             if kind == "state":
                 name = normalize_state(name)
-        except ValueError as exc:
-            yield malformed_row(ctx, line_no, f"bad value: {exc}", line)
+        except (ValueError, KeyError) as exc:  # (KeyError: the header lacks the column)
+            yield malformed_row(ctx, line_no, f"bad value: {exc}" if isinstance(exc, ValueError)
+                                else f"no column {exc} in the header", line)  # fmt: skip
             return
         key = tuple(f)
         if key in seen:
@@ -210,8 +219,8 @@ def _instruments(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Ro
 
     yield from _data_rows(path, ctx, header, breakdown)
     for g in groups.values():
-        busy = g.states.get(ThreadState.RUNNABLE.value, 0)
-        idle = sum(n for s, n in g.states.items() if s in _IDLE_STATES)
+        busy = min(g.states.get(ThreadState.RUNNABLE.value, 0), INT64_MAX)  # (a sum of checked counts)
+        idle = min(sum(n for s, n in g.states.items() if s in _IDLE_STATES), INT64_MAX)
         yield Row(
             "vertex_instances",
             {
@@ -241,7 +250,7 @@ def _metrics(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Row]:
             return
         category = rec.get("category") or "cpu"
         m = _SAR_INTERVAL.search(rec.get("capp", ""))
-        interval = int(m.group(1)) * 1000 if m else None
+        interval = int(m.group(1)) * 1000 if m else None  # (at most 9 digits: no 64-bit overflow)
         host = rec.get("hostName") or rec.get("csource") or None
         device = rec.get("processName") or "all"
         rows = []
@@ -329,7 +338,7 @@ def _history(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Row]:
             "events",
             {
                 "job_id": _job_of(ident), "seq": line_no, "event_type": f"hitune:{path.stem}",
-                "ts_ms": int(start) if start.isdigit() else None, "payload_json": orjson.dumps(rec).decode(),
+                "ts_ms": _time_or_none(start), "payload_json": orjson.dumps(rec).decode(),
             },
         )
 

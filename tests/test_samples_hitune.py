@@ -191,3 +191,40 @@ def test_a_number_past_64_bits_is_one_malformed_record_not_a_lost_file(
     assert con.execute("SELECT count(*) FROM vertex_breakdown").fetchone() == (n - 1,)
     notes = [n for r in summary.results for n in r.notes]
     assert any("does not fit in 64 bits" in n for n in notes)
+
+
+def test_hitune_rows_that_raised_out_of_the_reader_are_kept(fixtures_dir: Path, tmp_path: Path) -> None:
+    # Found by an exception audit, each on a real HiTune file: a header without the attempt_id column
+    # (KeyError), a START_TIME of '²' (str.isdigit took it, int() refused), two state counts summing past
+    # 64 bits (the write failed).  Each had lost its file.
+    folder = fixtures_dir / "intel-hitune" / "visual_report_example"
+    lines = (folder / "instruments_map.csv").read_text().splitlines()
+    renamed = tmp_path / "a" / "instruments_map.csv"
+    renamed.parent.mkdir()
+    renamed.write_text("\n".join([lines[0].replace("attempt_id", "attempt"), *lines[1:4]]) + "\n")
+    header = lines[0].split(",")
+    first = lines[1].split(",")
+    big = []
+    for state in ("RUNNABLE", "RUNNABLE"):
+        f = list(first)
+        f[header.index("breakdown_type")], f[header.index("breakdown_name")] = "state", state
+        f[header.index("breakdown_count")] = str(2**62 + len(big))
+        big.append(",".join(f))
+    summed = tmp_path / "b" / "instruments_map.csv"
+    summed.parent.mkdir()
+    summed.write_text("\n".join([lines[0], *big]) + "\n")
+    task_lines = (folder / "MapTask.csv").read_text().splitlines()
+    t_header = task_lines[0].split(",")
+    t = task_lines[1].split(",")
+    t[t_header.index("START_TIME")] = "\u00b2"
+    odd_time = tmp_path / "c" / "MapTask.csv"
+    odd_time.parent.mkdir()
+    odd_time.write_text("\n".join([task_lines[0], ",".join(t), *task_lines[2:5]]) + "\n")
+    store = Store(tmp_path / "s")
+    summary = ingest_paths([renamed, summed, odd_time], store)
+    assert [r.status for r in summary.results] == ["landed"] * 3
+    assert summary.results[0].unknown == {"malformed": 3}
+    con = store.connect()
+    assert con.execute("SELECT busy_samples FROM vertex_instances").fetchall() == [(2**63 - 1,)]  # clamped
+    assert summary.results[2].unknown == {"malformed": 1}  # the row with the odd time, kept as malformed
+    assert con.execute("SELECT count(*) FROM tasks").fetchone() == (3,)  # and the other three
