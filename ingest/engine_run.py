@@ -97,6 +97,8 @@ def read_engine_run(path: Path, ctx: ReadContext) -> Iterator[Row]:
         run = json.loads(text)
     except json.JSONDecodeError as exc:
         raise TraceParseError(path, f"run.json is not valid JSON: {exc.msg}", line=exc.lineno) from None
+    except (ValueError, RecursionError) as exc:  # a number past 4,300 digits; nesting past the stack
+        raise TraceParseError(path, f"run.json is not valid JSON: {type(exc).__name__}: {exc}") from None
     if not isinstance(run, dict) or run.get("format") != RUN_FORMAT:
         raise TraceParseError(path, f"not a {RUN_FORMAT} file (no matching 'format' field)")
     missing = [key for key in _REQUIRED if key not in run]

@@ -115,7 +115,7 @@ class _Response:
             raise self.fail(f"{what} is a boolean, not a number")
         if isinstance(value, float) and value.is_integer():
             value = int(value)
-        if isinstance(value, str) and re.fullmatch(r"-?\d+", value.strip()):
+        if isinstance(value, str) and re.fullmatch(r"-?[0-9]{1,19}", value.strip()):  # (more digits: no int64)
             value = int(value)
         if not isinstance(value, int) or not INT64_MIN <= value <= INT64_MAX:
             raise self.fail(f"{what} = {str(value)[:40]!r} is not a 64-bit integer")

@@ -200,6 +200,16 @@ def iter_json_objects(
                 pos += 1
                 continue
             raise TraceParseError(path, "JSON nested too deeply", line=line) from exc
+        except ValueError as exc:  # not a JSONDecodeError: a number past Python's 4,300-digit limit
+            if resyncing:
+                pos += 1
+                continue
+            error = TraceParseError(path, f"malformed JSON: {exc}", line=line)
+            if ctx is None or top is None:
+                raise error from exc
+            skip_record(ctx, error)
+            pos, resyncing = pos + 1, True
+            continue
         if resyncing and (top is None or not top(value)):
             pos += 1  # a nested value of the malformed one: look further
             continue

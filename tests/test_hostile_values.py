@@ -191,3 +191,23 @@ def test_text_with_utf16_surrogates_lands_mended(fixtures_dir: Path, tmp_path: P
     assert values == {"mapreduce.job.name": "ab\ufffdcd", "mapreduce.job.tags": "\U0001f600"}
     assert con.execute("SELECT name FROM jobs WHERE job_id = 'job_201009241532_0001'").fetchone() == (
         "Word\ufffdCount",)
+
+
+def test_a_number_past_pythons_4300_digit_limit_is_named_not_an_internal_error(tmp_path: Path) -> None:
+    # int() refuses more than 4,300 digits with a plain ValueError (not a JSONDecodeError): it escaped the
+    # Rumen, REST and run.json readers.  Each now names the value as unreadable.
+    digits = "7" * 5000
+    rumen = tmp_path / "trace.json"
+    rumen.write_text('{"jobID": "job_1_0001", "submitTime": ' + digits + '}\n{"jobID": "job_1_0002"}\n')
+    rest = tmp_path / "rest.json"
+    rest.write_text(json.dumps({"jobs": {"job": [{"id": "job_1_0003", "submitTime": digits},
+                                                 {"id": "job_1_0004"}]}}))  # fmt: skip
+    run = tmp_path / "run" / "run.json"
+    run.parent.mkdir()
+    run.write_text('{"format": "phaseline-engine-run", "version": 1, "job_id": "j", "submit_ms": ' + digits + "}")
+    results = pipeline.ingest_paths([rumen, rest, run], Store(tmp_path / "s")).results
+    assert [r.status for r in results] == ["partial", "partial", "quarantined"]
+    assert "malformed JSON: Exceeds the limit (4300 digits)" in (results[0].error or "")
+    assert "job_1_0003.submitTime = '777" in (results[1].error or "")
+    assert "run.json is not valid JSON: ValueError" in (results[2].error or "")
+    assert not [r for r in results if "internal error" in (r.error or "")]
