@@ -66,6 +66,7 @@ import enum
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from ingest.mrcommon import INT64_MAX, INT64_MIN
 from ingest.tasklog_patterns import EventKind, TaskEvent
 from phaseline.schemas import Phase
 
@@ -266,7 +267,7 @@ def _spills(events: Sequence[TaskEvent], main: tuple[str | None, int | None] | N
         elif ev.kind is EventKind.SPILL_RECORDS and starts:
             starts[-1][2] = ev.records
         elif ev.kind is EventKind.SPILL_FINISH:
-            finishes.setdefault(int(ev.field("index") or 0), ev)
+            finishes.setdefault(_field_int(ev, "index") or 0, ev)
     out = []
     for i, (t0, nbytes, nrec) in enumerate(starts):
         fin = finishes.get(i)
@@ -276,8 +277,22 @@ def _spills(events: Sequence[TaskEvent], main: tuple[str | None, int | None] | N
 
 
 def _sum(values: Sequence[int | None]) -> int | None:
+    """The sum of the known values (None: none known, or a sum past 64 bits, which only corrupt sizes give)."""
     present = [v for v in values if v is not None]
-    return sum(present) if present else None
+    if not present:
+        return None
+    total = sum(present)
+    return total if INT64_MIN <= total <= INT64_MAX else None
+
+
+def _field_int(ev: TaskEvent, key: str) -> int | None:
+    """An integer a log line names (``len: 1234``), None when absent or no 64-bit integer."""
+    text = ev.field(key)
+    try:
+        value = int(text) if text else None
+    except ValueError:  # (past Python's 4,300-digit limit)
+        return None
+    return value if value is None or INT64_MIN <= value <= INT64_MAX else None
 
 
 def derive_phases(
@@ -414,7 +429,7 @@ def _reduce_phases(
                                                                EventKind.FINAL_MERGE_MEMORY)])
     shuffle_bytes = counters.get((TASK, "REDUCE_SHUFFLE_BYTES"))
     if shuffle_bytes is None:
-        shuffle_bytes = _sum([int(e.field("len") or 0) for e in fetches])
+        shuffle_bytes = _sum([_field_int(e, "len") or 0 for e in fetches])
     data = {
         Phase.SHUFFLE.value: (shuffle_bytes, counters.get((TASK, "REDUCE_INPUT_RECORDS"))),
         Phase.SORT.value: (final_bytes, counters.get((TASK, "REDUCE_INPUT_RECORDS"))),

@@ -110,6 +110,9 @@ def parse_records(lines: Iterable[tuple[int, str]], path: Path, ctx: ReadContext
             ))
             return None
         tid = head["tid"]
+        if tid and len(tid) > 19:  # no 64-bit thread id (and int() refuses past 4,300 digits)
+            skip_record(ctx, TraceParseError(path, f"thread id {tid[:40]}... does not fit in 64 bits", line=head_no))
+            return None
         return LogRecord(
             head_no, ts_ms, head["level"], head["thread"], int(tid) if tid else None, head["logger"],
             head["msg"], tuple(extra),
@@ -308,13 +311,14 @@ def _readable(records: list[LogRecord], path: Path, ctx: ReadContext) -> tuple[l
     kept: list[LogRecord] = []
     events: list[TaskEvent] = []
     for rec in records:
-        ev = classify(rec)
         try:
+            ev = classify(rec)
             for number in (ev.bytes, ev.records, ev.segments, ev.thread_id):
                 if number is not None:
                     check_int64(number, path, f"a number in a {ev.kind.value} line", ev.line_no)
-        except TraceParseError as exc:
-            skip_record(ctx, exc)
+        except (TraceParseError, ValueError) as exc:  # (ValueError: a number past 4,300 digits)
+            skip_record(ctx, exc if isinstance(exc, TraceParseError) else TraceParseError(
+                path, f"a number in the line cannot be read: {exc}", line=rec.line_no))  # fmt: skip
             ctx.events_read -= 1  # counted as read when its lines were grouped (read_records)
             continue
         kept.append(rec)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -578,3 +579,26 @@ def test_a_run_json_task_id_of_the_wrong_type_skips_that_tasks_counters(tmp_path
     assert [e.message for e in ctx.skipped] == ["run.json 'task_id' must be a string, got '5'"]
     tasks = [c for c in table(rows, "counters") if c["scope"] == "task"]
     assert [(c["task_id"], c["value"]) for c in tasks] == [("task_local1_0001_m_000001", 2)]
+
+
+def test_numbers_no_column_holds_in_a_shuffle_log_cost_only_their_line(fixtures_dir: Path, tmp_path: Path) -> None:
+    # TeraSort's real reduce container: a merge line's byte count of 5,000 digits (int() refuses it: a
+    # ValueError had escaped the reader) is skipped and named; a fetch 'len' of 5,000 digits (kept as text
+    # in the line's fields) and fetches whose lens sum past 64 bits leave the shuffle's size unknown.
+    files = _container_files(fixtures_dir, REDUCE_CONTAINER)
+    shuffle = files["syslog.shuffle"].splitlines()
+    at = next(i for i, ln in enumerate(shuffle) if re.search(r"Merging \d+ files, \d+ bytes from disk", ln))
+    shuffle[at] = re.sub(r"files, \d+ bytes", "files, " + "7" * 5000 + " bytes", shuffle[at])
+    fetches = [i for i, ln in enumerate(shuffle) if "about to shuffle output" in ln]
+    shuffle[fetches[0]] = re.sub(r"len: \d+", "len: " + "9" * 5000, shuffle[fetches[0]])
+    for i in fetches[1:3]:
+        shuffle[i] = re.sub(r"len: \d+", f"len: {2**63 - 1}", shuffle[i])
+    syslog = files["syslog"].splitlines()
+    where = tmp_path / REDUCE_CONTAINER
+    where.mkdir()
+    (where / "syslog").write_text("\n".join(syslog) + "\n")
+    (where / "syslog.shuffle").write_text("\n".join(shuffle) + "\n")
+    (result,) = ingest_paths([where / "syslog"], Store(tmp_path / "s")).results
+    assert result.status == "partial"
+    assert f"1 unreadable record skipped (line {at + 1})" in (result.error or "")
+    assert "a number in the line cannot be read: Exceeds the limit (4300 digits)" in (result.error or "")
