@@ -421,3 +421,19 @@ def test_plain_output_cut_short_lands_as_partial(fixtures_dir: Path, tmp_path: P
     assert "ends after" in ctx.cut.message
     assert [r for r in rows if r.table == "attempts"]
     assert ingest_paths([path], Store(tmp_path / "store")).results[0].status == "partial"
+
+
+def test_numbers_no_column_holds_leave_their_field_unknown(fixtures_dir: Path, tmp_path: Path) -> None:
+    # A split count past 64 bits failed the jobs table's write; a LogLength of 5,000 digits raised a
+    # ValueError out of the reader.  Both lost the file; now the value is unknown and the rest lands.
+    text = _raw(fixtures_dir, TERASORT)
+    damaged = re.sub(r"Number of splits = \d+", "Number of splits = " + "9" * 25, text, count=1)
+    damaged = re.sub(r"LogLength:\d+", "LogLength:" + "8" * 5000, damaged, count=1)
+    assert damaged.count("9" * 25) == 1
+    assert damaged.count("8" * 5000) == 1
+    path = tmp_path / "app.txt"
+    path.write_text(damaged)
+    rows, _ = _rows_and_ctx(path)
+    (job,) = [r.values for r in rows if r.table == "jobs"]
+    assert job["total_maps"] is None
+    assert ingest_paths([path], Store(tmp_path / "store")).results[0].status == "landed"
