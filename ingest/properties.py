@@ -132,8 +132,9 @@ def _counter_map(text: str, path: Path, line: int, group: str, ctx: ReadContext)
             if e is None:
                 raise TraceParseError(path, f"counter group {group!r}: malformed entry {item[:60]!r}", line=line)
             out.append((e.group(1).strip(), check_int64(int(e.group(2)), path, f"{group}.{e.group(1)}", line)))
-        except TraceParseError as exc:
-            skip_record(ctx, exc)
+        except ValueError as exc:  # (a TraceParseError, or int() past 4,300 digits)
+            skip_record(ctx, exc if isinstance(exc, TraceParseError) else TraceParseError(
+                path, f"counter group {group!r}: {item[:40]!r}...: {exc}", line=line))  # fmt: skip
     return out
 
 

@@ -284,6 +284,17 @@ def test_a_malformed_counter_entry_is_skipped_and_its_group_kept(fixtures_dir: P
     assert ingest_paths([path], Store(tmp_path / "store")).results[0].status == "partial"
 
 
+def test_a_counter_of_5000_digits_is_skipped_and_its_group_kept(tmp_path: Path) -> None:
+    # int() refuses more than 4,300 digits: its ValueError had escaped the reader
+    path = tmp_path / "c.properties"
+    path.write_text("org.apache.hadoop.mapreduce.TaskCounter={A=1, B=" + "5" * 5000 + ", C=3}\n")
+    ctx = ReadContext(path, job_id_hint="job_1_1")
+    got = table(list(read_properties(path, ctx)), "counters")
+    assert [(c["counter_name"], c["value"]) for c in got] == [("A", 1), ("C", 3)]
+    (error,) = ctx.skipped
+    assert "Exceeds the limit (4300 digits)" in error.message
+
+
 def test_a_properties_file_cut_in_a_continuation_keeps_the_entries_before(tmp_path: Path) -> None:
     path = tmp_path / "p.properties"
     path.write_text("a=1\nb=2\nc=three \\\n")
