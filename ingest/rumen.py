@@ -128,6 +128,13 @@ def iter_json_objects(
         except (EOFError, OSError, zlib.error) as exc:
             raise TraceTruncatedError(path, f"the compressed stream is corrupt or cut short: {exc}") from exc
 
+    def malformed(why: str, at: int, exc: Exception) -> None:
+        """A malformed value: skipped (``ctx.skipped``) when reading on was asked for, else an error."""
+        error = TraceParseError(path, f"malformed JSON: {why}", line=at)
+        if ctx is None or top is None:
+            raise error from exc
+        skip_record(ctx, error)
+
     buf = ""
     pos = 0  # where the next value starts in buf (no slicing per value: buffers hold many small jobs)
     line = 1  # line number of buf[pos]
@@ -189,10 +196,7 @@ def iter_json_objects(
                     hint="the trace was cut short; every complete object before it landed"
                     + (", and the complete parts of the one it cut" if kept is not None else ""),
                 ) from exc  # fmt: skip
-            error = TraceParseError(path, f"malformed JSON: {exc.msg}", line=at)
-            if ctx is None or top is None:
-                raise error from exc
-            skip_record(ctx, error)
+            malformed(exc.msg, at, exc)
             pos, resyncing = pos + 1, True
             continue
         except RecursionError as exc:
@@ -204,10 +208,7 @@ def iter_json_objects(
             if resyncing:
                 pos += 1
                 continue
-            error = TraceParseError(path, f"malformed JSON: {exc}", line=line)
-            if ctx is None or top is None:
-                raise error from exc
-            skip_record(ctx, error)
+            malformed(str(exc), line, exc)
             pos, resyncing = pos + 1, True
             continue
         if resyncing and (top is None or not top(value)):
