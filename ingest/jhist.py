@@ -36,7 +36,8 @@ is the last non-blank line: then the writer was cut off, every row before the
 cut is yielded and :class:`~phaseline.errors.TraceTruncatedError` is raised.
 An event whose fields a reader cannot take (:class:`BadEvent`: a wrong type,
 a missing id) is skipped the same way; what its handler had set before the
-bad field stays.  A file
+bad field stays.  A line 2 that is no usable Avro schema is named the same
+way, and the events are read without it.  A file
 whose job never reached JOB_FINISHED/FAILED/KILLED also ends with
 TraceTruncatedError (after all its rows).
 """
@@ -77,6 +78,10 @@ _JSONError = orjson.JSONDecodeError
 def _writer_schema(text: bytes) -> WriterSchema:
     """Line 2 parsed once per distinct schema (files of one Hadoop version share it)."""
     return WriterSchema.parse(_loads(text))
+
+
+#: What a file whose line 2 is no usable schema is read with (:meth:`_JhistReader._without_schema`).
+_NO_SCHEMA = WriterSchema(frozenset(EVENT_SPECS), {})
 
 
 def sniff_jhist(head: bytes, path: Path) -> bool:
@@ -268,20 +273,29 @@ class _JhistReader:
             try:
                 self.schema = _writer_schema(text)
             except _JSONError as exc:
-                if self._rest_is_blank(fh):
+                blank, lines, consumed = self._rest_is_blank(fh)
+                if blank:
                     raise TraceTruncatedError(
                         self.path, f"cut short inside the writer's schema: {exc}", line=line_no, offset=start
                     ) from None
-                raise self._error(f"the writer's schema is not JSON: {exc}", line_no, start) from None
+                self._without_schema(f"not JSON: {exc}", line_no, start)
+                return line_no + lines, offset + consumed
             except BadEvent as exc:
-                raise self._error(f"the writer's schema is unusable: {exc}", line_no, start) from None
+                self._without_schema(str(exc), line_no, start)
             except (TypeError, AttributeError, KeyError, ValueError, RecursionError) as exc:  # not an Avro schema
-                raise self._error(f"the writer's schema is unusable: {type(exc).__name__}: {exc}", line_no,
-                                  start) from None  # fmt: skip
+                self._without_schema(f"{type(exc).__name__}: {exc}", line_no, start)
             return line_no, offset
         raise TraceTruncatedError(
             self.path, "the file ends before the writer's schema", line=line_no, offset=offset
         )
+
+    def _without_schema(self, why: str, line_no: int, start: int) -> None:
+        """Line 2 is no usable Avro schema: name it (skipped, the file partial) and read the events
+        without it: known event types, and no union fields beyond the type-wrapped primitives every
+        field accepts (every real history in the fixtures reads the same way so)."""
+        skip_record(self.ctx, self._error(f"the writer's schema is unusable ({why}); the events are read without it",
+                                          line_no, start))  # fmt: skip
+        self.schema = _NO_SCHEMA
 
     def _lines(self, fh: IO[bytes]) -> Iterator[bytes]:
         """The rest of the file's lines, without their line ends.
@@ -356,11 +370,16 @@ class _JhistReader:
         self.bad_json = (line_no, start, str(exc))
         return None, None
 
-    def _rest_is_blank(self, fh: IO[bytes]) -> bool:
-        while chunk := fh.read(1 << 16):
-            if chunk.strip(_BLANK):
-                return False
-        return True
+    def _rest_is_blank(self, fh: IO[bytes]) -> tuple[bool, int, int]:
+        """Whether only blanks follow; and the lines and bytes of blanks it consumed to tell
+        (the first block that is not blank is only peeked at: reading goes on from there)."""
+        lines = consumed = 0
+        while head := fh.peek(1 << 16):  # type: ignore[attr-defined]  # a BufferedReader (open_binary)
+            if head.strip(_BLANK):
+                return False, lines, consumed
+            fh.read(len(head))
+            lines, consumed = lines + head.count(b"\n"), consumed + len(head)
+        return True, lines, consumed
 
     def _error(self, message: str, line_no: int, offset: int) -> TraceParseError:
         return TraceParseError(

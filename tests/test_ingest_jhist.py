@@ -590,12 +590,29 @@ def test_a_number_no_64_bit_column_holds_skips_its_event(
     assert result.status == "partial"
 
 
-def test_a_writer_schema_of_the_wrong_shape_is_named(jhists: list[Path], tmp_path: Path) -> None:
-    lines = _fixture(jhists, "job_1526555215992_0002").read_bytes().splitlines(keepends=True)
-    path = tmp_path / "bad.jhist"
+@pytest.mark.parametrize("damage", ["field name a list", "not JSON", "no record schema"])
+def test_a_writer_schema_no_reader_can_use_is_named_and_the_events_read_without_it(
+    jhists: list[Path], tmp_path: Path, damage: str
+) -> None:
+    # A TypeError had escaped the reader (a field name that is a list), or the file was quarantined
+    # (line 2 not JSON, or no record schema): every event is still there to read.
+    src = _fixture(jhists, "job_1526555215992_0002")
+    lines = src.read_bytes().splitlines(keepends=True)
     schema = json.loads(lines[1])
-    schema["fields"].append({"name": ["x"], "type": "string"})  # a field name that is a list
-    path.write_bytes(b"".join([lines[0], json.dumps(schema).encode() + b"\n", *lines[2:]]))
-    with pytest.raises(TraceParseError, match="the writer's schema is unusable: TypeError") as info:
-        list(read_jhist(path, ReadContext(path)))
-    assert info.value.line == 2
+    if damage == "field name a list":
+        schema["fields"].append({"name": ["x"], "type": "string"})
+        line2 = json.dumps(schema).encode() + b"\n"
+    elif damage == "not JSON":
+        line2 = lines[1][: len(lines[1]) // 2] + b"\x00\n"
+    else:
+        line2 = b'{"type": "enum"}\n'
+    path = tmp_path / "bad.jhist"
+    path.write_bytes(b"".join([lines[0], line2, *lines[2:]]))
+    tables, cut, ctx = phaseline_rows(path)
+    pristine, _, _ = phaseline_rows(src)
+    assert cut is None
+    assert _comparable(tables) == _comparable(pristine)
+    (error,) = ctx.skipped
+    assert error.line == 2
+    assert "the writer's schema is unusable" in error.message
+    assert ingest_paths([path], Store(tmp_path / "store")).results[0].status == "partial"
