@@ -187,6 +187,13 @@ def skip_record(ctx: ReadContext, error: TraceParseError, *, limit: int = MAX_SK
         )
 
 
+def skip_or_raise(ctx: ReadContext | None, error: TraceParseError) -> None:
+    """:func:`skip_record` where the caller reads on past bad records (it gave a context); else raise ``error``."""
+    if ctx is None:
+        raise error
+    skip_record(ctx, error)
+
+
 def is_gzip(head: bytes) -> bool:
     return head[:2] == GZIP_MAGIC
 

@@ -43,7 +43,7 @@ from xml.parsers.expat import errors as expat_errors
 import defusedxml
 from defusedxml.ElementTree import XMLParser
 
-from ingest.base import MAX_RECORD_CHARS, ReadContext, Row, open_binary, skip_record
+from ingest.base import MAX_RECORD_CHARS, ReadContext, Row, open_binary, skip_or_raise, skip_record
 from ingest.formats import Format
 from ingest.mrcommon import event_row, job_id_from_name
 from phaseline.errors import TraceParseError, TraceTruncatedError
@@ -130,12 +130,9 @@ class _ConfTarget:
         self._in_prop = False
         name = self._cur.get("name")
         if name is None or not name.strip():
-            error = TraceParseError(
+            skip_or_raise(self.ctx, TraceParseError(
                 self.path, "a <property> has no <name>", line=self._prop_line, hint="is this a Hadoop conf?"
-            )
-            if self.ctx is None:
-                raise error
-            skip_record(self.ctx, error)
+            ))  # fmt: skip
             return
         source = ", ".join(s for s in self._sources if s) or self._comment_source
         key = name.strip()

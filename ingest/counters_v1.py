@@ -20,10 +20,10 @@ Without one, either is a :class:`~phaseline.errors.TraceParseError`.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
-from ingest.base import ReadContext, skip_record
+from ingest.base import ReadContext, skip_or_raise
 from ingest.mrcommon import check_int64, unescape_backslashes
 from phaseline.errors import TraceParseError
 
@@ -76,23 +76,17 @@ def parse_counters(
         Text that is neither the compact form nor the 0.18 ``group.counter:value``
         form, or a value that is no 64-bit integer (without ``ctx``: module docstring).
     """
-
-    def bad(error: TraceParseError) -> None:
-        if ctx is None:
-            raise error
-        skip_record(ctx, error)
-
     stripped = text.strip()
     if not stripped:
         return
     if not stripped.startswith("{"):
-        yield from _legacy(stripped, path, line, key, bad)
+        yield from _legacy(stripped, path, line, key, ctx)
         return
     pos = 0
     while pos < len(stripped):
         m = _GROUP.match(stripped, pos)
         if m is None:
-            bad(TraceParseError(
+            skip_or_raise(ctx, TraceParseError(
                 path,
                 f"{key}: malformed counters at character {pos}: {stripped[pos : pos + 60]!r}",
                 line=line,
@@ -104,13 +98,13 @@ def parse_counters(
             try:
                 value = _value(c.group(3), path, line, key)
             except TraceParseError as exc:
-                bad(exc)
+                skip_or_raise(ctx, exc)
                 continue
             yield group, group_name, _unescape(c.group(1)), _unescape(c.group(2)), value
         pos = m.end()
 
 
-def _legacy(text: str, path: Path, line: int, key: str, bad: Callable[[TraceParseError], None]) -> Iterator[Counter]:
+def _legacy(text: str, path: Path, line: int, key: str, ctx: ReadContext | None) -> Iterator[Counter]:
     for item in text.split(","):
         item = item.strip()
         if not item:
@@ -124,6 +118,6 @@ def _legacy(text: str, path: Path, line: int, key: str, bad: Callable[[TracePars
                 )  # fmt: skip
             value = _value(m.group(3), path, line, key)
         except TraceParseError as exc:
-            bad(exc)
+            skip_or_raise(ctx, exc)
             continue
         yield m.group(1), m.group(1), m.group(2), m.group(2), value

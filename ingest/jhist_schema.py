@@ -14,9 +14,10 @@ type.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
+
+from ingest.mrcommon import INT64_MAX, INT64_MIN, parse_int64
 
 
 class BadEvent(ValueError):
@@ -119,23 +120,19 @@ def _bad(v: Any, name: str, expected: str) -> BadEvent:
 
 def opt_int(v: Any, name: str) -> int | None:
     """An Avro int/long field's value, or None when absent/null; one past 64 bits is a :class:`BadEvent`."""
-    if v is None or (type(v) is int and _INT64_MIN <= v <= _INT64_MAX):
+    if v is None or (type(v) is int and INT64_MIN <= v <= INT64_MAX):
         return v  # (the usual case, first)
     v = _lenient(v)
     if v is None:
         return None
     number: int | None = None
-    if type(v) is int:
-        number = v
-    elif (type(v) is float and v.is_integer()) or (type(v) is str and _DECIMAL.fullmatch(v.strip())):
+    if type(v) is int or (type(v) is float and v.is_integer()):
         number = int(v)
-    if number is None or not _INT64_MIN <= number <= _INT64_MAX:
+    elif type(v) is str:
+        number = parse_int64(v.strip())
+    if number is None or not INT64_MIN <= number <= INT64_MAX:
         raise _bad(v, name, "a 64-bit integer")
     return number
-
-
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-_DECIMAL = re.compile(r"-?[0-9]{1,19}")  # (not str.isdigit: it takes '²', which int() refuses)
 
 
 def opt_str(v: Any, name: str) -> str | None:

@@ -59,6 +59,7 @@ from ingest.counters_map import EventKind, job_id_of, split_host
 from ingest.counters_map import task_id_of as _task_id_of
 from ingest.counters_map import task_type as _task_type
 from ingest.jhist_schema import BadEvent, checked_counter, opt_bool, opt_int, opt_str, req_str
+from ingest.mrcommon import INT64_MAX, INT64_MIN
 from phaseline.runs import Runs
 from phaseline.schemas import ATTEMPTS, TASKS, Status, TaskType, normalize_status
 
@@ -273,14 +274,13 @@ def _counter_entries(counters: Any) -> Iterator[tuple[str, str, int]]:
             for c in g["counts"]:
                 name = c["name"]
                 value = c["value"]
-                if type(name) is not str or type(value) is not int or not _INT64_MIN <= value <= _INT64_MAX:
+                if type(name) is not str or type(value) is not int or not INT64_MIN <= value <= INT64_MAX:
                     name, value = checked_counter(group, c)
                 yield group, name, value
     except (KeyError, TypeError) as exc:
         raise BadEvent(f"counters are not a JhCounters record ({exc!r})") from None
 
 
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1  # (orjson reads integers up to 2**64 - 1)
 _STR_ONLY = frozenset((str,))
 _INT_ONLY = frozenset((int,))
 _name_of = itemgetter("name")
@@ -314,7 +314,7 @@ def _counter_columns(counters: Any) -> tuple[list[str], list[int], list[str], li
             if (
                 _STR_ONLY.issuperset(map(type, names))
                 and _INT_ONLY.issuperset(map(type, values))
-                and (not values or (min(values) >= _INT64_MIN and max(values) <= _INT64_MAX))
+                and (not values or (min(values) >= INT64_MIN and max(values) <= INT64_MAX))  # (orjson: to 2**64 - 1)
             ):
                 return groups, sizes, names, values
     except (KeyError, TypeError):

@@ -72,14 +72,12 @@ def done_file_fields(name: str) -> dict[str, Any] | None:
     for key, raw in zip(_DONE_FIELDS, base.removesuffix(".jhist").split("-"), strict=False):
         value = unquote_plus(raw)
         if key in _DONE_NUMBERS:
-            # a count or time: 0 .. 2**63 - 1 in at most 19 digits ('-1', '--2', '²', or more digits: unknown)
-            fields[key] = int(value) if _COUNT.fullmatch(value) and int(value) <= INT64_MAX else None
+            number = parse_int64(value)  # a count or time: '-1', '--2', '²' or past 64 bits is unknown
+            fields[key] = number if number is not None and number >= 0 else None
         else:
             fields[key] = value or None
     return fields
 
-
-_COUNT = re.compile(r"[0-9]{1,19}")
 
 #: Hadoop 0.20/1.x counter group names -> the 2.x names (Hadoop 2 ``AbstractCounters.legacyMap``).
 LEGACY_COUNTER_GROUPS: dict[str, str] = {
@@ -235,6 +233,23 @@ def unescape_backslashes(text: str) -> str:
 
 def _group1(m: re.Match[str]) -> str:
     return m.group(1)
+
+
+_DECIMAL = re.compile(r"-?\d{1,19}")
+
+
+def parse_int64(text: str) -> int | None:
+    """``text`` as an integer a signed 64-bit column holds, or None: decimal digits only
+    (``str.isdigit`` takes '²', which int() refuses), at most 19 of them (int() refuses more than
+    4,300), within 64 bits.
+
+    >>> parse_int64("-12"), parse_int64("\u00b2"), parse_int64("9" * 19), parse_int64("--2")
+    (-12, None, None, None)
+    """
+    if _DECIMAL.fullmatch(text) is None:
+        return None
+    value = int(text)
+    return value if INT64_MIN <= value <= INT64_MAX else None
 
 
 def int64(value: int, what: str = "a number") -> int:

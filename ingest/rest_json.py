@@ -52,6 +52,7 @@ from ingest.mrcommon import (
     event_row,
     job_of_attempt,
     job_of_task,
+    parse_int64,
     task_of_attempt,
     task_type,
 )
@@ -115,8 +116,8 @@ class _Response:
             raise self.fail(f"{what} is a boolean, not a number")
         if isinstance(value, float) and value.is_integer():
             value = int(value)
-        if isinstance(value, str) and re.fullmatch(r"-?[0-9]{1,19}", value.strip()):  # (more digits: no int64)
-            value = int(value)
+        if isinstance(value, str) and (number := parse_int64(value.strip())) is not None:
+            value = number
         if not isinstance(value, int) or not INT64_MIN <= value <= INT64_MAX:
             raise self.fail(f"{what} = {str(value)[:40]!r} is not a 64-bit integer")
         return value

@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from ingest.base import MAX_RECORD_CHARS, ReadContext, Row, open_text, skip_record
+from ingest.base import MAX_RECORD_CHARS, ReadContext, Row, open_text, skip_or_raise, skip_record
 from ingest.formats import Format
 from ingest.mrcommon import (
     INT64_MAX,
@@ -128,13 +128,7 @@ def iter_json_objects(
         except (EOFError, OSError, zlib.error) as exc:
             raise TraceTruncatedError(path, f"the compressed stream is corrupt or cut short: {exc}") from exc
 
-    def malformed(why: str, at: int, exc: Exception) -> None:
-        """A malformed value: skipped (``ctx.skipped``) when reading on was asked for, else an error."""
-        error = TraceParseError(path, f"malformed JSON: {why}", line=at)
-        if ctx is None or top is None:
-            raise error from exc
-        skip_record(ctx, error)
-
+    skipping = ctx if top is not None else None  # where a malformed value is skipped (None: it raises)
     buf = ""
     pos = 0  # where the next value starts in buf (no slicing per value: buffers hold many small jobs)
     line = 1  # line number of buf[pos]
@@ -196,7 +190,7 @@ def iter_json_objects(
                     hint="the trace was cut short; every complete object before it landed"
                     + (", and the complete parts of the one it cut" if kept is not None else ""),
                 ) from exc  # fmt: skip
-            malformed(exc.msg, at, exc)
+            skip_or_raise(skipping, TraceParseError(path, f"malformed JSON: {exc.msg}", line=at))
             pos, resyncing = pos + 1, True
             continue
         except RecursionError as exc:
@@ -208,7 +202,7 @@ def iter_json_objects(
             if resyncing:
                 pos += 1
                 continue
-            malformed(str(exc), line, exc)
+            skip_or_raise(skipping, TraceParseError(path, f"malformed JSON: {exc}", line=line))
             pos, resyncing = pos + 1, True
             continue
         if resyncing and (top is None or not top(value)):

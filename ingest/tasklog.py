@@ -44,7 +44,7 @@ from ingest.base import ReadContext, Row, iter_lines, read_head, skip_record
 from ingest.engine_run import attribute_threads, overlapping
 from ingest.formats import Format
 from ingest.jfr import read_jfr
-from ingest.mrcommon import check_int64, counter_row, event_row
+from ingest.mrcommon import check_int64, counter_row, event_row, parse_int64
 from ingest.phases import REDUCE_WRITE, Lane, Overhead, derive_phases, map_stack_phase, reduce_stack_phase
 from ingest.tasklog_patterns import (
     HELPER_NAMING_KINDS,
@@ -110,13 +110,11 @@ def parse_records(lines: Iterable[tuple[int, str]], path: Path, ctx: ReadContext
             ))
             return None
         tid = head["tid"]
-        if tid and len(tid) > 19:  # no 64-bit thread id (and int() refuses past 4,300 digits)
-            skip_record(ctx, TraceParseError(path, f"thread id {tid[:40]}... does not fit in 64 bits", line=head_no))
+        thread_id = parse_int64(tid) if tid else None
+        if tid and thread_id is None:
+            skip_record(ctx, TraceParseError(path, f"thread id {tid[:40]} does not fit in 64 bits", line=head_no))
             return None
-        return LogRecord(
-            head_no, ts_ms, head["level"], head["thread"], int(tid) if tid else None, head["logger"],
-            head["msg"], tuple(extra),
-        )
+        return LogRecord(head_no, ts_ms, head["level"], head["thread"], thread_id, head["logger"], head["msg"], tuple(extra))
 
     for line_no, text in lines:
         found = LINE_RE.match(text)
@@ -316,7 +314,7 @@ def _readable(records: list[LogRecord], path: Path, ctx: ReadContext) -> tuple[l
             for number in (ev.bytes, ev.records, ev.segments, ev.thread_id):
                 if number is not None:
                     check_int64(number, path, f"a number in a {ev.kind.value} line", ev.line_no)
-        except (TraceParseError, ValueError) as exc:  # (ValueError: a number past 4,300 digits)
+        except ValueError as exc:  # a TraceParseError, or int()'s past 4,300 digits
             skip_record(ctx, exc if isinstance(exc, TraceParseError) else TraceParseError(
                 path, f"a number in the line cannot be read: {exc}", line=rec.line_no))  # fmt: skip
             ctx.events_read -= 1  # counted as read when its lines were grouped (read_records)

@@ -49,7 +49,7 @@ from typing import Any
 
 from ingest.base import ReadContext, Row, iter_lines, skip_record
 from ingest.formats import Format
-from ingest.mrcommon import DONE_FILE_NAME, INT64_MAX, done_file_fields, event_row
+from ingest.mrcommon import DONE_FILE_NAME, done_file_fields, event_row, parse_int64
 from ingest.tasklog import LOG_RECORD_TABLES, log_line_row, parse_records, rows_of_records, task_rows
 from ingest.tasklog_patterns import AttemptLog, LogRecord
 from phaseline.errors import TraceParseError, TraceTruncatedError
@@ -70,13 +70,6 @@ _TRANSITION = re.compile(r"^(?P<job>job_\S+?)Job Transitioned from (?P<src>\w+) 
 _SPLITS = re.compile(r"^Input size for job (?P<job>job_\S+) = \d+\. Number of splits = (?P<n>\d+)$")
 _REDUCES = re.compile(r"^Number of reduces for job (?P<job>job_\S+) = (?P<n>\d+)$")
 _FINAL_JOB_STATES = ("SUCCEEDED", "FAILED", "KILLED", "ERROR")
-
-
-def _count(digits: str) -> int | None:
-    """A count, size or time a line gives in digits; None past 19 digits or 64 bits (only corruption
-    writes such a number, and int() refuses more than 4,300 digits)."""
-    value = int(digits) if len(digits) <= 19 else None
-    return value if value is not None and value <= INT64_MAX else None
 
 
 def _task_log(name: str) -> bool:
@@ -152,7 +145,7 @@ def _sections(path: Path, ctx: ReadContext) -> Iterator[_Container]:
             log_type, log_length = found["name"], 0
             continue
         if (length := _LENGTH.match(text)) is not None:
-            log_length = _count(length["n"]) or 0
+            log_length = parse_int64(length["n"]) or 0  # (None: no 64-bit size)
             expect_contents = True
             continue
         contents = _CONTENTS.match(text) is not None
@@ -190,7 +183,7 @@ def _store(container: _Container, log_type: str, body: list[tuple[int, str]]) ->
             if "org.apache.hadoop.mapreduce.v2.app.MRAppMaster" in text:
                 container.is_am = True
             if (submit := _SUBMIT.match(text)) is not None:
-                container.submit_ms = _count(submit["ms"])
+                container.submit_ms = parse_int64(submit["ms"])
             if (user := _USER.match(text)) is not None:
                 container.user = user["user"]
     container.other.append((log_type, body[0][0] if body else 0, [text for _, text in body]))
@@ -221,9 +214,9 @@ def _read_am(records: list[LogRecord], job: _Job) -> None:
             if moved["dst"] in _FINAL_JOB_STATES:
                 job.status, job.finish_ms = moved["dst"], rec.ts_ms
         elif (splits := _SPLITS.match(rec.message)) is not None:
-            job.maps = _count(splits["n"])
+            job.maps = parse_int64(splits["n"])
         elif (reduces := _REDUCES.match(rec.message)) is not None:
-            job.reduces = _count(reduces["n"])
+            job.reduces = parse_int64(reduces["n"])
         elif (done := DONE_FILE_NAME.search(rec.message)) is not None and (
             fields := done_file_fields(done.group(0))
         ) is not None:  # the history file's done name: the job's name and queue, which no other line has

@@ -285,12 +285,12 @@ class _TableWriter:
         for name, typ, values, run in zip(self._names, self._types, columns, self._runs, strict=True):
             try:
                 if run is None:
-                    arrays.append(_text_safe(column, values, typ))
+                    arrays.append(_text_safe(values, typ))
                 elif len(run[0]) == 1 and run[0][0] is None:
                     arrays.append(pa.nulls(n, typ))
                 else:  # one value per run, repeated by index
                     index = np.repeat(np.arange(len(run[0]), dtype=np.int32), run[1])
-                    arrays.append(_text_safe(column, run[0], typ).take(indices(index)))
+                    arrays.append(_text_safe(run[0], typ).take(indices(index)))
             except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, UnicodeError) as exc:
                 raise SchemaError(
                     f"rows for table {self.spec.name!r} do not fit its schema: column {name!r}: {exc}"
@@ -467,15 +467,14 @@ class StagedSource:
         return record, ()
 
 
-def _text_safe(convert: Callable[[Sequence[Any], pa.DataType], pa.Array], values: Sequence[Any],
-               typ: pa.DataType) -> pa.Array:
-    """``convert(values, typ)``; text with UTF-16 surrogates (a JSON ``\\ud83d\\ude00`` escape read
+def _text_safe(values: Sequence[Any], typ: pa.DataType) -> pa.Array:
+    """``column(values, typ)``; text with UTF-16 surrogates (a JSON ``\\ud83d\\ude00`` escape read
     as two characters, or a lone half) is mended first, which UTF-8 cannot hold: a pair becomes its
     character, a lone half U+FFFD."""
     try:
-        return convert(values, typ)
+        return column(values, typ)
     except UnicodeEncodeError:
-        return convert([_mend(v) for v in values], typ)
+        return column([_mend(v) for v in values], typ)
 
 
 def _mend(value: Any) -> Any:
