@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 REPO = Path(__file__).resolve().parents[1]
-FIXTURES = REPO.parent / "shared" / "fixtures"
+#: The real traces: ``$PHASELINE_SHARED/fixtures`` as the tests read them, else ``../shared/fixtures``.
+FIXTURES = Path(os.environ.get("PHASELINE_SHARED") or REPO.parent / "shared") / "fixtures"
 RESULTS_VERSION = 1
 
 T = TypeVar("T")
