@@ -96,7 +96,9 @@ def test_worker_processes_give_the_same_store_as_one_process(tmp_path: Path) -> 
     files = [write(tmp_path / f"f{i}.toy", f"j{i:02d},x", f"k{i:02d},y") for i in range(12)]
     bad = write(tmp_path / "bad.toy", "BAD")
     one = pipeline.ingest_paths([*files, bad], Store(tmp_path / "s1"))
-    two = pipeline.ingest_paths([*files, bad], Store(tmp_path / "s2"), workers=2)
+    # forked, so the workers inherit the toy format patched into this process (spawned workers,
+    # the default, are compared with one process on real traces in test_analyze)
+    two = pipeline.ingest_paths([*files, bad], Store(tmp_path / "s2"), workers=2, start_method="fork")
     assert [(r.path, r.status, r.rows) for r in one.results] == [(r.path, r.status, r.rows) for r in two.results]
     assert job_ids(Store(tmp_path / "s1")) == job_ids(Store(tmp_path / "s2"))
     assert len(job_ids(Store(tmp_path / "s2"))) == 24

@@ -37,6 +37,8 @@ def read_typed(path: Path, ctx: ReadContext) -> Iterator[Row]:
 TYPED = Format("typed", lambda head, path: head.startswith(b"TYPED"), read_typed, "typed toy format")
 
 
+# The toy formats are patched into this process: the tests that run workers fork them so
+# they inherit the patch (ingest's default, spawn, is tested with real formats elsewhere).
 @pytest.fixture(autouse=True)
 def _formats(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pipeline, "detect", detect_among(TYPED, TOY))
@@ -84,7 +86,7 @@ def test_bad_files_in_a_chunk_do_not_hold_back_the_good_ones(
     wrong_type = typed(tmp_path / "nan.typed", "t1,12", "t2,soon")
     files = [good[0], parse_error, good[1], unknown_column, good[2], wrong_type, *good[3:]]
     store = Store(store_dir)
-    summary = pipeline.ingest_paths(files, store, workers=workers)
+    summary = pipeline.ingest_paths(files, store, workers=workers, start_method="fork")
     assert [Path(r.path).name for r in summary.results] == [f.name for f in files]
     status = {Path(r.path).name: r for r in summary.results}
     assert {name: r.status for name, r in status.items()} == {
@@ -114,7 +116,9 @@ def test_results_and_progress_keep_the_input_order_with_workers(tmp_path: Path, 
     copy = write(tmp_path / "copies" / "n3.toy", "j4,x")  # the bytes of n3.toy: skipped, not read
     order = [files[0], old, *files[1:5], copy, *files[5:]]
     seen: list[str] = []
-    summary = pipeline.ingest_paths(order, store, workers=2, on_file=lambda p, r: seen.append(p.name))
+    summary = pipeline.ingest_paths(
+        order, store, workers=2, start_method="fork", on_file=lambda p, r: seen.append(p.name)
+    )
     assert seen == [p.name for p in order]
     assert [Path(r.path).name for r in summary.results] == seen
     by_name = [r.status for r in summary.results]
@@ -243,3 +247,17 @@ def test_ingest_compacts_many_small_multi_source_files(tmp_path: Path, store_dir
     assert all(len(f.sources) == 40 for f in manifest.files)
     assert job_ids(store) == [f"j{i:02d}" for i in range(40)]
     assert verify_store(store).ok
+
+
+def test_workers_start_clean_rather_than_as_forks_of_this_process(tmp_path: Path, store_dir: Path) -> None:
+    """By default a worker is not a copy of this process (its threads, their locks, its patches).
+
+    The toy format exists only as a patch in this process, so a clean worker
+    does not know it: no real format claims the toy files, so they are skipped.
+    """
+    files = [write(tmp_path / f"c{i}.toy", f"c{i},x") for i in range(4)]
+    summary = pipeline.ingest_paths(files, Store(store_dir), workers=2)
+    assert [r.status for r in summary.results] == ["skipped"] * 4
+    assert all("format not recognised" in (r.error or "") for r in summary.results)
+    forked = pipeline.ingest_paths(files, Store(tmp_path / "forked"), workers=2, start_method="fork")
+    assert [r.status for r in forked.results] == ["landed"] * 4
