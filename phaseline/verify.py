@@ -19,7 +19,8 @@ Checks
   and Rumen's parse of it, two copies of one ``.jhist``), with the source whose
   rows the views keep (see :meth:`phaseline.store.Store.connect`); run only
   when the checks above found no error.
-* ``times`` (warnings): jobs with attempts that start before the job was submitted.
+* ``times`` (warnings): jobs with attempts that start before the job was submitted, or
+  that finish before they start.
 * ``counts`` (warnings): jobs with more successful map (or reduce) tasks than the
   job's own total, or than it says finished: a file edited by hand, or two runs'
   tasks under one job id.
@@ -219,11 +220,14 @@ CLOCK_SLACK_MS = 1000
 
 
 def _check_times(con: duckdb.DuckDBPyConnection, root: str, findings: list[Finding]) -> None:
-    """The times check: jobs with attempts that start before the job was submitted.
+    """The times check: jobs with attempts that start before the job was submitted, or that
+    finish before they start.
 
     The data is kept as the trace has it (a 0.20 log can have a tracker's clock ahead of the
     JobTracker's); the warning says why a report's first wave, which spans attempts, can then
-    last longer than the makespan, which counts from the submit time.
+    last longer than the makespan, which counts from the submit time.  An attempt that ends
+    before it starts (mumak's Rumen trace has failed reduces 80 s backwards) has no duration
+    in the views: it is left out of every sum of attempt time and every chart.
     """
     import duckdb
 
@@ -232,6 +236,10 @@ def _check_times(con: duckdb.DuckDBPyConnection, root: str, findings: list[Findi
             "SELECT a.job_id, count(*), min(a.start_ms - j.submit_ms) FROM attempts AS a "
             "JOIN (SELECT job_id, min(submit_ms) AS submit_ms FROM jobs GROUP BY job_id) AS j USING (job_id) "
             f"WHERE a.start_ms < j.submit_ms - {CLOCK_SLACK_MS} GROUP BY a.job_id ORDER BY a.job_id"
+        ).fetchall()
+        backwards = con.execute(
+            "SELECT job_id, count(*), min(finish_ms - start_ms), arg_min(attempt_id, finish_ms - start_ms) "
+            "FROM attempts WHERE finish_ms < start_ms GROUP BY job_id ORDER BY job_id"
         ).fetchall()
     except duckdb.Error as exc:
         findings.append(Finding("error", "times", root, str(exc)))
@@ -242,6 +250,14 @@ def _check_times(con: duckdb.DuckDBPyConnection, root: str, findings: list[Findi
                 "warning", "times", job_id,
                 f"{n} attempt(s) start before the job was submitted (the earliest by {-earliest / 1000:.1f} s): "
                 "the trace's clocks disagree; kept as written, its waves can outlast its makespan",
+            )
+        )
+    for job_id, n, most, attempt_id in backwards:
+        findings.append(
+            Finding(
+                "warning", "times", job_id,
+                f"{n} attempt(s) finish before they start ({attempt_id} by {-most / 1000:.1f} s): kept as "
+                "written, without a duration (left out of attempt-time sums, waves and charts)",
             )
         )
 

@@ -357,3 +357,69 @@ def test_a_local_run_with_maps_side_by_side_profiles_its_true_input(tmp_path: Pa
     serial, _ = profiles["bench-8mb-sel1.0"]
     width = serial.map_size_sel / serial.map_recs_sel
     assert parallel.map_size_sel / parallel.map_recs_sel == pytest.approx(width * 1.0078, rel=0.002)
+
+
+# ---------------------------------------------------------------- attempts that end before they start
+#: mumak's Rumen trace (19 jobs): three failed reduces finish before they start (Rumen's own CDF in the
+#: file has a minimum of -79,854 ms); the store keeps their times as written.
+MUMAK_JOB = "job_200904211745_0014"
+
+
+def _mumak_attempts(fixtures_dir: Path, job_id: str) -> list[dict[str, Any]]:
+    """The job's attempts as the trace file has them, read with the standard library (one JSON value per job)."""
+    path = fixtures_dir / "apache-hadoop-mapreduce" / "mumak" / "19-jobs.trace.json.gz"
+    with gzip.open(path, "rt") as fh:
+        text = fh.read()
+    decoder, i = json.JSONDecoder(), 0
+    while i < len(text):
+        while i < len(text) and text[i].isspace():
+            i += 1
+        if i >= len(text):
+            break
+        obj, i = decoder.raw_decode(text, i)
+        if obj.get("jobID") == job_id:
+            return [
+                a | {"taskType": t["taskType"]} for t in obj["mapTasks"] + obj["reduceTasks"] for a in t["attempts"]
+            ]
+    raise AssertionError(f"{job_id} is not in the mumak trace")
+
+
+def test_attempts_that_end_before_they_start_have_no_duration_anywhere(
+    fixtures_dir: Path, tmp_path: Path
+) -> None:
+    from phaseline.verify import verify_store
+
+    store = Store(tmp_path / "store")
+    mumak = fixtures_dir / "apache-hadoop-mapreduce" / "mumak" / "19-jobs.trace.json.gz"
+    assert [r.status for r in ingest_paths([mumak], store).results] == ["landed"]
+    con = store.connect()
+    raw = _mumak_attempts(fixtures_dir, MUMAK_JOB)
+    backwards = {a["attemptID"] for a in raw if a["finishTime"] < a["startTime"]}
+    assert len(backwards) == 2
+    timeline = q.timeline(con, MUMAK_JOB)
+    kept = timeline[timeline["attempt_id"].isin(backwards)]
+    assert len(kept) == 2 and kept["dur_ms"].isna().all()  # the times are kept, the duration is not made up
+    assert (timeline["dur_ms"].dropna() >= 0).all()
+    # wasted time: every failed or killed attempt's span, those without a duration left out
+    wasted = q.wasted(con, MUMAK_JOB)
+    assert wasted.loc[wasted["attempt_id"].isin(backwards), "wasted_ms"].isna().all()
+    expected: Counter[tuple[str, str]] = Counter()
+    for a in raw:
+        if a["result"] in ("FAILED", "KILLED") and a["finishTime"] >= a["startTime"] > 0:
+            expected[(a["taskType"], a["result"])] += a["finishTime"] - a["startTime"]
+    summary = q.wasted_summary(con, MUMAK_JOB)
+    got = {
+        (t, s): int(w)
+        for t, s, w in zip(summary["task_type"], summary["status"], summary["wasted_ms"], strict=True)
+    }
+    groups = {(a["taskType"], a["result"]) for a in raw if a["result"] in ("FAILED", "KILLED")}
+    assert got == {k: expected[k] for k in groups}
+    assert got[("REDUCE", "FAILED")] == 703_127  # not 600,133: the two backwards spans no longer subtract
+    # the Chrome trace and the Gantt chart draw only attempts with a duration
+    trace = chrome_trace(timeline, q.phases(con, MUMAK_JOB), job_id=MUMAK_JOB)
+    spans = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+    assert spans and min(e["dur"] for e in spans) >= 0
+    assert not backwards & {e["name"] for e in spans}
+    # and verify says so
+    said = [f.detail for f in verify_store(store).findings if f.check == "times" and f.subject == MUMAK_JOB]
+    assert any("2 attempt(s) finish before they start" in m for m in said)

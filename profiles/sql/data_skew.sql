@@ -25,7 +25,8 @@ WITH _last AS (
     GROUP BY job_id, task_id
 ),
 _ok AS (
-    SELECT a.job_id, a.task_id, a.attempt_id, a.task_type, a.host, a.finish_ms - a.start_ms AS dur_ms
+    SELECT a.job_id, a.task_id, a.attempt_id, a.task_type, a.host,
+        CASE WHEN a.finish_ms >= a.start_ms THEN a.finish_ms - a.start_ms END AS dur_ms
     FROM attempts AS a
     SEMI JOIN _last AS l ON l.job_id = a.job_id AND l.attempt_id = a.attempt_id
 ),

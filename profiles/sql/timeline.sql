@@ -3,7 +3,10 @@
 -- Output columns
 --   job_id, task_id, attempt_id, task_type, status
 --   start_ms, finish_ms       epoch milliseconds (NULL where the source lacks them)
---   dur_ms                    finish_ms - start_ms
+--   dur_ms                    finish_ms - start_ms; NULL when either is missing or the finish
+--                             precedes the start (a trace whose clocks disagree: mumak's Rumen
+--                             trace has failed reduces that end 80 s before they start); the
+--                             times themselves are kept as the trace has them
 --   t0_ms                     the job's time zero: submit time, else its first attempt start
 --   rel_start_ms, rel_finish_ms   start_ms/finish_ms - t0_ms
 --   host, rack, container_id, locality
@@ -30,7 +33,7 @@ SELECT
     a.status,
     a.start_ms,
     a.finish_ms,
-    a.finish_ms - a.start_ms AS dur_ms,
+    CASE WHEN a.finish_ms >= a.start_ms THEN a.finish_ms - a.start_ms END AS dur_ms,
     t.t0_ms,
     a.start_ms - t.t0_ms AS rel_start_ms,
     a.finish_ms - t.t0_ms AS rel_finish_ms,

@@ -8,7 +8,8 @@
 -- Output columns
 --   job_id, task_id, attempt_id, task_type, status ('FAILED' or 'KILLED'), host
 --   start_ms, finish_ms
---   wasted_ms        finish_ms - start_ms (NULL when the source lacks either time)
+--   wasted_ms        finish_ms - start_ms (timeline's dur_ms: NULL when the source lacks either
+--                    time or its finish precedes its start)
 --   speculative      the attempt ran beside an earlier attempt of the same task
 --   task_succeeded   another attempt of the task succeeded
 --   error            the attempt's diagnostic
