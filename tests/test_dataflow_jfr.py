@@ -149,3 +149,27 @@ def test_dataflow_commands_rebuild_on_demand_and_name_what_is_missing(tmp_path: 
     code, _, err = run("dataflow-chart", job_id, "--out", str(missing))
     assert code == 1
     assert err.strip() == f"Error: No such file or directory: {missing}"
+
+
+@pytest.mark.slow
+def test_dataflow_tables_keep_their_header_when_no_vertex_matches(tmp_path: Path) -> None:
+    # Hadoop 0.20's vertex spec names no thread of a Hadoop 3 run: the job has no shuffle vertex, and
+    # `dataflow-gap` had printed one blank line (no header, no title) for the table and the CSV.
+    from click.testing import CliRunner
+
+    from phaseline.cli import main
+
+    store = str(tmp_path / "store")
+    ingest_paths([COMMITTED_RUN], Store(store))
+    job_id = json.loads((COMMITTED_RUN / "run.json").read_text())["job_id"]
+    runner = CliRunner()
+    assert runner.invoke(main, ["dataflow", job_id, "--store", store, "--spec", "hadoop-0.20"]).exit_code == 0
+    header = "attempt_id,last_map_end_ms,shuffle_end_ms,gap_ms,job_span_ms,gap_pct"
+    res = runner.invoke(main, ["dataflow-gap", job_id, "--store", store, "--format", "csv"])
+    assert (res.exit_code, res.stdout) == (0, header + "\n")
+    res = runner.invoke(main, ["dataflow-gap", job_id, "--store", store])
+    assert res.exit_code == 0
+    assert "map end -> shuffle end" in res.stdout
+    assert all(name in res.stdout for name in header.split(","))
+    res = runner.invoke(main, ["dataflow-gap", job_id, "--store", store, "--format", "json"])
+    assert json.loads(res.stdout) == []

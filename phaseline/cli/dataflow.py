@@ -11,7 +11,13 @@ from phaseline.cli.output import POSITIVE_NUMBER, emit, format_option, handle_er
 from phaseline.errors import NotFoundError, SpecError
 from phaseline.store import Store
 from profiles.dataflow.plots import write_busy_idle, write_chart
-from profiles.dataflow.reconstruct import Reconstruction, dataflow_query, reconstruct, store_instances
+from profiles.dataflow.reconstruct import (
+    Reconstruction,
+    dataflow_query,
+    dataflow_table,
+    reconstruct,
+    store_instances,
+)
 from profiles.dataflow.spec import DataflowSpec, load_spec, shipped_spec
 
 
@@ -93,12 +99,13 @@ def dataflow(job_id: str, spec_text: str, period_ms: float | None, show_unmapped
                 {"status": p.status.value, "thread": p.thread_name, "top_frame": p.top_frame,
                  "bottom_frame": p.bottom_frame, "candidates": ",".join(p.candidates), "samples": p.samples}
                 for p in result.unmapped_positions
-            ], fmt, title="unmapped execution positions")
+            ], fmt, columns=["status", "thread", "top_frame", "bottom_frame", "candidates", "samples"],
+                title="unmapped execution positions")
             return
         con = store.connect()
     elif not _has_rows(con, "vertex_instances", job_id):
         raise _no_samples(con, job_id)
-    emit(dataflow_query(con, "busy_idle", job_id=job_id), fmt, title=f"{job_id}: busy vs idle per vertex")
+    _emit_query(con, "busy_idle", fmt, f"{job_id}: busy vs idle per vertex", job_id=job_id)
 
 
 def _image_file(ctx: click.Context, param: click.Parameter, out: Path | None) -> Path | None:
@@ -146,11 +153,11 @@ def hotspots(job_id: str, top: int, vertex: str | None, out: Path | None, store_
             raise NotFoundError(f"job {job_id!r} has no instances of vertex {vertex!r}; it has {', '.join(vertices)}")
         if out is not None:
             write_busy_idle(rows, out, by="host", title=f"{job_id}: {vertex} by host")
-        emit(rows, fmt, title=f"{job_id}: {vertex} instances by host (normalized)")
+        emit(rows, fmt, title=f"{job_id}: {vertex} instances by host (normalized)")  # never empty here
         return
     if out is not None:
         write_busy_idle(dataflow_query(con, "busy_idle", job_id=job_id), out, by="vertex")
-    emit(dataflow_query(con, "hotspots", job_id=job_id, top=top), fmt, title=f"{job_id}: hotspots per vertex")
+    _emit_query(con, "hotspots", fmt, f"{job_id}: hotspots per vertex", job_id=job_id, top=top)
 
 
 @click.command("dataflow-gap")
@@ -165,4 +172,10 @@ def dataflow_gap(job_id: str, store_dir: Path | None, fmt: str) -> None:
     gap from its history and logs.
     """
     con = _with_instances(store_dir, job_id)
-    emit(dataflow_query(con, "shuffle_gap", job_id=job_id), fmt, title=f"{job_id}: map end -> shuffle end")
+    _emit_query(con, "shuffle_gap", fmt, f"{job_id}: map end -> shuffle end", job_id=job_id)
+
+
+def _emit_query(con: duckdb.DuckDBPyConnection, name: str, fmt: str, title: str, **params: object) -> None:
+    """Print a dataflow query's rows, with its columns' names even when it has no rows."""
+    columns, rows = dataflow_table(con, name, **params)
+    emit(rows, fmt, columns=columns, title=title)

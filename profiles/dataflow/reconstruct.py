@@ -205,9 +205,16 @@ def store_instances(store: Store, result: Reconstruction, spec: DataflowSpec, in
 
 def dataflow_query(con: duckdb.DuckDBPyConnection, name: str, **params: object) -> list[dict[str, Any]]:
     """Run ``profiles/sql/dataflow_<name>.sql`` with bound parameters; rows as dicts."""
+    return dataflow_table(con, name, **params)[1]
+
+
+def dataflow_table(
+    con: duckdb.DuckDBPyConnection, name: str, **params: object
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """:func:`dataflow_query` with the query's column names (which no row gives when there is none)."""
     try:
         cur = con.execute(sql(f"dataflow_{name}"), params)
         cols = [d[0] for d in cur.description or ()]
-        return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
+        return cols, [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
     except duckdb.Error as exc:
         raise QueryError(f"dataflow_{name}.sql failed: {exc}") from exc
