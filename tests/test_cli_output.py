@@ -149,6 +149,10 @@ def _usage_cases(tmp: Path) -> list[tuple[list[str], str]]:
         (["bench", "plan", "--scale", "nan", "--out", str(tmp / "p.json")], "not a finite number"),
         (["dataflow", "job_1_1", "--period-ms", "nan"], "not a finite number"),
         (["dataflow", "job_1_1", "--period-ms", "inf"], "not a finite number"),
+        # below 1 ms (samples are timed in whole ms): 1e-300 overflowed the idle-sample count in SQL,
+        # and the error blamed the store; 1e-9 made hundreds of billions of idle samples
+        (["dataflow", "job_1_1", "--period-ms", "1e-300"], "not in the range x>=1.0"),
+        (["dataflow", "job_1_1", "--period-ms", "0.5"], "not in the range x>=1.0"),
         (["hotspots", "job_1_1", "--top", "0"], "--top"),
         (["hotspots", "job_1_1", "--out", str(tmp / "x.txt")], "write FILE.png or FILE.svg"),
         (["dataflow-chart", "job_1_1", "--out", str(tmp / "x.txt")], "write FILE.png or FILE.svg"),

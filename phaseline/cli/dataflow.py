@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 import duckdb
 
-from phaseline.cli.output import POSITIVE_NUMBER, emit, format_option, handle_errors, open_store, store_option
+from phaseline.cli.output import emit, format_option, handle_errors, number_at_least, open_store, store_option
 from phaseline.errors import NotFoundError, SpecError
 from phaseline.store import Store
 from profiles.dataflow.plots import write_busy_idle, write_chart
@@ -73,7 +73,8 @@ def _with_instances(store_dir: Path | None, job_id: str) -> duckdb.DuckDBPyConne
 @click.argument("job_id")
 @click.option("--spec", "spec_text", default="hadoop-2", show_default=True,
               help="Dataflow specification: a file, or a shipped one (hadoop-0.20, hadoop-2).")
-@click.option("--period-ms", type=POSITIVE_NUMBER, default=None, help="Sampling period [default: estimated from the samples].")
+@click.option("--period-ms", type=number_at_least(1.0), default=None,
+              help="Sampling period in ms, at least 1 (samples are timed in whole ms) [default: estimated from the samples].")
 @click.option("--unmapped", "show_unmapped", is_flag=True, help="List the execution positions no vertex claims.")
 @store_option
 @format_option

@@ -79,12 +79,15 @@ POSITIVE_SIZE = _Size(positive=True)
 
 
 class _PositiveNumber(click.FloatRange):
-    """A finite number > 0 (``FloatRange`` alone lets ``nan`` and ``inf`` through)."""
+    """A finite number > 0, or >= ``least`` (``FloatRange`` alone lets ``nan`` and ``inf`` through)."""
 
     name = "positive number"
 
-    def __init__(self) -> None:
-        super().__init__(min=0.0, min_open=True)
+    def __init__(self, least: float | None = None) -> None:
+        if least is None:
+            super().__init__(min=0.0, min_open=True)
+        else:
+            super().__init__(min=least)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         number = super().convert(value, param, ctx)
@@ -94,6 +97,11 @@ class _PositiveNumber(click.FloatRange):
 
 
 POSITIVE_NUMBER = _PositiveNumber()
+
+
+def number_at_least(least: float) -> click.ParamType:
+    """A finite number >= ``least`` (a usage error otherwise)."""
+    return _PositiveNumber(least)
 
 
 def open_store(store_dir: Path | None, *, create: bool = False) -> Store:
