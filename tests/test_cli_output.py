@@ -35,6 +35,24 @@ def test_a_piped_table_is_as_wide_as_it_needs() -> None:
     assert len(lines[1]) > 80
 
 
+def test_lists_and_structs_print_as_json_in_tables_and_csv() -> None:
+    # `phaseline query "select [1.0, 'nan'::double] c, {'x': '-inf'::double} d" --format csv` had printed
+    # Python's repr ([1.0, None], {'x': None}), where --format json gives [1.0, null] and {"x": null}.
+    row = {"c": [1.0, float("nan")], "d": {"x": float("-inf"), "y": "é"}, "e": None}
+
+    @click.command()
+    @click.argument("fmt")
+    def show(fmt: str) -> None:
+        emit([row], fmt)
+
+    csv_out = CliRunner().invoke(show, ["csv"]).stdout
+    assert csv_out == 'c,d,e\n"[1.0, null]","{""x"": null, ""y"": ""é""}",\n'
+    table = CliRunner().invoke(show, ["table"]).stdout
+    assert "[1.0, null]" in table
+    assert '{"x": null, "y": "é"}' in table
+    assert "None" not in table
+
+
 def test_phaselines_warnings_become_one_stderr_line_each_and_the_command_goes_on() -> None:
     # Every command is wrapped by handle_errors: a ConvergenceWarning from a fit (CI once failed a
     # `phaseline fit --report` on one) qualifies the result on stderr instead of crashing the command.

@@ -191,8 +191,11 @@ def _jsonable(value: Any) -> Any:
 
 
 def _cell(value: Any) -> str:
-    """A table or CSV cell: a missing value (None, NaN, pandas' NA) is empty, never "None"."""
+    """A table or CSV cell: a missing value (None, NaN, pandas' NA) is empty, never "None"; a
+    list or struct is compact JSON (``[1.0, null]``), as ``--format json`` writes it."""
     value = _jsonable(value)
+    if isinstance(value, list | dict):
+        return json.dumps(value, default=str, allow_nan=False, ensure_ascii=False)
     return "" if value is None or type(value).__name__ == "NAType" else str(value)
 
 
