@@ -107,6 +107,21 @@ def test_a_bad_query_names_duckdbs_error_and_the_spot(tmp_path: Path) -> None:
     assert "LINE 1: selec 1" in result.output  # the whole message, caret included
 
 
+def test_a_query_of_several_statements_says_whose_rows_it_prints(tmp_path: Path) -> None:
+    from phaseline.cli import main
+
+    conf = tmp_path / "job_1_0001_conf.xml"
+    conf.write_text("<configuration><property><name>a</name><value>1</value></property></configuration>")
+    store = str(tmp_path / "s")
+    assert CliRunner().invoke(main, ["ingest", str(conf), "--store", store]).exit_code == 0
+    result = CliRunner().invoke(main, ["query", "select 1 AS a; select 2 AS b", "--store", store, "--format", "csv"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "b\n2\n"
+    assert result.stderr == "warning: 2 statements ran; the rows are the last one's\n"
+    one = CliRunner().invoke(main, ["query", "select 1 AS a;", "--store", store, "--format", "csv"])
+    assert (one.stdout, one.stderr) == ("a\n1\n", "")
+
+
 def test_a_query_without_a_statement_is_a_usage_error_not_a_traceback(tmp_path: Path) -> None:
     from phaseline.cli import main
 

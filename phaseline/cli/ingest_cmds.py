@@ -167,11 +167,14 @@ def query(sql: str, store_dir: Path | None, fmt: str) -> None:
         raise click.BadParameter("no statement in it", param_hint="SQL")
     con = open_store(store_dir).connect()
     try:
+        statements = len(duckdb.extract_statements(sql))
         cursor = con.execute(sql)
         cols = [d[0] for d in (cursor.description if cursor is not None else None) or []]
         rows = [dict(zip(cols, r, strict=True)) for r in cursor.fetchall()] if cols else []
     except duckdb.Error as exc:  # the whole message: the user's SQL with DuckDB's caret under the fault
         raise QueryError(f"query failed: {exc}") from exc
+    if statements > 1:
+        click.echo(f"warning: {statements} statements ran; the rows are the last one's", err=True)
     emit(rows, fmt, columns=cols)
 
 

@@ -99,7 +99,7 @@ class _PositiveNumber(click.FloatRange):
 POSITIVE_NUMBER = _PositiveNumber()
 
 
-def number_at_least(least: float) -> click.ParamType:
+def number_at_least(least: float) -> _PositiveNumber:
     """A finite number >= ``least`` (a usage error otherwise)."""
     return _PositiveNumber(least)
 
