@@ -33,6 +33,7 @@ or from the ingest's job id hint.
 
 from __future__ import annotations
 
+import struct
 import subprocess
 from collections.abc import Iterator
 from functools import cache
@@ -49,6 +50,8 @@ from phaseline.java import compile_java, java_command
 from phaseline.schemas import ThreadState
 
 JFR_MAGIC = b"FLR\x00"
+#: The start of a chunk's header: magic, major and minor version, the chunk's size in bytes (big-endian).
+_CHUNK_HEAD = struct.Struct(">4sHHq")
 SOURCE = "jfr"
 DUMPER = Path(__file__).with_name("java") / "JfrDump.java"
 HEADER = "#jfrdump\t1"
@@ -153,6 +156,38 @@ def parse_dump(lines: Iterator[str], ctx: ReadContext, job_id: str | None) -> It
         raise TraceTruncatedError(ctx.path, "the recording ends before JfrDump finished reading it")
 
 
+def chunk_fault(path: Path) -> tuple[str, int] | None:
+    """Where a recording's chunks stop adding up, as ``(what, byte offset)``; ``None`` when each
+    chunk header is intact and the chunks fill the file (damage, if any, is inside a chunk).
+
+    A recording is a sequence of chunks, each starting with a header that gives its size;
+    a JVM killed mid-recording leaves its last chunk unfinished (no size) or cut short.
+    """
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            offset, number = 0, 1
+            while offset < size:
+                fh.seek(offset)
+                head = fh.read(_CHUNK_HEAD.size)
+                if len(head) < _CHUNK_HEAD.size or head[:4] != JFR_MAGIC:
+                    if number == 1:
+                        return "the file does not start with a chunk header", 0
+                    return f"the {size - offset:,} bytes after chunk {number - 1} are no chunk (no chunk header)", offset
+                chunk = _CHUNK_HEAD.unpack(head)[3]
+                if chunk <= 0:
+                    return (f"chunk {number}, from byte {offset:,}, was never finished: its header gives no size "
+                            "(the JVM stopped while recording it)", offset)  # fmt: skip
+                if chunk > size - offset:
+                    return (f"chunk {number}, from byte {offset:,}, is cut short: its header gives {chunk:,} bytes, "
+                            f"the file holds {size - offset:,} of them", offset)  # fmt: skip
+                offset += chunk
+                number += 1
+    except OSError:
+        return None
+    return None
+
+
 def read_jfr(path: Path, ctx: ReadContext) -> Iterator[Row]:
     """Read a ``.jfr`` recording's thread samples, waits, I/O and CPU load."""
     job_id = run_job_id(path, ctx)
@@ -172,12 +207,20 @@ def read_jfr(path: Path, ctx: ReadContext) -> Iterator[Row]:
             err = proc.stderr.read().strip()
             proc.wait()
             why = exc.message if "stopped reading" in exc.message else f"JfrDump failed: {err[-300:]}"
+            fault = chunk_fault(path)
+            where = None
+            if fault is not None:
+                why, where = f"{why}; {fault[0]}", fault[1]
+            elif path.is_file():
+                why += "; every chunk header is intact, so the damage is inside a chunk"
             if produced == 0:
                 raise TraceParseError(
-                    path, why,
+                    path, why, offset=where,
                     hint="is this a complete .jfr file? a JVM killed mid-recording may leave only a partial chunk",
                 ) from None
-            raise TraceTruncatedError(path, f"recording cut short after {ctx.events_read} events: {why}") from None
+            raise TraceTruncatedError(
+                path, f"recording cut short after {ctx.events_read} events: {why}", offset=where
+            ) from None
         proc.wait()
     finally:
         if proc.poll() is None:

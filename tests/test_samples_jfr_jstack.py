@@ -203,6 +203,25 @@ def test_recording_matches_jfr_summary_counts() -> None:
     assert {vals(r)["job_id"] for r in rows if r.table == "samples"} == {"job_local1827494099_0001"}
 
 
+def test_chunk_fault_finds_where_a_recordings_chunks_stop_adding_up(tmp_path: Path) -> None:
+    from ingest.jfr import chunk_fault
+
+    data = RECORDING.read_bytes()
+    whole = tmp_path / "whole.jfr"
+    whole.write_bytes(data + data)  # two chunks back to back: a recording JFR rotated once
+    assert chunk_fault(whole) is None
+    unfinished = tmp_path / "unfinished.jfr"
+    unfinished.write_bytes(data + data[:8] + bytes(8) + data[16:5000])  # a chunk the JVM never closed
+    assert chunk_fault(unfinished) == (
+        f"chunk 2, from byte {len(data):,}, was never finished: its header gives no size "
+        "(the JVM stopped while recording it)",
+        len(data),
+    )
+    other = tmp_path / "other.jfr"
+    other.write_bytes(b"not a recording at all")
+    assert chunk_fault(other) == ("the file does not start with a chunk header", 0)
+
+
 @pytest.mark.slow
 def test_damaged_recordings_name_the_file_and_keep_what_was_read(tmp_path: Path) -> None:
     data = RECORDING.read_bytes()
@@ -212,10 +231,21 @@ def test_damaged_recordings_name_the_file_and_keep_what_was_read(tmp_path: Path)
         list(read_jfr(cut, ReadContext(cut)))
     assert str(cut) in str(err.value)
     assert "stopped reading" in str(err.value)
+    # the place: the recording's one chunk (its header says how long it is) ends early
+    assert err.value.offset == 0
+    assert f"chunk 1, from byte 0, is cut short: its header gives {len(data):,} bytes" in str(err.value)
     tail = tmp_path / "tail.jfr"
     tail.write_bytes(data + b"garbage after the last chunk")
     ctx = ReadContext(tail)
     rows: list[Row] = []
-    with pytest.raises(TraceTruncatedError):
+    with pytest.raises(TraceTruncatedError) as cut_err:
         rows.extend(read_jfr(tail, ctx))
     assert sum(1 for r in rows if r.table == "samples") == 733  # every event before the damage
+    assert cut_err.value.offset == len(data)
+    assert "the 28 bytes after chunk 1 are no chunk" in str(cut_err.value)
+    # bytes zeroed inside the chunk: its header still adds up, so the damage is inside it
+    inside = tmp_path / "inside.jfr"
+    inside.write_bytes(data[:200_000] + bytes(1000) + data[201_000:])
+    with pytest.raises(TraceParseError) as in_err:
+        list(read_jfr(inside, ReadContext(inside)))
+    assert "every chunk header is intact, so the damage is inside a chunk" in str(in_err.value)
