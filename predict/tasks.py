@@ -72,7 +72,8 @@ def resolve_input(profile: JobProfile, dataset: Dataset, settings: JobSettings) 
     """Split the new dataset into map inputs.
 
     The input of the profiled size keeps the profiled split shape, unless a
-    split size is given (by the dataset or the settings): a given split size
+    split size is given (by the dataset, or settings that change the profiled
+    run's): a given split size
     cuts every input, the profiled one too, so that a larger input never gets
     smaller map tasks than a smaller one (the profiled run may have used
     another split size).  Otherwise
@@ -90,7 +91,10 @@ def resolve_input(profile: JobProfile, dataset: Dataset, settings: JobSettings) 
         width = dataset.input_bytes / dataset.input_records if dataset.input_records > 0 else None
     same = abs(dataset.input_bytes - prof.total_bytes) <= SAME_INPUT_RTOL * prof.total_bytes
     split = given = dataset.split_bytes or settings.split_bytes
-    if same and dataset.splits in (None, prof.splits) and split is None:
+    # the profiled run's own split setting (its dfs.blocksize) is no change: its splits were cut by
+    # whatever its input format did with it (TeraGen's 96 maps over a few kB of input)
+    unchanged = split is None or (dataset.split_bytes is None and split == profiled_settings(profile).split_bytes)
+    if same and dataset.splits in (None, prof.splits) and unchanged:
         notes.append(f"input of the profiled size: its {prof.splits} splits are reused")
         records = 1.0  # the given records over the profiled ones
         if dataset.input_records is not None and prof.total_records > 0:

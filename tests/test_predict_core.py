@@ -573,3 +573,34 @@ def test_cli_timeline_to_an_unknown_file_type_is_a_usage_error(tmp_path: Path) -
     result = CliRunner().invoke(main, ["timeline", "job_1_0001", "--out", str(tmp_path / "t.pdf"), "--store", str(tmp_path)])
     assert result.exit_code == 2, result.output
     assert "write FILE.png, FILE.svg or FILE.json (Chrome trace), not 't.pdf'" in result.output
+
+
+def test_the_profiled_runs_own_block_size_does_not_recut_its_input(fixtures_dir: Path, tmp_path: Path) -> None:
+    # SLS's TeraGen ran 96 maps over 8 kB of (synthetic) input with dfs.blocksize 128 MB in its conf:
+    # read as a split size someone gave, it had re-cut the profiled input into 1 map, so every model
+    # predicted one map's job whatever the cluster (and critical_path, recalibrated on it, 0 s).
+    from ingest.pipeline import ingest_paths
+    from phaseline.store import Store
+    from predict.tasks import profiled_settings
+    from profiles.extract import extract_profile
+
+    store = Store(tmp_path / "store")
+    ingest_paths([fixtures_dir / "apache-hadoop" / "hadoop-sls" / "2jobs2min-rumen-jh.json"], store)
+    profile = extract_profile(store.connect(), "job_1369942127770_1205")
+    settings = profiled_settings(profile)
+    assert profile.input.splits == 96
+    assert settings.split_bytes == 128 * MB
+    shape = resolve_input(profile, Dataset(profile.input.total_bytes), settings)
+    assert shape.splits == 96
+    assert any("its 96 splits are reused" in a for a in shape.assumptions)
+    # a split size that is a change still cuts the input (the profiled one too)
+    recut = resolve_input(profile, Dataset(profile.input.total_bytes, split_bytes=1024), settings)
+    assert recut.splits == math.ceil(profile.input.total_bytes / 1024)
+    # every model predicts the profiled run from its 96 maps (a platform of straight lines here)
+    def seconds(nodes: int) -> dict[str, float]:
+        cluster = Cluster(nodes=nodes, map_slots_per_node=2, reduce_slots_per_node=2)
+        dataset = Dataset(profile.input.total_bytes)
+        return {m: core.get(m).predict(profile, LinearPlatform(), cluster, dataset, settings).seconds for m in core.models()}
+
+    few, many = seconds(4), seconds(48)
+    assert all(many[m] < few[m] for m in few), (few, many)
