@@ -88,6 +88,11 @@ class JobSettings:
             raise PredictionError(f"io.sort.record.percent must be within (0, 1), got {self.sort_record_percent}")
         if self.inmem_merge_threshold < 1:
             raise PredictionError("the in-memory merge threshold must be >= 1")
+        for name, what in (("split_bytes", "the split (block) size"), ("interm_compress_ratio", "the map output's "
+                           "compression ratio")):  # fmt: skip
+            value = getattr(self, name)
+            if value is not None and not (value > 0 and math.isfinite(value)):
+                raise PredictionError(f"{what} ({name}) must be a finite number > 0, got {value}")
 
     @classmethod
     def from_config(cls, config: Mapping[str, str], **overrides: Any) -> JobSettings:
@@ -224,7 +229,7 @@ def compression(profile: JobProfile, settings: JobSettings) -> Compression:
     notes: list[str] = []
     profiled = JobSettings.from_config(profile.source.config, reduces=profile.num_reduces)
     measured = profile.dataflow.interm_compress_ratio if profiled.compress_map_output else None
-    ratio = settings.interm_compress_ratio or measured
+    ratio = settings.interm_compress_ratio if settings.interm_compress_ratio is not None else measured
     if ratio is None:
         ratio = DEFAULT_INTERM_COMPRESS_RATIO
         notes.append(f"map-output compression ratio {ratio} assumed (not measured in the profile)")

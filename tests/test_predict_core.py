@@ -604,3 +604,29 @@ def test_the_profiled_runs_own_block_size_does_not_recut_its_input(fixtures_dir:
 
     few, many = seconds(4), seconds(48)
     assert all(many[m] < few[m] for m in few), (few, many)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("dfs.block.size", "0"), ("split_bytes", "0"), ("interm_compress_ratio", "-1"), ("interm_compress_ratio", "0")],
+)
+def test_a_split_size_or_compression_ratio_that_cannot_be_is_refused(key: str, value: str) -> None:
+    # a 0 split size had raised ZeroDivisionError in resolve_input; a negative compression ratio gave
+    # herodotou negative shuffle times, and 0 was silently replaced by the measured ratio
+    with pytest.raises(PredictionError, match="must be a finite number > 0"):
+        JobSettings(reduces=1).with_setting(key, value)
+
+
+def test_cli_predict_refuses_records_that_are_no_number(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from phaseline.cli import main
+
+    profile = tmp_path / "profile.json"
+    toy_profile().save(profile)
+    (tmp_path / "platform.json").write_text("{}")
+    for records in ("inf", "nan"):  # inf had raised OverflowError; nan had predicted 0 s
+        res = CliRunner().invoke(
+            main, ["predict", "--profile", str(profile), "--platform", str(tmp_path / "platform.json"),
+                   "--input-records", records],
+        )  # fmt: skip
+        assert res.exit_code == 2
+        assert "is not a finite number" in res.output

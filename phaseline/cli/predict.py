@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from phaseline.cli.output import POSITIVE_SIZE, emit, format_option, handle_errors
+from phaseline.cli.output import POSITIVE_NUMBER, POSITIVE_SIZE, emit, format_option, handle_errors
 from phaseline.errors import PhaselineError
 from platform_model.model import PlatformModel
 from predict import core
@@ -40,7 +40,7 @@ def _scenario_options(func: F) -> F:
             "--input-bytes", type=POSITIVE_SIZE, help="New input size (50G, 512M) [default: the profiled run's]."
         ),
         click.option(
-            "--input-records", type=click.FloatRange(min=0, min_open=True),
+            "--input-records", type=POSITIVE_NUMBER,
             help="New input records [default: by the profiled width]."
         ),
         click.option(
