@@ -605,7 +605,7 @@ def merge_profiles(profiles: Sequence[JobProfile]) -> JobProfile:
     Raises
     ------
     ProfileError
-        No profiles, or profiles of differently named jobs.
+        No profiles, or profiles of differently named jobs (or of named and unnamed ones).
     """
     if not profiles:
         raise ProfileError("merge_profiles: no profiles to merge")
@@ -615,6 +615,12 @@ def merge_profiles(profiles: Sequence[JobProfile]) -> JobProfile:
     if len(names) > 1:
         raise ProfileError(
             f"merge_profiles: profiles of different jobs ({', '.join(sorted(names))}) do not merge"
+        )
+    unnamed = [job for p in profiles if p.source.job_name is None for job in p.source.job_ids]
+    if names and unnamed:  # nothing says the unnamed run is the named job: two jobs' times would mix
+        raise ProfileError(
+            f"merge_profiles: {', '.join(unnamed)} has no job name, so it cannot be told to be a run of "
+            f"{next(iter(names))!r}; profile it alone"
         )
     in_bytes = [p.input.total_bytes for p in profiles]
     in_recs = [p.input.total_records for p in profiles]

@@ -211,6 +211,13 @@ def test_merge_refuses_different_jobs() -> None:
     other = replace(toy_profile(), source=ProfileSource(job_ids=("job_2_0001",), job_name="terasort"))
     with pytest.raises(ProfileError, match="different jobs"):
         merge_profiles([toy_profile(), other])
+    # a run without a name cannot be told to be the named job (merged, the bounds had spanned
+    # 2.7e-9 to 2.7e10 s from two unrelated makespans)
+    unnamed = replace(toy_profile(), source=ProfileSource(job_ids=("job_3_0001",), job_name=None))
+    with pytest.raises(ProfileError, match="job_3_0001 has no job name"):
+        merge_profiles([toy_profile(), unnamed])
+    both_unnamed = merge_profiles([unnamed, replace(unnamed, source=ProfileSource(job_ids=("job_4_0001",)))])
+    assert both_unnamed.source.job_name is None
     with pytest.raises(ProfileError, match="no profiles"):
         merge_profiles([])
     assert merge_profiles([toy_profile()]) == toy_profile()
