@@ -254,8 +254,9 @@ def slot_predecessors(durations: Sequence[float], slots: int, first: float = 0.0
     shuffle before it).  Equal durations give round robin: task ``i`` follows
     task ``i - slots``.
     """
-    # (time the slot frees, slot, its last task; -1 before its first)
-    free: list[tuple[float, int, int]] = [(0.0, slot, -1) for slot in range(slots)]
+    # (time the slot frees, slot, its last task; -1 before its first); no more slots than tasks
+    # ever take one (the lowest-numbered ones), however large the cluster
+    free: list[tuple[float, int, int]] = [(0.0, slot, -1) for slot in range(min(slots, len(durations)))]
     before: list[int | None] = []
     for i, dur in enumerate(durations):
         t, slot, last = heapq.heappop(free)

@@ -232,8 +232,10 @@ def simulate_once(job: SimJob, rng: np.random.Generator, *, record: bool = False
     """
     py = random.Random(int(rng.integers(2**62)))
     n_maps, n_red = len(job.map_means_ms), job.n_reduces
-    map_slots = list(range(job.nodes * job.map_slots_per_node))[::-1]
-    red_slots = list(range(job.nodes * job.reduce_slots_per_node))[::-1]
+    # a freed slot is taken again first, so no more slots than tasks are ever used (the lowest
+    # numbered): a cluster of a million nodes needs no list of its slots
+    map_slots = list(range(min(job.nodes * job.map_slots_per_node, n_maps)))[::-1]
+    red_slots = list(range(min(job.nodes * job.reduce_slots_per_node, n_red)))[::-1]
     heap: list[tuple[float, int, int, int, int]] = []
     seq = 0
     map_queue = list(range(n_maps))[::-1]  # pop() from the end = task 0 first

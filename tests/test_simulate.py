@@ -84,6 +84,22 @@ def test_same_seed_same_result_and_interval_order() -> None:
     assert a.events >= REPS * (24 + 2 * 6)
 
 
+def test_a_cluster_of_a_million_nodes_lists_no_more_slots_than_tasks() -> None:
+    # `predict --nodes 1000000 --map-slots-per-node 1000000` had listed 10^12 slots here and in the
+    # critical path (MemoryError, or the OOM killer); only as many slots as tasks are ever taken.
+    from predict.critical_path import slot_predecessors
+
+    wide = _job(nodes=10**6, map_slots_per_node=10**6, reduce_slots_per_node=10**6)
+    enough = _job(nodes=1, map_slots_per_node=24, reduce_slots_per_node=6)  # one slot per task, one node
+    a = simulate_once(wide, np.random.default_rng(5), record=True)
+    b = simulate_once(enough, np.random.default_rng(5), record=True)
+    assert a.makespan_ms == b.makespan_ms
+    assert len(a.attempts) == len(b.attempts)
+    durations = [3.0, 1.0, 2.0, 5.0]
+    assert slot_predecessors(durations, 10**12) == slot_predecessors(durations, 4) == [None] * 4
+    assert slot_predecessors(durations, 2) == [None, None, 1, 0]  # 2 and 0 both free at 3: the lower slot
+
+
 @pytest.mark.parametrize("slots", [1, 2, 3, 4, 6])
 def test_more_slots_never_slower(slots: int) -> None:
     # Identical tasks (cv = 0): list scheduling is monotone in the slots, replication by replication.
