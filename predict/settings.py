@@ -200,7 +200,7 @@ def _parse_value(name: str, raw: object, key: str) -> Any:
                 return False
             raise ValueError(text)
         number = float(text)
-        if not math.isfinite(number):
+        if not math.isfinite(number) or (kind == "int" and not number.is_integer()):  # 1.5 reduces: no
             raise ValueError(text)
         return int(number) if kind == "int" else number
     except (ValueError, SizeError) as exc:

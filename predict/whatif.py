@@ -150,13 +150,20 @@ def _number(edit: Edit, current: float) -> float:
         raise PredictionError(f"what-if {edit.label}: {raw!r} is not a number") from exc
 
 
+def _whole(edit: Edit, number: float) -> int:
+    """A count (nodes, slots, splits): a number with a fraction is refused, not rounded."""
+    if not float(number).is_integer():
+        raise PredictionError(f"what-if {edit.label}: {edit.value!r} gives {number:g}, not a whole number")
+    return int(number)
+
+
 def apply_edits(base: Scenario, edits: Iterable[Edit]) -> Scenario:
     """The scenario after ``edits``, applied in order."""
     scenario = base
     for edit in edits:
         part, field = _target(edit)
         if part == "cluster":
-            count = round(_number(edit, getattr(scenario.cluster, field)))
+            count = _whole(edit, _number(edit, getattr(scenario.cluster, field)))
             scenario = dataclasses.replace(
                 scenario, cluster=dataclasses.replace(scenario.cluster, **{field: count})
             )
@@ -166,7 +173,7 @@ def apply_edits(base: Scenario, edits: Iterable[Edit]) -> Scenario:
             changes: dict[str, Any] = (
                 {"input_records": None, "splits": None} if field == "input_bytes" else {}
             )
-            changes[field] = round(number) if field == "splits" else number
+            changes[field] = _whole(edit, number) if field == "splits" else number
             scenario = dataclasses.replace(scenario, dataset=dataclasses.replace(scenario.dataset, **changes))
         else:
             raw = edit.value

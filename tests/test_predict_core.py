@@ -630,3 +630,17 @@ def test_cli_predict_refuses_records_that_are_no_number(tmp_path: Path, monkeypa
         )  # fmt: skip
         assert res.exit_code == 2
         assert "is not a finite number" in res.output
+
+
+def test_a_count_with_a_fraction_is_refused_not_rounded() -> None:
+    # `--set reduces=1.5` had become 1 reduce and `--set nodes=1.5` 2 nodes, without a word
+    from predict.whatif import Scenario, apply_edits, parse_edit
+
+    with pytest.raises(PredictionError, match=r"cannot read value '1\.5' as a finite int"):
+        JobSettings(reduces=1).with_setting("reduces", "1.5")
+    assert JobSettings(reduces=1).with_setting("reduces", "3.0").reduces == 3
+    base = Scenario(Cluster(2, 2, 2), Dataset(GB), JobSettings(reduces=1))
+    for text in ("nodes=1.5", "splits=2.5"):
+        with pytest.raises(PredictionError, match="not a whole number"):
+            apply_edits(base, [parse_edit(text)])
+    assert apply_edits(base, [parse_edit("nodes=+2")]).cluster.nodes == 4
