@@ -29,13 +29,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
 import duckdb
 import pandas as pd
 
-from phaseline.errors import ProfileError
+from phaseline.errors import DataQualityWarning, ProfileError
 from phaseline.schemas import Phase
 from profiles import queries as q
 from profiles.profile import (
@@ -287,6 +288,16 @@ def extract_profile(
             "history file with counters (a .jhist or 1.x history) to profile it"
         )
     in_bytes, in_recs = float(split_bytes.sum()), float(split_recs.sum())
+    status = summary["status"]
+    if isinstance(status, str) and status != "SUCCEEDED":
+        warnings.warn(
+            DataQualityWarning(
+                f"{job_id} {status.lower()}: its profile holds the {len(splits_df)} maps that succeeded of "
+                f"{int(_num(summary['total_maps']) or summary['maps'] or 0)}, so its input and times are not "
+                "the whole job's; profile a run that succeeded"
+            ),
+            stacklevel=2,
+        )
     input_stats = InputStats(
         splits=len(splits_df),
         avg_split_bytes=float(split_bytes.mean()),

@@ -425,3 +425,15 @@ def test_attempts_that_end_before_they_start_have_no_duration_anywhere(
     # and verify says so
     said = [f.detail for f in verify_store(store).findings if f.check == "times" and f.subject == MUMAK_JOB]
     assert any("2 attempt(s) finish before they start" in m for m in said)
+
+
+def test_a_failed_job_is_profiled_with_a_warning_that_says_what_is_missing(fixtures_dir: Path, tmp_path: Path) -> None:
+    # mumak's job_200904211745_0007 failed: 1,106 of its 3,204 maps succeeded, and its profile (the
+    # default input of a prediction) holds only those; it had been written without a word.
+    from phaseline.errors import DataQualityWarning
+
+    store = Store(tmp_path / "store")
+    ingest_paths([fixtures_dir / "apache-hadoop-mapreduce" / "mumak" / "19-jobs.trace.json.gz"], store)
+    with pytest.warns(DataQualityWarning, match="failed: its profile holds the 1106 maps that succeeded of 3204"):
+        profile = extract_profile(store.connect(), "job_200904211745_0007")
+    assert profile.input.splits == 1106
