@@ -141,8 +141,9 @@ def test_sleep_job_phases_equal_hadoops_parser(con: duckdb.DuckDBPyConnection, f
     assert checked == 11
 
 
-def _rumen_jobs(fixtures_dir: Path) -> dict[str, dict[str, Any]]:
-    with gzip.open(_rumen_dir(fixtures_dir) / "job-tracker-logs-trace-output.gz", "rt") as fh:
+def _rumen_trace_jobs(path: Path) -> dict[str, dict[str, Any]]:
+    """A Rumen trace's jobs (one JSON value each, back to back), read with the standard library."""
+    with gzip.open(path, "rt") as fh:
         text = fh.read()
     decoder, i, jobs = json.JSONDecoder(), 0, {}
     while i < len(text):
@@ -153,6 +154,10 @@ def _rumen_jobs(fixtures_dir: Path) -> dict[str, dict[str, Any]]:
         obj, i = decoder.raw_decode(text, i)
         jobs[obj["jobID"]] = obj
     return jobs
+
+
+def _rumen_jobs(fixtures_dir: Path) -> dict[str, dict[str, Any]]:
+    return _rumen_trace_jobs(_rumen_dir(fixtures_dir) / "job-tracker-logs-trace-output.gz")
 
 
 def test_yahoo_job_wasted_time_equals_rumens_parse(
@@ -366,22 +371,9 @@ MUMAK_JOB = "job_200904211745_0014"
 
 
 def _mumak_attempts(fixtures_dir: Path, job_id: str) -> list[dict[str, Any]]:
-    """The job's attempts as the trace file has them, read with the standard library (one JSON value per job)."""
-    path = fixtures_dir / "apache-hadoop-mapreduce" / "mumak" / "19-jobs.trace.json.gz"
-    with gzip.open(path, "rt") as fh:
-        text = fh.read()
-    decoder, i = json.JSONDecoder(), 0
-    while i < len(text):
-        while i < len(text) and text[i].isspace():
-            i += 1
-        if i >= len(text):
-            break
-        obj, i = decoder.raw_decode(text, i)
-        if obj.get("jobID") == job_id:
-            return [
-                a | {"taskType": t["taskType"]} for t in obj["mapTasks"] + obj["reduceTasks"] for a in t["attempts"]
-            ]
-    raise AssertionError(f"{job_id} is not in the mumak trace")
+    """The job's attempts as the trace file has them, read with the standard library."""
+    job = _rumen_trace_jobs(fixtures_dir / "apache-hadoop-mapreduce" / "mumak" / "19-jobs.trace.json.gz")[job_id]
+    return [a | {"taskType": t["taskType"]} for t in job["mapTasks"] + job["reduceTasks"] for a in t["attempts"]]
 
 
 def test_attempts_that_end_before_they_start_have_no_duration_anywhere(
