@@ -12,11 +12,12 @@ import dataclasses
 import math
 import re
 import types
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from phaseline.errors import PredictionError
+from phaseline.errors import DataQualityWarning, PredictionError
 from predict.units import SizeError, parse_size
 from profiles.profile import JobProfile
 
@@ -105,7 +106,14 @@ class JobSettings:
             ):
                 continue  # JVM options without a heap size (or nothing at all) say nothing about it
             if name is not None:
-                values[name] = _parse_value(name, raw, key)
+                value = _parse_value(name, raw, key)
+                if name == "split_bytes" and value <= 0:  # Hadoop itself would refuse it: no split size
+                    warnings.warn(
+                        DataQualityWarning(f"the configuration's {key} = {raw!r} is no split size; it is ignored"),
+                        stacklevel=2,
+                    )
+                    continue
+                values[name] = value
         if config.get(_TOTAL_BYTES, "").strip():  # what the merge manager uses wins over any -Xmx
             values["reduce_task_heap_mb"] = _parse_value("reduce_task_heap_mb", config[_TOTAL_BYTES], _TOTAL_BYTES)
         values.update({k: v for k, v in overrides.items() if v is not None})

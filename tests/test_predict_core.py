@@ -644,3 +644,13 @@ def test_a_count_with_a_fraction_is_refused_not_rounded() -> None:
         with pytest.raises(PredictionError, match="not a whole number"):
             apply_edits(base, [parse_edit(text)])
     assert apply_edits(base, [parse_edit("nodes=+2")]).cluster.nodes == 4
+
+
+def test_a_profiled_configuration_without_a_usable_split_size_is_read_without_it() -> None:
+    # a conf with dfs.blocksize 0 had made every prediction of its profile fail (a 0 split size)
+    from phaseline.errors import DataQualityWarning
+
+    with pytest.warns(DataQualityWarning, match="dfs.blocksize = '0' is no split size; it is ignored"):
+        settings = JobSettings.from_config({"dfs.blocksize": "0", "io.sort.mb": "50"})
+    assert settings.split_bytes is None
+    assert settings.io_sort_mb == 50
