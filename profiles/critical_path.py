@@ -150,8 +150,7 @@ class _Run:
     """Index of one job's attempts for the backward walk."""
 
     def __init__(self, timeline: pd.DataFrame, phases: pd.DataFrame) -> None:
-        t = timeline[timeline["start_ms"].notna() & timeline["finish_ms"].notna()]
-        t = t[t["finish_ms"] >= t["start_ms"]]
+        t = q.timed(timeline)
         self.rows: dict[str, dict[str, Any]] = {
             str(r["attempt_id"]): {str(k): v for k, v in r.items()} for r in t.to_dict("records")
         }

@@ -208,6 +208,12 @@ def timeline(con: duckdb.DuckDBPyConnection, job_id: str, *, slots: bool = True)
     return assign_slots(df) if slots else df
 
 
+def timed(timeline_df: pd.DataFrame) -> pd.DataFrame:
+    """The attempts of a :func:`timeline` frame that have a duration: both times known and the
+    finish not before the start (``timeline.sql`` leaves ``dur_ms`` NULL otherwise)."""
+    return timeline_df[timeline_df["dur_ms"].notna()]
+
+
 def slot_occupancy(con: duckdb.DuckDBPyConnection, job_id: str) -> pd.DataFrame:
     """Running attempts per task type as a step function of time (``slot_occupancy.sql``)."""
     return frame(con, Concept.SLOT_OCCUPANCY, job_id=job_id)

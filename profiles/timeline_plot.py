@@ -55,15 +55,8 @@ def phase_color(phase: str) -> str:
     return PHASE_COLORS.get(phase.split("+")[0], UNPHASED_COLOR)
 
 
-def _timed(timeline: pd.DataFrame) -> pd.DataFrame:
-    """The attempts that can be drawn: both times known, and the finish not before the start
-    (a trace whose clocks disagree has such attempts; the timeline keeps them, without a duration)."""
-    start, finish = timeline["start_ms"], timeline["finish_ms"]
-    return timeline[start.notna() & finish.notna() & (finish >= start)]
-
-
 def _row_order(timeline: pd.DataFrame) -> pd.DataFrame:
-    t = _timed(timeline).copy()
+    t = q.timed(timeline).copy()
     t["_type_rank"] = t["task_type"].map(TYPE_ORDER).fillna(9)
     return t.sort_values(["_type_rank", "start_ms", "attempt_id"]).reset_index(drop=True)
 
@@ -167,7 +160,7 @@ def chrome_trace(timeline: pd.DataFrame, phases: pd.DataFrame, *, job_id: str) -
     thread always nest.
     """
     t = timeline if "slot" in timeline.columns else q.assign_slots(timeline)
-    t = _timed(t)
+    t = q.timed(t)
     events: list[dict[str, Any]] = []
     if t.empty:
         return {"traceEvents": events, "displayTimeUnit": "ms", "otherData": {"job_id": job_id}}
