@@ -66,7 +66,7 @@ import enum
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ingest.mrcommon import INT64_MAX, INT64_MIN
+from ingest.mrcommon import INT64_MAX, INT64_MIN, parse_int64
 from ingest.tasklog_patterns import EventKind, TaskEvent
 from phaseline.schemas import Phase
 
@@ -288,11 +288,7 @@ def _sum(values: Sequence[int | None]) -> int | None:
 def _field_int(ev: TaskEvent, key: str) -> int | None:
     """An integer a log line names (``len: 1234``), None when absent or no 64-bit integer."""
     text = ev.field(key)
-    try:
-        value = int(text) if text else None
-    except ValueError:  # (past Python's 4,300-digit limit)
-        return None
-    return value if value is None or INT64_MIN <= value <= INT64_MAX else None
+    return parse_int64(text) if text else None
 
 
 def derive_phases(
