@@ -19,7 +19,9 @@ decides from the profile:
   Zhang et al. measure shuffle and sort as one phase, so the shuffle slope
   already holds some of the reduce-side merging that eqs. 62-63 and 71-82
   price again; the per-task overhead calibrated on the profiled run takes the
-  overlap out at the profiled size.  Taking it out of csNetworkCost instead
+  overlap out at the profiled size (a negative overhead is overlap, taken
+  off as the same share of the phases at every size:
+  :func:`predict.tasks.overlap_scaled`).  Taking it out of csNetworkCost instead
   (the platform's shuffle + sort less those terms at the profiled settings)
   was measured on 13 stored local backtests (2026-11-22): Herodotou's median
   error rose from 11.1 to 11.7 % and its worst from 40.5 to 41.6 % (means
@@ -56,6 +58,7 @@ from predict.settings import compression
 from predict.tasks import (
     InputShape,
     PhaseTimes,
+    overlap_scaled,
     profiled_settings,
     profiled_shape,
     resolve_input,
@@ -65,7 +68,6 @@ from predict.tasks import (
 from profiles.profile import DurationStats, JobProfile, Stage
 
 __all__ = ["CostStats", "HerodotouModel", "JobCost", "job_cost"]
-
 
 
 @dataclass(frozen=True, slots=True)
@@ -390,6 +392,9 @@ def job_cost(
         profile.stage(Stage.MAP_TASK), then.map_avg_ms, profile.map_task_overhead_ms, "map task"
     )
     notes = [*shape.assumptions, *now.notes, map_note]
+    # an overlap is a share of the phases: the longest map's is taken off its own phases
+    map_max_over = overlap_scaled(map_over, then.map_avg_ms, now.map_max_ms)
+    map_over = overlap_scaled(map_over, then.map_avg_ms, now.map_avg_ms, notes=notes, what="map task")
     reduce_over = 0.0
     if now.reduce is not None:
         measured = profile.stage(Stage.REDUCE_TASK) if profile.num_reduces > 0 else None
@@ -397,13 +402,9 @@ def job_cost(
             measured, then.reduce_ms, profile.reduce_task_overhead_ms, "reduce task"
         )
         notes.append(reduce_note)
-    for what, modelled, over in (("map", now.map_max_ms, map_over), ("reduce", now.reduce_ms, reduce_over)):
-        if over < 0 and modelled + over <= 0:  # a map-only job's reduce overhead is 0
-            notes.append(
-                f"{what} task priced at 0 ms: its phases here ({modelled:.0f} ms) do not cover the negative "
-                f"calibrated overhead ({over:.0f} ms; the platform model prices the profiled tasks above their "
-                "measured time): this input is too far below the profiled one for the calibration"
-            )
+        reduce_over = overlap_scaled(
+            reduce_over, then.reduce_ms, now.reduce_ms, notes=notes, what="reduce task"
+        )
     return JobCost(
         maps=shape.splits,
         map_waves=-(-shape.splits // cluster.map_slots),
@@ -412,7 +413,7 @@ def job_cost(
         map_max=now.map_max,
         reduce=now.reduce,
         map_phases_ms=now.map_phases_ms,
-        map_max_ms=max(0.0, now.map_max_ms + map_over),
+        map_max_ms=max(0.0, now.map_max_ms + map_max_over),
         reduce_phases_ms=now.reduce_phases_ms,
         reduce_ms=max(0.0, now.reduce_ms + reduce_over) if now.reduce is not None else 0.0,
         costs=now.costs,

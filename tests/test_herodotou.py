@@ -258,23 +258,34 @@ def test_overhead_calibrated_on_the_profiled_run() -> None:
     assert bigger.total_ms > cost.total_ms
 
 
-def test_a_task_priced_at_zero_says_why() -> None:
-    # Measured tasks far shorter than the platform model prices them: a negative calibrated overhead,
-    # which a much smaller input's phases no longer cover.  The task costs 0, and a note says why.
+def test_a_negative_overhead_keeps_its_share_at_a_smaller_input() -> None:
+    # Measured tasks far shorter than the platform model prices them: a negative calibrated overhead.
+    # Subtracted whole, a much smaller input's phases no longer covered it and the task cost 0 ms
+    # (TeraSort at 10 MB); as the phases' overlap, it is the same share of the phases at every size.
     # The platform model prices them several times over: it is of another machine, and the user is
-    # warned (stderr in the CLI), since a 0 s prediction otherwise reads as a result.
-    prof = toy_profile(stages={"map_task": DurationStats(100, 100, 20), "reduce_task": DurationStats(100, 100, 4)})
+    # warned (stderr in the CLI), since its predictions scale from an implausible calibration.
+    prof = toy_profile(
+        stages={"map_task": DurationStats(100, 100, 20), "reduce_task": DurationStats(100, 100, 4)}
+    )
     with pytest.warns(DataQualityWarning, match=r"prices the profiled (map|reduce) tasks at ") as caught:
         small = job_cost(prof, LinearPlatform(), Cluster(20, 1, 4), Dataset(20 * MB), JobSettings(reduces=4))
     assert any(re.search(r"map tasks at .*x their measured 0\.1 s", str(w.message)) for w in caught)
-    assert small.map_overhead_ms < 0
-    assert (small.map_max_ms, small.reduce_ms) == (0.0, 0.0)
-    zero = [n for n in small.notes if " priced at 0 ms: its phases here " in n]
-    assert [n.split()[0] for n in zero] == ["map", "reduce"]
     with pytest.warns(DataQualityWarning):
-        same = job_cost(prof, LinearPlatform(), Cluster(20, 1, 4), Dataset(20 * 64 * MB), JobSettings(reduces=4))
-    assert same.map_max_ms > 0
-    assert not any("priced at 0" in n for n in same.notes)
+        same = job_cost(
+            prof, LinearPlatform(), Cluster(20, 1, 4), Dataset(20 * 64 * MB), JobSettings(reduces=4)
+        )
+    assert same.reduce_ms == pytest.approx(100)  # the measured tasks back at the profiled size
+    assert small.map_overhead_ms < 0 < small.map_max_ms
+    # the share is the average map's (the profiled largest split is 1.6 % longer than the average)
+    then_map = same.map_max_ms - same.map_overhead_ms  # the priced phases at the profiled size
+    now_map = small.map_max_ms - small.map_overhead_ms
+    assert small.map_overhead_ms == pytest.approx(same.map_overhead_ms * now_map / then_map, rel=0.02)
+    then_reduce = same.reduce_ms - same.reduce_overhead_ms
+    assert small.reduce_ms == pytest.approx((small.reduce_ms - small.reduce_overhead_ms) * 100 / then_reduce)
+    assert [n.split(" overhead negative")[0] for n in small.notes if "overhead negative" in n] == [
+        "map task",
+        "reduce task",
+    ]
     # a profile the platform model fits (the toy profile's tasks) gives no such warning
     with warnings.catch_warnings():
         warnings.simplefilter("error", DataQualityWarning)

@@ -275,6 +275,39 @@ def test_phases_missing_from_the_platform_fall_back_to_profiled_spans() -> None:
         estimate_tasks(replace(prof, phases={}), plat, Dataset(1 * GB), JobSettings(reduces=4))
 
 
+def test_a_negative_overhead_is_overlap_and_shrinks_with_the_phases() -> None:
+    """Measured tasks shorter than their priced phases give a negative calibrated overhead: the phases
+    overlap.  It is taken off as a share of the phases at every size; subtracted whole, it priced
+    TeraSort's maps (-1,488 ms against 367 ms of phases) and reduces at 0 ms for a 10 MB input."""
+    plat = LinearPlatform()
+    prof = toy_profile(
+        stages={"map_task": DurationStats(4_000, 4_100, 20), "reduce_phase": DurationStats(3_000, 3_000, 4)}
+    )
+    same = estimate_tasks(prof, plat, Dataset(20 * 64 * MB), JobSettings(reduces=4))
+    assert same.map_avg.total_ms == pytest.approx(4_000)  # the measured task back
+    assert same.reduce_avg is not None
+    assert same.reduce_avg.total_ms == pytest.approx(3_000)
+    priced_map = sum(same.map_avg.phases_ms.values())
+    priced_reduce = sum(same.reduce_avg.phases_ms.values())
+    assert priced_map > 4_000
+    assert priced_reduce > 3_000
+    small = estimate_tasks(prof, plat, Dataset(64 * MB / 100, splits=1), JobSettings(reduces=4))
+    assert small.reduce_avg is not None
+    # the measured share of the priced phases, at a hundredth of a split
+    assert small.map_avg.total_ms == pytest.approx(sum(small.map_avg.phases_ms.values()) * 4_000 / priced_map)
+    assert small.reduce_avg.total_ms == pytest.approx(
+        sum(small.reduce_avg.phases_ms.values()) * 3_000 / priced_reduce
+    )
+    assert 0 < small.map_avg.total_ms < 4_000
+    assert any(a.startswith("map task overhead negative (the phases overlap)") for a in small.assumptions)
+    # a positive overhead (start-up, cleanup) stays as calibrated
+    slow = toy_profile(stages={"map_task": DurationStats(50_000, 60_000, 20)})
+    big = estimate_tasks(slow, plat, Dataset(20 * 64 * MB), JobSettings(reduces=4))
+    tiny = estimate_tasks(slow, plat, Dataset(64 * MB / 100, splits=1), JobSettings(reduces=4))
+    assert tiny.map_avg.overhead_ms == pytest.approx(big.map_avg.overhead_ms)
+    # (Herodotou's tasks: test_herodotou.test_a_negative_overhead_keeps_its_share_at_a_smaller_input)
+
+
 def test_map_only_tasks_write_their_output() -> None:
     t = estimate_tasks(toy_profile(), LinearPlatform(), Dataset(1 * GB), JobSettings(reduces=0))
     assert set(t.map_avg.phases_ms) == {"read", "map", "write"}
