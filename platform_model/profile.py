@@ -229,8 +229,9 @@ def profile_from_connection(
     return PlatformProfile(frame, missing, settings, cluster, source)
 
 
-def profile_from_store(store_path: str | Path) -> PlatformProfile:
-    """The platform profile of every successful attempt in a store (see :func:`profile_from_connection`)."""
+def profile_from_store(store_path: str | Path, *, job_name: str | None = None) -> PlatformProfile:
+    """The platform profile of every successful attempt in a store, or of its jobs named ``job_name``
+    (see :func:`profile_from_connection`)."""
     from phaseline.store import Store
 
     store = Store(Path(store_path))
@@ -238,7 +239,8 @@ def profile_from_store(store_path: str | Path) -> PlatformProfile:
         raise StoreError(
             f"no store at {store_path}; ingest traces first (phaseline ingest, or phaseline bench run --store DIR)"
         )
-    return profile_from_connection(store.connect(), source=f"store:{Path(store_path)}")
+    source = f"store:{Path(store_path)}" + (f" jobs named {job_name}" if job_name is not None else "")
+    return profile_from_connection(store.connect(), source=source, job_name=job_name)
 
 
 def _bad_csv(path: Path, line: int, message: str) -> SchemaError:
@@ -259,45 +261,56 @@ def profile_from_csv(path: str | Path) -> PlatformProfile:
         non-negative number; the message gives the file and line.
     """
     path = Path(path)
+    lines: list[int] = []  # each data row's line in the file (blank lines skipped, quoted newlines kept)
+    rows: list[list[str]] = []
     try:
         with path.open(newline="", encoding="utf-8") as fh:
-            header = next(csv.reader(fh), None)
+            reader = csv.reader(fh, skipinitialspace=True)
+            header = next(reader, None)
+            for row in reader:
+                if any(cell.strip() for cell in row):
+                    rows.append(row)
+                    lines.append(reader.line_num)
     except OSError as exc:
         raise SchemaError(f"{path}: cannot read: {exc}") from exc
-    except (UnicodeDecodeError, csv.Error) as exc:
+    except UnicodeDecodeError as exc:
         raise _bad_csv(path, 1, f"not a CSV of UTF-8 text ({exc})") from None
+    except csv.Error as exc:  # a cell past the csv module's size limit
+        raise _bad_csv(path, reader.line_num, f"not a well-formed CSV ({exc})") from None
     if header is None:
         raise _bad_csv(path, 1, "empty file")
     names = [h.strip().lower() for h in header]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise _bad_csv(path, 1, f"column(s) {', '.join(twice)} given twice")
     absent = [c for c in CSV_REQUIRED if c not in names]
     if absent:
         raise _bad_csv(path, 1, f"missing column(s) {', '.join(absent)}")
+    for line, row in zip(lines, rows, strict=True):
+        if len(row) != len(names):
+            raise _bad_csv(path, line, f"{len(row)} cells where the header has {len(names)}")
     usecols = [c for c in (*CSV_REQUIRED, "run_id") if c in names]
-    try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:  # a row of more cells than the header...
-        raise SchemaError(f"{path}: not a well-formed CSV: {exc}") from None
-    df.columns = names
-    df = df[usecols]
+    df = pd.DataFrame(rows, columns=names, dtype=str)[usecols] if rows else pd.DataFrame(columns=usecols, dtype=str)
     phase = df["phase"].str.strip().str.lower()
     unknown = ~phase.isin(GENERIC)
     if unknown.any():
         i = int(np.argmax(unknown.to_numpy()))
-        raise _bad_csv(path, i + 2, f"unknown phase {df['phase'].iloc[i]!r}; use one of {', '.join(GENERIC)}")
+        raise _bad_csv(path, lines[i], f"unknown phase {df['phase'].iloc[i]!r}; use one of {', '.join(GENERIC)}")
     cols: dict[str, npt.NDArray[np.float64]] = {}
     for col in ("data_bytes", "dur_ms"):
         num = pd.to_numeric(df[col].str.strip(), errors="coerce").to_numpy(dtype=np.float64)
         wrong = ~np.isfinite(num) | (num < 0)
         if wrong.any():
             i = int(np.argmax(wrong))
-            raise _bad_csv(path, i + 2, f"{col} {df[col].iloc[i]!r} is not a non-negative number")
+            raise _bad_csv(path, lines[i], f"{col} {df[col].iloc[i]!r} is not a non-negative number")
         cols[col] = num
-    run_id = df["run_id"].astype(str).to_numpy() if "run_id" in df else np.array([f"row{i + 2}" for i in range(len(df))])
+    row_ids = np.array([f"row{line}" for line in lines], dtype=object)
+    run_id = df["run_id"].astype(str).to_numpy() if "run_id" in df else row_ids
     frame = pd.DataFrame(
         {
             "phase": phase.to_numpy(),
             "run_id": run_id,
-            "attempt_id": np.array([f"row{i + 2}" for i in range(len(df))]),
+            "attempt_id": row_ids,
             "data_bytes": cols["data_bytes"],
             "dur_ms": cols["dur_ms"],
         }

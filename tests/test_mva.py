@@ -283,6 +283,12 @@ def test_cli_mva_bad_demand_file_names_the_line(tmp_path: Path) -> None:
         ("task,cpu,disk\nmap,1\nshuffle_sort,1,1\nmerge,1,1\n", ":2: fewer cells than the header's 3 columns"),
         ("task,cpu,cpu\nmap,1,2\nshuffle_sort,1,1\nmerge,1,1\n", ":1: columns ['cpu'] appear twice"),
         ("task,cpu,disk\nmap,0,0\nshuffle_sort,0,0\nmerge,0,0\n", "no phase of positive, finite length"),
+        # the file's own line: a blank line counts (it had said :4)
+        ("task,cpu\nmap,1\n\nshuffle_sort,1\nmerge,abc\n", ":5: demands must be numbers of seconds"),
+        # a quoted line break stays in its cell (read line by line, '"1\n2"' had become a 12 s demand)
+        ('task,cpu\nmap,"1\n2"\nshuffle_sort,1\nmerge,1\n', ":3: demands must be numbers of seconds"),
+        # past the csv module's field size limit (it had raised out of the command)
+        ("task,cpu\nmap,1\nshuffle_sort," + "1" * 200_000 + "\nmerge,1\n", ":3: not a well-formed CSV"),
     ]:
         path.write_text(text)
         result = CliRunner().invoke(main, [*args, "--reduces", "1", "--pm", "1", "--pr", "1", "--ps", "1"])

@@ -185,6 +185,37 @@ def test_fit_without_a_store_says_what_to_do(tmp_path: Path) -> None:
     assert "phaseline bench run" in res.output
 
 
+TERAGEN_JHIST = (
+    "apache-hadoop/mapreduce-client-hs/"
+    "job_1416424547277_0002-1416424775281-root-TeraGen-1416424785433-2-0-SUCCEEDED-default-1416424779349.jhist"
+)
+
+
+def test_fit_takes_the_microbenchmark_runs_of_a_mixed_store(tmp_path: Path, fixtures_dir: Path) -> None:
+    """A store holds the bundled microbenchmark runs (phaseline-bench) and a real TeraGen history ingested
+    beside them, as the README's steps leave the default store.  `fit` reads the microbenchmark runs
+    and counts the job it leaves out; it had fitted every job's phases, silently (an audit's mixed store
+    moved the shuffle line by +74 %).  The bundled runs alone are too few for a read line, and the
+    error shows which attempts each fit looked at."""
+    store = tmp_path / "store"
+    repo = Path(__file__).resolve().parents[1]
+    runner = CliRunner()
+    res = runner.invoke(main, ["ingest", "--store", str(store), str(repo / "sample_traces"), str(fixtures_dir / TERAGEN_JHIST)])
+    assert res.exit_code == 0, res.output
+    bench = runner.invoke(main, ["fit", "--store", str(store), "--out", str(tmp_path / "m.json")])
+    assert "fit: 3 job(s) named 'phaseline-bench'; the store's 1 other job(s) left out" in bench.stderr
+    assert "only inside the combined span read+map+collect" in bench.stderr
+    assert "no phase row in the attempt's log" not in bench.stderr  # TeraGen's maps
+    every = runner.invoke(main, ["fit", "--store", str(store), "--out", str(tmp_path / "m.json"), "--all-jobs"])
+    assert "left out" not in every.stderr
+    assert "no phase row in the attempt's log" in every.stderr
+    named = runner.invoke(main, ["fit", "--store", str(store), "--out", str(tmp_path / "m.json"), "--job-name", "TeraGen"])
+    assert "fit: 1 job(s) named 'TeraGen'; the store's 3 other job(s) left out" in named.stderr
+    for args in (["--all-jobs", "--job-name", "x"], ["--from-csv", str(write_profile_csv(tmp_path / "p.csv")), "--all-jobs"]):
+        res = runner.invoke(main, ["fit", "--out", str(tmp_path / "m.json"), *args])
+        assert res.exit_code == 2, res.output
+
+
 def test_run_plan_resumes_after_an_interruption(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The state file drives resumption: finished runs are skipped, failed and half-written ones redone.
 

@@ -167,8 +167,24 @@ def test_csv_profile_and_errors(tmp_path: Path) -> None:
     (tmp_path / "cols.csv").write_text("phase,bytes,ms\nread,1,2\n")
     with pytest.raises(SchemaError, match="missing column"):
         profile_from_csv(tmp_path / "cols.csv")
-    with pytest.raises(SchemaError, match=r"wide\.csv: not a well-formed CSV: .*Expected 3 fields in line 3, saw 5"):
+    with pytest.raises(SchemaError, match=r"wide\.csv:3: 5 cells where the header has 3"):
         profile_from_csv(_write_csv(tmp_path / "wide.csv", ["read,1,2", "read,1,2,3,4"]))
+    # a line is the file's own: blank lines count, a quoted cell's line break stays in the cell; a
+    # column named twice is refused (it had raised out of pandas, 'DataFrame' object has no attribute 'str')
+    with pytest.raises(SchemaError, match=r"blank\.csv:4: data_bytes 'abc' is not a non-negative number"):
+        profile_from_csv(_write_csv(tmp_path / "blank.csv", ["read,1,2", "", "read,abc,5"]))
+    with pytest.raises(SchemaError, match=r"quoted\.csv:3: data_bytes '1\\n2' is not a non-negative number"):
+        profile_from_csv(_write_csv(tmp_path / "quoted.csv", ['read,"1\n2",5']))
+    for header in ("phase,data_bytes,dur_ms,dur_ms", "phase,data_bytes,dur_ms,run_id,Run_ID"):
+        (tmp_path / "twice.csv").write_text(f"{header}\nread,1,2,3\n")
+        with pytest.raises(SchemaError, match=r"twice\.csv:1: column\(s\) (dur_ms|run_id) given twice"):
+            profile_from_csv(tmp_path / "twice.csv")
+    with pytest.raises(SchemaError, match=r"huge\.csv:3: not a well-formed CSV \(field larger than field limit"):
+        profile_from_csv(_write_csv(tmp_path / "huge.csv", ["read,1,2", "read,1," + "2" * 200_000]))
+    assert profile_from_csv(_write_csv(tmp_path / "gaps.csv", ["read,1,2", "", "read,3,4"])).frame["attempt_id"].tolist() == [
+        "row2",
+        "row4",
+    ]
     (tmp_path / "utf16.csv").write_bytes("phase,data_bytes,dur_ms\n".encode("utf-16"))
     with pytest.raises(SchemaError, match=r"utf16\.csv:1: not a CSV of UTF-8 text"):
         profile_from_csv(tmp_path / "utf16.csv")

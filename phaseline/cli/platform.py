@@ -172,6 +172,35 @@ def script_cmd(plan_path: Path, out: Path | None, hdfs_root: str) -> None:
         click.echo(f"wrote {out}")
 
 
+def _fit_job_name(store_dir: Path, job_name: str | None, all_jobs: bool) -> str | None:
+    """Which jobs `fit` takes from the store (None: all), said on stderr when it leaves some out."""
+    import duckdb
+
+    from phaseline.store import Store
+    from platform_model.engine.runner import BENCH_APP
+
+    store = Store(store_dir)
+    if all_jobs or not store.exists():
+        return None  # (a missing store: profile_from_store says what to run)
+    try:
+        counts = dict(store.connect().execute("SELECT name, count(*) FROM jobs GROUP BY name").fetchall())
+    except duckdb.Error:  # a store without a jobs table: fit what it has
+        return None
+    total = sum(counts.values())
+    if job_name is None:
+        if not counts.get(BENCH_APP):
+            return None
+        job_name = BENCH_APP
+    kept = counts.get(job_name, 0)
+    if kept < total:
+        click.echo(
+            f"fit: {kept} job(s) named {job_name!r}; the store's {total - kept} other job(s) left out "
+            "(--all-jobs fits every job)",
+            err=True,
+        )
+    return job_name
+
+
 @click.command("fit")
 @store_option
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Model file (JSON) to write.")
@@ -187,6 +216,10 @@ def script_cmd(plan_path: Path, out: Path | None, hdfs_root: str) -> None:
 @click.option("--folds", type=click.IntRange(min=2), default=5, show_default=True, help="Cross-validation folds (by run).")
 @click.option("--setting", "settings", multiple=True, metavar="KEY=VALUE", help="A Hadoop setting the model holds for (repeatable).")
 @click.option("--cluster", "cluster_name", default=None, help="A name for the cluster the measurements come from.")
+@click.option("--job-name", "job_name", default=None, metavar="NAME",
+              help="Fit only the store's jobs of this name [default: the microbenchmark's, phaseline-bench, where the "
+              "store has any; else every job].")
+@click.option("--all-jobs", is_flag=True, help="Fit every job in the store, microbenchmarks or not.")
 @handle_errors
 def fit_cmd(
     store_dir: Path | None,
@@ -201,9 +234,14 @@ def fit_cmd(
     folds: int,
     settings: tuple[str, ...],
     cluster_name: str | None,
+    job_name: str | None,
+    all_jobs: bool,
 ) -> None:
     """Fit the platform model from the store or a CSV: robust lines per generic phase (Zhang 2013, sec. 4).
 
+    From a store, the microbenchmark runs (jobs named phaseline-bench, as `bench
+    run` and `bench script` name them) where it has any: other jobs in the same
+    store (traces ingested beside them) are left out and counted on stderr.
     Prints the fitted lines (and with --report the accuracy report).  A phase with
     no data is left unfitted, and a phase fitted on incomplete runs is fitted:
     both are warnings on stderr.  A phase with some data but too few points for
@@ -226,10 +264,16 @@ def fit_cmd(
         if not sep or not key.strip():
             raise PlatformModelError(f"--setting expects KEY=VALUE, got {item!r}")
         extra[key.strip()] = value.strip()
+    if all_jobs and job_name is not None:
+        raise click.UsageError("--job-name and --all-jobs are alternatives")
+    if csv_path is not None and (all_jobs or job_name is not None):
+        raise click.UsageError("--job-name and --all-jobs choose the store's jobs; a CSV has none")
     if csv_path is not None:
         profile = profile_from_csv(csv_path)
     else:  # profile_from_store says what to run when there is no store
-        profile = profile_from_store(store_dir or default_store_path())
+        profile = profile_from_store(store_dir or default_store_path(), job_name=_fit_job_name(
+            store_dir or default_store_path(), job_name, all_jobs
+        ))
     model = fit_platform(
         profile,
         norm=Norm(norm),

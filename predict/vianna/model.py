@@ -87,6 +87,7 @@ from __future__ import annotations
 
 import csv
 import enum
+import io
 import math
 import warnings
 from collections.abc import Mapping
@@ -214,8 +215,13 @@ def read_demands(path: str | Path, *, map_only: bool = False) -> Demands:
         raise PredictionError(f"{where}: cannot read the demand table ({exc.strerror})") from exc
     except UnicodeDecodeError as exc:
         raise PredictionError(f"{where}: not a demand table (not UTF-8 text at byte {exc.start})") from None
-    reader = csv.DictReader(text.splitlines())
-    fields = [f.strip() for f in (reader.fieldnames or [])]
+    # csv over the text itself (not its lines): a quoted cell may hold a line break, and
+    # reader.line_num is then the file's line, blank lines included
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        fields = [f.strip() for f in (reader.fieldnames or [])]
+    except csv.Error as exc:
+        raise PredictionError(f"{where}:{reader.reader.line_num}: not a well-formed CSV ({exc})") from None
     if not fields or fields[0] != "task":
         raise PredictionError(
             f"{where}:1: the header must start with 'task', then device columns ({', '.join(DEVICES)})"
@@ -227,28 +233,32 @@ def read_demands(path: str | Path, *, map_only: bool = False) -> Demands:
     if twice:
         raise PredictionError(f"{where}:1: columns {twice} appear twice")
     rows: dict[str, dict[str, float]] = {}
-    for line, raw in enumerate(reader, start=2):
-        if None in raw:  # DictReader's key for cells beyond the header
-            raise PredictionError(f"{where}:{line}: more cells than the header's {len(fields)} columns")
-        if any(v is None for v in raw.values()):  # DictReader's value for cells the row does not reach
-            raise PredictionError(
-                f"{where}:{line}: fewer cells than the header's {len(fields)} columns (an empty cell is 0 s)"
-            )
-        row = {(k or "").strip(): (v or "").strip() for k, v in raw.items()}
-        task = row.get("task", "")
-        if task not in {str(k) for k in TaskKind}:
-            raise PredictionError(f"{where}:{line}: task {task!r} is not one of map, shuffle_sort, merge")
-        if task in rows:
-            raise PredictionError(f"{where}:{line}: task {task!r} appears twice")
-        try:
-            rows[task] = {dev: float(row[dev]) if row.get(dev) else 0.0 for dev in fields[1:]}
-        except ValueError as exc:
-            raise PredictionError(f"{where}:{line}: demands must be numbers of seconds ({exc})") from exc
-        bad = {dev: v for dev, v in rows[task].items() if not (math.isfinite(v) and 0 <= v <= MAX_DEMAND_S)}
-        if bad:
-            raise PredictionError(
-                f"{where}:{line}: {task} demands must be finite, >= 0 and <= {MAX_DEMAND_S:.0e} seconds, got {bad}"
-            )
+    try:
+        for raw in reader:
+            line = reader.line_num
+            if None in raw:  # DictReader's key for cells beyond the header
+                raise PredictionError(f"{where}:{line}: more cells than the header's {len(fields)} columns")
+            if any(v is None for v in raw.values()):  # DictReader's value for cells the row does not reach
+                raise PredictionError(
+                    f"{where}:{line}: fewer cells than the header's {len(fields)} columns (an empty cell is 0 s)"
+                )
+            row = {(k or "").strip(): (v or "").strip() for k, v in raw.items()}
+            task = row.get("task", "")
+            if task not in {str(k) for k in TaskKind}:
+                raise PredictionError(f"{where}:{line}: task {task!r} is not one of map, shuffle_sort, merge")
+            if task in rows:
+                raise PredictionError(f"{where}:{line}: task {task!r} appears twice")
+            try:
+                rows[task] = {dev: float(row[dev]) if row.get(dev) else 0.0 for dev in fields[1:]}
+            except ValueError as exc:
+                raise PredictionError(f"{where}:{line}: demands must be numbers of seconds ({exc})") from exc
+            bad = {dev: v for dev, v in rows[task].items() if not (math.isfinite(v) and 0 <= v <= MAX_DEMAND_S)}
+            if bad:
+                raise PredictionError(
+                    f"{where}:{line}: {task} demands must be finite, >= 0 and <= {MAX_DEMAND_S:.0e} seconds, got {bad}"
+                )
+    except csv.Error as exc:  # a cell past the csv module's size limit (DictReader's own line_num lags: its reader's)
+        raise PredictionError(f"{where}:{reader.reader.line_num}: not a well-formed CSV ({exc})") from None
     if map_only:
         rows.setdefault(str(TaskKind.SHUFFLE_SORT), {})
         rows.setdefault(str(TaskKind.MERGE), {})
