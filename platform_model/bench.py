@@ -92,20 +92,21 @@ class Benchmark:
     seed: int
 
     def __post_init__(self) -> None:
-        # a name is a directory of its own (bench run's runs/<name>, bench script's $HDFS_ROOT/<name>,
-        # which the script deletes): one plain path component, never '..' or a hidden name
-        if not isinstance(self.name, str) or _BENCH_NAME.fullmatch(self.name) is None:
-            raise PlatformModelError(
-                f"benchmark name {self.name!r}: use letters, digits, '.', '_' and '-', not starting with '.' "
-                "(it names the benchmark's directory)"
-            )
-        # the one check of a benchmark's sizes, however it is made (make_plan, a loaded plan)
+        # the one check of a benchmark's sizes, however it is made (make_plan, a loaded plan); first,
+        # since make_plan names a benchmark by its sizes ('grid-inp2mb-sel1e+09')
         if not (0 < self.input_mb_per_map <= MAX_INPUT_MB and 0 <= self.selectivity <= MAX_SELECTIVITY
                 and 1 <= self.maps <= MAX_TASKS and 1 <= self.reduces <= MAX_TASKS):  # also NaN  # fmt: skip
             raise PlatformModelError(
                 f"benchmark {self.name}: M_inp {self.input_mb_per_map:g} MB per map, M_sel {self.selectivity:g}, "
                 f"N_map {self.maps}, N_red {self.reduces}: need 0 < M_inp <= {MAX_INPUT_MB:,.0f} MB, "
                 f"0 <= M_sel <= {MAX_SELECTIVITY:,.0f}, 1 <= N_map, N_red <= {MAX_TASKS:,}"
+            )
+        # a name is a directory of its own (bench run's runs/<name>, bench script's $HDFS_ROOT/<name>,
+        # which the script deletes): one plain path component, never '..' or a hidden name
+        if not isinstance(self.name, str) or _BENCH_NAME.fullmatch(self.name) is None:
+            raise PlatformModelError(
+                f"benchmark name {self.name!r}: use letters, digits, '.', '_' and '-', not starting with '.' "
+                "(it names the benchmark's directory)"
             )
 
     @property
@@ -119,6 +120,24 @@ class Benchmark:
         if self.reduces == 0:
             return 0.0
         return self.input_mb_per_map * _MIB * self.selectivity * self.maps / self.reduces
+
+
+def _check_scales(scale: float, task_scale: float | None, warmup_mb: float) -> None:
+    """The plan's scale factors and warm-up, checked once for make_plan and for a loaded plan."""
+    if not (math.isfinite(scale) and scale > 0):
+        raise PlatformModelError(f"scale must be a positive number, got {scale}")
+    if task_scale is not None and not (math.isfinite(task_scale) and 0 < task_scale <= 1):
+        raise PlatformModelError(f"task_scale must be in (0, 1], got {task_scale}")
+    if not (math.isfinite(warmup_mb) and warmup_mb >= 0):
+        raise PlatformModelError(f"warmup_mb must be >= 0, got {warmup_mb}")
+
+
+def _whole(doc: Mapping[str, Any], key: str, default: int | None = None) -> int:
+    """A plan's count or size: a whole number (2.7 maps had silently become 2)."""
+    value = doc.get(key, default) if default is not None else doc[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not float(value).is_integer():
+        raise PlatformModelError(f"{key} must be a whole number, got {value!r}")
+    return int(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +167,21 @@ class BenchPlan:
         object.__setattr__(self, "hadoop_conf", MappingProxyType(dict(self.hadoop_conf)))
         names = [b.name for b in self.benchmarks]
         if len(set(names)) != len(names):
-            raise PlatformModelError("benchmark names must be unique")
+            twice = sorted({n for n in names if names.count(n) > 1})
+            raise PlatformModelError(f"benchmark names must be unique: {', '.join(twice)} given twice")
+        _check_scales(self.scale, self.task_scale, self.warmup_mb)
+        for what, value, least in (
+            ("io_sort_mb", self.io_sort_mb, 1), ("sort_factor", self.sort_factor, 2),
+            ("reduce_memory_mb", self.reduce_memory_mb, 1), ("map_parallelism", self.map_parallelism, 1),
+            ("reduce_parallelism", self.reduce_parallelism, 1),
+        ):  # fmt: skip
+            if value < least:
+                raise PlatformModelError(f"{what} must be at least {least}, got {value}")
+        if config_thresholds(self.settings()) is None:
+            raise PlatformModelError(
+                "hadoop_conf: a shuffle setting (mapreduce.reduce.shuffle.*.percent, mapreduce.task.io.sort.factor, "
+                f"the reduce memory) is not one number: {dict(self.hadoop_conf)}"
+            )
 
     def settings(self) -> dict[str, str]:
         """The Hadoop configuration of every benchmark (what the model will hold for)."""
@@ -162,9 +195,23 @@ class BenchPlan:
     def thresholds(self) -> ShuffleThresholds:
         """The shuffle thresholds the plan's configuration implies (section 2)."""
         t = config_thresholds(self.settings())
-        if t is None:  # pragma: no cover - settings() always names the memory
-            raise PlatformModelError("the plan does not set the reduce memory")
+        if t is None:  # pragma: no cover - __post_init__ refuses such settings
+            raise PlatformModelError("the plan's shuffle settings are not numbers")
         return t
+
+    def shuffle_break_bytes(self) -> float:
+        """The shuffle break the configuration implies for the shuffle range's map outputs.
+
+        Map outputs past the single-shuffle limit each land on disk, so the
+        break falls at ``sort_factor`` of them (:meth:`ShuffleThresholds.break_for_map_output`);
+        a plan without a shuffle range gets the configuration's own break.
+        """
+        t = self.thresholds()
+        shuffles = [b for b in self.benchmarks if b.kind is BenchKind.SHUFFLE]
+        if not shuffles:
+            return t.break_bytes
+        b = shuffles[0]  # make_plan gives the range one M_inp, M_sel and N_red
+        return t.break_for_map_output(b.input_mb_per_map * _MIB * b.selectivity / b.reduces)
 
     def shuffle_range_bytes(self) -> tuple[float, float]:
         """Smallest and largest intermediate data per reduce task of the shuffle range."""
@@ -226,20 +273,23 @@ class BenchPlan:
         if doc.get("version") != PLAN_VERSION:
             raise PlatformModelError(f"{path}: plan version {doc.get('version')!r} is not supported")
         try:
+            conf = doc.get("hadoop_conf", {})
+            if not isinstance(conf, dict):
+                raise PlatformModelError(f"hadoop_conf must be an object of settings, got {conf!r}")
             benches = tuple(
                 Benchmark(str(b["name"]), BenchKind(b["kind"]), float(b["input_mb_per_map"]),
-                          float(b["selectivity"]), int(b["maps"]), int(b["reduces"]), int(b["seed"]))
+                          float(b["selectivity"]), _whole(b, "maps"), _whole(b, "reduces"), _whole(b, "seed"))
                 for b in doc["benchmarks"]
             )
             plan = cls(
                 benchmarks=benches,
                 scale=float(doc["scale"]),
-                io_sort_mb=int(doc["io_sort_mb"]),
-                sort_factor=int(doc["sort_factor"]),
-                reduce_memory_mb=int(doc["reduce_memory_mb"]),
-                hadoop_conf={str(k): str(v) for k, v in doc.get("hadoop_conf", {}).items()},
-                map_parallelism=int(doc.get("map_parallelism", 1)),
-                reduce_parallelism=int(doc.get("reduce_parallelism", 1)),
+                io_sort_mb=_whole(doc, "io_sort_mb"),
+                sort_factor=_whole(doc, "sort_factor"),
+                reduce_memory_mb=_whole(doc, "reduce_memory_mb"),
+                hadoop_conf={str(k): str(v) for k, v in conf.items()},
+                map_parallelism=_whole(doc, "map_parallelism", 1),
+                reduce_parallelism=_whole(doc, "reduce_parallelism", 1),
                 jfr=bool(doc.get("jfr", False)),
                 warmup_mb=float(doc.get("warmup_mb", 0.0)),
                 task_scale=None if doc.get("task_scale") is None else float(doc["task_scale"]),
@@ -310,12 +360,7 @@ def make_plan(
         ``scale`` is not positive, or the shuffle break computed from the plan's
         configuration falls outside its shuffle range.
     """
-    if not (math.isfinite(scale) and scale > 0):
-        raise PlatformModelError(f"--scale must be a positive number, got {scale}")
-    if task_scale is not None and not (math.isfinite(task_scale) and 0 < task_scale <= 1):
-        raise PlatformModelError(f"task_scale must be in (0, 1], got {task_scale}")
-    if not (math.isfinite(warmup_mb) and warmup_mb >= 0):
-        raise PlatformModelError(f"warmup_mb must be >= 0, got {warmup_mb}")
+    _check_scales(scale, task_scale, warmup_mb)
     data_scale = scale if task_scale is None else scale / task_scale
     if task_scale is not None:
         tasks = max(2, round(PAPER_GRID_TASKS * task_scale))
@@ -352,8 +397,7 @@ def make_plan(
     )
     lo, hi = plan.shuffle_range_bytes()
     if hi > 0 and require_break:
-        t = plan.thresholds()
-        brk = t.break_for_map_output(sh_inp * _MIB * PAPER_SHUFFLE_SELECTIVITY / PAPER_SHUFFLE_REDUCES)
+        brk = plan.shuffle_break_bytes()
         if not lo < brk < hi:
             where = "at the edge of" if brk in (lo, hi) else "outside"
             raise PlatformModelError(
@@ -396,6 +440,9 @@ def _load_state(path: Path) -> dict[str, Any]:
         raise PlatformModelError(f"{path}: unreadable state file ({exc}); delete it to start over") from exc
     if not isinstance(doc, dict) or not isinstance(doc.get("runs"), dict):
         raise PlatformModelError(f"{path}: not a benchmark state file; delete it to start over")
+    bad = [name for name, run in doc["runs"].items() if not isinstance(run, dict)]
+    if bad:
+        raise PlatformModelError(f"{path}: run {bad[0]!r} is no record of a run; delete the file to start over")
     return doc
 
 

@@ -54,7 +54,7 @@ def write_script(plan: BenchPlan, *, hdfs_root: str = "/tmp/phaseline-bench") ->
         "#!/usr/bin/env bash",
         "# Microbenchmarks of Zhang, Cherkasova, Loo (ICPE 2013), section 3, written by `phaseline bench script`.",
         f"# {len(plan.benchmarks)} benchmarks; scale {plan.scale:g}; shuffle break from the config: "
-        f"{plan.thresholds().break_bytes / _MIB:.1f} MiB per reduce task.",
+        f"{plan.shuffle_break_bytes() / _MIB:.1f} MiB per reduce task.",
         "# Afterwards: phaseline ingest \"$OUT\" && phaseline fit --out platform.json --report",
         "set -euo pipefail",
         f"HDFS_ROOT=${{HDFS_ROOT:-{hdfs_root}}}",

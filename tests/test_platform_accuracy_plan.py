@@ -114,3 +114,62 @@ def test_a_loaded_plan_gets_the_same_checks_as_a_made_one(tmp_path: Path) -> Non
     path.write_text(json.dumps(twice))
     with pytest.raises(PlatformModelError, match="benchmark names must be unique"):
         BenchPlan.load(path)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"hadoop_conf": []}, "hadoop_conf must be an object of settings, got []"),  # had raised AttributeError
+        ({"hadoop_conf": {"mapreduce.task.io.sort.factor": "abc"}}, "hadoop_conf: a shuffle setting"),
+        ({"reduce_memory_mb": -44}, "reduce_memory_mb must be at least 1, got -44"),  # a break of -203 MiB
+        ({"io_sort_mb": 0}, "io_sort_mb must be at least 1, got 0"),
+        ({"sort_factor": 1}, "sort_factor must be at least 2, got 1"),
+        ({"scale": float("nan")}, "scale must be a positive number, got nan"),
+        ({"io_sort_mb": 6.5}, "io_sort_mb must be a whole number, got 6.5"),
+        ({"maps": 2.7}, "maps must be a whole number, got 2.7"),  # had become 2 maps
+    ],
+)
+def test_a_loaded_plans_settings_are_checked(tmp_path: Path, change: dict[str, object], message: str) -> None:
+    """A plan file edited by hand: the values `bench run` would hand to Hadoop are refused by name."""
+    doc = make_plan(0.01).to_json()
+    for key, value in change.items():
+        if key == "maps":
+            doc["benchmarks"][0][key] = value
+        else:
+            doc[key] = value
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(PlatformModelError) as info:
+        BenchPlan.load(path)
+    assert str(info.value).startswith(f"{path}: "), info.value
+    assert message in str(info.value)
+
+
+def test_the_plans_break_is_its_shuffle_ranges(tmp_path: Path) -> None:
+    """With --task-scale each shuffle benchmark's map output passes the single-shuffle limit, so the break
+    is sort_factor of them (160 MiB here): what make_plan checks, and now what the CLI and the script
+    print (they had printed the configuration's 203.3 MiB)."""
+    from click.testing import CliRunner
+
+    from phaseline.cli import main
+
+    plan = make_plan(0.0625, task_scale=0.25)
+    assert plan.shuffle_break_bytes() == pytest.approx(160 * MIB)
+    assert plan.thresholds().break_bytes == pytest.approx(203.3 * MIB, abs=0.05 * MIB)
+    res = CliRunner().invoke(main, ["bench", "plan", "--scale", "0.0625", "--task-scale", "0.25", "--out", str(tmp_path / "p.json")])
+    assert "break from the config 160.0 MiB" in res.output
+    res = CliRunner().invoke(main, ["bench", "script", "--plan", str(tmp_path / "p.json"), "--out", str(tmp_path / "s.sh")])
+    assert res.exit_code == 0, res.output
+    assert "shuffle break from the config: 160.0 MiB per reduce task" in (tmp_path / "s.sh").read_text()
+    # a selectivity past its bound is named as such, not as the name it would give its benchmark
+    with pytest.raises(PlatformModelError, match=r"M_sel 1e\+09, .*0 <= M_sel <= 1,000"):
+        make_plan(0.01, selectivities=(1e9,))
+
+
+def test_a_state_file_entry_that_is_no_run_is_refused(tmp_path: Path) -> None:
+    from platform_model.bench import STATE_FILE, _load_state
+
+    (tmp_path / STATE_FILE).write_text(json.dumps({"runs": {"grid-a": "done"}}))
+    with pytest.raises(PlatformModelError, match="run 'grid-a' is no record of a run; delete the file"):
+        _load_state(tmp_path / STATE_FILE)  # had raised AttributeError out of bench run
+

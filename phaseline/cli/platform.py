@@ -125,7 +125,7 @@ def plan_cmd(
     mib = float(1 << 20)
     click.echo(
         f"{out}: {len(plan.benchmarks)} benchmarks (scale {scale:g}); shuffle range {lo / mib:.1f}-{hi / mib:.1f} MiB "
-        f"per reduce task; break from the config {t.break_bytes / mib:.1f} MiB "
+        f"per reduce task; break from the config {plan.shuffle_break_bytes() / mib:.1f} MiB "
         f"(reduce memory {plan.reduce_memory_mb} MiB, sort factor {t.sort_factor})"
     )
 
