@@ -197,7 +197,14 @@ class PlatformModel:
                 ),
                 stacklevel=2,
             )
-        return float(model.predict(x))
+        with np.errstate(over="ignore", invalid="ignore"):
+            y = float(model.predict(x))
+        if not math.isfinite(y):
+            raise PlatformModelError(
+                f"phase {model.phase!r}: the model's line gives no finite duration at {x:.0f} bytes (check its "
+                "intercept and slope)"
+            )
+        return y
 
     # -- persistence -----------------------------------------------------------------
 
@@ -276,7 +283,7 @@ class PlatformModel:
             raise PlatformModelError(f"{where} is a job profile (`phaseline profile`), not a platform model")
         if not isinstance(doc, dict) or doc.get("format") != MODEL_FORMAT:
             raise bad(f"not a {MODEL_FORMAT} file")
-        if doc.get("version") not in SUPPORTED_VERSIONS:
+        if isinstance(doc.get("version"), bool) or doc.get("version") not in SUPPORTED_VERSIONS:
             raise bad(f"version {doc.get('version')!r} is not supported (supported: {SUPPORTED_VERSIONS})")
         raw_phases = doc.get("phases")
         if not isinstance(raw_phases, dict):
@@ -379,6 +386,17 @@ def _load_phase(name: str, p: Any, bad: Any) -> PhaseModel:
         brk = _float(brk, f"phases.{name}.break_bytes", bad)
         if not lo <= brk <= hi:
             raise bad(f"phases.{name}: break_bytes {brk} lies outside the data range [{lo}, {hi}]")
+    for i, seg in enumerate(segments):
+        if not lo <= seg.data_min_bytes <= seg.data_max_bytes <= hi:
+            raise bad(
+                f"phases.{name}.segments[{i}]: data range [{seg.data_min_bytes}, {seg.data_max_bytes}] does not lie "
+                f"within the phase's [{lo}, {hi}]"
+            )
+    if len(segments) == 2 and not (
+        segments[0].data_min_bytes <= segments[1].data_min_bytes and segments[0].data_max_bytes <= segments[1].data_max_bytes
+    ):
+        # the first line prices data up to the break, the second beyond it: swapped, every size got the other's price
+        raise bad(f"phases.{name}.segments: the first line must hold the smaller data (the two are swapped)")
     test = p.get("two_segment_test") or {}
     if not isinstance(test, dict):
         raise bad(f"phases.{name}.two_segment_test must be an object")

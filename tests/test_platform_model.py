@@ -277,6 +277,38 @@ def test_model_load_validates(tmp_path: Path) -> None:
             PlatformModel.load(tmp_path / "m.json")
 
 
+def test_model_load_refuses_lines_that_contradict_their_ranges(tmp_path: Path) -> None:
+    """A hand-edited model: two lines swapped priced every size with the other line's (an audit's spill at
+    1 MiB: 44.9 ms against 30.1 ms), a line's range outside its phase's, a version of true read as 1, a
+    line that overflows had printed {"dur_ms": null} with numpy's RuntimeWarning."""
+    doc = fit_platform(_synthetic_profile()).to_json()
+    phase = doc["phases"]["spill"]
+    lo, hi = phase["data_min_bytes"], phase["data_max_bytes"]
+    mid = (lo + hi) / 2
+    first = phase["segments"][0] | {"data_min_bytes": lo, "data_max_bytes": mid}
+    second = phase["segments"][0] | {"data_min_bytes": mid, "data_max_bytes": hi, "intercept_ms": first["intercept_ms"] + 50}
+
+    def load(mutate: Any) -> PlatformModel:
+        mutated = copy.deepcopy(doc)
+        mutate(mutated["phases"]["spill"], mutated)
+        (tmp_path / "m.json").write_bytes(orjson.dumps(mutated))
+        return PlatformModel.load(tmp_path / "m.json")
+
+    ok = load(lambda p, d: p.update(segments=[first, second], break_bytes=mid))
+    assert ok.duration_ms("spill", mid + 1) > ok.duration_ms("spill", mid - 1) + 49  # the second line beyond the break
+    with pytest.raises(PlatformModelError, match=r"phases\.spill\.segments: the first line must hold the smaller data"):
+        load(lambda p, d: p.update(segments=[second, first], break_bytes=mid))
+    with pytest.raises(PlatformModelError, match=r"segments\[1\]: data range .* does not lie within the phase's"):
+        load(lambda p, d: p.update(segments=[first, second | {"data_max_bytes": 2 * hi}], break_bytes=mid))
+    with pytest.raises(PlatformModelError, match="version True is not supported"):
+        load(lambda p, d: d.update(version=True))
+    huge = load(lambda p, d: p["segments"][0].update(intercept_ms=1e308, slope_ms_per_byte=1e308))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no numpy RuntimeWarning either
+        with pytest.raises(PlatformModelError, match=f"gives no finite duration at {mid:.0f} bytes"):
+            huge.duration_ms("spill", mid)
+
+
 def test_too_few_points_says_how_many_more_runs() -> None:
     prof = profile_from_arrays(["spill"] * 4, [1e6, 2e6, 3e6, 4e6], [10, 20, 30, 40], ["a", "a", "b", "b"])
     with pytest.raises(InsufficientDataError, match=r"phase 'spill': 4 point\(s\) from 2 run\(s\).*about 1 more"):

@@ -347,7 +347,10 @@ def eval_cmd(model_path: Path, phase: str, data_bytes: int, fmt: str) -> None:
         why = f" ({model.unfitted[phase]})" if phase in model.unfitted else ""
         raise click.BadParameter(f"the model has no submodel {phase!r}{why}; it has: {', '.join(model.phases)}",
                                  param_hint="--phase")  # fmt: skip
-    dur = model.duration_ms(phase, data_bytes)
+    try:
+        dur = model.duration_ms(phase, data_bytes)
+    except PlatformModelError as exc:  # a hand-edited line that overflows: name the file
+        raise PlatformModelError(f"{model_path}: {exc}") from None
     if fmt == "json":
         click.echo(json.dumps({"dur_ms": dur if math.isfinite(dur) else None}))
     else:
