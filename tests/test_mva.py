@@ -294,6 +294,12 @@ def test_cli_mva_bad_demand_file_names_the_line(tmp_path: Path) -> None:
         result = CliRunner().invoke(main, [*args, "--reduces", "1", "--pm", "1", "--pr", "1", "--ps", "1"])
         assert result.exit_code == 1, text
         assert message in result.stderr, result.stderr
+    # a map-only job of zero demands had come out at 0 s and 0 jobs/s with exit 0 (with reduces, an error)
+    path.write_text("task,cpu\nmap,0\n")
+    result = CliRunner().invoke(main, [*args, "--reduces", "0", "--pm", "1", "--pr", "1", "--ps", "1"])
+    assert result.exit_code == 1
+    assert "every task's service demand is 0 s" in result.stderr
+    assert "RuntimeWarning" not in result.stderr
     path.write_bytes("task,cpu\nmap,1\n".encode("utf-16"))
     result = CliRunner().invoke(main, [*args, "--reduces", "1", "--pm", "1", "--pr", "1", "--ps", "1"])
     assert f"{path}: not a demand table (not UTF-8 text at byte 0)" in result.stderr

@@ -468,6 +468,10 @@ def solve(
     n_jobs = work.jobs
     node_local = np.array([True, True, True, work.network_per_node])  # per device: a node's own server(s)
     means = total.sum(axis=1)  # footnote 4
+    if not np.any(means > 0):  # (a map-only job's map row of zeros had come out as 0 s and 0 jobs/s)
+        raise PredictionError(
+            "every task's service demand is 0 s: the job has no phase of positive, finite length to solve"
+        )
     residence = per_server.copy()
     converged = False
     iterations = 0
@@ -479,7 +483,7 @@ def solve(
         over, over_local = overlap_weights(layout, timeline)
         if overlap is Overlap.JOB and job > 0:
             over, over_local = over * (means[:, None] / job), over_local * (means[:, None] / job)
-        beta = np.where(job > 0, means / job, 0.0)  # inter-job overlap of one task
+        beta = means / job if job > 0 else np.zeros_like(means)  # inter-job overlap of one task
         w = np.empty((len(DEVICES), layout.size, layout.size))
         for k in range(len(DEVICES)):
             intra = over_local if node_local[k] else over
