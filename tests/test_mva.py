@@ -368,3 +368,19 @@ def test_cli_mva_map_only_needs_only_the_map_row(tmp_path: Path) -> None:
     with_reduces = CliRunner().invoke(main, [*args, "--reduces", "1"])
     assert with_reduces.exit_code == 1
     assert "no row for shuffle_sort, merge" in with_reduces.output
+
+
+def test_cli_mva_warns_like_every_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model that has not converged is a `warning: ...` line on stderr, the result still on stdout
+    (the README's contract); mva had no such handling, so Python's own warning format (or, under
+    pytest, an error) came out instead."""
+    import predict.vianna.model as model
+
+    monkeypatch.setattr(model, "MAX_ITERATIONS", 1)
+    path = tmp_path / "d.csv"
+    path.write_text("task,cpu,disk\nmap,10,3\nshuffle_sort,0.2,2\nmerge,5,59\n")
+    args = ["--nodes", "3", "--cpus", "4", "--disks", "1", "--maps", "150", "--reduces", "3", "--pm", "4", "--pr", "1"]
+    result = CliRunner().invoke(main, ["mva", "--demands", str(path), *args, "--ps", "5"])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.startswith("warning: Vianna model: task response times still moved by")
+    assert "response_time_s" in result.stdout

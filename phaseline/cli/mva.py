@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from phaseline.errors import PhaselineError
+from phaseline.cli.output import handle_errors
 from predict.vianna.layout import Formulation, Workload
 from predict.vianna.model import Estimate, Overlap, read_demands, solve
 from predict.vianna.qnsim import simulate_network
@@ -64,6 +64,7 @@ from predict.vianna.qnsim import simulate_network
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of --simulate.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@handle_errors
 def mva(
     demands_path: Path,
     nodes: int,
@@ -90,23 +91,12 @@ def mva(
     """
     if replications is not None and jobs > 1:
         raise click.UsageError("--simulate runs one job at a time: leave out --jobs, or --simulate")
-    try:
-        work = Workload(nodes, cpus, disks, maps, reduces, pm, pr, ps, jobs)
-        demands = read_demands(demands_path, map_only=reduces == 0)
-        sol = solve(
-            demands,
-            work,
-            estimate=Estimate(estimate),
-            formulation=Formulation(formulation),
-            overlap=Overlap(overlap),
-        )
-        simulated = (
-            simulate_network(demands, work, replications=replications, seed=seed)
-            if replications is not None
-            else None
-        )
-    except PhaselineError as exc:
-        raise click.ClickException(str(exc)) from exc
+    work = Workload(nodes, cpus, disks, maps, reduces, pm, pr, ps, jobs)
+    demands = read_demands(demands_path, map_only=reduces == 0)
+    sol = solve(
+        demands, work, estimate=Estimate(estimate), formulation=Formulation(formulation), overlap=Overlap(overlap)
+    )
+    simulated = simulate_network(demands, work, replications=replications, seed=seed) if replications else None
     out = {
         "response_time_s": sol.response_time_s,
         "throughput_per_s": sol.throughput_per_s,
