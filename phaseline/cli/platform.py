@@ -271,9 +271,8 @@ def fit_cmd(
     if csv_path is not None:
         profile = profile_from_csv(csv_path)
     else:  # profile_from_store says what to run when there is no store
-        profile = profile_from_store(store_dir or default_store_path(), job_name=_fit_job_name(
-            store_dir or default_store_path(), job_name, all_jobs
-        ))
+        where = store_dir or default_store_path()
+        profile = profile_from_store(where, job_name=_fit_job_name(where, job_name, all_jobs))
     model = fit_platform(
         profile,
         norm=Norm(norm),
