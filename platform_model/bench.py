@@ -165,6 +165,8 @@ class BenchPlan:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "hadoop_conf", MappingProxyType(dict(self.hadoop_conf)))
+        if not self.benchmarks:  # ('0/0 benchmarks finished; ingested into' a store it never made)
+            raise PlatformModelError("the plan holds no benchmarks (write one with `phaseline bench plan`)")
         names = [b.name for b in self.benchmarks]
         if len(set(names)) != len(names):
             twice = sorted({n for n in names if names.count(n) > 1})

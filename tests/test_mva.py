@@ -300,6 +300,10 @@ def test_cli_mva_bad_demand_file_names_the_line(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "every task's service demand is 0 s" in result.stderr
     assert "RuntimeWarning" not in result.stderr
+    path.write_text("task,cpu\nmap,1\n")  # the simulator needs reduces: a usage error, as --jobs is
+    result = CliRunner().invoke(main, [*args, "--reduces", "0", "--pm", "1", "--pr", "1", "--ps", "1", "--simulate", "10"])
+    assert result.exit_code == 2
+    assert "--simulate simulates a job with reduces" in result.output
     path.write_bytes("task,cpu\nmap,1\n".encode("utf-16"))
     result = CliRunner().invoke(main, [*args, "--reduces", "1", "--pm", "1", "--pr", "1", "--ps", "1"])
     assert f"{path}: not a demand table (not UTF-8 text at byte 0)" in result.stderr

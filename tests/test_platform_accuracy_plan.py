@@ -127,6 +127,7 @@ def test_a_loaded_plan_gets_the_same_checks_as_a_made_one(tmp_path: Path) -> Non
         ({"scale": float("nan")}, "scale must be a positive number, got nan"),
         ({"io_sort_mb": 6.5}, "io_sort_mb must be a whole number, got 6.5"),
         ({"maps": 2.7}, "maps must be a whole number, got 2.7"),  # had become 2 maps
+        ({"benchmarks": []}, "the plan holds no benchmarks"),  # bench run had 'ingested' into no store
     ],
 )
 def test_a_loaded_plans_settings_are_checked(tmp_path: Path, change: dict[str, object], message: str) -> None:

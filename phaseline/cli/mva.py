@@ -91,6 +91,8 @@ def mva(
     """
     if replications is not None and jobs > 1:
         raise click.UsageError("--simulate runs one job at a time: leave out --jobs, or --simulate")
+    if replications is not None and reduces == 0:
+        raise click.UsageError("--simulate simulates a job with reduces: give --reduces 1 or more, or leave out --simulate")
     work = Workload(nodes, cpus, disks, maps, reduces, pm, pr, ps, jobs)
     demands = read_demands(demands_path, map_only=reduces == 0)
     sol = solve(
