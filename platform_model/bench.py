@@ -79,6 +79,10 @@ class BenchKind(enum.StrEnum):
 _BENCH_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}")
 
 
+class PlanValueError(PlatformModelError):
+    """A plan's size, count or scale out of its bounds: from `bench plan`'s options, a usage error."""
+
+
 @dataclass(frozen=True, slots=True)
 class Benchmark:
     """One microbenchmark MB_i = (M_inp, M_sel, N_map, N_red) (Zhang et al. 2013, section 3)."""
@@ -96,7 +100,7 @@ class Benchmark:
         # since make_plan names a benchmark by its sizes ('grid-inp2mb-sel1e+09')
         if not (0 < self.input_mb_per_map <= MAX_INPUT_MB and 0 <= self.selectivity <= MAX_SELECTIVITY
                 and 1 <= self.maps <= MAX_TASKS and 1 <= self.reduces <= MAX_TASKS):  # also NaN  # fmt: skip
-            raise PlatformModelError(
+            raise PlanValueError(
                 f"benchmark {self.name}: M_inp {self.input_mb_per_map:g} MB per map, M_sel {self.selectivity:g}, "
                 f"N_map {self.maps}, N_red {self.reduces}: need 0 < M_inp <= {MAX_INPUT_MB:,.0f} MB, "
                 f"0 <= M_sel <= {MAX_SELECTIVITY:,.0f}, 1 <= N_map, N_red <= {MAX_TASKS:,}"
@@ -125,11 +129,11 @@ class Benchmark:
 def _check_scales(scale: float, task_scale: float | None, warmup_mb: float) -> None:
     """The plan's scale factors and warm-up, checked once for make_plan and for a loaded plan."""
     if not (math.isfinite(scale) and scale > 0):
-        raise PlatformModelError(f"scale must be a positive number, got {scale}")
+        raise PlanValueError(f"scale must be a positive number, got {scale}")
     if task_scale is not None and not (math.isfinite(task_scale) and 0 < task_scale <= 1):
-        raise PlatformModelError(f"task_scale must be in (0, 1], got {task_scale}")
+        raise PlanValueError(f"task_scale must be in (0, 1], got {task_scale}")
     if not (math.isfinite(warmup_mb) and warmup_mb >= 0):
-        raise PlatformModelError(f"warmup_mb must be >= 0, got {warmup_mb}")
+        raise PlanValueError(f"warmup_mb must be >= 0, got {warmup_mb}")
 
 
 def _whole(doc: Mapping[str, Any], key: str, default: int | None = None) -> int:
@@ -170,7 +174,7 @@ class BenchPlan:
         names = [b.name for b in self.benchmarks]
         if len(set(names)) != len(names):
             twice = sorted({n for n in names if names.count(n) > 1})
-            raise PlatformModelError(f"benchmark names must be unique: {', '.join(twice)} given twice")
+            raise PlanValueError(f"benchmark names must be unique: {', '.join(twice)} given twice")
         _check_scales(self.scale, self.task_scale, self.warmup_mb)
         for what, value, least in (
             ("io_sort_mb", self.io_sort_mb, 1), ("sort_factor", self.sort_factor, 2),
@@ -178,7 +182,7 @@ class BenchPlan:
             ("reduce_parallelism", self.reduce_parallelism, 1),
         ):  # fmt: skip
             if value < least:
-                raise PlatformModelError(f"{what} must be at least {least}, got {value}")
+                raise PlanValueError(f"{what} must be at least {least}, got {value}")
         if config_thresholds(self.settings()) is None:
             raise PlatformModelError(
                 "hadoop_conf: a shuffle setting (mapreduce.reduce.shuffle.*.percent, mapreduce.task.io.sort.factor, "

@@ -149,15 +149,16 @@ def test_bench_plan_rejects_a_bad_scale(tmp_path: Path) -> None:
     assert res.exit_code == 2  # a usage error
     assert "Invalid value for '--scale': -1.0 is not in the range x>0.0" in res.output
     for option, value, message in (
-        ("--inputs-mb", "nan", "--inputs-mb must be finite numbers, got nan"),
+        ("--inputs-mb", "nan", "Invalid value for --inputs-mb: must be finite numbers, got nan"),
         ("--inputs-mb", "0", "M_inp 0 MB per map"),
         ("--selectivities", "-1", "M_sel -1, N_map"),
         ("--selectivities", "1e4", "M_sel 10000, N_map"),
         ("--shuffle-maps", "-5", "N_map -5, N_red 5"),
-        ("--shuffle-maps", "2.5", "--shuffle-maps must be whole numbers of map tasks"),
+        ("--shuffle-maps", "2.5", "Invalid value for --shuffle-maps: must be whole numbers of map tasks"),
+        ("--inputs-mb", "1,1", "benchmark names must be unique: grid-inp1mb-sel0p2"),
     ):
         res = CliRunner().invoke(main, ["bench", "plan", f"{option}={value}", "--out", str(tmp_path / "p.json")])
-        assert res.exit_code == 1, (option, value)
+        assert res.exit_code == 2, (option, value)  # a usage error, as the README's exit contract says (it was 1)
         assert message in res.stderr, res.stderr
         if "M_" in message or "N_" in message:  # the plan's own check, the one a loaded plan gets
             assert "need 0 < M_inp <= 1,000,000,000 MB, 0 <= M_sel <= 1,000, 1 <= N_map, N_red <= 10,000,000" in res.stderr

@@ -30,17 +30,18 @@ ENGINES = ("local-hadoop",)
 
 
 def _floats(text: str | None, what: str) -> tuple[float, ...] | None:
+    """An option's comma-separated numbers; a value that is none is a usage error naming the option."""
     if text is None:
         return None
     try:
         values = tuple(float(v) for v in text.split(",") if v.strip())
     except ValueError:
-        raise PlatformModelError(f"{what} must be comma-separated numbers, got {text!r}") from None
+        raise click.BadParameter(f"must be comma-separated numbers, got {text!r}", param_hint=what) from None
     if not values:
-        raise PlatformModelError(f"{what} is empty")
+        raise click.BadParameter("is empty", param_hint=what)
     bad = [v for v in values if not math.isfinite(v)]  # the range is the plan's to check (Benchmark)
     if bad:
-        raise PlatformModelError(f"{what} must be finite numbers, got {', '.join(map(str, bad))}")
+        raise click.BadParameter(f"must be finite numbers, got {', '.join(map(str, bad))}", param_hint=what)
     return values
 
 
@@ -100,25 +101,29 @@ def plan_cmd(
         PAPER_INPUTS_MB,
         PAPER_SELECTIVITIES,
         PAPER_SHUFFLE_MAPS,
+        PlanValueError,
         make_plan,
     )
 
     maps = _floats(shuffle_maps, "--shuffle-maps")
     if maps and any(m != int(m) for m in maps):
-        raise PlatformModelError(f"--shuffle-maps must be whole numbers of map tasks, got {shuffle_maps!r}")
-    plan = make_plan(
-        scale,
-        inputs_mb=_floats(inputs_mb, "--inputs-mb") or PAPER_INPUTS_MB,
-        selectivities=_floats(selectivities, "--selectivities") or PAPER_SELECTIVITIES,
-        grid_maps=grid_maps,
-        grid_reduces=grid_reduces,
-        shuffle_points=shuffle_points,
-        shuffle_maps=tuple(int(m) for m in maps) if maps else PAPER_SHUFFLE_MAPS,
-        reduce_memory_mb=reduce_memory_mb,
-        task_scale=task_scale,
-        jfr=not no_jfr,
-        warmup_mb=DEFAULT_WARMUP_MB if warmup_mb is None else warmup_mb,
-    )
+        raise click.BadParameter(f"must be whole numbers of map tasks, got {shuffle_maps!r}", param_hint="--shuffle-maps")
+    try:
+        plan = make_plan(
+            scale,
+            inputs_mb=_floats(inputs_mb, "--inputs-mb") or PAPER_INPUTS_MB,
+            selectivities=_floats(selectivities, "--selectivities") or PAPER_SELECTIVITIES,
+            grid_maps=grid_maps,
+            grid_reduces=grid_reduces,
+            shuffle_points=shuffle_points,
+            shuffle_maps=tuple(int(m) for m in maps) if maps else PAPER_SHUFFLE_MAPS,
+            reduce_memory_mb=reduce_memory_mb,
+            task_scale=task_scale,
+            jfr=not no_jfr,
+            warmup_mb=DEFAULT_WARMUP_MB if warmup_mb is None else warmup_mb,
+        )
+    except PlanValueError as exc:  # a value the options gave: a usage error (exit 2)
+        raise click.UsageError(str(exc)) from None
     plan.save(out)
     t = plan.thresholds()
     lo, hi = plan.shuffle_range_bytes()
