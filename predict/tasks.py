@@ -484,8 +484,9 @@ def estimate_tasks(
     )
     notes.append(note)
     phases = reduce_phases(flow)
-    r_avg = overlap_scaled(r_avg, modelled_then, sum(phases.values()), notes=notes, what="reduce phase")
-    r_max = overlap_scaled(r_max, modelled_then, sum(phases.values()))
+    modelled_now = sum(phases.values())
+    r_avg = overlap_scaled(r_avg, modelled_then, modelled_now, notes=notes, what="reduce phase")
+    r_max = overlap_scaled(r_max, modelled_then, modelled_now)
     data = {Phase.SHUFFLE.value: flow.shuffle_bytes, Phase.SORT.value: flow.reduce_in}
     data |= {Phase.REDUCE.value: flow.reduce_in, Phase.WRITE.value: flow.out_bytes}
 
