@@ -150,10 +150,12 @@ def test_bench_plan_rejects_a_bad_scale(tmp_path: Path) -> None:
     assert "Invalid value for '--scale': -1.0 is not in the range x>0.0" in res.output
     for option, value, message in (
         ("--inputs-mb", "nan", "Invalid value for --inputs-mb: must be finite numbers, got nan"),
-        ("--inputs-mb", "0", "M_inp 0 MB per map"),
+        ("--inputs-mb", "0", "Invalid value for --inputs-mb: must be above 0, got 0"),  # named the benchmark
+        ("--inputs-mb", "1e10", "M_inp 1e+10 MB per map"),
         ("--selectivities", "-1", "M_sel -1, N_map"),
         ("--selectivities", "1e4", "M_sel 10000, N_map"),
-        ("--shuffle-maps", "-5", "N_map -5, N_red 5"),
+        ("--shuffle-maps", "-5", "Invalid value for --shuffle-maps: must be above 0, got -5"),
+        ("--shuffle-maps", "2e7", "N_map 20000000, N_red"),
         ("--shuffle-maps", "2.5", "Invalid value for --shuffle-maps: must be whole numbers of map tasks"),
         ("--inputs-mb", "1,1", "benchmark names must be unique: grid-inp1mb-sel0p2"),
     ):

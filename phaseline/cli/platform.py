@@ -29,8 +29,9 @@ from phaseline.store import default_store_path
 ENGINES = ("local-hadoop",)
 
 
-def _floats(text: str | None, what: str) -> tuple[float, ...] | None:
-    """An option's comma-separated numbers; a value that is none is a usage error naming the option."""
+def _floats(text: str | None, what: str, *, positive: bool = False) -> tuple[float, ...] | None:
+    """An option's comma-separated numbers; a value that is none (or, ``positive``, one that is not
+    above 0) is a usage error naming the option."""
     if text is None:
         return None
     try:
@@ -42,6 +43,8 @@ def _floats(text: str | None, what: str) -> tuple[float, ...] | None:
     bad = [v for v in values if not math.isfinite(v)]  # the range is the plan's to check (Benchmark)
     if bad:
         raise click.BadParameter(f"must be finite numbers, got {', '.join(map(str, bad))}", param_hint=what)
+    if positive and (bad := [v for v in values if v <= 0]):
+        raise click.BadParameter(f"must be above 0, got {', '.join(f'{v:g}' for v in bad)}", param_hint=what)
     return values
 
 
@@ -105,13 +108,13 @@ def plan_cmd(
         make_plan,
     )
 
-    maps = _floats(shuffle_maps, "--shuffle-maps")
+    maps = _floats(shuffle_maps, "--shuffle-maps", positive=True)
     if maps and any(m != int(m) for m in maps):
         raise click.BadParameter(f"must be whole numbers of map tasks, got {shuffle_maps!r}", param_hint="--shuffle-maps")
     try:
         plan = make_plan(
             scale,
-            inputs_mb=_floats(inputs_mb, "--inputs-mb") or PAPER_INPUTS_MB,
+            inputs_mb=_floats(inputs_mb, "--inputs-mb", positive=True) or PAPER_INPUTS_MB,
             selectivities=_floats(selectivities, "--selectivities") or PAPER_SELECTIVITIES,
             grid_maps=grid_maps,
             grid_reduces=grid_reduces,
