@@ -408,8 +408,10 @@ def estimate_tasks(
     compressed), then the reduce-side sort (where profiled), reduce records x
     reduce cost + write(reduce output) + overhead.  The typical shuffle's
     maximum carries the profiled max/avg ratio over (eq. 2 itself assumes a
-    uniform partition); the first shuffle (ARIA) is the profiled one scaled
-    like the shuffle, or, unprofiled, the whole shuffle (no overlap).
+    uniform partition); the first shuffle (ARIA) is the profiled one in its
+    profiled proportion to the typical shuffle as priced here, or, with no
+    typical shuffle profiled, the profiled one scaled like the shuffle, or,
+    unprofiled, the whole shuffle (no overlap).
     """
     shape = resolve_input(profile, dataset, settings)
     notes = list(shape.assumptions)
@@ -518,7 +520,18 @@ def estimate_tasks(
             )
     first, typical = profile.stage(Stage.FIRST_SHUFFLE), profile.stage(Stage.TYPICAL_SHUFFLE)
     shuffle_skew = _skew(typical or first)
-    if first is not None and profile.num_reduces > 0:
+    if first is not None and typical is not None and typical.avg_ms > 0 and profile.num_reduces > 0:
+        # Both profiled: the first shuffle keeps its profiled proportion to the typical one, which
+        # the platform prices.  Scaled apart (the first by the platform's ratio, the typical priced
+        # outright), a profile from another cluster put a long first shuffle beside a short typical
+        # one, so that more reduce slots -- more reduces in the first wave -- made the job slower.
+        scale = shuffle_ms / typical.avg_ms
+        first_avg, first_max = first.avg_ms * scale, first.max_ms * scale
+        notes.append(
+            f"first shuffle: the profiled one ({first.avg_ms:.0f} ms) in its profiled proportion to the "
+            f"typical shuffle ({typical.avg_ms:.0f} ms), x{scale:.3g}"
+        )
+    elif first is not None and profile.num_reduces > 0:
         then_ms = shuffle_only(then.shuffle_bytes)
         scale = shuffle_ms / then_ms if then_ms > 0 else 1.0
         first_avg, first_max = first.avg_ms * scale, first.max_ms * scale

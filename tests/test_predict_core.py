@@ -237,7 +237,16 @@ def test_same_job_same_size_gets_its_measured_tasks_back() -> None:
     assert t.reduce_avg is not None
     assert t.reduce_max is not None
     assert [t.reduce_avg.total_ms, t.reduce_max.total_ms] == pytest.approx([5_000, 6_000])
-    assert [t.first_shuffle_avg_ms, t.first_shuffle_max_ms] == pytest.approx([3_000, 4_000])
+    # the first shuffle keeps its profiled proportion to the typical one, which the platform prices
+    assert [t.first_shuffle_avg_ms, t.first_shuffle_max_ms] == pytest.approx(
+        [t.shuffle_avg_ms * 3_000 / 6_000, t.shuffle_avg_ms * 4_000 / 6_000]
+    )
+    # with no typical shuffle profiled (every reduce in the first wave), the measured one comes back
+    only_first = {k: v for k, v in prof.stages.items() if k != "typical_shuffle"}
+    t1 = estimate_tasks(
+        replace(prof, stages=only_first), LinearPlatform(), Dataset(20 * 64 * MB), JobSettings(reduces=4)
+    )
+    assert [t1.first_shuffle_avg_ms, t1.first_shuffle_max_ms] == pytest.approx([3_000, 4_000])
     assert any("calibrated on the profiled run" in a for a in t.assumptions)
     # twice the data: the overhead stays, the phases grow
     t2 = estimate_tasks(prof, LinearPlatform(), Dataset(40 * 64 * MB), JobSettings(reduces=4))
