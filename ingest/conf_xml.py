@@ -275,5 +275,6 @@ FORMATS: tuple[Format, ...] = (
         read=read_conf_xml,
         doc="Hadoop job configuration XML (<!--Loaded from--> and <source> styles)",
         record_tables=("conf",),  # one record per property; the JobConf event summarises the file
+        job_from_name=True,  # a conf without mapreduce.job.id is the job its name says
     ),
 )

@@ -35,6 +35,9 @@ class Format:
     #: Tables where every record counted in ``ctx.events_read`` is kept, one row each;
     #: the reconciliation check (``phaseline verify``) holds the reader to it.
     record_tables: tuple[str, ...] = ("events",)
+    #: The reader may take the job id from the file's name (the content need not carry one), so
+    #: byte-identical files named for different jobs are different sources.
+    job_from_name: bool = False
 
 
 # Reader modules, in detection order (most specific sniffers first).

@@ -150,17 +150,39 @@ def sha256_file(path: Path) -> tuple[str, int]:
 _JOB_IN_NAME = re.compile(r"job_(?:local)?\d+_\d+")
 
 
-def copy_identity(key: str, sha256: str) -> str:
-    """What makes two files the same source: their bytes, plus the job id their name carries.
+def _name_job(key: str) -> str | None:
+    match = _JOB_IN_NAME.search(key.rsplit("/", 1)[-1])
+    return match.group(0) if match else None
 
-    Readers of formats whose content may lack the job id (conf XML, counters
-    dumps) take it from the file name, so two byte-identical confs named for
-    different jobs are two sources; a ``.jhist`` copied to a second directory
-    under the same name is one.
+
+class _Copies:
+    """Which landed source a file is a copy of: the same bytes, and, for formats whose reader
+    may take the job id from the file name (:attr:`~ingest.formats.Format.job_from_name`: conf
+    XML), the same job id in the name.
+
+    Two byte-identical confs named for different jobs are two sources; a ``.jhist`` copied
+    under any other name is one (its events name its job), so it is skipped, not read twice.
+    The format is only sniffed when the bytes match an earlier file's.
     """
-    name = key.rsplit("/", 1)[-1]
-    match = _JOB_IN_NAME.search(name)
-    return f"{sha256}:{match.group(0)}" if match else sha256
+
+    def __init__(self) -> None:
+        self._by_sha: dict[str, dict[str | None, str]] = {}  # sha256 -> job id in the name -> key
+
+    def add(self, key: str, sha256: str) -> None:
+        self._by_sha.setdefault(sha256, {}).setdefault(_name_job(key), key)
+
+    def twin(self, key: str, sha256: str, member: Path) -> str | None:
+        """The key of an earlier file ``key`` (read from ``member``) is a copy of, or None."""
+        seen = self._by_sha.get(sha256)
+        if not seen:
+            return None
+        job = _name_job(key)
+        if job in seen:
+            return seen[job]
+        fmt = detect(member)
+        if fmt is not None and fmt.job_from_name:
+            return None
+        return next(iter(seen.values()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -405,11 +427,10 @@ def ingest_paths(
     live_status = dict(
         zip(sources.column("path").to_pylist(), sources.column("status").to_pylist(), strict=True)
     )
-    path_of_copy = {
-        copy_identity(p, sha): p
-        for p, sha in live.items()
-        if live_status.get(p) in (SourceStatus.LANDED, SourceStatus.PARTIAL)
-    }
+    copies = _Copies()
+    for p, sha in live.items():
+        if live_status.get(p) in (SourceStatus.LANDED, SourceStatus.PARTIAL):
+            copies.add(p, sha)
     # A chunk is committed whole, so it is no larger than a commit; with workers, every
     # worker gets several chunks, or the last chunks leave all but one worker idle.
     chunk_files = max(1, min(CHUNK_FILES, commit_every_files))
@@ -440,19 +461,17 @@ def ingest_paths(
                     if unreadable is not None:
                         yield path, _unread(txn, member_key, sha, size, "archive", SourceStatus.QUARANTINED, unreadable)
                         continue
-                    identity = copy_identity(member_key, sha)
-                    twin = path_of_copy.get(identity)
                     if (
                         live.get(member_key) == sha
                         and live_status.get(member_key) != SourceStatus.QUARANTINED
                     ):
                         yield path, FileResult(member_key, sha, None, "unchanged", None, 0, {})
-                    elif twin is not None and twin != member_key:
+                    elif (twin := copies.twin(member_key, sha, member)) is not None and twin != member_key:
                         where = "read in this ingest" if twin in read_here else "already in the store"
                         error = f"same content as {twin} ({where})"
                         yield path, _unread(txn, member_key, sha, size, None, SourceStatus.SKIPPED, error)
                     else:
-                        path_of_copy.setdefault(identity, member_key)
+                        copies.add(member_key, sha)
                         read_here.add(member_key)
                         yield path, _Work(member_key, member, sha, size)
 

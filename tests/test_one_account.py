@@ -156,3 +156,30 @@ def test_a_copy_with_more_tasks_than_its_job_adds_none_to_a_sound_one(
         "SELECT DISTINCT path LIKE '%derived-hand-edited%', stand_in FROM overlapping_sources ORDER BY 1"
     ).fetchall() == [(False, False), (True, True)]
     assert not [f for f in verify_store(store).findings if f.check == "counts"]
+
+
+def test_a_jhist_copied_under_another_name_lands_once(fixtures_dir: Path, tmp_path: Path, store_dir: Path) -> None:
+    # A .jhist names its job in its events, so a byte-identical copy under a name without the job
+    # id is the same source.  It had landed a second time: every row twice, `verify` content, and
+    # the job's profile failing on its repeated attempt ids.
+    complete = fixtures_dir / JHIST
+    copy = tmp_path / "teragen.jhist"
+    copy.write_bytes(complete.read_bytes())
+    store = Store(store_dir)
+    summary = ingest_paths([complete, copy], store)
+    assert [r.status for r in summary.results] == ["landed", "skipped"]
+    assert "same content as" in (summary.results[1].error or "")
+    con = store.connect()
+    assert con.execute("SELECT count(*) FROM raw.jobs").fetchone() == (1,)
+    alone = Store(tmp_path / "alone")
+    ingest_paths([complete], alone)
+    for table in ("attempts", "tasks", "counters", "events"):
+        (n,) = con.execute(f"SELECT count(*) FROM raw.{table}").fetchone() or (0,)
+        assert (n,) == alone.connect().execute(f"SELECT count(*) FROM raw.{table}").fetchone(), table
+    # a conf XML is named for its job when its properties are not: the same bytes under another
+    # job's name are that job's conf (test_store tests the rule with a toy reader)
+    conf = next((fixtures_dir / "apache-hadoop-mapreduce/rumen-small-trace-test/counters-format-test-logs").glob(
+        "*_40864_conf.xml"))  # fmt: skip
+    other = tmp_path / conf.name.replace("_40864_", "_40865_")
+    other.write_bytes(conf.read_bytes())
+    assert [r.status for r in ingest_paths([conf, other], store).results] == ["landed", "landed"]

@@ -7,6 +7,7 @@ becomes a ``jobs`` row and an ``events`` row; ``BAD`` raises a parse error,
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import multiprocessing
 import os
@@ -47,7 +48,9 @@ def detect_among(*formats: Format) -> Callable[..., Format | None]:
     """A stand-in for ``pipeline.detect`` that knows only ``formats`` (each by its own sniff)."""
 
     def detect(path: Path, head: bytes | None = None) -> Format | None:
-        return next((f for f in formats if f.sniff(head or b"", path)), None)
+        if head is None:
+            head = path.read_bytes()[:4096]
+        return next((f for f in formats if f.sniff(head, path)), None)
 
     return detect
 
@@ -268,9 +271,12 @@ def test_verify_passes_on_a_consistent_store_and_catches_tampering(tmp_path: Pat
     assert any(f.subject == missing and f.check == "manifest" for f in report.findings)
 
 
-def test_identical_bytes_named_for_different_jobs_are_two_sources(tmp_path: Path, store_dir: Path) -> None:
-    # Readers take a job id from the file name when the content lacks one (conf XML, counter
-    # dumps): byte-identical files named for different jobs both land.
+def test_identical_bytes_named_for_different_jobs_are_two_sources(
+    tmp_path: Path, store_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A reader that may take the job id from the file name when the content lacks one (conf XML):
+    # byte-identical files named for different jobs both land.
+    monkeypatch.setattr(pipeline, "detect", detect_among(dataclasses.replace(TOY, job_from_name=True)))
     a = write(tmp_path / "job_1526555215992_0001_conf.toy", "j1,first")
     b = write(tmp_path / "job_1526555215992_0002_conf.toy", "j1,first")
     summary = pipeline.ingest_paths([a, b], Store(store_dir))
@@ -278,6 +284,26 @@ def test_identical_bytes_named_for_different_jobs_are_two_sources(tmp_path: Path
     # ...and re-ingesting the second one alone changes nothing
     assert [r.status for r in pipeline.ingest_paths([b], Store(store_dir)).results] == ["unchanged"]
     assert verify_store_ok(store_dir)
+
+
+def test_identical_bytes_of_a_format_that_names_its_job_are_one_source_whatever_their_names(
+    tmp_path: Path, store_dir: Path
+) -> None:
+    # The toy's job id is in its content (as a .jhist's is): a copy named for a job, or for none,
+    # is the same source.  A .jhist copied to "teragen.jhist" had landed a second time, every row
+    # twice, and the job's profile failed on its repeated attempt ids.
+    a = write(tmp_path / "job_1526555215992_0001.toy", "j1,first")
+    b = write(tmp_path / "copy.toy", "j1,first")
+    c = write(tmp_path / "job_1526555215992_0009.toy", "j1,first")
+    summary = pipeline.ingest_paths([a, b, c], Store(store_dir))
+    assert [r.status for r in summary.results] == ["landed", "skipped", "skipped"]
+    assert all(f"same content as {a}" in (r.error or "") for r in summary.results[1:])
+    # ...and so is a copy ingested later, against the store's sources
+    d = write(tmp_path / "later.toy", "j1,first")
+    later = pipeline.ingest_paths([d], Store(store_dir)).results
+    assert [r.status for r in later] == ["skipped"]
+    assert "already in the store" in (later[0].error or "")
+    assert job_ids(Store(store_dir)) == ["j1"]
 
 
 def verify_store_ok(store_dir: Path) -> bool:
