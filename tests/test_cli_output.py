@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -120,6 +121,23 @@ def test_a_query_of_several_statements_says_whose_rows_it_prints(tmp_path: Path)
     assert result.stderr == "warning: 2 statements ran; the rows are the last one's\n"
     one = CliRunner().invoke(main, ["query", "select 1 AS a;", "--store", store, "--format", "csv"])
     assert (one.stdout, one.stderr) == ("a\n1\n", "")
+
+
+def test_a_query_whose_columns_share_a_name_keeps_every_column(tmp_path: Path) -> None:
+    # A join's `status` of jobs and attempts: the rows were built by name, so the second value
+    # was printed in both columns (csv) or the first column was lost (json).
+    from phaseline.cli import main
+
+    conf = tmp_path / "job_1_0001_conf.xml"
+    conf.write_text("<configuration><property><name>a</name><value>1</value></property></configuration>")
+    store = str(tmp_path / "s")
+    assert CliRunner().invoke(main, ["ingest", str(conf), "--store", store]).exit_code == 0
+    sql = "select 1 as a, 2 as a, 3 as a_1"
+    csv_out = CliRunner().invoke(main, ["query", sql, "--store", store, "--format", "csv"])
+    assert csv_out.exit_code == 0, csv_out.output
+    assert csv_out.stdout == "a,a_2,a_1\n1,2,3\n"
+    json_out = CliRunner().invoke(main, ["query", sql, "--store", store, "--format", "json"])
+    assert json.loads(json_out.stdout) == [{"a": 1, "a_2": 2, "a_1": 3}]
 
 
 def test_a_query_without_a_statement_is_a_usage_error_not_a_traceback(tmp_path: Path) -> None:

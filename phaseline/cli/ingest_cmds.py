@@ -169,13 +169,33 @@ def query(sql: str, store_dir: Path | None, fmt: str) -> None:
     try:
         statements = len(duckdb.extract_statements(sql))
         cursor = con.execute(sql)
-        cols = [d[0] for d in (cursor.description if cursor is not None else None) or []]
+        cols = _unique_names([d[0] for d in (cursor.description if cursor is not None else None) or []])
         rows = [dict(zip(cols, r, strict=True)) for r in cursor.fetchall()] if cols else []
     except duckdb.Error as exc:  # the whole message: the user's SQL with DuckDB's caret under the fault
         raise QueryError(f"query failed: {exc}") from exc
     if statements > 1:
         click.echo(f"warning: {statements} statements ran; the rows are the last one's", err=True)
     emit(rows, fmt, columns=cols)
+
+
+def _unique_names(names: list[str]) -> list[str]:
+    """Result column names made unique as DuckDB makes a table's (``a, a`` -> ``a, a_1``): rows are
+    emitted by name, and a join's ``status`` of two tables had printed the second's value twice.
+
+    >>> _unique_names(["a", "a", "a_1", "b"])
+    ['a', 'a_2', 'a_1', 'b']
+    """
+    taken = set(names)
+    seen: set[str] = set()
+    out = []
+    for name in names:
+        new, k = name, 0
+        while new in seen or (new != name and new in taken):
+            k += 1
+            new = f"{name}_{k}"
+        seen.add(new)
+        out.append(new)
+    return out
 
 
 JOBS_SQL = """
