@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from phaseline.errors import SpecError
-from profiles.dataflow.spec import Cardinality, MatchStatus, parse_spec, shipped_spec
+from profiles.dataflow.spec import Cardinality, MatchStatus, load_spec, parse_spec, shipped_spec
 
 
 def test_figure_8_parses_to_the_papers_graph() -> None:
@@ -77,6 +79,8 @@ def test_equally_deep_matches_are_ambiguous_not_guessed() -> None:
         ("Vertices {\n a: X.run\n}\nVertex Mapping {\n Task Pool (T) (3~1) { }\n}\n", 5, "upper bound"),
         ("Vertices {\n a: X.run\n b: Y.run\n}\nVertex Mapping {\n Task Pool (T) (1) { Phase { Thread Pool (1) {a} } }\n}\n", 3, "in no thread pool"),
         ("Vertices {\n a: X.run\n}\nVertex Mapping {\n Task Pool (T) (1) { Phase {\n Thread Group Pool (g) (1) {a} } }\n}\n", 6, "group size"),
+        # a frame pattern that is no regex: named here (it had been a re.error traceback at resolve time)
+        ("Vertices {\n a: X.run\n b: MapTask.run(\n}\n", 3, "bad frame pattern 'MapTask.run('"),
     ],
 )
 def test_spec_errors_name_the_line(text: str, line: int, words: str) -> None:
@@ -84,3 +88,10 @@ def test_spec_errors_name_the_line(text: str, line: int, words: str) -> None:
         parse_spec(text, "t.spec")
     assert f"t.spec:{line}:" in str(err.value)
     assert words in str(err.value)
+
+
+def test_a_spec_file_that_is_not_utf8_is_named_with_its_line(tmp_path: Path) -> None:
+    bad = tmp_path / "binary.spec"
+    bad.write_bytes(b"Vertices {\n a: X.run\xff\n}\n")
+    with pytest.raises(SpecError, match=r"binary\.spec:2: the specification is not UTF-8 text"):
+        load_spec(bad)

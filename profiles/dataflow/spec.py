@@ -85,6 +85,11 @@ def parse_location(text: str, path: str, line: int) -> tuple[Alternative, ...]:
         frames = tuple(f.strip() for f in body.split("#"))
         if not frames or any(not f or " " in f for f in frames):
             raise SpecError(f"{path}:{line}: bad program location {text!r} (expected Frame#Frame... or ...)")
+        for frame in frames:  # compiled here, so that a bad one is named with its line, not met later
+            try:
+                frame_regex(frame)
+            except re.error as exc:
+                raise SpecError(f"{path}:{line}: bad frame pattern {frame!r} in {text!r}: {exc.msg}") from None
         alts.append(Alternative(frames, glob.strip() or None))
     return tuple(alts)
 
@@ -355,6 +360,9 @@ def load_spec(path: str | Path) -> DataflowSpec:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise SpecError(f"{p}: cannot read the specification: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        line = p.read_bytes()[: exc.start].count(b"\n") + 1
+        raise SpecError(f"{p}:{line}: the specification is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     return parse_spec(text, str(p))
 
 
