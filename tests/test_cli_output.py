@@ -95,6 +95,35 @@ def test_other_libraries_warnings_show_once_and_the_command_ends() -> None:
     assert len(shown) == 1
 
 
+def test_the_system_refusing_an_output_path_is_an_error_not_a_traceback(tmp_path: Path) -> None:
+    # Only four OSErrors were caught: a name past the file system's limit (ENAMETOOLONG) or a full
+    # disk (ENOSPC) ended `report --out`, `timeline --out`, `ingest --store` in a traceback.
+    from phaseline.cli import main
+
+    conf = tmp_path / "job_1_0001_conf.xml"
+    conf.write_text("<configuration><property><name>a</name><value>1</value></property></configuration>")
+    res = CliRunner().invoke(main, ["ingest", str(conf), "--store", str(tmp_path / ("s" * 300))])
+    assert res.exit_code == 1
+    assert isinstance(res.exception, SystemExit)
+    assert "Error: File name too long: " in res.stderr
+
+    @click.command()
+    @handle_errors
+    def full_disk() -> None:
+        raise OSError(28, "No space left on device", "/dev/full")
+
+    res = CliRunner().invoke(full_disk, [])
+    assert (res.exit_code, res.stderr) == (1, "Error: No space left on device: /dev/full\n")
+
+    @click.command()
+    @handle_errors
+    def no_errno() -> None:
+        raise OSError("a library's own OSError, without errno")
+
+    res = CliRunner().invoke(no_errno, [])
+    assert isinstance(res.exception, OSError)  # not the user's path: a bug stays a traceback
+
+
 def test_a_bad_query_names_duckdbs_error_and_the_spot(tmp_path: Path) -> None:
     from phaseline.cli import main
 

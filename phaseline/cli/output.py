@@ -137,8 +137,13 @@ def handle_errors(func: F) -> F:
                 return func(*args, **kwargs)
         except PhaselineError as exc:
             raise click.ClickException(str(exc)) from exc
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError) as exc:
-            # a path the user gave (an --out in a directory that does not exist...): no traceback
+        except BrokenPipeError:
+            raise  # stdout closed early (`| head`): click's own handling
+        except OSError as exc:
+            if exc.errno is None:
+                raise
+            # the system refused a path the user gave or its device: an --out in a directory that
+            # does not exist, a name too long, a full or read-only disk... no traceback
             where = f": {exc.filename}" if exc.filename is not None else ""
             raise click.ClickException(f"{exc.strerror or exc}{where}") from exc
         except Exception as exc:
