@@ -273,3 +273,17 @@ def test_a_model_named_twice_is_run_once() -> None:
     from phaseline.cli.predict import _model_names
 
     assert _model_names(None, None, ("bounds", "bounds,herodotou", "bounds")) == ("bounds", "herodotou")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "1e300", "0.01"])
+def test_a_file_timeout_out_of_range_is_a_usage_error(tmp_path: Path, value: str) -> None:
+    # inf, nan and 1e300 passed click's FloatRange and reached the interval timer: every good
+    # file was quarantined (OverflowError, "Invalid value NaN") and the ingest exited 3.
+    from phaseline.cli import main
+
+    conf = tmp_path / "job_1_0001_conf.xml"
+    conf.write_text("<configuration><property><name>a</name><value>1</value></property></configuration>")
+    res = CliRunner().invoke(main, ["ingest", str(conf), "--store", str(tmp_path / "s"), "--file-timeout", value])
+    assert res.exit_code == 2, res.output
+    assert "Invalid value for '--file-timeout'" in res.stderr
+    assert not (tmp_path / "s").exists()

@@ -14,6 +14,7 @@ from phaseline.cli.output import (
     emit,
     format_option,
     handle_errors,
+    number_at_least,
     open_store,
     store_option,
     warn_if_no_files,
@@ -40,7 +41,7 @@ EXIT_QUARANTINED = 3
 )
 @click.option(
     "--file-timeout",
-    type=click.FloatRange(min=0.1),
+    type=number_at_least(0.1, 1e7),  # 116 days: past any file; 1e300 overflowed the interval timer
     default=600.0,
     show_default=True,
     help="Seconds one file may take before it is quarantined.",

@@ -83,11 +83,11 @@ class _PositiveNumber(click.FloatRange):
 
     name = "positive number"
 
-    def __init__(self, least: float | None = None) -> None:
+    def __init__(self, least: float | None = None, most: float | None = None) -> None:
         if least is None:
-            super().__init__(min=0.0, min_open=True)
+            super().__init__(min=0.0, max=most, min_open=True)
         else:
-            super().__init__(min=least)
+            super().__init__(min=least, max=most)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         number = super().convert(value, param, ctx)
@@ -99,9 +99,9 @@ class _PositiveNumber(click.FloatRange):
 POSITIVE_NUMBER = _PositiveNumber()
 
 
-def number_at_least(least: float) -> _PositiveNumber:
-    """A finite number >= ``least`` (a usage error otherwise)."""
-    return _PositiveNumber(least)
+def number_at_least(least: float, most: float | None = None) -> _PositiveNumber:
+    """A finite number >= ``least`` (and <= ``most``, if given; a usage error otherwise)."""
+    return _PositiveNumber(least, most)
 
 
 def open_store(store_dir: Path | None, *, create: bool = False) -> Store:
