@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -118,3 +119,16 @@ def test_empty_input_gives_no_rows(query: str) -> None:
     if query == "hotspots":
         params["top"] = 3
     assert dataflow_query(connect(), query, **params) == []
+
+
+def test_charts_draw_names_from_traces_as_text_not_mathtext(tmp_path: Path) -> None:
+    # A host (or a spec's vertex) named "sr$\frac{$214" is mathtext to matplotlib by default:
+    # `hotspots --by-host --out` ended in a ParseFatalException traceback.
+    from profiles.dataflow.plots import write_busy_idle, write_chart
+
+    odd = "sr$\\frac{$214"
+    hosts = [{"host": odd, "norm_busy": 0.8, "norm_idle": 0.2}, {"host": "sr215", "norm_busy": 1.0, "norm_idle": 0.1}]
+    out = write_busy_idle(hosts, tmp_path / "hosts.png", by="host", title=f"job on {odd}")
+    assert out.stat().st_size > 1000
+    chart = [{"start_ms": 0, "end_ms": 500, "line": 0, "segment": odd}, {"start_ms": 100, "end_ms": 900, "line": 1, "segment": "map"}]
+    assert write_chart(chart, tmp_path / "chart.svg", title=odd).read_text().startswith("<?xml")

@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from matplotlib.text import Text
 
 from phaseline.errors import ProfileError
 from profiles.timeline_plot import save_figure
@@ -36,6 +37,12 @@ COLORS: Mapping[str, str] = {
 }
 #: Vertices drawn on the attempt's line (helper threads are drawn thin, beneath it).
 MAIN_VERTICES = frozenset({"map", "shuffle", "sort", "reduce", "bootstrap", "idle"})
+
+
+def _plain_text(texts: Iterable[Text]) -> None:
+    """Draw these as they are: names from traces and specs are not matplotlib mathtext."""
+    for t in texts:
+        t.set_parse_math(False)
 
 
 def _check(out: Path) -> None:
@@ -66,8 +73,8 @@ def write_chart(rows: Sequence[Mapping[str, Any]], out: Path, *, title: str = ""
     ax.set_ylim(lines, -1)
     ax.set_xlabel("seconds since the first task started")
     ax.set_ylabel("task attempts (maps, then reduces)")
-    ax.set_title(title or "Dataflow execution (HiTune Figure 14)")
-    ax.legend(loc="upper right", fontsize="small", ncol=2)
+    ax.set_title(title or "Dataflow execution (HiTune Figure 14)", parse_math=False)
+    _plain_text(ax.legend(loc="upper right", fontsize="small", ncol=2).get_texts())
     fig.tight_layout()
     save_figure(fig, out, out.suffix[1:].lower())
     plt.close(fig)
@@ -89,12 +96,14 @@ def write_busy_idle(rows: Sequence[Mapping[str, Any]], out: Path, *, by: str = "
         idle = [float(r["idle_pct"] or 0) for r in rows]
         ylabel = "% of samples"
     fig, ax = plt.subplots(figsize=(max(5.0, 0.8 * len(rows) + 2), 4))
-    ax.bar(labels, busy, color="#4e79a7", label="busy (RUNNABLE)")
-    ax.bar(labels, idle, bottom=busy, color="#f28e2b", label="idle (waiting/blocked)")
+    x = range(len(labels))  # positions, not the labels: a host named "sr$\frac{$" is text, not mathtext
+    ax.bar(x, busy, color="#4e79a7", label="busy (RUNNABLE)")
+    ax.bar(x, idle, bottom=busy, color="#f28e2b", label="idle (waiting/blocked)")
+    ax.set_xticks(x, labels, rotation=30, ha="right", parse_math=False)
     ax.set_ylabel(ylabel)
-    ax.set_title(title or ("Busy vs idle by host (HiTune Figure 20)" if by == "host" else "Busy vs idle per vertex (HiTune Figure 17)"))
+    ax.set_title(title or ("Busy vs idle by host (HiTune Figure 20)" if by == "host" else "Busy vs idle per vertex (HiTune Figure 17)"),
+                 parse_math=False)  # fmt: skip
     ax.legend(fontsize="small")
-    plt.setp(ax.get_xticklabels(), rotation=30, ha="right")
     fig.tight_layout()
     save_figure(fig, out, out.suffix[1:].lower())
     plt.close(fig)
