@@ -430,6 +430,25 @@ def test_a_container_directory_reads_syslog_with_its_shuffle_log(fixtures_dir: P
     assert main == ["setup", "wait", "shuffle", "sort", "reduce+write", "commit", "other"]
 
 
+def test_a_job_known_only_from_a_task_log_is_listed_by_jobs(fixtures_dir: Path, tmp_path: Path) -> None:
+    # `analyze`, `phases` and `report` know such a job (from its attempts); `phaseline jobs`, which
+    # the "not in the store" errors point to, read only the jobs table and listed nothing.
+    from click.testing import CliRunner
+
+    from phaseline.cli import main
+
+    files = _container_files(fixtures_dir, REDUCE_CONTAINER)
+    (tmp_path / "syslog").write_text(files["syslog"])
+    store = str(tmp_path / "s")
+    assert CliRunner().invoke(main, ["ingest", str(tmp_path / "syslog"), "--store", store]).exit_code == 0
+    res = CliRunner().invoke(main, ["jobs", "--store", store, "--format", "json"])
+    assert res.exit_code == 0, res.output
+    (job,) = json.loads(res.stdout)
+    assert job["job_id"] == "job_1756057717712_0002"
+    assert job["source_format"] == "hadoop-task-log"
+    assert job["status"] is None  # no history: nothing the job record would say is made up
+
+
 def test_child_logs_without_a_thread_field_parse(tmp_path: Path) -> None:
     """Hadoop 1.x child logs print no thread: the line still parses and sniffs."""
     lines = [

@@ -199,11 +199,20 @@ def _unique_names(names: list[str]) -> list[str]:
     return out
 
 
+#: Jobs known only from attempts (task logs without a history file) are listed too, as
+#: ``analyze``, ``phases`` and ``report`` know them: their history columns empty, the format
+#: that of the files their attempts came from.
 JOBS_SQL = """
 SELECT job_id, name, user, queue, status, submit_ms, launch_ms, finish_ms,
        (finish_ms - coalesce(submit_ms, launch_ms)) / 1000.0 AS duration_s,
        total_maps, total_reduces, failed_maps, failed_reduces, source_format
-FROM jobs ORDER BY submit_ms NULLS LAST, job_id
+FROM jobs
+UNION ALL BY NAME
+SELECT a.job_id, string_agg(DISTINCT s.format, ',' ORDER BY s.format) AS source_format
+FROM attempts a LEFT JOIN sources s ON s.sha256 = a.source_sha256
+WHERE a.job_id IS NOT NULL AND a.job_id NOT IN (SELECT job_id FROM jobs WHERE job_id IS NOT NULL)
+GROUP BY a.job_id
+ORDER BY submit_ms NULLS LAST, job_id
 """
 
 
@@ -216,7 +225,8 @@ def jobs(store_dir: Path | None, fmt: str) -> None:
 
     ``duration_s`` is submit to finish, the job's makespan as `analyze` and `report` give it;
     empty for a job whose history has no finish (a cut file, its status empty too), where
-    `analyze` and `report` give the span so far (to its last attempt's finish).
+    `analyze` and `report` give the span so far (to its last attempt's finish).  A job known only
+    from task logs (no history file) is listed with its history columns empty.
     """
     con = open_store(store_dir).connect()
     rel = con.sql(JOBS_SQL)
