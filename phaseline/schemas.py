@@ -147,7 +147,8 @@ class TableSpec:
         >>> table("events").parquet_options()["use_dictionary"]
         ['job_id', 'seq', 'event_type', 'ts_ms', 'source_sha256']
         """
-        options: dict[str, Any] = {"compression": "zstd"}
+        # page CRCs: `phaseline verify` decodes every page and so finds a byte damaged since
+        options: dict[str, Any] = {"compression": "zstd", "write_page_checksum": True}
         if self.plain:
             options["use_dictionary"] = [n for n in self.schema.names if n not in self.plain]
         return options

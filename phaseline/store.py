@@ -754,7 +754,7 @@ class Transaction:
             sources_rel = f"meta/sources-{generation:08d}-{self.id}.parquet"
             (store.root / "meta").mkdir(exist_ok=True)
             tmp = store.root / (sources_rel + ".tmp")
-            pq.write_table(sources_table, tmp, compression="zstd")
+            pq.write_table(sources_table, tmp, compression="zstd", write_page_checksum=True)
             os.replace(tmp, store.root / sources_rel)
             # Every file the new manifest names (staged by this process or by workers,
             # moved into data/, and the sources file) reaches the disk before it does.
