@@ -84,7 +84,11 @@ def resolve_input(profile: JobProfile, dataset: Dataset, settings: JobSettings) 
     but where the number of splits is given and the split size is not, the
     largest split is the average one times the profiled largest-to-average
     ratio (an assumed split size says nothing of how the input was cut).
-    Records follow the profiled record width unless the dataset gives them.
+    Where no split size is given (the profiled run's own setting is none), an
+    input of another size is cut into splits of the profiled average size, as
+    unevenly as the profiled ones: the profiled run's splits say how its input
+    format cut its input, where its block size may not (files smaller than a
+    block).  Records follow the profiled record width unless the dataset gives them.
     """
     notes: list[str] = []
     prof = profile.input
@@ -110,18 +114,23 @@ def resolve_input(profile: JobProfile, dataset: Dataset, settings: JobSettings) 
             prof.max_split_records * records,
             tuple(notes),
         )
-    if split is None:
-        if prof.splits > 1:
-            split = prof.max_split_bytes
-            notes.append(f"split size {split:.0f} B taken from the profiled run's largest split")
-        else:
-            split = DEFAULT_SPLIT_BYTES
-            notes.append(f"split size {split} B assumed (HDFS default block size)")
-    splits = dataset.splits or max(1, math.ceil(dataset.input_bytes / split))
+    proportional = prof.splits > 1 and (split is None or unchanged)
+    if proportional:
+        # No split size given: the profiled run's splits, however its input format cut them (files
+        # smaller than a block: 50 splits of 64 MB under a 128 MB dfs.blocksize), keep their size,
+        # so the count grows with the input.  Cut by the profiled run's own block size, or its
+        # largest split, 1 % more input than the profiled had halved the maps and the time.
+        split = prof.avg_split_bytes
+        notes.append(f"splits of the profiled run's average size ({split:.0f} B): their count grows with the input")
+    elif split is None:
+        split = DEFAULT_SPLIT_BYTES
+        notes.append(f"split size {split} B assumed (HDFS default block size)")
+    splits = dataset.splits or max(1, math.ceil(dataset.input_bytes / split * (1 - 1e-12)))
     avg = dataset.input_bytes / splits
-    if dataset.splits is not None and given is None:
-        # The count of splits is given and the split size only assumed: the count says how the
-        # input was cut, the profiled run how uneven its splits were (1 split: even).
+    if (dataset.splits is not None and given is None) or proportional:
+        # The count of splits is given (or follows the profiled run's) and the split size only
+        # assumed: the count says how the input was cut, the profiled run how uneven its splits
+        # were (1 split: even).
         uneven = prof.max_split_bytes / prof.avg_split_bytes if prof.splits > 1 and prof.avg_split_bytes > 0 else 1.0
         biggest = min(dataset.input_bytes, avg * max(1.0, uneven))
     else:

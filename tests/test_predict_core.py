@@ -8,6 +8,7 @@ profile.
 from __future__ import annotations
 
 import importlib
+import itertools
 import json
 import math
 from collections.abc import Mapping
@@ -351,6 +352,34 @@ def test_input_is_cut_like_file_input_format() -> None:
     )
     assert default.splits == 8  # 1 GB of 128 MB blocks
     assert any("HDFS default" in a for a in default.assumptions)
+
+
+def test_an_input_past_the_profiled_size_keeps_the_profiled_splits_size() -> None:
+    # 20 splits of 64 MB profiled under a 128 MB dfs.blocksize (files smaller than a block): 1 %
+    # more input had been cut by that block size, 10 splits instead of 21, and every model's time
+    # fell by ~40 % (or, with no block size, by the largest split: uneven splits, fewer maps).
+    prof = toy_profile(source=ProfileSource(job_ids=("job_1_0001",), job_name="wordcount",
+                                            config={"dfs.blocksize": str(128 * MB)}))  # fmt: skip
+    for profile in (prof, toy_profile()):
+        settings = JobSettings.from_config(profile.source.config, reduces=4)
+        at = resolve_input(profile, Dataset(20 * 64 * MB), settings)
+        past = resolve_input(profile, Dataset(20 * 64 * MB * 1.0101), settings)
+        assert (at.splits, past.splits) == (20, 21)
+        assert past.avg_split_bytes == pytest.approx(20 * 64 * MB * 1.0101 / 21)
+        assert past.max_split_bytes == pytest.approx(past.avg_split_bytes)  # as even as the profiled
+        assert resolve_input(profile, Dataset(40 * 64 * MB), settings).splits == 40
+        for m in ("bounds", "herodotou", "critical_path"):
+            times = [
+                core.get(m).predict(profile, LinearPlatform(), CLUSTER, Dataset(20 * 64 * MB * f), settings).seconds
+                for f in (0.98, 1.0, 1.0101, 1.02, 1.5)
+            ]
+            # one more split than the profiled run's may end its waves a little sooner (smaller
+            # maps in as many waves: critical path 38.2 -> 37.7 s), but never ~40 % sooner
+            assert all(b >= 0.97 * a for a, b in itertools.pairwise(times)), (m, times)
+            assert times[-1] > times[1] * 1.3, (m, times)
+    # a block size the user sets still cuts every input
+    settings = JobSettings.from_config(prof.source.config, reduces=4, split_bytes=256 * MB)
+    assert resolve_input(prof, Dataset(20 * 64 * MB * 1.0101), settings).splits == 6
 
 
 def test_settings_read_hadoop_config_names() -> None:
