@@ -99,6 +99,22 @@ def test_statsmodels_and_normal_equations_agree(norm: Norm) -> None:
         assert getattr(fast, field) == pytest.approx(getattr(ref, field), rel=REL_TOL_SOLVERS), field
 
 
+@pytest.mark.parametrize("solver", [Solver.STATSMODELS, Solver.NORMAL_EQUATIONS])
+@pytest.mark.parametrize("far_ms", [1e5, 1e7, 1e9])
+def test_one_far_point_does_not_stop_the_fit_early(solver: Solver, far_ms: float) -> None:
+    # 30 points of 5 ms + 1 ms/kB and one of them at far_ms: statsmodels stopped on the deviance's
+    # relative change after 2 steps (the far point makes the deviance), at 26,200 ms - 157 ms/kB,
+    # refitted flat at 23,676 ms; the fixed point, which both solvers now reach, ignores the point.
+    x = np.arange(1, 31) * 1000.0
+    y = 5.0 + x / 1000.0 + np.random.default_rng(0).normal(0, 0.5, 30)
+    y[14] = far_ms
+    line = fit_line(x, y, solver=solver)
+    clean = fit_line(np.delete(x, 14), np.delete(y, 14), solver=solver)
+    assert not line.nonneg_refit
+    assert line.intercept_ms == pytest.approx(clean.intercept_ms, abs=0.5)
+    assert line.slope_ms_per_byte == pytest.approx(1e-3, rel=0.02)
+
+
 #: 19 shuffle-like points (ms-rounded, t(2) noise) on which statsmodels' RLM, re-estimating the MAD
 #: scale every step, creeps for more than MAXITER steps (deviance still moving ~1e-5 per step).
 CREEPING_X_MIB = [16.0, 2.0, 4.6, 8.0, 2.0, 8.0, 16.0, 1.0, 2.0, 4.6, 8.0, 2.0, 4.6, 8.0, 4.6, 4.6, 2.0, 4.6, 8.0]
