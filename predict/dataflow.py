@@ -175,11 +175,11 @@ def reduce_dataflow(
     in_memory = seg_uncompr < SEGMENT_TO_DISK_SHARE * buffer
     if in_memory:  # case 1, eqs. 43-49
         threshold = s.shuffle_merge_percent * buffer  # eq. 43
-        if seg_uncompr > 0:
-            raw = threshold / seg_uncompr  # eq. 44
-            per_file = math.ceil(raw) if math.ceil(raw) * seg_uncompr <= buffer else math.floor(raw)  # eq. 45
-        else:
+        raw = threshold / seg_uncompr if seg_uncompr > 0 else math.inf  # eq. 44
+        if raw >= s.inmem_merge_threshold:  # the cap below binds (a segment of ~0 bytes: raw is inf)
             per_file = s.inmem_merge_threshold
+        else:
+            per_file = math.ceil(raw) if math.ceil(raw) * seg_uncompr <= buffer else math.floor(raw)  # eq. 45
         per_file = max(1, min(per_file, s.inmem_merge_threshold))
         file_bytes = per_file * seg_bytes * ds.combine_size_sel  # eq. 46
         file_recs = per_file * seg_recs * ds.combine_recs_sel  # eq. 47

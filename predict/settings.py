@@ -71,8 +71,11 @@ class JobSettings:
             raise PredictionError(f"reduces must be >= 0, got {self.reduces}")
         if self.sort_factor < 2:
             raise PredictionError(f"sort factor must be >= 2, got {self.sort_factor}")
-        if self.io_sort_mb <= 0 or self.reduce_task_heap_mb <= 0:
-            raise PredictionError("io.sort.mb and the reduce heap must be > 0")
+        if not (0 < self.io_sort_mb < math.inf and 0 < self.reduce_task_heap_mb < math.inf):  # (nan too)
+            raise PredictionError(
+                f"io.sort.mb and the reduce heap must be finite and > 0, got {self.io_sort_mb} and "
+                f"{self.reduce_task_heap_mb} MB"
+            )
         for name in (
             "sort_spill_percent",
             "slowstart",
@@ -192,15 +195,17 @@ def _parse_value(name: str, raw: object, key: str) -> Any:
     kind = str(_FIELD_TYPES[name])
     text = str(raw).strip()
     try:
-        if key == _TOTAL_BYTES:
-            return float(parse_size(text)) / 2**20
-        if name == "reduce_task_heap_mb":
-            match = _XMX.search(text)
-            if match is None:
-                return float(text)  # a plain number of MB
-            return parse_size(match[1]) / 2**20
-        if name == "split_bytes":
-            return float(parse_size(text))
+        if key == _TOTAL_BYTES or name in ("reduce_task_heap_mb", "split_bytes"):
+            match = _XMX.search(text) if name == "reduce_task_heap_mb" and key != _TOTAL_BYTES else None
+            if key == _TOTAL_BYTES:
+                size = float(parse_size(text)) / 2**20
+            elif name == "split_bytes":
+                size = float(parse_size(text))
+            else:
+                size = float(text) if match is None else parse_size(match[1]) / 2**20  # a plain number: MB
+            if not math.isfinite(size):  # inf MB of heap had overflowed the shuffle arithmetic
+                raise ValueError(text)
+            return size
         if kind == "bool":
             if text.lower() in ("true", "1", "yes", "on"):
                 return True

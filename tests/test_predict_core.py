@@ -11,6 +11,7 @@ import importlib
 import itertools
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -725,3 +726,26 @@ def test_a_profiled_configuration_without_a_usable_split_size_is_read_without_it
         settings = JobSettings.from_config({"dfs.blocksize": "0", "io.sort.mb": "50"})
     assert settings.split_bytes is None
     assert settings.io_sort_mb == 50
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("reduce_task_heap_mb", "inf"), ("reduce_task_heap_mb", "nan"), ("mapred.child.java.opts", "inf"),
+     ("mapreduce.reduce.memory.totalbytes", "inf"), ("dfs.blocksize", "nan")],
+)  # fmt: skip
+def test_a_heap_or_size_that_is_not_finite_is_refused_by_name(key: str, value: str) -> None:
+    # inf MB of reduce heap reached the shuffle arithmetic (OverflowError: cannot convert float
+    # infinity to integer, in Herodotou's dataflow: `predict --model all` died); nan was taken.
+    with pytest.raises(PredictionError, match=rf"setting '{re.escape(key)}': cannot read value '{value}' as a finite"):
+        JobSettings(reduces=1).with_setting(key, value)  # --set KEY=VALUE
+    with pytest.raises(PredictionError, match="must be finite and > 0"):
+        JobSettings(reduces=1, reduce_task_heap_mb=math.nan)
+
+
+def test_a_vanishing_map_output_segment_prices_without_overflow() -> None:
+    # 1e-300 bytes of input: each map's segment for a reduce is ~0 bytes, so the in-memory merge's
+    # segments per file (buffer / segment) came out infinite and math.ceil raised.
+    for model in ("herodotou", "bounds"):
+        p = core.get(model).predict(toy_profile(), LinearPlatform(), CLUSTER, Dataset(1e-300), JobSettings(reduces=4))
+        assert math.isfinite(p.seconds)
+        assert p.seconds > 0
