@@ -749,3 +749,17 @@ def test_a_vanishing_map_output_segment_prices_without_overflow() -> None:
         p = core.get(model).predict(toy_profile(), LinearPlatform(), CLUSTER, Dataset(1e-300), JobSettings(reduces=4))
         assert math.isfinite(p.seconds)
         assert p.seconds > 0
+
+
+def test_vianna_on_more_nodes_than_tasks_solves_the_busy_ones() -> None:
+    # The layout puts task i on node i; nodes past the tasks hold none and, with a link per node,
+    # change nothing.  A billion nodes had built per-node arrays of that length (7.5 GiB, or an
+    # OverflowError for 1e21); a million, an identity matrix of 8 TB.
+    model, settings = core.get("vianna"), JobSettings(reduces=4)
+    profile = toy_profile()  # 20 maps, 4 reduces
+    dataset = Dataset(profile.input.total_bytes)
+    just = model.predict(profile, LinearPlatform(), Cluster(20, 2, 2), dataset, settings)
+    for nodes in (21, 10**6, 10**21):
+        many = model.predict(profile, LinearPlatform(), Cluster(nodes, 2, 2), dataset, settings)
+        assert many.seconds == pytest.approx(just.seconds, rel=1e-9)
+        assert any("the other" in a and "idle" in a for a in many.assumptions)

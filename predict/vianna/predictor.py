@@ -104,8 +104,12 @@ class ViannaModel:
             merge={} if reduce is None else _charge("merge", reduce.phases_ms, reduce.overhead_ms, clamped),
             local_network_to="disk",
         )
+        # Nodes past one per task hold no task: the layout puts task i on node i, and with a link
+        # per node an idle node changes nothing, so the model is solved without them (a billion
+        # nodes had built per-node arrays of that length: 7.5 GiB, or an OverflowError).
+        busy_nodes = min(cluster.nodes, max(tasks.n_maps, tasks.n_reduces, 1))
         work = Workload(
-            nodes=cluster.nodes,
+            nodes=busy_nodes,
             cpus=cluster.cpus_per_node or cluster.map_slots_per_node + cluster.reduce_slots_per_node,
             disks=cluster.disks_per_node or 1,
             maps=tasks.n_maps,
@@ -124,6 +128,11 @@ class ViannaModel:
             "network: one link per node, the reduce's (a non-blocking switch), not the paper's one shared network",
             *clamped,
         ]
+        if busy_nodes < cluster.nodes:
+            notes.append(
+                f"solved on the {busy_nodes} node(s) that hold a task; the other {cluster.nodes - busy_nodes:,} are "
+                "idle (utilizations are the busy nodes')"
+            )
         if cluster.cpus_per_node is None:
             notes.append(f"CPUs per node assumed = map + reduce slots ({work.cpus})")
         if not sol.converged:
