@@ -207,6 +207,33 @@ def test_makespans_merge_and_give_the_run_to_run_variation(tmp_path: Path) -> No
         toy_profile(makespans_ms=(-1.0,))
 
 
+def test_runs_of_different_sizes_merge_without_a_run_to_run_spread() -> None:
+    # Word count profiled at 2 and 8 maps (370 and 1,267 ms): their makespans are a size effect,
+    # not noise, and had stretched the bounds to 0.001-705 s and the simulator's to 0-20 s.
+    small = toy_profile(makespans_ms=(370.0,))
+    big = replace(small, source=replace(small.source, job_ids=("job_1_0002",)), makespans_ms=(1_267.0,),
+                  input=replace(small.input, splits=80))  # fmt: skip
+    with pytest.warns(DataQualityWarning, match="not repeats of one case, so no run-to-run spread"):
+        m = merge_profiles([small, big])
+    assert m.makespans_ms == ()
+    assert m.run_interval() is None
+    assert m.runs == 2
+    other_reduces = replace(small, source=replace(small.source, job_ids=("job_1_0003",)), num_reduces=8)
+    with pytest.warns(DataQualityWarning, match="not repeats"):
+        assert merge_profiles([small, other_reduces]).makespans_ms == ()
+    # repeats of one case keep theirs (test_makespans_merge_and_give_the_run_to_run_variation)
+    again = replace(small, source=replace(small.source, job_ids=("job_1_0004",)), makespans_ms=(400.0,))
+    assert merge_profiles([small, again]).makespans_ms == (370.0, 400.0)
+
+
+def test_makespans_of_one_case_that_differ_absurdly_are_refused() -> None:
+    # [1000, 1e20] ms, edited by hand: the simulator's spread overflowed (math range error, and
+    # `predict --model all` died) and the bounds' interval reached 3.7e86 s
+    with pytest.raises(ProfileError, match=r"makespans_ms: the profiled runs of one case differ more than 1,000x"):
+        toy_profile(makespans_ms=(1_000.0, 1e20))
+    assert toy_profile(makespans_ms=(1_000.0, 900_000.0)).run_cv() is not None
+
+
 def test_merge_refuses_different_jobs() -> None:
     other = replace(toy_profile(), source=ProfileSource(job_ids=("job_2_0001",), job_name="terasort"))
     with pytest.raises(ProfileError, match="different jobs"):
