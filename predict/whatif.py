@@ -157,8 +157,20 @@ def _whole(edit: Edit, number: float) -> int:
     return int(number)
 
 
-def apply_edits(base: Scenario, edits: Iterable[Edit]) -> Scenario:
-    """The scenario after ``edits``, applied in order."""
+def _derived(profile: JobProfile | None, scenario: Scenario, field: str, edit: Edit) -> float:
+    """The value an unset dataset field takes (the splits or records the input is cut into), for a
+    relative edit of it: ``splits=+2`` is two more than the job's own, not 2."""
+    if profile is None:
+        raise PredictionError(f"what-if {edit.label}: {field} is derived from the input; give it as a number")
+    from predict.tasks import resolve_input  # the estimates' module, loaded only for this
+
+    shape = resolve_input(profile, scenario.dataset, scenario.settings)
+    return float(shape.splits) if field == "splits" else shape.splits * shape.avg_split_records
+
+
+def apply_edits(base: Scenario, edits: Iterable[Edit], profile: JobProfile | None = None) -> Scenario:
+    """The scenario after ``edits``, applied in order; a relative edit of the splits or records
+    (``splits=+2``) counts from what ``profile``'s job would cut the input into."""
     scenario = base
     for edit in edits:
         part, field = _target(edit)
@@ -168,7 +180,10 @@ def apply_edits(base: Scenario, edits: Iterable[Edit]) -> Scenario:
                 scenario, cluster=dataclasses.replace(scenario.cluster, **{field: count})
             )
         elif part == "dataset":
-            number = _number(edit, getattr(scenario.dataset, field) or 0)
+            current = getattr(scenario.dataset, field)
+            if current is None and edit.value[:1] in "+-":
+                current = _derived(profile, scenario, field, edit)
+            number = _number(edit, current or 0)
             # a new input size invalidates derived records/splits unless they are edited too
             changes: dict[str, Any] = (
                 {"input_records": None, "splits": None} if field == "input_bytes" else {}
@@ -221,14 +236,14 @@ def whatif(
         return predictor.predict(profile, platform, scenario.cluster, scenario.dataset, scenario.settings)
 
     rows = [WhatIfRow("baseline", run(base))]
-    alone = [apply_edits(base, [e]) for e in edits]  # each edit on the baseline
+    alone = [apply_edits(base, [e], profile) for e in edits]  # each edit on the baseline
     if len(edits) > 1:
         rows.extend(WhatIfRow(e.label, run(s), _resolved([(e, s)])) for e, s in zip(edits, alone, strict=True))
     if edits:
         label = "all edits" if len(edits) > 1 else edits[0].label
         steps, scenario = [], base  # each edit on what the ones before it made: relative edits compose
         for edit in edits:
-            scenario = apply_edits(scenario, [edit])
+            scenario = apply_edits(scenario, [edit], profile)
             steps.append(scenario)
         rows.append(WhatIfRow(label, run(scenario), _resolved(zip(edits, steps, strict=True))))
     return rows
@@ -257,7 +272,7 @@ def sweep(
     predictor = core.get(model)
     out = []
     for edits in configurations:
-        s = apply_edits(base, edits)
+        s = apply_edits(base, edits, profile)
         out.append(predictor.predict(profile, platform, s.cluster, s.dataset, s.settings))
     return out
 

@@ -66,6 +66,23 @@ def test_apply_edits_to_cluster_dataset_and_settings() -> None:
         apply_edits(BASE, [Edit("nodes", "+many")])
 
 
+def test_a_relative_edit_of_derived_splits_or_records_counts_from_the_job_s_own() -> None:
+    # The input's splits and records are derived (None in the scenario): splits=+2 had counted from
+    # 0, so the toy's 20 maps became 2; now 22.  Without the profile there is nothing to count from.
+    profile = toy_profile()
+    base = Scenario.for_profile(profile, Cluster(4, 2, 2))
+    assert base.dataset.splits is None
+    s = apply_edits(base, [parse_edit("splits=+2")], profile)
+    assert s.dataset.splits == 22
+    s = apply_edits(base, [parse_edit("input_records=+2")], profile)
+    assert s.dataset.input_records == pytest.approx(profile.input.total_records + 2)
+    with pytest.raises(PredictionError, match="splits is derived from the input; give it as a number"):
+        apply_edits(base, [parse_edit("splits=+2")])
+    assert apply_edits(base, [parse_edit("splits=7")]).dataset.splits == 7  # an absolute one needs nothing
+    rows = whatif(profile, LinearPlatform(), base, [parse_edit("splits=+2")])
+    assert rows[-1].resolved == "splits = 22"
+
+
 def test_whatif_shows_dataflow_beside_time() -> None:
     edits = [
         parse_edit("io.sort.mb 100 -> 20"),

@@ -174,7 +174,7 @@ def predict(sets: tuple[str, ...], model_names: tuple[str, ...], fmt: str, **kw:
     it.  The local engine is one node with its map and reduce parallelism as slots.
     """
     profile, platform, scenario = _inputs(kw)
-    scenario = apply_edits(scenario, [parse_edit(s) for s in sets])
+    scenario = apply_edits(scenario, [parse_edit(s) for s in sets], profile)
     rows = _run_models(model_names, profile, platform, scenario)
     if fmt == "json":
         emit(rows, fmt)
