@@ -157,6 +157,11 @@ def test_backtest_cli_json_contract(tmp_path: Path) -> None:
     )
     assert res.exit_code == 2
     assert "--sizes goes with --suite local" in res.output
+    res = CliRunner().invoke(  # --out had been ignored without a word: nothing is written there
+        main, ["backtest", "--store", str(store.root), "--platform", str(platform_path), "--out", str(store.root / "x")]
+    )
+    assert res.exit_code == 2
+    assert "--out goes with --suite local" in res.output
     res = CliRunner().invoke(main, ["backtest", "--suite", "local", "--store", str(store.root)])
     assert res.exit_code == 2  # it was ignored: the suite's store is under --out
     assert "--store goes without --suite" in res.output

@@ -133,7 +133,9 @@ def backtest_cmd(
         result = run_suite(chosen, out_dir, progress=lambda msg: click.echo(msg, err=True))
         rows, skipped = list(result.rows), list(result.skipped)
     else:
-        given = [name for name, v in (("--quick", quick), ("--sizes", sizes), ("--repeats", repeats)) if v]
+        out_given = click.get_current_context().get_parameter_source("out_dir") is click.core.ParameterSource.COMMANDLINE
+        given = [name for name, v in (("--quick", quick), ("--sizes", sizes), ("--repeats", repeats),
+                                      ("--out", out_given)) if v]  # fmt: skip
         if given:
             raise click.UsageError(f"{given[0]} goes with --suite local")
         skipped = []
