@@ -259,3 +259,28 @@ def test_run_plan_resumes_after_an_interruption(tmp_path: Path, monkeypatch: pyt
     assert calls == [plan.benchmarks[1].name, plan.benchmarks[3].name]
     assert [r.status for r in second] == ["skipped", "done", "skipped", "done"]
 
+
+
+def test_show_gives_each_segment_its_own_range_and_eval_takes_any_case(tmp_path: Path) -> None:
+    # show printed the whole phase's range on both segment rows (spill 53448-21391440 twice, where
+    # the model holds 53448-4278186 and 7692534-21391440); eval --phase READ was "no submodel".
+    rng = np.random.default_rng(1)
+    lines = ["phase,data_bytes,dur_ms,run_id"]
+    for i in range(120):
+        mib = float(rng.choice([2, 4, 6, 8, 12, 20, 40, 70]))
+        dur = (10 + 2 * mib if mib < 10 else 10 * mib - 70) * rng.normal(1.0, 0.01)  # a break at 10 MiB
+        lines.append(f"shuffle,{int(mib * MIB)},{dur:.2f},run{i % 12}")
+    (tmp_path / "p.csv").write_text("\n".join(lines) + "\n")
+    model = tmp_path / "platform.json"
+    runner = CliRunner()
+    assert runner.invoke(main, ["fit", "--from-csv", str(tmp_path / "p.csv"), "--out", str(model)]).exit_code == 0
+    res = runner.invoke(main, ["platform", "show", str(model), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    low, high = json.loads(res.stdout)
+    assert (low["segment"], high["segment"]) == (1, 2)
+    assert low["data_max_bytes"] == 8 * MIB
+    assert high["data_min_bytes"] == 12 * MIB
+    assert low["data_max_bytes"] < low["break_bytes"] < high["data_min_bytes"]
+    upper = runner.invoke(main, ["platform", "eval", str(model), "--phase", "SHUFFLE", "--bytes", "2M"])
+    assert upper.exit_code == 0, upper.output
+    assert upper.stdout == runner.invoke(main, ["platform", "eval", str(model), "--phase", "shuffle", "--bytes", "2M"]).stdout

@@ -350,6 +350,7 @@ def eval_cmd(model_path: Path, phase: str, data_bytes: int, fmt: str) -> None:
     from platform_model.model import PlatformModel
 
     model = PlatformModel.load(model_path)
+    phase = phase.strip().lower()  # as the model and fit --from-csv take it (READ is read)
     if phase not in model.phases:  # a usage error (exit status 2): say what the model has
         why = f" ({model.unfitted[phase]})" if phase in model.unfitted else ""
         raise click.BadParameter(f"the model has no submodel {phase!r}{why}; it has: {', '.join(model.phases)}",
@@ -379,7 +380,7 @@ def show_cmd(model_path: Path, fmt: str) -> None:
             rows.append({
                 "phase": name, "segment": i + 1, "intercept_ms": s.intercept_ms,
                 "slope_ms_per_byte": s.slope_ms_per_byte, "scale_ms": s.scale_ms, "n": s.n,
-                "data_min_bytes": m.data_min_bytes, "data_max_bytes": m.data_max_bytes,
+                "data_min_bytes": s.data_min_bytes, "data_max_bytes": s.data_max_bytes,  # the segment's own
                 "break_bytes": m.break_bytes, "nonneg_refit": s.nonneg_refit,
             })
     emit(rows, fmt, title=str(model_path))
