@@ -378,6 +378,13 @@ def test_an_input_past_the_profiled_size_keeps_the_profiled_splits_size() -> Non
             # maps in as many waves: critical path 38.2 -> 37.7 s), but never ~40 % sooner
             assert all(b >= 0.97 * a for a, b in itertools.pairwise(times)), (m, times)
             assert times[-1] > times[1] * 1.3, (m, times)
+    # one profiled split larger than the block assumed (no block size in its config): its input
+    # format did not cut by block, so 98 % of its input is one split too, not 4 of 128 MB (which
+    # had made the time fall ~50 % on entering the profiled size's 1 % window)
+    one = toy_profile(input=InputStats(1, 442 * MB, 442 * MB, 4_420_000, 4_420_000), num_maps=1)
+    one_settings = JobSettings.from_config(one.source.config, reduces=4)
+    assert [resolve_input(one, Dataset(442 * MB * f), one_settings).splits for f in (0.5, 0.98, 1.0, 1.02, 2.5)] == [
+        1, 1, 1, 2, 3]  # fmt: skip
     # a block size the user sets still cuts every input
     settings = JobSettings.from_config(prof.source.config, reduces=4, split_bytes=256 * MB)
     assert resolve_input(prof, Dataset(20 * 64 * MB * 1.0101), settings).splits == 6
