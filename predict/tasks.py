@@ -558,6 +558,17 @@ def estimate_tasks(
     else:
         first_avg, first_max = shuffle_ms, shuffle_ms * shuffle_skew
         notes.append("first shuffle assumed not to overlap the map stage (none profiled)")
+    # the LocalJobRunner has no slow start (reduces run after the maps), whatever its config says
+    local = bool(profile.source.job_ids) and all(j.startswith("job_local") for j in profile.source.job_ids)
+    profiled_slowstart = 1.0 if local else before.slowstart
+    if first is not None and settings.slowstart >= 1.0 > profiled_slowstart and first_avg < shuffle_ms:
+        # Reduces now start only once every map is done: nothing of the shuffle overlaps the maps
+        # any more, so the first wave shuffles whole (the slowstart setting had changed nothing).
+        first_avg, first_max = shuffle_ms, max(first_max, shuffle_ms * shuffle_skew)
+        notes.append(
+            f"slowstart {settings.slowstart:g} (profiled {profiled_slowstart:g}): reduces start after the maps, "
+            "so the first wave's shuffle overlaps nothing and takes the whole shuffle"
+        )
     return TaskEstimates(
         n_maps=shape.splits,
         n_reduces=settings.reduces,

@@ -770,3 +770,22 @@ def test_vianna_on_more_nodes_than_tasks_solves_the_busy_ones() -> None:
         many = model.predict(profile, LinearPlatform(), Cluster(nodes, 2, 2), dataset, settings)
         assert many.seconds == pytest.approx(just.seconds, rel=1e-9)
         assert any("the other" in a and "idle" in a for a in many.assumptions)
+
+
+def test_slowstart_one_leaves_the_first_wave_the_whole_shuffle() -> None:
+    # Reduces that start only after every map overlap nothing of their shuffle with the maps: the
+    # first wave takes the whole shuffle, not the profiled tail (slowstart had changed no model).
+    prof = toy_profile()  # profiled at Hadoop's default slowstart, 0.05: first shuffle 3 s, typical 6 s
+    early = estimate_tasks(prof, LinearPlatform(), Dataset(prof.input.total_bytes), JobSettings(reduces=4))
+    late = estimate_tasks(prof, LinearPlatform(), Dataset(prof.input.total_bytes), JobSettings(reduces=4, slowstart=1.0))
+    assert early.first_shuffle_avg_ms < early.shuffle_avg_ms
+    assert late.first_shuffle_avg_ms == pytest.approx(late.shuffle_avg_ms)
+    assert any("takes the whole shuffle" in a for a in late.assumptions)
+    for model in ("bounds", "critical_path", "simulation"):
+        times = [core.get(model).predict(prof, LinearPlatform(), CLUSTER, Dataset(prof.input.total_bytes),
+                                         JobSettings(reduces=4, slowstart=v)).seconds for v in (0.05, 1.0)]  # fmt: skip
+        assert times[1] > times[0], model
+    # a LocalJobRunner profile had no slow start to lose: nothing changes
+    local = toy_profile(source=ProfileSource(job_ids=("job_local1_0001",), job_name="wc", config={}))
+    same = estimate_tasks(local, LinearPlatform(), Dataset(local.input.total_bytes), JobSettings(reduces=4, slowstart=1.0))
+    assert same.first_shuffle_avg_ms < same.shuffle_avg_ms
