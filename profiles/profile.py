@@ -633,6 +633,14 @@ def merge_profiles(profiles: Sequence[JobProfile]) -> JobProfile:
             f"merge_profiles: {', '.join(unnamed)} has no job name, so it cannot be told to be a run of "
             f"{next(iter(names))!r}; profile it alone"
         )
+    if not names:  # nothing names them one job; merged all the same, as the user asked
+        warnings.warn(
+            DataQualityWarning(
+                f"merging runs without a job name ({', '.join(unnamed)}): nothing says they are runs of "
+                "one job; two jobs' profiles merged give neither's times"
+            ),
+            stacklevel=2,
+        )
     in_bytes = [p.input.total_bytes for p in profiles]
     in_recs = [p.input.total_records for p in profiles]
     out_bytes = [b * p.map_size_sel for b, p in zip(in_bytes, profiles, strict=True)]

@@ -243,7 +243,8 @@ def test_merge_refuses_different_jobs() -> None:
     unnamed = replace(toy_profile(), source=ProfileSource(job_ids=("job_3_0001",), job_name=None))
     with pytest.raises(ProfileError, match="job_3_0001 has no job name"):
         merge_profiles([toy_profile(), unnamed])
-    both_unnamed = merge_profiles([unnamed, replace(unnamed, source=ProfileSource(job_ids=("job_4_0001",)))])
+    with pytest.warns(DataQualityWarning, match=r"without a job name \(job_3_0001, job_4_0001\): nothing says"):
+        both_unnamed = merge_profiles([unnamed, replace(unnamed, source=ProfileSource(job_ids=("job_4_0001",)))])
     assert both_unnamed.source.job_name is None
     with pytest.raises(ProfileError, match="no profiles"):
         merge_profiles([])
