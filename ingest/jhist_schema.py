@@ -130,7 +130,9 @@ def opt_int(v: Any, name: str) -> int | None:
         number = int(v)
     elif type(v) is str:
         number = parse_int64(v.strip())
-    if number is None or not INT64_MIN <= number <= INT64_MAX:
+    if number is not None and not INT64_MIN <= number <= INT64_MAX:  # (orjson reads a longer integer as a float)
+        raise BadEvent(f"{name} is {str(v)[:40]}, past a 64-bit integer")
+    if number is None:
         raise _bad(v, name, "a 64-bit integer")
     return number
 
