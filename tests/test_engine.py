@@ -462,3 +462,19 @@ def test_a_run_directory_whose_path_has_a_space(tmp_path: Path) -> None:
     assert not list(Path(tempfile.gettempdir()).glob("phaseline-engine-*/local"))  # its scratch is gone
     result = CliRunner().invoke(main, ["ingest", str(out), "--store", str(tmp_path / "s")])
     assert result.exit_code == 0, result.output
+
+
+def test_a_jfr_run_records_stacks_deeper_than_jfrs_default(tmp_path: Path) -> None:
+    # JFR keeps 64 frames by default: a spill's sort recursion ran deeper, its samples lost their
+    # SpillThread.run root and mapped to no vertex (a dataflow test failed on such a run).
+    from platform_model.engine.runner import JFR_STACK_DEPTH, _jvm_command
+
+    def command(jfr: bool) -> list[str]:
+        job = EngineJob(input_mb=1, selectivity=1.0, maps=1, reduces=1, jfr=jfr)
+        return _jvm_command(job, tmp_path, tmp_path / "engine.jar", tmp_path / "in")
+
+    option = f"-XX:FlightRecorderOptions:stackdepth={JFR_STACK_DEPTH}"
+    assert JFR_STACK_DEPTH > 64
+    assert option in command(True)
+    assert option not in command(False)
+    assert subprocess.run([java_tool("java"), option, "-version"], capture_output=True, check=False).returncode == 0

@@ -69,6 +69,8 @@ _JAVA_DIR = Path(__file__).resolve().parent / "java"
 _LOG_TAIL_LINES = 40
 #: Map tasks (input files) of the warm-up job.
 WARMUP_FILES = 4
+#: Frames JFR keeps per sampled stack (its default, 64, cuts a spill's sort recursion short).
+JFR_STACK_DEPTH = 256
 #: Hidden (never ingested) directory of the warm-up job's data and log, under ``RUN_DIR/tmp``.
 WARMUP_DIR = ".warmup"
 #: Hadoop's default ``mapreduce.task.io.sort.mb``; used to size the JVM heap.
@@ -355,6 +357,10 @@ def _jvm_command(job: EngineJob, run_dir: Path, jar: Path, input_dir: Path) -> l
         # With a warm-up the JVM logs there first, then switches to logs/job.log.
         f"-Dphaseline.log.file={warmup / 'job.log' if job.warmup_mb > 0 else job_log}",
     ]
+    if job.jfr:
+        # JFR keeps 64 frames of a stack by default: a sort's recursion inside a spill runs deeper,
+        # and a stack cut before SpillThread.run maps to no vertex
+        jvm_args.append(f"-XX:FlightRecorderOptions:stackdepth={JFR_STACK_DEPTH}")
     extra_cp = [etc, jar] + ([Path(job.jar).resolve()] if job.jar is not None else [])
     cmd = java_command(_LAUNCHER, extra_cp, jvm_args=jvm_args)
     cmd += ["--run-dir", str(run_dir), "--result", str(tmp / "engine-result.json")]
