@@ -102,8 +102,8 @@ def _check_files(
             findings.append(Finding("error", "manifest", f.path, "file named by the manifest is missing"))
             continue
         try:
-            meta = pq.read_metadata(path)
-            file_schema = pq.read_schema(path)
+            parquet = pq.ParquetFile(path, page_checksum_verification=True)  # the footer, read once
+            meta, file_schema = parquet.metadata, parquet.schema_arrow
             per_source = _rows_per_source(path, f.sources, meta.num_rows, sha_of)
         except (OSError, ValueError) as exc:
             findings.append(Finding("error", "schema", f.path, f"unreadable Parquet: {exc}"))
@@ -122,21 +122,20 @@ def _check_files(
                     )
         if meta.num_rows != f.rows:
             findings.append(Finding("error", "rows", f.path, f"{meta.num_rows} rows, manifest says {f.rows}"))
-        if (damage := _undecodable(path)) is not None:
+        if (damage := _undecodable(parquet)) is not None:
             findings.append(Finding("error", "data", f.path, f"damaged data: {damage}"))
         for key, n in per_source:
             rows[key, f.table] += n
     return rows
 
 
-def _undecodable(path: Path) -> str | None:
+def _undecodable(parquet: pq.ParquetFile) -> str | None:
     """Why a data file's pages do not decode, or None: every row group is read (one at a time),
-    with the page checksums the store writes verified.  The footer alone reads fine when a data
-    page is damaged, and the queries then fail without naming the file."""
+    with the page checksums the store writes verified (``parquet`` opened so).  The footer alone
+    reads fine when a data page is damaged, and the queries then fail without naming the file."""
     try:
-        pf = pq.ParquetFile(path, page_checksum_verification=True)
-        for i in range(pf.num_row_groups):
-            pf.read_row_group(i)
+        for i in range(parquet.num_row_groups):
+            parquet.read_row_group(i)
     except (OSError, ValueError, pa.ArrowException) as exc:
         return " ".join(str(exc).split()) or type(exc).__name__
     return None
