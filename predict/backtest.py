@@ -47,7 +47,7 @@ from phaseline.errors import DataQualityWarning, PhaselineError, PhaselineWarnin
 from predict import core
 from predict.core import MS_PER_S, Cluster, Dataset, JobSettings, PhaseDurationModel
 from profiles.extract import extract_profile
-from profiles.profile import SELECTIVITY_SPREAD, selectivity_spread
+from profiles.profile import SELECTIVITY_SPREAD, local_runner_job, selectivity_spread
 
 __all__ = [
     "BacktestRow", "ModelSummary", "NoiseFloor", "Run", "backtest", "error_table", "load_runs", "noise_floor",
@@ -161,7 +161,7 @@ def load_runs(con: duckdb.DuckDBPyConnection) -> list[Run]:
                 float(span),
                 int(m_slots or 1),
                 int(r_slots or 1),
-                str(job_id).startswith("job_local"),
+                local_runner_job(str(job_id)),
                 None if selectivity is None else float(selectivity),
             )
         )

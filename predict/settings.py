@@ -195,15 +195,16 @@ def _parse_value(name: str, raw: object, key: str) -> Any:
     kind = str(_FIELD_TYPES[name])
     text = str(raw).strip()
     try:
-        if key == _TOTAL_BYTES or name in ("reduce_task_heap_mb", "split_bytes"):
-            match = _XMX.search(text) if name == "reduce_task_heap_mb" and key != _TOTAL_BYTES else None
-            if key == _TOTAL_BYTES:
-                size = float(parse_size(text)) / 2**20
-            elif name == "split_bytes":
-                size = float(parse_size(text))
-            else:
-                size = float(text) if match is None else parse_size(match[1]) / 2**20  # a plain number: MB
-            if not math.isfinite(size):  # inf MB of heap had overflowed the shuffle arithmetic
+        size: float | None = None  # the sizes: bytes, or MB of heap (inf MB had overflowed the shuffle)
+        if key == _TOTAL_BYTES:
+            size = float(parse_size(text)) / 2**20
+        elif name == "split_bytes":
+            size = float(parse_size(text))
+        elif name == "reduce_task_heap_mb":
+            match = _XMX.search(text)
+            size = float(text) if match is None else parse_size(match[1]) / 2**20  # a plain number: MB
+        if size is not None:
+            if not math.isfinite(size):
                 raise ValueError(text)
             return size
         if kind == "bool":

@@ -30,7 +30,7 @@ from phaseline.schemas import Phase
 from predict.core import Dataset, PhaseDurationModel
 from predict.dataflow import ACCOUNTING_BYTES_PER_RECORD, MB
 from predict.settings import JobSettings, compression
-from profiles.profile import DurationStats, JobProfile, Stage
+from profiles.profile import SAME_CASE_RTOL, DurationStats, JobProfile, Stage
 
 __all__ = [
     "DEFAULT_SPLIT_BYTES",
@@ -54,8 +54,9 @@ DEFAULT_SPLIT_BYTES = 128 * 1024 * 1024
 #: 53 MB per reduce came to 32,000 s.
 SPAN_SCALE_WARN = 100.0
 
-#: Two input sizes within this relative distance are "the same dataset" (the profile's split shape is reused).
-SAME_INPUT_RTOL = 0.01
+#: Two input sizes within this relative distance are "the same dataset" (the profile's split shape is
+#: reused): the tolerance within which merged runs are repeats of one case.
+SAME_INPUT_RTOL = SAME_CASE_RTOL
 
 
 @dataclass(frozen=True, slots=True)
@@ -537,6 +538,8 @@ def estimate_tasks(
             )
     first, typical = profile.stage(Stage.FIRST_SHUFFLE), profile.stage(Stage.TYPICAL_SHUFFLE)
     shuffle_skew = _skew(typical or first)
+    # the LocalJobRunner has no slow start (reduces run after the maps), whatever its config says
+    profiled_slowstart = 1.0 if profile.source.local_runner else before.slowstart
     if first is not None and typical is not None and typical.avg_ms > 0 and profile.num_reduces > 0:
         # Both profiled: the first shuffle keeps its profiled proportion to the typical one, which
         # the platform prices.  Scaled apart (the first by the platform's ratio, the typical priced
@@ -555,21 +558,18 @@ def estimate_tasks(
         notes.append(
             f"first shuffle: the profiled one ({first.avg_ms:.0f} ms) scaled by {scale:.3g} like the shuffle"
         )
+        if typical is None and profiled_slowstart < 1.0 and first_avg > shuffle_ms:
+            # Profiled reduces that overlapped the maps: the first shuffle is the part of a shuffle
+            # past the map stage, no longer than a whole one as priced here.  A 160 s tail from a
+            # 2010 cluster beside this machine's 0.2 s shuffle made more reduce slots -- more reduces
+            # in the first wave -- slower (job_201002080801_50510: 188.7 s on 1 node, 209.7 s on 4).
+            first_avg, first_max = shuffle_ms, shuffle_ms * shuffle_skew
+            notes.append(
+                "first shuffle: the profiled tail is longer than a whole shuffle as priced here; taken as the whole"
+            )
     else:
         first_avg, first_max = shuffle_ms, shuffle_ms * shuffle_skew
         notes.append("first shuffle assumed not to overlap the map stage (none profiled)")
-    # the LocalJobRunner has no slow start (reduces run after the maps), whatever its config says
-    local = bool(profile.source.job_ids) and all(j.startswith("job_local") for j in profile.source.job_ids)
-    profiled_slowstart = 1.0 if local else before.slowstart
-    if first is not None and typical is None and profiled_slowstart < 1.0 and first_avg > shuffle_ms:
-        # Profiled reduces that overlapped the maps: the first shuffle is the part of a shuffle past
-        # the map stage, no longer than a whole one as priced here.  A 160 s tail from a 2010
-        # cluster beside this machine's 0.2 s shuffle made more reduce slots -- more reduces in the
-        # first wave -- slower (job_201002080801_50510: 188.7 s on 1 node, 209.7 s on 4).
-        first_avg, first_max = shuffle_ms, shuffle_ms * shuffle_skew
-        notes.append(
-            "first shuffle: the profiled tail is longer than a whole shuffle as priced here; taken as the whole"
-        )
     if first is not None and settings.slowstart >= 1.0 > profiled_slowstart and first_avg < shuffle_ms:
         # Reduces now start only once every map is done: nothing of the shuffle overlaps the maps
         # any more, so the first wave shuffles whole (the slowstart setting had changed nothing).

@@ -24,6 +24,7 @@ from phaseline.errors import PredictionError
 from predict import core
 from predict.core import Cluster, Dataset, JobSettings, PhaseDurationModel, Prediction
 from predict.settings import SETTING_KEYS, setting_field
+from predict.tasks import resolve_input
 from predict.units import SizeError, format_size, parse_size
 from profiles.profile import JobProfile
 
@@ -162,8 +163,6 @@ def _derived(profile: JobProfile | None, scenario: Scenario, field: str, edit: E
     relative edit of it: ``splits=+2`` is two more than the job's own, not 2."""
     if profile is None:
         raise PredictionError(f"what-if {edit.label}: {field} is derived from the input; give it as a number")
-    from predict.tasks import resolve_input  # the estimates' module, loaded only for this
-
     shape = resolve_input(profile, scenario.dataset, scenario.settings)
     return float(shape.splits) if field == "splits" else shape.splits * shape.avg_split_records
 

@@ -54,6 +54,7 @@ __all__ = [
     "JobProfile",
     "ProfileSource",
     "Stage",
+    "local_runner_job",
     "merge_profiles",
 ]
 
@@ -254,6 +255,20 @@ class ProfileSource:
     def __post_init__(self) -> None:
         if not self.job_ids:
             _fail("job_ids", "a profile must name at least one job id")
+
+    @property
+    def local_runner(self) -> bool:
+        """Whether every run was the LocalJobRunner's (:func:`local_runner_job`)."""
+        return all(map(local_runner_job, self.job_ids))
+
+
+def local_runner_job(job_id: str) -> bool:
+    """Whether a job id is the LocalJobRunner's (``job_local<n>_<seq>``): one JVM, reduces after the maps.
+
+    >>> local_runner_job("job_local1827494099_0001"), local_runner_job("job_1416424547277_0002")
+    (True, False)
+    """
+    return job_id.startswith("job_local")
 
 
 _PHASE_KEY = re.compile(r"^[a-z][a-z_]*(\+[a-z][a-z_]*)*$")
