@@ -48,9 +48,9 @@ from ingest.conf_xml import conf_job_id, conf_rows, parse_conf
 from ingest.counters_v1 import parse_counters
 from ingest.formats import Format
 from ingest.mrcommon import (
-    check_int64,
     counter_block,
     event_row,
+    int64_text,
     job_id_from_name,
     job_of_attempt,
     job_of_task,
@@ -73,9 +73,12 @@ _INT_KEYS = frozenset(
     }
 )  # fmt: skip
 _TS_KEYS = ("FINISH_TIME", "START_TIME", "LAUNCH_TIME", "SUBMIT_TIME")
-_PAIR = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)="([^"\\]*(?:\\.[^"\\]*)*)"', re.S)
+#: A key starts only where a word does: tried inside a long run of word characters that is no pair,
+#: every start would scan to the run's end (a 100 kB word took a minute).
+_PAIR = re.compile(r'(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*)="([^"\\]*(?:\\.[^"\\]*)*)"', re.S)
 _TYPE = re.compile(r"([A-Za-z][A-Za-z0-9_]*)(?=\s)")
 _ESCAPED = re.compile(r"\\.", re.S)
+_CLOSES = re.compile(r'"\s*\.\s*$')
 _FILE_MARK = re.compile(r"^\f?!!FILE=(.*)!!\s*$")  # Rumen writes a form feed first
 _SNIFF_RECORD = re.compile(rb'^(Meta|Job|Task|MapAttempt|ReduceAttempt) [A-Z_]+="', re.M)
 
@@ -88,7 +91,9 @@ class _Job:
     fields: dict[str, str] = field(default_factory=dict)
     tasks: dict[str, dict[str, str]] = field(default_factory=dict)
     attempts: dict[str, dict[str, str]] = field(default_factory=dict)
-    counter_rows: list[RowBlock] = field(default_factory=list)  # one block per counters value
+    # one block per counters value, by (scope, task, attempt): a record written again (a job
+    # tracker that retried its write) replaces the counters it had, as Hadoop's map of values does
+    counter_rows: dict[tuple[str, str | None, str | None], RowBlock] = field(default_factory=dict)
     line: int = 0
 
 
@@ -100,14 +105,16 @@ class _Record:
     line: int
 
 
-def _quote_parity(line: str) -> int:
-    """1 if ``line`` holds an odd number of unescaped ``"`` (it opens or closes a value), else 0.
+def _quote_shape(line: str) -> tuple[int, bool]:
+    """``(parity, closes)``: 1 if ``line`` holds an odd number of unescaped ``"`` (it opens or
+    closes a value), else 0; and whether it ends in an unescaped ``" .``, which ends a record.
 
-    Escapes never span lines, so a record's parity is the XOR of its lines'.
+    Escapes never span lines, so a record's parity is the XOR of its lines'.  A 1.x value
+    escapes its quotes and dots, so no line inside a value ends in an unescaped ``" .``.
     """
     if "\\" in line:
         line = _ESCAPED.sub("", line)
-    return line.count('"') & 1
+    return line.count('"') & 1, _CLOSES.search(line) is not None
 
 
 def _parse_record(text: str, line: int, path: Path) -> _Record:
@@ -143,11 +150,7 @@ def _int(fields: dict[str, str], key: str, path: Path, line: int) -> int | None:
     raw = fields.get(key)
     if raw is None or raw.strip() == "":
         return None
-    try:
-        value = int(raw.strip())
-    except ValueError:
-        raise TraceParseError(path, f"{key}={raw[:40]!r} is not an integer", line=line) from None
-    return check_int64(value, path, key, line)
+    return int64_text(raw.strip(), path, key, line)
 
 
 def _check_ints(rec: _Record, path: Path) -> dict[str, int | None]:
@@ -209,7 +212,7 @@ class _V1Reader:
         entries = ((group, name, value) for group, _group_name, name, _display, value in counters)
         block = counter_block(job.job_id, scope.value, entries, task_id=task_id, attempt_id=attempt_id)
         if block is not None:
-            job.counter_rows.append(block)
+            job.counter_rows[scope.value, task_id, attempt_id] = block
 
     def handle(self, rec: _Record) -> Iterator[Row]:
         ints = _check_ints(rec, self.path)
@@ -372,7 +375,7 @@ class _V1Reader:
                     "error": t.get("ERROR") or None,
                 },
             )
-        yield from job.counter_rows
+        yield from job.counter_rows.values()
 
 
 def _tracker_host(tracker: str | None) -> str | None:
@@ -438,9 +441,21 @@ def read_history_v1(path: Path, ctx: ReadContext) -> Iterator[Row | RowBlock]:
                 line=start,
                 hint="pre-0.20 history (no record delimiter) is not supported; is this a 1.x history file?",
             )
-        open_quote ^= _quote_parity(line)
+        parity, closes = _quote_shape(line)
+        open_quote ^= parity
         if open_quote:
-            continue  # inside a value that spans lines
+            if not closes:
+                continue  # inside a value that spans lines
+            # The record ends here with a stray quote in it (as Hadoop's parser, which ends a
+            # record at its line delimiter, would): only this record is lost, not all after it.
+            skip_record(ctx, TraceParseError(
+                path,
+                f"the record of lines {start}-{line_no} holds an unescaped quote (an odd number of '\"')",
+                line=start,
+                hint="1.x history escapes quotes in values as \\\"; the file was damaged or hand-edited",
+            ))  # fmt: skip
+            buf, open_quote = [], 0
+            continue
         if not line.rstrip().endswith("."):
             skip_record(ctx, TraceParseError(
                 path,

@@ -252,6 +252,26 @@ def parse_int64(text: str) -> int | None:
     return value if INT64_MIN <= value <= INT64_MAX else None
 
 
+def int64_text(text: str, path: Path, what: str, line: int | None = None) -> int:
+    """``text`` as the 64-bit integer Java's ``Long.parseLong`` reads in it, else a
+    :class:`TraceParseError` naming ``what``: Python's ``int()`` also takes blanks around the
+    digits and ``_`` between them (``"1_240"``), which no Hadoop writer produces.
+
+    >>> int64_text("-12", Path("h.log"), "START_TIME")
+    -12
+    >>> int64_text("1_240", Path("h.log"), "START_TIME", 3)
+    Traceback (most recent call last):
+    ...
+    phaseline.errors.TraceParseError: h.log:3: START_TIME = '1_240' is not an integer
+    """
+    value = parse_int64(text)
+    if value is not None:
+        return value
+    if text.removeprefix("-").isdecimal():
+        raise TraceParseError(path, f"{what} = {text} does not fit in 64 bits", line=line)
+    raise TraceParseError(path, f"{what} = {text[:40]!r} is not an integer", line=line)
+
+
 def int64(value: int, what: str = "a number") -> int:
     """``value`` if it fits a signed 64-bit column, else a ``ValueError`` (for readers that keep bad records).
 

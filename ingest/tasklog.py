@@ -44,7 +44,7 @@ from ingest.base import ReadContext, Row, iter_lines, read_head, skip_record
 from ingest.engine_run import attribute_threads, overlapping
 from ingest.formats import Format
 from ingest.jfr import read_jfr
-from ingest.mrcommon import check_int64, counter_row, event_row, parse_int64
+from ingest.mrcommon import check_int64, counter_row, event_row, int64_text, parse_int64
 from ingest.phases import REDUCE_WRITE, Lane, Overhead, derive_phases, map_stack_phase, reduce_stack_phase
 from ingest.tasklog_patterns import (
     HELPER_NAMING_KINDS,
@@ -196,11 +196,7 @@ def _counter_entry(group: str | None, text: str, path: Path, line_no: int) -> tu
     name, sep, value = text.strip("\t").rpartition("=")
     if not sep or group is None:
         raise TraceParseError(path, f"counter line outside a group: {text.strip()!r}", line=line_no)
-    try:
-        number = int(value)
-    except ValueError:
-        raise TraceParseError(path, f"counter {name!r} has a non-integer value {value!r}", line=line_no) from None
-    return (*counter_name(group, name), check_int64(number, path, f"counter {name!r}", line_no))
+    return (*counter_name(group, name), int64_text(value, path, f"counter {name!r}", line_no))
 
 
 def read_records(path: Path, ctx: ReadContext) -> list[LogRecord]:

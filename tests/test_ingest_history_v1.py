@@ -326,13 +326,18 @@ def test_record_cut_by_the_next_file_is_kept_raw(tmp_path: Path) -> None:
         ("#!? this is not a record .\n", 3, "not a history record"),
         ("just some words\n", 3, "does not end in ' .' outside a quoted value"),
         ("Task garbage without pairs .\n", 3, "without any KEY"),
-        ('Task TASKID="task_1_0001_m_000001" START_TIME="soon" .\n', 3, "START_TIME='soon' is not an integer"),
+        ('Task TASKID="task_1_0001_m_000001" START_TIME="soon" .\n', 3, "START_TIME = 'soon' is not an integer"),
         ('MapAttempt TASKID="task_1_0001_m_000001" START_TIME="1" .\n', 3, "without TASK_ATTEMPT_ID"),
         (
             'Task START_TIME="99999999999999999999" TASKID="task_1_0001_m_000001" .\n',
             3,
             "does not fit in 64 bits",
         ),
+        # int() reads '1_240' as 1240; Hadoop's Long.parseLong refuses it
+        ('Task TASKID="task_1_0001_m_000001" START_TIME="1_240" .\n', 3, "START_TIME = '1_240' is not an integer"),
+        # a stray quote: the record still ends at its '" .' (it had swallowed every later line)
+        ('Task TASKID="task_1_0001_m_000001" TASK_TYPE="MA"P" .\n', 3, "holds an unescaped quote"),
+        ('Task TASKID="task_1_0001_m_000001" ERROR="two\nlines" TASK_TYPE="MA"P" .\n', 3, "lines 3-4 holds"),
     ],
 )
 def test_a_line_that_is_no_record_is_skipped_and_named(tmp_path: Path, bad: str, line: int, what: str) -> None:
@@ -353,6 +358,30 @@ def test_a_line_that_is_no_record_is_skipped_and_named(tmp_path: Path, bad: str,
     assert error.line == line
     assert what in error.message
     assert str(path) in str(error)
+
+
+def test_a_record_written_twice_counts_its_counters_once(tmp_path: Path) -> None:
+    # a repeated attempt record replaces the counters it had (Hadoop keeps one map of values per
+    # attempt); they had been added again, doubling every sum
+    attempt = (
+        'MapAttempt TASK_TYPE="MAP" TASKID="task_1_0001_m_000000" TASK_ATTEMPT_ID="attempt_1_0001_m_000000_0" '
+        'TASK_STATUS="SUCCESS" FINISH_TIME="20" COUNTERS="{(FileSystemCounters)(FileSystemCounters)'
+        '[(HDFS_BYTES_READ)(HDFS_BYTES_READ)(@)]}" .\n'
+    )
+    rows = read(write(tmp_path, HEAD + attempt.replace("@", "5") * 2 + attempt.replace("@", "7")))
+    assert [(c["counter_name"], c["value"]) for c in table(rows, "counters")] == [("HDFS_BYTES_READ", 7)]
+    assert len(table(rows, "attempts")) == 1
+
+
+def test_a_long_word_that_is_no_pair_reads_in_linear_time(tmp_path: Path) -> None:
+    # the pair pattern tried every start inside a run of word characters (quadratic: a 100 kB word
+    # took a minute, 300 kB passed the per-file time limit and the file was quarantined); the limit
+    # here is generous, so only a read that had gone quadratic misses it
+    path = write(tmp_path, HEAD + "Task " + "A" * 400_000 + " .\n" + 'Task TASKID="task_1_0001_m_000000" .\n')
+    summary = ingest_paths([path], Store(tmp_path / "store"), file_timeout_s=60)
+    (result,) = summary.results
+    assert result.status == "partial"
+    assert "without any KEY" in str(result.error)
 
 
 def test_a_record_whose_counters_break_off_keeps_its_fields(tmp_path: Path) -> None:

@@ -296,7 +296,11 @@ def test_a_log_of_mostly_malformed_lines_is_given_up(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("counter", "message"),
-    [("\t\tMap input records=lots", "non-integer"), ("\t\tMap input records=99999999999999999999", "64 bits")],
+    [
+        ("\t\tMap input records=lots", "not an integer"),
+        ("\t\tMap input records=99999999999999999999", "64 bits"),
+        ("\t\tMap input records=1_000", "not an integer"),  # Python's int() takes it; Long.parseLong does not
+    ],
 )
 def test_an_unreadable_counter_line_is_skipped_and_its_block_kept(
     runner_log: Path, tmp_path: Path, counter: str, message: str
