@@ -4,9 +4,11 @@ Users feed whole history-server directories packed as archives.  Members are
 extracted into a private temporary directory and ingested like files; their
 store key is ``<archive path>!<member name>``.  Nothing is ever written
 outside that directory: absolute names, ``..`` components, links and device
-files are refused (Python's ``tarfile`` ``data`` filter does this for tar;
-zip members are checked the same way), and the unpacked size is capped: such
-an archive is refused whole.
+files (tar member types; a zip member's Unix mode) are refused, and the
+unpacked size is capped.  Tar and zip alike, an archive holding such a member,
+or unpacking past the cap, is refused whole (:class:`TraceParseError`), never
+partly unpacked: it is a hostile or foreign archive, not a damaged one, and its
+other members are not trusted either.
 
 A damaged archive gives up only what is damaged: a zip member whose data is
 corrupt (a bad CRC, an encrypted member) is a :class:`Member` with an error and
@@ -22,6 +24,7 @@ from __future__ import annotations
 import errno
 import io
 import shutil
+import stat
 import tarfile
 import tempfile
 import zipfile
@@ -77,6 +80,9 @@ class Unpacked:
 #: What reading one member's data (or the next tar header) raises when the archive is damaged there.
 _DAMAGE = (zipfile.BadZipFile, tarfile.TarError, EOFError, zlib.error, RuntimeError, NotImplementedError,
            ValueError, io.UnsupportedOperation)  # fmt: skip
+
+
+_REFUSED = "links, devices, absolute and '..' paths are refused"
 
 
 def _safe_member(name: str) -> PurePosixPath | None:
@@ -145,10 +151,15 @@ def _extract_zip(path: Path, target: Path, max_bytes: int) -> Unpacked:
         infos = [i for i in zf.infolist() if not i.is_dir()]
         if sum(i.file_size for i in infos) > max_bytes:
             raise TraceParseError(path, f"archive unpacks to more than {max_bytes} bytes")
+        members = []
         for info in infos:
             rel = _safe_member(info.filename)
             if rel is None:
                 raise TraceParseError(path, f"archive member {info.filename!r} would be written outside its directory")
+            if stat.S_IFMT(info.external_attr >> 16) not in (0, stat.S_IFREG):  # 0: no Unix mode recorded
+                raise TraceParseError(path, f"archive member {info.filename!r} is not a plain file", hint=_REFUSED)
+            members.append((info, rel))
+        for info, rel in members:
             name, dest = names.place(info.filename, rel)
             if not dest.resolve().is_relative_to(target.resolve()):
                 raise TraceParseError(path, f"archive member {info.filename!r} escapes the target directory")
@@ -194,7 +205,7 @@ def _extract_tar(path: Path, target: Path, max_bytes: int) -> Unpacked:
                     raise TraceParseError(
                         path,
                         f"archive member {member.name!r} is not a plain file inside the archive's directory",
-                        hint="links, devices, absolute and '..' paths are refused",
+                        hint=_REFUSED,
                     )
                 total += member.size
                 if total > max_bytes:
@@ -211,6 +222,8 @@ def _extract_tar(path: Path, target: Path, max_bytes: int) -> Unpacked:
                     continue
                 out.members.append(Member(*current))
                 current = None
+    except TraceParseError:
+        raise  # a refusal (module docstring), though a ValueError like the damage below
     except (*_DAMAGE, OSError) as exc:
         if not out.members and current is None:
             raise TraceParseError(path, f"corrupt tar archive: {exc}") from exc

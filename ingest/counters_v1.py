@@ -12,8 +12,10 @@ Group display names may end in a space (``Job Counters ``): kept as written.
 Hadoop 0.18 wrote ``group.counter:value,...`` instead; that older form is read too.
 
 Given a read context, a counter whose value is no 64-bit integer is skipped
-(``ctx.skipped``) and the others kept; where the text stops being counters, the
-counters before that point are kept and the rest is named as skipped.
+(``ctx.skipped``) and the others kept; where the text stops being counters (a
+counter that is not ``[(id)(name)(value)]``, a group without its closing ``}``),
+the complete counters before that point are kept, the rest up to the next group
+is named as skipped, and reading goes on at that group.
 Without one, either is a :class:`~phaseline.errors.TraceParseError`.
 """
 
@@ -28,21 +30,9 @@ from ingest.mrcommon import check_int64, unescape_backslashes
 from phaseline.errors import TraceParseError
 
 _ESC = r"[^()\\]*(?:\\.[^()\\]*)*"  # unrolled (?:[^()\\]|\\.)*: no per-character alternation
-_GROUP = re.compile(
-    r"\{\(("
-    + _ESC
-    + r")\)\(("
-    + _ESC
-    + r")\)((?:\[\("
-    + _ESC
-    + r"\)\("
-    + _ESC
-    + r"\)\("
-    + _ESC
-    + r"\)\])*)\}",
-    re.S,
-)
+_HEAD = re.compile(r"\{\((" + _ESC + r")\)\((" + _ESC + r")\)", re.S)
 _COUNTER = re.compile(r"\[\((" + _ESC + r")\)\((" + _ESC + r")\)\((" + _ESC + r")\)\]", re.S)
+_BRACE_OR_ESCAPE = re.compile(r"\\.|\{", re.S)
 _LEGACY = re.compile(r"^(.+)\.([^.:]+):(-?\d+)$")
 
 Counter = tuple[str, str, str, str, int]
@@ -84,24 +74,41 @@ def parse_counters(
         return
     pos = 0
     while pos < len(stripped):
-        m = _GROUP.match(stripped, pos)
-        if m is None:
-            skip_or_raise(ctx, TraceParseError(
-                path,
-                f"{key}: malformed counters at character {pos}: {stripped[pos : pos + 60]!r}",
-                line=line,
-                hint="expected {(group-id)(group name)[(id)(name)(value)]...}",
-            ))  # fmt: skip
-            return
-        group, group_name = _unescape(m.group(1)), _unescape(m.group(2))
-        for c in _COUNTER.finditer(m.group(3)):
-            try:
-                value = _value(c.group(3), path, line, key)
-            except TraceParseError as exc:
-                skip_or_raise(ctx, exc)
+        head = _HEAD.match(stripped, pos)
+        where = ""
+        if head is not None:
+            group, group_name = _unescape(head.group(1)), _unescape(head.group(2))
+            pos = head.end()
+            while (c := _COUNTER.match(stripped, pos)) is not None:
+                pos = c.end()
+                try:
+                    value = _value(c.group(3), path, line, key)
+                except TraceParseError as exc:
+                    skip_or_raise(ctx, exc)
+                    continue
+                yield group, group_name, _unescape(c.group(1)), _unescape(c.group(2)), value
+            if stripped.startswith("}", pos):
+                pos += 1
                 continue
-            yield group, group_name, _unescape(c.group(1)), _unescape(c.group(2)), value
-        pos = m.end()
+            where = f" in group {group!r}"
+        resume = _next_group(stripped, pos if head is not None else pos + 1)
+        found = repr(stripped[pos : pos + 60]) if pos < len(stripped) else "the text ends before its '}'"
+        then = f"; read on at the next group, character {resume}" if resume < len(stripped) else ""
+        skip_or_raise(ctx, TraceParseError(
+            path,
+            f"{key}: malformed counters{where} at character {pos}: {found}{then}",
+            line=line,
+            hint="expected {(group-id)(group name)[(id)(name)(value)]...}; the counters before it are kept",
+        ))  # fmt: skip
+        pos = resume
+
+
+def _next_group(text: str, pos: int) -> int:
+    """Where the next group (``{(id)(name)``, its brace unescaped) starts from ``pos`` on; the text's end if none."""
+    for m in _BRACE_OR_ESCAPE.finditer(text, pos):
+        if m.group() == "{" and _HEAD.match(text, m.start()):
+            return m.start()
+    return len(text)
 
 
 def _legacy(text: str, path: Path, line: int, key: str, ctx: ReadContext | None) -> Iterator[Counter]:

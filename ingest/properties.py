@@ -25,7 +25,9 @@ Bad input: a counter map entry that is not ``NAME=<integer>`` is skipped and
 remembered in ``ctx.skipped`` with its line (:func:`~ingest.base.skip_record`),
 its group's other counters kept; a file that ends in a line continuation was
 cut: the entry it breaks off is dropped and ``ctx.cut`` says so (the rest lands
-as partial).
+as partial).  So is a counters dump cut inside its last group (every entry
+before it a ``{...}`` map, the last only a key or a map that never closes): it
+is still read as counters, that group dropped.
 """
 
 from __future__ import annotations
@@ -138,6 +140,30 @@ def _counter_map(text: str, path: Path, line: int, group: str, ctx: ReadContext)
     return out
 
 
+def _counter_groups(
+    entries: list[tuple[int, str, str]], path: Path, ctx: ReadContext
+) -> list[tuple[int, str, str]] | None:
+    """The entries of a counters dump (each a ``{...}`` map), or None for a conf.
+
+    A dump cut inside its last line still is one: every entry before that line
+    is a map, and the last is a group broken off (only its key, or a map that
+    never closes).  That group is dropped and ``ctx.cut`` says so.
+    """
+    if all(_MAP.match(v.strip()) for _, _, v in entries):
+        return entries
+    *complete, (line, group, value) = entries
+    if not complete or not all(_MAP.match(v.strip()) for _, _, v in complete):
+        return None
+    if value and not value.lstrip().startswith("{"):
+        return None  # a conf that happens to begin with map-like values
+    if ctx.cut is None:
+        ctx.cut = TraceTruncatedError(
+            path, f"the file ends inside counter group {_group_name(group)!r}", line=line,
+            hint="the file was cut short; that group's counters are dropped, every group before it landed",
+        )  # fmt: skip
+    return complete
+
+
 def read_properties(path: Path, ctx: ReadContext) -> Iterator[Row]:
     """Read a Dr. Elephant conf or counters ``.properties`` dump.
 
@@ -151,15 +177,15 @@ def read_properties(path: Path, ctx: ReadContext) -> Iterator[Row]:
     if not entries:
         raise TraceParseError(path, "no properties in the file")
     job_id = _job_id(path, ctx)
-    is_counters = all(_MAP.match(v.strip()) for _, _, v in entries)
-    if is_counters:
+    groups = _counter_groups(entries, path, ctx)
+    if groups is not None:
         scope = (
             CounterScope.JOB_TOTAL
             if any(k in JOB_COUNTER_GROUPS for _, k, _ in entries)
             else CounterScope.TASK
         )
         n = 0
-        for line, raw_group, value in entries:
+        for line, raw_group, value in groups:
             group = _group_name(raw_group)
             for name, count in _counter_map(value, path, line, group, ctx):
                 yield counter_row(job_id, scope.value, group, name, count)
@@ -168,7 +194,7 @@ def read_properties(path: Path, ctx: ReadContext) -> Iterator[Row]:
         payload: dict[str, object] = {
             "kind": "counters",
             "scope": scope.value,
-            "groups": len(entries),
+            "groups": len(groups),
             "counters": n,
         }
     else:
@@ -185,12 +211,16 @@ def read_properties(path: Path, ctx: ReadContext) -> Iterator[Row]:
 
 
 def sniff_properties(head: bytes, path: Path) -> bool:
-    """Every complete non-comment line of the head is ``key=...`` with a Java-identifier-like key."""
+    """Every complete non-comment line of the head is ``key=...`` with a Java-identifier-like key.
+
+    The last line may be cut (at the head's end, or the file's: a dump cut
+    inside a key is still one): it counts only when it reads ``key=...``.
+    """
     if b"\x00" in head:
         return False
     lines = head.split(b"\n")
-    if len(head) >= 8192:
-        lines = lines[:-1]  # the last line may be cut
+    if not _SNIFF_LINE.match(lines[-1].strip()):
+        lines = lines[:-1]
     seen = 0
     for raw in lines:
         line = raw.strip()

@@ -308,6 +308,42 @@ def test_a_properties_file_cut_in_a_continuation_keeps_the_entries_before(tmp_pa
     assert "ends in a line continuation" in (result.error or "")
 
 
+@pytest.mark.parametrize("cut_after", ["TaskCounter", "TaskCounter=", "TaskCounter={MAP_OUTPUT_MATERIALIZED_BYTES=84, "])
+def test_a_counters_dump_cut_inside_its_last_group_keeps_the_groups_before(
+    fixtures_dir: Path, tmp_path: Path, cut_after: str
+) -> None:
+    # Dr. Elephant's job counters cut inside the TaskCounter line: they had all landed as conf strings
+    src = fixtures_dir / MRDATA / "sampleJobCounter.properties"
+    data = src.read_bytes()
+    path = tmp_path / "c.properties"
+    path.write_bytes(data[: data.index(cut_after.encode()) + len(cut_after)])
+    ctx = ReadContext(path, job_id_hint="job_1_1")
+    rows = list(read_properties(path, ctx))
+    assert table(rows, "conf") == []
+    got = table(rows, "counters")
+    pristine = table(rows_of(read_properties, src, hint="job_1_1"), "counters")
+    assert got == [c for c in pristine if c["group_name"] == "org.apache.hadoop.mapreduce.JobCounter"
+                   or c["group_name"].startswith("org.apache.hadoop.mapreduce.lib.")
+                   or c["group_name"].endswith("FileSystemCounter")]  # fmt: skip
+    assert {c["scope"] for c in got} == {"job_total"}
+    assert ctx.cut is not None
+    assert ctx.cut.line == 5
+    assert "ends inside counter group 'org.apache.hadoop.mapreduce.Task" in ctx.cut.message
+    assert ctx.skipped == []
+    result = ingest_paths([path], Store(tmp_path / "store")).results[0]
+    assert result.status == "partial"
+    assert result.rows.get("counters") == len(got)
+
+
+def test_a_conf_whose_first_values_look_like_maps_stays_a_conf(tmp_path: Path) -> None:
+    path = tmp_path / "p.properties"
+    path.write_text("a={x=1}\nb=plain")
+    ctx = ReadContext(path)
+    conf = {c["key"]: c["value"] for c in table(list(read_properties(path, ctx)), "conf")}
+    assert conf == {"a": "{x=1}", "b": "plain"}
+    assert ctx.cut is None
+
+
 def test_properties_syntax(tmp_path: Path) -> None:
     path = tmp_path / "p.properties"
     path.write_text("a.b = one\\\n    two\nc:3\n! note\nd\\u0041=x\\ty\n")

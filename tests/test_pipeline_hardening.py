@@ -92,6 +92,39 @@ def test_tar_with_symlink_member_is_refused(tmp_path: Path, store_dir: Path) -> 
     assert job_ids(Store(store_dir)) == []
 
 
+@pytest.mark.parametrize("kind", ["tar", "zip"])
+def test_a_symlink_amid_good_members_quarantines_the_archive_whole(
+    tmp_path: Path, store_dir: Path, kind: str
+) -> None:
+    # a tar read a.toy, met the link, and called the rest "corrupt"; a zip wrote the link out as a file
+    data = b"TOY\nj1,x\n"
+    archive = tmp_path / f"links.{kind}"
+    if kind == "tar":
+        with tarfile.open(archive, "w") as tf:
+            for name in ("a.toy", "link", "b.toy"):
+                info = tarfile.TarInfo(name)
+                if name == "link":
+                    info.type = tarfile.SYMTYPE
+                    info.linkname = "/etc/passwd"
+                    tf.addfile(info)
+                else:
+                    info.size = len(data)
+                    tf.addfile(info, io.BytesIO(data))
+    else:
+        with zipfile.ZipFile(archive, "w") as zf:
+            zf.writestr("a.toy", data)
+            link = zipfile.ZipInfo("link")
+            link.create_system = 3
+            link.external_attr = 0o120777 << 16  # S_IFLNK
+            zf.writestr(link, "/etc/passwd")
+            zf.writestr("b.toy", data)
+    (result,) = pipeline.ingest_paths([archive], Store(store_dir)).results
+    assert result.status == "quarantined"
+    assert "archive member 'link' is not a plain file" in (result.error or "")
+    assert "corrupt" not in (result.error or "")
+    assert job_ids(Store(store_dir)) == []
+
+
 def test_worker_processes_give_the_same_store_as_one_process(tmp_path: Path) -> None:
     files = [write(tmp_path / f"f{i}.toy", f"j{i:02d},x", f"k{i:02d},y") for i in range(12)]
     bad = write(tmp_path / "bad.toy", "BAD")
