@@ -314,12 +314,18 @@ def payload_json(payload: Any) -> str:
     one in any field, e.g. a corrupted Rumen ``jobProperties`` value) is kept as its digits.
 
     What orjson refuses besides (nesting past 255 levels, a lone UTF-16 surrogate from a JSON
-    ``\\ud800`` escape) is written by the standard library (surrogates as ``\\u`` escapes)."""
+    ``\\ud800`` escape) is written by the standard library (surrogates as ``\\u`` escapes); a value
+    nested deeper than a Python walk of it can go (the standard library's decoder reads up to
+    about 1,000 levels) is written by the standard library's encoder as it is, big integers
+    as numbers."""
     try:
         return orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS).decode()
     except TypeError:
         pass
-    kept = _big_ints_as_text(payload)
+    try:
+        kept = _big_ints_as_text(payload)
+    except RecursionError:
+        return json.dumps(payload, default=str, separators=(",", ":"))
     try:
         return orjson.dumps(kept, option=orjson.OPT_NON_STR_KEYS).decode()
     except TypeError:

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -193,11 +194,16 @@ def iter_json_objects(
             skip_or_raise(skipping, TraceParseError(path, f"malformed JSON: {exc.msg}", line=at))
             pos, resyncing = pos + 1, True
             continue
-        except RecursionError as exc:
+        except RecursionError:
             if resyncing:
                 pos += 1
                 continue
-            raise TraceParseError(path, "JSON nested too deeply", line=line) from exc
+            skip_or_raise(skipping, TraceParseError(
+                path, f"a JSON value nested deeper than {sys.getrecursionlimit()} levels", line=line,
+                hint="no Hadoop writer nests so deep; the values after it are read",
+            ))  # fmt: skip
+            pos, resyncing = pos + 1, True
+            continue
         except ValueError as exc:  # not a JSONDecodeError: a number past Python's 4,300-digit limit
             if resyncing:
                 pos += 1
@@ -218,13 +224,14 @@ def _int(value: Any, path: Path, what: str, line: int) -> int | None:
     """Rumen's numbers: ``-1``/null mean unknown; anything else must be an integer that fits int64."""
     if value is None or isinstance(value, bool):
         return None
+    written = value
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if not isinstance(value, int):
         raise TraceParseError(path, f"{what} = {str(value)[:40]!r} is not an integer", line=line)
-    if value == -1 or value < INT64_MIN or value > INT64_MAX:
-        return None
-    return value
+    if value < INT64_MIN or value > INT64_MAX:
+        raise TraceParseError(path, f"{what} = {str(written)[:40]} does not fit in 64 bits", line=line)
+    return None if value == -1 else value
 
 
 def _time(value: Any, path: Path, what: str, line: int) -> int | None:

@@ -254,6 +254,8 @@ def test_job_id_hint_for_ids_without_a_job_part(tmp_path: Path) -> None:
         ({"jobTaskAttemptCounters": {"taskAttemptCounterGroup": []}}, "needs its attempt id"),
         ({"job": {}, "jobs": {}}, "not a History Server response"),
         ('{"job": {"id": ]}', "malformed JSON"),
+        # deeper than the decoder can go: it had ended the file (the response after it lost)
+        ('{"job": {"id": "x", "extra": ' + "[" * 5000 + "]" * 5000 + "}}", "nested deeper than"),
     ],
 )
 def test_an_unreadable_response_is_skipped_and_named(tmp_path: Path, doc: dict[str, Any] | str, what: str) -> None:
@@ -269,6 +271,20 @@ def test_an_unreadable_response_is_skipped_and_named(tmp_path: Path, doc: dict[s
     assert [j["job_id"] for j in table(rows, "jobs")] == [JOB]
     assert [t["task_id"] for t in table(rows, "tasks")] == [MAP_TASK, RED_TASK]
     assert ctx.events_read == 2 == len(table(rows, "events"))
+
+
+def test_a_value_nested_600_deep_lands_whole(tmp_path: Path) -> None:
+    # the decoder reads it; the walk that writes big integers as text recursed twice per level
+    # and raised a RecursionError, which lost the whole file
+    deep = json.loads("[" * 600 + "]" * 600)
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"job": {"id": JOB, "extra": deep}}) + "\n" + json.dumps(TASKS_RESPONSE) + "\n")
+    ctx = ReadContext(path)
+    rows = list(read_rest_json(path, ctx))
+    assert not ctx.skipped
+    assert [j["job_id"] for j in table(rows, "jobs")] == [JOB]
+    assert json.loads(table(rows, "events")[0]["payload_json"])["job"]["extra"] == deep
+    assert len(table(rows, "tasks")) == 2
 
 
 def test_an_unreadable_item_of_a_response_is_skipped_and_the_rest_kept(tmp_path: Path) -> None:

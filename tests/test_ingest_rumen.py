@@ -213,6 +213,7 @@ GOOD_JOB = '{"jobID": "job_9_0001", "mapTasks": [{"taskID": "task_9_0001_m_00000
         ("[1, 2]\n", 1, "not an object"),
         ('{"jobID": "job_1_0001",\n "user": "u"}\n\n{"user": "v"}\n', 4, "without a jobID"),
         ('{"jobID": "j", "submitTime": "noon"}\n', 1, "not an integer"),
+        ('{"jobID": "j", "submitTime": 1e30}\n', 1, "submitTime = 1e+30 does not fit in 64 bits"),  # had been NULL
         ('{"jobID": "j", "mapTasks": {"taskID": "t"}}\n', 1, "not an array"),
     ],
 )
