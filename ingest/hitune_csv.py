@@ -29,13 +29,16 @@ What lands where:
   ``tasks`` row (its ``TASK_TYPE``) and task ``counters``.
 * Anything else with a HiTune/Chukwa header: ``events``, one per row.
 
-A row with the wrong number of fields or a non-numeric count is kept in
+A row with the wrong number of fields, a non-numeric count, a metric that is
+no finite number (``nan``, ``inf``, ``1e999``: no measurement) or an attempt or
+task id that names no job (every row of those tables belongs to one) is kept in
 ``events`` as ``malformed`` and named (file and line) in the ingest notes; the
 rest of the file lands.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -145,11 +148,16 @@ def _time_or_none(text: str) -> int | None:
 
 
 def _float(text: str) -> float | None:
+    """A metric field's number, or None for a field that holds none (empty, text); ``ValueError``
+    for one that is not finite (``nan``, ``inf``, ``1e999``): no measurement, so a corrupt row."""
     t = clean(text)
     try:
-        return float(t) if t else None
+        number = float(t) if t else None
     except ValueError:
         return None
+    if number is not None and not math.isfinite(number):
+        raise ValueError(f"{t[:40]!r} is not a finite number")
+    return number
 
 
 def _host_of_tracker(tracker: str) -> str | None:
@@ -236,6 +244,14 @@ def _job_of(attempt_or_task: str) -> str | None:
     return f"job_{parts[1]}_{parts[2]}" if len(parts) >= 3 else None
 
 
+def _required_job_of(attempt_or_task: str) -> str:
+    """The job of an attempt or task row; ``ValueError`` for an id that names none (the row needs one)."""
+    job_id = _job_of(attempt_or_task)
+    if job_id is None:
+        raise ValueError(f"id {attempt_or_task[:60]!r} names no job")
+    return job_id
+
+
 def _metrics(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Row]:
     def samples(line_no: int, line: str, f: list[str]) -> Iterator[Row]:
         rec = dict(zip(header, f, strict=True))
@@ -257,7 +273,11 @@ def _metrics(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Row]:
         for name, value in rec.items():
             if name in _SKIP_METRIC_FIELDS:
                 continue
-            number = _float(value)
+            try:
+                number = _float(value)
+            except ValueError as exc:
+                yield malformed_row(ctx, line_no, f"metric {name!r}: {exc}", line)
+                return
             if number is None:
                 continue
             metric = f"cpu_{name.lstrip('%')}_pct" if category == "cpu" else f"{category}.{name}"
@@ -285,13 +305,14 @@ def _history(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Row]:
         try:
             if "TASKID" in rec and "TRACKER_NAME" in rec:  # MapAttempt / ReduceAttempt
                 attempt = rec["id"]
+                job_id = _required_job_of(attempt)
                 is_map = "_m_" in attempt
                 kind = _STATE_TASK_TYPE.get(rec.get("STATE_STRING", "").lower())
                 counters = list(_counter_rows(rec, "attempt", rec["TASKID"], attempt))  # all or none
                 row = Row(
                     "attempts",
                     {
-                        "job_id": _job_of(attempt), "task_id": rec["TASKID"], "attempt_id": attempt,
+                        "job_id": job_id, "task_id": rec["TASKID"], "attempt_id": attempt,
                         "task_type": kind or (TaskType.MAP if is_map else TaskType.REDUCE).value,
                         "status": normalize_status(rec.get("TASK_STATUS")),
                         "start_ms": _int(rec["START_TIME"]), "finish_ms": _int(rec["FINISH_TIME"]),
@@ -363,7 +384,7 @@ def _task_rows(rec: dict[str, str], task_id: str) -> Iterator[Row]:
     yield Row(
         "tasks",
         {
-            "job_id": _job_of(task_id), "task_id": task_id, "task_type": task_type(rec["TASK_TYPE"]),
+            "job_id": _required_job_of(task_id), "task_id": task_id, "task_type": task_type(rec["TASK_TYPE"]),
             "status": normalize_status(rec.get("TASK_STATUS")), "start_ms": _int(rec.get("START_TIME", "")),
             "finish_ms": _int(rec.get("FINISH_TIME", "")), "splits": splits or None,
         },

@@ -14,7 +14,10 @@ TSV lines to this reader:
     ``jdk.NativeMethodSample`` (in native code) are point samples; ``jdk.ThreadPark``,
     ``jdk.JavaMonitorWait``, ``jdk.JavaMonitorEnter``, ``jdk.ThreadSleep`` are waits
     with durations; ``jdk.FileRead``/``FileWrite``/``SocketRead``/``SocketWrite`` are
-    I/O with durations;
+    I/O with durations.  ``timeout`` is a park's or wait's time limit, positive for a
+    timed one (``TIMED_WAITING``); a ``parkUntil``, which JFR records with no timeout
+    (``Long.MIN_VALUE``) and its deadline in ``until``, is given the time from the
+    park to its deadline (at least 1);
 ``C <ts_ms> <jvmUser> <jvmSystem> <machineTotal>``
     ``jdk.CPULoad`` (fractions of the machine);
 ``T <jdk.ThreadStart|jdk.ThreadEnd> <ts_ms> <java thread id> <thread name>``
@@ -52,6 +55,11 @@ from phaseline.schemas import ThreadState
 JFR_MAGIC = b"FLR\x00"
 #: The start of a chunk's header: magic, major and minor version, the chunk's size in bytes (big-endian).
 _CHUNK_HEAD = struct.Struct(">4sHHq")
+#: A chunk header's length, and where in it a version 2 header keeps its state byte: 0 once the
+#: JVM finished the chunk, non-zero while it writes it (``jdk.jfr.internal.consumer.ChunkHeader``'s
+#: ``FILE_STATE_POSITION``; JDK 11's headers keep 0 there).
+_CHUNK_HEADER_SIZE = 68
+_FILE_STATE_POSITION = 64
 SOURCE = "jfr"
 DUMPER = Path(__file__).with_name("java") / "JfrDump.java"
 HEADER = "#jfrdump\t1"
@@ -161,7 +169,8 @@ def chunk_fault(path: Path) -> tuple[str, int] | None:
     chunk header is intact and the chunks fill the file (damage, if any, is inside a chunk).
 
     A recording is a sequence of chunks, each starting with a header that gives its size;
-    a JVM killed mid-recording leaves its last chunk unfinished (no size) or cut short.
+    a JVM killed mid-recording leaves its last chunk unfinished (no size, or since JDK 14 the
+    size of its last flush and a state byte that is not 0) or cut short.
     """
     try:
         size = path.stat().st_size
@@ -169,15 +178,19 @@ def chunk_fault(path: Path) -> tuple[str, int] | None:
             offset, number = 0, 1
             while offset < size:
                 fh.seek(offset)
-                head = fh.read(_CHUNK_HEAD.size)
+                head = fh.read(_CHUNK_HEADER_SIZE)
                 if len(head) < _CHUNK_HEAD.size or head[:4] != JFR_MAGIC:
                     if number == 1:
                         return "the file does not start with a chunk header", 0
                     return f"the {size - offset:,} bytes after chunk {number - 1} are no chunk (no chunk header)", offset
-                chunk = _CHUNK_HEAD.unpack(head)[3]
+                _, major, _, chunk = _CHUNK_HEAD.unpack_from(head)
                 if chunk <= 0:
                     return (f"chunk {number}, from byte {offset:,}, was never finished: its header gives no size "
                             "(the JVM stopped while recording it)", offset)  # fmt: skip
+                state = head[_FILE_STATE_POSITION] if major == 2 and len(head) == _CHUNK_HEADER_SIZE else 0
+                if state != 0:
+                    return (f"chunk {number}, from byte {offset:,}, was never finished: its header's state byte is "
+                            f"{state}, not 0 (the JVM stopped while recording it)", offset)  # fmt: skip
                 if chunk > size - offset:
                     return (f"chunk {number}, from byte {offset:,}, is cut short: its header gives {chunk:,} bytes, "
                             f"the file holds {size - offset:,} of them", offset)  # fmt: skip
@@ -189,7 +202,12 @@ def chunk_fault(path: Path) -> tuple[str, int] | None:
 
 
 def read_jfr(path: Path, ctx: ReadContext) -> Iterator[Row]:
-    """Read a ``.jfr`` recording's thread samples, waits, I/O and CPU load."""
+    """Read a ``.jfr`` recording's thread samples, waits, I/O and CPU load.
+
+    JFR reads a chunk the JVM never finished (killed mid-recording) up to its last flush
+    without a word; :func:`chunk_fault` tells, and every event read is kept before the
+    :class:`~phaseline.errors.TraceTruncatedError` that says so.
+    """
     job_id = run_job_id(path, ctx)
     proc = subprocess.Popen(
         dump_command(path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8",
@@ -222,6 +240,12 @@ def read_jfr(path: Path, ctx: ReadContext) -> Iterator[Row]:
                 path, f"recording cut short after {ctx.events_read} events: {why}", offset=where
             ) from None
         proc.wait()
+        fault = chunk_fault(path)
+        if fault is not None:
+            raise TraceTruncatedError(
+                path, f"recording cut short after {ctx.events_read} events, all it holds: {fault[0]}",
+                offset=fault[1],
+            )
     finally:
         if proc.poll() is None:
             proc.kill()

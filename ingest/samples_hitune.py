@@ -28,7 +28,9 @@ record: a stack sample lands in ``samples`` (its stack once in ``stacks``), a
 metric line lands in ``system_samples`` (one row per pair; the line counts
 once, in the first), anything else in ``events``.  A malformed record does not
 stop the file: it is kept in ``events`` as ``malformed`` with its line number,
-named (file and line) in the ingest notes, and the rest lands.
+named (file and line) in the ingest notes, and the rest lands.  A number that
+measures nothing is malformed too: a timestamp or duration that is negative, and
+a duration or metric value that is not finite (``nan``, ``inf``, ``1e999``).
 
 The helpers here (stack ids, state names) are shared by the JFR and jstack
 readers.
@@ -37,6 +39,7 @@ readers.
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -164,9 +167,23 @@ def malformed_row(ctx: ReadContext, line_no: int, message: str, text: str, job_i
 
 def _timestamp(text: str) -> int:
     try:
-        return int64(round(float(text) * 1000) if "." in text else int(text))
+        ts = int64(round(float(text) * 1000) if "." in text else int(text))
     except (ValueError, OverflowError):  # (OverflowError: float('1e999') * 1000 rounded)
-        raise MalformedRecord(f"timestamp {text[:40]!r} is not epoch milliseconds") from None
+        ts = -1
+    if ts < 0:  # (no sampler ran before 1970: a minus sign is damage)
+        raise MalformedRecord(f"timestamp {text[:40]!r} is not epoch milliseconds")
+    return ts
+
+
+def _number(text: str, what: str) -> float:
+    """A measured value: ``MalformedRecord`` unless a finite number (``float`` takes ``nan``, ``inf``, ``1e999``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise MalformedRecord(f"{what} {text[:40]!r} is not a finite number")
+    return value
 
 
 def _job_of(attempt_id: str) -> str | None:
@@ -191,10 +208,9 @@ def _stack_record(ts: int, target: str, value: str, stacks: StackTable) -> Itera
     state = normalize_state(fields[0])
     duration = 0.0
     if len(fields) == 3:
-        try:
-            duration = float(fields[2])
-        except ValueError:
-            raise MalformedRecord(f"duration {fields[2]!r} is not a number") from None
+        duration = _number(fields[2], "duration")
+        if duration < 0:
+            raise MalformedRecord(f"duration {fields[2][:40]!r} is negative")
     sid, new = stacks.intern_text(fields[1], ";")
     if new is not None:
         yield new
@@ -212,10 +228,7 @@ def _metric_record(ts: int, kind: str, target: str, value: str) -> Iterator[Row]
         name, eq, num = pair.partition("=")
         if not eq:
             raise MalformedRecord(f"metric {pair!r} is not name=number")
-        try:
-            val = float(num)
-        except ValueError:
-            raise MalformedRecord(f"metric {name!r} value {num!r} is not a number") from None
+        val = _number(num, f"metric {name.strip()!r} value")
         metric = f"cpu_{name.strip()}_pct" if kind == "cpu" else f"{kind}_{name.strip()}"
         rows.append(
             Row(

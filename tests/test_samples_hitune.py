@@ -228,3 +228,81 @@ def test_hitune_rows_that_raised_out_of_the_reader_are_kept(fixtures_dir: Path, 
     assert con.execute("SELECT busy_samples FROM vertex_instances").fetchall() == [(2**63 - 1,)]  # clamped
     assert summary.results[2].unknown == {"malformed": 1}  # the row with the odd time, kept as malformed
     assert con.execute("SELECT count(*) FROM tasks").fetchone() == (3,)  # and the other three
+
+
+def _with_field(folder: Path, name: str, column: str, value: str, keep: int = 4) -> list[str]:
+    """A real HiTune file's header and first ``keep`` rows, then its next row with ``column`` set to ``value``."""
+    lines = (folder / name).read_text().splitlines()
+    header = lines[0].split(",")
+    fields = lines[keep + 1].split(",")
+    fields[header.index(column)] = value
+    return [*lines[: keep + 1], ",".join(fields)]
+
+
+def test_an_attempt_or_task_id_naming_no_job_is_one_malformed_row(
+    fixtures_dir: Path, tmp_path: Path, store_dir: Path
+) -> None:
+    # Found by an audit: `attempt_bad` and `task_x` gave rows with no job id, which the store's required
+    # column refused at write: the whole file was quarantined, with no line named.
+    folder = fixtures_dir / "intel-hitune" / "visual_report_example"
+    paths = []
+    for name, bad in (("MapAttempt.csv", "attempt_bad"), ("MapTask.csv", "task_x")):
+        path = tmp_path / name
+        path.write_text("\n".join(_with_field(folder, name, "id", bad)) + "\n")
+        paths.append(path)
+    store = Store(store_dir)
+    summary = ingest_paths(paths, store)
+    assert [(r.status, r.unknown) for r in summary.results] == [("landed", {"malformed": 1})] * 2
+    assert any(f"{paths[0]}:6:" in n and "'attempt_bad' names no job" in n for n in summary.results[0].notes)
+    assert any(f"{paths[1]}:6:" in n and "'task_x' names no job" in n for n in summary.results[1].notes)
+    con = store.connect()
+    assert con.execute("SELECT count(*), count(DISTINCT job_id) FROM attempts").fetchone() == (4, 1)
+    assert con.execute("SELECT count(*), count(DISTINCT job_id) FROM tasks").fetchone() == (4, 1)
+    assert con.execute("SELECT count(*) FROM events WHERE event_type = 'malformed'").fetchone() == (2,)
+
+
+def test_a_metric_that_is_no_finite_number_is_one_malformed_row(
+    fixtures_dir: Path, tmp_path: Path, store_dir: Path
+) -> None:
+    # sar never prints nan or inf; float() reads them (and 1e999 as inf), and they landed as CPU percentages
+    folder = fixtures_dir / "intel-hitune" / "visual_report_example"
+    lines = _with_field(folder, "cpu.csv", "%idle", "nan", keep=1)
+    lines += _with_field(folder, "cpu.csv", "%user", "1e999", keep=2)[-1:]
+    lines += (folder / "cpu.csv").read_text().splitlines()[4:6]
+    path = tmp_path / "cpu.csv"
+    path.write_text("\n".join(lines) + "\n")
+    store = Store(store_dir)
+    (result,) = ingest_paths([path], store).results
+    assert (result.status, result.unknown) == ("landed", {"malformed": 2})
+    assert any(f"{path}:3:" in n and "'%idle'" in n and "'nan' is not a finite number" in n for n in result.notes)
+    assert any(f"{path}:4:" in n and "'1e999' is not a finite number" in n for n in result.notes)
+    con = store.connect()
+    assert con.execute("SELECT count(DISTINCT ts_ms) FROM system_samples").fetchone() == (3,)  # lines 2, 5, 6
+    assert con.execute("SELECT count(*) FROM system_samples WHERE isnan(value) OR isinf(value)").fetchone() == (0,)
+
+
+def test_a_negative_or_non_finite_duration_or_time_is_a_malformed_record(tmp_path: Path, store_dir: Path) -> None:
+    # float() took nan, inf, 1e999 and negatives: samples had waited nan or -5 ms, metrics were nan, a
+    # record was from 1969
+    attempt = "attempt_201106081729_0001_m_000004_0"
+    bad = (
+        f"1200\tstack\th1|{attempt}|24|SpillThread\tTIMED_WAITING|a.B.c|nan",  # line 13
+        f"1201\tstack\th1|{attempt}|24|SpillThread\tTIMED_WAITING|a.B.c|-5",  # line 14
+        f"1202\tstack\th1|{attempt}|24|SpillThread\tTIMED_WAITING|a.B.c|1e999",  # line 15
+        f"-5\tstack\th1|{attempt}|24|SpillThread\tRUNNABLE|a.B.c",  # line 16
+        "-0.5\tcpu\th1|all\tuser=3.5",  # line 17
+        "1203\tcpu\th1|all\tuser=nan;idle=96.5",  # line 18
+        "1204\tcpu\th1|all\tuser=3.5;idle=inf",  # line 19
+        f"1205\tstack\th1|{attempt}|24|SpillThread\tTIMED_WAITING|a.B.c|2.5",  # line 20: lands
+    )
+    path = write_samples(tmp_path / "s.tsv", bad)
+    store = Store(store_dir)
+    (result,) = ingest_paths([path], store).results
+    assert (result.status, result.unknown) == ("landed", {"malformed": 7})
+    for line, what in ((13, "duration 'nan'"), (14, "duration '-5' is negative"), (15, "duration '1e999'"),
+                       (16, "timestamp '-5'"), (17, "timestamp '-0.5'"), (18, "'user' value 'nan'"),
+                       (19, "'idle' value 'inf'")):  # fmt: skip
+        assert any(f"{path}:{line}:" in n and what in n for n in result.notes), (line, what)
+    con = store.connect()
+    assert con.execute("SELECT count(*), min(ts_ms), max(duration_ms) FROM samples").fetchone() == (12, 1000, 2.5)
+    assert con.execute("SELECT count(*) FROM system_samples").fetchone() == (0,)

@@ -249,3 +249,87 @@ def test_damaged_recordings_name_the_file_and_keep_what_was_read(tmp_path: Path)
     with pytest.raises(TraceParseError) as in_err:
         list(read_jfr(inside, ReadContext(inside)))
     assert "every chunk header is intact, so the damage is inside a chunk" in str(in_err.value)
+
+
+@pytest.mark.slow
+def test_a_park_until_a_deadline_is_timed_waiting(tmp_path: Path) -> None:
+    # LockSupport.parkUntil: JFR records no timeout (Long.MIN_VALUE, as an untimed park) and the deadline
+    # in `until`; read by the timeout alone, its parks were WAITING, the state of a park with no limit
+    src = tmp_path / "Parks.java"
+    src.write_text(
+        "import java.util.concurrent.locks.LockSupport;\n"
+        "public class Parks { public static void main(String[] a) throws Exception {\n"
+        ' Thread until = new Thread(() -> { while (true) LockSupport.parkUntil(System.currentTimeMillis() + 100); },'
+        ' "park until");\n'
+        ' Thread nanos = new Thread(() -> { while (true) LockSupport.parkNanos(100_000_000L); }, "park nanos");\n'
+        ' Thread forever = new Thread(() -> { while (true) LockSupport.park(); }, "park");\n'
+        " for (Thread t : new Thread[] {until, nanos, forever}) { t.setDaemon(true); t.start(); }\n"
+        " for (int i = 0; i < 8; i++) { Thread.sleep(100); LockSupport.unpark(forever); } } }\n"
+    )
+    classes = compile_java("phaseline-test-parks", [src])
+    recording = tmp_path / "parks.jfr"
+    jfr = f"-XX:StartFlightRecording:filename={recording}"
+    subprocess.run(java_command("Parks", [classes], jvm_args=(jfr,)), capture_output=True, check=True, timeout=120)
+    ctx = ReadContext(recording)
+    parks = {(s["thread_name"], s["state"]) for r in read_jfr(recording, ctx) if r.table == "samples"
+             if (s := vals(r))["sample_type"] == "park"}  # fmt: skip
+    assert sorted(p for p in parks if p[0].startswith("park")) == [
+        ("park", "WAITING"), ("park nanos", "TIMED_WAITING"), ("park until", "TIMED_WAITING"),
+    ]
+
+
+def test_chunk_fault_reads_the_state_byte_of_a_chunk_the_jvm_never_finished(tmp_path: Path) -> None:
+    # Since JDK 14 the JVM writes a chunk's size at each flush and marks the chunk finished (state byte 0)
+    # only when it closes it: a JVM killed after a flush leaves a chunk whose size adds up
+    from ingest.jfr import chunk_fault
+
+    data = bytearray(RECORDING.read_bytes())
+    assert data[64] == 0
+    data[64] = 7  # what `kill -9` left in a real repository chunk after seven flushes
+    unfinished = tmp_path / "unfinished.jfr"
+    unfinished.write_bytes(bytes(data))
+    assert chunk_fault(unfinished) == (
+        "chunk 1, from byte 0, was never finished: its header's state byte is 7, not 0 "
+        "(the JVM stopped while recording it)",
+        0,
+    )
+
+
+@pytest.mark.slow
+def test_a_recording_of_a_jvm_killed_mid_recording_lands_partial_with_every_event(tmp_path: Path) -> None:
+    # The chunk a JVM killed with SIGKILL left in its repository: JFR reads it to its last flush without
+    # a word, and it had landed as a complete recording
+    src = tmp_path / "Spinner.java"
+    src.write_text(
+        "public class Spinner { public static void main(String[] a) throws Exception {"
+        " Thread t = new Thread(() -> { double x = 0; while (true) { x += Math.sqrt(Math.random()); } },"
+        ' "busy worker"); t.setDaemon(true); t.start(); while (true) { Thread.sleep(50); } } }'
+    )
+    classes = compile_java("phaseline-test-spinner", [src])
+    repository = tmp_path / "repository"
+    options = (f"-XX:FlightRecorderOptions:repository={repository}", "-XX:StartFlightRecording")
+    proc = subprocess.Popen(java_command("Spinner", [classes], jvm_args=options),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    chunk = None
+    try:
+        deadline = time.monotonic() + 60
+        while chunk is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+            for path in repository.rglob("*.jfr"):
+                head = path.read_bytes()[:68]
+                if len(head) == 68 and int.from_bytes(head[24:32], "big") and path.stat().st_size > 20_000:
+                    chunk = path  # flushed once at least: it holds its metadata and events
+    finally:
+        proc.kill()  # SIGKILL
+        proc.wait()
+    assert chunk is not None, "the JVM flushed no chunk to its repository"
+    assert chunk.read_bytes()[64] != 0
+    summary = subprocess.run([java_tool("jfr"), "summary", str(chunk)], capture_output=True, text=True, check=True)
+    expected = {m.group(1): int(m.group(2)) for m in re.finditer(r"^\s*(jdk\.\w+)\s+(\d+)\s+\d+\s*$", summary.stdout, re.M)}
+    want = sum(n for event, n in expected.items() if event in SAMPLE_TYPES)
+    assert want > 0
+    (result,) = ingest_paths([chunk], Store(tmp_path / "store")).results
+    assert result.status == "partial"
+    assert result.error is not None
+    assert "chunk 1, from byte 0, was never finished: its header's state byte is" in result.error
+    assert result.rows["samples"] == want  # every sample the chunk holds

@@ -53,6 +53,25 @@ public final class JfrDump {
         return t.getEpochSecond() * 1000L + t.getNano() / 1_000_000;
     }
 
+    /**
+     * A park's time limit in nanoseconds, positive for a timed park. {@code LockSupport.parkUntil}
+     * has no timeout ({@code Long.MIN_VALUE}, as an untimed park) but a deadline in {@code until}
+     * (milliseconds since the epoch): its limit is the time from the park's start to the deadline,
+     * at least 1 (a deadline already past still made a timed park).
+     */
+    private static long parkTimeout(RecordedEvent e, long startMillis) {
+        long timeout = e.getLong("timeout");
+        if (timeout != Long.MIN_VALUE || !e.hasField("until")) {
+            return timeout;
+        }
+        long until = e.getLong("until");
+        if (until == Long.MIN_VALUE) {
+            return timeout;
+        }
+        long leftMillis = until > startMillis ? until - startMillis : 0;
+        return Math.max(1L, Math.min(leftMillis, Long.MAX_VALUE / 1_000_000L) * 1_000_000L);
+    }
+
     public static void main(String[] args) throws IOException {
         if (args.length != 1) {
             System.err.println("usage: JfrDump RECORDING.jfr");
@@ -120,7 +139,7 @@ public final class JfrDump {
                 String state = rawState == null ? "" : clean(rawState.toString());
                 long timeout = 0;
                 if (type.equals("jdk.ThreadPark") && e.hasField("timeout")) {
-                    timeout = e.getLong("timeout");
+                    timeout = parkTimeout(e, start);
                 } else if (type.equals("jdk.JavaMonitorWait") && e.hasField("timeout")) {
                     timeout = e.getLong("timeout");
                 }
