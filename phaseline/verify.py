@@ -18,6 +18,10 @@ Checks
 * ``reconcile``: for every landed source, the rows in its reader's record
   tables (``sources.record_tables``, usually ``events``) equal ``events_read``:
   each record read is kept once; quarantined or skipped sources have no rows.
+* ``copies``: two landed sources with the same bytes (sha256) for the same jobs.
+  Their rows carry the same ``source_sha256``, so the views cannot set either
+  aside and count every row twice.  Ingest skips such a copy; a store written
+  before it did may hold one (re-ingest into a new store).
 * ``overlaps`` (warnings): jobs described by several sources (a history log
   and Rumen's parse of it, two copies of one ``.jhist``), with the source whose
   rows the views keep (see :meth:`phaseline.store.Store.connect`); run only
@@ -149,6 +153,7 @@ def _check_sources(
     for (key, _), n in rows.items():
         rows_by_source[key] += n
     landed = {s["path"] for s in sources if s["status"] in ("landed", "partial")}
+    copies: dict[tuple[str, tuple[str, ...]], str] = {}  # (sha256, job ids) -> the first source's key
     for key in rows_by_source:
         if key not in landed:
             findings.append(Finding("error", "sources", key, "data files belong to no landed source"))
@@ -158,6 +163,7 @@ def _check_sources(
             if (s["rows_written"] or 0) != 0:
                 findings.append(Finding("error", "reconcile", key, f"{status} source claims {s['rows_written']} rows"))
             continue
+        _check_copy(s, copies, findings)
         if rows_by_source.get(key, 0) != (s["rows_written"] or 0):
             findings.append(
                 Finding(
@@ -174,6 +180,22 @@ def _check_sources(
                     f"events_read={s['events_read']} but {kept} records kept in {'+'.join(tables)}",
                 )
             )
+
+
+def _check_copy(source: dict[str, Any], copies: dict[tuple[str, tuple[str, ...]], str],
+                findings: list[Finding]) -> None:  # fmt: skip
+    """The copies check for one landed source (a conf XML named for another job is no copy:
+    its job ids differ)."""
+    if not source["rows_written"]:
+        return
+    content = (source["sha256"], tuple(sorted(source["job_ids"] or ())))
+    first = copies.setdefault(content, source["path"])
+    if first != source["path"]:
+        findings.append(Finding(
+            "error", "copies", source["path"],
+            f"holds the same bytes as {first} (sha256 {content[0][:12]}) for the same jobs: the views count "
+            "each of their rows twice; ingest the files into a new store (a copy is skipped there)",
+        ))  # fmt: skip
 
 
 def _check_data(store: Store, manifest: Manifest, findings: list[Finding]) -> None:
