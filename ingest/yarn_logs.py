@@ -34,12 +34,17 @@ damaged header, or outputs of two applications concatenated) is skipped and
 named (:func:`~ingest.base.skip_record`; the file lands as partial, split the
 output per application to read both); a damaged ``LogContents:`` line (the line
 after ``LogLength:``) is named and read as one, so that its file's lines are
-kept; output that ends before its last file's ``LogLength`` bytes was cut
-(``ctx.cut``: partial).  Task-log lines are checked as :mod:`ingest.tasklog` does.
+kept; a file whose ``LogType:`` line, or whose frame's ``Container:`` line, is
+damaged is named and skipped, not read as the file or container before it
+(:class:`_Frames`); output that ends before its last file's ``LogLength`` bytes
+was cut (``ctx.cut``: partial).  Output written twice into one file is read
+once: a container's file met again is noted, not counted again.  Task-log
+lines are checked as :mod:`ingest.tasklog` does.
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import re
 from collections.abc import Iterator
@@ -62,6 +67,9 @@ _LOGTYPE = re.compile(r"^LogType:\s?(?P<name>.+?)\s*$")
 _LENGTH = re.compile(r"^LogLength:\s?(?P<n>\d+)\s*$")
 _CONTENTS = re.compile(r"^Log ?Contents:\s*$")
 _END = re.compile(r"^End of LogType:\s?(?P<name>.+?)\s*$")
+_RULE = re.compile(r"^={10,}\s*$")  # under a 'Container:' line
+_AGGREGATION = re.compile(r"^LogAggregationType:")
+_ATTRIBUTE = re.compile(r"^(?:LogAggregationType|LogLastModifiedTime|Log Upload Time):")
 _YARN_CHILD = re.compile(r"org\.apache\.hadoop\.mapred\.YarnChild \S+ \d+ (?P<attempt>attempt_[A-Za-z0-9]+_\d+_[mr]_\d+_\d+) \d+")
 _SUBMIT = re.compile(r'^export APP_SUBMIT_TIME_ENV="(?P<ms>\d+)"')
 _USER = re.compile(r'^export USER="(?P<user>[^"]*)"')
@@ -85,6 +93,7 @@ class _Container:
     line_no: int  # of its first 'Container:' header
     logs: dict[str, list[tuple[int, str]]] = field(default_factory=dict)  # syslog* lines, numbered
     other: list[tuple[str, int, list[str]]] = field(default_factory=list)  # (log type, first line, text)
+    repeats: list[tuple[str, int, int]] = field(default_factory=list)  # (log type, contents line, first copy's)
     attempt_hint: str | None = None
     is_am: bool = False
     submit_ms: int | None = None
@@ -109,65 +118,179 @@ def _sections(path: Path, ctx: ReadContext) -> Iterator[_Container]:
 
     A file's contents end at ``End of LogType:<name>``; output without end lines
     (Hadoop 2.x) ends a file at the next ``LogType:``/``Container:`` line once
-    ``LogLength`` bytes were read.
+    ``LogLength`` bytes were read, or at a ``LogLength:`` line or a container's
+    ``=====`` rule, whose frame lines above it are then unreadable (:class:`_Frames`).
     """
-    current: _Container | None = None
-    log_type: str | None = None
-    log_length = 0
-    expect_contents = False  # the line after 'LogLength:' is the contents marker
-    in_body = False
-    consumed = 0
-    body: list[tuple[int, str]] = []
+    frames = _Frames(path, ctx)
     for line_no, text in iter_lines(path, ctx):
-        if in_body:
-            end = _END.match(text)
-            boundary = consumed >= log_length and (_CONTAINER.match(text) or _LOGTYPE.match(text))
-            if end is None and not boundary:
-                body.append((line_no, text))
-                consumed += len(text.encode("utf-8", "replace")) + 1
-                continue
-            assert current is not None
-            assert log_type is not None
-            _store(current, log_type, body)
-            in_body, body = False, []
-            if end is not None:
-                continue
-        expecting, expect_contents = expect_contents, False
-        header = _CONTAINER.match(text)
-        if header is not None:
-            if current is None or current.container_id != header["id"]:
-                if current is not None:
-                    yield current
-                current = _Container(header["id"], split_host(header["host"]), line_no)
-            continue
-        found = _LOGTYPE.match(text)
-        if found is not None:
-            log_type, log_length = found["name"], 0
-            continue
+        yield from frames.line(line_no, text)
+    yield from frames.finish()
+
+
+class _Frames:
+    """The frame (container, then file) each line of the output is in.
+
+    Every frame starts afresh: its file's type is its own ``LogType:`` line, and
+    its container its own ``Container:`` line (the line above the ``=====`` rule
+    that opens a container in both layouts; in 2.9+/3.x, which write
+    ``LogAggregationType:`` under it, each file has its own).  A file whose
+    ``LogType:`` line, or whose frame's ``Container:`` line, is unreadable is
+    skipped and named, and the files around it land: carried over from the
+    frame before, its lines would land as another file, or as another
+    container's (an attempt read as the AM).  Where no file at all is readable,
+    the output is not one this reader knows, and that raises.  A container's
+    file met again (output written twice) is read from its first copy: counted
+    twice, its attempts, counters and lines would double.  Only the same text is a
+    copy: rolling log aggregation uploads one log in parts under one name, each read.
+    """
+
+    def __init__(self, path: Path, ctx: ReadContext) -> None:
+        self.path, self.ctx = path, ctx
+        self.current: _Container | None = None  # the container whose files are being read
+        self.owner: _Container | None = None  # the frame's container: None where its header is unreadable
+        self.headed = False  # a 'Container:' line was read since the last '=====' rule
+        self.per_file = False
+        self.log_type: str | None = None
+        self.log_length: int | None = None
+        self.expect_contents = False  # the line after 'LogLength:' is the contents marker
+        self.body: list[tuple[int, str]] | None = None  # the lines of the file being read
+        self.contents_line = 0
+        self.consumed = 0
+        self.replaced = 0  # U+FFFD in the body: 3 bytes in `consumed`, maybe 1 undecodable byte in the file
+        self.within = 0  # body lines that begin inside its LogLength bytes
+        # (container, log type, its text) -> the contents line it was read from; a file of another
+        # text under the same name (rolling log aggregation uploads a log in parts) is read too
+        self.read: dict[tuple[str, str, bytes], int] = {}
+        self.held: list[tuple[int, str]] | None = []  # unreadable files (line, what) before any file was read
+
+    def line(self, line_no: int, text: str) -> Iterator[_Container]:
+        if self.body is not None:
+            if _END.match(text) is not None:
+                self._end_file(len(self.body))
+                return
+            header = self.consumed >= (self.log_length or 0) and (_CONTAINER.match(text) or _LOGTYPE.match(text))
+            beyond = self.log_length is not None and self.consumed - 2 * self.replaced >= self.log_length
+            damaged_frame = beyond and (_RULE.match(text) or _LENGTH.match(text))
+            if not header and not damaged_frame:
+                if not beyond:
+                    self.within = len(self.body) + 1
+                self.body.append((line_no, text))
+                self.consumed += len(text.encode("utf-8", "replace")) + 1
+                self.replaced += text.count("\ufffd")
+                return
+            if damaged_frame:  # the lines from the frame's top on are read again, as frame lines
+                keep = self._frame_top(_CONTAINER if _RULE.match(text) else _LOGTYPE)
+                again = [*self.body[keep:], (line_no, text)]
+                self._end_file(keep)
+                for again_no, again_text in again:
+                    yield from self.line(again_no, again_text)
+                return
+            self._end_file(len(self.body))
+        expecting, self.expect_contents = self.expect_contents, False
+        if (header_line := _CONTAINER.match(text)) is not None:
+            if self.current is None or self.current.container_id != header_line["id"]:
+                if self.current is not None:
+                    yield self._done(self.current)
+                self.current = _Container(header_line["id"], split_host(header_line["host"]), line_no)
+            self.owner, self.headed, self.log_type = self.current, True, None
+            return
+        if _AGGREGATION.match(text) is not None:
+            self.per_file = True
+            return
+        if _RULE.match(text) is not None:
+            if not self.headed:
+                self.owner = None
+            self.headed, self.log_type = False, None
+            return
+        if (found := _LOGTYPE.match(text)) is not None:
+            self.log_type, self.log_length = found["name"], None
+            return
         if (length := _LENGTH.match(text)) is not None:
-            log_length = parse_int64(length["n"]) or 0  # (None: no 64-bit size)
-            expect_contents = True
-            continue
+            self.log_length = parse_int64(length["n"])  # (None: no 64-bit size, unknown)
+            self.expect_contents = True
+            return
         contents = _CONTENTS.match(text) is not None
-        damaged = expecting and not contents and text.strip() != "" and current is not None and log_type is not None
+        damaged = expecting and not contents and text.strip() != ""
         if damaged:
-            skip_record(ctx, TraceParseError(
-                path, f"a damaged 'LogContents:' line {text[:60]!r} after 'LogLength:': read as one", line=line_no,
+            skip_record(self.ctx, TraceParseError(
+                self.path, f"a damaged 'LogContents:' line {text[:60]!r} after 'LogLength:': read as one",
+                line=line_no,
             ))  # fmt: skip
         if damaged or contents:
-            if current is None or log_type is None:
-                raise TraceParseError(path, "log contents before any 'Container:' and 'LogType:' header",
-                                      line=line_no, hint="is this the complete output of `yarn logs`?")
-            in_body, consumed, body = True, 0, []
-    if in_body and current is not None and log_type is not None:
-        _store(current, log_type, body)
-        if consumed < log_length and ctx.cut is None:
-            ctx.cut = TraceTruncatedError(
-                path, f"the last file ({log_type}) ends after {consumed} of its {log_length} bytes",
-                hint="the output was cut short; every line before the cut landed",
-            )  # fmt: skip
-    if current is not None:
-        yield current
+            self.body, self.contents_line = [], line_no
+            self.consumed = self.replaced = self.within = 0
+
+    def _frame_top(self, header: re.Pattern[str]) -> int:
+        """Where the file being read ends, at a frame line past its ``LogLength`` bytes.
+
+        The frame's header (``header``, then attributes) is above it: read as the
+        file's lines where ``LogLength`` overstated the file; else unreadable, and
+        the lines past ``LogLength`` are the frame's damaged ones.
+        """
+        assert self.body is not None
+        top = len(self.body)
+        while top > self.within and _ATTRIBUTE.match(self.body[top - 1][1]):
+            top -= 1
+        if top > 0 and header.match(self.body[top - 1][1]):
+            return top - 1
+        return self.within
+
+    def finish(self) -> Iterator[_Container]:
+        if self.body is not None:
+            name, consumed, log_length = self.log_type or "of no readable type", self.consumed, self.log_length
+            self._end_file(len(self.body))
+            if log_length is not None and consumed < log_length and self.ctx.cut is None:
+                self.ctx.cut = TraceTruncatedError(
+                    self.path, f"the last file ({name}) ends after {consumed} of its {log_length} bytes",
+                    hint="the output was cut short; every line before the cut landed",
+                )  # fmt: skip
+        if self.held:
+            line, what = self.held[0]
+            raise TraceParseError(self.path, f"{what}; no file of the output is readable", line=line,
+                                  hint="is this the complete output of `yarn logs`?")
+        if self.current is not None:
+            yield self._done(self.current)
+
+    def _end_file(self, keep: int) -> None:
+        """The file being read ends with the first ``keep`` lines of its body (the rest is its next frame's)."""
+        assert self.body is not None
+        body, owner, log_type = self.body[:keep], self.owner, self.log_type
+        self.body, self.log_type, self.log_length = None, None, None
+        if self.per_file:
+            self.owner = None
+        if owner is None or log_type is None:
+            unread = " and ".join(name for name, known in (("'Container:'", owner), ("'LogType:'", log_type))
+                                  if known is None)
+            last = body[-1][0] if body else self.contents_line
+            what = f"log contents (lines {self.contents_line}-{last}) before any readable {unread} line of their frame"
+            if self.held is None:
+                self._skip(self.contents_line, what)
+            else:
+                self.held.append((self.contents_line, what))
+            return
+        digest = hashlib.blake2b("\n".join(t for _, t in body).encode("utf-8", "replace"), digest_size=16).digest()
+        first = self.read.setdefault((owner.container_id, log_type, digest), self.contents_line)
+        if first != self.contents_line:
+            owner.repeats.append((log_type, self.contents_line, first))
+            return
+        for line, what in self.held or ():
+            self._skip(line, what)
+        self.held = None
+        _store(owner, log_type, body)
+
+    def _skip(self, line: int, what: str) -> None:
+        skip_record(self.ctx, TraceParseError(self.path, f"{what}: skipped", line=line,
+                                              hint="a damaged frame header; the files around it are read"))
+
+    def _done(self, container: _Container) -> _Container:
+        if container.repeats:
+            log_type, line, first = container.repeats[0]
+            names = ", ".join(name for name, _, _ in container.repeats)
+            self.ctx.notes.append(
+                f"{container.container_id}'s {names} written again from line {line} ({log_type} was read from "
+                f"line {first}): each read once, from its first copy"
+            )
+        return container
 
 
 def _store(container: _Container, log_type: str, body: list[tuple[int, str]]) -> None:
@@ -233,6 +356,8 @@ def read_yarn_logs(path: Path, ctx: ReadContext) -> Iterator[Row]:
     attempts: list[AttemptLog] = []
     job_ids: set[str] = set()
     for container in _sections(path, ctx):
+        if not container.logs and not container.other:
+            continue  # each of its files was read before (or was unreadable)
         header = _CONTAINER.match(f"Container: {container.container_id} on x")
         assert header is not None
         app_job = f"job_{header['cluster']}_{header['app']}"
