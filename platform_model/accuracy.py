@@ -104,7 +104,7 @@ class AccuracyReport:
 
     def overall_within(self, *, held_out: bool = False) -> tuple[float, float, float]:
         """Shares over all rows of all phases (the paper: ~80 % within 15 %)."""
-        rows = self.held_out if held_out else self.in_sample
+        rows = tuple(r for r in (self.held_out if held_out else self.in_sample) if r.n)  # (n=0: shares NaN)
         total = sum(r.n for r in rows)
         if total == 0:
             return (math.nan, math.nan, math.nan)

@@ -36,6 +36,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+import numpy as np
+
 from phaseline.errors import EngineError, PlatformModelError
 from platform_model.bench_script import engine_sources as engine_sources
 from platform_model.bench_script import write_script as write_script
@@ -341,7 +343,11 @@ def make_plan(
     ``mapreduce.task.io.sort.mb`` (100 MB) and the reduce-side memory (the
     paper's 700 MB reduce JVM) are multiplied by ``scale``, so the ratio of map
     output to sort buffer, and the position of the shuffle break (sort factor x
-    in-memory merge size) inside the shuffle range, stay the paper's.  The grid's
+    in-memory merge size) inside the shuffle range, stay the paper's, up to the
+    rounding of the two settings to whole MiB (Hadoop takes whole MiB; at least
+    1): below a scale of about 0.01 that moves them (a 0.2 MiB sort buffer is 1
+    MiB) and the break with them.  The plan's break is computed from the
+    rounded settings, the ones its runs use (``bench plan`` prints it).  The grid's
     task counts shrink with ``sqrt(scale)`` (at least 2) unless given; the
     shuffle range keeps its ``N_map`` values (they set the data per reduce
     task), optionally thinned to ``shuffle_points`` of them.  ``reduce_memory_mb``
@@ -416,7 +422,13 @@ def make_plan(
 
 
 def _fmt(value: float) -> str:
-    return f"{value:g}".replace(".", "p")
+    """A plan value in a benchmark name: up to 10 decimals, no exponent (``%g`` wrote
+    ``1e+06``, a character names refuse, and cut 0.1234561 and 0.1234562 alike).
+
+    >>> _fmt(1e6), _fmt(0.1234561), _fmt(16 * 0.1), _fmt(0.2)
+    ('1000000', '0p1234561', '1p6', '0p2')
+    """
+    return np.format_float_positional(value, precision=10, trim="-").replace(".", "p")
 
 
 # -- running the plan on the local engine ---------------------------------------------------

@@ -24,8 +24,10 @@ Here:
   the stated criterion prefers them:
 
   - ``bic`` (default): a robust Schwarz criterion,
-    ``RBIC = 2 * sum(rho(r_i / s)) + p * ln(n)``, with Huber's rho, the scale
-    ``s`` of the one-line fit shared by both models, ``p = 2`` for one line and
+    ``RBIC = 2 * sum(rho(r_i / s)) + p * ln(n)``, with Huber's rho, one scale
+    ``s`` shared by both models: the pooled MAD scale of the two-line fit, the
+    larger model's, as in Machado's robust criterion (1993) (the one-line scale
+    is inflated by the very break under test), ``p = 2`` for one line and
     ``p = 5`` for two (two lines and the break);
   - ``f``: the robust F-test ``F = ((D1 - D2) / 3) / (D2 / (n - 5))`` with
     ``D = 2 * sum(rho(r_i / s))``, kept when its p-value is below ``alpha``;
@@ -155,8 +157,10 @@ def reduce_heap_bytes(conf: Mapping[str, str]) -> float | None:
     opts = _first(conf, "mapreduce.reduce.java.opts", "mapred.reduce.child.java.opts", "mapred.child.java.opts")
     if opts is not None:
         found = _MEM_RE.findall(opts)
+        if "," in opts and len({int(num) * _UNITS[unit.lower()] for num, unit in found}) > 1:
+            return None  # runs that differed in it: their options comma separated (config_thresholds)
         if found:
-            num, unit = found[-1]
+            num, unit = found[-1]  # (one option string with several: the JVM takes the last)
             return float(int(num) * _UNITS[unit.lower()])
     return None
 
@@ -324,22 +328,30 @@ def _best_split(xs: FloatArray, ys: FloatArray, scale: float) -> int | None:
     return int(cands[int(np.argmin(obj))])
 
 
-def _break_value(left: LineFit, right: LineFit, xs: FloatArray, split: int) -> float:
-    """Where the two lines cross, when that is near the split; else the middle of the gap.
+def _break_value(left: LineFit, right: LineFit, xs: FloatArray, split: int) -> float | None:
+    """Where the two lines cross, when that is near the split; else the middle of the gap;
+    None where no break keeps the price rising with the data.
 
     "Near" is within the data sizes of the :func:`_min_segment` points on either side of the
     split: the crossing uses every point of both lines, so it locates a slope change more
-    precisely than the split between two neighbouring points does.
+    precisely than the split between two neighbouring points does.  Where the line above
+    the gap starts lower than the one below ends, a break in the gap would make more data
+    take less time (a drop of up to :data:`MAX_JUMP`): the break is then the crossing, which
+    keeps the price continuous, wherever it falls within the data; or there is none.
     """
     gap_lo, gap_hi = float(xs[split - 1]), float(xs[split])
     least = _min_segment(xs.size)
     near_lo, near_hi = float(xs[max(split - least, 0)]), float(xs[min(split + least, xs.size - 1)])
     db = left.slope_ms_per_byte - right.slope_ms_per_byte
-    if db != 0.0:
-        cross = (right.intercept_ms - left.intercept_ms) / db
-        if near_lo <= cross <= near_hi:
-            return float(cross)
-    return 0.5 * (gap_lo + gap_hi)
+    cross = (right.intercept_ms - left.intercept_ms) / db if db != 0.0 else None
+    if cross is not None and near_lo <= cross <= near_hi:
+        return float(cross)
+    middle = 0.5 * (gap_lo + gap_hi)
+    if float(right.predict(middle)) >= float(left.predict(middle)):
+        return middle
+    if cross is not None and float(xs[0]) <= cross <= float(xs[-1]):
+        return float(cross)
+    return None
 
 
 def _slopes_differ(left: LineFit, right: LineFit) -> bool:
@@ -424,7 +436,8 @@ def fit_phase(
     effect = _effect(xs, split, one, left, right)
     brk = _break_value(left, right, xs, split)
     material = (
-        effect >= MIN_EFFECT
+        brk is not None
+        and effect >= MIN_EFFECT
         and _jump(left, right, 0.5 * float(xs[split - 1] + xs[split])) <= MAX_JUMP
         and _slopes_differ(left, right)
     )

@@ -169,6 +169,13 @@ def test_bench_plan_rejects_a_bad_scale(tmp_path: Path) -> None:
     res = CliRunner().invoke(main, ["bench", "plan", "--selectivities=0,1", "--scale", "0.01", "--out",
                                     str(tmp_path / "p.json")])  # fmt: skip
     assert res.exit_code == 0, res.output
+    # values within bounds name their benchmarks: %g had written 'grid-inp1e+06mb' (a '+' names refuse)
+    # and one name for 0.1234561 and 0.1234562
+    for option, value in (("--inputs-mb", "1000000"), ("--selectivities", "0.1234561,0.1234562")):
+        res = CliRunner().invoke(main, ["bench", "plan", option, value, "--out", str(tmp_path / "n.json")])
+        assert res.exit_code == 0, res.output
+    names = [b["name"] for b in json.loads((tmp_path / "n.json").read_text())["benchmarks"]]
+    assert {"grid-inp16mb-sel0p1234561", "grid-inp16mb-sel0p1234562"} <= set(names)
 
 
 def test_a_break_on_the_edge_of_the_shuffle_range_is_named_so(tmp_path: Path) -> None:

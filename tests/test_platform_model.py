@@ -419,3 +419,15 @@ def test_model_json_round_trip_property(a: float, b: float, a2: float, b2: float
     assert back.phases["spill"].predict(x) == model.phases["spill"].predict(x)
     assert float(back.phases["spill"].predict(x)) >= 0.0
     assert back.unfitted == model.unfitted
+
+
+def test_a_phase_with_no_measurable_row_leaves_the_overall_shares_alone() -> None:
+    # a phase whose rows all measured 0 ms has n = 0 and NaN shares; NaN x 0 had made every
+    # overall share NaN (the report's 'all' row blank)
+    from platform_model.accuracy import AccuracyReport, AccuracyRow
+
+    nan = float("nan")
+    rows = (AccuracyRow("read", 20, (0.9, 1.0, 1.0), 0.05, 0), AccuracyRow("write", 0, (nan, nan, nan), nan, 10))
+    report = AccuracyReport(in_sample=rows, held_out=rows, folds=2)
+    assert report.overall_within() == pytest.approx((0.9, 1.0, 1.0))
+    assert report.overall_within(held_out=True) == pytest.approx((0.9, 1.0, 1.0))

@@ -75,6 +75,42 @@ def test_break_on_grid_data_like_the_benchmarks() -> None:
     assert 3 * GIB <= fit.break_bytes <= 3.75 * GIB  # between the 3 GiB and 3.75 GiB benchmarks
 
 
+def _rising_hinge(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Continuous rising data, a steeper second slope, few sizes, heavy noise (a helper's audit's generator)."""
+    rng = np.random.default_rng(seed)
+    sizes = np.sort(rng.uniform(1, 100, rng.integers(6, 14)))
+    xm = np.repeat(sizes, rng.integers(3, 8))
+    brk = rng.uniform(20, 80)
+    s1 = rng.uniform(1, 10)
+    s2 = s1 * rng.uniform(1.5, 4)
+    y = np.where(xm <= brk, 50 + s1 * xm, 50 + s1 * brk + s2 * (xm - brk))
+    y = np.maximum(y * (1 + 0.15 * rng.standard_normal(xm.size)) + rng.standard_t(2, xm.size) * 5, 0.5)
+    return xm * MIB, y
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_two_lines_never_price_more_data_lower(seed: int) -> None:
+    # Where the lines did not cross near the split, the break went to the middle of the gap, and
+    # a line above it that started lower was kept (a jump of up to MAX_JUMP): seed 21 priced
+    # 54.47 MB at 209 ms and 54.48 MB at 141 ms.  The break is now the crossing, or there is none.
+    x, y = _rising_hinge(seed)
+    fit = fit_phase(x, y, phase="shuffle")
+    grid = np.linspace(0.0, 1.2 * float(x.max()), 4001)
+    if fit.break_bytes is not None:
+        grid = np.sort(np.concatenate([grid, fit.break_bytes * (1 + np.array([-1e-9, 0.0, 1e-9]))]))
+    prices = np.asarray(fit.predict(grid), dtype=float)
+    assert np.all(np.diff(prices) >= -1e-6 * np.abs(prices[1:]))
+
+
+def test_runs_that_differed_in_the_reduce_heap_give_no_break() -> None:
+    # a platform profile's runs with different -Xmx: comma-joined options, one break per heap;
+    # the last -Xmx had been taken (the heap of the fewest jobs)
+    assert config_thresholds({"mapreduce.reduce.java.opts": "-Xmx700m,-Xmx1400m"}) is None
+    one = config_thresholds({"mapreduce.reduce.java.opts": "-Xmx200m -Xmx700m"})  # one JVM: the last counts
+    assert one is not None
+    assert one.break_bytes / GIB == pytest.approx(3.16, abs=0.01)
+
+
 def test_paper_break_from_its_configuration() -> None:
     """Section 2: a 700 MB reduce JVM, ~46 % (0.70 x 0.66) per in-memory merge, 10 files per pass -> ~3.2 GB."""
     t = config_thresholds({"mapred.child.java.opts": "-Xmx700m", "io.sort.factor": "10"})
