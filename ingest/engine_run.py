@@ -186,7 +186,9 @@ def attribute_threads(
          running map attempt whose spill N started and is not known finished: not
          finished by the task thread itself, and not acknowledged by the task
          thread's ``(RESET)`` line, which ``MapOutputBuffer`` logs only once the
-         spill thread is done.  When maps run in parallel that leaves, in the runs
+         spill thread is done.  Every ``Finished spill`` line of the thread must fit
+         so (judged by its first alone, two parallel maps' spill threads could
+         swap).  When maps run in parallel that leaves, in the runs
          seen here, one candidate; if several remain, thread ids decide (they grow
          in creation order and each attempt creates its spill thread when its
          sort buffer is set up), which ``ctx.notes`` counts as a heuristic;
@@ -273,15 +275,18 @@ def _bind_helpers(
         named = attempt_named((events[i] for i in idxs), HELPER_NAMING_KINDS)
         if named is not None and named in attempts:
             bound[key] = named
-    # 2. spill threads, by the spill they finish; singletons first, then ties in thread-id order
+    # 2. spill threads, by the spills they finish (every one pending in the attempt when the thread
+    #    finishes it; if none fits all, by the first); singletons first, then ties in thread-id order
     options: dict[str, set[str]] = {}
     for key, idxs in helper_lines.items():
         first = events[idxs[0]]
         if key in bound or records[idxs[0]].thread != "SpillThread" or first.kind is not EventKind.SPILL_FINISH:
             continue
-        index = int(first.field("index") or 0)
-        options[key] = {a for a, log in attempts.items() if task_type_of(a) == "MAP"
-                        and spans[a][0] <= first.ts_ms <= spans[a][1] and _pending_spill(log, index, first.ts_ms)}
+        finishes = [events[i] for i in idxs if events[i].kind is EventKind.SPILL_FINISH]
+        maps = [a for a in attempts if task_type_of(a) == "MAP"]
+        fits = [{a for a in maps if spans[a][0] <= f.ts_ms <= spans[a][1]
+                 and _pending_spill(attempts[a], int(f.field("index") or 0), f.ts_ms)} for f in finishes]
+        options[key] = set.intersection(*fits) or fits[0]
     while options:
         taken = set(bound.values())
         for cands in options.values():

@@ -362,8 +362,9 @@ def _map_phases(
         if len(spills) == 1 and not last_pass:
             data[Phase.MERGE.value] = (0, 0)  # one spill file is renamed, not merged
         else:
-            data[Phase.MERGE.value] = (
-                last_pass[-1].bytes if last_pass else counters.get((TASK, "MAP_OUTPUT_MATERIALIZED_BYTES")),
+            data[Phase.MERGE.value] = (  # (mergeParts merges each reduce's partition: one last pass each)
+                _sum([e.bytes for e in last_pass]) if last_pass
+                else counters.get((TASK, "MAP_OUTPUT_MATERIALIZED_BYTES")),
                 _sum([s.records for s in spills]),
             )
     else:

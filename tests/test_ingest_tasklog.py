@@ -625,3 +625,25 @@ def test_numbers_no_column_holds_in_a_shuffle_log_cost_only_their_line(fixtures_
     assert result.status == "partial"
     assert f"1 unreadable record skipped (line {at + 1})" in (result.error or "")
     assert "a number in the line cannot be read: Exceeds the limit (4300 digits)" in (result.error or "")
+
+
+@pytest.mark.parametrize("run", ["bench-8mb-sel1.8-merges", "bench-8mb-sel1.0", "bench-8mb-sel0.6-jfr"])
+def test_every_spill_a_spill_thread_finishes_is_one_its_map_had_pending(run: str) -> None:
+    # Two maps run at once in the bundled samples.  Their spill threads had been bound by their
+    # first 'Finished spill' line alone: in bench-8mb-sel1.8-merges the two swapped, and one map's
+    # spill 1 finished 80 ms after that map had logged its (RESET) for it (MapOutputBuffer logs
+    # it only once the spill thread is done).
+    path = Path(__file__).parents[1] / "sample_traces" / run / "logs" / "job.log"
+    rows = list(read_task_log(path, ReadContext(path)))
+    events = table(rows, "attempt_events")
+    checked = 0
+    for attempt in {e["attempt_id"] for e in events if "_m_" in (e["attempt_id"] or "")}:
+        own = sorted((e for e in events if e["attempt_id"] == attempt), key=lambda e: e["line_no"])
+        starts = [e for e in own if e["kind"] == "spill_start"]
+        for fin in (e for e in own if e["kind"] == "spill_finish" and e["thread_name"] == "SpillThread"):
+            k = int(fin["detail"].removeprefix("index="))
+            reset = next((e for e in own if e["kind"] == "spill_reset" and e["line_no"] > starts[k]["line_no"]), None)
+            assert starts[k]["ts_ms"] <= fin["ts_ms"], (attempt, k)
+            assert reset is None or fin["ts_ms"] <= reset["ts_ms"], (attempt, k, fin, reset)
+            checked += 1
+    assert checked

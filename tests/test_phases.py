@@ -76,6 +76,24 @@ def test_map_with_a_background_spill_a_final_spill_and_a_merge() -> None:
     assert by[("merge", Lane.MAIN)].data_records == 10
 
 
+def test_the_map_merge_holds_every_reduce_partition() -> None:
+    """MapTask.mergeParts merges each reduce's partition of the spills, one last pass each: the merge's
+    data is their sum (it had been the last partition's alone, a 1/R of the records' bytes)."""
+    events = [
+        ev(0, EventKind.TASK_START), ev(10, EventKind.SPLIT, nbytes=1000), ev(11, EventKind.SORT_BUFFER),
+        ev(30, EventKind.SPILL_START), ev(30, EventKind.SPILL_BYTES, nbytes=600),
+        ev(30, EventKind.SPILL_RECORDS, records=6), ev(50, EventKind.SPILL_FINISH, "SpillThread", index="0"),
+        ev(60, EventKind.FLUSH), ev(60, EventKind.SPILL_START), ev(60, EventKind.SPILL_BYTES, nbytes=400),
+        ev(60, EventKind.SPILL_RECORDS, records=4), ev(70, EventKind.SPILL_FINISH, index="1"),
+        ev(72, EventKind.MERGE_PASS), ev(73, EventKind.MERGE_LAST_PASS, nbytes=560),
+        ev(74, EventKind.MERGE_PASS), ev(75, EventKind.MERGE_LAST_PASS, nbytes=450),
+        ev(80, EventKind.COMMIT_PENDING), ev(95, EventKind.DONE), ev(100, EventKind.TASK_FINISH),
+    ]
+    spans = derive_phases("attempt_1_0001_m_000000_0", "MAP", events, {}, start_ms=0, finish_ms=100)
+    merge = next(p for p in spans if (p.phase, p.lane) == ("merge", Lane.MAIN))
+    assert (merge.data_bytes, merge.data_records) == (1010, 10)
+
+
 def test_a_single_spill_is_renamed_so_the_merge_processes_no_data() -> None:
     """One spill: MapTask.mergeParts renames the spill file (numSpills == 1); the merge span has no data."""
     events = [

@@ -267,6 +267,17 @@ def test_waves_overlap(con: duckdb.DuckDBPyConnection) -> None:
     ]
 
 
+def test_attempts_of_0_ms_are_one_wave() -> None:
+    # A task type whose attempts all took 0 ms has no change point in slot_occupancy (a start and a
+    # finish at one ms cancel), so no peak: its attempts had fallen out of the waves (and of the
+    # profile's reduce stages), leaving a one-map job with no wave at all
+    attempt = {"job_id": JOB, "task_type": "MAP", "status": "SUCCEEDED", "start_ms": 1000, "finish_ms": 1000}
+    con = make_con({"attempts": [{**attempt, "task_id": _t("m_000000"), "attempt_id": _a("m_000000", 0)},
+                                 {**attempt, "task_id": _t("m_000001"), "attempt_id": _a("m_000001", 0)}]})
+    assert rows(q.waves(con, JOB), "task_type", "wave", "slots", "attempts", "span_ms") == [("MAP", 1, 1, 1, 0),
+                                                                                          ("MAP", 2, 1, 1, 0)]
+
+
 def test_slowstart(con: duckdb.DuckDBPyConnection) -> None:
     got = q.slowstart(con, JOB).iloc[0]
     assert got["maps"] == 3

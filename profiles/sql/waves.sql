@@ -34,11 +34,12 @@ SELECT
     a.start_ms,
     a.finish_ms,
     a.status,
-    p.peak AS slots,
+    coalesce(p.peak, 1) AS slots,
     ((row_number() OVER (PARTITION BY a.job_id, a.task_type ORDER BY a.start_ms, a.attempt_id) - 1)
-        // p.peak + 1)::BIGINT AS wave
+        // coalesce(p.peak, 1) + 1)::BIGINT AS wave
 FROM attempts AS a
-JOIN _peaks AS p ON p.job_id = a.job_id AND p.task_type = a.task_type
+-- (no peak: every attempt of the type took 0 ms, held [start, start), and counts as one slot)
+LEFT JOIN _peaks AS p ON p.job_id = a.job_id AND p.task_type = a.task_type
 WHERE a.task_type IN ('MAP', 'REDUCE')
   AND a.start_ms IS NOT NULL AND a.finish_ms IS NOT NULL AND a.finish_ms >= a.start_ms;
 
