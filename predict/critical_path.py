@@ -247,21 +247,23 @@ def spread_durations(n: int, avg: float, biggest: float) -> tuple[float, ...]:
 def slot_predecessors(durations: Sequence[float], slots: int, first: float = 0.0, later: float = 0.0) -> list[int | None]:
     """For each task, the task before it on its slot (``None`` in the first wave), by greedy assignment.
 
-    Tasks start in order, each on the slot that frees first (ties: the lowest
-    slot), as Hadoop's schedulers hand a freed slot the next pending task and
-    as ARIA's makespan bounds assume.  A first-wave task occupies its slot for
+    Tasks start in order, each on the slot that frees first (ties: a slot no
+    task used yet, then the lowest slot), as Hadoop's schedulers hand a freed
+    slot the next pending task and as ARIA's makespan bounds assume.  (A slot
+    a task of 0 ms freed at 0 had been taken before the unused ones: the next
+    task queued behind it, paying a later wave's whole shuffle.)  A first-wave task occupies its slot for
     ``first + duration``, a later one ``later + duration`` (a reduce's
     shuffle before it).  Equal durations give round robin: task ``i`` follows
     task ``i - slots``.
     """
-    # (time the slot frees, slot, its last task; -1 before its first); no more slots than tasks
-    # ever take one (the lowest-numbered ones), however large the cluster
-    free: list[tuple[float, int, int]] = [(0.0, slot, -1) for slot in range(min(slots, len(durations)))]
+    # (time the slot frees, whether a task used it, slot, its last task; -1 before its first); no
+    # more slots than tasks ever take one (the lowest-numbered ones), however large the cluster
+    free: list[tuple[float, bool, int, int]] = [(0.0, False, slot, -1) for slot in range(min(slots, len(durations)))]
     before: list[int | None] = []
     for i, dur in enumerate(durations):
-        t, slot, last = heapq.heappop(free)
+        t, _, slot, last = heapq.heappop(free)
         before.append(None if last < 0 else last)
-        heapq.heappush(free, (t + (first if last < 0 else later) + dur, slot, i))
+        heapq.heappush(free, (t + (first if last < 0 else later) + dur, True, slot, i))
     return before
 
 

@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote_plus
 
 import orjson
 
@@ -82,14 +83,29 @@ class SimTrace:
         return f"task_{self.cluster_ts}_{self.sequence:04d}_{kind}_{index:06d}"
 
 
+def _name_field(text: str) -> str:
+    """One field of a done-file name as Hadoop's ``FileNameIndexUtils`` writes it: ``-`` (the
+    delimiter) as ``%2D``, the rest as ``URLEncoder`` encodes it (a blank ``+``; ``/``, ``+``, ``%``
+    and every other character but letters, digits and ``.*_`` as ``%XX`` of its UTF-8 bytes).
+
+    >>> _name_field("grep a/b-c+d")
+    'grep+a%2Fb%2Dc%2Bd'
+    """
+    return "%2D".join(quote_plus(part, safe="*").replace("~", "%7E") for part in text.split("-"))
+
+
 def jhist_filename(trace: SimTrace, run: SimRun, n_maps: int, n_reduces: int) -> str:
-    """Hadoop's done-file name: ``job_..-submit-user-name-finish-maps-reduces-SUCCEEDED-queue-launch.jhist``."""
+    """Hadoop's done-file name: ``job_..-submit-user-name-finish-maps-reduces-SUCCEEDED-queue-launch.jhist``.
+
+    The user, job and queue names are encoded as Hadoop encodes them (:func:`_name_field`): written
+    raw, a ``/`` in a job name made a path, a ``-`` in a user or queue name split the fields.
+    """
     launch = trace.submit_ms + trace.setup_ms
     finish = launch + round(run.makespan_ms)
-    name = trace.job_name.replace("-", "%2D").replace(" ", "+")
+    user, name, queue = (_name_field(v) for v in (trace.user, trace.job_name, trace.queue))
     return (
-        f"{trace.job_id}-{trace.submit_ms}-{trace.user}-{name}-{finish}-{n_maps}-{n_reduces}"
-        f"-SUCCEEDED-{trace.queue}-{launch}.jhist"
+        f"{trace.job_id}-{trace.submit_ms}-{user}-{name}-{finish}-{n_maps}-{n_reduces}"
+        f"-SUCCEEDED-{queue}-{launch}.jhist"
     )
 
 
@@ -281,8 +297,11 @@ def write_jhist(
             {"jobid": jid, "submitTime": trace.submit_ms, "launchTime": t0},
         ),
     ]
-    total = {k: v * maps_ok for k, v in trace.map_counters.items()}
-    total |= {k: v * (len(done) - maps_ok) for k, v in trace.reduce_counters.items()}
+    total = {k: v * maps_ok for k, v in trace.map_counters.items()}  # the job's: its maps' plus its reduces'
+    for k, v in trace.reduce_counters.items():
+        total[k] = total.get(k, 0) + v * (len(done) - maps_ok)
+    # Hadoop's JobFinished counts failed tasks (JobImpl.taskFailed), not failed attempts
+    failed_tasks = {(a.task_type, a.task) for a in failed} - done
     job_in = trace.map_input_bytes * maps_ok if trace.map_input_bytes is not None else None
     tail = _event(
         "JOB_FINISHED",
@@ -292,8 +311,8 @@ def write_jhist(
             "finishTime": finish,
             "finishedMaps": maps_ok,
             "finishedReduces": len(done) - maps_ok,
-            "failedMaps": sum(1 for a in failed if a.task_type == "MAP"),
-            "failedReduces": sum(1 for a in failed if a.task_type == "REDUCE"),
+            "failedMaps": sum(1 for kind, _ in failed_tasks if kind == "MAP"),
+            "failedReduces": sum(1 for kind, _ in failed_tasks if kind == "REDUCE"),
             "totalCounters": _counters("TOTAL_COUNTERS", total, job_in),
             "mapCounters": _counters(
                 "MAP_COUNTERS", {k: v * maps_ok for k, v in trace.map_counters.items()}, job_in

@@ -189,8 +189,13 @@ class SimResult:
         return float(lo), float(hi)
 
 
-def _dur(mean: float, cv: float, py: random.Random, job: SimJob) -> tuple[float, bool]:
+def _dur(mean: float, cv: float, py: random.Random, job: SimJob, *, may_fail: bool = False) -> tuple[float, bool]:
     """One attempt's (duration, failed); a failed attempt runs a uniform fraction of its duration.
+
+    Only an attempt that ``may_fail`` (a task attempt with another attempt left) fails: a task's
+    last attempt that failed would fail the job, which a completion-time prediction does not
+    model, and a shuffle is not an attempt (both had been cut short by the failure draw, so a
+    higher failure rate made jobs faster).
 
     Scalar draws come from Python's ``random`` (seeded from the replication's
     numpy generator): numpy's per-call overhead would dominate the event loop.
@@ -201,7 +206,7 @@ def _dur(mean: float, cv: float, py: random.Random, job: SimJob) -> tuple[float,
         d = mean * py.lognormvariate(-s2 / 2, math.sqrt(s2))
     if job.straggler_rate > 0 and py.random() < job.straggler_rate:
         d *= job.straggler_factor
-    if job.failure_rate > 0 and py.random() < job.failure_rate:
+    if may_fail and job.failure_rate > 0 and py.random() < job.failure_rate:
         return d * py.random(), True
     return d, False
 
@@ -216,7 +221,7 @@ def _first_attempts(job: SimJob, rng: np.random.Generator) -> tuple[list[float],
     if job.straggler_rate > 0:
         d = np.where(rng.random(means.size) < job.straggler_rate, d * job.straggler_factor, d)
     failed = np.zeros(means.size, dtype=bool)
-    if job.failure_rate > 0:
+    if job.failure_rate > 0 and job.max_attempts > 1:  # (a first attempt that is also the last never fails)
         failed = rng.random(means.size) < job.failure_rate
         d = np.where(failed, d * rng.random(means.size), d)
     return d.tolist(), failed.tolist()
@@ -267,12 +272,12 @@ def simulate_once(job: SimJob, rng: np.random.Generator, *, record: bool = False
         if tries == 0:
             d, failed = first_map[task], first_fail[task]
         else:
-            d, failed = _dur(means[task], map_cv, py, job)
+            d, failed = _dur(means[task], map_cv, py, job, may_fail=tries + 1 < max_tries)
         map_tries[task] = tries + 1
         if record:
             started[task] = (now, slot // rs_map)
         seq += 1
-        return (now + d, seq - 1, _MAP_FAIL if failed and tries + 1 < max_tries else _MAP_DONE, task, slot)
+        return (now + d, seq - 1, _MAP_FAIL if failed else _MAP_DONE, task, slot)
 
     def start_reduces() -> None:
         while red_slots and red_queue:
@@ -317,12 +322,9 @@ def simulate_once(job: SimJob, rng: np.random.Generator, *, record: bool = False
             if red_queue and red_slots:
                 start_reduces()
         elif kind == _SHUFFLE_DONE:
-            d, failed = _dur(job.reduce.mean_ms, job.reduce.cv, py, job)
+            d, failed = _dur(job.reduce.mean_ms, job.reduce.cv, py, job, may_fail=red_tries[task] < max_tries)
             red_phase[task] = now
-            heapreplace(
-                heap,
-                (now + d, seq, _REDUCE_FAIL if failed and red_tries[task] < max_tries else _REDUCE_DONE, task, slot),
-            )
+            heapreplace(heap, (now + d, seq, _REDUCE_FAIL if failed else _REDUCE_DONE, task, slot))
             seq += 1
         else:
             heappop(heap)

@@ -112,6 +112,12 @@ def test_slots_are_taken_greedily_not_round_robin() -> None:
     # equal durations: round robin, task i after task i - k; a reduce's slot also holds its shuffle
     assert slot_predecessors([3.0] * 5, 2) == [None, None, 0, 1, 2]
     assert slot_predecessors([5.0, 1.0, 1.0], 2, first=1.0, later=4.0) == [None, None, 1]
+    # a task of 0 ms frees its slot at 0 while others were never used: the next task takes an
+    # unused one (it had queued behind the first, paying a later wave's whole shuffle: 25 ms, not 5)
+    assert slot_predecessors([0.0, 0.0, 0.0, 0.0], 4) == [None, None, None, None]
+    shape = JobShape(map_ms=(5.0,), first_shuffle_ms=0.0, shuffle_ms=20.0, reduce_ms=(0.0,) * 4,
+                     map_slots=1, reduce_slots=4)  # fmt: skip
+    assert critical_path(job_graph(shape)).length_ms == 5
 
 def _shape() -> JobShape:
     return JobShape(
