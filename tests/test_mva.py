@@ -7,10 +7,11 @@ import json
 import warnings
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -21,7 +22,7 @@ from predict.vianna.layout import Formulation, Workload
 from predict.vianna.model import Demands, Estimate, Overlap, evaluate_tree, solve
 from predict.vianna.mva import eq5_mva, exact_mva, exact_mva_multiclass, overlap_amva, schweitzer_mva
 from predict.vianna.qnsim import simulate_network
-from predict.vianna.tree import Leaf, Node, Serial
+from predict.vianna.tree import Leaf, Node, ParallelAnd, Serial, serial_parts
 
 #: Bard-Schweitzer and eq. 5 aMVA: throughput error against exact MVA on small networks
 #: (the known error is a few percent; Lazowska et al. 1984, section 7.4.2, quote < 5-10 %).
@@ -388,3 +389,86 @@ def test_cli_mva_warns_like_every_command(tmp_path: Path, monkeypatch: pytest.Mo
     assert result.exit_code == 0, result.output
     assert result.stderr.startswith("warning: Vianna model: task response times still moved by")
     assert "response_time_s" in result.stdout
+
+
+def test_a_phase_of_one_branch_keeps_its_phase_mark() -> None:
+    """A parallel phase whose tree is a Serial (the map threads' common maps, then the rest) came out of
+    build_tree without its P_A phase mark; evaluate_tree then took every P_A inside it for a phase root
+    and applied H_k to each: 5 maps and 4 reduces took 27.9 s on 2 nodes, 40.0 s on 3, 14.8 s on 4
+    (found by an audit).  Every phase is a P_A marked as one, and a node more is never slower here."""
+    demands = Demands({"fiber": 0.1}, {"cpu": 3.0, "disk": 3.0}, {"cpu": 1.0, "disk": 0.1})
+    sols = [solve(demands, Workload(n, 4, 2, 5, 4, 3, 1, 3)) for n in (2, 3, 4)]
+    for sol in sols:
+        phases = serial_parts(sol.tree) if isinstance(sol.tree, Serial) else [sol.tree]
+        assert len(phases) == sol.phases
+        assert all(isinstance(p, ParallelAnd) and p.phase for p in phases), phases
+    times = [s.response_time_s for s in sols]
+    assert all(b <= a * (1 + 1e-9) for a, b in itertools.pairwise(times)), times
+    assert times[1] == pytest.approx(times[0], rel=1e-3)  # the third node holds no more than the second's share
+
+
+def test_cli_mva_refuses_a_network_demand_on_maps_and_merges(tmp_path: Path) -> None:
+    """Only shuffle-sorts use the network (Vianna et al. 2013, section 4.1; Table 2's map and merge rows are
+    0): a network demand on the map or merge row was read and priced nowhere, the answer the same with
+    100,000 s as with 0 (found by an audit).  It is refused, naming the file, the line and the row."""
+    path = tmp_path / "demands.csv"
+    args = ["mva", "--demands", str(path), "--nodes", "2", "--cpus", "1", "--disks", "1", "--maps", "4"]
+    args += ["--reduces", "2", "--pm", "1", "--pr", "1", "--ps", "1"]
+    path.write_text("task,cpu,disk,network\nmap,1,1,0\nshuffle_sort,1,1,1\nmerge,1,1,0\n")
+    assert CliRunner().invoke(main, args).exit_code == 0
+    for text, line, row in [
+        ("task,cpu,disk,network\nmap,1,1,100000\nshuffle_sort,1,1,1\nmerge,1,1,0\n", 2, "map"),
+        ("task,cpu,disk,network\nmap,1,1,0\nshuffle_sort,1,1,1\nmerge,1,1,0.5\n", 4, "merge"),
+    ]:
+        path.write_text(text)
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 1, result.output
+        assert result.stderr.startswith(f"Error: {path}:{line}: {row} has a network demand"), result.stderr
+        assert "only shuffle-sorts use the network" in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_cli_mva_answers_or_refuses_huge_values(tmp_path: Path) -> None:
+    """--nodes 10^11 built per-node arrays of that length (numpy's MemoryError), --ps 10^20 a lane list
+    (OverflowError), --pm 10^400 found 0.0 map waves (KeyError), --pr 10^400 dropped the reduces (4.0 s,
+    exit 0), --cpus/--disks/--jobs 10^400 overflowed a float, --seed -1 was numpy's ValueError (found by an
+    audit).  Nodes, threads and shuffle lanes past one per task are idle: the answer is that of as many as
+    hold a task; the other options are usage errors naming themselves."""
+    path = tmp_path / "demands.csv"
+    path.write_text("task,cpu,disk,network\nmap,1,1,0\nshuffle_sort,1,1,1\nmerge,1,1,0\n")
+
+    def run(**opts: int) -> Result:
+        given = {"nodes": 2, "cpus": 1, "disks": 1, "maps": 4, "reduces": 2, "pm": 1, "pr": 1, "ps": 1, **opts}
+        args = [x for k, v in given.items() for x in (f"--{k}", str(v))]
+        return CliRunner().invoke(main, ["mva", "--demands", str(path), *args, "--format", "json"])
+
+    def answer(**opts: int) -> dict[str, Any]:
+        result = run(**opts)
+        assert result.exit_code == 0, result.output
+        (out,) = json.loads(result.stdout)
+        return out
+
+    huge = 10**400
+    for idle, busy in [
+        ({"nodes": 10**11}, {"nodes": 4}),
+        ({"nodes": huge}, {"nodes": 4}),
+        ({"ps": 10**20}, {"ps": 4}),
+        ({"ps": huge}, {"ps": 4}),
+        ({"pm": huge}, {"pm": 2}),  # 2 nodes x 2 threads run the 4 maps at once
+        ({"pr": huge}, {"pr": 1}),  # 2 reduces on 2 nodes
+    ]:
+        got, want = answer(**idle), answer(**busy)
+        assert got["response_time_s"] == pytest.approx(want["response_time_s"], rel=1e-12), idle
+        assert got["utilization"] == pytest.approx(want["utilization"], rel=1e-12), idle
+    assert answer(nodes=10**11)["busy_nodes"] == 4
+    assert answer(pr=huge)["task_response_s"]["merge"] > 0  # the reduces are still there
+    for option, value in [("cpus", huge), ("disks", huge), ("jobs", huge), ("maps", 10**11), ("reduces", 10**11)]:
+        result = run(**{option: value})
+        assert result.exit_code == 2, (option, result.output)
+        assert f"Invalid value for '--{option}'" in result.stderr
+        assert "Traceback" not in result.output
+    args = ["--nodes", "2", "--cpus", "1", "--disks", "1", "--maps", "4", "--reduces", "2", "--pm", "1", "--pr", "1"]
+    for extra, option in [(["--simulate", "10", "--seed", "-1"], "--seed"), (["--simulate", str(huge)], "--simulate")]:
+        result = CliRunner().invoke(main, ["mva", "--demands", str(path), *args, "--ps", "1", *extra])
+        assert result.exit_code == 2, result.output
+        assert f"Invalid value for '{option}'" in result.stderr

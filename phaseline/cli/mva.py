@@ -10,7 +10,19 @@ import click
 from phaseline.cli.output import handle_errors
 from predict.vianna.layout import Formulation, Workload
 from predict.vianna.model import Estimate, Overlap, read_demands, solve
-from predict.vianna.qnsim import simulate_network
+from predict.vianna.qnsim import MAX_VISITS, simulate_network
+
+# Bounds past which an option is a usage error.  --nodes, --pm, --pr and --ps have none: nodes, threads
+# and shuffle lanes past one per task hold no task and are left idle (10^11 nodes had asked for arrays
+# that long).  The timeline walks the shuffle-sorts of every map (300,000 maps on as many nodes: 49 s),
+# so --maps and --reduces stop at a million; --cpus, --disks and --jobs multiply the servers and the
+# load as floats (10^400 of them was an OverflowError), and stop at a million too.  --simulate past
+# the simulator's visit budget could never run (10^400 replications overflowed its refusal), and numpy's
+# seeds are >= 0 (-1 was a ValueError).
+#: Most map (reduce) tasks of one job.
+MAX_TASKS = 1_000_000
+#: Most CPUs (disks) per node, and concurrent jobs.
+MAX_SERVERS = 1_000_000
 
 
 @click.command("mva")
@@ -21,16 +33,16 @@ from predict.vianna.qnsim import simulate_network
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="CSV 'task,<device>,...' with rows map, shuffle_sort, merge (seconds), like Table 2.",
 )
-@click.option("--nodes", type=click.IntRange(min=1), required=True, help="Nodes n.")
-@click.option("--cpus", type=click.IntRange(min=1), required=True, help="CPUs per node c.")
-@click.option("--disks", type=click.IntRange(min=1), required=True, help="Disks per node d.")
-@click.option("--maps", type=click.IntRange(min=1), required=True, help="Map tasks m.")
-@click.option("--reduces", type=click.IntRange(min=0), required=True, help="Reduce tasks r (0: map-only).")
+@click.option("--nodes", type=click.IntRange(min=1), required=True, help="Nodes n (past one per task, idle).")
+@click.option("--cpus", type=click.IntRange(min=1, max=MAX_SERVERS), required=True, help="CPUs per node c.")
+@click.option("--disks", type=click.IntRange(min=1, max=MAX_SERVERS), required=True, help="Disks per node d.")
+@click.option("--maps", type=click.IntRange(min=1, max=MAX_TASKS), required=True, help="Map tasks m.")
+@click.option("--reduces", type=click.IntRange(min=0, max=MAX_TASKS), required=True, help="Reduce tasks r (0: map-only).")
 @click.option("--pm", type=click.IntRange(min=1), required=True, help="Map threads per node.")
 @click.option("--pr", type=click.IntRange(min=1), required=True, help="Reduce threads per node.")
-@click.option("--ps", type=click.IntRange(min=1), required=True, help="Parallel shuffle-sorts per reduce.")
+@click.option("--ps", type=click.IntRange(min=1), required=True, help="Parallel shuffle-sorts per reduce (past --maps, idle).")
 @click.option(
-    "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Concurrent jobs (MPL N)."
+    "--jobs", type=click.IntRange(min=1, max=MAX_SERVERS), default=1, show_default=True, help="Concurrent jobs (MPL N)."
 )
 @click.option(
     "--estimate",
@@ -58,11 +70,11 @@ from predict.vianna.qnsim import simulate_network
 @click.option(
     "--simulate",
     "replications",
-    type=click.IntRange(min=2),
+    type=click.IntRange(min=2, max=int(MAX_VISITS)),
     help="Also simulate the same queuing network task by task, this many replications "
     "(the paper's section 5.1 reference; one job).",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --simulate.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of --simulate.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @handle_errors
 def mva(
@@ -87,13 +99,20 @@ def mva(
 
     JSON output is one array holding one object (as every --format json does):
     response_time_s, throughput_per_s, utilization (an object: per device
-    type), queue_length, task_response_s, iterations, converged.
+    type), queue_length, task_response_s, iterations, converged, busy_nodes
+    (the nodes that hold a task, max(--maps, --reduces) at most: the model is
+    solved on them, the others idle, and utilizations are theirs).
     """
     if replications is not None and jobs > 1:
         raise click.UsageError("--simulate runs one job at a time: leave out --jobs, or --simulate")
     if replications is not None and reduces == 0:
         raise click.UsageError("--simulate simulates a job with reduces: give --reduces 1 or more, or leave out --simulate")
-    work = Workload(nodes, cpus, disks, maps, reduces, pm, pr, ps, jobs)
+    # Nodes past one per task hold none: with n >= max(m, r) the layout puts map i on node i and reduce
+    # rho on node rho, so the job on a billion nodes is the job on max(m, r) of them beside idle ones (no
+    # demand; the shared network does not grow with the nodes).  It is solved on the busy nodes, as
+    # predict.vianna.predictor does; --nodes 10^11 had built per-node arrays of that length (MemoryError).
+    busy = min(nodes, max(maps, reduces))
+    work = Workload(busy, cpus, disks, maps, reduces, pm, pr, ps, jobs)
     demands = read_demands(demands_path, map_only=reduces == 0)
     sol = solve(
         demands, work, estimate=Estimate(estimate), formulation=Formulation(formulation), overlap=Overlap(overlap)
@@ -111,6 +130,7 @@ def mva(
         "phases": sol.phases,
         "iterations": sol.iterations,
         "converged": sol.converged,
+        "busy_nodes": busy,
     }
     if simulated is not None:
         out["simulated_response_time_s"] = simulated.mean_s
@@ -125,6 +145,11 @@ def mva(
     for kind, r in sol.task_response_s.items():
         click.echo(f"task_response_s.{kind:<12} {r:.3f}")
     click.echo(f"phases {sol.phases}, iterations {sol.iterations}, converged {sol.converged}")
+    if busy < nodes:
+        click.echo(
+            f"solved on the {busy:,} node(s) that hold a task; the other {nodes - busy:,} are idle "
+            "(utilizations are the busy nodes')"
+        )
     if simulated is not None:
         click.echo(
             f"simulated_response_time_s {simulated.mean_s:.3f} +- {simulated.half_width_s:.3f} "

@@ -21,7 +21,6 @@ shuffle-sort puts its network demand only when its map ran on another node
 from __future__ import annotations
 
 import enum
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -163,7 +162,8 @@ def _per_task(w: Workload) -> JobLayout:
 
 def _per_class(w: Workload) -> JobLayout:
     threads, slots, n = w.nodes * w.pm, w.nodes * w.pr, w.nodes
-    waves = math.ceil(w.maps / threads)
+    # whole numbers: as floats, 4 maps / 10^400 threads came to 0.0 waves (and 2 reduces, to none at all)
+    waves = -(-w.maps // threads)
     kinds: list[TaskKind] = []
     labels: list[str] = []
     counts: list[float] = []
@@ -181,7 +181,7 @@ def _per_class(w: Workload) -> JobLayout:
         counts.append(float(last - first))
         per_node.append(spread)
         remote.append(0.0)
-    reduce_waves = math.ceil(w.reduces / slots)
+    reduce_waves = -(-w.reduces // slots)
     groups: list[ReduceGroup] = []
     owners: dict[tuple[str, int], npt.NDArray[np.float64]] = {}
     for u in range(reduce_waves):

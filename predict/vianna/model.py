@@ -163,7 +163,9 @@ class Demands:
     A local one has none (the paper); with ``local_network_to`` naming a device,
     a local shuffle-sort puts that demand on the device instead (a prediction
     whose shuffle time was measured as a whole, on one node: the same fetch
-    costs its local copy there).
+    costs its local copy there).  Only shuffle-sorts use the network (section
+    4.1): a ``network`` entry in ``map`` or ``merge`` is priced nowhere
+    (:func:`read_demands` refuses one).
     """
 
     map: Mapping[str, float]
@@ -207,6 +209,12 @@ def read_demands(path: str | Path, *, map_only: bool = False) -> Demands:
     One row per task kind (``map``, ``shuffle_sort``, ``merge``); device
     columns among :data:`DEVICES`; a missing device column means zero demand.
     For a ``map_only`` job (no reduces) the ``map`` row is enough.
+
+    A network demand on the ``map`` or ``merge`` row is refused: the model
+    puts network demand on shuffle-sorts only, and only when their map ran on
+    another node (section 4.1; section 5.1: "the network is used only by the
+    shuffle-sort tasks"; Table 2's map and merge rows are 0), so such a demand
+    was read and then priced nowhere, the answer the same as with 0.
     """
     where = Path(path)
     try:
@@ -256,6 +264,12 @@ def read_demands(path: str | Path, *, map_only: bool = False) -> Demands:
             if bad:
                 raise PredictionError(
                     f"{where}:{line}: {task} demands must be finite, >= 0 and <= {MAX_DEMAND_S:.0e} seconds, got {bad}"
+                )
+            if task != TaskKind.SHUFFLE_SORT and rows[task].get("network", 0.0) > 0:
+                raise PredictionError(
+                    f"{where}:{line}: {task} has a network demand ({rows[task]['network']:g} s), but only "
+                    "shuffle-sorts use the network (Vianna et al. 2013, section 4.1; Table 2 gives maps and "
+                    "merges none): leave it 0, or charge the transfer to the shuffle_sort row"
                 )
     except csv.Error as exc:  # a cell past the csv module's size limit (DictReader's own line_num lags: its reader's)
         raise PredictionError(f"{where}:{reader.reader.line_num}: not a well-formed CSV ({exc})") from None

@@ -122,7 +122,7 @@ class _Replay:
     def run(self) -> float:
         w = self.work
         for node in range(w.nodes):
-            for _ in range(w.pm):
+            for _ in range(min(w.pm, w.maps)):  # threads past the maps take none (pm = 10^11 had looped on)
                 self._next_map(node, 0.0)
         for slot in range(min(w.reduces, w.nodes * w.pr)):
             self._start_reduce(slot, 0.0)
@@ -199,7 +199,7 @@ class _Replay:
     def _start_reduce(self, rho: int, time: float) -> None:
         self.started[rho] = True
         self.free_threads[rho] = self.work.ps
-        for _ in range(self.work.ps):
+        for _ in range(min(self.work.ps, self.work.maps)):  # one shuffle-sort per map: the rest stay idle
             self._shuffle(rho, time)
 
     def _shuffle(self, rho: int, time: float) -> None:

@@ -145,7 +145,10 @@ def build_timeline(
     map_groups, reduce_groups
         The threads; see :class:`MapGroup` and :class:`ReduceGroup`.
     ps
-        Shuffle-sorts a reduce thread runs in parallel.
+        Shuffle-sorts a reduce thread runs in parallel.  A reduce has one
+        shuffle-sort per map, so lanes past that many never run one: a thread
+        gets ``min(ps, shuffles)`` lanes (``ps`` = 10^20 had asked for a list
+        that long).
     map_stage_sync
         Also end a parallel phase when the last map finishes while reduce
         threads still run (the set of thread types changes there).
@@ -157,7 +160,7 @@ def build_timeline(
     heap: list[tuple[float, int, str, int, int]] = []  # (end, seq, kind, group, instance index)
     seq = 0
     map_next = [0] * len(map_groups)
-    states = [_ReduceState(g, ps, free_lanes=list(range(ps))) for g in reduce_groups]
+    states = [_ReduceState(g, ps, free_lanes=list(range(min(ps, g.shuffles)))) for g in reduce_groups]
 
     def push(inst: Instance, kind: str, group: int) -> None:
         nonlocal seq
@@ -298,7 +301,8 @@ class ParallelAnd:
     """P_A operator: children (each repeated ``count`` times) run in parallel; all must finish.
 
     ``phase`` marks the P_A node that is a whole parallel phase (section 4.3: a
-    parallel phase is one fork/join block).
+    parallel phase is one fork/join block); every phase has one, of a single
+    branch if need be.
     """
 
     children: tuple[tuple[Node, int], ...]
@@ -315,6 +319,16 @@ def _chain(leaves: list[Node]) -> Node | None:
 
 
 def _parallel(children: list[tuple[Node, int]], phase: bool = False) -> Node | None:
+    """P_A over ``children`` (identical children merged into one, repeated); one child alone is itself.
+
+    A ``phase`` always comes back as a P_A marked ``phase``, even of one
+    branch (a Serial: the map threads' common maps then the rest, a reduce's
+    shuffle-sorts then its merge): :func:`~predict.vianna.model.evaluate_tree`
+    applies ``H_k`` at the phase's root only, and gives a P_A inside a phase
+    its largest child mean.  With the mark lost, every P_A inside such a
+    phase was taken for a root and got its own ``H_k``: 5 maps and 4 reduces
+    came to 40.0 s on 3 nodes against 27.9 s on 2.
+    """
     merged: dict[Node, int] = {}
     for node, count in children:
         merged[node] = merged.get(node, 0) + count
@@ -323,9 +337,10 @@ def _parallel(children: list[tuple[Node, int]], phase: bool = False) -> Node | N
         return None
     if len(items) == 1 and items[0][1] == 1:
         only = items[0][0]
-        if phase and isinstance(only, ParallelAnd):
+        if not phase:
+            return only
+        if isinstance(only, ParallelAnd):
             return ParallelAnd(only.children, phase=True)
-        return only
     return ParallelAnd(tuple(items), phase=phase)
 
 
@@ -438,11 +453,16 @@ def build_tree(timeline: Timeline) -> Node:
 
 
 def render(node: Node, labels: Sequence[str]) -> str:
-    """Text form of a tree: ``S(PA(M1, M2^1), ...)``; a repeated child is written ``3*X``."""
+    """Text form of a tree: ``S(PA(M1, M2^1), ...)``; a repeated child is written ``3*X``.
+
+    A P_A of one child (a parallel phase of one branch) is written as that child, as Fig. 6(d) draws it.
+    """
     if isinstance(node, Leaf):
         name = labels[node.cls] if node.cls >= 0 else "empty"
         return name if node.parts == 1 else f"{name}^{node.part}"
     if isinstance(node, Serial):
         return "S(" + ", ".join(render(c, labels) for c in node.children) + ")"
+    if len(node.children) == 1 and node.children[0][1] == 1:  # a phase of one branch (Fig. 6(d)'s S(R4, RM))
+        return render(node.children[0][0], labels)
     inner = ", ".join((f"{n}*" if n > 1 else "") + render(c, labels) for c, n in node.children)
     return f"PA({inner})"
