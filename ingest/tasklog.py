@@ -16,7 +16,8 @@ Two real sources write the same MapTask/ReduceTask messages (the table is in
   taken at ingest, so re-ingest the log after replacing the recording.
 
 Timestamps carry no zone; they are read as UTC (the engine's log is written in
-UTC; a cluster's container logs are in its JVMs' zone, which the logs do not say).  Every
+UTC; a cluster's container logs are in its JVMs' zone, which the logs do not say:
+:func:`ingest.yarn_logs.log_zone_offset` finds it from the AM's log where it can).  Every
 unknown line is kept (kind ``other``) and counted in ``ctx.unknown``.  Lines
 without a prefix continue the previous record (multi-line messages, the
 tab-indented ``Final Counters`` blocks).

@@ -25,7 +25,9 @@ container (``MRAppMaster``) gives the ``jobs`` row (status and times from
 ``APP_SUBMIT_TIME_ENV``; where it logs the history file's done name, that
 name's submit, launch and finish times, status and finished maps and reduces,
 which are the history's own values, exact where log lines are a few ms off)
-and its lines land as ``events``.  Every other file
+and its lines land as ``events``.  Log times, local time without a zone, are
+moved to UTC by the zone the AM's logged job end and the done name's epoch
+finish time give (:func:`log_zone_offset`).  Every other file
 (stderr, stdout, prelaunch.*, launch_container.sh, directory.info) lands as one
 ``events`` row with its text (first :data:`MAX_SECTION_CHARS` characters).
 
@@ -44,6 +46,7 @@ lines are checked as :mod:`ingest.tasklog` does.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import re
@@ -55,9 +58,17 @@ from typing import Any
 from ingest.base import ReadContext, Row, iter_lines, skip_record
 from ingest.formats import Format
 from ingest.mrcommon import DONE_FILE_NAME, done_file_fields, event_row, parse_int64
-from ingest.tasklog import LOG_RECORD_TABLES, log_line_row, parse_records, rows_of_records, task_rows
+from ingest.tasklog import (
+    LINE_RE,
+    LOG_RECORD_TABLES,
+    log_line_row,
+    parse_records,
+    parse_timestamp,
+    rows_of_records,
+    task_rows,
+)
 from ingest.tasklog_patterns import AttemptLog, LogRecord
-from phaseline.errors import TraceParseError, TraceTruncatedError
+from phaseline.errors import PhaselineError, TraceParseError, TraceTruncatedError
 from phaseline.schemas import normalize_status
 
 FORMAT_NAME = "yarn-aggregated-logs"
@@ -349,10 +360,63 @@ def _read_am(records: list[LogRecord], job: _Job) -> None:
                 job.done = fields
 
 
+#: Time zones are whole quarter hours off UTC; the AM logs the job's end within this of its history's.
+_ZONE_STEP_MS = 15 * 60_000
+_ZONE_SLACK_MS = 2 * 60_000
+_MAX_ZONE_MS = 14 * 3_600_000
+
+
+def log_zone_offset(path: Path) -> int:
+    """How far the output's log times, read as UTC, run ahead of the epoch: the zone the cluster logged in.
+
+    log4j's default pattern writes local time and no zone, and :func:`~ingest.tasklog.parse_timestamp`
+    reads it as UTC; the history file's done name, which the AM logs, holds the job's finish as epoch
+    milliseconds (``JobFinished``), and the AM logs the job's move to its final state within
+    milliseconds of it.  Their difference, where it is a whole number of quarter hours (within
+    :data:`_ZONE_SLACK_MS`, at most 14 h), is the zone's offset; else 0 (UTC, or no done name or
+    final transition logged: the times stay as written).  A cluster in UTC-7 put every attempt
+    7 h before the job it ran in.  One pass over the lines before the reading (no row is held back).
+    """
+    done: dict[str, int] = {}
+    moved: dict[str, int] = {}
+    try:
+        for _, text in iter_lines(path, ReadContext(path)):
+            if ".jhist" in text and (name := DONE_FILE_NAME.search(text)) is not None:
+                fields = done_file_fields(name.group(0))
+                if fields is not None and fields["finish_ms"] is not None:
+                    done[fields["job_id"]] = fields["finish_ms"]
+            elif "Job Transitioned from" in text and (line := LINE_RE.match(text)) is not None:
+                state = _TRANSITION.match(line["msg"])
+                if state is not None and state["dst"] in _FINAL_JOB_STATES:
+                    moved[state["job"]] = parse_timestamp(line["ts"])
+    except PhaselineError:  # damage the reading itself reports
+        pass
+    for job_id, finish in done.items():
+        if job_id in moved:
+            ahead = moved[job_id] - finish
+            zone = round(ahead / _ZONE_STEP_MS) * _ZONE_STEP_MS
+            if zone and abs(zone) <= _MAX_ZONE_MS and abs(ahead - zone) <= _ZONE_SLACK_MS:
+                return zone
+    return 0
+
+
+def _zone_name(offset_ms: int) -> str:
+    """``UTC-07:00`` for a log zone ``offset_ms`` ahead of UTC (-7 h)."""
+    minutes = abs(offset_ms) // 60_000
+    return f"UTC{'-' if offset_ms < 0 else '+'}{minutes // 60:02d}:{minutes % 60:02d}"
+
+
 def read_yarn_logs(path: Path, ctx: ReadContext) -> Iterator[Row]:
-    """Rows of one ``yarn logs`` output: jobs, tasks, attempts, attempt counters, events, phases."""
+    """Rows of one ``yarn logs`` output: jobs, tasks, attempts, attempt counters, events, phases.
+
+    Log times are moved to the epoch by the zone :func:`log_zone_offset` finds (noted).
+    """
     seq = itertools.count()
     job = _Job()
+    zone = log_zone_offset(path)
+    if zone:
+        ctx.notes.append(f"{path}: the logs are in local time, {_zone_name(zone)} (the job's logged end against "
+                         "its history's done name): their times are moved to UTC")  # fmt: skip
     attempts: list[AttemptLog] = []
     job_ids: set[str] = set()
     for container in _sections(path, ctx):
@@ -371,7 +435,10 @@ def read_yarn_logs(path: Path, ctx: ReadContext) -> Iterator[Row]:
         ctx.job_id_hint = app_job
         records: list[LogRecord] = []
         for lines in container.logs.values():
-            records.extend(parse_records(lines, path, ctx))
+            parsed = parse_records(lines, path, ctx)
+            if zone:
+                parsed = (dataclasses.replace(r, ts_ms=r.ts_ms - zone) for r in parsed)
+            records.extend(parsed)
             if job.hadoop_version is None:
                 job.hadoop_version = next((m["version"] for _, text in lines
                                            if (m := _JAR_VERSION.search(text)) is not None), None)

@@ -7,6 +7,7 @@ reader's output.
 
 from __future__ import annotations
 
+import datetime as dt
 import gzip
 import json
 import re
@@ -610,3 +611,21 @@ def test_a_log_uploaded_in_parts_is_read_whole(fixtures_dir: Path, tmp_path: Pat
 
     assert timed(rows)
     assert timed(rows) == timed(once)
+
+
+@pytest.mark.parametrize(("hours", "minutes"), [(-7, 0), (5, 30)])
+def test_logs_in_local_time_are_moved_to_utc(fixtures_dir: Path, tmp_path: Path, hours: int, minutes: int) -> None:
+    # log4j writes local time without a zone; the done name's times are epoch.  The output of a
+    # cluster logging in UTC-7 had put every attempt 7 h before the job it ran in.
+    text = _teravalidate(fixtures_dir, "3.x")
+    once, _ = _read_text(tmp_path, text)
+    shift = dt.timedelta(hours=hours, minutes=minutes if hours >= 0 else -minutes)
+
+    def local(m: re.Match[str]) -> str:
+        t = dt.datetime.strptime(m.group(0), "%Y-%m-%d %H:%M:%S,%f") + shift
+        return t.strftime("%Y-%m-%d %H:%M:%S,") + f"{t.microsecond // 1000:03d}"
+
+    rows, ctx = _read_text(tmp_path, re.sub(r"(?m)^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}", local, text))
+    assert rows == once
+    sign = "-" if hours < 0 else "+"
+    assert any(f"UTC{sign}{abs(hours):02d}:{minutes:02d}" in n for n in ctx.notes)
