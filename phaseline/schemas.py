@@ -510,7 +510,7 @@ VERTEX_BREAKDOWN = register(
             ("host", STR),
             ("thread_id", I64),
             ("vertex", STR),
-            ("kind", STR),  # 'function' (hotspot method) or 'state' (thread state)
+            ("kind", STR),  # 'function' (hotspot method), 'state' (thread state) or 'thread' (a thread of a thread-group instance)
             ("name", STR),
             ("samples", I64),
             ("source", STR),

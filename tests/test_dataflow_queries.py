@@ -132,3 +132,68 @@ def test_charts_draw_names_from_traces_as_text_not_mathtext(tmp_path: Path) -> N
     assert out.stat().st_size > 1000
     chart = [{"start_ms": 0, "end_ms": 500, "line": 0, "segment": odd}, {"start_ms": 100, "end_ms": 900, "line": 1, "segment": "map"}]
     assert write_chart(chart, tmp_path / "chart.svg", title=odd).read_text().startswith("<?xml")
+
+
+def test_a_job_with_reconstructed_and_hitune_instances_counts_one_source() -> None:
+    # The HiTune CSVs give a job's instances (source hitune_csv); `phaseline dataflow` on raw
+    # samples of the same job stores its own (reconstruct): the two accounts of the same
+    # attempts were added together (a 660-map job had 661 map instances).  The
+    # reconstruction is preferred; HiTune's instances count where the job has none.
+    def hitune(row: dict[str, Any]) -> dict[str, Any]:
+        return {**row, "source": "hitune_csv"}
+
+    csv = [hitune(vi("m0", "h", "map", 0, 100, 9, 1)), hitune(vi("m1", "h", "map", 0, 50, 5, 5)),
+           hitune(vi("r0", "h", "copier", 20, 150, 2, 8, tid=24)), hitune(vi("r0", "h", "reduce", 150, 300, 9, 1))]
+    rebuilt = [vi("m0", "h", "map", 10, 90, 3, 1)]
+    breakdown = [{"job_id": JOB, "attempt_id": "m0", "host": "h", "thread_id": 1, "vertex": "map", "kind": k,
+                  "name": n, "samples": c, "source": "hitune_csv"}
+                 for k, n, c in [("function", "X.csv", 10), ("state", "RUNNABLE", 10)]]
+    both = connect(
+        vertex_instances=csv + rebuilt, vertex_breakdown=breakdown,
+        samples=[{"job_id": JOB, "host": "h", "thread_id": 1, "ts_ms": t, "stack_id": 1, "state": "RUNNABLE",
+                  "sample_type": "execution", "duration_ms": 0.0, "source": "jfr"} for t in (10, 50, 90)],
+        stacks=[{"stack_id": 1, "frames": ["a.B.raw", "MapTask.run"], "top_frame": "a.B.raw", "depth": 2}],
+        system_samples=[{"host": "h", "ts_ms": 95, "metric": "cpu_user_pct", "device": "all", "value": 1.0}],
+        attempt_events=[{"job_id": JOB, "attempt_id": "m0", "thread_id": 1, "ts_ms": 95, "kind": "spill_start"}],
+    )
+    rows = dataflow_query(both, "busy_idle", job_id=JOB)
+    assert [(r["vertex"], r["instances"], r["samples"], r["busy_samples"]) for r in rows] == [("map", 1, 4, 3)]
+    by_host = dataflow_query(both, "by_host", job_id=JOB, vertex="map")
+    assert [(r["host"], r["instances"], r["avg_ms"]) for r in by_host] == [("h", 1, 80.0)]
+    chart = dataflow_query(both, "chart", job_id=JOB)
+    assert [(r["attempt_id"], r["segment"], r["start_ms"], r["end_ms"]) for r in chart] == [("m0", "map", 10, 90)]
+    assert dataflow_query(both, "shuffle_gap", job_id=JOB) == []  # the reconstruction has no reduce
+    hot = dataflow_query(both, "hotspots", job_id=JOB, top=5)
+    assert [(r["method"], r["samples"], r["pct"]) for r in hot] == [("a.B.raw", 3, 100.0)]
+    assert dataflow_query(both, "vertex_system", job_id=JOB) == []  # t=95 lies outside the rebuilt 10..90
+    assert dataflow_query(both, "vertex_logs", job_id=JOB) == []
+    # HiTune's own instances alone are counted as they are
+    only_csv = connect(vertex_instances=csv, vertex_breakdown=breakdown)
+    rows = dataflow_query(only_csv, "busy_idle", job_id=JOB)
+    assert [(r["vertex"], r["instances"], r["samples"]) for r in rows] == [
+        ("map", 2, 20), ("copier", 1, 10), ("reduce", 1, 10)]
+    assert [(r["attempt_id"], r["gap_ms"]) for r in dataflow_query(only_csv, "shuffle_gap", job_id=JOB)] == [("r0", 50)]
+    hot = dataflow_query(only_csv, "hotspots", job_id=JOB, top=5)
+    assert [(r["method"], r["samples"], r["pct"]) for r in hot] == [("X.csv", 10, 100.0)]
+
+
+def test_a_thread_group_instance_takes_the_samples_and_log_lines_of_all_its_threads() -> None:
+    # A thread group instance (one per reduce, HiTune section 5.3) is stored under its first
+    # thread; its other threads are listed in vertex_breakdown (kind 'thread').  Their samples
+    # and log lines are the instance's too; a thread outside the group (27) is not.
+    con = connect(
+        vertex_instances=[vi("r0", "h", "copier", 0, 100, 3, 0, tid=24)],
+        vertex_breakdown=[{"job_id": JOB, "attempt_id": "r0", "host": "h", "thread_id": t, "vertex": "copier",
+                           "kind": "thread", "name": f"MapOutputCopier r0.{t - 24}", "samples": 1,
+                           "source": "reconstruct"} for t in (24, 25, 26)],
+        samples=[{"job_id": JOB, "attempt_id": "r0", "host": "h", "thread_id": t, "ts_ms": 50, "stack_id": 1,
+                  "state": "RUNNABLE", "sample_type": "stack", "duration_ms": 0.0, "source": "hitune"}
+                 for t in (24, 25, 26, 27)],
+        stacks=[{"stack_id": 1, "frames": ["a.B.copy", "MapOutputCopier.run"], "top_frame": "a.B.copy", "depth": 2}],
+        attempt_events=[{"job_id": JOB, "attempt_id": "r0", "thread_id": t, "ts_ms": 60, "kind": "fetch"}
+                        for t in (25, 27)],
+    )
+    hot = dataflow_query(con, "hotspots", job_id=JOB, top=5)
+    assert [(r["vertex"], r["method"], r["samples"]) for r in hot] == [("copier", "a.B.copy", 3)]
+    logs = dataflow_query(con, "vertex_logs", job_id=JOB)
+    assert [(r["attempt_id"], r["thread_id"], r["vertex"], r["records"]) for r in logs] == [("r0", 24, "copier", 1)]

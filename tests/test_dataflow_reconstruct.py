@@ -8,6 +8,7 @@ from ingest.pipeline import ingest_paths
 from phaseline.store import Store
 from profiles.dataflow.reconstruct import dataflow_query, reconstruct, store_instances
 from profiles.dataflow.spec import MatchStatus, shipped_spec
+from tests.test_dataflow_queries import connect
 
 A0 = "attempt_201106081729_0001_m_000000_0"
 R0 = "attempt_201106081729_0001_r_000000_0"
@@ -117,3 +118,78 @@ def test_waits_count_as_idle_periods_and_logs_bind_threads(tmp_path: Path, store
         ("m_000001_0", "map", 1100, 1100, 1, 0),
     ]
     assert result.unattributed == 1
+
+
+def test_io_events_count_as_idle_periods() -> None:
+    # JFR records a file or socket read/write (jdk.FileRead...) as sample_type 'io', state
+    # RUNNABLE, with its duration: a wait like a park (HiTune section 7.3 reads the time a
+    # reduce spends writing to a slow disk as idle).  It had counted as neither busy (only
+    # point samples are) nor idle (only waiting states were).
+    #   thread 1 of A0: RUNNABLE samples at 0, 10, 20; at 30 a 50 ms read (= 5 periods of 10 ms)
+    def sample(ts: int, kind: str, state: str, duration: float) -> dict[str, object]:
+        return {"job_id": JOB, "attempt_id": A0, "host": "h1", "thread_id": 1, "thread_name": "main", "ts_ms": ts,
+                "sample_type": kind, "state": state, "stack_id": 1, "duration_ms": duration, "source": "jfr"}
+
+    con = connect(
+        samples=[sample(t, "execution", "RUNNABLE", 0.0) for t in (0, 10, 20)] + [sample(30, "io", "RUNNABLE", 50.0)],
+        stacks=[{"stack_id": 1, "frames": ["java.io.FileInputStream.readBytes", MAP], "top_frame": "java.io.FileInputStream.readBytes",
+                 "depth": 2}],
+    )
+    (inst,) = reconstruct(con, JOB, shipped_spec("hadoop-0.20"), period_ms=10).instances.to_pylist()
+    assert (inst["vertex"], inst["start_ms"], inst["end_ms"]) == ("map", 0, 80)
+    assert (inst["busy_samples"], inst["idle_samples"], inst["samples"]) == (3, 5, 8)
+
+
+def test_the_sampling_period_is_estimated_per_attempt_not_per_host_thread_id(tmp_path: Path, store_dir: Path) -> None:
+    # Two map JVMs on one host: both main threads are Java thread 1.  Each is sampled every
+    # 20 ms, the second 10 ms after the first, and each waits 200 ms once.  Merged into one
+    # trace per (host, thread id), their samples were 10 ms apart: the period came out 10 ms
+    # and each wait counted 20 idle samples instead of 10.
+    a1 = A0.replace("m_000000", "m_000001")
+    extra = []
+    for attempt, offset in ((A0, 0), (a1, 10)):
+        extra += [f"{1000 + offset + 20 * i}\tstack\th1|{attempt}|1|main\tRUNNABLE|X.map;{MAP}" for i in range(20)]
+        extra.append(f"{1000 + offset + 400}\tstack\th1|{attempt}|1|main\tWAITING|java.lang.Object.wait;{MAP}|200")
+    samples = tmp_path / "s.tsv"
+    samples.write_text("#hitune-samples 1\n" + "\n".join(extra) + "\n")
+    store = Store(store_dir)
+    ingest_paths([samples], store)
+    result = reconstruct(store.connect(), JOB, shipped_spec("hadoop-0.20"))
+    assert result.period_ms == 20
+    got = sorted((r["attempt_id"], r["busy_samples"], r["idle_samples"]) for r in result.instances.to_pylist())
+    assert got == [(A0, 20, 10), (a1, 20, 10)]
+
+
+def test_a_thread_group_pool_gives_one_instance_per_attempt(tmp_path: Path, store_dir: Path) -> None:
+    # Figure 8's Thread Group Pool (copy) (1, 20) {copier}: a reduce's copier threads run in
+    # concert, and its program location is "multiple ranges each in a different thread"
+    # (section 5.3): one copier instance per reduce (2*M + 4*R instances, section 6.2), as in
+    # HiTune's own reports.  Three MapOutputCopier threads had given three instances.
+    #   threads 24, 25, 26 of R0: 4 samples each, 10 ms apart, from 1000, 1005, 1010; 25's last waits
+    #   thread 1 of R0: the reducer, its own (Thread Pool) instance
+    lines = [f"{1000 + 5 * k + 10 * i}\tstack\th2|{R0}|{24 + k}|MapOutputCopier {R0}.{k}\t"
+             f"{'WAITING' if (k, i) == (1, 3) else 'RUNNABLE'}|Z.copy;{COPIER}" for k in range(3) for i in range(4)]
+    lines.append(f"1100\tstack\th2|{R0}|1|main\tRUNNABLE|W.reduce;{REDUCER}")
+    samples = tmp_path / "s.tsv"
+    samples.write_text("#hitune-samples 1\n" + "\n".join(lines) + "\n")
+    store = Store(store_dir)
+    ingest_paths([samples], store)
+    spec = shipped_spec("hadoop-0.20")
+    result = reconstruct(store.connect(), JOB, spec, period_ms=10)
+    got = sorted((r["vertex"], r["thread_id"], r["thread_name"], r["start_ms"], r["end_ms"], r["samples"],
+                  r["busy_samples"], r["idle_samples"]) for r in result.instances.to_pylist())
+    assert got == [
+        ("copier", 24, f"MapOutputCopier {R0}.0", 1000, 1040, 12, 11, 1),
+        ("reduce", 1, "main", 1100, 1100, 1, 1, 0),
+    ]
+    assert [(r["thread_id"], r["kind"], r["samples"]) for r in result.group_threads.to_pylist()] == [
+        (24, "thread", 4), (25, "thread", 4), (26, "thread", 4)]
+    store_instances(store, result, spec)
+    con = store.connect()
+    busy = {r["vertex"]: (r["instances"], r["samples"]) for r in dataflow_query(con, "busy_idle", job_id=JOB)}
+    assert busy == {"copier": (1, 12), "reduce": (1, 1)}
+    hot = {(r["vertex"], r["method"], r["state"]): r["samples"] for r in dataflow_query(con, "hotspots", job_id=JOB, top=5)}
+    assert hot == {("copier", "Z.copy", "RUNNABLE"): 11, ("copier", "Z.copy", "WAITING"): 1,
+                   ("reduce", "W.reduce", "RUNNABLE"): 1}
+    assert spec.group_vertices() == ("copier", "merge")
+    assert shipped_spec("hadoop-2").group_vertices() == ("copier",)

@@ -89,7 +89,9 @@ def dataflow(job_id: str, spec_text: str, period_ms: float | None, show_unmapped
     (HiTune samples every thread every period).  `hotspots` counts stack
     samples alone, each under the vertex its stack names: its totals differ.
     The instances are stored (table vertex_instances) for the other dataflow commands.
-    Jobs ingested from HiTune's CSVs already have instances; they are shown as they are.
+    A thread group pool's vertex (the copiers) has one instance per attempt over all its threads.
+    Jobs ingested from HiTune's CSVs already have instances; they are shown as they are, unless
+    the job has rebuilt ones too: then the dataflow commands count those alone, never both.
     """
     store = open_store(store_dir)
     con = store.connect()

@@ -164,6 +164,14 @@ class DataflowSpec:
                 return pool
         return None
 
+    def group_vertices(self) -> tuple[str, ...]:
+        """The vertices a Thread Group Pool runs: its threads "run in concert" (section 4.2), and
+        one instance of such a vertex is "multiple ranges each in a different thread" (section 5.3)."""
+        return tuple(dict.fromkeys(
+            v for pool in self.task_pools for ph in pool.phases for tp in ph.pools if tp.group_size is not None
+            for v in tp.vertices
+        ))
+
     def phase_of(self, vertex: str) -> Phase | None:
         for pool in self.task_pools:
             for ph in pool.phases:

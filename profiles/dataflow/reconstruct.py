@@ -4,14 +4,20 @@
    is resolved against a :class:`~profiles.dataflow.spec.DataflowSpec`: mapped
    to one vertex, or unmapped / ambiguous (kept, counted, reported).
 2. Samples are attributed to attempts (their own target, or the thread id
-   joined with the task-attempt logs, ``dataflow_sample_groups.sql``).
+   joined with the task-attempt logs, ``dataflow_sample_attempts.sql``); the
+   sampling period is estimated on these thread traces (one per host, attempt
+   and thread: every task JVM's main thread is thread 1).
 3. Per attempt, thread and vertex, the sample trace ordered by time gives one
-   vertex instance: first to last sample, node, busy and idle sample counts
-   (``dataflow_instances.sql``).
+   range: first to last sample, node, busy and idle sample counts
+   (``dataflow_sample_groups.sql``, ``dataflow_instance_threads.sql``).  A range
+   is a vertex instance, except for a vertex a Thread Group Pool runs: its
+   ranges in the threads of one attempt are one instance (section 5.3: "multiple
+   ranges each in a different thread"; ``dataflow_instances.sql``).
 
-:func:`reconstruct` returns the instances (``vertex_instances`` rows) and what
-could not be mapped; :func:`store_instances` writes them to the store as a
-derived source, replacing an earlier reconstruction of the same job.
+:func:`reconstruct` returns the instances (``vertex_instances`` rows), the
+threads of each thread group instance and what could not be mapped;
+:func:`store_instances` writes them to the store as a derived source, replacing
+an earlier reconstruction of the same job.
 """
 
 from __future__ import annotations
@@ -36,6 +42,10 @@ from profiles.dataflow.spec import DataflowSpec, MatchStatus
 #: Sampling period assumed when a job's samples give no estimate (JFR's default, HiTune's 20 ms).
 DEFAULT_PERIOD_MS = 20.0
 DERIVED_PREFIX = "dataflow:"
+#: The ``vertex_breakdown`` kind of a thread group instance's threads: one row per thread (its
+#: id, its name as ``name``, its samples), so that the hotspot and log queries find the samples
+#: and log lines of every thread of the group, not only of the instance's own ``thread_id``.
+THREAD_KIND = "thread"
 
 
 def sql(name: str) -> str:
@@ -68,6 +78,9 @@ class Reconstruction:
     unattributed: int  # mapped to a vertex, but on a thread bound to no attempt
     period_ms: float
     unmapped_positions: tuple[UnmappedPosition, ...]
+    #: vertex_breakdown rows (without source_sha256), kind :data:`THREAD_KIND`: the threads of each
+    #: thread group instance
+    group_threads: pa.Table
 
 
 def _resolve_positions(con: duckdb.DuckDBPyConnection, job_id: str, spec: DataflowSpec) -> pa.Table:
@@ -99,6 +112,7 @@ def _resolve_positions(con: duckdb.DuckDBPyConnection, job_id: str, spec: Datafl
 
 
 def _period(con: duckdb.DuckDBPyConnection, job_id: str, period_ms: float | None) -> float:
+    """The sampling period: ``period_ms``, else estimated on the thread traces of ``_sample_attempts``."""
     if period_ms is not None:
         if period_ms <= 0:
             raise QueryError(f"the sampling period must be positive, got {period_ms}")
@@ -127,18 +141,33 @@ def reconstruct(
     Returns
     -------
     Reconstruction
-        The instances (one row per attempt, thread and vertex) and counts of
-        mapped, unmapped, ambiguous and unattributed samples.
+        The instances (one row per attempt, thread and vertex; per attempt and
+        vertex for a thread group pool's vertex) and counts of mapped, unmapped,
+        ambiguous and unattributed samples.
     """
     total = con.execute("SELECT count(*) FROM samples WHERE job_id = $job_id", {"job_id": job_id}).fetchone()
     if not total or total[0] == 0:
         raise NotFoundError(f"no samples for job {job_id!r}; ingest its .jfr / jstack / HiTune sample files first")
-    period = _period(con, job_id, period_ms)
     con.register("_stack_vertex", _resolve_positions(con, job_id, spec))
     try:
+        con.execute(sql("dataflow_sample_attempts"))  # the table macro _sample_attempts
+        period = _period(con, job_id, period_ms)
         # grouped inside DuckDB: ten million samples never leave it as rows
         con.execute("CREATE OR REPLACE TEMP TABLE _groups AS " + sql("dataflow_sample_groups"), {"job_id": job_id})
-        instances = con.sql(sql("dataflow_instances"), params={"period_ms": period}).to_arrow_table()
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE _threads AS " + sql("dataflow_instance_threads"),
+            {"period_ms": period, "group_vertices": list(spec.group_vertices())},
+        )
+        instances = con.sql(sql("dataflow_instances")).to_arrow_table()
+        group_threads = con.sql(
+            """
+            SELECT job_id, attempt_id, host, thread_id, vertex, $kind AS kind, thread_name AS name, samples,
+                   'reconstruct' AS source
+            FROM _threads WHERE grouped
+            ORDER BY attempt_id, vertex, thread_id
+            """,
+            params={"kind": THREAD_KIND},
+        ).to_arrow_table()
         counts = con.execute(
             """
             SELECT
@@ -163,6 +192,8 @@ def reconstruct(
         ).fetchall()
     finally:
         con.execute("DROP TABLE IF EXISTS _groups")
+        con.execute("DROP TABLE IF EXISTS _threads")
+        con.execute("DROP MACRO TABLE IF EXISTS _sample_attempts")
         with contextlib.suppress(duckdb.Error):
             con.unregister("_stack_vertex")
     assert counts is not None
@@ -173,32 +204,40 @@ def reconstruct(
         )
         for status, name, top, bottom, cands, n in unmapped_rows
     )
-    spec_cols = [f for f in schemas.VERTEX_INSTANCES.schema if f.name != "source_sha256"]
-    instances = instances.select([f.name for f in spec_cols]).cast(pa.schema(spec_cols))
     return Reconstruction(
-        job_id, instances, int(total[0]), int(counts[0]), int(counts[1]), int(counts[2]), int(counts[3]),
-        period, positions,
+        job_id, _as_table(instances, schemas.VERTEX_INSTANCES), int(total[0]), int(counts[0]), int(counts[1]),
+        int(counts[2]), int(counts[3]), period, positions, _as_table(group_threads, schemas.VERTEX_BREAKDOWN),
     )
+
+
+def _as_table(table: pa.Table, spec: schemas.TableSpec) -> pa.Table:
+    """``table`` with the columns and types of a store table (without source_sha256)."""
+    cols = [f for f in spec.schema if f.name != "source_sha256"]
+    return table.select([f.name for f in cols]).cast(pa.schema(cols))
 
 
 def store_instances(store: Store, result: Reconstruction, spec: DataflowSpec, inputs: Sequence[str] = ()) -> int:
     """Write a reconstruction's instances to the store as the derived source ``dataflow:<job_id>``.
 
-    A later reconstruction of the same job (another spec, more samples) replaces
-    it.  Returns the number of rows written.
+    With them, the threads of its thread group instances (``vertex_breakdown``,
+    kind :data:`THREAD_KIND`).  A later reconstruction of the same job (another
+    spec, more samples) replaces it.  Returns the number of instances written.
     """
     digest = hashlib.sha256()
     for part in (result.job_id, spec.path, *sorted(inputs), str(result.instances.num_rows)):
         digest.update(part.encode())
         digest.update(b"\0")
     digest.update(orjson.dumps(result.instances.to_pylist()))
+    digest.update(orjson.dumps(result.group_threads.to_pylist()))
     sha = digest.hexdigest()
     with store.begin() as txn:
         staged = txn.stage(f"{DERIVED_PREFIX}{result.job_id}", sha, 0, "dataflow-reconstruction")
-        staged.record_tables = ("vertex_instances",)
+        staged.record_tables = ("vertex_instances", "vertex_breakdown")
         for row in result.instances.to_pylist():
             staged.add("vertex_instances", row)
-        staged.finish(SourceStatus.LANDED, events_read=result.instances.num_rows)
+        for row in result.group_threads.to_pylist():
+            staged.add("vertex_breakdown", row)
+        staged.finish(SourceStatus.LANDED, events_read=result.instances.num_rows + result.group_threads.num_rows)
         txn.commit()
     return int(result.instances.num_rows)
 

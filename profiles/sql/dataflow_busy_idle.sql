@@ -1,9 +1,18 @@
 -- Busy vs idle per dataflow vertex (HiTune, Dai et al. 2011, Figure 17): from the
 -- job's vertex instances, the share of samples in which the vertex's threads ran
 -- (RUNNABLE) or waited (BLOCKED / WAITING / TIMED_WAITING).
+-- Instances: one source per job, never both added together: the reconstructed ones
+--   (source 'reconstruct', `phaseline dataflow`) when the job has them, else HiTune's
+--   own (source 'hitune_csv', from its CSV reports).
 -- Parameters: $job_id.
 -- Output columns: vertex, instances, samples, busy_samples, idle_samples,
 --   busy_pct, idle_pct (of busy + idle), avg_ms (mean instance span)
+WITH vi AS (  -- one source of instances per job (see above)
+    SELECT * FROM vertex_instances
+    WHERE job_id = $job_id
+      AND (source = 'reconstruct') = (SELECT coalesce(bool_or(source = 'reconstruct'), false)
+                                      FROM vertex_instances WHERE job_id = $job_id)
+)
 SELECT
     vertex,
     count(*) AS instances,
@@ -13,7 +22,6 @@ SELECT
     round(100.0 * sum(busy_samples) / nullif(sum(busy_samples) + sum(idle_samples), 0), 2) AS busy_pct,
     round(100.0 * sum(idle_samples) / nullif(sum(busy_samples) + sum(idle_samples), 0), 2) AS idle_pct,
     round(avg(end_ms - start_ms), 1) AS avg_ms
-FROM vertex_instances
-WHERE job_id = $job_id
+FROM vi
 GROUP BY vertex
 ORDER BY min(start_ms), vertex

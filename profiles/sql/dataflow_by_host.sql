@@ -2,14 +2,23 @@
 -- Figure 20: "normalized average running time and busy vs. idle breakdown of
 -- reduce stages grouped by TaskTracker").  A host whose instances run longer than
 -- the average with the same busy time but more idle time points at a slow device.
+-- Instances: one source per job, never both added together: the reconstructed ones
+--   (source 'reconstruct', `phaseline dataflow`) when the job has them, else HiTune's
+--   own (source 'hitune_csv', from its CSV reports).
 -- Parameters: $job_id, $vertex.
 -- Output columns: host, instances, avg_ms, norm_time (avg_ms / mean over all
 --   instances), avg_busy, avg_idle (samples per instance), norm_busy, norm_idle
 --   (divided by the mean samples per instance over all hosts), idle_pct
-WITH inst AS (
+WITH vi AS (  -- one source of instances per job (see above)
+    SELECT * FROM vertex_instances
+    WHERE job_id = $job_id
+      AND (source = 'reconstruct') = (SELECT coalesce(bool_or(source = 'reconstruct'), false)
+                                      FROM vertex_instances WHERE job_id = $job_id)
+),
+inst AS (
     SELECT host, end_ms - start_ms AS dur_ms, busy_samples, idle_samples
-    FROM vertex_instances
-    WHERE job_id = $job_id AND vertex = $vertex
+    FROM vi
+    WHERE vertex = $vertex
 ),
 overall AS (
     SELECT avg(dur_ms) AS avg_ms, avg(busy_samples + idle_samples) AS avg_samples FROM inst

@@ -4,12 +4,21 @@
 -- 'idle' (the attempt's last vertex end -> the end of the job).
 -- Attempts come from the attempts table (logs, history, HiTune CSVs); an attempt
 -- known only from its vertex instances starts at its first instance.
+-- Instances: one source per job, never both added together: the reconstructed ones
+--   (source 'reconstruct', `phaseline dataflow`) when the job has them, else HiTune's
+--   own (source 'hitune_csv', from its CSV reports).
 -- Parameters: $job_id.
 -- Output columns: attempt_id, task_type ('MAP'/'REDUCE'), host, segment, start_ms,
 --   end_ms, line (0-based row of the chart: maps by start, then reduces)
-WITH v AS (
+WITH vi AS (  -- one source of instances per job (see above)
+    SELECT * FROM vertex_instances
+    WHERE job_id = $job_id
+      AND (source = 'reconstruct') = (SELECT coalesce(bool_or(source = 'reconstruct'), false)
+                                      FROM vertex_instances WHERE job_id = $job_id)
+),
+v AS (
     SELECT attempt_id, any_value(host) AS host, vertex, min(start_ms) AS start_ms, max(end_ms) AS end_ms
-    FROM vertex_instances WHERE job_id = $job_id GROUP BY attempt_id, vertex
+    FROM vi GROUP BY attempt_id, vertex
 ),
 span AS (
     SELECT attempt_id, any_value(host) AS host, min(start_ms) AS first_ms, max(end_ms) AS last_ms

@@ -1,9 +1,12 @@
 -- Method hotspots per dataflow vertex (HiTune, Dai et al. 2011, Figure 17).
--- Two sources, whichever the job has:
---   * HiTune's own breakdowns (vertex_breakdown, kind 'function'): its counts;
---   * raw thread samples: each sample is associated with the vertex instance of
---     its thread whose span holds it (HiTune section 5.3: by target and timestamp),
---     and counted under its innermost frame (stacks.top_frame), with its state.
+-- One of two sources per job, never both added together:
+--   * raw thread samples, when the job has reconstructed instances (source
+--     'reconstruct', `phaseline dataflow`): each sample is associated with the vertex
+--     instance of its thread whose span holds it (HiTune section 5.3: by target and
+--     timestamp; a thread group instance's threads are its own thread and the others
+--     listed in vertex_breakdown, kind 'thread'), and counted under its innermost
+--     frame (stacks.top_frame), with its state;
+--   * else HiTune's own breakdowns (vertex_breakdown, kind 'function'): its counts.
 -- Parameters: $job_id, $top (methods kept per vertex).
 -- Output columns: vertex, method, state ('RUNNABLE', a waiting state, or NULL when
 --   the source gives none), samples, pct (of the vertex's samples), rank.
@@ -12,23 +15,35 @@
 --   it anywhere on the stack, so MapRunner.run and the reader it calls both hold most
 --   map samples): their pct is of the vertex's samples (its 'state' breakdown, one per
 --   sample), and they can add past 100.
-WITH from_samples AS (
+WITH vi AS (
+    SELECT * FROM vertex_instances WHERE job_id = $job_id AND source = 'reconstruct'
+),
+vi_threads AS (  -- each instance once per thread: its own, and the other threads of a thread group
+    SELECT vi.*, vi.thread_id AS member_id FROM vi
+    UNION
+    SELECT vi.*, b.thread_id AS member_id
+    FROM vi
+    JOIN vertex_breakdown b
+      ON b.job_id = vi.job_id AND b.attempt_id = vi.attempt_id AND b.vertex = vi.vertex
+     AND b.kind = 'thread' AND b.source = 'reconstruct'
+),
+from_samples AS (
     SELECT vi.vertex, st.top_frame AS method, s.state, count(*) AS samples
     FROM samples s
-    JOIN vertex_instances vi
-      ON vi.job_id = s.job_id AND vi.thread_id = s.thread_id
+    JOIN vi_threads vi
+      ON vi.job_id = s.job_id AND vi.member_id = s.thread_id
      AND s.ts_ms BETWEEN vi.start_ms AND vi.end_ms
      AND (s.host IS NULL OR vi.host IS NULL OR s.host = vi.host)
      AND (s.attempt_id IS NULL OR s.attempt_id = vi.attempt_id)
     JOIN (SELECT stack_id, any_value(top_frame) AS top_frame FROM stacks GROUP BY stack_id) st
       ON st.stack_id = s.stack_id
-    WHERE s.job_id = $job_id AND vi.source = 'reconstruct'
+    WHERE s.job_id = $job_id
     GROUP BY ALL
 ),
 from_breakdown AS (
     SELECT vertex, name AS method, CAST(NULL AS VARCHAR) AS state, sum(samples) AS samples
     FROM vertex_breakdown
-    WHERE job_id = $job_id AND kind = 'function'
+    WHERE job_id = $job_id AND kind = 'function' AND NOT EXISTS (SELECT 1 FROM vi)
     GROUP BY ALL
 ),
 _breakdown_total AS (  -- a vertex's samples: its state breakdown counts each sample once

@@ -1,38 +1,26 @@
--- Vertex instances of one job (HiTune, Dai et al. 2011, section 5.3): per attempt,
--- thread and vertex, the span from the first to the last sample of the vertex's
--- program location, with busy/idle sample counts.
+-- Vertex instances of one job (HiTune, Dai et al. 2011, section 5.3): a program
+-- location is "a range of consecutive sampling records in one thread trace (or, in
+-- the case of thread group, multiple ranges each in a different thread)".  So an
+-- instance is one thread's range of a vertex within an attempt, except for a vertex
+-- a Thread Group Pool runs (section 4.2: its threads "run in concert"): the ranges of
+-- all its threads in the attempt are one instance, as in section 6.2's count of
+-- 2*M + 4*R instances and HiTune's own reports (one Copier instance per reduce).
 --
--- Input: the temporary table _groups (the output of dataflow_sample_groups.sql),
--- view attempts (for the host of attempts whose samples carry none).
--- Parameters: $period_ms (the sampling period: a wait event of duration d counts
--- as d / period_ms idle samples, so JFR's wait events weigh like HiTune's periodic
--- samples of a waiting thread).
+-- Input: the temporary table _threads (the output of dataflow_instance_threads.sql).
 --
--- Output columns: job_id, attempt_id, host, thread_id, thread_name, vertex,
---   start_ms, end_ms, samples (= busy + idle), busy_samples (point samples in
---   state RUNNABLE), idle_samples (point samples in another state, plus waits in
---   sampling periods), source ('reconstruct')
-WITH hosts AS (
-    SELECT attempt_id, any_value(host) AS host FROM attempts GROUP BY attempt_id
-),
-agg AS (
-    SELECT
-        job_id, attempt_id, thread_id, vertex,
-        any_value(host) AS sample_host,
-        arg_max(thread_name, end_ms) AS thread_name,
-        min(start_ms) AS start_ms,
-        max(end_ms) AS end_ms,
-        sum(busy_point) AS busy_samples,
-        sum(idle_point) + CAST(round(sum(wait_ms) / $period_ms) AS BIGINT) AS idle_samples
-    FROM _groups
-    WHERE vertex IS NOT NULL AND attempt_id IS NOT NULL
-    GROUP BY job_id, attempt_id, thread_id, vertex
-)
+-- Output columns: job_id, attempt_id, host, thread_id and thread_name (the range's
+--   thread; of a thread group, its lowest thread id, as HiTune names the group by its
+--   first copier), vertex, start_ms, end_ms (first and last sample over the ranges),
+--   samples (= busy + idle), busy_samples (point samples in state RUNNABLE),
+--   idle_samples (point samples in another state, plus waits in sampling periods),
+--   source ('reconstruct')
 SELECT
-    agg.job_id, agg.attempt_id, coalesce(agg.sample_host, h.host) AS host, agg.thread_id,
-    agg.thread_name, agg.vertex, agg.start_ms, agg.end_ms,
-    CAST(agg.busy_samples + agg.idle_samples AS BIGINT) AS samples,
-    CAST(agg.busy_samples AS BIGINT) AS busy_samples, CAST(agg.idle_samples AS BIGINT) AS idle_samples,
+    job_id, attempt_id, any_value(host) AS host,
+    min(thread_id) AS thread_id, arg_min(thread_name, thread_id) AS thread_name, vertex,
+    min(start_ms) AS start_ms, max(end_ms) AS end_ms,
+    CAST(sum(samples) AS BIGINT) AS samples,
+    CAST(sum(busy_samples) AS BIGINT) AS busy_samples, CAST(sum(idle_samples) AS BIGINT) AS idle_samples,
     'reconstruct' AS source
-FROM agg LEFT JOIN hosts h ON h.attempt_id = agg.attempt_id
-ORDER BY agg.start_ms, agg.attempt_id, agg.thread_id, agg.vertex
+FROM _threads
+GROUP BY job_id, attempt_id, vertex, CASE WHEN grouped THEN NULL ELSE thread_id END
+ORDER BY start_ms, attempt_id, thread_id, vertex

@@ -1,20 +1,23 @@
 -- Thread samples of one job, each attributed to an attempt and a dataflow vertex
 -- (HiTune, Dai et al. 2011, section 5.3).
 --
--- Inputs: views samples, attempt_events; the registered relation _stack_vertex
--- (stack_id, thread_name, vertex, status) from resolving each distinct execution
--- position against a specification (profiles/dataflow/spec.py).
+-- Inputs: the table macro _sample_attempts (dataflow_sample_attempts.sql: the job's
+-- samples, each with the attempt it is attributed to, from its own target or the
+-- task-attempt logs); the registered relation _stack_vertex (stack_id, thread_name,
+-- vertex, status) from resolving each distinct execution position against a
+-- specification (profiles/dataflow/spec.py).
 -- Parameters: $job_id.
---
--- Attempt attribution: a sample's own target (samples.attempt_id), else the
--- task-attempt logs: a thread serves, from its first log line for an attempt on,
--- that attempt (executor threads are reused: the latest attempt started on the
--- thread at or before the sample); samples before a thread's first attributed line
--- go to its first attempt (helper threads log late: "Finished spill N").
 --
 -- The samples are then grouped (so that ten million samples need no materialized copy):
 -- one row per attempt, thread, vertex and status; for samples that map to no vertex
 -- also per stack and thread name, to report the unmapped execution positions.
+--
+-- Busy and idle: a point sample (no duration) is busy in state RUNNABLE, idle in
+-- another; an event with a duration is a wait, idle for its whole length, whatever
+-- its state: JFR's parks, monitor waits and entries, sleeps, and its file and socket
+-- reads and writes, which it records in state RUNNABLE (the thread is inside the
+-- read) -- HiTune reads such waits as idle time (section 7.3, Figure 20: reduces
+-- "have more idle time, waiting in the DFSOutputStream.writeChunk method").
 --
 -- Output columns:
 --   job_id, attempt_id (NULL: thread bound to no attempt), thread_id, vertex (NULL
@@ -22,40 +25,15 @@
 --   stack_id and position_thread (only for status <> 'mapped'), host (any sample's),
 --   thread_name (of the latest sample), start_ms (first sample), end_ms (last sample's
 --   ts_ms + duration), samples, busy_point (point samples in state RUNNABLE),
---   idle_point (point samples in another state), wait_ms (summed durations of
---   waiting/blocked events)
-WITH s AS (
-    SELECT * FROM samples WHERE job_id = $job_id
-),
-bind AS (
-    SELECT thread_id, attempt_id, min(ts_ms) AS first_ts
-    FROM attempt_events
-    WHERE job_id = $job_id AND thread_id IS NOT NULL AND attempt_id IS NOT NULL
-    GROUP BY thread_id, attempt_id
-),
-first_bind AS (
-    SELECT thread_id, arg_min(attempt_id, first_ts) AS attempt_id FROM bind GROUP BY thread_id
-),
-as_of AS (
-    SELECT s.*, b.attempt_id AS bound_attempt
-    FROM s ASOF LEFT JOIN bind b ON s.thread_id = b.thread_id AND s.ts_ms >= b.first_ts
-),
-attributed AS (
+--   idle_point (point samples in another state), wait_ms (summed durations of the
+--   events with one: waits, blocks and I/O)
+WITH attributed AS (
     SELECT
-        a.job_id,
-        coalesce(a.attempt_id, a.bound_attempt, f.attempt_id) AS attempt_id,
-        a.host,
-        a.thread_id,
-        a.thread_name,
-        a.ts_ms,
-        a.ts_ms + CAST(round(coalesce(a.duration_ms, 0)) AS BIGINT) AS end_ms,
-        a.state,
-        a.stack_id,
-        coalesce(a.duration_ms, 0) AS duration_ms,
+        a.job_id, a.attempt_id, a.host, a.thread_id, a.thread_name, a.ts_ms, a.end_ms, a.state,
+        a.stack_id, a.duration_ms,
         CASE WHEN v.status = 'mapped' THEN v.vertex END AS vertex,
         CASE WHEN a.stack_id IS NULL THEN 'nostack' ELSE coalesce(v.status, 'unmapped') END AS status
-    FROM as_of a
-    LEFT JOIN first_bind f ON a.thread_id = f.thread_id
+    FROM _sample_attempts($job_id) a
     LEFT JOIN _stack_vertex v
         ON v.stack_id = a.stack_id AND v.thread_name IS NOT DISTINCT FROM a.thread_name
 )
@@ -70,7 +48,6 @@ SELECT
     count(*) AS samples,
     count(*) FILTER (WHERE duration_ms = 0 AND state = 'RUNNABLE') AS busy_point,
     count(*) FILTER (WHERE duration_ms = 0 AND state <> 'RUNNABLE') AS idle_point,
-    coalesce(sum(duration_ms) FILTER (
-        WHERE duration_ms > 0 AND state IN ('WAITING', 'TIMED_WAITING', 'BLOCKED')), 0) AS wait_ms
+    coalesce(sum(duration_ms) FILTER (WHERE duration_ms > 0), 0) AS wait_ms
 FROM attributed
 GROUP BY ALL
