@@ -252,6 +252,7 @@ def dataflow_table(
 ) -> tuple[list[str], list[dict[str, Any]]]:
     """:func:`dataflow_query` with the query's column names (which no row gives when there is none)."""
     try:
+        con.execute(sql("dataflow_job_instances"))  # the table macros the queries share
         cur = con.execute(sql(f"dataflow_{name}"), params)
         cols = [d[0] for d in cur.description or ()]
         return cols, [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]

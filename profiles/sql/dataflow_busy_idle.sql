@@ -7,11 +7,8 @@
 -- Parameters: $job_id.
 -- Output columns: vertex, instances, samples, busy_samples, idle_samples,
 --   busy_pct, idle_pct (of busy + idle), avg_ms (mean instance span)
-WITH vi AS (  -- one source of instances per job (see above)
-    SELECT * FROM vertex_instances
-    WHERE job_id = $job_id
-      AND (source = 'reconstruct') = (SELECT coalesce(bool_or(source = 'reconstruct'), false)
-                                      FROM vertex_instances WHERE job_id = $job_id)
+WITH vi AS (  -- one source of instances per job (dataflow_job_instances.sql)
+    SELECT * FROM _job_instances($job_id)
 )
 SELECT
     vertex,

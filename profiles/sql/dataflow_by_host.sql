@@ -9,11 +9,8 @@
 -- Output columns: host, instances, avg_ms, norm_time (avg_ms / mean over all
 --   instances), avg_busy, avg_idle (samples per instance), norm_busy, norm_idle
 --   (divided by the mean samples per instance over all hosts), idle_pct
-WITH vi AS (  -- one source of instances per job (see above)
-    SELECT * FROM vertex_instances
-    WHERE job_id = $job_id
-      AND (source = 'reconstruct') = (SELECT coalesce(bool_or(source = 'reconstruct'), false)
-                                      FROM vertex_instances WHERE job_id = $job_id)
+WITH vi AS (  -- one source of instances per job (dataflow_job_instances.sql)
+    SELECT * FROM _job_instances($job_id)
 ),
 inst AS (
     SELECT host, end_ms - start_ms AS dur_ms, busy_samples, idle_samples

@@ -10,11 +10,8 @@
 -- Parameters: $job_id.
 -- Output columns: attempt_id, task_type ('MAP'/'REDUCE'), host, segment, start_ms,
 --   end_ms, line (0-based row of the chart: maps by start, then reduces)
-WITH vi AS (  -- one source of instances per job (see above)
-    SELECT * FROM vertex_instances
-    WHERE job_id = $job_id
-      AND (source = 'reconstruct') = (SELECT coalesce(bool_or(source = 'reconstruct'), false)
-                                      FROM vertex_instances WHERE job_id = $job_id)
+WITH vi AS (  -- one source of instances per job (dataflow_job_instances.sql)
+    SELECT * FROM _job_instances($job_id)
 ),
 v AS (
     SELECT attempt_id, any_value(host) AS host, vertex, min(start_ms) AS start_ms, max(end_ms) AS end_ms

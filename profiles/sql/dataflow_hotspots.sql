@@ -18,14 +18,8 @@
 WITH vi AS (
     SELECT * FROM vertex_instances WHERE job_id = $job_id AND source = 'reconstruct'
 ),
-vi_threads AS (  -- each instance once per thread: its own, and the other threads of a thread group
-    SELECT vi.*, vi.thread_id AS member_id FROM vi
-    UNION
-    SELECT vi.*, b.thread_id AS member_id
-    FROM vi
-    JOIN vertex_breakdown b
-      ON b.job_id = vi.job_id AND b.attempt_id = vi.attempt_id AND b.vertex = vi.vertex
-     AND b.kind = 'thread' AND b.source = 'reconstruct'
+vi_threads AS (  -- each rebuilt instance once per thread (dataflow_job_instances.sql)
+    SELECT * FROM _instance_members($job_id, true)
 ),
 from_samples AS (
     SELECT vi.vertex, st.top_frame AS method, s.state, count(*) AS samples

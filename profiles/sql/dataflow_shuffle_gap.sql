@@ -10,11 +10,8 @@
 -- Output columns: attempt_id (one row per reduce), last_map_end_ms, shuffle_end_ms,
 --   gap_ms (shuffle_end_ms - last_map_end_ms), job_span_ms (first instance start to
 --   last instance end), gap_pct (of job_span_ms)
-WITH vi AS (  -- one source of instances per job (see above)
-    SELECT * FROM vertex_instances
-    WHERE job_id = $job_id
-      AND (source = 'reconstruct') = (SELECT coalesce(bool_or(source = 'reconstruct'), false)
-                                      FROM vertex_instances WHERE job_id = $job_id)
+WITH vi AS (  -- one source of instances per job (dataflow_job_instances.sql)
+    SELECT * FROM _job_instances($job_id)
 ),
 maps AS (SELECT max(end_ms) AS last_map_end_ms FROM vi WHERE vertex = 'map'),
 job AS (SELECT max(end_ms) - min(start_ms) AS job_span_ms FROM vi),

@@ -9,20 +9,8 @@
 -- Parameters: $job_id.
 -- Output columns: attempt_id, thread_id (the instance's), vertex, kind, records,
 --   first_ms, last_ms
-WITH vi AS (  -- one source of instances per job (see above)
-    SELECT * FROM vertex_instances
-    WHERE job_id = $job_id
-      AND (source = 'reconstruct') = (SELECT coalesce(bool_or(source = 'reconstruct'), false)
-                                      FROM vertex_instances WHERE job_id = $job_id)
-),
-vi_threads AS (  -- each instance once per thread: its own, and the other threads of a thread group
-    SELECT vi.*, vi.thread_id AS member_id FROM vi
-    UNION
-    SELECT vi.*, b.thread_id AS member_id
-    FROM vi
-    JOIN vertex_breakdown b
-      ON b.job_id = vi.job_id AND b.attempt_id = vi.attempt_id AND b.vertex = vi.vertex
-     AND b.kind = 'thread' AND b.source = vi.source
+WITH vi_threads AS (  -- each instance once per thread (dataflow_job_instances.sql)
+    SELECT * FROM _instance_members($job_id, false)
 )
 SELECT vi.attempt_id, vi.thread_id, vi.vertex, e.kind, count(*) AS records,
        min(e.ts_ms) AS first_ms, max(e.ts_ms) AS last_ms

@@ -8,11 +8,8 @@
 -- Parameters: $job_id.
 -- Output columns: attempt_id, thread_id, vertex, host, start_ms, end_ms, metric,
 --   device, samples, mean_value
-WITH vi AS (  -- one source of instances per job (see above)
-    SELECT * FROM vertex_instances
-    WHERE job_id = $job_id
-      AND (source = 'reconstruct') = (SELECT coalesce(bool_or(source = 'reconstruct'), false)
-                                      FROM vertex_instances WHERE job_id = $job_id)
+WITH vi AS (  -- one source of instances per job (dataflow_job_instances.sql)
+    SELECT * FROM _job_instances($job_id)
 )
 SELECT vi.attempt_id, vi.thread_id, vi.vertex, vi.host, vi.start_ms, vi.end_ms,
        ss.metric, ss.device, count(*) AS samples, round(avg(ss.value), 4) AS mean_value
