@@ -76,7 +76,7 @@ def test_without_a_context_a_bad_group_raises_after_the_counters_before_it() -> 
 Pack = Callable[..., Path]
 
 
-def _tar(path: Path, *members: tuple[str, bytes | None]) -> Path:
+def tar_of(path: Path, *members: tuple[str, bytes | None]) -> Path:
     """A tar of plain files; a member whose data is None is a symlink to /etc/passwd."""
     with tarfile.open(path, "w") as tf:
         for name, data in members:
@@ -91,7 +91,7 @@ def _tar(path: Path, *members: tuple[str, bytes | None]) -> Path:
     return path
 
 
-def _zip(path: Path, *members: tuple[str, bytes | None]) -> Path:
+def zip_of(path: Path, *members: tuple[str, bytes | None]) -> Path:
     """A zip of plain files; a member whose data is None is a symlink (Unix mode) to /etc/passwd."""
     with zipfile.ZipFile(path, "w") as zf:
         for name, data in members:
@@ -105,7 +105,7 @@ def _zip(path: Path, *members: tuple[str, bytes | None]) -> Path:
     return path
 
 
-@pytest.mark.parametrize("pack", [_tar, _zip])
+@pytest.mark.parametrize("pack", [tar_of, zip_of])
 def test_an_archive_past_the_size_cap_is_refused_whole(tmp_path: Path, pack: Pack) -> None:
     archive = pack(tmp_path / "three", ("a.txt", b"0123456789"), ("b.txt", b"0123456789"), ("c.txt", b"x"))
     with pytest.raises(TraceParseError, match=r"archive unpacks to more than 15 bytes") as info, unpacked(
@@ -115,7 +115,7 @@ def test_an_archive_past_the_size_cap_is_refused_whole(tmp_path: Path, pack: Pac
     assert "corrupt" not in str(info.value)
 
 
-@pytest.mark.parametrize("pack", [_tar, _zip])
+@pytest.mark.parametrize("pack", [tar_of, zip_of])
 @pytest.mark.parametrize("unsafe", ["link", "../evil.txt"])
 def test_an_unsafe_member_amid_good_ones_refuses_the_archive(tmp_path: Path, pack: Pack, unsafe: str) -> None:
     data = None if unsafe == "link" else b"evil"
@@ -129,7 +129,7 @@ def test_an_unsafe_member_amid_good_ones_refuses_the_archive(tmp_path: Path, pac
 
 
 def test_a_tar_cut_short_still_keeps_the_members_before_the_cut(tmp_path: Path) -> None:
-    archive = _tar(tmp_path / "two.tar", ("a.txt", b"ok"), ("b.txt", b"x" * 4096))
+    archive = tar_of(tmp_path / "two.tar", ("a.txt", b"ok"), ("b.txt", b"x" * 4096))
     cut = tmp_path / "cut.tar"
     cut.write_bytes(archive.read_bytes()[:1024 + 512 + 100])
     with unpacked(cut) as got:

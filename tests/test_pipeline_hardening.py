@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from test_ingest_counters_archive_faults import tar_of, zip_of
 
 import ingest.pipeline as pipeline
 from ingest.base import ReadContext, Row
@@ -98,26 +99,8 @@ def test_a_symlink_amid_good_members_quarantines_the_archive_whole(
 ) -> None:
     # a tar read a.toy, met the link, and called the rest "corrupt"; a zip wrote the link out as a file
     data = b"TOY\nj1,x\n"
-    archive = tmp_path / f"links.{kind}"
-    if kind == "tar":
-        with tarfile.open(archive, "w") as tf:
-            for name in ("a.toy", "link", "b.toy"):
-                info = tarfile.TarInfo(name)
-                if name == "link":
-                    info.type = tarfile.SYMTYPE
-                    info.linkname = "/etc/passwd"
-                    tf.addfile(info)
-                else:
-                    info.size = len(data)
-                    tf.addfile(info, io.BytesIO(data))
-    else:
-        with zipfile.ZipFile(archive, "w") as zf:
-            zf.writestr("a.toy", data)
-            link = zipfile.ZipInfo("link")
-            link.create_system = 3
-            link.external_attr = 0o120777 << 16  # S_IFLNK
-            zf.writestr(link, "/etc/passwd")
-            zf.writestr("b.toy", data)
+    pack = tar_of if kind == "tar" else zip_of
+    archive = pack(tmp_path / f"links.{kind}", ("a.toy", data), ("link", None), ("b.toy", data))
     (result,) = pipeline.ingest_paths([archive], Store(store_dir)).results
     assert result.status == "quarantined"
     assert "archive member 'link' is not a plain file" in (result.error or "")
