@@ -34,6 +34,9 @@ the file lands as partial, every other event kept; past 100 such lines the
 file is given up with :class:`~phaseline.errors.TraceParseError`), unless it
 is the last non-blank line: then the writer was cut off, every row before the
 cut is yielded and :class:`~phaseline.errors.TraceTruncatedError` is raised.
+So is it at a second ``Avro-Json`` line, where another history begins (files
+concatenated): the first is read, and its events are never mixed with the
+other job's.
 An event whose fields a reader cannot take (:class:`BadEvent`: a wrong type,
 a missing id) is skipped the same way; what its handler had set before the
 bad field stays.  A line 2 that is no usable Avro schema is named the same
@@ -81,7 +84,15 @@ def _writer_schema(text: bytes) -> WriterSchema:
 
 
 #: What a file whose line 2 is no usable schema is read with (:meth:`_JhistReader._without_schema`).
-_NO_SCHEMA = WriterSchema(frozenset(EVENT_SPECS), {})
+_JH = "org.apache.hadoop.mapreduce.jobhistory."
+#: Counters fields that Hadoop 2.7+ writes as ``["null", "JhCounters"]`` unions (type-wrapped); read
+#: without a schema they are unwrapped too (a bare record is taken as it is), else every failed or
+#: killed attempt of such a file was skipped as "counters are not a JhCounters record".
+_COUNTER_UNIONS = ((("counters", frozenset({_JH + "JhCounters", "JhCounters"})),))
+_NO_SCHEMA = WriterSchema(frozenset(EVENT_SPECS), {
+    _JH + record: _COUNTER_UNIONS for record in ("TaskFailed", "TaskAttemptUnsuccessfulCompletion", "TaskFinished",
+                                                  "MapAttemptFinished", "ReduceAttemptFinished")
+})  # fmt: skip
 
 
 def sniff_jhist(head: bytes, path: Path) -> bool:
@@ -144,6 +155,14 @@ class _JhistReader:
                         ev = _loads(text)
                         payload_json = text.decode()
                     except _JSONError as exc:
+                        if text == MAGIC:  # another history begins: files concatenated
+                            self.line_no, self.offset = line_no, start
+                            yield from self._finish()
+                            raise TraceTruncatedError(
+                                self.path, "another history begins here (a second 'Avro-Json' line: files "
+                                "concatenated); only the first is read", line=line_no, offset=start,
+                                hint="split the file at this line and ingest each part",
+                            ) from None  # fmt: skip
                         ev, repaired = self._bad_json(text, exc, line_no, start)
                         if repaired is None:
                             continue  # skipped (ctx.skipped)

@@ -15,7 +15,7 @@ Which value wins (as Hadoop's ``JobHistoryParser`` does, unless noted)
   JOB_FINISHED (status SUCCEEDED) or JOB_FAILED/KILLED/ERROR (its jobStatus);
   counts Hadoop wrote as -1 or did not write are NULL (also for a job cut off
   before its end, where Hadoop reports its constructor's 0).  Job counters
-  (job_total/job_map/job_reduce) from JOB_FINISHED.
+  (job_total/job_map/job_reduce) from the last JOB_FINISHED (written at the end).
 * Task: start/type/splits from TASK_STARTED; finish from the last of
   TASK_FINISHED/TASK_FAILED/TASK_UPDATED; status SUCCEEDED from TASK_FINISHED,
   and from TASK_FAILED the event's own ``status`` (KILLED or FAILED; Hadoop's
@@ -25,7 +25,9 @@ Which value wins (as Hadoop's ``JobHistoryParser`` does, unless noted)
   them again.  Only map tasks of jobs with reduces can be re-opened so (the
   ApplicationMaster never re-runs a finished reduce, nor a map of a map-only
   job): their counters are held (compactly) until the end; other tasks'
-  counters are written when they finish.
+  counters are written when they end with counters, and a later end's are
+  noted and left out (Hadoop keeps the last; a TASK_FAILED without counters, the
+  usual one, leaves a re-run's TASK_FINISHED its counters).
 * Attempt: start, container, locality, http port from *_ATTEMPT_STARTED;
   finish, status, host, rack and error from the last completion event
   (*_FINISHED, *_FAILED, *_KILLED).  ``host`` is the completion event's
@@ -375,6 +377,9 @@ class HistoryState:
         self._counter_rows = 0
         self._counter_job: str | None = None
         self._counter_cols: tuple[list[Any], ...] = _counter_lists()
+        # The last JOB_FINISHED's counters by scope, as columns (groups, sizes, names, values): written
+        # at the end, so that a JOB_FINISHED written again replaces them rather than adds to them
+        self._job_counters: dict[str, tuple[list[str], list[int], list[str], list[int]]] = {}
         self.handlers: dict[EventKind, Callable[[dict[str, Any]], None]] = {
             EventKind.JOB_SUBMITTED: self._job_submitted,
             EventKind.JOB_INITED: self._job_inited,
@@ -439,7 +444,11 @@ class HistoryState:
                 return
 
     def rows(self) -> Iterator[Row | RowBlock]:
-        """Rows for the state built so far: counters gathered so far, jobs, tasks and attempts, then task counters."""
+        """Rows for the state built so far: counters gathered so far and the job's, jobs, tasks and
+        attempts, then task counters."""
+        for scope, columns in self._job_counters.items():
+            self._add_counters(scope, None, None, *columns)
+        self._job_counters = {}
         self.flush_counters()
         yield from self.out
         self.out.clear()
@@ -556,9 +565,13 @@ class HistoryState:
     def _job_finished(self, p: dict[str, Any]) -> None:
         self._job_end(p)
         self.job.status = _SUCCEEDED
-        self._counters(p.get("totalCounters"), "job_total", None, None)
-        self._counters(p.get("mapCounters"), "job_map", None, None)
-        self._counters(p.get("reduceCounters"), "job_reduce", None, None)
+        held: dict[str, tuple[list[str], list[int], list[str], list[int]]] = {}  # (a bad one skips the event)
+        for scope, field_name in (("job_total", "totalCounters"), ("job_map", "mapCounters"),
+                                  ("job_reduce", "reduceCounters")):  # fmt: skip
+            counters = p.get(field_name)
+            if counters is not None:
+                held[scope] = _counter_columns(counters)
+        self._job_counters = held  # the last JOB_FINISHED's, as Hadoop's parser keeps
 
     def _job_unsuccessful(self, p: dict[str, Any]) -> None:
         self._job_end(p)
@@ -608,9 +621,8 @@ class HistoryState:
             self._note(f"task {task.task_id} finished twice; its first task counters are kept")
         elif task.task_type == _MAP and self.job.total_reduces != 0:
             self._hold_task_counters(task, counters)
-        else:
-            task.counters_emitted = True
-            self._counters(counters, "task", task.task_id, None)
+        else:  # (an end without counters, a TASK_FAILED's null, writes none: a re-run's are the task's)
+            task.counters_emitted = self._counters(counters, "task", task.task_id, None) > 0
 
     def _note(self, note: str) -> None:
         if note not in self.notes:

@@ -618,3 +618,97 @@ def test_a_writer_schema_no_reader_can_use_is_named_and_the_events_read_without_
     assert error.line == 2
     assert "the writer's schema is unusable" in error.message
     assert ingest_paths([path], Store(tmp_path / "store")).results[0].status == "partial"
+
+
+def _payload(event: dict[str, Any]) -> dict[str, Any]:
+    return next(iter(event["event"].values()))  # type: ignore[no-any-return]
+
+
+def test_a_job_finished_written_again_replaces_the_job_counters(jhists: list[Path], tmp_path: Path) -> None:
+    # Every JOB_FINISHED had added its job counters: the job's totals twice, each sum doubled
+    # (Hadoop's parser keeps the last one's)
+    src = _fixture(jhists, "job_1526555215992_0004")
+    lines = src.read_text(encoding="utf-8").splitlines(keepends=True)
+    ((_, _, fin),) = [x for x in _raw_events(src.read_bytes()) if x[2]["type"] == "JOB_FINISHED"]
+    again = json.loads(json.dumps(fin))
+    payload = _payload(again)
+    payload["finishTime"] += 1000
+    first = payload["totalCounters"]["groups"][0]["counts"][0]
+    first["value"] += 100
+    copy = tmp_path / "twice.jhist"
+    copy.write_text("".join(lines).rstrip("\n") + "\n" + json.dumps(again) + "\n")
+    tables, cut, _ = phaseline_rows(copy)
+    pristine, _, _ = phaseline_rows(src)
+    assert cut is None
+    totals = [(c["group_name"], c["counter_name"], c["value"]) for c in tables["counters"] if c["scope"] == "job_total"]
+    expected = [(c["group_name"], c["counter_name"], c["value"] + 100 * (c["counter_name"] == first["name"]))
+                for c in pristine["counters"] if c["scope"] == "job_total"]  # fmt: skip
+    assert sorted(totals) == sorted(expected)
+    assert tables["jobs"][0]["finish_ms"] == payload["finishTime"]
+
+
+def test_a_task_failed_without_counters_leaves_a_rerun_its_counters(jhists: list[Path], tmp_path: Path) -> None:
+    # A reduce whose first attempt failed and whose TASK_FAILED (counters null) came before its re-run:
+    # the null had marked the task's counters written, and the re-run's TASK_FINISHED then left none
+    src = _fixture(jhists, "job_1526555215992_0004")
+    lines = src.read_text(encoding="utf-8").splitlines(keepends=True)
+    events = _raw_events(src.read_bytes())
+    (at,) = [n for n, _, e in events if e["type"] == "REDUCE_ATTEMPT_STARTED"]
+    started = json.loads(lines[at - 1])
+    task_id = _payload(started)["taskid"]
+    failed_task = {"type": "TASK_FAILED", "event": {"org.apache.hadoop.mapreduce.jobhistory.TaskFailed": {
+        "taskid": task_id, "taskType": "REDUCE", "finishTime": _payload(started)["startTime"], "error": "boom",
+        "failedDueToAttempt": None, "status": "FAILED", "counters": None}}}  # fmt: skip
+    copy = tmp_path / "rerun.jhist"
+    copy.write_text("".join([*lines[: at - 1], json.dumps(failed_task) + "\n", *lines[at - 1:]]))
+    tables, _, ctx = phaseline_rows(copy)
+    pristine, _, _ = phaseline_rows(src)
+
+    def task_counters(of: dict[str, list[dict[str, Any]]]) -> list[tuple[str, int]]:
+        return sorted((c["counter_name"], c["value"]) for c in of["counters"]
+                      if c["scope"] == "task" and c["task_id"] == task_id)  # fmt: skip
+
+    assert task_counters(tables) == task_counters(pristine) != []
+    assert not any("finished twice" in n for n in ctx.notes)
+
+
+def test_a_second_history_in_one_file_is_not_read_into_the_first(jhists: list[Path], tmp_path: Path) -> None:
+    # Two histories concatenated: the second's events had been applied to the first job (its
+    # times, tasks and counters); the first is read, and the file lands partial at the second header
+    a, b = _fixture(jhists, "job_1526555215992_0001"), _fixture(jhists, "job_1526555215992_0002")
+    both = tmp_path / "both.jhist"
+    first = a.read_bytes()
+    both.write_bytes(first + b.read_bytes())
+    tables, cut, _ = phaseline_rows(both)
+    alone, _, _ = phaseline_rows(a)
+    assert cut is not None
+    assert "another history begins here" in cut.message
+    assert cut.line == first.count(b"\n") + 1
+    for table in ("jobs", "tasks", "attempts", "counters"):
+        assert tables[table] == alone[table], table
+
+
+def test_without_a_schema_type_wrapped_counters_of_failed_attempts_are_read(jhists: list[Path], tmp_path: Path) -> None:
+    # Hadoop 2.7+ writes a failed attempt's counters as a ["null", "JhCounters"] union, type-wrapped.
+    # With line 2 unusable, the reader knew no union, and skipped every such attempt
+    src = _fixture(jhists, "job_1526555215992_0004")
+    lines = src.read_text(encoding="utf-8").splitlines(keepends=True)
+    events = _raw_events(src.read_bytes())
+    (at,) = [n for n, _, e in events if e["type"] == "REDUCE_ATTEMPT_FINISHED"]
+    done = _payload(json.loads(lines[at - 1]))
+    failed = {"type": "REDUCE_ATTEMPT_FAILED", "event": {
+        "org.apache.hadoop.mapreduce.jobhistory.TaskAttemptUnsuccessfulCompletion": {
+            "taskid": done["taskid"], "taskType": "REDUCE", "attemptId": done["attemptId"][:-1] + "7",
+            "finishTime": done["finishTime"] - 5, "hostname": done["hostname"], "port": done["port"],
+            "rackname": done["rackname"], "status": "FAILED", "error": "boom",
+            "counters": {"org.apache.hadoop.mapreduce.jobhistory.JhCounters": done["counters"]},
+            "clockSplits": [], "cpuUsages": [], "vMemKbytes": [], "physMemKbytes": []}}}  # fmt: skip
+    body = [*lines[2: at - 1], json.dumps(failed) + "\n", *lines[at - 1:]]
+    for schema_line in (lines[1], '{"type": "record", "name": \n'):  # the writer's schema, then a damaged one
+        copy = tmp_path / "wrapped.jhist"
+        copy.write_text("".join([lines[0], schema_line, *body]))
+        tables, _, ctx = phaseline_rows(copy)
+        assert [s.message for s in ctx.skipped if "REDUCE_ATTEMPT_FAILED" in s.message] == []
+        (attempt,) = [a for a in tables["attempts"] if a["attempt_id"] == done["attemptId"][:-1] + "7"]
+        assert attempt["status"] == "FAILED"
+        assert [c for c in tables["counters"] if c["attempt_id"] == attempt["attempt_id"]]
