@@ -123,6 +123,7 @@ def analyze_job(con: duckdb.DuckDBPyConnection, job_id: str, out_dir: Path) -> J
         profile = extract_profile(con, job_id, frames=frames)
     except ProfileError as exc:
         profile = exc
+        (target / "profile.json").unlink(missing_ok=True)  # an earlier run's, of other data, must not stay
     else:
         profile.save(target / "profile.json")
     gantt = gantt_svg(frames)

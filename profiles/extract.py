@@ -289,6 +289,19 @@ def extract_profile(
         )
     in_bytes, in_recs = float(split_bytes.sum()), float(split_recs.sum())
     status = summary["status"]
+    # A trace that ends while attempts run (a .jhist cut before JOB_FINISHED: no job status) is no
+    # whole run either: the tasks that finished are profiled, and it gives no completion time
+    running = timeline[timeline["task_type"].isin(("MAP", "REDUCE")) & timeline["finish_ms"].isna()]
+    unfinished = not isinstance(status, str) and not running.empty
+    if unfinished:
+        warnings.warn(
+            DataQualityWarning(
+                f"{job_id} never finished in its trace ({len(running)} attempt(s) still running where it "
+                "ends): its profile holds the tasks that finished and no completion time; profile a "
+                "complete run"
+            ),
+            stacklevel=2,
+        )
     if isinstance(status, str) and status != "SUCCEEDED":
         warnings.warn(
             DataQualityWarning(
@@ -438,7 +451,7 @@ def extract_profile(
         counters=counters,
         dataflow=dataflow,
         costs=costs,
-        makespans_ms=_makespan(ok),
+        makespans_ms=() if unfinished else _makespan(ok),
     )
 
 
@@ -455,9 +468,12 @@ def _makespan(ok: pd.DataFrame) -> tuple[float, ...]:
 def _overheads(ok: pd.DataFrame, ok_phases: pd.DataFrame) -> dict[str, float]:
     """Mean part of a task's span that its task-log phases do not cover, per task type.
 
-    History phases cover the span by construction, so only task-log attempts count.
+    History phases cover the span by construction, so only task-log attempts count.  Only
+    the generic phases (:class:`~phaseline.schemas.Phase`, alone or combined, ``read+map+collect``)
+    cover: the task log's own ``setup``, ``commit`` and ``other`` spans are the overhead itself
+    (JVM start, setup, commit), and counted as covering they had made it 0 for every task log.
     """
-    logs = ok_phases[ok_phases["source"] == "tasklog"]
+    logs = ok_phases[(ok_phases["source"] == "tasklog") & ok_phases["phase"].map(_is_generic_phase)]
     if logs.empty:
         return {}
     spans = {
@@ -472,6 +488,14 @@ def _overheads(ok: pd.DataFrame, ok_phases: pd.DataFrame) -> dict[str, float]:
         covered = _union_length(list(zip(group["start_ms"], group["end_ms"], strict=True)), start, finish)
         out.setdefault(str(task_type), []).append(max(float(finish - start) - covered, 0.0))
     return {k: sum(v) / len(v) for k, v in out.items()}
+
+
+def _is_generic_phase(name: Any) -> bool:
+    """Whether a phase name is one of the generic phases, or several joined by ``+``."""
+    return isinstance(name, str) and all(part in _PHASE_NAMES for part in name.split("+"))
+
+
+_PHASE_NAMES = frozenset(p.value for p in Phase)
 
 
 def _union_length(intervals: list[tuple[float, float]], lo: float, hi: float) -> float:

@@ -564,11 +564,38 @@ def _merge_durations(items: Sequence[Mapping[str, DurationStats]]) -> dict[str, 
     return merged
 
 
-def _merge_fields(items: Sequence[T], weights: Sequence[float], factory: Callable[..., T]) -> T:
+def _merge_fields(
+    items: Sequence[T], weights: Mapping[str, Sequence[float]], default: Sequence[float], factory: Callable[..., T]
+) -> T:
+    """Each field the runs' mean weighted by ``weights[field]`` (the amount it is per), else by ``default``."""
     values: dict[str, float | None] = {}
     for f in dataclasses.fields(items[0]):  # type: ignore[arg-type]
-        values[f.name] = _wmean([(getattr(it, f.name), w) for it, w in zip(items, weights, strict=True)])
+        ws = weights.get(f.name, default)
+        values[f.name] = _wmean([(getattr(it, f.name), w) for it, w in zip(items, ws, strict=True)])
     return factory(**values)
+
+
+def _field_weights(
+    in_bytes: Sequence[float], in_recs: Sequence[float], out_bytes: Sequence[float], out_recs: Sequence[float]
+) -> tuple[dict[str, Sequence[float]], dict[str, Sequence[float]]]:
+    """Per field of :class:`DataflowStatistics` and :class:`CostStatistics`, the runs' amounts it is
+    a ratio or a cost of: a ratio weighted by its denominator (as the profile's own selectivities
+    are, so that ``dataflow.map_size_sel`` is ``map_size_sel``), a cost per byte or record by the
+    bytes or records it is paid on.  Fields not named here (memory, per-task costs) go by maps."""
+    dataflow = {
+        "input_pair_width": in_recs, "map_size_sel": in_bytes, "map_recs_sel": in_recs,
+        "reduce_size_sel": out_bytes, "reduce_recs_sel": out_recs, "recs_per_red_group": out_recs,
+        "combine_size_sel": out_bytes, "combine_recs_sel": out_recs, "input_compress_ratio": in_bytes,
+        "interm_compress_ratio": out_bytes, "out_compress_ratio": out_bytes,
+    }  # fmt: skip
+    costs = {
+        "hdfs_read": in_bytes, "in_uncompr_cpu": in_bytes, "map_cpu": in_recs,
+        "local_io_read": out_bytes, "local_io_write": out_bytes, "network": out_bytes,
+        "interm_uncompr_cpu": out_bytes, "interm_compr_cpu": out_bytes, "partition_cpu": out_recs,
+        "serde_cpu": out_recs, "sort_cpu": out_recs, "merge_cpu": out_recs, "combine_cpu": out_recs,
+        "reduce_cpu": out_recs,
+    }  # fmt: skip
+    return dataflow, costs
 
 
 def _sum_counters(items: Sequence[Counters]) -> Counters:
@@ -687,6 +714,7 @@ def merge_profiles(profiles: Sequence[JobProfile]) -> JobProfile:
         config=config,
     )
     combine = [(p.combine_size_sel, p.combine_recs_sel) for p in profiles]
+    dataflow_w, cost_w = _field_weights(in_bytes, in_recs, out_bytes, out_recs)
     return JobProfile(
         source=source,
         num_maps=round(sum(maps) / len(profiles)),
@@ -717,8 +745,8 @@ def merge_profiles(profiles: Sequence[JobProfile]) -> JobProfile:
         stages=_merge_durations([p.stages for p in profiles]),
         phases=_merge_durations([p.phases for p in profiles]),
         counters=_sum_counters([p.counters for p in profiles]),
-        dataflow=_merge_fields([p.dataflow for p in profiles], maps, DataflowStatistics),
-        costs=_merge_fields([p.costs for p in profiles], maps, CostStatistics),
+        dataflow=_merge_fields([p.dataflow for p in profiles], dataflow_w, maps, DataflowStatistics),
+        costs=_merge_fields([p.costs for p in profiles], cost_w, maps, CostStatistics),
         runs=sum(p.runs for p in profiles),
         makespans_ms=_repeat_makespans(profiles),
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from matplotlib.axes import Axes
 from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
+from matplotlib.text import Text
 
 from phaseline.errors import PhaselineError
 from profiles import queries as q
@@ -133,12 +135,23 @@ def _bars(ax: Axes, row: Any, start_ms: Any, end_ms: Any, *, edgecolor: str = "n
     ax.add_collection(PolyCollection(list(verts), edgecolor=edgecolor, **style))
 
 
+#: Characters XML 1.0 does not allow (C0 controls but tab and line ends, surrogates, U+FFFE/F).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
 def save_figure(fig: Figure, target: Any, fmt: str, **options: Any) -> None:
     """``fig.savefig``, reproducibly: an SVG has no date and the same ids every time, so the
-    same trace gives the same file (reports diff cleanly, and parallel runs match serial ones)."""
+    same trace gives the same file (reports diff cleanly, and parallel runs match serial ones).
+
+    An SVG's text has the characters XML does not allow replaced by U+FFFD: a job name from a
+    trace with a control character in it had made the file one no viewer opens.
+    """
     if fmt != "svg":
         fig.savefig(target, format=fmt, **options)
         return
+    for text in fig.findobj(Text):
+        if _NOT_XML.search(shown := text.get_text()):
+            text.set_text(_NOT_XML.sub("\ufffd", shown))
     with matplotlib.rc_context({"svg.hashsalt": "phaseline"}):
         fig.savefig(target, format=fmt, metadata={"Date": None}, **options)
 
@@ -149,6 +162,12 @@ def figure_svg(fig: Figure) -> str:
     with matplotlib.rc_context({"svg.fonttype": "none"}):
         save_figure(fig, buf, "svg")
     return buf.getvalue()
+
+
+def _known(value: Any) -> Any:
+    """``value``, or None for a missing one (pandas gives NaN, which ``json.dumps`` writes as a bare
+    ``NaN``: no JSON, and Perfetto and chrome://tracing refuse the whole trace)."""
+    return None if pd.api.types.is_scalar(value) and pd.isna(value) else value
 
 
 def chrome_trace(timeline: pd.DataFrame, phases: pd.DataFrame, *, job_id: str) -> dict[str, Any]:
@@ -195,7 +214,8 @@ def chrome_trace(timeline: pd.DataFrame, phases: pd.DataFrame, *, job_id: str) -
                 "tid": tid,
                 "ts": us(r["start_ms"]),
                 "dur": (float(r["finish_ms"]) - float(r["start_ms"])) * 1000.0,
-                "args": {"status": r["status"], "task_id": r["task_id"], "attempt_no": int(r["attempt_no"])},
+                "args": {"status": _known(r["status"]), "task_id": _known(r["task_id"]),
+                         "attempt_no": int(r["attempt_no"])},
             }
         )
         last_end = float("-inf")
@@ -257,7 +277,7 @@ def write_timeline(
     frames = frames or q.JobFrames.query(con, job_id)
     summary, timeline, phases = frames.summary, frames.timeline(), frames.phases
     if suffix == ".json":
-        path.write_text(json.dumps(chrome_trace(timeline, phases, job_id=job_id)), encoding="utf-8")
+        path.write_text(json.dumps(chrome_trace(timeline, phases, job_id=job_id), allow_nan=False), encoding="utf-8")
         return path
     if suffix == ".svg":
         path.write_text(gantt_svg(frames), encoding="utf-8")

@@ -1,0 +1,138 @@
+"""The profile and the files `analyze`/`timeline` write, on inputs a helper's audit found them wrong on.
+
+Each test names what the code did before; each fails on that code.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import xml.etree.ElementTree as ET
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from matplotlib.figure import Figure
+
+from ingest.pipeline import ingest_paths
+from phaseline.cli import main
+from phaseline.errors import DataQualityWarning
+from phaseline.store import Store
+from profiles.extract import extract_profile
+from profiles.profile import InputStats, ProfileSource, merge_profiles
+from profiles.timeline_plot import save_figure
+from tests.test_predict_core import toy_profile
+
+SAMPLE = Path(__file__).parents[1] / "sample_traces"
+JOB = "job_local1939662896_0001"
+
+
+def _cut_log(tmp_path: Path) -> Path:
+    """The bundled sample's LocalJobRunner log cut at line 95, a map attempt still running."""
+    logs = tmp_path / "logs-only"
+    shutil.copytree(SAMPLE / "bench-8mb-sel1.0" / "logs", logs)
+    log = logs / "job.log"
+    log.write_text("".join(log.read_text(encoding="utf-8").splitlines(keepends=True)[:95]), encoding="utf-8")
+    return logs
+QMC = "linkedin-dr-elephant/history-done/job_1526555215992_0002-*.jhist"
+
+
+def test_a_chrome_trace_of_an_attempt_without_status_is_json(tmp_path: Path) -> None:
+    # the bundled sample's job log cut while a map ran: pandas gives its missing status as NaN, which
+    # json.dumps wrote as a bare NaN: no JSON, refused by Perfetto and chrome://tracing
+    log = _cut_log(tmp_path)
+    store = Store(tmp_path / "s")
+    ingest_paths([log], store)
+    out = CliRunner().invoke(main, ["timeline", JOB, "--store", str(tmp_path / "s"), "--out", str(tmp_path / "t.json")])
+    assert out.exit_code == 0, out.output
+
+    def refuse(name: str) -> None:
+        raise AssertionError(f"{name} in a trace")
+
+    events = json.loads((tmp_path / "t.json").read_text(), parse_constant=refuse)["traceEvents"]
+    assert None in {e["args"]["status"] for e in events if e["ph"] == "X" and "status" in e.get("args", {})}
+
+
+def test_an_svg_of_a_title_with_control_characters_is_xml(tmp_path: Path) -> None:
+    # a job name from a trace with U+0001 in it went into the SVG raw: no viewer opens it
+    fig = Figure()
+    fig.add_subplot().set_title("Quasi\u000bMonte\u0001Carlo", parse_math=False)
+    save_figure(fig, tmp_path / "t.svg", "svg")
+    ET.parse(tmp_path / "t.svg")  # well-formed
+    assert "Quasi\ufffdMonte\ufffdCarlo" in (tmp_path / "t.svg").read_text(encoding="utf-8")
+
+
+def test_a_merged_profiles_dataflow_ratios_are_its_own() -> None:
+    # dataflow (Herodotou's ds*) and costs were weighted by map count, the top-level
+    # selectivities by bytes and records: one merged profile gave two map selectivities
+    a = toy_profile()
+    b = replace(toy_profile(), source=ProfileSource(job_ids=("job_1_0002",), job_name="wordcount",
+                                                   config={"io.sort.mb": "100"}),
+                input=InputStats(60, 32 * 2**20, 40 * 2**20, 320_000, 330_000), map_size_sel=2.0, map_recs_sel=12.0)
+    a = replace(a, dataflow=replace(a.dataflow, map_size_sel=a.map_size_sel, map_recs_sel=a.map_recs_sel,
+                                    input_pair_width=a.input.total_bytes / a.input.total_records))  # fmt: skip
+    b = replace(b, dataflow=replace(b.dataflow, map_size_sel=b.map_size_sel, map_recs_sel=b.map_recs_sel,
+                                    input_pair_width=b.input.total_bytes / b.input.total_records))  # fmt: skip
+    m = merge_profiles([a, b])
+    assert m.dataflow.map_size_sel == pytest.approx(m.map_size_sel)
+    assert m.dataflow.map_recs_sel == pytest.approx(m.map_recs_sel)
+    records = a.input.total_records + b.input.total_records
+    assert m.dataflow.input_pair_width == pytest.approx((a.input.total_bytes + b.input.total_bytes) / records)
+
+
+def test_a_job_that_never_finished_is_profiled_with_a_warning_and_no_completion_time(
+    fixtures_dir: Path, tmp_path: Path
+) -> None:
+    # a .jhist cut while its reduce ran has no job status: its profile had been a complete run's,
+    # 2.3 s long where the run took 7.2 s, without a word
+    src = next(fixtures_dir.glob(QMC))
+    lines = src.read_text(encoding="utf-8").splitlines(keepends=True)
+    cut = next(i for i, line in enumerate(lines) if line.lstrip().startswith('{"type":"REDUCE_ATTEMPT_STARTED"')) + 1
+    path = tmp_path / src.name
+    path.write_text("".join(lines[:cut]), encoding="utf-8")
+    store = Store(tmp_path / "s")
+    (landed,) = ingest_paths([path], store).results
+    assert landed.status == "partial", landed.error
+    with pytest.warns(DataQualityWarning, match=r"never finished in its trace \(1 attempt\(s\) still running"):
+        profile = extract_profile(store.connect(), "job_1526555215992_0002")
+    assert profile.makespans_ms == ()
+    full = Store(tmp_path / "full")
+    ingest_paths([src], full)
+    assert extract_profile(full.connect(), "job_1526555215992_0002").makespans_ms != ()
+
+
+def test_a_task_logs_overhead_is_the_span_its_generic_phases_leave(fixtures_dir: Path, tmp_path: Path) -> None:
+    # the task log's own setup, commit and other spans had counted as covering the attempt: the
+    # overhead (JVM start, setup, commit) came out 0 for every task log
+    store = Store(tmp_path / "s")
+    ingest_paths([SAMPLE / "bench-8mb-sel1.0"], store)
+    con = store.connect()
+    job = con.execute("SELECT job_id FROM jobs").fetchone()[0]
+    profile = extract_profile(con, job)
+    (expected,) = con.execute("""
+        SELECT avg(a.finish_ms - a.start_ms - coalesce(p.covered, 0))
+        FROM attempts a LEFT JOIN (
+            SELECT attempt_id, sum(dur_ms) AS covered FROM attempt_phases
+            WHERE lane = 'main' AND phase NOT IN ('setup', 'commit', 'other')
+            GROUP BY attempt_id) p USING (attempt_id)
+        WHERE a.job_id = ? AND a.task_type = 'MAP' AND a.status = 'SUCCEEDED'""", [job]).fetchone()  # fmt: skip
+    assert profile.map_task_overhead_ms is not None
+    assert profile.map_task_overhead_ms > 0
+    assert profile.map_task_overhead_ms == pytest.approx(expected, rel=0.05)
+
+
+def test_analyze_removes_a_profile_an_earlier_run_left(tmp_path: Path) -> None:
+    # analyze into the same --out after the job's data changed so that no profile can be made: the
+    # first run's profile.json had stayed beside a report saying there is none
+    out, job = tmp_path / "out", JOB
+    first = CliRunner().invoke(main, ["analyze", str(SAMPLE / "bench-8mb-sel1.0"), "--store", str(tmp_path / "s1"),
+                                      "--out", str(out), "--format", "csv"])  # fmt: skip
+    assert first.exit_code == 0, first.output
+    assert (out / job / "profile.json").exists()
+    logs_only = _cut_log(tmp_path)
+    second = CliRunner().invoke(main, ["analyze", str(logs_only), "--store", str(tmp_path / "s2"), "--out",
+                                       str(out), "--format", "csv"])  # fmt: skip
+    assert second.exit_code == 0, second.output
+    assert f"warning: no profile.json for {job}" in second.stderr
+    assert not (out / job / "profile.json").exists()
