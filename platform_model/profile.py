@@ -229,9 +229,11 @@ def profile_from_connection(
     return PlatformProfile(frame, missing, settings, cluster, source)
 
 
-def profile_from_store(store_path: str | Path, *, job_name: str | None = None) -> PlatformProfile:
+def profile_from_store(
+    store_path: str | Path, *, job_name: str | None = None, con: duckdb.DuckDBPyConnection | None = None
+) -> PlatformProfile:
     """The platform profile of every successful attempt in a store, or of its jobs named ``job_name``
-    (see :func:`profile_from_connection`)."""
+    (see :func:`profile_from_connection`); ``con``: a connection to that store already open."""
     from phaseline.store import Store
 
     store = Store(Path(store_path))
@@ -240,7 +242,7 @@ def profile_from_store(store_path: str | Path, *, job_name: str | None = None) -
             f"no store at {store_path}; ingest traces first (phaseline ingest, or phaseline bench run --store DIR)"
         )
     source = f"store:{Path(store_path)}" + (f" jobs named {job_name}" if job_name is not None else "")
-    return profile_from_connection(store.connect(), source=source, job_name=job_name)
+    return profile_from_connection(con or store.connect(), source=source, job_name=job_name)
 
 
 def _bad_csv(path: Path, line: int, message: str) -> SchemaError:

@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from phaseline.cli import main
+from phaseline.store import Store
 from platform_model.bench import BenchPlan, make_plan
 
 MIB = 1 << 20
@@ -212,7 +213,17 @@ def test_fit_takes_the_microbenchmark_runs_of_a_mixed_store(tmp_path: Path, fixt
     runner = CliRunner()
     res = runner.invoke(main, ["ingest", "--store", str(store), str(repo / "sample_traces"), str(fixtures_dir / TERAGEN_JHIST)])
     assert res.exit_code == 0, res.output
-    bench = runner.invoke(main, ["fit", "--store", str(store), "--out", str(tmp_path / "m.json")])
+    connects: list[Path] = []
+    real_connect = Store.connect
+
+    def counted(self: Store, *args: object, **kwargs: object) -> object:
+        connects.append(self.root)
+        return real_connect(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Store, "connect", counted)
+        bench = runner.invoke(main, ["fit", "--store", str(store), "--out", str(tmp_path / "m.json")])
+    assert len(connects) == 1  # one connection for choosing the jobs and reading their rows (it had been two)
     assert "fit: 3 job(s) named 'phaseline-bench'; the store's 1 other job(s) left out" in bench.stderr
     assert "only inside the combined span read+map+collect" in bench.stderr
     assert "no phase row in the attempt's log" not in bench.stderr  # TeraGen's maps

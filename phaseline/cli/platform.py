@@ -11,6 +11,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -24,7 +25,10 @@ from phaseline.cli.output import (
     store_option,
 )
 from phaseline.errors import PlatformModelError
-from phaseline.store import default_store_path
+from phaseline.store import Store, default_store_path
+
+if TYPE_CHECKING:
+    import duckdb
 
 ENGINES = ("local-hadoop",)
 
@@ -180,18 +184,17 @@ def script_cmd(plan_path: Path, out: Path | None, hdfs_root: str) -> None:
         click.echo(f"wrote {out}")
 
 
-def _fit_job_name(store_dir: Path, job_name: str | None, all_jobs: bool) -> str | None:
-    """Which jobs `fit` takes from the store (None: all), said on stderr when it leaves some out."""
+def _fit_job_name(con: duckdb.DuckDBPyConnection | None, job_name: str | None, all_jobs: bool) -> str | None:
+    """Which jobs `fit` takes from the store ``con`` is on (None: all), said on stderr when it leaves
+    some out."""
     import duckdb
 
-    from phaseline.store import Store
     from platform_model.engine.runner import BENCH_APP
 
-    store = Store(store_dir)
-    if all_jobs or not store.exists():
+    if all_jobs or con is None:
         return None  # (a missing store: profile_from_store says what to run)
     try:
-        counts = dict(store.connect().execute("SELECT name, count(*) FROM jobs GROUP BY name").fetchall())
+        counts = dict(con.execute("SELECT name, count(*) FROM jobs GROUP BY name").fetchall())
     except duckdb.Error:  # a store without a jobs table: fit what it has
         return None
     total = sum(counts.values())
@@ -280,7 +283,9 @@ def fit_cmd(
         profile = profile_from_csv(csv_path)
     else:  # profile_from_store says what to run when there is no store
         where = store_dir or default_store_path()
-        profile = profile_from_store(where, job_name=_fit_job_name(where, job_name, all_jobs))
+        store = Store(where)
+        con = store.connect() if store.exists() else None  # one connection for the choice and the rows
+        profile = profile_from_store(where, job_name=_fit_job_name(con, job_name, all_jobs), con=con)
     model = fit_platform(
         profile,
         norm=Norm(norm),
