@@ -607,3 +607,30 @@ def test_extract_profile_from_task_log_phases() -> None:
     assert p.stages["first_shuffle"].avg_ms == pytest.approx(90 - 80)
     assert p.stages["reduce_phase"].avg_ms == pytest.approx(125 - 90)
     assert p.source.config == {"mapreduce.map.output.compress": "false"}
+
+
+def test_the_successful_attempt_of_a_task_is_chosen_whatever_the_row_order() -> None:
+    # arg_max(attempt_id, finish_ms) skipped an attempt without a finish time (its task fell out of
+    # data_skew, and its task counters out of the totals) and broke a tie by row order
+    def attempt(task: str, n: int, host: str, start: int | None, finish: int | None) -> dict[str, Any]:
+        return {"job_id": JOB, "task_id": _t(task), "attempt_id": _a(task, n), "task_type": "MAP",
+                "status": "SUCCEEDED", "host": host, "start_ms": start, "finish_ms": finish}  # fmt: skip
+
+    attempts = [attempt("m_000000", 0, "h1", 0, 10), attempt("m_000000", 1, "h2", 5, 10),
+                attempt("m_000001", 0, "h1", 0, None)]  # fmt: skip
+    counters = [{"job_id": JOB, "scope": "task", "task_id": _t("m_000001"), "group_name": "g",
+                 "counter_name": "MAP_INPUT_RECORDS", "value": 5}]  # fmt: skip
+    for order in (attempts, attempts[::-1]):
+        con = make_con({"attempts": order, "counters": counters})
+        got = rows(q.data_skew(con, JOB).sort_values("task_id"), "task_id", "attempt_id", "host", "dur_ms")
+        assert got == [(_t("m_000000"), _a("m_000000", 1), "h2", 5), (_t("m_000001"), _a("m_000001", 0), "h1", None)]
+        assert rows(q.attempt_counters(con, JOB), "attempt_id", "map_input_records") == [(_a("m_000001", 0), 5)]
+
+
+def test_a_conf_key_set_twice_gives_one_rows_value_and_source() -> None:
+    # the value and the source had been taken from different rows (the source by row order)
+    conf = [{"job_id": JOB, "key": "k", "value": v, "source": s} for v, s in (("A", "z.xml"), ("B", None), ("C", "a.xml"))]
+    for order in (conf, conf[::-1], conf[1:] + conf[:1]):
+        con = make_con({"conf": order})
+        q.install(con, "job_conf")
+        assert con.execute("SELECT value, source FROM job_conf").fetchall() == [("C", "a.xml")]

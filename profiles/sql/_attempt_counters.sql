@@ -65,8 +65,8 @@ _pivot AS (
     GROUP BY job_id, scope, key
 ),
 _succeeded AS (
-    -- the successful attempt of each task (the last to finish, should there be two)
-    SELECT job_id, task_id, arg_max(attempt_id, finish_ms) AS attempt_id
+    -- the successful attempt of each task (the last to finish, should there be two; as data_skew.sql)
+    SELECT job_id, task_id, first(attempt_id ORDER BY finish_ms DESC NULLS LAST, attempt_id DESC) AS attempt_id
     FROM attempts
     WHERE status = 'SUCCEEDED'
     GROUP BY job_id, task_id

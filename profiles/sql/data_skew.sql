@@ -19,7 +19,9 @@
 
 CREATE OR REPLACE TEMP VIEW data_skew AS
 WITH _last AS (
-    SELECT job_id, task_id, arg_max(attempt_id, finish_ms) AS attempt_id
+    -- (the last to finish; one without a finish time counts too, and a tie goes to the higher id:
+    -- arg_max skips NULL keys and breaks ties by row order)
+    SELECT job_id, task_id, first(attempt_id ORDER BY finish_ms DESC NULLS LAST, attempt_id DESC) AS attempt_id
     FROM attempts
     WHERE status = 'SUCCEEDED' AND task_type IN ('MAP', 'REDUCE')
     GROUP BY job_id, task_id

@@ -4,7 +4,10 @@
 --   job_id, key, value, source (where the property was set, if the conf file says)
 
 CREATE OR REPLACE TEMP VIEW job_conf AS
-SELECT job_id, key, any_value(value ORDER BY source NULLS LAST) AS value, any_value(source) AS source
+-- (a key set twice: the row whose source sorts first, its value and its source together)
+SELECT job_id, key,
+    first(value ORDER BY source NULLS LAST, value) AS value,
+    first(source ORDER BY source NULLS LAST, value) AS source
 FROM conf
 GROUP BY job_id, key;
 
