@@ -380,7 +380,8 @@ def test_app_warm_up_runs_the_measured_driver_first(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_failed_job_raises_with_log_tail_and_keeps_run_json(tmp_path: Path) -> None:
-    # A negative selectivity cannot come through EngineJob; pass it as a raw Hadoop setting.
+    # A spill threshold MapTask refuses ("Invalid mapreduce.map.sort.spill.percent") fails the job in the
+    # JVM.  (A raw setting that shadows an option, such as a negative selectivity, is refused before.)
     with pytest.raises(EngineError, match=r"FAILED(.|\n)*job\.log"):
         run_engine(
             EngineJob(
@@ -388,12 +389,15 @@ def test_failed_job_raises_with_log_tail_and_keeps_run_json(tmp_path: Path) -> N
                 selectivity=1.0,
                 maps=1,
                 reduces=1,
-                hadoop_conf={"phaseline.bench.selectivity": "-1"},
+                hadoop_conf={"mapreduce.map.sort.spill.percent": "2.0"},
             ),
             tmp_path / "bad",
         )
     doc = json.loads((tmp_path / "bad" / "run.json").read_text())
     assert doc["status"] == "FAILED"
+    with pytest.raises(EngineError, match=r"selectivity must be a number >= 0, got -1.0"):
+        run_engine(EngineJob(input_mb=0.1, selectivity=1.0, maps=1, reduces=1,
+                             hadoop_conf={"phaseline.bench.selectivity": "-1"}), tmp_path / "refused")  # fmt: skip
 
 
 def test_missing_java_says_what_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -478,3 +482,29 @@ def test_a_jfr_run_records_stacks_deeper_than_jfrs_default(tmp_path: Path) -> No
     assert option in command(True)
     assert option not in command(False)
     assert subprocess.run([java_tool("java"), option, "-version"], capture_output=True, check=False).returncode == 0
+
+
+@pytest.mark.slow
+def test_a_setting_that_shadows_an_option_runs_and_is_recorded(tmp_path: Path) -> None:
+    # An old key name written to core-site.xml lost to the derived new-name value in mapred-site.xml
+    # (mapred.reduce.tasks=3 ran 1 reduce, silently); a new-name -D ran, but run.json, and the store's
+    # total_reduces, said the option's value; and a -D sort buffer got a heap sized for the option's
+    # default (600 MB of sort buffer in 512 MB: OutOfMemoryError)
+    run = run_engine(
+        EngineJob(input_mb=1, selectivity=1.0, maps=1, reduces=1, seed=1,
+                  hadoop_conf={"mapred.reduce.tasks": "3", "mapreduce.task.io.sort.mb": "600"}),
+        tmp_path / "run",
+    )  # fmt: skip
+    doc = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert (doc["params"]["reduces"], doc["params"]["io_sort_mb"]) == (3, 600)
+    log = (tmp_path / "run" / "logs" / "job.log").read_text()
+    assert len(set(re.findall(r"Starting task: (attempt_\w+_r_\d+_\d+)", log))) == 3
+    assert "mapreduce.task.io.sort.mb: 600" in log
+    assert run.job_id == doc["job_id"]
+
+
+def test_a_file_where_a_run_directory_goes_is_an_engine_error(tmp_path: Path) -> None:
+    # a file in its place had escaped as NotADirectoryError and stopped a whole plan's runs
+    (tmp_path / "run").write_text("not a directory")
+    with pytest.raises(EngineError, match=r"run is not a directory; give --out a new directory"):
+        run_engine(EngineJob(input_mb=1, selectivity=1.0, maps=1, reduces=0), tmp_path / "run")

@@ -93,12 +93,19 @@ def jfr_settings() -> str:
 
 
 def write_etc(etc: Path, settings: Mapping[str, str], *, jfr: bool) -> None:
-    """Populate the classpath configuration directory of one run."""
+    """Populate the classpath configuration directory of one run.
+
+    ``mapred-site.xml`` holds every setting, in order (the derived ones, then the user's), so that
+    a user's old key name (``mapred.reduce.tasks``, ``io.sort.mb``), which Hadoop maps to its new
+    name, is read after the derived new-name value and wins.  In ``core-site.xml`` alone, which
+    Hadoop loads first, it had lost to the derived value silently.  ``core-site.xml`` keeps the
+    settings that are not ``mapreduce.*`` for the configurations that read only it.
+    """
     (etc / "META-INF" / "services").mkdir(parents=True, exist_ok=True)
     write_site_xml(
         etc / "core-site.xml", {k: v for k, v in settings.items() if not k.startswith("mapreduce.")}
     )
-    write_site_xml(etc / "mapred-site.xml", {k: v for k, v in settings.items() if k.startswith("mapreduce.")})
+    write_site_xml(etc / "mapred-site.xml", dict(settings))
     (etc / PROVIDER_SERVICE).write_text(PROVIDER_CLASS + "\n")
     (etc / "log4j2.properties").write_text(log4j2_properties())
     if jfr:

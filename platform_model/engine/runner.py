@@ -42,6 +42,7 @@ from the log (``Final Counters for attempt_...``).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import shutil
@@ -49,7 +50,7 @@ import subprocess
 import tempfile
 import time
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -286,6 +287,35 @@ def derived_settings(job: EngineJob, run_dir: Path, scratch: Path | None = None)
     return settings
 
 
+#: The job's options that a Hadoop setting (new key name, then old) can shadow.
+_SHADOWED: tuple[tuple[str, tuple[str, ...], Callable[[str], Any]], ...] = (
+    ("reduces", ("mapreduce.job.reduces", "mapred.reduce.tasks"), int),
+    ("io_sort_mb", ("mapreduce.task.io.sort.mb", "io.sort.mb"), int),
+    ("sort_factor", ("mapreduce.task.io.sort.factor", "io.sort.factor"), int),
+    ("selectivity", ("phaseline.bench.selectivity",), float),
+)
+
+
+def _effective(job: EngineJob, settings: Mapping[str, str]) -> EngineJob:
+    """``job`` as the merged ``settings`` run it: a ``-D`` that shadows an option (under Hadoop's new
+    or old key name; the later in ``mapred-site.xml`` wins, as Hadoop reads it) is the option's
+    value.  The heap is sized and ``run.json`` records the parameters from it: a ``-D
+    mapreduce.task.io.sort.mb=600`` had run out of a heap sized for the option's default, and
+    ``-D mapred.reduce.tasks=3`` ran 3 reduces that ``run.json`` (and the store) called 1."""
+    changes: dict[str, Any] = {}
+    for name, keys, parse in _SHADOWED:
+        given = [value for key, value in settings.items() if key in keys]
+        if not given:
+            continue
+        try:
+            value = parse(given[-1].strip())
+        except ValueError:
+            raise EngineError(f"setting {keys[0]}={given[-1]!r} is not a number") from None
+        if value != getattr(job, name):
+            changes[name] = value
+    return dataclasses.replace(job, **changes) if changes else job
+
+
 def _heap_mb(job: EngineJob) -> int:
     if job.heap_mb is not None:
         return job.heap_mb
@@ -306,10 +336,16 @@ def _log_tail(run_dir: Path) -> str:
 
 
 def _prepare_run_dir(out: Path) -> Path:
+    """The run's directory, new or empty, with its ``logs``; an :class:`EngineError` if it cannot be
+    (a file in its place had escaped as NotADirectoryError and stopped a whole plan)."""
     run_dir = Path(out).resolve()
-    if run_dir.exists() and any(run_dir.iterdir()):
-        raise EngineError(f"{run_dir} exists and is not empty; give --out a new directory")
-    (run_dir / "logs").mkdir(parents=True, exist_ok=True)
+    try:
+        if run_dir.exists() and (not run_dir.is_dir() or any(run_dir.iterdir())):
+            what = "is not a directory" if not run_dir.is_dir() else "exists and is not empty"
+            raise EngineError(f"{run_dir} {what}; give --out a new directory")
+        (run_dir / "logs").mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise EngineError(f"cannot make the run directory {run_dir}: {exc}") from None
     return run_dir
 
 
@@ -413,6 +449,7 @@ def run_engine(job: EngineJob, out: Path, *, timeout_s: float | None = 900.0) ->
     scratch = hadoop_scratch(run_dir)
     settings = derived_settings(job, run_dir, scratch)
     settings.update(job.hadoop_conf)
+    job = _effective(job, settings)
     (run_dir / "tmp" / "etc").mkdir(parents=True)
     jvmconf.write_etc(run_dir / "tmp" / "etc", settings, jfr=job.jfr)
     cmd = _jvm_command(job, run_dir, jar, input_dir)
