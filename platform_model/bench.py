@@ -470,6 +470,22 @@ def _save_state(path: Path, state: Mapping[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+#: What makes a benchmark's run, in a plan's JSON (:meth:`BenchPlan.to_json`) and in its benchmark's.
+_RUN_PLAN_KEYS = ("io_sort_mb", "sort_factor", "reduce_memory_mb", "map_parallelism", "reduce_parallelism", "jfr",
+                  "warmup_mb", "hadoop_conf")  # fmt: skip
+_RUN_BENCH_KEYS = ("input_mb_per_map", "selectivity", "maps", "reduces", "seed")
+
+
+def _fingerprints(plan_doc: Any) -> dict[str, str]:
+    """Per benchmark name, what makes its run (its data, tasks and seed, the plan's engine settings),
+    from a plan's JSON: the new plan's, or the one a state file recorded (empty if unreadable)."""
+    if not isinstance(plan_doc, dict) or not isinstance(plan_doc.get("benchmarks"), list):
+        return {}
+    common = {k: plan_doc.get(k) for k in _RUN_PLAN_KEYS}
+    return {str(b.get("name")): json.dumps(common | {k: b.get(k) for k in _RUN_BENCH_KEYS}, sort_keys=True)
+            for b in plan_doc["benchmarks"] if isinstance(b, dict)}  # fmt: skip
+
+
 def run_plan(
     plan: BenchPlan,
     out: str | Path,
@@ -485,7 +501,12 @@ def run_plan(
     Each benchmark runs in ``OUT/<name>``; ``OUT/bench-state.json`` records the
     finished ones (written atomically after each), so a re-run after an
     interruption skips them and redoes a half-written run directory.  A
-    benchmark that fails is recorded and the others still run.
+    finished run is skipped only if it was made with the same job (the
+    benchmark's data, tasks and seed, the plan's settings: :func:`_fingerprints`);
+    another plan in the same OUT redoes it (names do not say maps, reduces or
+    settings, and a stale run had been skipped and ingested as the new plan's).
+    A benchmark that fails
+    is recorded and the others still run.
 
     With ``progress`` a rich progress bar (on stderr) shows the benchmark
     running, how many are done, and the elapsed and remaining time.
@@ -503,12 +524,16 @@ def run_plan(
     out.mkdir(parents=True, exist_ok=True)
     state_path = out / STATE_FILE
     state = _load_state(state_path)
+    before = _fingerprints(state.get("plan"))  # (a state written before runs kept their own)
     state["plan"] = plan.to_json()
+    now = _fingerprints(state["plan"])
     results: list[BenchResult] = []
     for b in plan.benchmarks:
         run_dir = out / b.name
         done = state["runs"].get(b.name)
-        if done and done.get("status") == "done" and (run_dir / "run.json").exists():
+        made = now[b.name]
+        same = done is not None and done.get("fingerprint", before.get(b.name)) == made
+        if done and same and done.get("status") == "done" and (run_dir / "run.json").exists():
             res = BenchResult(b.name, "skipped", str(run_dir), done.get("job_id"), done.get("wall_ms"))
         else:
             if on_start is not None:
@@ -526,7 +551,7 @@ def run_plan(
             except EngineError as exc:
                 res = BenchResult(b.name, "failed", str(run_dir), None, None, str(exc).splitlines()[0])
             state["runs"][b.name] = {"status": res.status, "job_id": res.job_id, "wall_ms": res.wall_ms,
-                                     "run_dir": res.run_dir, "error": res.error}
+                                     "run_dir": res.run_dir, "error": res.error, "fingerprint": made}
             _save_state(state_path, state)
         results.append(res)
         if on_result is not None:

@@ -7,6 +7,7 @@ depend on both.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import subprocess
@@ -276,6 +277,18 @@ def test_run_plan_resumes_after_an_interruption(tmp_path: Path, monkeypatch: pyt
     second = bench.run_plan(plan, tmp_path / "runs")
     assert calls == [plan.benchmarks[1].name, plan.benchmarks[3].name]
     assert [r.status for r in second] == ["skipped", "done", "skipped", "done"]
+    # another plan in the same directory, under the same names (other settings, other maps): its runs
+    # are made again; they had been skipped and taken for the new plan's
+    other = dataclasses.replace(plan, io_sort_mb=plan.io_sort_mb + 1,
+                                benchmarks=(dataclasses.replace(plan.benchmarks[0], maps=plan.benchmarks[0].maps + 1),
+                                            *plan.benchmarks[1:]))  # fmt: skip
+    calls.clear()
+    third = bench.run_plan(other, tmp_path / "runs")
+    assert [r.status for r in third] == ["done"] * 4
+    assert calls == [b.name for b in plan.benchmarks]
+    calls.clear()
+    assert [r.status for r in bench.run_plan(other, tmp_path / "runs")] == ["skipped"] * 4
+    assert calls == []
 
 
 
