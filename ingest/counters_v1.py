@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ingest.base import ReadContext, skip_or_raise
-from ingest.mrcommon import check_int64, unescape_backslashes
+from ingest.mrcommon import int64_text, unescape_backslashes
 from phaseline.errors import TraceParseError
 
 _ESC = r"[^()\\]*(?:\\.[^()\\]*)*"  # unrolled (?:[^()\\]|\\.)*: no per-character alternation
@@ -43,13 +43,7 @@ def _unescape(text: str) -> str:
 
 
 def _value(raw: str, path: Path, line: int, key: str) -> int:
-    try:
-        value = int(_unescape(raw).strip())
-    except ValueError:
-        raise TraceParseError(
-            path, f"{key}: counter value {raw[:30]!r} is not an integer", line=line
-        ) from None
-    return check_int64(value, path, f"{key} counter value", line)
+    return int64_text(_unescape(raw).strip(), path, f"{key} counter value", line)
 
 
 def parse_counters(

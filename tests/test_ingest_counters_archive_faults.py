@@ -136,3 +136,11 @@ def test_a_tar_cut_short_still_keeps_the_members_before_the_cut(tmp_path: Path) 
         assert [(m.name, m.path is not None) for m in got.members] == [("a.txt", True), ("b.txt", False)]
         assert got.error is not None
         assert got.error.startswith("corrupt tar archive")
+
+
+def test_a_counter_value_is_read_as_long_parse_long_reads_it() -> None:
+    # int() takes '1_000' (and blanks inside the parentheses); Hadoop's Long.parseLong refuses it
+    got, ctx = counters("{(FileSystemCounters)(FileSystemCounters)[(A)(A)(5)][(B)(B)(1_000)][(C)(C)(7)]}")
+    assert got == [("FileSystemCounters", "A", 5), ("FileSystemCounters", "C", 7)]
+    (error,) = ctx.skipped
+    assert "COUNTERS counter value = '1_000' is not an integer" in error.message
