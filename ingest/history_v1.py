@@ -105,16 +105,14 @@ class _Record:
     line: int
 
 
-def _quote_shape(line: str) -> tuple[int, bool]:
-    """``(parity, closes)``: 1 if ``line`` holds an odd number of unescaped ``"`` (it opens or
-    closes a value), else 0; and whether it ends in an unescaped ``" .``, which ends a record.
+def _unescaped(line: str) -> str:
+    """``line`` without its backslash escapes: what is left of ``"`` opens or closes a value.
 
-    Escapes never span lines, so a record's parity is the XOR of its lines'.  A 1.x value
-    escapes its quotes and dots, so no line inside a value ends in an unescaped ``" .``.
+    Escapes never span lines, so a record's quote parity is the XOR of its lines'.  A 1.x value
+    escapes its quotes and dots, so no line inside a value ends in an unescaped ``" .``
+    (:data:`_CLOSES`): such a line ends its record whatever the parity.
     """
-    if "\\" in line:
-        line = _ESCAPED.sub("", line)
-    return line.count('"') & 1, _CLOSES.search(line) is not None
+    return _ESCAPED.sub("", line) if "\\" in line else line
 
 
 def _parse_record(text: str, line: int, path: Path) -> _Record:
@@ -441,28 +439,25 @@ def read_history_v1(path: Path, ctx: ReadContext) -> Iterator[Row | RowBlock]:
                 line=start,
                 hint="pre-0.20 history (no record delimiter) is not supported; is this a 1.x history file?",
             )
-        parity, closes = _quote_shape(line)
-        open_quote ^= parity
-        if open_quote:
-            if not closes:
-                continue  # inside a value that spans lines
-            # The record ends here with a stray quote in it (as Hadoop's parser, which ends a
-            # record at its line delimiter, would): only this record is lost, not all after it.
-            skip_record(ctx, TraceParseError(
-                path,
-                f"the record of lines {start}-{line_no} holds an unescaped quote (an odd number of '\"')",
-                line=start,
-                hint="1.x history escapes quotes in values as \\\"; the file was damaged or hand-edited",
-            ))  # fmt: skip
-            buf, open_quote = [], 0
-            continue
-        if not line.rstrip().endswith("."):
-            skip_record(ctx, TraceParseError(
-                path,
-                f"a record line that does not end in ' .' outside a quoted value: {line[:80]!r}",
-                line=line_no,
-                hint="records end with ' .'; only quoted values may span lines",
-            ))  # fmt: skip
+        plain = _unescaped(line)
+        open_quote ^= plain.count('"') & 1
+        if open_quote and _CLOSES.search(plain) is None:
+            continue  # inside a value that spans lines
+        if open_quote:  # ends here with a stray quote (as Hadoop's parser, which ends a record at its
+            # line delimiter, would): only this record is lost, not all after it
+            bad: TraceParseError | None = TraceParseError(
+                path, f"the record of lines {start}-{line_no} holds an unescaped quote (an odd number of '\"')",
+                line=start, hint="1.x history escapes quotes in values as \\\"; the file was damaged or hand-edited",
+            )  # fmt: skip
+        elif not line.rstrip().endswith("."):
+            bad = TraceParseError(
+                path, f"a record line that does not end in ' .' outside a quoted value: {line[:80]!r}",
+                line=line_no, hint="records end with ' .'; only quoted values may span lines",
+            )  # fmt: skip
+        else:
+            bad = None
+        if bad is not None:
+            skip_record(ctx, bad)
             buf, open_quote = [], 0
             continue
         text = ("\n".join(buf) if len(buf) > 1 else line).strip()
