@@ -35,12 +35,12 @@ from types import FrameType
 
 from ingest.archives import MAX_NESTING, MAX_UNPACKED_BYTES, is_archive, unpacked
 from ingest.base import ReadContext, RowBlock, read_head
-from ingest.formats import Format, detect
+from ingest.formats import Format, detect, formats
 from phaseline.errors import PhaselineError, SchemaError, TraceParseError, TraceTruncatedError
 from phaseline.schemas import SourceStatus
 from phaseline.staged_batch import StagedBatch, StagedGroup
 from phaseline.staging import SourceRecord, StagedSource
-from phaseline.store import SMALL_FILE_ROWS, Store, Transaction
+from phaseline.store import COPY_OF, SMALL_FILE_ROWS, Store, Transaction
 
 COMMIT_EVERY_FILES = 500
 #: Files read as one unit (by one worker, committed together); their small files share staged files.
@@ -101,12 +101,12 @@ def iter_files(paths: Iterable[str | Path]) -> Iterator[Path]:
     and so are a phaseline store met on the way and entries that are not regular
     files (FIFOs, sockets, devices, broken symbolic links).
     """
-    seen: set[Path] = set()
+    seen: set[Path] = set()  # resolved: a file reached by a link or by another spelling is read once
     for raw in paths:
         text = str(raw)
         matches = (
             [Path(m) for m in sorted(glob.glob(text, recursive=True))]
-            if glob.has_magic(text)
+            if glob.has_magic(text) and not os.path.lexists(text)  # `run[1].jhist` may be a name
             else [Path(text)]
         )
         if not matches:
@@ -114,7 +114,7 @@ def iter_files(paths: Iterable[str | Path]) -> Iterator[Path]:
         for path in matches:
             if path.is_dir():
                 for root, dirs, files in os.walk(path):
-                    if (Path(root) / "MANIFEST.json").exists() and (Path(root) / "data").is_dir():
+                    if _is_store(Path(root)):
                         dirs[:] = []
                         continue  # a phaseline store, not traces
                     dirs[:] = sorted(d for d in dirs if not d.startswith("."))
@@ -124,17 +124,38 @@ def iter_files(paths: Iterable[str | Path]) -> Iterator[Path]:
                         f = Path(root) / name
                         if not f.is_file():  # a FIFO (reading it would hang), socket, device, broken link
                             continue
-                        if f not in seen:
-                            seen.add(f)
+                        if (real := f.resolve()) not in seen:
+                            seen.add(real)
                             yield f
             elif path.exists():
                 if not path.is_file():
                     raise PhaselineError(f"{path}: not a regular file (a FIFO, socket or device is not read)")
-                if path not in seen:
-                    seen.add(path)
+                if (real := path.resolve()) not in seen:
+                    seen.add(real)
                     yield path
             else:
                 raise PhaselineError(f"{path}: no such file or directory")
+
+
+def _key_text(name: str) -> str:
+    """A file name as a store key: text UTF-8 can hold.  Bytes of a name that are not UTF-8
+    (kept by Python as lone surrogates) are written ``\\xff``, so that two such names stay two
+    keys and the same name gives the same key in every ingest."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            raw = name.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:  # a surrogate that stands for no byte
+            raw = name.encode("utf-8", "surrogatepass")
+        return raw.decode("utf-8", "backslashreplace")
+    return name
+
+
+def _is_store(root: Path) -> bool:
+    """A phaseline store's root: its manifest, and its data or (a store holding only skipped
+    sources has no data yet) its sources directory."""
+    return (root / "MANIFEST.json").is_file() and ((root / "data").is_dir() or (root / "meta").is_dir())
 
 
 def sha256_file(path: Path) -> tuple[str, int]:
@@ -167,8 +188,16 @@ class _Copies:
 
     def __init__(self) -> None:
         self._by_sha: dict[str, dict[str | None, str]] = {}  # sha256 -> job id in the name -> key
+        self._sha_of: dict[str, str] = {}
 
     def add(self, key: str, sha256: str) -> None:
+        """``key`` now holds these bytes (a key read again with new bytes no longer holds the old)."""
+        old = self._sha_of.get(key)
+        if old is not None and old != sha256:
+            held = self._by_sha.get(old, {})
+            for job in [j for j, k in held.items() if k == key]:
+                del held[job]
+        self._sha_of[key] = sha256
         self._by_sha.setdefault(sha256, {}).setdefault(_name_job(key), key)
 
     def twin(self, key: str, sha256: str, member: Path) -> str | None:
@@ -183,6 +212,15 @@ class _Copies:
         if fmt is not None and fmt.job_from_name:
             return None
         return next(iter(seen.values()))
+
+
+def _is_copy(key: str, fmt_name: str | None, other: str) -> bool:
+    """Whether a file read as ``fmt_name`` is a copy of ``other``, which holds the same bytes
+    (:class:`_Copies`' rule, for what the store finds at commit)."""
+    if _name_job(key) == _name_job(other):
+        return True
+    fmt = next((f for f in formats() if f.name == fmt_name), None)
+    return not (fmt is not None and fmt.job_from_name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -350,9 +388,9 @@ def _expand(
     unpacking.budget -= sum(m.path.stat().st_size for m in got.members if m.path is not None)
     for m in got.members:
         if m.path is None:  # damaged: recorded under its own key (the archive's bytes stand in for its own)
-            yield f"{key}!{m.name}", path, f"{key}!{m.name}: {m.error}"
+            yield f"{key}!{_key_text(m.name)}", path, f"{key}!{_key_text(m.name)}: {m.error}"
         else:
-            yield from _expand(m.path, f"{key}!{m.name}", stack, unpacking, depth + 1)
+            yield from _expand(m.path, f"{key}!{_key_text(m.name)}", stack, unpacking, depth + 1)
     if got.error is not None:  # it broke off: the archive itself is recorded as damaged
         yield key, path, f"{key}: {got.error}"
 
@@ -427,6 +465,7 @@ def ingest_paths(
     live_status = dict(
         zip(sources.column("path").to_pylist(), sources.column("status").to_pylist(), strict=True)
     )
+    live_error = dict(zip(sources.column("path").to_pylist(), sources.column("error").to_pylist(), strict=True))
     copies = _Copies()
     for p, sha in live.items():
         if live_status.get(p) in (SourceStatus.LANDED, SourceStatus.PARTIAL):
@@ -439,6 +478,7 @@ def ingest_paths(
     results: list[FileResult] = []
     with ExitStack() as stack:
         txn = stack.enter_context(store.begin())
+        txn.is_copy = _is_copy
         context = multiprocessing.get_context(start_method)
         if isinstance(context, multiprocessing.context.ForkServerContext):
             context.set_forkserver_preload([__name__])  # once the server runs, this is a no-op
@@ -447,10 +487,37 @@ def ingest_paths(
 
         unpacking = _Unpacking()
         read_here: set[str] = set()  # keys read in this ingest (a copy of one is not "in the store")
+        keys = [_key_text(str(path.resolve())) for path in files]
+        not_planned = set(keys)  # a copy of one of these waits: its twin may come with new bytes
+
+        def decide(path: Path, member_key: str, member: Path, sha: str, size: int) -> _Work | FileResult | None:
+            """Read the file, or skip it as unchanged or as a copy; None: decide after the files planned."""
+            live_copy = live_status.get(member_key) == SourceStatus.SKIPPED and (
+                live_error.get(member_key) or ""
+            ).startswith(COPY_OF)
+            if (
+                live.get(member_key) == sha
+                and live_status.get(member_key) != SourceStatus.QUARANTINED
+                and not live_copy
+            ):
+                return FileResult(member_key, sha, None, "unchanged", None, 0, {})
+            twin = copies.twin(member_key, sha, member)
+            if twin is not None and twin != member_key:
+                if twin.split("!", 1)[0] in not_planned:
+                    return None
+                if live_copy and live.get(member_key) == sha:  # its twin still holds these bytes
+                    return FileResult(member_key, sha, None, "unchanged", None, 0, {})
+                where = "read in this ingest" if twin in read_here else "already in the store"
+                error = f"{COPY_OF}{twin} ({where})"
+                return _unread(txn, member_key, sha, size, None, SourceStatus.SKIPPED, error)
+            copies.add(member_key, sha)
+            read_here.add(member_key)
+            return _Work(member_key, member, sha, size)
 
         def plan() -> Iterator[tuple[Path, _Work | FileResult]]:
-            for path in files:
-                key = str(path.resolve())
+            waiting: list[tuple[Path, str, Path, str, int]] = []
+            for path, key in zip(files, keys, strict=True):
+                not_planned.discard(key)
                 for member_key, member, unreadable in _expand(path, key, stack, unpacking):
                     try:
                         sha, size = sha256_file(member)
@@ -461,19 +528,15 @@ def ingest_paths(
                     if unreadable is not None:
                         yield path, _unread(txn, member_key, sha, size, "archive", SourceStatus.QUARANTINED, unreadable)
                         continue
-                    if (
-                        live.get(member_key) == sha
-                        and live_status.get(member_key) != SourceStatus.QUARANTINED
-                    ):
-                        yield path, FileResult(member_key, sha, None, "unchanged", None, 0, {})
-                    elif (twin := copies.twin(member_key, sha, member)) is not None and twin != member_key:
-                        where = "read in this ingest" if twin in read_here else "already in the store"
-                        error = f"same content as {twin} ({where})"
-                        yield path, _unread(txn, member_key, sha, size, None, SourceStatus.SKIPPED, error)
+                    decided = decide(path, member_key, member, sha, size)
+                    if decided is None:
+                        waiting.append((path, member_key, member, sha, size))
                     else:
-                        copies.add(member_key, sha)
-                        read_here.add(member_key)
-                        yield path, _Work(member_key, member, sha, size)
+                        yield path, decided
+            for path, member_key, member, sha, size in waiting:
+                decided = decide(path, member_key, member, sha, size)
+                assert decided is not None  # every twin is planned by now
+                yield path, decided
 
         def chunks() -> Iterator[_Chunk]:
             chunk = _Chunk()

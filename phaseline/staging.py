@@ -64,7 +64,7 @@ class SourceRecord:
             "bytes": self.bytes,
             "format": self.format,
             "status": self.status,
-            "error": self.error,
+            "error": _mend(self.error),  # an OS error may quote a file name that is not UTF-8
             "ingested_at": self.ingested_at,
             "events_read": self.events_read,
             "rows_written": self.rows_written,

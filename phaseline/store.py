@@ -44,7 +44,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -76,6 +76,8 @@ DEFAULT_STORE = "phaseline-store"
 LOCK_TIMEOUT_S = 600.0
 #: Data files with fewer rows are merged by :meth:`Store.compact`.
 SMALL_FILE_ROWS = 250_000
+#: How the ``sources.error`` of a file skipped as a copy begins; the key of the source holding its bytes follows.
+COPY_OF = "same content as "
 
 
 def default_store_path() -> Path:
@@ -323,7 +325,13 @@ class Store:
             rest = tuple(src for src in f.sources if src not in gone)
             if not rest:
                 continue
-            table = pq.read_table(self.root / f.path)
+            try:
+                table = pq.read_table(self.root / f.path)
+            except (OSError, ValueError, pa.ArrowException) as exc:
+                raise StoreError(
+                    f"{self.root / f.path}: cannot be rewritten without the sources replaced now "
+                    f"({first_line(exc)}); see `phaseline verify`"
+                ) from exc
             drop = column([sha_of[src] for src in gone if src in sha_of], pa.string())
             table = table.filter(pc.invert(pc.is_in(table.column("source_sha256"), value_set=drop)))
             rel = f"data/{segment}/{f.table}/rewrite-{uuid.uuid4().hex[:12]}.parquet"
@@ -646,6 +654,10 @@ class Transaction:
         fcntl.flock(self._marker_fd, fcntl.LOCK_EX)
         self._done: list[StagedGroup] = []
         self._pending = 0
+        #: ``is_copy(key, format, other)``: whether a source read now is a copy of ``other``, live
+        #: with the same bytes (the pipeline's rule); None: the same bytes under two keys are two
+        #: sources.  :meth:`commit` asks it under the lock, where another ingest's commit shows.
+        self.is_copy: Callable[[str, str | None, str], bool] | None = None
         # What this transaction's last commit wrote (manifest bytes, manifest, sources): the
         # next commit reuses it when the manifest on disk is still those bytes.
         self._committed: tuple[bytes, Manifest, pa.Table] | None = None
@@ -715,18 +727,24 @@ class Transaction:
             winner: dict[str, int] = {}
             for i, group in enumerate(groups):
                 for record in group.records:
+                    live = status_of.get(record.path)
                     if (
                         record.path not in winner
                         and sha_of.get(record.path) == record.sha256
-                        and status_of.get(record.path) != "quarantined"
+                        and live != "quarantined"
+                        and not (live == "skipped" and record.status != "skipped")  # a copy read now
                     ):
                         continue  # unchanged, or committed meanwhile by another ingest
                     winner[record.path] = i
+            copies = self._copies_committed_meanwhile(groups, winner, current_sources)
             new_files: list[DataFile] = []
             new_records: dict[str, SourceRecord] = {}
             for i, group in enumerate(groups):
-                published = {r.path: r for r in group.records if winner.get(r.path) == i}
+                published = {
+                    r.path: r for r in group.records if winner.get(r.path) == i and r.path not in copies
+                }
                 new_records.update(published)
+                new_records.update((r.path, copies[r.path]) for r in group.records if r.path in copies)
                 for f, keys in group.files:
                     data_file = self._publish(
                         f, tuple(k for k in keys if k in published), keys, published, segment
@@ -767,6 +785,41 @@ class Transaction:
                 store._remove_replaced(current, manifest)
             self._committed = (written, manifest, sources_table)
             return manifest
+
+    def _copies_committed_meanwhile(
+        self, groups: Sequence[StagedGroup], winner: Mapping[str, int], current_sources: pa.Table
+    ) -> dict[str, SourceRecord]:
+        """Sources read now whose bytes another ingest landed under another key since this one
+        planned (two ingests of copies at once): each becomes a skipped copy, its rows dropped."""
+        if self.is_copy is None:
+            return {}
+        held: dict[str, list[str]] = {}  # sha256 -> live landed keys
+        for key, sha, status in zip(
+            current_sources.column("path").to_pylist(),
+            current_sources.column("sha256").to_pylist(),
+            current_sources.column("status").to_pylist(),
+            strict=True,
+        ):
+            if status in ("landed", "partial") and key not in winner:
+                held.setdefault(sha, []).append(key)
+        copies: dict[str, SourceRecord] = {}
+        for i, group in enumerate(groups):
+            for r in group.records:
+                if winner.get(r.path) != i or r.status not in ("landed", "partial"):
+                    continue
+                twin = next((k for k in held.get(r.sha256, ()) if self.is_copy(r.path, r.format, k)), None)
+                if twin is not None:
+                    copies[r.path] = replace(
+                        r,
+                        format=None,
+                        status="skipped",
+                        error=f"{COPY_OF}{twin} (landed by another ingest meanwhile)",
+                        events_read=0,
+                        rows_written=0,
+                        rows_quarantined=0,
+                        job_ids=(),
+                    )
+        return copies
 
     def _publish(
         self,

@@ -21,7 +21,9 @@ Checks
 * ``copies``: two landed sources with the same bytes (sha256) for the same jobs.
   Their rows carry the same ``source_sha256``, so the views cannot set either
   aside and count every row twice.  Ingest skips such a copy; a store written
-  before it did may hold one (re-ingest into a new store).
+  before it did may hold one (re-ingest into a new store).  A warning: a source
+  skipped as a copy whose bytes no landed source holds any more (the file it
+  copied was replaced by other bytes since): ingesting it again reads it.
 * ``overlaps`` (warnings): jobs described by several sources (a history log
   and Rumen's parse of it, two copies of one ``.jhist``), with the source whose
   rows the views keep (see :meth:`phaseline.store.Store.connect`); run only
@@ -47,7 +49,7 @@ import pyarrow.parquet as pq
 
 from phaseline import schemas
 from phaseline.errors import StoreError
-from phaseline.store import Manifest, Store
+from phaseline.store import COPY_OF, Manifest, Store
 
 if TYPE_CHECKING:
     import duckdb
@@ -157,11 +159,18 @@ def _check_sources(
     for key in rows_by_source:
         if key not in landed:
             findings.append(Finding("error", "sources", key, "data files belong to no landed source"))
+    landed_shas = {s["sha256"] for s in sources if s["status"] in ("landed", "partial")}
     for s in sources:
         key, status = s["path"], s["status"]
         if status not in ("landed", "partial"):
             if (s["rows_written"] or 0) != 0:
                 findings.append(Finding("error", "reconcile", key, f"{status} source claims {s['rows_written']} rows"))
+            if status == "skipped" and (s["error"] or "").startswith(COPY_OF) and s["sha256"] not in landed_shas:
+                findings.append(Finding(
+                    "warning", "copies", key,
+                    f"skipped as a copy ({s['error']}), but no landed source holds its bytes any more: "
+                    "its rows are in no table; ingest it again",
+                ))  # fmt: skip
             continue
         _check_copy(s, copies, findings)
         if rows_by_source.get(key, 0) != (s["rows_written"] or 0):
