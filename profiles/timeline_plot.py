@@ -2,7 +2,9 @@
 
 :func:`gantt_figure` draws one row per attempt, maps first, each coloured by
 phase like Dai et al. 2011, Figure 14 (the x axis is seconds since the job's
-submit time); failed and killed attempts are hatched.  :func:`chrome_trace`
+submit time); failed and killed attempts are hatched, and so are attempts with
+no finish (drawn to the last time the job shows).  A helper thread's phases (a
+spill beside the map function) are thin bars along the foot of the row.  :func:`chrome_trace`
 writes the Trace Event Format that Perfetto UI and ``chrome://tracing`` open:
 one process per host, one thread per slot (:func:`profiles.queries.assign_slots`),
 an ``X`` event per attempt with its phases nested inside.
@@ -57,8 +59,22 @@ def phase_color(phase: str) -> str:
     return PHASE_COLORS.get(phase.split("+")[0], UNPHASED_COLOR)
 
 
+def _drawn(timeline: pd.DataFrame) -> pd.DataFrame:
+    """The attempts to draw: the timed ones, and those that started and have no finish (a history
+    cut off while they ran: the attempts a user of a hung or crashed job looks for), drawn up to
+    the last time the job's attempts show, with ``unfinished`` true."""
+    started = timeline[timeline["start_ms"].notna()]
+    open_ = started["finish_ms"].isna()
+    t = pd.concat([q.timed(timeline), started[open_]]).copy()
+    t["unfinished"] = t["finish_ms"].isna()
+    if t["unfinished"].any():
+        horizon = float(np.nanmax(t[["start_ms", "finish_ms"]].to_numpy(dtype=float)))
+        t.loc[t["unfinished"], "finish_ms"] = horizon
+    return t
+
+
 def _row_order(timeline: pd.DataFrame) -> pd.DataFrame:
-    t = q.timed(timeline).copy()
+    t = _drawn(timeline)
     t["_type_rank"] = t["task_type"].map(TYPE_ORDER).fillna(9)
     return t.sort_values(["_type_rank", "start_ms", "attempt_id"]).reset_index(drop=True)
 
@@ -87,17 +103,27 @@ def gantt_figure(timeline: pd.DataFrame, phases: pd.DataFrame, *, title: str = "
     t0 = float(rows["t0_ms"].dropna().min()) if rows["t0_ms"].notna().any() else float(rows["start_ms"].min())
     index = {a: i for i, a in enumerate(rows["attempt_id"])}
     bad = rows["status"].isin(["FAILED", "KILLED"]).to_numpy()
-    # whole attempts first (grey), phases on top
+    unfinished = rows["unfinished"].to_numpy()
+    # whole attempts first (grey), the task thread's phases on top; a helper thread's phases
+    # (lane 'background': a spill beside the map function) run beside them, so they are thin
+    # bars along the row's foot, not paint over the task thread's phase at that time
     _bars(ax, range(n), rows["start_ms"] - t0, rows["finish_ms"] - t0, facecolor=UNPHASED_COLOR)
     ph = phases[phases["attempt_id"].isin(index)].copy()
     ph["_row"] = ph["attempt_id"].map(index)
+    background = (ph["lane"] == "background") if "lane" in ph.columns else pd.Series(False, index=ph.index)
     used: list[str] = []
-    for name, group in ph.groupby("phase", sort=False):
-        used.append(str(name))
-        _bars(ax, group["_row"], group["start_ms"] - t0, group["end_ms"] - t0, facecolor=phase_color(str(name)))
+    for lane_rows, span in ((ph[~background], (-0.4, 0.4)), (ph[background], (0.22, 0.4))):
+        for name, group in lane_rows.groupby("phase", sort=False):
+            used.append(str(name))
+            _bars(ax, group["_row"], group["start_ms"] - t0, group["end_ms"] - t0,
+                  facecolor=phase_color(str(name)), span=span)  # fmt: skip
     if bad.any():
         b = rows[bad]
         _bars(ax, b.index, b["start_ms"] - t0, b["finish_ms"] - t0, facecolor="none", hatch="////",
+              edgecolor="black", linewidth=0)  # fmt: skip
+    if unfinished.any():
+        u = rows[unfinished]
+        _bars(ax, u.index, u["start_ms"] - t0, u["finish_ms"] - t0, facecolor="none", hatch="...",
               edgecolor="black", linewidth=0)  # fmt: skip
     ax.autoscale_view()  # collections set the data limits but do not rescale by themselves
     ax.set_ylim(n - 0.5, -0.5)
@@ -113,13 +139,24 @@ def gantt_figure(timeline: pd.DataFrame, phases: pd.DataFrame, *, title: str = "
     handles.append(Patch(color=UNPHASED_COLOR, label="(no phase)"))
     if bad.any():
         handles.append(Patch(fill=False, hatch="////", label="failed/killed"))
+    if unfinished.any():
+        handles.append(Patch(fill=False, hatch="...", label="no finish (history cut)"))
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False)
     ax.grid(axis="x", alpha=0.3)
     return fig
 
 
-def _bars(ax: Axes, row: Any, start_ms: Any, end_ms: Any, *, edgecolor: str = "none", **style: Any) -> None:
-    """Horizontal bars (rows ``row``, height 0.8, seconds) as one collection.
+def _bars(
+    ax: Axes,
+    row: Any,
+    start_ms: Any,
+    end_ms: Any,
+    *,
+    edgecolor: str = "none",
+    span: tuple[float, float] = (-0.4, 0.4),
+    **style: Any,
+) -> None:
+    """Horizontal bars (rows ``row``, from ``row + span[0]`` to ``row + span[1]``, seconds) as one collection.
 
     ``barh`` makes a patch per bar, which matplotlib lays out and draws one by
     one: a job of 7,000 tasks took two minutes to chart; a collection takes
@@ -130,7 +167,7 @@ def _bars(ax: Axes, row: Any, start_ms: Any, end_ms: Any, *, edgecolor: str = "n
     x1 = np.asarray(end_ms, dtype=float) / 1000.0
     keep = np.isfinite(x0) & np.isfinite(x1)
     y, x0, x1 = y[keep], x0[keep], x1[keep]
-    lo, hi = y - 0.4, y + 0.4
+    lo, hi = y + span[0], y + span[1]
     verts = np.stack([np.column_stack(c) for c in ((x0, lo), (x0, hi), (x1, hi), (x1, lo))], axis=1)
     ax.add_collection(PolyCollection(list(verts), edgecolor=edgecolor, **style))
 
@@ -174,12 +211,17 @@ def chrome_trace(timeline: pd.DataFrame, phases: pd.DataFrame, *, job_id: str) -
     """The Trace Event Format dict (``{"traceEvents": [...]}``) of a job's attempts and phases.
 
     Times are microseconds since the job's time zero.  Hosts are processes,
-    slots threads; phases that overlap an earlier phase of the same attempt (a
-    spill beside the map function) go to a companion thread so events on a
-    thread always nest.
+    slots threads; a helper thread's phases (lane ``background``: a spill
+    beside the map function), and any phase that overlaps an earlier one of the
+    same attempt, go to a companion thread so events on a thread always nest.
+    A phase's ``args`` carry its ``lane`` and ``busy_ms`` (the work a helper
+    thread's phase did within its span).  An attempt with no finish (a history
+    cut off while it ran) runs to the job's last known time, marked
+    ``args.unfinished``.
     """
-    t = timeline if "slot" in timeline.columns else q.assign_slots(timeline)
-    t = q.timed(t)
+    t = _drawn(timeline)  # an attempt without a finish runs to the job's last known time
+    if "slot" not in t.columns or t["slot"].isna().any():
+        t = q.assign_slots(t.drop(columns="slot", errors="ignore"))
     events: list[dict[str, Any]] = []
     if t.empty:
         return {"traceEvents": events, "displayTimeUnit": "ms", "otherData": {"job_id": job_id}}
@@ -218,10 +260,12 @@ def chrome_trace(timeline: pd.DataFrame, phases: pd.DataFrame, *, job_id: str) -
                          "attempt_no": int(r["attempt_no"])},
             }
         )
+        if r["unfinished"]:
+            events[-1]["args"]["unfinished"] = "no finish in the history: drawn to the job's last known time"
         last_end = float("-inf")
         for p in by_attempt.get(str(r["attempt_id"]), ()):
             lane = tid
-            if float(p["start_ms"]) < last_end:
+            if p.get("lane") == "background" or float(p["start_ms"]) < last_end:
                 lane = 10_000 + tid
                 if (pid, lane) not in threads:
                     threads.add((pid, lane))
@@ -237,6 +281,11 @@ def chrome_trace(timeline: pd.DataFrame, phases: pd.DataFrame, *, job_id: str) -
             else:
                 last_end = float(p["end_ms"])
             args = {"source": p["source"]}
+            if _known(p.get("lane")) is not None:
+                args["lane"] = p["lane"]
+            if p.get("dur_ms") is not None and not pd.isna(p["dur_ms"]):
+                # a helper thread's phase spans its first start to its last end; dur_ms is its work
+                args["busy_ms"] = float(p["dur_ms"])
             if p.get("data_bytes") is not None and not pd.isna(p["data_bytes"]):
                 args["data_bytes"] = int(p["data_bytes"])
             events.append(

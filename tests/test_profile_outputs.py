@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import replace
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 from matplotlib.figure import Figure
@@ -136,3 +137,79 @@ def test_analyze_removes_a_profile_an_earlier_run_left(tmp_path: Path) -> None:
     assert second.exit_code == 0, second.output
     assert f"warning: no profile.json for {job}" in second.stderr
     assert not (out / job / "profile.json").exists()
+
+
+def _sample_frames(tmp_path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    from profiles import queries as q
+
+    store = Store(tmp_path / "sample")
+    ingest_paths([SAMPLE / "bench-8mb-sel1.8-merges"], store)
+    con = store.connect()
+    (job,) = con.execute("SELECT job_id FROM jobs").fetchone() or ("",)
+    frames = q.JobFrames.query(con, job)
+    return frames.timeline(), frames.phases
+
+
+def test_the_gantt_draws_a_helper_threads_phases_beside_the_task_thread(tmp_path: Path) -> None:
+    # The SpillThread's spills (lane 'background') had been painted at full height over the map's
+    # collect: ~0.9 s of a map's collect was drawn as spill.  Now they are thin bars at the row's foot.
+    from matplotlib.collections import PolyCollection
+
+    from profiles.timeline_plot import gantt_figure
+
+    timeline, phases = _sample_frames(tmp_path)
+    background = phases[phases["lane"] == "background"]
+    assert len(background) > 0
+    fig = gantt_figure(timeline, phases)
+    bars = [path.vertices for c in fig.axes[0].collections if isinstance(c, PolyCollection) for path in c.get_paths()]
+    heights = sorted({round(float(v[:, 1].max() - v[:, 1].min()), 2) for v in bars})
+    assert heights == [0.18, 0.8]
+    thin = [v for v in bars if v[:, 1].max() - v[:, 1].min() < 0.5]
+    assert len(thin) == len(background)
+    # every thin bar lies in the lower part of its row (rows grow downwards: row + 0.22 .. row + 0.4)
+    assert all(float(v[:, 1].min()) % 1 == pytest.approx(0.22) for v in thin)
+
+
+def test_a_chrome_trace_puts_helper_phases_on_a_companion_thread_with_their_work(tmp_path: Path) -> None:
+    from profiles.timeline_plot import chrome_trace
+
+    timeline, phases = _sample_frames(tmp_path)
+    events = chrome_trace(timeline, phases, job_id="j")["traceEvents"]
+    drawn = [e for e in events if e["ph"] == "X" and e["cat"] == "phase"]
+    assert {e["args"]["lane"] for e in drawn} == {"main", "background"}
+    for e in drawn:
+        assert (e["tid"] > 10_000) == (e["args"]["lane"] == "background")
+        assert e["args"]["busy_ms"] <= e["dur"] / 1000 + 1e-6
+
+
+def test_an_attempt_without_a_finish_is_drawn_to_the_jobs_last_time(fixtures_dir: Path, tmp_path: Path) -> None:
+    # A history cut while its reduce ran: the running reduce, the attempt a user of a hung job looks
+    # for, had been left out of the Gantt chart and the Chrome trace without a word.
+    from profiles import queries as q
+    from profiles.timeline_plot import chrome_trace, gantt_figure
+
+    src = next(fixtures_dir.glob(QMC))
+    lines = src.read_text(encoding="utf-8").splitlines(keepends=True)
+    cut = next(i for i, line in enumerate(lines) if line.lstrip().startswith('{"type":"REDUCE_ATTEMPT_STARTED"')) + 1
+    path = tmp_path / src.name
+    path.write_text("".join(lines[:cut]), encoding="utf-8")
+    store = Store(tmp_path / "s")
+    ingest_paths([path], store)
+    frames = q.JobFrames.query(store.connect(), "job_1526555215992_0002")
+    timeline = frames.timeline()
+    running = timeline[timeline["start_ms"].notna() & timeline["finish_ms"].isna()]
+    assert len(running) == 1
+    (attempt,) = running["attempt_id"]
+    events = chrome_trace(timeline, frames.phases, job_id="j")["traceEvents"]
+    (event,) = [e for e in events if e["ph"] == "X" and e["name"] == attempt]
+    assert "unfinished" in event["args"]
+    last = float(timeline[["start_ms", "finish_ms"]].max().max())
+    assert event["ts"] + event["dur"] == pytest.approx((last - _t0(timeline)) * 1000)
+    fig = gantt_figure(timeline, frames.phases)
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert attempt in labels
+    assert "no finish (history cut)" in [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+
+
+def _t0(timeline: pd.DataFrame) -> float:
+    return float(timeline["t0_ms"].dropna().min())
