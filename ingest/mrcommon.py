@@ -79,11 +79,24 @@ def done_file_fields(name: str) -> dict[str, Any] | None:
     return fields
 
 
-#: Hadoop 0.20/1.x counter group names -> the 2.x names (Hadoop 2 ``AbstractCounters.legacyMap``).
+#: Hadoop 0.20/1.x counter group names -> the 2.x names (Hadoop 2 ``AbstractCounters.legacyMap``, and
+#: ``mapred.Counters``' deprecated groups: the old and new APIs' ``File{Input,Output}Format$Counter``).
 LEGACY_COUNTER_GROUPS: dict[str, str] = {
     "org.apache.hadoop.mapred.Task$Counter": "org.apache.hadoop.mapreduce.TaskCounter",
     "org.apache.hadoop.mapred.JobInProgress$Counter": "org.apache.hadoop.mapreduce.JobCounter",
     "FileSystemCounters": "org.apache.hadoop.mapreduce.FileSystemCounter",
+    "org.apache.hadoop.mapred.FileInputFormat$Counter": (
+        "org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter"
+    ),
+    "org.apache.hadoop.mapreduce.lib.input.FileInputFormat$Counter": (
+        "org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter"
+    ),
+    "org.apache.hadoop.mapred.FileOutputFormat$Counter": (
+        "org.apache.hadoop.mapreduce.lib.output.FileOutputFormatCounter"
+    ),
+    "org.apache.hadoop.mapreduce.lib.output.FileOutputFormat$Counter": (
+        "org.apache.hadoop.mapreduce.lib.output.FileOutputFormatCounter"
+    ),
 }
 
 _TASK_TYPES: dict[str, TaskType] = {

@@ -1,13 +1,15 @@
 """Backtest: predict runs the store has already measured, and say how far off every model is.
 
-For every job name with runs at several input sizes or reduce counts
-(Zhang et al. 2013, section 6, Figures 4 and 5 do the same on their
+For every job name with runs at several input sizes, map counts or reduce
+counts (Zhang et al. 2013, section 6, Figures 4 and 5 do the same on their
 applications):
 
-1. runs with the same input size and reduce count form a *case*, measured as
-   the median of their completion times; the completion time is ARIA's (Verma
-   et al. 2011): first task attempt start to last attempt finish;
-2. the profile comes from the smallest case's median run
+1. runs with the same input size (within :data:`SAME_SIZE_RTOL`), map count
+   and reduce count form a *case*, measured as the median of their completion
+   times; the completion time is ARIA's (Verma et al. 2011): first task
+   attempt start to last attempt finish;
+2. the profile comes from the smallest case's median run, the lower of the
+   two middle ones when the case has an even number of runs
    (:func:`profiles.extract.extract_profile`), with the makespans of all that
    case's runs (their spread is the machine's run-to-run variation, which the
    bounds' and the simulator's intervals include);
@@ -27,6 +29,13 @@ applications):
 On the LocalJobRunner (job ids ``job_local...``) the cluster is one node with
 ``mapreduce.local.{map,reduce}.tasks.maximum`` slots, and reduces start only
 when every map is done (slow start 1.0: LocalJobRunner has no slow start).
+Runs on a real cluster say nothing in the store of how many nodes and slots
+it had: they are backtested only on a cluster the caller gives, and skipped
+(with the reason) otherwise.
+
+What cannot be backtested is skipped, never the whole backtest: runs without
+an input size, a job whose profiled run cannot be profiled, a case or a model
+that cannot be predicted; each reason is appended to ``skipped``.
 """
 
 from __future__ import annotations
@@ -50,12 +59,18 @@ from profiles.extract import extract_profile
 from profiles.profile import SELECTIVITY_SPREAD, local_runner_job, selectivity_spread
 
 __all__ = [
-    "BacktestRow", "ModelSummary", "NoiseFloor", "Run", "backtest", "error_table", "load_runs", "noise_floor",
-    "summarize",
+    "NOTHING_TO_BACKTEST", "BacktestRow", "ModelSummary", "NoiseFloor", "Run", "backtest", "error_table",
+    "load_runs", "noise_floor", "require_rows", "summarize",
 ]  # fmt: skip
 
 #: Input sizes within this relative distance are the same case.
 SAME_SIZE_RTOL = 0.02
+
+#: Why an empty backtest is an error, whatever the output format.
+NOTHING_TO_BACKTEST = (
+    "nothing to backtest: the store needs a job with runs at >= 2 input sizes, map counts or reduce counts "
+    "(e.g. `phaseline backtest --suite local`)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +111,13 @@ class BacktestRow:
     #: Every run of the case, and of the profiled case (seconds): what :func:`noise_floor` reads.
     measured_runs_s: tuple[float, ...] = ()
     profile_runs_s: tuple[float, ...] = ()
+    #: The job ids of the case's runs: the case itself, whatever its ``case`` label says.
+    case_job_ids: tuple[str, ...] = ()
+
+    @property
+    def case_key(self) -> tuple[str, str, tuple[str, ...]]:
+        """What tells this row's case from every other: its job, label and runs."""
+        return (self.job, self.case, self.case_job_ids)
 
     @property
     def spread(self) -> float | None:
@@ -139,17 +161,31 @@ class BacktestRow:
             "within_runs": self.within_runs,
             "measured_runs_s": list(self.measured_runs_s),
             "profile_runs_s": list(self.profile_runs_s),
+            "case_job_ids": list(self.case_job_ids),
         }
 
 
-def load_runs(con: duckdb.DuckDBPyConnection) -> list[Run]:
-    """Every successful job with a measured task span, from the store."""
+def load_runs(con: duckdb.DuckDBPyConnection, *, skipped: list[str] | None = None) -> list[Run]:
+    """Every successful job with an input size and a measured task span, from the store.
+
+    The input size is the job's FileInputFormat ``BYTES_READ`` (Hadoop 2/3's
+    ``FileInputFormatCounter``, 1.x's ``FileInputFormat$Counter``), else
+    0.20's ``MAP_INPUT_BYTES``.  Jobs without one (or with 0 bytes), and jobs
+    without a positive task span, are left out; how many of each is appended
+    to ``skipped``.
+    """
     sql = importlib.resources.files("predict").joinpath("backtest_runs.sql").read_text("utf-8")
     out = []
+    no_input: list[str] = []
+    no_span: list[str] = []
     for job_id, name, maps, reduces, input_bytes, selectivity, span, _submit, m_slots, r_slots in con.execute(
         sql
     ).fetchall():
-        if input_bytes is None or span is None or span <= 0:
+        if input_bytes is None or input_bytes <= 0:
+            no_input.append(str(job_id))
+            continue
+        if span is None or span <= 0:
+            no_span.append(str(job_id))
             continue
         out.append(
             Run(
@@ -164,6 +200,16 @@ def load_runs(con: duckdb.DuckDBPyConnection) -> list[Run]:
                 local_runner_job(str(job_id)),
                 None if selectivity is None else float(selectivity),
             )
+        )
+    if skipped is not None and no_input:
+        skipped.append(
+            f"{len(no_input)} job(s) without an input size to scale by (no FileInputFormat BYTES_READ or "
+            f"MAP_INPUT_BYTES job counter, or 0 bytes), e.g. {no_input[0]}: not backtested"
+        )
+    if skipped is not None and no_span:
+        skipped.append(
+            f"{len(no_span)} job(s) without a measured task span (no successful map or reduce attempt with "
+            f"its start and finish), e.g. {no_span[0]}: not backtested"
         )
     return out
 
@@ -184,13 +230,18 @@ def _warn_if_mixed(name: str, runs: Sequence[Run]) -> None:
 
 
 def _cases(runs: Sequence[Run]) -> list[list[Run]]:
-    """Runs grouped by (input size within SAME_SIZE_RTOL, reduces), smallest input first."""
+    """Runs grouped by (input size within SAME_SIZE_RTOL, maps, reduces), smallest input first.
+
+    Runs of one input cut into other map counts (another split size) are other
+    cases: their times differ by as much as other inputs' would.
+    """
     groups: list[list[Run]] = []
-    for run in sorted(runs, key=lambda r: (r.input_bytes, r.reduces, r.job_id)):
+    for run in sorted(runs, key=lambda r: (r.input_bytes, r.maps, r.reduces, r.job_id)):
         for g in groups:
             ref = g[0]
             if (
                 ref.reduces == run.reduces
+                and ref.maps == run.maps
                 and abs(ref.input_bytes - run.input_bytes) <= SAME_SIZE_RTOL * ref.input_bytes
             ):
                 g.append(run)
@@ -200,8 +251,26 @@ def _cases(runs: Sequence[Run]) -> list[list[Run]]:
     return groups
 
 
-def _label(run: Run) -> str:
-    return f"input={run.input_bytes / 2**20:.1f}MiB maps={run.maps} reduces={run.reduces}"
+def _label(run: Run, digits: int | None = 1) -> str:
+    """``input=8.1MiB maps=4 reduces=2``: the input in MiB to ``digits`` decimals, or in bytes (``None``)."""
+    size = f"{round(run.input_bytes)}B" if digits is None else f"{run.input_bytes / 2**20:.{digits}f}MiB"
+    return f"input={size} maps={run.maps} reduces={run.reduces}"
+
+
+def _labels(cases: Sequence[Sequence[Run]]) -> list[str]:
+    """One label per case (its first run's), unique: in MiB to one decimal, and where two cases'
+    labels would be the same (cases 2 % apart at 1 MiB both round to ``1.0MiB``), those with more
+    decimals until they differ (``0.96MiB``, ``1.04MiB``), else in bytes."""
+    firsts = [case[0] for case in cases]
+    labels = [_label(run) for run in firsts]
+    for digits in (2, 3, 4, 5, 6, None):
+        clash = {label for label in labels if labels.count(label) > 1}
+        if not clash:
+            break
+        labels = [
+            _label(run, digits) if label in clash else label for label, run in zip(labels, firsts, strict=True)
+        ]
+    return labels
 
 
 def backtest(
@@ -214,19 +283,36 @@ def backtest(
 ) -> list[BacktestRow]:
     """Predict every case of every job with several cases, from the profile of its smallest run.
 
-    ``cluster`` overrides the one read from the runs (LocalJobRunner's slots).
-    A model that cannot predict a case (it raises a PhaselineError) is skipped
-    for that case and the reason appended to ``skipped``; the other models
-    still run.
+    ``cluster``: the cluster every run is predicted on.  Without it,
+    LocalJobRunner runs are predicted on one node with their own
+    ``mapreduce.local.*`` slots, and a job with any run from a real cluster
+    (whose nodes and slots the store does not hold) is skipped, the reason
+    appended to ``skipped``: predicted on one node with one slot, its errors
+    would measure that guess, not the models.
+
+    Nothing that goes wrong for one job stops the others: runs without an
+    input size (:func:`load_runs`), a job whose profiled run cannot be
+    profiled, a case whose settings or input cannot be read (a PhaselineError
+    each), and a model that cannot predict a case are skipped and the reason
+    appended to ``skipped``.
     """
     names = tuple(models) if models is not None else core.models()
+    notes: list[str] = skipped if skipped is not None else []
     by_name: dict[str, list[Run]] = defaultdict(list)
-    for run in load_runs(con):
+    for run in load_runs(con, skipped=notes):
         by_name[run.name].append(run)
     rows: list[BacktestRow] = []
     for name, runs in sorted(by_name.items()):
         cases = _cases(runs)
         if len(cases) < 2:
+            continue
+        on_cluster = [r.job_id for r in runs if not r.local]
+        if cluster is None and on_cluster:
+            notes.append(
+                f"{name}: {len(on_cluster)} of its {len(runs)} runs ran on a cluster, not the LocalJobRunner "
+                f"(e.g. {on_cluster[0]}), and the store does not say its nodes and slots: give them (`phaseline "
+                "backtest --nodes N --map-slots-per-node M --reduce-slots-per-node R`) to backtest it"
+            )
             continue
         _warn_if_mixed(name, runs)
         # The smallest case's median run (by measured span): one slow or fast repeat of the
@@ -235,22 +321,30 @@ def backtest(
         base = smallest[(len(smallest) - 1) // 2]
         # ... and the makespans of all its runs: their spread is the machine's run-to-run
         # variation, which the bounds' and the simulator's intervals then include.
-        profile = replace(
-            extract_profile(con, base.job_id), makespans_ms=tuple(float(r.span_ms) for r in smallest)
-        )
-        for case in cases:
+        try:
+            profile = replace(
+                extract_profile(con, base.job_id), makespans_ms=tuple(float(r.span_ms) for r in smallest)
+            )
+        except PhaselineError as exc:
+            notes.append(f"{name}: its profiled run {base.job_id} cannot be profiled: {exc}")
+            continue
+        for case, label in zip(cases, _labels(cases), strict=True):
             first = case[0]
-            if first.reduces == base.reduces and case is cases[0]:
+            if case is cases[0]:
                 continue  # the profiled case itself
             spans = [r.span_ms / MS_PER_S for r in case]
             measured = statistics.median(spans)
-            where = cluster or Cluster(1, first.map_slots, first.reduce_slots)
-            settings = JobSettings.from_config(
-                profile.source.config,
-                reduces=first.reduces,
-                **({"slowstart": 1.0} if first.local else {}),
-            )
-            dataset = Dataset(input_bytes=first.input_bytes, splits=first.maps)
+            try:
+                where = cluster or Cluster(1, first.map_slots, first.reduce_slots)
+                settings = JobSettings.from_config(
+                    profile.source.config,
+                    reduces=first.reduces,
+                    **({"slowstart": 1.0} if first.local else {}),
+                )
+                dataset = Dataset(input_bytes=first.input_bytes, splits=first.maps)
+            except PhaselineError as exc:
+                notes.append(f"{name} {label}: {exc}")
+                continue
             for model in names:
                 try:
                     # A backtest predicts runs larger than the benchmarks: extrapolation is expected
@@ -259,13 +353,12 @@ def backtest(
                         warnings.simplefilter("always", PhaselineWarning)
                         pred = core.get(model).predict(profile, platform, where, dataset, settings)
                 except PhaselineError as exc:
-                    if skipped is not None:
-                        skipped.append(f"{model} on {name} {_label(first)}: {exc}")
+                    notes.append(f"{model} on {name} {label}: {exc}")
                     continue
                 rows.append(
                     BacktestRow(
                         job=name,
-                        case=_label(first),
+                        case=label,
                         model=model,
                         predicted_s=pred.seconds,
                         measured_s=measured,
@@ -279,6 +372,7 @@ def backtest(
                         measured_max_s=max(spans),
                         measured_runs_s=tuple(spans),
                         profile_runs_s=tuple(r.span_ms / MS_PER_S for r in smallest),
+                        case_job_ids=tuple(r.job_id for r in case),
                     )
                 )
     return rows
@@ -386,24 +480,28 @@ def noise_floor(
     """How far a perfect model would be off, given how noisy the measured runs are.
 
     A perfect model knows every case's true completion time ``T`` but learns
-    it through the profile, measured as the median of the profiled case's
-    ``n_p`` runs; each case is measured as the median of its ``n_c`` runs.
-    With multiplicative lognormal run-to-run noise of log-sd ``sigma``, its
-    error on a case is ``med(n_p draws) / med(n_c draws) - 1``; one noise draw
+    it through the profile, which is the profiled case's median run as
+    :func:`backtest` picks it: of its ``n_p`` runs sorted by time, the one at
+    ``(n_p - 1) // 2`` (the lower of the two middle runs when ``n_p`` is
+    even); each case is measured as the median of its ``n_c`` runs (the mean
+    of the two middle ones when ``n_c`` is even, as ``measured_s`` is).  With
+    multiplicative lognormal run-to-run noise of log-sd ``sigma``, its error
+    on a case is ``lower_med(n_p draws) / med(n_c draws) - 1``; one noise draw
     of the profile is shared by all cases predicted from it, as in the
     backtest.  Each replication draws every case of ``rows`` once (same jobs,
-    same run counts); the medians over ``replications`` are returned.  It is
-    a floor: the platform model's own noise and every modelling error come on
-    top.  ``sigma`` given: that noise instead of the runs' (what would a
-    quieter machine allow?).  ``None`` when no case (or profile) has two runs
-    to estimate sigma from.
+    same run counts; rows of one case, :attr:`BacktestRow.case_key`, count
+    once); the medians over ``replications`` are returned.  It is a floor:
+    the platform model's own noise and every modelling error come on top.
+    ``sigma`` given: that noise instead of the runs' (what would a quieter
+    machine allow?).  ``None`` when no case (or profile) has two runs to
+    estimate sigma from.
 
     >>> row = BacktestRow("j", "c", "m", 1.0, 1.0, 0.0, None, None, 3, "p",
     ...                   measured_runs_s=(1.0, 1.0, 1.0), profile_runs_s=(0.5, 0.5, 0.5))
     >>> noise_floor([row]).worst_abs_error
     0.0
     """
-    cases = {(r.job, r.case): r for r in rows if r.measured_runs_s and r.profile_runs_s}
+    cases = {r.case_key: r for r in rows if r.measured_runs_s and r.profile_runs_s}
     if not cases:
         return None
     profiles = {r.job: r.profile_runs_s for r in cases.values()}  # one profiled case per job
@@ -416,11 +514,15 @@ def noise_floor(
         sigma = float(np.sqrt(sum(float((d**2).sum()) for d in devs) / dof))
     rng = np.random.default_rng(seed)
 
-    def medians(n_runs: int) -> np.ndarray[Any, Any]:
-        """One median of ``n_runs`` noise draws per replication."""
-        return np.median(rng.lognormal(0.0, sigma, size=(replications, n_runs)), axis=1)
+    def medians(n_runs: int, *, lower: bool = False) -> np.ndarray[Any, Any]:
+        """One median of ``n_runs`` noise draws per replication; ``lower``: the draw sorted at
+        ``(n_runs - 1) // 2`` (the profiled run), else their median (the measured time)."""
+        draws = rng.lognormal(0.0, sigma, size=(replications, n_runs))
+        if lower:
+            return np.sort(draws, axis=1)[:, (n_runs - 1) // 2]
+        return np.median(draws, axis=1)
 
-    profile_noise = {job: medians(len(runs)) for job, runs in sorted(profiles.items())}
+    profile_noise = {job: medians(len(runs), lower=True) for job, runs in sorted(profiles.items())}
     errors = np.empty((replications, len(cases)))
     for i, r in enumerate(cases.values()):
         errors[:, i] = np.abs(profile_noise[r.job] / medians(len(r.measured_runs_s)) - 1)
@@ -433,19 +535,23 @@ def noise_floor(
     )
 
 
-def error_table(rows: Sequence[BacktestRow]) -> list[dict[str, object]]:
-    """Rows for display: one per (job, case) with each model's prediction and error side by side."""
+def require_rows(rows: Sequence[BacktestRow]) -> None:
+    """Raise the :class:`PredictionError` of an empty backtest (:data:`NOTHING_TO_BACKTEST`) if ``rows``
+    is empty."""
     if not rows:
-        raise PredictionError(
-            "nothing to backtest: the store needs a job with runs at >= 2 input sizes or reduce counts "
-            "(e.g. `phaseline backtest --suite local`)"
-        )
+        raise PredictionError(NOTHING_TO_BACKTEST)
+
+
+def error_table(rows: Sequence[BacktestRow]) -> list[dict[str, object]]:
+    """Rows for display: one per case (:attr:`BacktestRow.case_key`) with each model's prediction and
+    error side by side; no rows is :func:`require_rows`' error."""
+    require_rows(rows)
     models = list(dict.fromkeys(r.model for r in rows))
     blank = {f"{m}_{k}": None for m in models for k in ("s", "err")}
-    table: dict[tuple[str, str], dict[str, object]] = {}
+    table: dict[tuple[str, str, tuple[str, ...]], dict[str, object]] = {}
     for r in rows:
         line = table.setdefault(
-            (r.job, r.case), {"job": r.job, "case": r.case, "measured_s": round(r.measured_s, 2), **blank}
+            r.case_key, {"job": r.job, "case": r.case, "measured_s": round(r.measured_s, 2), **blank}
         )
         line[f"{r.model}_s"] = round(r.predicted_s, 2)
         line[f"{r.model}_err"] = f"{r.error:+.1%}" if math.isfinite(r.error) else "n/a"

@@ -5,7 +5,9 @@
 --   name          its name (runs of one job share it)
 --   maps          map tasks
 --   reduces       reduce tasks
---   input_bytes   FileInputFormat BYTES_READ (job total), NULL where not counted
+--   input_bytes   FileInputFormat BYTES_READ (job total; the group is FileInputFormatCounter in
+--                 2.x/3.x, FileInputFormat$Counter in 1.x: both match), else 0.20's MAP_INPUT_BYTES
+--                 (as profiles/sql/_attempt_counters.sql reads each map's), NULL where neither is counted
 --   span_ms       ARIA's completion time: first task attempt start -> last attempt finish
 --   map_selectivity  MAP_OUTPUT_BYTES / input_bytes (job totals), NULL where not counted
 --   submit_ms     submission time (orders runs)
@@ -19,11 +21,13 @@ WITH _span AS (
 ),
 _input AS (
     SELECT job_id,
-           max(value) FILTER (WHERE counter_name = 'BYTES_READ' AND group_name LIKE '%FileInputFormatCounter%')
-               AS input_bytes,
+           coalesce(
+               max(value) FILTER (WHERE counter_name = 'BYTES_READ' AND group_name LIKE '%FileInputFormat%'),
+               max(value) FILTER (WHERE counter_name = 'MAP_INPUT_BYTES')
+           ) AS input_bytes,
            max(value) FILTER (WHERE counter_name = 'MAP_OUTPUT_BYTES') AS map_output_bytes
     FROM counters
-    WHERE scope = 'job_total' AND counter_name IN ('BYTES_READ', 'MAP_OUTPUT_BYTES')
+    WHERE scope = 'job_total' AND counter_name IN ('BYTES_READ', 'MAP_INPUT_BYTES', 'MAP_OUTPUT_BYTES')
     GROUP BY job_id
 ),
 _slots AS (

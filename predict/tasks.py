@@ -124,7 +124,10 @@ def resolve_input(profile: JobProfile, dataset: Dataset, settings: JobSettings) 
         # so the count grows with the input.  Cut by the profiled run's own block size, or its
         # largest split, 1 % more input than the profiled had halved the maps and the time.
         split = prof.avg_split_bytes
-        notes.append(f"splits of the profiled run's average size ({split:.0f} B): their count grows with the input")
+        if dataset.splits is None:  # a split count given is the count: the size then only shapes the splits
+            notes.append(
+                f"splits of the profiled run's average size ({split:.0f} B): their count grows with the input"
+            )
     else:
         if split is None:
             split = DEFAULT_SPLIT_BYTES

@@ -658,12 +658,23 @@ def merge_profiles(profiles: Sequence[JobProfile]) -> JobProfile:
     Raises
     ------
     ProfileError
-        No profiles, or profiles of differently named jobs (or of named and unnamed ones).
+        No profiles, profiles of differently named jobs (or of named and unnamed ones), or
+        profiles that share a run (one job id in two of them: the same profile given twice,
+        or a copy of it), whose run would be counted twice.
     """
     if not profiles:
         raise ProfileError("merge_profiles: no profiles to merge")
     if len(profiles) == 1:
         return profiles[0]
+    seen: dict[str, int] = {}
+    for i, p in enumerate(profiles, start=1):
+        for job in dict.fromkeys(p.source.job_ids):
+            if job in seen:
+                raise ProfileError(
+                    f"merge_profiles: run {job} is in profiles {seen[job]} and {i}; merged, it would count "
+                    "twice (give each run's profile once)"
+                )
+            seen[job] = i
     names = {p.source.job_name for p in profiles if p.source.job_name is not None}
     if len(names) > 1:
         raise ProfileError(

@@ -34,6 +34,9 @@ MB = 2**20
 CONTRACT = {"job", "case", "model", "predicted_s", "measured_s", "error"}
 #: (maps, reduces) of the simulated runs; two repeats of each.
 CASES = ((4, 2), (8, 2), (16, 2), (8, 4))
+#: The cluster the runs are simulated on, as `phaseline backtest` takes it.
+SIM_CLUSTER = core.Cluster(1, 2, 2)
+SIM_CLUSTER_ARGS = ("--nodes", "1", "--map-slots-per-node", "2", "--reduce-slots-per-node", "2")
 
 
 def _store(tmp_path: Path) -> tuple[Store, dict[tuple[int, int], list[float]]]:
@@ -82,7 +85,8 @@ def test_backtest_cases_medians_and_profile_from_the_smallest_run(tmp_path: Path
     con = store.connect()
     runs = load_runs(con)
     assert len(runs) == 2 * len(CASES)
-    rows = backtest(con, LinearPlatform(), models=("bounds", "critical_path", "simulation"))
+    # the runs' own cluster (simulated runs are no LocalJobRunner's: without it they are skipped)
+    rows = backtest(con, LinearPlatform(), models=("bounds", "critical_path", "simulation"), cluster=SIM_CLUSTER)
     # the profile comes from the smallest case's median run by measured span (lower median of two)
     first = min(runs, key=lambda r: (r.input_bytes, r.reduces))
     case = sorted(
@@ -141,8 +145,9 @@ def test_backtest_cli_json_contract(tmp_path: Path) -> None:
     platform_path = platform.save(tmp_path / "platform.json")
     res = CliRunner().invoke(
         main,
-        ["backtest", "--store", str(store.root), "--platform", str(platform_path), "--format", "json"],
-    )
+        ["backtest", "--store", str(store.root), "--platform", str(platform_path), "--format", "json",
+         *SIM_CLUSTER_ARGS],
+    )  # fmt: skip
     assert res.exit_code == 0, res.output
     rows = json.loads(res.stdout)
     assert rows
@@ -178,7 +183,7 @@ def test_suite_sizes_option_reaches_the_suite(tmp_path: Path, monkeypatch: pytes
 
     def fake_run_suite(suite: suite_mod.Suite, out_dir: Path, **_: object) -> suite_mod.SuiteResult:
         ran.append(suite)
-        return suite_mod.SuiteResult((), (), Path(out_dir))
+        return suite_mod.SuiteResult((_noisy_row("c", (1.0,), (1.0,)),), (), Path(out_dir))
 
     monkeypatch.setattr(suite_mod, "run_suite", fake_run_suite)
     out = ["--out", str(tmp_path / "suite"), "--format", "json"]

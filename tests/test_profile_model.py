@@ -171,7 +171,10 @@ def test_makespans_merge_and_give_the_run_to_run_variation(tmp_path: Path) -> No
     one = toy_profile(makespans_ms=(10_000.0,))
     assert one.run_cv() is None
     assert one.run_interval() is None
-    runs = [replace(one, makespans_ms=(m,)) for m in (10_000.0, 12_000.0, 8_000.0)]
+    runs = [  # three runs (each its own job id: one run merged twice is refused)
+        replace(one, source=replace(one.source, job_ids=(f"job_1_000{i}",)), makespans_ms=(m,))
+        for i, m in enumerate((10_000.0, 12_000.0, 8_000.0), start=1)
+    ]
     m = merge_profiles(runs)
     assert m.makespans_ms == (10_000.0, 12_000.0, 8_000.0)
     # 90 % prediction interval of another run on the logs: mean +- t(0.95, 2) s sqrt(1 + 1/3), over the median
@@ -188,7 +191,8 @@ def test_makespans_merge_and_give_the_run_to_run_variation(tmp_path: Path) -> No
     assert high > 1.2
     assert narrower[0] > low
     assert narrower[1] < high
-    same = merge_profiles([replace(one, makespans_ms=(5_000.0,)), replace(one, makespans_ms=(5_000.0,))])
+    twin = replace(one, source=replace(one.source, job_ids=("job_1_0002",)), makespans_ms=(5_000.0,))
+    same = merge_profiles([replace(one, makespans_ms=(5_000.0,)), twin])
     assert same.run_interval() == pytest.approx((1.0, 1.0))
     with pytest.raises(ProfileError, match="confidence"):
         m.run_interval(1.0)

@@ -44,7 +44,8 @@ def test_a_copy_is_read_once_its_original_holds_other_bytes(
     again = ingest_paths([src], store)
     assert sorted(r.status for r in again.results) == ["landed", "landed"]
     both = _jobs(store)
-    assert len(both) == 2 and alone[0] in both
+    assert len(both) == 2
+    assert alone[0] in both
     assert verify_store(store).ok
     assert [r.status for r in ingest_paths([src], store).results] == ["unchanged", "unchanged"]
     assert _jobs(store) == both

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     import duckdb
 
     from platform_model.model import PlatformModel
+    from predict.core import Cluster
 
 
 def _sizes(value: str | None) -> tuple[float, ...] | None:
@@ -54,6 +55,31 @@ def _bench_platform(con: duckdb.DuckDBPyConnection) -> PlatformModel:
 
 _JSON_COLUMNS = ("job", "case", "model", "predicted_s", "measured_s", "error", "low_s", "high_s", "covered")
 
+#: The cluster options (parameter, flag), named as `phaseline predict`'s.
+_CLUSTER_OPTIONS = (
+    ("nodes", "--nodes"),
+    ("map_slots_per_node", "--map-slots-per-node"),
+    ("reduce_slots_per_node", "--reduce-slots-per-node"),
+    ("cpus_per_node", "--cpus-per-node"),
+    ("disks_per_node", "--disks-per-node"),
+)
+
+
+def _cluster(given: dict[str, int | None]) -> Cluster | None:
+    """The cluster the options describe, those not given at `phaseline predict`'s defaults (1 node,
+    2 map and 2 reduce slots per node); None when no cluster option is given."""
+    from predict.core import Cluster
+
+    if all(v is None for v in given.values()):
+        return None
+    return Cluster(
+        given["nodes"] or 1,
+        given["map_slots_per_node"] or 2,
+        given["reduce_slots_per_node"] or 2,
+        given["cpus_per_node"],
+        given["disks_per_node"],
+    )
+
 
 @click.command("backtest")
 @store_option
@@ -89,6 +115,32 @@ _JSON_COLUMNS = ("job", "case", "model", "predicted_s", "measured_s", "error", "
     show_default=True,
     help="With --suite: directory for the runs, the suite's store and backtest.json (resumable).",
 )
+@click.option(
+    "--nodes",
+    type=click.IntRange(min=1),
+    help="Worker nodes of the cluster the runs ran on [default: 1 when another cluster option is given]. "
+    "With any cluster option every run is predicted on that cluster; without, LocalJobRunner runs are "
+    "predicted on their own one node and slots, and runs from a real cluster (whose size the store does "
+    "not hold) are skipped.",
+)
+@click.option(
+    "--map-slots-per-node",
+    type=click.IntRange(min=1),
+    help="Map slots per node of that cluster [default: 2 when another cluster option is given].",
+)
+@click.option(
+    "--reduce-slots-per-node",
+    type=click.IntRange(min=1),
+    help="Reduce slots per node of that cluster [default: 2 when another cluster option is given].",
+)
+@click.option(
+    "--cpus-per-node", type=click.IntRange(min=1), help="CPUs per node of that cluster (models that use it)."
+)
+@click.option(
+    "--disks-per-node",
+    type=click.IntRange(min=1),
+    help="Disks per node of that cluster (models that use it).",
+)
 @click.option("--summary", is_flag=True, help="Print per-model median/worst error and coverage instead.")
 @format_option
 @handle_errors
@@ -100,28 +152,61 @@ def backtest_cmd(
     sizes: tuple[float, ...] | None,
     repeats: int | None,
     out_dir: Path,
+    nodes: int | None,
+    map_slots_per_node: int | None,
+    reduce_slots_per_node: int | None,
+    cpus_per_node: int | None,
+    disks_per_node: int | None,
     summary: bool,
     fmt: str,
 ) -> None:
     """Predict every measured run from the profile of the job's smallest run; print the errors.
 
-    Jobs with runs at several input sizes or reduce counts are backtested:
-    each case (same size and reduces) is measured as the median of its runs,
-    predicted by every model; error = (predicted - measured) / measured
-    (Zhang et al. 2013, Figures 4 and 5).  measured_s is ARIA's completion
-    time: first task attempt start to last attempt finish (job setup and
-    commit aside, so a little under `jobs`' duration_s).  Runs named alike
-    that differ in map selectivity are warned of: other data under one name.
+    Jobs with runs at several input sizes, map counts or reduce counts are
+    backtested: each case (same size, maps and reduces) is measured as the
+    median of its runs, predicted by every model; error = (predicted -
+    measured) / measured (Zhang et al. 2013, Figures 4 and 5).  measured_s is
+    ARIA's completion time: first task attempt start to last attempt finish
+    (job setup and commit aside, so a little under `jobs`' duration_s).  Runs
+    named alike that differ in map selectivity are warned of: other data
+    under one name.
+
+    LocalJobRunner runs are predicted on their one node and slots.  Runs from
+    a real cluster need its size (--nodes, --map-slots-per-node,
+    --reduce-slots-per-node, named as `phaseline predict`'s): without it they
+    are skipped, and said to be.  What cannot be backtested (no input size, a
+    run that cannot be profiled, a model that cannot predict a case) is listed
+    on stderr as `skipped: ...`; nothing left to backtest is an error in every
+    output format.
     """
     from platform_model.model import PlatformModel
-    from predict.backtest import backtest, error_table, summarize
+    from predict.backtest import backtest, error_table, require_rows, summarize
 
+    ctx = click.get_current_context()
+    values = {
+        "nodes": nodes,
+        "map_slots_per_node": map_slots_per_node,
+        "reduce_slots_per_node": reduce_slots_per_node,
+        "cpus_per_node": cpus_per_node,
+        "disks_per_node": disks_per_node,
+    }
     if suite is not None:
         from dataclasses import replace
 
-        given_store = click.get_current_context().get_parameter_source("store_dir")
+        given_store = ctx.get_parameter_source("store_dir")
         if given_store is click.core.ParameterSource.COMMANDLINE:  # PHASELINE_STORE may be set: not an error
             raise click.UsageError(f"--store goes without --suite: the suite keeps its runs' store under --out ({out_dir})")
+        if platform is not None:  # the suite fits its own from the microbenchmark runs it makes
+            raise click.UsageError(
+                "--platform goes without --suite: the suite fits its platform model from its own "
+                f"microbenchmark runs (under --out, {out_dir}); backtest a store with --store and --platform"
+            )
+        cluster_given = [flag for key, flag in _CLUSTER_OPTIONS if values[key] is not None]
+        if cluster_given:
+            raise click.UsageError(
+                f"{cluster_given[0]} goes without --suite: the suite runs on the LocalJobRunner, one node "
+                "with its own slots"
+            )
 
         from predict.backtest_suite import FULL, QUICK, run_suite
 
@@ -133,7 +218,7 @@ def backtest_cmd(
         result = run_suite(chosen, out_dir, progress=lambda msg: click.echo(msg, err=True))
         rows, skipped = list(result.rows), list(result.skipped)
     else:
-        out_given = click.get_current_context().get_parameter_source("out_dir") is click.core.ParameterSource.COMMANDLINE
+        out_given = ctx.get_parameter_source("out_dir") is click.core.ParameterSource.COMMANDLINE
         given = [name for name, v in (("--quick", quick), ("--sizes", sizes), ("--repeats", repeats),
                                       ("--out", out_given)) if v]  # fmt: skip
         if given:
@@ -141,9 +226,10 @@ def backtest_cmd(
         skipped = []
         con = open_store(store_dir).connect()
         model = PlatformModel.load(platform) if platform is not None else _bench_platform(con)
-        rows = backtest(con, model, skipped=skipped)
+        rows = backtest(con, model, cluster=_cluster(values), skipped=skipped)
     for note in skipped:
         click.echo(f"skipped: {note}", err=True)
+    require_rows(rows)  # the same error whatever the format: an empty JSON list had exited 0
     if summary:
         summaries = [s.to_dict() for s in summarize(rows)]
         if fmt == "table":  # shares as percentages; JSON and CSV keep the numbers

@@ -9,11 +9,12 @@ from typing import Any, TypeVar
 import click
 
 from phaseline.cli.output import POSITIVE_NUMBER, POSITIVE_SIZE, emit, format_option, handle_errors
-from phaseline.errors import PhaselineError
+from phaseline.errors import PhaselineError, ProfileError
 from platform_model.model import PlatformModel
 from predict import core
 from predict.core import Cluster, PhaseDurationModel
-from predict.whatif import Scenario, apply_edits, format_figure, parse_edit, whatif, whatif_table
+from predict.settings import setting_field
+from predict.whatif import Edit, Scenario, apply_edits, format_figure, parse_edit, whatif, whatif_table
 from profiles.profile import JobProfile, merge_profiles
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -102,10 +103,40 @@ def _scenario(profile: JobProfile, kw: dict[str, Any]) -> Scenario:
     )
 
 
+def _load_profiles(paths: Sequence[Path]) -> JobProfile:
+    """The profiles at ``paths``, merged; a run in two of them (one file given twice, or a copy of
+    it) is refused by name, as :func:`merge_profiles` would refuse it, counted twice."""
+    loaded = [JobProfile.load(p) for p in paths]
+    first: dict[str, Path] = {}
+    for path, profile in zip(paths, loaded, strict=True):
+        for job in dict.fromkeys(profile.source.job_ids):
+            if job in first:
+                where = "given twice" if path == first[job] else f"in {first[job]} too"
+                raise ProfileError(
+                    f"{path}: run {job} is {where}; merged, it would count twice (give each run's profile once)"
+                )
+            first[job] = path
+    return merge_profiles(loaded)
+
+
+def _refuse_two_split_rules(scenario: Scenario, edits: Sequence[Edit], kw: dict[str, Any]) -> None:
+    """A usage error when the scenario has a split count (--splits, or --set splits=N) and a split size
+    was given too (--split-bytes, or --set split_bytes=/dfs.blocksize=/...): the count decides the splits,
+    so the size would be ignored."""
+    sized = [e.label for e in edits if setting_field(e.key) == "split_bytes"]
+    if kw["split_bytes"] is not None:
+        sized.insert(0, "--split-bytes")
+    if scenario.dataset.splits is not None and sized:
+        raise click.UsageError(
+            f"give the split count (--splits, or --set splits=N) or the split size ({sized[0]}), not both "
+            "(the one sets the other)"
+        )
+
+
 def _inputs(kw: dict[str, Any]) -> tuple[JobProfile, PhaseDurationModel, Scenario]:
     if kw["splits"] is not None and kw["split_bytes"] is not None:  # one sets the other: which one wins?
         raise click.UsageError("give --splits or --split-bytes, not both (the one sets the other)")
-    profile = merge_profiles([JobProfile.load(p) for p in kw["profiles"]])
+    profile = _load_profiles(kw["profiles"])
     return profile, _load_platform(kw["platform"]), _scenario(profile, kw)
 
 
@@ -174,7 +205,9 @@ def predict(sets: tuple[str, ...], model_names: tuple[str, ...], fmt: str, **kw:
     it.  The local engine is one node with its map and reduce parallelism as slots.
     """
     profile, platform, scenario = _inputs(kw)
-    scenario = apply_edits(scenario, [parse_edit(s) for s in sets], profile)
+    edits = [parse_edit(s) for s in sets]
+    scenario = apply_edits(scenario, edits, profile)
+    _refuse_two_split_rules(scenario, edits, kw)  # --set may give what --splits/--split-bytes would
     rows = _run_models(model_names, profile, platform, scenario)
     if fmt == "json":
         emit(rows, fmt)

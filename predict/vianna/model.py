@@ -215,10 +215,19 @@ def read_demands(path: str | Path, *, map_only: bool = False) -> Demands:
     another node (section 4.1; section 5.1: "the network is used only by the
     shuffle-sort tasks"; Table 2's map and merge rows are 0), so such a demand
     was read and then priced nowhere, the answer the same as with 0.
+
+    The file is UTF-8, with or without a byte order mark (as spreadsheets save
+    CSV).  A demand is an ASCII decimal number (``0.5``, ``12``, ``1e-3``): a
+    cell that Python's ``float`` alone would take but no spreadsheet writes
+    (``1_0``, full-width or other non-ASCII digits, ``nan``, ``inf``) is
+    refused, as are negative demands and demands past :data:`MAX_DEMAND_S`.
     """
+    import re  # the demand cells' pattern: ASCII digits only (\d is any Unicode digit without re.ASCII)
+
+    number = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
     where = Path(path)
     try:
-        text = where.read_text(encoding="utf-8")
+        text = where.read_text(encoding="utf-8-sig")
     except OSError as exc:
         raise PredictionError(f"{where}: cannot read the demand table ({exc.strerror})") from exc
     except UnicodeDecodeError as exc:
@@ -256,10 +265,14 @@ def read_demands(path: str | Path, *, map_only: bool = False) -> Demands:
                 raise PredictionError(f"{where}:{line}: task {task!r} is not one of map, shuffle_sort, merge")
             if task in rows:
                 raise PredictionError(f"{where}:{line}: task {task!r} appears twice")
-            try:
-                rows[task] = {dev: float(row[dev]) if row.get(dev) else 0.0 for dev in fields[1:]}
-            except ValueError as exc:
-                raise PredictionError(f"{where}:{line}: demands must be numbers of seconds ({exc})") from exc
+            cells = {dev: row.get(dev, "") for dev in fields[1:]}
+            odd = {dev: cell for dev, cell in cells.items() if cell and number.fullmatch(cell) is None}
+            if odd:
+                raise PredictionError(
+                    f"{where}:{line}: demands must be numbers of seconds, in ASCII decimal digits (e.g. 0.25 or "
+                    f"1e-3), got {odd}"
+                )
+            rows[task] = {dev: float(cell) if cell else 0.0 for dev, cell in cells.items()}
             bad = {dev: v for dev, v in rows[task].items() if not (math.isfinite(v) and 0 <= v <= MAX_DEMAND_S)}
             if bad:
                 raise PredictionError(
