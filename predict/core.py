@@ -104,6 +104,9 @@ class Dataset:
     def __post_init__(self) -> None:
         if not (math.isfinite(self.input_bytes) and self.input_bytes > 0):
             raise PredictionError(f"the input size must be > 0 bytes, got {self.input_bytes}")
+        records = self.input_records
+        if records is not None and not (math.isfinite(records) and records > 0):
+            raise PredictionError(f"the number of input records must be a finite number > 0, got {records}")
         if self.splits is not None and self.splits < 1:
             raise PredictionError(f"the number of splits must be >= 1, got {self.splits}")
         if self.split_bytes is not None and self.split_bytes <= 0:

@@ -57,16 +57,28 @@ _PHRASES = (
     (re.compile(r"^\s*(\d+)\s+more\s+nodes?\s*$", re.I), ("nodes", "+{0}")),
     (re.compile(r"^\s*(\d+)\s+fewer\s+nodes?\s*$", re.I), ("nodes", "-{0}")),
 )
-_ARROW = re.compile(r"^\s*(?P<key>[\w.\-]+)\s+\S+\s*->\s*(?P<value>\S+)\s*$")
-_ASSIGN = re.compile(r"^\s*(?P<key>[\w.\-]+)\s*=\s*(?P<value>\S+)\s*$")
+# OLD and NEW (and an assigned VALUE) run to the arrow and the end: JVM options have spaces
+_ARROW = re.compile(r"^\s*(?P<key>[\w.\-]+)\s+(?P<old>[^\s=].*?)\s*->\s*(?P<value>\S.*?)\s*$")
+_ASSIGN = re.compile(r"^\s*(?P<key>[\w.\-]+)\s*=\s*(?P<value>\S.*?)\s*$")
+#: A relative value: a sign, then a number (``+4``, ``-0.1``, ``+.5``); ``-Xmx1g`` is a value.
+_RELATIVE = re.compile(r"^[+-]\.?\d")
+#: A size written with a unit (``15.0M``, ``-Xmx200m``): its written digits say how precise it is.
+_WRITTEN_SIZE = re.compile(
+    r"(?P<num>\d+(?:\.(?P<frac>\d*))?|\.(?P<frac2>\d+))\s*[KMGTP](?:I?B)?(?![A-Z])", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True, slots=True)
 class Edit:
-    """One change: a key (Hadoop setting, cluster or dataset field) and its new value (``+4`` is relative)."""
+    """One change: a key (Hadoop setting, cluster or dataset field) and its new value (``+4`` is relative).
+
+    ``old`` is the value ``KEY OLD -> NEW`` says the baseline has; :func:`apply_edits` refuses
+    the edit when the baseline has another.
+    """
 
     key: str
     value: str
+    old: str | None = None
 
     @property
     def label(self) -> str:
@@ -76,23 +88,26 @@ class Edit:
 def parse_edit(text: str) -> Edit:
     """Read an edit: ``KEY=VALUE``, ``KEY OLD -> NEW``, ``compress map output`` or ``N more nodes``.
 
+    A VALUE (and OLD, NEW) may have spaces: JVM options (``mapreduce.reduce.java.opts=-XX:+UseG1GC -Xmx1g``).
+
     >>> parse_edit("io.sort.mb 100 -> 256")
-    Edit(key='io.sort.mb', value='256')
+    Edit(key='io.sort.mb', value='256', old='100')
     >>> parse_edit("4 more nodes")
-    Edit(key='nodes', value='+4')
+    Edit(key='nodes', value='+4', old=None)
     """
     for pattern, (key, value) in _PHRASES:
         match = pattern.match(text)
         if match:
             return Edit(key, value.format(*match.groups()))
     match = _ARROW.match(text) or _ASSIGN.match(text)
-    if match is None:
+    if match is None or "->" in match["value"]:  # (KEY=OLD -> NEW: no value has an arrow)
         raise PredictionError(
             f"what-if edit {text!r} not understood; write KEY=VALUE (io.sort.mb=256, reduces=240, nodes=+4), "
-            "'compress map output' or 'N more nodes'"
+            "KEY OLD -> NEW (reduces 20 -> 240), 'compress map output' or 'N more nodes'"
         )
     key = match["key"].replace("-", "_") if match["key"].replace("-", "_") in SETTING_KEYS else match["key"]
-    return Edit(key, match["value"])
+    old = match.groupdict().get("old")
+    return Edit(key, match["value"], old)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +155,15 @@ def _magnitude(text: str) -> float:
     return value
 
 
+def _relative(value: str) -> bool:
+    """Whether an edit's value counts from the current one (``+4``, ``-0.1``), not replaces it (``-Xmx1g``).
+
+    >>> _relative("+4"), _relative("-.5"), _relative("-Xmx1m"), _relative("256")
+    (True, True, False, False)
+    """
+    return _RELATIVE.match(value) is not None
+
+
 def _number(edit: Edit, current: float) -> float:
     """The edit's value, relative to ``current`` when it starts with ``+`` or ``-``."""
     raw = edit.value
@@ -169,34 +193,120 @@ def _derived(profile: JobProfile | None, scenario: Scenario, field: str, edit: E
 
 def apply_edits(base: Scenario, edits: Iterable[Edit], profile: JobProfile | None = None) -> Scenario:
     """The scenario after ``edits``, applied in order; a relative edit of the splits or records
-    (``splits=+2``) counts from what ``profile``'s job would cut the input into."""
+    (``splits=+2``) counts from what ``profile``'s job would cut the input into.
+
+    An edit's ``old`` (``reduces 20 -> 2``) must be ``base``'s value (not what the edits before
+    it made), else :class:`~phaseline.errors.PredictionError` says what the baseline has.
+    """
+    edits = list(edits)
+    for edit in edits:
+        _check_old(base, edit, profile)
     scenario = base
     for edit in edits:
-        part, field = _target(edit)
-        if part == "cluster":
-            count = _whole(edit, _number(edit, getattr(scenario.cluster, field)))
-            scenario = dataclasses.replace(
-                scenario, cluster=dataclasses.replace(scenario.cluster, **{field: count})
-            )
-        elif part == "dataset":
-            current = getattr(scenario.dataset, field)
-            if current is None and edit.value[:1] in "+-":
-                current = _derived(profile, scenario, field, edit)
-            number = _number(edit, current or 0)
-            # a new input size invalidates derived records/splits unless they are edited too
-            changes: dict[str, Any] = (
-                {"input_records": None, "splits": None} if field == "input_bytes" else {}
-            )
-            changes[field] = _whole(edit, number) if field == "splits" else number
-            scenario = dataclasses.replace(scenario, dataset=dataclasses.replace(scenario.dataset, **changes))
-        else:
-            raw = edit.value
-            if raw[:1] in "+-" and raw[1:2].isdigit():
-                current = getattr(scenario.settings, field) if field else None
-                if isinstance(current, int | float) and not isinstance(current, bool):
-                    raw = str(_number(edit, float(current)))
-            scenario = dataclasses.replace(scenario, settings=scenario.settings.with_setting(edit.key, raw))
+        scenario = _apply(scenario, edit, profile)
     return scenario
+
+
+def _apply(scenario: Scenario, edit: Edit, profile: JobProfile | None) -> Scenario:
+    """``scenario`` after ``edit`` (its ``old`` unchecked)."""
+    part, field = _target(edit)
+    if part == "cluster":
+        count = _whole(edit, _number(edit, getattr(scenario.cluster, field)))
+        return dataclasses.replace(scenario, cluster=dataclasses.replace(scenario.cluster, **{field: count}))
+    if part == "dataset":
+        current = getattr(scenario.dataset, field)
+        if current is None and _relative(edit.value):
+            current = _derived(profile, scenario, field, edit)
+        number = _number(edit, current or 0)
+        # a new input size invalidates derived records/splits unless they are edited too
+        changes: dict[str, Any] = {"input_records": None, "splits": None} if field == "input_bytes" else {}
+        changes[field] = _whole(edit, number) if field == "splits" else number
+        return dataclasses.replace(scenario, dataset=dataclasses.replace(scenario.dataset, **changes))
+    raw = edit.value
+    if _relative(raw) and field:
+        current = getattr(scenario.settings, field)
+        if not isinstance(current, int | float) or isinstance(current, bool):
+            raise PredictionError(
+                f"what-if {edit.label}: the baseline's {edit.key} is {_shown(field, current)}, no number "
+                "to count from; give the new value itself"
+            )
+        raw = str(_number(edit, float(current)))
+    return dataclasses.replace(scenario, settings=scenario.settings.with_setting(edit.key, raw))
+
+
+def _check_old(base: Scenario, edit: Edit, profile: JobProfile | None) -> None:
+    """Refuse ``KEY OLD -> NEW`` where ``base``'s value of KEY is not OLD.
+
+    OLD is read as NEW would be (a setting as the setting reads it: sizes, ``-Xmx``, booleans;
+    a cluster or dataset field as a number or size); numbers agree within float noise, and a size
+    with a unit to the digits it is written with, at most as coarse as the table shows sizes
+    (:func:`~predict.units.format_size`): ``15.0M`` and ``15M`` are 14.95M to 15.05M, ``1.25G``
+    is 1.245G to 1.255G.
+    """
+    if edit.old is None:
+        return
+    part, field = _target(edit)
+    said: object
+    reason = ""
+    if part == "settings":
+        if not field:
+            return  # no such setting: applying the edit says so
+        have = getattr(base.settings, field)
+        try:
+            said = getattr(base.settings.with_setting(edit.key, edit.old), field)
+        except PredictionError as exc:
+            said, reason = None, f" ({exc})"
+    else:
+        have = getattr(getattr(base, part), field)
+        if have is None:  # derived from the input (splits, records)
+            if profile is None:
+                raise PredictionError(
+                    f"what-if '{edit.key} {edit.old} -> {edit.value}': the baseline's {field} is derived "
+                    f"from the input and no profile was given to derive it; write {edit.key}={edit.value}"
+                )
+            have = _derived(profile, base, field, edit)
+        try:
+            said = _magnitude(edit.old)
+        except SizeError as exc:
+            said, reason = None, f" ({exc})"
+    if said is None or not _agrees(said, have, edit.old):
+        named = edit.key if edit.key.replace("-", "_") == field else f"{edit.key} ({field})"
+        raise PredictionError(
+            f"what-if '{edit.key} {edit.old} -> {edit.value}': the baseline's {named} is "
+            f"{_shown(field, have)}, not {edit.old}{reason}; write {edit.key}={edit.value} to set it "
+            "whatever it is"
+        )
+
+
+def _agrees(said: object, have: object, written: str) -> bool:
+    """Whether OLD (``said``, read from ``written``) is the baseline's value ``have``."""
+    if isinstance(said, bool) or isinstance(have, bool) or not (
+        isinstance(said, int | float) and isinstance(have, int | float)
+    ):
+        return said == have
+    tol = 1e-9 * max(abs(said), abs(have))
+    sized = list(_WRITTEN_SIZE.finditer(written))
+    if sized:  # half the last digit written, at most as coarse as format_size rounds (15.0M, 150M)
+        digits = sized[-1]["frac"] or sized[-1]["frac2"] or ""
+        mantissa = float(sized[-1]["num"])
+        step = min(10.0 ** -len(digits), 0.1 if mantissa < 100 else 1.0)
+        if mantissa > 0:
+            tol = max(tol, abs(said) * 0.5 * step / mantissa)
+    return abs(said - have) <= tol
+
+
+def _shown(field: str, value: object) -> str:
+    """A baseline value for a message: ``1``, ``15728640 (15.0M)``, ``200 MB`` (heap), ``true``, ``unset``."""
+    if value is None:
+        return "unset"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if not isinstance(value, int | float):
+        return str(value)
+    text = f"{value:.10g}"
+    if field == "reduce_task_heap_mb":
+        return f"{text} MB"
+    return f"{text} ({format_size(value)})" if field in ("input_bytes", "split_bytes") else text
 
 
 def _target(edit: Edit) -> tuple[str, str]:
@@ -228,24 +338,46 @@ def whatif(
     *,
     model: str = "herodotou",
 ) -> list[WhatIfRow]:
-    """Baseline, each edit alone (when there are several), and all edits together."""
+    """Baseline, each edit alone (when there are several), and all edits together.
+
+    Every edit's ``old`` is checked against ``base``; a label given twice is told apart
+    (``nodes=+1``, ``nodes=+1 (2)``).
+    """
     predictor = core.get(model)
 
     def run(scenario: Scenario) -> Prediction:
         return predictor.predict(profile, platform, scenario.cluster, scenario.dataset, scenario.settings)
 
     rows = [WhatIfRow("baseline", run(base))]
-    alone = [apply_edits(base, [e], profile) for e in edits]  # each edit on the baseline
+    alone = [apply_edits(base, [e], profile) for e in edits]  # each edit on the baseline (its OLD checked)
     if len(edits) > 1:
         rows.extend(WhatIfRow(e.label, run(s), _resolved([(e, s)])) for e, s in zip(edits, alone, strict=True))
     if edits:
         label = "all edits" if len(edits) > 1 else edits[0].label
         steps, scenario = [], base  # each edit on what the ones before it made: relative edits compose
         for edit in edits:
-            scenario = apply_edits(scenario, [edit], profile)
+            scenario = _apply(scenario, edit, profile)
             steps.append(scenario)
         rows.append(WhatIfRow(label, run(scenario), _resolved(zip(edits, steps, strict=True))))
-    return rows
+    # an edit given twice (nodes=+1 twice, or '4 more nodes' and nodes=+4) gets a column of its own
+    labels = _unique(r.label for r in rows)
+    return [dataclasses.replace(r, label=label) for r, label in zip(rows, labels, strict=True)]
+
+
+def _unique(labels: Iterable[str]) -> list[str]:
+    """``labels`` with repeats told apart by a count: the second ``nodes=+1`` is ``nodes=+1 (2)``.
+
+    >>> _unique(["baseline", "nodes=+1", "nodes=+1", "all edits"])
+    ['baseline', 'nodes=+1', 'nodes=+1 (2)', 'all edits']
+    """
+    out: list[str] = []
+    for label in labels:
+        unique, n = label, 1
+        while unique in out:
+            n += 1
+            unique = f"{label} ({n})"
+        out.append(unique)
+    return out
 
 
 def _resolved(applied: Iterable[tuple[Edit, Scenario]]) -> str:
@@ -253,7 +385,7 @@ def _resolved(applied: Iterable[tuple[Edit, Scenario]]) -> str:
     (``reduces = 19``); '' if none is relative."""
     out = []
     for edit, after in applied:
-        if edit.value[:1] in "+-":
+        if _relative(edit.value):
             part, field = _target(edit)
             out.append(f"{edit.key} = {getattr(getattr(after, part), field):g}")
     return ", ".join(out)
@@ -294,21 +426,29 @@ def format_figure(figure: str, value: object) -> str:
 
 
 def whatif_table(rows: Sequence[WhatIfRow]) -> list[dict[str, object]]:
-    """One row per figure (time, stages, dataflow), one column per scenario, for side-by-side display."""
-    table: list[dict[str, object]] = [
-        {"figure": "seconds", **{r.label: round(r.prediction.seconds, 3) for r in rows}}
-    ]
-    figures: dict[str, list[float | None]] = {}
+    """One row per figure (time, stages, dataflow), one column per scenario, for side-by-side display.
+
+    The time's interval follows it (``low_s``, ``high_s``) when the model gives one (bounds does);
+    rows with one label (not :func:`whatif`'s) get columns of their own (``nodes=+1 (2)``).
+    """
+    labels = _unique(r.label for r in rows)
+    figures: dict[str, list[float | None]] = {"seconds": [r.prediction.seconds for r in rows]}
+    for end in ("low_s", "high_s"):  # the time's interval, where the model gives one
+        ends = [getattr(r.prediction, end) for r in rows]
+        if any(e is not None for e in ends):
+            figures[end] = ends
     for i, r in enumerate(rows):
         values: dict[str, float] = {f"{k}_s": v for k, v in r.prediction.stages.items()}
         values.update(r.prediction.dataflow)
         for key, value in values.items():
             figures.setdefault(key, [None] * len(rows))[i] = value
+    table: list[dict[str, object]] = []
     for key, column in figures.items():
         row: dict[str, object] = {"figure": key}
-        for r, cell in zip(rows, column, strict=True):
-            row[r.label] = None if cell is None else round(cell, 3)
+        for label, cell in zip(labels, column, strict=True):
+            row[label] = None if cell is None else round(cell, 3)
         table.append(row)
     if any(r.resolved for r in rows):  # a relative edit is never read silently
-        table.append({"figure": "relative edits", **{r.label: r.resolved for r in rows}})
+        resolved = dict(zip(labels, (r.resolved for r in rows), strict=True))
+        table.append({"figure": "relative edits", **resolved})
     return table

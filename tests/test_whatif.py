@@ -16,8 +16,8 @@ BASE = Scenario.for_profile(toy_profile(), Cluster(16, 2, 2), input_bytes=50 * G
     ("text", "edit"),
     [
         ("io.sort.mb=256", Edit("io.sort.mb", "256")),
-        ("io.sort.mb 100 -> 256", Edit("io.sort.mb", "256")),
-        ("reduces 20 -> 240", Edit("reduces", "240")),
+        ("io.sort.mb 100 -> 256", Edit("io.sort.mb", "256", old="100")),
+        ("reduces 20 -> 240", Edit("reduces", "240", old="20")),
         ("compress map output", Edit("compress_map_output", "true")),
         ("4 more nodes", Edit("nodes", "+4")),
         ("2 fewer nodes", Edit("nodes", "-2")),
