@@ -15,8 +15,8 @@ job (``FileNameIndexUtils``); :func:`done_file_fields` reads those facts back fr
 name that a log mentions.
 
 Counter groups: Hadoop 0.20/1.x named the framework groups differently from
-2.x; :data:`LEGACY_COUNTER_GROUPS` is the same mapping Hadoop 2's
-``AbstractCounters`` applies when it reads old counters, so one counter has one
+2.x; :data:`LEGACY_COUNTER_GROUPS` is the mapping Hadoop 2's
+``AbstractCounters`` and ``mapred.Counters`` apply when they read old counters, so one counter has one
 name in the store whatever version wrote it.  Raw names stay in ``events``.
 """
 
