@@ -208,6 +208,17 @@ def test_log_has_thread_ids_spills_merges_and_fetches(spill_run: EngineRun) -> N
 
 
 @pytest.mark.slow
+def test_the_jvm_ran_with_the_measuring_flags(spill_run: EngineRun) -> None:
+    # The serial collector and JIT compilation in the running thread halve the run-to-run noise
+    # (platform_model.engine.runner.MEASURING_JVM_FLAGS); run.json says what the JVM itself took.
+    from platform_model.engine.runner import MEASURING_JVM_FLAGS
+
+    flags = json.loads((spill_run.run_dir / "run.json").read_text())["jvm_flags"]
+    assert set(MEASURING_JVM_FLAGS) <= set(flags)
+    assert any(f.startswith("-Xmx") for f in flags)
+
+
+@pytest.mark.slow
 def test_selectivity_one_copies_every_record(spill_run: EngineRun) -> None:
     assert spill_run.counter(TASK, "MAP_INPUT_RECORDS") == spill_run.params["input_records"]
     assert spill_run.counter(TASK, "MAP_OUTPUT_RECORDS") == spill_run.params["input_records"]

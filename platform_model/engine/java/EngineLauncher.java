@@ -3,6 +3,7 @@ package phaseline.engine;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.lang.management.ManagementFactory;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
@@ -226,6 +227,16 @@ public final class EngineLauncher {
       sb.append(", \"hadoop_version\": ").append(str(VersionInfo.getVersion()));
       sb.append(", \"java_version\": ").append(str(System.getProperty("java.version")));
       sb.append(", \"user\": ").append(str(currentUser()));
+      // the JVM's own flags (-X...): what the run was measured under, as the JVM took them
+      sb.append(", \"jvm_flags\": [");
+      boolean firstFlag = true;
+      for (String arg : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+        if (arg.startsWith("-X")) {
+          sb.append(firstFlag ? "" : ", ").append(str(arg));
+          firstFlag = false;
+        }
+      }
+      sb.append("]");
       sb.append(", \"exit_via_shutdown_hook\": ").append(fromShutdownHook);
       sb.append(", \"exit_code\": ").append(exitCode == null ? "null" : exitCode.toString());
       sb.append(", \"error\": ").append(str(error));
