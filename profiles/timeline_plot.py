@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -135,8 +136,11 @@ def gantt_figure(timeline: pd.DataFrame, phases: pd.DataFrame, *, title: str = "
     ax.set_xlabel("seconds since job submit")
     if title:
         ax.set_title(title, parse_math=False)
-    handles = [Patch(color=phase_color(p), label=p) for p in dict.fromkeys(used)]
-    handles.append(Patch(color=UNPHASED_COLOR, label="(no phase)"))
+    # phases without a colour of their own (setup, commit, wait...) share the grey of an
+    # unphased span: one legend entry names them all, not one grey entry each
+    plain = [p for p in dict.fromkeys(used) if phase_color(p) == UNPHASED_COLOR]
+    handles = [Patch(color=phase_color(p), label=p) for p in dict.fromkeys(used) if p not in plain]
+    handles.append(Patch(color=UNPHASED_COLOR, label=", ".join([*plain, "no phase"]) if plain else "(no phase)"))
     if bad.any():
         handles.append(Patch(fill=False, hatch="////", label="failed/killed"))
     if unfinished.any():
@@ -183,14 +187,18 @@ def save_figure(fig: Figure, target: Any, fmt: str, **options: Any) -> None:
     An SVG's text has the characters XML does not allow replaced by U+FFFD: a job name from a
     trace with a control character in it had made the file one no viewer opens.
     """
-    if fmt != "svg":
-        fig.savefig(target, format=fmt, **options)
-        return
-    for text in fig.findobj(Text):
-        if _NOT_XML.search(shown := text.get_text()):
-            text.set_text(_NOT_XML.sub("\ufffd", shown))
-    with matplotlib.rc_context({"svg.hashsalt": "phaseline"}):
-        fig.savefig(target, format=fmt, metadata={"Date": None}, **options)
+    with warnings.catch_warnings():
+        # a job name in a script the font lacks (CJK) is drawn as boxes; matplotlib's warning
+        # about each glyph, with its own source lines, is no news to the user of a report
+        warnings.filterwarnings("ignore", message=r"Glyph \d+ .* missing from", category=UserWarning)
+        if fmt != "svg":
+            fig.savefig(target, format=fmt, **options)
+            return
+        for text in fig.findobj(Text):
+            if _NOT_XML.search(shown := text.get_text()):
+                text.set_text(_NOT_XML.sub("\ufffd", shown))
+        with matplotlib.rc_context({"svg.hashsalt": "phaseline"}):
+            fig.savefig(target, format=fmt, metadata={"Date": None}, **options)
 
 
 def figure_svg(fig: Figure) -> str:

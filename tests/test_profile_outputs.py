@@ -213,3 +213,23 @@ def test_an_attempt_without_a_finish_is_drawn_to_the_jobs_last_time(fixtures_dir
 
 def _t0(timeline: pd.DataFrame) -> float:
     return float(timeline["t0_ms"].dropna().min())
+
+
+def test_a_gantt_of_a_cjk_job_name_warns_of_no_glyph_and_lists_plain_phases_once(tmp_path: Path) -> None:
+    # matplotlib had printed a "Glyph ... missing" warning, with its source lines, per character of a
+    # CJK job name in report and timeline; and setup, commit, wait and "(no phase)" were four legend
+    # entries in one grey.
+    import warnings
+
+    from profiles.timeline_plot import gantt_figure
+
+    timeline, phases = _sample_frames(tmp_path)
+    fig = gantt_figure(timeline, phases, title="日本語のジョブ")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        save_figure(fig, tmp_path / "g.png", "png")
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    greys = [label for label in legend if "no phase" in label]
+    assert len(greys) == 1
+    assert "setup" in greys[0]
+    assert "setup" not in legend
