@@ -152,6 +152,36 @@ def test_a_query_of_several_statements_says_whose_rows_it_prints(tmp_path: Path)
     assert (one.stdout, one.stderr) == ("a\n1\n", "")
 
 
+def test_a_query_that_would_write_files_is_refused(tmp_path: Path) -> None:
+    # `phaseline query "COPY (SELECT 1) TO 'STORE/MANIFEST.json'"` had overwritten the manifest:
+    # the store was gone, and the command had said nothing but "Count 1".
+    from phaseline.cli import main
+
+    conf = tmp_path / "job_1_0001_conf.xml"
+    conf.write_text("<configuration><property><name>a</name><value>1</value></property></configuration>")
+    store = tmp_path / "s"
+    assert CliRunner().invoke(main, ["ingest", str(conf), "--store", str(store)]).exit_code == 0
+    manifest = (store / "MANIFEST.json").read_bytes()
+    for sql in (
+        f"COPY (SELECT 1 AS x) TO '{store / 'MANIFEST.json'}' (FORMAT csv)",
+        f"select 1; COPY (SELECT 1 AS x) TO '{tmp_path / 'x.csv'}'",
+        f"ATTACH '{tmp_path / 'x.db'}' AS x",
+        "INSTALL httpfs",
+        f"EXPORT DATABASE '{tmp_path / 'dump'}'",
+    ):
+        result = CliRunner().invoke(main, ["query", sql, "--store", str(store)])
+        assert result.exit_code == 2, (sql, result.output)
+        assert "is refused" in result.output
+    assert (store / "MANIFEST.json").read_bytes() == manifest
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["job_1_0001_conf.xml", "s"]
+    # what touches only the query's own in-memory database still runs
+    ok = CliRunner().invoke(
+        main, ["query", "create temp table t AS select 1 AS a; select a from t", "--store", str(store), "--format", "csv"]
+    )
+    assert ok.exit_code == 0, ok.output
+    assert ok.stdout == "a\n1\n"
+
+
 def test_a_query_whose_columns_share_a_name_keeps_every_column(tmp_path: Path) -> None:
     # A join's `status` of jobs and attempts: the rows were built by name, so the second value
     # was printed in both columns (csv) or the first column was lost (json).

@@ -158,6 +158,8 @@ def _print_summary(summary: IngestSummary, root: Path) -> None:
 def query(sql: str, store_dir: Path | None, fmt: str) -> None:
     """Run DuckDB SQL over the store's tables (one view per table).
 
+    Read-only: statements that write files or load extensions (COPY, EXPORT,
+    ATTACH, INSTALL/LOAD) are refused; write results with --format csv/json.
     A job that several ingested files describe appears once in the views;
     ``raw.<table>`` has every file's rows, and ``overlapping_sources`` lists
     such jobs with the file each view keeps.
@@ -166,9 +168,20 @@ def query(sql: str, store_dir: Path | None, fmt: str) -> None:
 
     if not sql.strip(" \t\r\n;"):
         raise click.BadParameter("no statement in it", param_hint="SQL")
+    try:
+        kinds = [s.type.name for s in duckdb.extract_statements(sql)]
+    except duckdb.Error as exc:
+        raise QueryError(f"query failed: {exc}") from exc
+    if writes := sorted(set(kinds) & _WRITING_STATEMENTS):
+        raise click.BadParameter(
+            f"{', '.join(writes)} is refused: `phaseline query` only reads, and statements that write files "
+            "(a COPY could overwrite the store's own) or load extensions are not run; select the rows and "
+            "write them with --format csv or json",
+            param_hint="SQL",
+        )
+    statements = len(kinds)
     con = open_store(store_dir).connect()
     try:
-        statements = len(duckdb.extract_statements(sql))
         cursor = con.execute(sql)
         cols = _unique_names([d[0] for d in (cursor.description if cursor is not None else None) or []])
         rows = [dict(zip(cols, r, strict=True)) for r in cursor.fetchall()] if cols else []
@@ -177,6 +190,11 @@ def query(sql: str, store_dir: Path | None, fmt: str) -> None:
     if statements > 1:
         click.echo(f"warning: {statements} statements ran; the rows are the last one's", err=True)
     emit(rows, fmt, columns=cols)
+
+
+#: DuckDB statement kinds that write files or fetch code (the rest touch only the query's in-memory
+#: database: a temporary table or a setting is gone when the command ends).
+_WRITING_STATEMENTS = frozenset({"COPY", "EXPORT", "IMPORT", "ATTACH", "DETACH", "LOAD", "COPY_DATABASE"})
 
 
 def _unique_names(names: list[str]) -> list[str]:
