@@ -317,3 +317,21 @@ def test_a_file_timeout_out_of_range_is_a_usage_error(tmp_path: Path, value: str
     assert res.exit_code == 2, res.output
     assert "Invalid value for '--file-timeout'" in res.stderr
     assert not (tmp_path / "s").exists()
+
+
+def test_an_ingest_whose_stderr_reader_left_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `phaseline ingest DIR 2>&1 | head -1`: the second file's line met a closed pipe, and the
+    # BrokenPipeError ended the ingest before its first commit: nothing was stored.
+    import io
+
+    from phaseline.cli.ingest_cmds import _file_reporter
+
+    class Closed(io.StringIO):
+        def write(self, text: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(sys, "stderr", Closed())
+    with _file_reporter(3) as report:
+        report("landed a.jhist")
+        report("landed b.jhist")
+        report(None)

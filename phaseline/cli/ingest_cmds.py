@@ -112,10 +112,17 @@ def _file_reporter(total: int) -> Iterator[Callable[..., None]]:
     wrap it at 80 columns), and rich is not even imported.
     """
     if total <= 20 or not sys.stderr.isatty():
+        closed = False
 
         def plain(text: str | None, advance: bool = True) -> None:
-            if text is not None:
-                click.echo(text, err=True)
+            # stderr piped into `head` that has exited: stop reporting, but finish and commit the
+            # ingest (the first line to a closed pipe had thrown away every file read so far)
+            nonlocal closed
+            if text is not None and not closed:
+                try:
+                    click.echo(text, err=True)
+                except BrokenPipeError:
+                    closed = True
 
         yield plain
         return
