@@ -39,6 +39,16 @@ def _cut_log(tmp_path: Path) -> Path:
 QMC = "linkedin-dr-elephant/history-done/job_1526555215992_0002-*.jhist"
 
 
+def _cut_at_reduce_start(fixtures_dir: Path, tmp_path: Path) -> Path:
+    """The QuasiMonteCarlo .jhist cut just after its reduce attempt started (the reduce still running)."""
+    src = next(fixtures_dir.glob(QMC))
+    lines = src.read_text(encoding="utf-8").splitlines(keepends=True)
+    cut = next(i for i, line in enumerate(lines) if line.lstrip().startswith('{"type":"REDUCE_ATTEMPT_STARTED"')) + 1
+    path = tmp_path / src.name
+    path.write_text("".join(lines[:cut]), encoding="utf-8")
+    return path
+
+
 def test_a_chrome_trace_of_an_attempt_without_status_is_json(tmp_path: Path) -> None:
     # the bundled sample's job log cut while a map ran: pandas gives its missing status as NaN, which
     # json.dumps wrote as a bare NaN: no JSON, refused by Perfetto and chrome://tracing
@@ -87,11 +97,7 @@ def test_a_job_that_never_finished_is_profiled_with_a_warning_and_no_completion_
 ) -> None:
     # a .jhist cut while its reduce ran has no job status: its profile had been a complete run's,
     # 2.3 s long where the run took 7.2 s, without a word
-    src = next(fixtures_dir.glob(QMC))
-    lines = src.read_text(encoding="utf-8").splitlines(keepends=True)
-    cut = next(i for i, line in enumerate(lines) if line.lstrip().startswith('{"type":"REDUCE_ATTEMPT_STARTED"')) + 1
-    path = tmp_path / src.name
-    path.write_text("".join(lines[:cut]), encoding="utf-8")
+    path = _cut_at_reduce_start(fixtures_dir, tmp_path)
     store = Store(tmp_path / "s")
     (landed,) = ingest_paths([path], store).results
     assert landed.status == "partial", landed.error
@@ -99,7 +105,7 @@ def test_a_job_that_never_finished_is_profiled_with_a_warning_and_no_completion_
         profile = extract_profile(store.connect(), "job_1526555215992_0002")
     assert profile.makespans_ms == ()
     full = Store(tmp_path / "full")
-    ingest_paths([src], full)
+    ingest_paths([next(fixtures_dir.glob(QMC))], full)
     assert extract_profile(full.connect(), "job_1526555215992_0002").makespans_ms != ()
 
 
@@ -188,11 +194,7 @@ def test_an_attempt_without_a_finish_is_drawn_to_the_jobs_last_time(fixtures_dir
     from profiles import queries as q
     from profiles.timeline_plot import chrome_trace, gantt_figure
 
-    src = next(fixtures_dir.glob(QMC))
-    lines = src.read_text(encoding="utf-8").splitlines(keepends=True)
-    cut = next(i for i, line in enumerate(lines) if line.lstrip().startswith('{"type":"REDUCE_ATTEMPT_STARTED"')) + 1
-    path = tmp_path / src.name
-    path.write_text("".join(lines[:cut]), encoding="utf-8")
+    path = _cut_at_reduce_start(fixtures_dir, tmp_path)
     store = Store(tmp_path / "s")
     ingest_paths([path], store)
     frames = q.JobFrames.query(store.connect(), "job_1526555215992_0002")

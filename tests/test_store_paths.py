@@ -21,6 +21,15 @@ JHIST_A = Path("apache-hadoop/mapreduce-client-jobclient/job_1329348432655_0001-
 JHIST_B = Path("apache-hadoop/mapreduce-client-hs/job_2.0.3-alpha-FAILED.jhist")
 
 
+def _inputs(tmp_path: Path, fixtures_dir: Path, files: dict[str, Path]) -> Path:
+    """``tmp_path/in`` holding copies of fixtures under the given names."""
+    src = tmp_path / "in"
+    src.mkdir()
+    for name, fixture in files.items():
+        shutil.copy(fixtures_dir / fixture, src / name)
+    return src
+
+
 def _jobs(store: Store) -> list[tuple[str, int]]:
     return store.connect().execute("SELECT job_id, count(*) FROM attempts GROUP BY 1 ORDER BY 1").fetchall()
 
@@ -31,9 +40,7 @@ def test_a_copy_is_read_once_its_original_holds_other_bytes(
 ) -> None:
     # b.jhist was skipped as a copy of a.jhist; a.jhist was then replaced by another job's
     # history.  b's job had left the store, and every later ingest called b "unchanged".
-    src = tmp_path / "in"
-    src.mkdir()
-    shutil.copy(fixtures_dir / JHIST_A, src / "a.jhist")
+    src = _inputs(tmp_path, fixtures_dir, {"a.jhist": JHIST_A})
     store = Store(store_dir)
     ingest_paths([src / "a.jhist"], store)
     shutil.copy(fixtures_dir / JHIST_A, src / copy_name)
@@ -54,10 +61,7 @@ def test_a_copy_is_read_once_its_original_holds_other_bytes(
 def test_verify_warns_of_a_copy_whose_original_was_replaced_alone(
     fixtures_dir: Path, tmp_path: Path, store_dir: Path
 ) -> None:
-    src = tmp_path / "in"
-    src.mkdir()
-    shutil.copy(fixtures_dir / JHIST_A, src / "a.jhist")
-    shutil.copy(fixtures_dir / JHIST_A, src / "b.jhist")
+    src = _inputs(tmp_path, fixtures_dir, {"a.jhist": JHIST_A, "b.jhist": JHIST_A})
     store = Store(store_dir)
     ingest_paths([src], store)
     assert not verify_store(store).findings
@@ -101,10 +105,7 @@ def test_two_ingests_of_copies_at_once_land_one(fixtures_dir: Path, tmp_path: Pa
 def test_a_file_reached_twice_is_read_once(fixtures_dir: Path, tmp_path: Path, store_dir: Path) -> None:
     # A link beside its target, or one file given under two spellings, had stopped the whole
     # ingest with "a staged group names one source twice" (naming no file).
-    src = tmp_path / "in"
-    src.mkdir()
-    shutil.copy(fixtures_dir / JHIST_A, src / "a.jhist")
-    shutil.copy(fixtures_dir / JHIST_B, src / "c.jhist")
+    src = _inputs(tmp_path, fixtures_dir, {"a.jhist": JHIST_A, "c.jhist": JHIST_B})
     (src / "latest.jhist").symlink_to("a.jhist")
     assert [p.name for p in iter_files([src])] == ["a.jhist", "c.jhist"]
     store = Store(store_dir)
@@ -128,9 +129,7 @@ def test_a_name_with_glob_characters_is_that_file(fixtures_dir: Path, tmp_path: 
 @pytest.mark.skipif(os.uname().sysname == "Darwin", reason="macOS refuses names that are not UTF-8")
 def test_a_name_that_is_not_utf8_gets_a_key(fixtures_dir: Path, tmp_path: Path, store_dir: Path) -> None:
     # The commit had failed with a UnicodeEncodeError traceback on every try, leaving files behind.
-    src = tmp_path / "in"
-    src.mkdir()
-    shutil.copy(fixtures_dir / JHIST_A, src / "good.jhist")
+    src = _inputs(tmp_path, fixtures_dir, {"good.jhist": JHIST_A})
     shutil.copy(fixtures_dir / JHIST_B, os.fsdecode(os.fsencode(src) + b"/bad\xff.jhist"))
     store = Store(store_dir)
     assert [r.status for r in ingest_paths([src], store).results] == ["landed", "landed"]
@@ -160,10 +159,7 @@ def test_a_damaged_shared_file_is_named_when_a_source_in_it_is_replaced(
     # rows.  A damaged file had raised a bare OSError from pyarrow, naming no file.
     from phaseline.errors import StoreError
 
-    src = tmp_path / "in"
-    src.mkdir()
-    shutil.copy(fixtures_dir / JHIST_A, src / "a.jhist")
-    shutil.copy(fixtures_dir / JHIST_B, src / "b.jhist")
+    src = _inputs(tmp_path, fixtures_dir, {"a.jhist": JHIST_A, "b.jhist": JHIST_B})
     store = Store(store_dir)
     ingest_paths([src], store)
     shared = next(f for f in store.manifest().files if f.table == "counters" and len(f.sources) == 2)
