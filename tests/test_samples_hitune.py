@@ -306,3 +306,23 @@ def test_a_negative_or_non_finite_duration_or_time_is_a_malformed_record(tmp_pat
     con = store.connect()
     assert con.execute("SELECT count(*), min(ts_ms), max(duration_ms) FROM samples").fetchone() == (12, 1000, 2.5)
     assert con.execute("SELECT count(*) FROM system_samples").fetchone() == (0,)
+
+
+def test_rebuild_options_for_a_job_with_ingested_instances_are_refused(fixtures_dir: Path, store_dir: Path) -> None:
+    # A HiTune CSV job has vertex instances and no samples: `dataflow --unmapped` (or --spec,
+    # --period-ms) had printed the busy/idle table instead, with exit 0, the options ignored.
+    from click.testing import CliRunner
+
+    from phaseline.cli import main
+
+    ingest_paths([fixtures_dir / "intel-hitune" / "visual_report_example"], Store(store_dir))
+    (job,) = Store(store_dir).connect().execute("SELECT DISTINCT job_id FROM vertex_instances").fetchone() or ("",)
+    base = ["dataflow", job, "--store", str(store_dir), "--format", "csv"]
+    assert CliRunner().invoke(main, base).exit_code == 0
+    for extra in (["--unmapped"], ["--period-ms", "7"], ["--spec", "hadoop-0.20"]):
+        result = CliRunner().invoke(main, [*base, *extra])
+        assert result.exit_code == 2, (extra, result.output)
+        assert f"{extra[0]}: for a rebuild only" in result.output
+    bad = CliRunner().invoke(main, [*base, "--spec", "nosuch"])
+    assert bad.exit_code == 1
+    assert "nosuch: no such specification file" in bad.output

@@ -93,10 +93,11 @@ def dataflow(job_id: str, spec_text: str, period_ms: float | None, show_unmapped
     Jobs ingested from HiTune's CSVs already have instances; they are shown as they are, unless
     the job has rebuilt ones too: then the dataflow commands count those alone, never both.
     """
+    spec = _spec(spec_text)  # a bad --spec is an error whatever the job holds
     store = open_store(store_dir)
     con = store.connect()
     if _has_rows(con, "samples", job_id):
-        result = _rebuild(store, con, job_id, _spec(spec_text), period_ms)
+        result = _rebuild(store, con, job_id, spec, period_ms)
         if show_unmapped:
             emit([
                 {"status": p.status.value, "thread": p.thread_name, "top_frame": p.top_frame,
@@ -108,6 +109,15 @@ def dataflow(job_id: str, spec_text: str, period_ms: float | None, show_unmapped
         con = store.connect()
     elif not _has_rows(con, "vertex_instances", job_id):
         raise _no_samples(con, job_id)
+    else:
+        # instances as ingested (HiTune's CSVs): nothing is rebuilt, so what steers a rebuild was not used
+        given = [name for name, used in (("--unmapped", show_unmapped), ("--period-ms", period_ms is not None),
+                                          ("--spec", spec_text != "hadoop-2")) if used]  # fmt: skip
+        if given:
+            raise click.UsageError(
+                f"{job_id} has no thread samples to rebuild its instances from (they were ingested as they are): "
+                f"{', '.join(given)}: for a rebuild only"
+            )
     _emit_query(con, "busy_idle", fmt, f"{job_id}: busy vs idle per vertex", job_id=job_id)
 
 
