@@ -270,6 +270,10 @@ def _usage_cases(tmp: Path) -> list[tuple[list[str], str]]:
         (["predict", *scenario, "--splits", "3", "--split-bytes", "1M"], "not both"),
         ([*mva, "--jobs", "3", "--simulate", "3"], "--simulate runs one job at a time"),
         (["engine", "run", "--out", str(tmp / "r"), "--input", str(tmp)], "--input is for a user's job"),
+        (["engine", "run", "--out", str(tmp / "r"), "-D", "foo"], "expects KEY=VALUE"),
+        (["engine", "run", "--out", str(tmp / "r"), "--input-mb", "1e400"], "not a finite number"),
+        (["engine", "run", "--out", str(tmp / "r"), "--warmup-mb", "inf"], "not a finite number"),
+        (["engine", "run", "--out", str(tmp / "r"), "--timeout", "nan"], "not a finite number"),
     ]
 
 

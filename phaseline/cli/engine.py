@@ -6,8 +6,7 @@ from pathlib import Path
 
 import click
 
-from phaseline.cli.output import emit, format_option, handle_errors
-from phaseline.errors import EngineError
+from phaseline.cli.output import POSITIVE_NUMBER, emit, format_option, handle_errors, number_at_least
 
 
 def _parse_defines(defines: tuple[str, ...]) -> dict[str, str]:
@@ -15,7 +14,7 @@ def _parse_defines(defines: tuple[str, ...]) -> dict[str, str]:
     for item in defines:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise EngineError(f"-D expects key=value, got {item!r}")
+            raise click.BadParameter(f"expects KEY=VALUE, got {item!r}", param_hint="-D")
         conf[key.strip()] = value
     return conf
 
@@ -35,13 +34,13 @@ def engine() -> None:
 )
 @click.option(
     "--input-mb",
-    type=click.FloatRange(min=0, min_open=True),
+    type=POSITIVE_NUMBER,
     default=8.0,
     help="Total input, MiB of 100-byte TeraGen-like records.",
 )
 @click.option(
     "--selectivity",
-    type=click.FloatRange(min=0),
+    type=number_at_least(0.0),
     default=1.0,
     help="Map selectivity M_sel: output records per input record.",
 )
@@ -91,7 +90,7 @@ def engine() -> None:
 @click.option("--keep-data", is_flag=True, help="Keep input, output, staging and temp dirs.")
 @click.option(
     "--warmup-mb",
-    type=click.FloatRange(min=0.0),
+    type=number_at_least(0.0),
     default=0.0,
     show_default=True,
     help="First run a throwaway job of this size in the same JVM (warm JIT), kept out of the run.",
@@ -116,7 +115,7 @@ def engine() -> None:
     help="With --jar: use this input instead of generated records.",
 )
 @click.option(
-    "--timeout", "timeout_s", type=click.FloatRange(min=1), default=900.0, help="Seconds before giving up."
+    "--timeout", "timeout_s", type=number_at_least(1.0), default=900.0, help="Seconds before giving up."
 )
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @format_option
