@@ -453,8 +453,8 @@ def test_cli_rejects_args_without_jar(tmp_path: Path) -> None:
 
 def test_cli_rejects_malformed_define(tmp_path: Path) -> None:
     res = CliRunner().invoke(main, ["engine", "run", "--out", str(tmp_path / "r"), "-D", "no-equals-sign"])
-    assert res.exit_code == 1
-    assert "-D expects key=value" in res.output
+    assert res.exit_code == 2  # a usage error (it had been exit 1)
+    assert "Invalid value for -D: expects KEY=VALUE" in res.output
     assert not (tmp_path / "r").exists()
 
 
