@@ -20,10 +20,18 @@ overlap, and cover the attempt's span [first line, last line] exactly
                   ^ShuffleConsumerPlugin  ^first fetch  ^finalMerge  ^last merge-pass line of the
                   task thread after finalMerge (the final merge streams into reduce)
 
+A 1.x reduce (``ReduceTask.ReduceCopier``, no merge manager) marks the same
+points with its own lines: wait at ``ShuffleRamManager: MemoryLimit=...``, shuffle
+at the first ``Scheduled N outputs`` with N > 0 (its copier threads log no fetch
+at INFO), sort at ``In-memory merge complete: N files left.`` (the copier's last
+line; ``ReduceTask.run`` then enters its sort phase, whose first line is logged
+only after the in-memory segments are merged to disk).
+
 ``background``: work of helper threads that runs while the main lane goes on:
 map-side spills done by the ``SpillThread`` while the map function still ran
-(each spill from ``Spilling map output`` to its ``Finished spill N``, summed, and
-clipped at the flush, after which the main lane's ``spill`` counts the wait), and
+(each spill from its start line to its ``Finished spill N``, summed, and clipped
+at the flush, after which the main lane's ``spill`` counts the wait; spills are
+numbered as ``MapOutputBuffer`` numbers them, see :func:`_spills`), and
 reduce-side in-memory/on-disk merges done while shuffling (``merge``).  Zhang's
 spill duration of an attempt is the sum of ``dur_ms`` of its ``spill`` rows over
 both lanes; for a background row ``dur_ms`` is the summed work, which may be less
@@ -229,6 +237,7 @@ class _Spill:
     on_main: bool
     bytes: int | None
     records: int | None
+    single: bool = False  # one record spilled from collect, before the flush
 
 
 def _first(events: Sequence[TaskEvent], kind: EventKind) -> TaskEvent | None:
@@ -256,23 +265,79 @@ def _partition(start: int, finish: int, cuts: Sequence[tuple[str, int | None]]) 
     return spans
 
 
-def _spills(events: Sequence[TaskEvent], main: tuple[str | None, int | None] | None) -> list[_Spill]:
-    starts: list[list[int | None]] = []  # [start_ms, bytes, records]
+@dataclass(slots=True)
+class _Started:
+    ts_ms: int
+    single: bool  # a one-record spill ('Record too large for in-memory buffer')
+    bytes: int | None = None
+    records: int | None = None
+
+
+def _spill_records(ev: TaskEvent) -> int | None:
+    """The records of a spill's ``kvstart = ...`` line.
+
+    2.x+ prints metadata ints (counted into ``ev.records`` when the line was
+    classified); 1.x prints record indexes into a ring of ``length`` records, and
+    ``sortAndSpill`` spills ``(kvend > kvstart ? kvend : length + kvend) - kvstart``.
+    """
+    if ev.pattern != "spill_records_v1":
+        return ev.records
+    start, end, ring = _field_int(ev, "kvstart"), _field_int(ev, "kvend"), _field_int(ev, "length")
+    if start is None or end is None or ring is None:
+        return None
+    return (end if end > start else ring + end) - start
+
+
+def _spills(
+    events: Sequence[TaskEvent], main: tuple[str | None, int | None] | None, flush_ms: int | None
+) -> list[_Spill]:
+    """The map's spills, numbered as ``MapOutputBuffer`` numbers them (``numSpills``).
+
+    Every start line takes the next number: ``Spilling map output`` (1.x: ``...:
+    record full = true`` / ``buffer full= true``) and ``Record too large for in-memory
+    buffer``, a spill of one record that ``spillSingleRecord`` writes on the task
+    thread without a ``Finished spill`` line; ``Finished spill N`` ends spill N, so
+    the spills after a one-record spill keep their own ends, bytes and records.
+    A ``Finished spill N`` with no start line (1.x's ``flush`` calls ``sortAndSpill``
+    without logging one) is the task thread's spill from the flush on.  A spill is
+    on the task thread (``on_main``) when its ``Finished spill`` line is; in logs
+    without thread names (1.x child logs), when it began at or after the flush
+    (before it, ``startSpill`` hands the spill to the ``SpillThread``).  A
+    one-record spill is the task thread's, records 1 and bytes unknown (the
+    line's size is the part of the record serialized when the buffer ran out).
+    """
+    started: list[_Started] = []
     finishes: dict[int, TaskEvent] = {}
     for ev in events:
         if ev.kind is EventKind.SPILL_START:
-            starts.append([ev.ts_ms, None, None])
-        elif ev.kind is EventKind.SPILL_BYTES and starts:
-            starts[-1][1] = ev.bytes
-        elif ev.kind is EventKind.SPILL_RECORDS and starts:
-            starts[-1][2] = ev.records
+            single = ev.pattern == "spill_single_record"
+            started.append(_Started(ev.ts_ms, single, None, 1 if single else None))
+        elif ev.kind is EventKind.SPILL_BYTES and started and not started[-1].single:
+            started[-1].bytes = ev.bytes
+        elif ev.kind is EventKind.SPILL_RECORDS and started and not started[-1].single:
+            started[-1].records = _spill_records(ev)
         elif ev.kind is EventKind.SPILL_FINISH:
             finishes.setdefault(_field_int(ev, "index") or 0, ev)
+    threaded = main is not None and main != (None, None)
     out = []
-    for i, (t0, nbytes, nrec) in enumerate(starts):
+    for i in sorted(set(range(len(started))) | finishes.keys()):
         fin = finishes.get(i)
-        assert t0 is not None
-        out.append(_Spill(i, t0, fin.ts_ms if fin else None, fin is not None and _thread(fin) == main, nbytes, nrec))
+        if i < len(started):
+            spill = started[i]
+            if spill.single:
+                on_main = True
+            elif threaded:
+                on_main = fin is not None and _thread(fin) == main
+            else:
+                on_main = flush_ms is not None and spill.ts_ms >= flush_ms
+            out.append(_Spill(i, spill.ts_ms, fin.ts_ms if fin else None, on_main, spill.bytes, spill.records,
+                              spill.single))
+            continue
+        assert fin is not None
+        after_flush = flush_ms is not None and fin.ts_ms >= flush_ms
+        on_main = _thread(fin) == main if threaded else after_flush
+        begin = flush_ms if on_main and after_flush and flush_ms is not None else fin.ts_ms
+        out.append(_Spill(i, begin, fin.ts_ms, on_main, None, None))
     return out
 
 
@@ -283,6 +348,11 @@ def _sum(values: Sequence[int | None]) -> int | None:
         return None
     total = sum(present)
     return total if INT64_MIN <= total <= INT64_MAX else None
+
+
+def _sum_all(values: Sequence[int | None]) -> int | None:
+    """The sum of the values when every one is known (None otherwise: a part would be missing)."""
+    return None if any(v is None for v in values) else _sum(values)
 
 
 def _field_int(ev: TaskEvent, key: str) -> int | None:
@@ -340,7 +410,7 @@ def _map_phases(
     split = _first(events, EventKind.SPLIT)
     flush = _first(events, EventKind.FLUSH)
     main = _thread(split or flush or _first(events, EventKind.COMMIT_PENDING))
-    spills = _spills(events, main)
+    spills = _spills(events, main, flush.ts_ms if flush is not None else None)
     pending = _first(events, EventKind.COMMIT_PENDING)
     done = _first(events, EventKind.DONE)
     collects = flush is not None or _first(events, EventKind.SORT_BUFFER) is not None
@@ -350,7 +420,8 @@ def _map_phases(
     data: dict[str, tuple[int | None, int | None]] = {}
     if collects:
         flush_ms = flush.ts_ms if flush is not None else None
-        after_flush = [s for s in spills if s.on_main and flush_ms is not None and s.start_ms >= flush_ms]
+        after_flush = [s for s in spills
+                       if s.on_main and not s.single and flush_ms is not None and s.start_ms >= flush_ms]
         merge_at = max((s.finish_ms or s.start_ms) for s in after_flush) if after_flush else flush_ms
         cuts = [(Overhead.SETUP.value, start), (READ_MAP_COLLECT, split.ts_ms if split else None),
                 (Phase.SPILL.value, flush.ts_ms if flush else None), (Phase.MERGE.value, merge_at),
@@ -365,7 +436,7 @@ def _map_phases(
             data[Phase.MERGE.value] = (  # (mergeParts merges each reduce's partition: one last pass each)
                 _sum([e.bytes for e in last_pass]) if last_pass
                 else counters.get((TASK, "MAP_OUTPUT_MATERIALIZED_BYTES")),
-                _sum([s.records for s in spills]),
+                _sum_all([s.records for s in spills]),
             )
     else:
         cuts = [(Overhead.SETUP.value, start), (READ_MAP_WRITE, split.ts_ms if split else None),
@@ -399,6 +470,18 @@ _MERGE_KINDS = frozenset({EventKind.MERGE_PASS, EventKind.MERGE_LAST_PASS, Event
                           EventKind.FINAL_MERGE_KEEP, EventKind.FINAL_MERGE_DISK, EventKind.FINAL_MERGE_MEMORY})
 _BG_START = frozenset({EventKind.INMEM_MERGE_START, EventKind.ONDISK_MERGE_START, EventKind.MEM2MEM_MERGE_START})
 _BG_DONE = frozenset({EventKind.INMEM_MERGE_DONE, EventKind.ONDISK_MERGE_DONE})
+# Without thread names (1.x child logs) each merger thread is known by the merges it logs.
+_MERGER_OF_KIND = {EventKind.INMEM_MERGE_START: "in-memory", EventKind.INMEM_MERGE_DONE: "in-memory",
+                   EventKind.ONDISK_MERGE_START: "on-disk", EventKind.ONDISK_MERGE_DONE: "on-disk",
+                   EventKind.MEM2MEM_MERGE_START: "memory-to-memory"}
+
+
+def _merger(ev: TaskEvent, main: tuple[str | None, int | None] | None) -> object:
+    """The merge thread a background-merge line is from (``None``: the task thread's own line)."""
+    thread = (ev.thread_name, ev.thread_id)
+    if thread != (None, None):
+        return None if thread == main else thread
+    return _MERGER_OF_KIND.get(ev.kind)
 
 
 def _reduce_phases(
@@ -407,6 +490,9 @@ def _reduce_phases(
 ) -> list[PhaseSpan]:
     init = _first(events, EventKind.SHUFFLE_INIT) or _first(events, EventKind.MERGE_MANAGER)
     fetches = [e for e in events if e.kind is EventKind.FETCH_START]
+    fetched_at = fetches[0].ts_ms if fetches else next(  # 1.x: the first copy scheduled
+        (e.ts_ms for e in events if e.kind is EventKind.FETCH_SCHEDULED and (_field_int(e, "outputs") or 0) > 0),
+        None)
     final = _first(events, EventKind.FINAL_MERGE)
     pending = _first(events, EventKind.COMMIT_PENDING)
     done = _first(events, EventKind.DONE)
@@ -418,7 +504,7 @@ def _reduce_phases(
                   and final.ts_ms <= e.ts_ms <= limit]
         reduce_at = merges[-1].ts_ms if merges else final.ts_ms
     cuts = [(Overhead.SETUP.value, start), (Overhead.WAIT.value, init.ts_ms if init else None),
-            (Phase.SHUFFLE.value, fetches[0].ts_ms if fetches else None),
+            (Phase.SHUFFLE.value, fetched_at),
             (Phase.SORT.value, final.ts_ms if final else None), (REDUCE_WRITE, reduce_at),
             (Overhead.COMMIT.value, pending.ts_ms if pending else None),
             (Overhead.OTHER.value, done.ts_ms if done else None)]
@@ -444,13 +530,17 @@ def _reduce_phases(
             Phase.WRITE: data[REDUCE_WRITE],
         }, (Phase.REDUCE, Phase.WRITE)))
     # background merges: a *_START opens a merge on its thread, the next *_DONE there closes it
-    open_at: dict[tuple[str | None, int | None], int] = {}
+    open_at: dict[object, int] = {}
     work: list[tuple[int, int, int | None]] = []
     for ev in events:
-        key = (ev.thread_name, ev.thread_id)
-        if ev.kind in _BG_START and key != main:
+        if ev.kind not in _BG_START and ev.kind not in _BG_DONE:
+            continue
+        key = _merger(ev, main)
+        if key is None:
+            continue
+        if ev.kind in _BG_START:
             open_at[key] = ev.ts_ms
-        elif ev.kind in _BG_DONE and key in open_at:
+        elif key in open_at:
             work.append((open_at.pop(key), ev.ts_ms, ev.bytes))
     if work:
         out.append(PhaseSpan(Phase.MERGE.value, Lane.BACKGROUND, min(w[0] for w in work), max(w[1] for w in work),

@@ -153,7 +153,8 @@ def classify(rec: LogRecord) -> TaskEvent:
     Spill lines carry sizes in sort-buffer coordinates: ``bufstart``/``bufend``
     wrap at ``bufvoid`` (bytes = (bufend - bufstart) mod bufvoid), and ``length``
     counts metadata ints (records = (length - 1) / NMETA + 1), as in
-    ``MapTask.MapOutputBuffer.startSpill``.
+    ``MapTask.MapOutputBuffer.startSpill``; 1.x's ``kvstart = N; kvend = N; length = N``
+    are record indices into a ring of ``length`` slots.
     """
     found = match(rec.logger, rec.message)
     if found is None:
@@ -164,6 +165,11 @@ def classify(rec: LogRecord) -> TaskEvent:
     if pat.kind is EventKind.SPILL_BYTES:
         start, end, void = int(groups["bufstart"]), int(groups["bufend"]), int(groups["bufvoid"])
         n_bytes = (end - start) % void if void else end - start
+    elif pat.kind is EventKind.SPILL_RECORDS and "kvstart" in groups and "kvend" in groups:
+        # 1.x: record indices into a ring of `length` slots (MapTask.sortAndSpill's
+        # endPosition = kvend > kvstart ? kvend : kvoffsets.length + kvend)
+        start, end = int(groups["kvstart"]), int(groups["kvend"])
+        n_records = (end if end > start else int(groups["length"]) + end) - start
     elif pat.kind is EventKind.SPILL_RECORDS:
         n_records = (int(groups["length"]) - 1) // NMETA + 1
     return TaskEvent(

@@ -10,7 +10,17 @@ Hadoop versions it was seen in:
 * ``3.5.0``: LocalJobRunner runs made on this machine with the Hadoop client
   jars of the ``pyspark`` wheel;
 * ``2.x``: message text checked against Hadoop 2.6/2.7 ``MapTask.java``,
-  ``MergeManagerImpl.java``, ``Fetcher.java`` and ``Merger.java``.
+  ``MergeManagerImpl.java``, ``Fetcher.java`` and ``Merger.java``;
+* ``2.0.x``: message text checked against the 2.0-era ``MergeManager.java``,
+  ``ShuffleScheduler.java`` and ``Fetcher.java`` of apache/hadoop, whose merge
+  manager and shuffle scheduler log under ``MergeManager`` and
+  ``ShuffleScheduler``: :func:`patterns_for` gives those loggers the patterns
+  of the later ``MergeManagerImpl`` and ``ShuffleSchedulerImpl``
+  (:data:`LOGGER_ALIASES`);
+* ``1.x``: message text checked against Hadoop 1.2.1 ``MapTask.java``,
+  ``ReduceTask.java`` and ``Task.java`` and 1.0 ``Merger.java`` (the 1.x reduce has
+  no merge manager: its copier, merge threads and final merge all log under
+  ``ReduceTask``; 1.x child logs print no thread).
 
 Named groups of a pattern become columns of ``attempt_events``: ``bytes``,
 ``records``, ``segments``, ``attempt`` (an attempt id the line names) and
@@ -42,34 +52,35 @@ class EventKind(enum.StrEnum):
     TASK_FINISH = "task_finish"  # LocalJobRunner: Finishing task: <attempt>
     SPLIT = "split"  # MapTask: Processing split: <split>
     SORT_BUFFER = "sort_buffer"  # io.sort.mb, soft limit, equator, kvstart, collector class
-    SPILL_START = "spill_start"  # MapTask: Spilling map output
+    SPILL_START = "spill_start"  # MapTask: Spilling map output; Record too large for in-memory buffer (1 record)
     SPILL_BYTES = "spill_bytes"  # MapTask: bufstart = ; bufend = ; bufvoid =
-    SPILL_RECORDS = "spill_records"  # MapTask: kvstart = ; kvend = ; length = L/max
+    SPILL_RECORDS = "spill_records"  # MapTask: kvstart = ; kvend = ; length = L/max (1.x: length = ring size)
     SPILL_RESET = "spill_reset"  # MapTask: (RESET) equator ...
     SPILL_FINISH = "spill_finish"  # MapTask: Finished spill N
     FLUSH = "flush"  # MapTask: Starting flush of map output
     MERGE_PASS = "merge_pass"  # Merger: Merging N sorted segments / N intermediate segments
     MERGE_LAST_PASS = "merge_last_pass"  # Merger: Down to the last merge-pass ...
     SHUFFLE_INIT = "shuffle_init"  # ReduceTask: Using ShuffleConsumerPlugin
-    MERGE_MANAGER = "merge_manager"  # MergeManagerImpl: MergerManager: memoryLimit=...
+    MERGE_MANAGER = "merge_manager"  # MergeManagerImpl: MergerManager: memoryLimit=... (1.x: ShuffleRamManager)
     EVENTS_FETCHED = "events_fetched"  # EventFetcher: Got N new map-outputs / thread started
     FETCH_START = "fetch_start"  # Fetcher: about to shuffle output of map ... to MEMORY|DISK
+    FETCH_SCHEDULED = "fetch_scheduled"  # ReduceTask (1.x): <attempt> Scheduled N outputs (...)
     FETCH_READ = "fetch_read"  # InMemoryMapOutput/OnDiskMapOutput: Read N bytes from map-output
     FETCH_CLOSE = "fetch_close"  # MergeManagerImpl: closeInMemoryFile -> ...
     FETCH_HOST_DONE = "fetch_host_done"  # ShuffleSchedulerImpl: host freed by fetcher#N in Nms
-    FETCH_WAIT = "fetch_wait"  # Fetcher: MergeManager returned status WAIT
+    FETCH_WAIT = "fetch_wait"  # Fetcher/LocalFetcher: MergeManager returned status WAIT / Status.WAIT
     INMEM_MERGE_TRIGGER = "inmem_merge_trigger"  # Starting inMemoryMerger's merge since ...
     INMEM_MERGE_START = "inmem_merge_start"  # Initiating in-memory merge with N segments...
     INMEM_MERGE_DONE = "inmem_merge_done"  # <attempt> Merge of the N files in-memory complete
     MEM2MEM_MERGE_START = "mem2mem_merge_start"  # Initiating Memory-to-Memory merge ...
     ONDISK_MERGE_START = "ondisk_merge_start"  # OnDiskMerger: We have N map outputs on disk
     ONDISK_MERGE_DONE = "ondisk_merge_done"  # <attempt> Finished merging N map output files
-    FINAL_MERGE = "final_merge"  # finalMerge called with N in-memory and M on-disk
+    FINAL_MERGE = "final_merge"  # finalMerge called with N in-memory and M on-disk (1.x: In-memory merge complete)
     FINAL_MERGE_SPILL = "final_merge_spill"  # Merged N segments, B bytes to disk to satisfy ...
     FINAL_MERGE_KEEP = "final_merge_keep"  # Keeping N segments, B bytes in memory ...
     FINAL_MERGE_DISK = "final_merge_disk"  # Merging N files, B bytes from disk
     FINAL_MERGE_MEMORY = "final_merge_memory"  # Merging N segments, B bytes from memory into reduce
-    COMMIT_PENDING = "commit_pending"  # Task:<attempt> is done. And is in the process of committing
+    COMMIT_PENDING = "commit_pending"  # Task:<attempt> is done. And is in the process of committing (1.x: commiting)
     COMMIT_ALLOWED = "commit_allowed"  # Task <attempt> is allowed to commit now
     COMMIT_SAVED = "commit_saved"  # Saved output of task '<attempt>' to <dir>
     DONE = "done"  # Task '<attempt>' done.
@@ -99,6 +110,20 @@ _N = r"\d+"
 _ALL = ("2.x", "3.4.1", "3.5.0")
 _YARN = ("2.x", "3.4.1")
 _LJR = ("3.5.0",)
+_V1 = ("1.x",)
+_V20 = ("2.0.x",)
+
+# Message texts several loggers print (each once per logger in the table below).
+_READ = r"^Read (?P<bytes>\d+) bytes from map-output for (?P<map_attempt>attempt_\S+)$"
+_INMEM_START = r"^Initiating in-memory merge with (?P<segments>\d+) segments\.\.\.$"
+_INMEM_DONE = (rf"^{_A} Merge of the (?P<segments>\d+) files in-memory complete\. Local file is (?P<path>\S+) "
+               r"of size (?P<bytes>\d+)$")
+_ONDISK_DONE = (rf"^{_A} Finished merging (?P<segments>\d+) map output files on disk of total-size (?P<total>\d+)\. "
+                r"Local output file is (?P<path>\S+) of size (?P<bytes>\d+)$")
+_FINAL_SPILL = r"^Merged (?P<segments>\d+) segments, (?P<bytes>\d+) bytes to disk to satisfy reduce memory limit$"
+_FINAL_KEEP = r"^Keeping (?P<segments>\d+) segments, (?P<bytes>\d+) bytes in memory for intermediate, on-disk merge$"
+_FINAL_DISK = r"^Merging (?P<segments>\d+) files, (?P<bytes>\d+) bytes from disk$"
+_FINAL_MEMORY = r"^Merging (?P<segments>\d+) segments, (?P<bytes>\d+) bytes from memory into reduce$"
 
 # The table.  Order matters only among patterns of the same logger (first match wins).
 PATTERNS: tuple[LinePattern, ...] = (
@@ -116,88 +141,140 @@ PATTERNS: tuple[LinePattern, ...] = (
     _p("kv_init", EventKind.SORT_BUFFER, "MapTask", r"^kvstart = (?P<kvstart>\d+); length = (?P<records>\d+)$", *_ALL),
     _p("equator", EventKind.SORT_BUFFER, "MapTask", rf"^\(EQUATOR\) (?P<equator>{_N}) kvi {_N}\({_N}\)$", *_ALL),
     _p("collector", EventKind.SORT_BUFFER, "MapTask", r"^Map output collector class = (?P<collector>\S+)$", *_ALL),
+    # 1.x MapOutputBuffer(): "io.sort.mb = " + sortmb, "data buffer = " + softBufferLimit + "/" + kvbuffer.length,
+    # "record buffer = " + softRecordLimit + "/" + kvoffsets.length
+    _p("sort_mb_v1", EventKind.SORT_BUFFER, "MapTask", r"^io\.sort\.mb = (?P<io_sort_mb>\d+)$", *_V1),
+    _p("data_buffer_v1", EventKind.SORT_BUFFER, "MapTask", r"^data buffer = (?P<soft_limit>\d+)/(?P<bytes>\d+)$", *_V1),
+    _p("record_buffer_v1", EventKind.SORT_BUFFER, "MapTask",
+       r"^record buffer = (?P<soft_records>\d+)/(?P<records>\d+)$", *_V1),
     _p("spill_start", EventKind.SPILL_START, "MapTask", r"^(?:Sorting & )?Spilling map output$", *_ALL),
+    # 1.x MapOutputBuffer.collect: "Spilling map output: record full = " + kvsoftlimit; Buffer.write:
+    # "Spilling map output: buffer full= " + bufsoftlimit (each then calls startSpill)
+    _p("spill_start_v1", EventKind.SPILL_START, "MapTask",
+       r"^Spilling map output: (?:record full = |buffer full= )(?:true|false)$", *_V1),
+    # MapOutputBuffer.collect (1.x to 3.x): "Record too large for in-memory buffer: " + e.getMessage(), the
+    # MapBufferTooSmallException(size + " bytes") of Buffer.write; spillSingleRecord then writes spill
+    # number numSpills (++numSpills) on the task thread and logs no "Finished spill": a spill of one record
+    _p("spill_single_record", EventKind.SPILL_START, "MapTask",
+       r"^Record too large for in-memory buffer: (?P<bytes>\d+) bytes$", *_V1, *_ALL),
     _p("spill_bytes", EventKind.SPILL_BYTES, "MapTask",
-       r"^bufstart = (?P<bufstart>\d+); bufend = (?P<bufend>\d+); bufvoid = (?P<bufvoid>\d+)$", *_ALL),
+       r"^bufstart = (?P<bufstart>\d+); bufend = (?P<bufend>\d+); bufvoid = (?P<bufvoid>\d+)$", *_V1, *_ALL),
     _p("spill_records", EventKind.SPILL_RECORDS, "MapTask",
        rf"^kvstart = {_N}\({_N}\); kvend = {_N}\({_N}\); length = (?P<length>\d+)/(?P<max_records>\d+)$", *_ALL),
+    # 1.x MapOutputBuffer.startSpill: "kvstart = " + kvstart + "; kvend = " + kvindex + "; length = " +
+    # kvoffsets.length: record indexes into a ring of `length` records, so ingest.phases counts the spill's
+    # records as sortAndSpill does ((kvend > kvstart ? kvend : length + kvend) - kvstart), not from `length`
+    _p("spill_records_v1", EventKind.SPILL_RECORDS, "MapTask",
+       r"^kvstart = (?P<kvstart>\d+); kvend = (?P<kvend>\d+); length = (?P<length>\d+)$", *_V1),
     _p("spill_reset", EventKind.SPILL_RESET, "MapTask", r"^\(RESET\) equator \d+ kv \d+\(\d+\) kvi \d+\(\d+\)$", *_ALL),
-    _p("spill_finish", EventKind.SPILL_FINISH, "MapTask", r"^Finished spill (?P<index>\d+)$", *_ALL),
-    _p("flush", EventKind.FLUSH, "MapTask", r"^Starting flush of map output$", *_ALL),
+    _p("spill_finish", EventKind.SPILL_FINISH, "MapTask", r"^Finished spill (?P<index>\d+)$", *_V1, *_ALL),
+    _p("flush", EventKind.FLUSH, "MapTask", r"^Starting flush of map output$", *_V1, *_ALL),
     # --- Merger (map-side merge, reduce-side merges) ----------------------------------
-    _p("merge_sorted", EventKind.MERGE_PASS, "Merger", r"^Merging (?P<segments>\d+) sorted segments$", *_ALL),
+    _p("merge_sorted", EventKind.MERGE_PASS, "Merger", r"^Merging (?P<segments>\d+) sorted segments$", *_V1, *_ALL),
     _p("merge_intermediate", EventKind.MERGE_PASS, "Merger",
-       r"^Merging (?P<segments>\d+) intermediate segments out of a total of (?P<total>\d+)$", *_YARN),
+       r"^Merging (?P<segments>\d+) intermediate segments out of a total of (?P<total>\d+)$", *_V1, *_YARN),
     _p("merge_last_pass", EventKind.MERGE_LAST_PASS, "Merger",
        r"^Down to the last merge-pass, with (?P<segments>\d+) segments left of total size: (?P<bytes>-?\d+) bytes$",
-       *_ALL),
+       *_V1, *_ALL),
     # --- reduce side: shuffle ----------------------------------------------------------
     _p("shuffle_plugin", EventKind.SHUFFLE_INIT, "ReduceTask", r"^Using ShuffleConsumerPlugin: (?P<plugin>\S+)$", *_ALL),
     _p("merge_manager", EventKind.MERGE_MANAGER, "MergeManagerImpl",
        r"^MergerManager: memoryLimit=(?P<bytes>\d+), maxSingleShuffleLimit=(?P<max_single>\d+), "
        r"mergeThreshold=(?P<merge_threshold>\d+), ioSortFactor=(?P<io_sort_factor>\d+), "
-       r"memToMemMergeOutputsThreshold=(?P<mem2mem_threshold>\d+)$", *_ALL),
+       r"memToMemMergeOutputsThreshold=(?P<mem2mem_threshold>\d+)$", *_V20, *_ALL),
     _p("event_fetcher_start", EventKind.EVENTS_FETCHED, "EventFetcher", rf"^{_A} Thread started: .*$", *_ALL),
     _p("events_got", EventKind.EVENTS_FETCHED, "EventFetcher", rf"^{_A}: Got (?P<records>\d+) new map-outputs$", *_ALL),
     _p("event_fetcher_stop", EventKind.EVENTS_FETCHED, "EventFetcher", r"^EventFetcher is interrupted\.\. Returning$", *_ALL),
     _p("fetch_start", EventKind.FETCH_START, "Fetcher",
        r"^(?P<fetcher>\S+) about to shuffle output of map (?P<map_attempt>attempt_\S+) "
-       r"decomp: (?P<bytes>\d+) len: (?P<len>\d+) to (?P<target>MEMORY|DISK)$", *_YARN),
+       r"decomp: (?P<bytes>\d+) len: (?P<len>\d+) to (?P<target>MEMORY|DISK)$", *_V20, *_YARN),
     _p("local_fetch_start", EventKind.FETCH_START, "LocalFetcher",
        r"^(?P<fetcher>\S+) about to shuffle output of map (?P<map_attempt>attempt_\S+) "
        r"decomp: (?P<bytes>\d+) len: (?P<len>\d+) to (?P<target>MEMORY|DISK)$", *_LJR),
     _p("fetch_wait", EventKind.FETCH_WAIT, "Fetcher", r"^(?P<fetcher>\S+) - MergeManager returned status WAIT \.\.\.$", *_YARN),
-    _p("read_memory", EventKind.FETCH_READ, "InMemoryMapOutput",
-       r"^Read (?P<bytes>\d+) bytes from map-output for (?P<map_attempt>attempt_\S+)$", *_ALL),
-    _p("read_disk", EventKind.FETCH_READ, "OnDiskMapOutput",
-       r"^Read (?P<bytes>\d+) bytes from map-output for (?P<map_attempt>attempt_\S+)$", "2.x"),
+    # 2.0.x Fetcher.copyMapOutput: "fetcher#" + id + " - MergerManager returned Status.WAIT ..."
+    _p("fetch_wait_v20", EventKind.FETCH_WAIT, "Fetcher",
+       r"^(?P<fetcher>\S+) - MergerManager returned Status\.WAIT \.\.\.$", *_V20),
+    # LocalFetcher.copyMapOutput: "fetcher#" + id + " - MergeManager returned Status.WAIT ..."
+    _p("local_fetch_wait", EventKind.FETCH_WAIT, "LocalFetcher",
+       r"^(?P<fetcher>\S+) - MergeManager returned Status\.WAIT \.\.\.$", *_LJR),
+    _p("read_memory", EventKind.FETCH_READ, "InMemoryMapOutput", _READ, *_ALL),
+    _p("read_disk", EventKind.FETCH_READ, "OnDiskMapOutput", _READ, "2.x"),
+    # 2.0.x Fetcher.shuffleToMemory/shuffleToDisk: "Read " + n + " bytes from map-output for " + mapId
+    _p("read_fetcher_v20", EventKind.FETCH_READ, "Fetcher", _READ, *_V20),
     _p("close_in_memory", EventKind.FETCH_CLOSE, "MergeManagerImpl",
        r"^closeInMemoryFile -> map-output of size: (?P<bytes>\d+), inMemoryMapOutputs\.size\(\) -> (?P<segments>\d+)"
-       r", commitMemory -> (?P<commit_memory>\d+), usedMemory ->\s*(?P<used_memory>\d+)$", *_ALL),
+       r", commitMemory -> (?P<commit_memory>\d+), usedMemory ->\s*(?P<used_memory>\d+)$", *_V20, *_ALL),
+    # ShuffleSchedulerImpl.freeHost: host + " freed by " + thread + " in " + ms + "ms"; 2.0.x
+    # ShuffleScheduler.freeHost printed the same milliseconds followed by "s"
     _p("host_freed", EventKind.FETCH_HOST_DONE, "ShuffleSchedulerImpl",
-       r"^(?P<host>\S+) freed by (?P<fetcher>\S+) in (?P<ms>\d+)ms$", *_YARN),
+       r"^(?P<host>\S+) freed by (?P<fetcher>\S+) in (?P<ms>\d+)m?s$", *_V20, *_YARN),
     # --- reduce side: merges while shuffling --------------------------------------------
     _p("inmem_trigger", EventKind.INMEM_MERGE_TRIGGER, "MergeManagerImpl",
        r"^Starting inMemoryMerger's merge since commitMemory=(?P<bytes>\d+) > mergeThreshold=\d+\. "
-       r"Current usedMemory=\d+$", *_YARN),
+       r"Current usedMemory=\d+$", *_V20, *_YARN),
     _p("merge_thread_start", EventKind.INMEM_MERGE_TRIGGER, "MergeThread",
        r"^(?P<merger>.+?): Starting merge with (?P<segments>\d+) segments, while ignoring (?P<ignored>\d+) segments$",
        *_YARN),
-    _p("inmem_start", EventKind.INMEM_MERGE_START, "MergeManagerImpl",
-       r"^Initiating in-memory merge with (?P<segments>\d+) segments\.\.\.$", *_YARN),
-    _p("inmem_done", EventKind.INMEM_MERGE_DONE, "MergeManagerImpl",
-       rf"^{_A} Merge of the (?P<segments>\d+) files in-memory complete\. Local file is (?P<path>\S+) "
-       r"of size (?P<bytes>\d+)$", *_YARN),
+    _p("inmem_start", EventKind.INMEM_MERGE_START, "MergeManagerImpl", _INMEM_START, *_V20, *_YARN),
+    _p("inmem_done", EventKind.INMEM_MERGE_DONE, "MergeManagerImpl", _INMEM_DONE, *_V20, *_YARN),
     _p("mem2mem_start", EventKind.MEM2MEM_MERGE_START, "MergeManagerImpl",
-       r"^Initiating Memory-to-Memory merge with (?P<segments>\d+) segments of total-size: (?P<bytes>\d+)$", "2.x"),
+       r"^Initiating Memory-to-Memory merge with (?P<segments>\d+) segments of total-size: (?P<bytes>\d+)$",
+       *_V20, "2.x"),
     _p("ondisk_start", EventKind.ONDISK_MERGE_START, "MergeManagerImpl",
-       r"^OnDiskMerger: We have\s+(?P<segments>\d+) map outputs on disk\. Triggering merge\.\.\.$", "2.x"),
-    _p("ondisk_done", EventKind.ONDISK_MERGE_DONE, "MergeManagerImpl",
-       rf"^{_A} Finished merging (?P<segments>\d+) map output files on disk of total-size (?P<total>\d+)\. "
-       r"Local output file is (?P<path>\S+) of size (?P<bytes>\d+)$", "2.x"),
+       r"^OnDiskMerger: We have\s+(?P<segments>\d+) map outputs on disk\. Triggering merge\.\.\.$", *_V20, "2.x"),
+    _p("ondisk_done", EventKind.ONDISK_MERGE_DONE, "MergeManagerImpl", _ONDISK_DONE, *_V20, "2.x"),
     # --- reduce side: final merge ---------------------------------------------------------
     _p("final_merge", EventKind.FINAL_MERGE, "MergeManagerImpl",
        r"^finalMerge called with (?P<segments>\d+) in-memory map-outputs and (?P<on_disk>\d+) on-disk map-outputs$",
-       *_ALL),
-    _p("final_merge_spill", EventKind.FINAL_MERGE_SPILL, "MergeManagerImpl",
-       r"^Merged (?P<segments>\d+) segments, (?P<bytes>\d+) bytes to disk to satisfy reduce memory limit$", *_ALL),
-    _p("final_merge_keep", EventKind.FINAL_MERGE_KEEP, "MergeManagerImpl",
-       r"^Keeping (?P<segments>\d+) segments, (?P<bytes>\d+) bytes in memory for intermediate, on-disk merge$", "2.x"),
-    _p("final_merge_disk", EventKind.FINAL_MERGE_DISK, "MergeManagerImpl",
-       r"^Merging (?P<segments>\d+) files, (?P<bytes>\d+) bytes from disk$", *_ALL),
-    _p("final_merge_memory", EventKind.FINAL_MERGE_MEMORY, "MergeManagerImpl",
-       r"^Merging (?P<segments>\d+) segments, (?P<bytes>\d+) bytes from memory into reduce$", *_ALL),
+       *_V20, *_ALL),
+    _p("final_merge_spill", EventKind.FINAL_MERGE_SPILL, "MergeManagerImpl", _FINAL_SPILL, *_V20, *_ALL),
+    _p("final_merge_keep", EventKind.FINAL_MERGE_KEEP, "MergeManagerImpl", _FINAL_KEEP, *_V20, "2.x"),
+    _p("final_merge_disk", EventKind.FINAL_MERGE_DISK, "MergeManagerImpl", _FINAL_DISK, *_V20, *_ALL),
+    _p("final_merge_memory", EventKind.FINAL_MERGE_MEMORY, "MergeManagerImpl", _FINAL_MEMORY, *_V20, *_ALL),
+    # --- 1.x reduce side: ReduceTask.ReduceCopier and createKVIterator ----------------------
+    # ShuffleRamManager(): "ShuffleRamManager: MemoryLimit=" + maxSize + ", MaxSingleShuffleLimit=" + ...
+    _p("ram_manager_v1", EventKind.MERGE_MANAGER, "ReduceTask",
+       r"^ShuffleRamManager: MemoryLimit=(?P<bytes>\d+), MaxSingleShuffleLimit=(?P<max_single>\d+)$", *_V1),
+    # fetchOutputs: reduceTask.getTaskID() + " Scheduled " + numScheduled + " outputs (" + penaltyBox.size() +
+    # " slow hosts and" + numDups + " dup hosts)": the copier threads fetch what was scheduled at once
+    _p("fetch_scheduled_v1", EventKind.FETCH_SCHEDULED, "ReduceTask",
+       rf"^{_A} Scheduled (?P<outputs>\d+) outputs \((?P<slow_hosts>\d+) slow hosts and(?P<dup_hosts>\d+) dup hosts\)$",
+       *_V1),
+    # MapOutputCopier.shuffleToDisk (shuffleInMemory logs its read at DEBUG only)
+    _p("read_disk_v1", EventKind.FETCH_READ, "ReduceTask", _READ, *_V1),
+    # InMemFSMergeThread.doInMemMerge and LocalFSMerger.run
+    _p("inmem_start_v1", EventKind.INMEM_MERGE_START, "ReduceTask", _INMEM_START, *_V1),
+    _p("inmem_done_v1", EventKind.INMEM_MERGE_DONE, "ReduceTask", _INMEM_DONE, *_V1),
+    # reduceTask.getTaskID() + "We have  " + mapOutputFilesOnDisk.size() + " map outputs on disk. " +
+    # "Triggering merge of " + ioSortFactor + " files"
+    _p("ondisk_start_v1", EventKind.ONDISK_MERGE_START, "ReduceTask",
+       rf"^{_A}We have\s+(?P<on_disk>\d+) map outputs on disk\. Triggering merge of (?P<segments>\d+) files$", *_V1),
+    _p("ondisk_done_v1", EventKind.ONDISK_MERGE_DONE, "ReduceTask", _ONDISK_DONE, *_V1),
+    # fetchOutputs' last line, "In-memory merge complete: " + mapOutputsFilesInMemory.size() + " files left.",
+    # once the merge threads are joined; ReduceTask.run then sets Phase.SORT and calls createKVIterator, whose
+    # first line ("Merged ...") is logged only after its merge to disk: the sort starts here
+    _p("inmem_merge_complete_v1", EventKind.FINAL_MERGE, "ReduceTask",
+       r"^In-memory merge complete: (?P<segments>\d+) files left\.$", *_V1),
+    _p("final_merge_spill_v1", EventKind.FINAL_MERGE_SPILL, "ReduceTask", _FINAL_SPILL, *_V1),
+    _p("final_merge_keep_v1", EventKind.FINAL_MERGE_KEEP, "ReduceTask", _FINAL_KEEP, *_V1),
+    _p("final_merge_disk_v1", EventKind.FINAL_MERGE_DISK, "ReduceTask", _FINAL_DISK, *_V1),
+    _p("final_merge_memory_v1", EventKind.FINAL_MERGE_MEMORY, "ReduceTask", _FINAL_MEMORY, *_V1),
     # --- Task: commit, done, counters -------------------------------------------------
-    _p("commit_pending", EventKind.COMMIT_PENDING, "Task", rf"^Task:{_A} is done\. And is in the process of committing$",
-       *_ALL),
-    _p("commit_allowed", EventKind.COMMIT_ALLOWED, "Task", rf"^Task {_A} is allowed to commit now$", *_ALL),
+    # Task.done: "Task:" + taskId + " is done. And is in the process of committing" (1.x: "commiting")
+    _p("commit_pending", EventKind.COMMIT_PENDING, "Task",
+       rf"^Task:{_A} is done\. And is in the process of (?:committing|commiting)$", *_V1, *_ALL),
+    _p("commit_allowed", EventKind.COMMIT_ALLOWED, "Task", rf"^Task {_A} is allowed to commit now$", *_V1, *_ALL),
     _p("commit_saved", EventKind.COMMIT_SAVED, "FileOutputCommitter", rf"^Saved output of task '{_A}' to (?P<path>\S+)$",
        *_ALL),
-    _p("done", EventKind.DONE, "Task", rf"^Task '{_A}' done\.$", *_ALL),
+    _p("done", EventKind.DONE, "Task", rf"^Task '{_A}' done\.$", *_V1, *_ALL),
     _p("final_counters", EventKind.COUNTERS, "Task", rf"^Final Counters for {_A}: Counters: (?P<records>\d+)$",
        "3.4.1", "3.5.0"),
     _p("child_exception", EventKind.ERROR, "YarnChild", r"^(?:Exception|Error) running child ?: ?(?P<error>.*)$", *_YARN),
 )
+
+#: Loggers of 2.0.x whose classes were renamed: their lines take the patterns of the later class.
+LOGGER_ALIASES: dict[str, str] = {"MergeManager": "MergeManagerImpl", "ShuffleScheduler": "ShuffleSchedulerImpl"}
 
 _BY_LOGGER: dict[str, tuple[LinePattern, ...]] = {}
 for _pat in PATTERNS:
@@ -205,8 +282,12 @@ for _pat in PATTERNS:
 
 
 def patterns_for(logger: str) -> tuple[LinePattern, ...]:
-    """The patterns of one logger, given its full or simple class name (``o.a.h.mapred.MapTask``)."""
-    return _BY_LOGGER.get(logger.rsplit(".", 1)[-1], ())
+    """The patterns of one logger, given its full or simple class name (``o.a.h.mapred.MapTask``).
+
+    A 2.0.x logger of :data:`LOGGER_ALIASES` gets the patterns of the class it became.
+    """
+    simple = logger.rsplit(".", 1)[-1]
+    return _BY_LOGGER.get(LOGGER_ALIASES.get(simple, simple), ())
 
 
 def match(logger: str, message: str) -> tuple[LinePattern, dict[str, str]] | None:
@@ -332,7 +413,7 @@ ATTEMPT_RE = re.compile(r"attempt_(?P<job>[A-Za-z0-9]+_\d+)_(?P<type>[mr])_(?P<t
 # Loggers of the reduce-side shuffle/merge threads (fetchers, mergers, the event fetcher).
 REDUCE_SIDE_LOGGERS = frozenset(
     {"Fetcher", "LocalFetcher", "InMemoryMapOutput", "OnDiskMapOutput", "MergeManagerImpl", "MergeThread",
-     "ShuffleSchedulerImpl", "EventFetcher", "Merger"}
+     "ShuffleSchedulerImpl", "EventFetcher", "Merger", *LOGGER_ALIASES}
 )
 
 

@@ -457,8 +457,8 @@ def test_child_logs_without_a_thread_field_parse(tmp_path: Path) -> None:
     """Hadoop 1.x child logs print no thread: the line still parses and sniffs."""
     lines = [
         "2013-05-02 10:00:00,120 INFO org.apache.hadoop.mapred.MapTask: Processing split: hdfs://nn/in:0+64",
-        "2013-05-02 10:00:03,500 INFO org.apache.hadoop.mapred.Task: "
-        "Task:attempt_201305020900_0001_m_000000_0 is done. And is in the process of committing",
+        "2013-05-02 10:00:03,500 INFO org.apache.hadoop.mapred.Task: "  # 1.x Task.done's own spelling
+        "Task:attempt_201305020900_0001_m_000000_0 is done. And is in the process of commiting",
         "2013-05-02 10:00:03,600 INFO org.apache.hadoop.mapred.Task: Task 'attempt_201305020900_0001_m_000000_0' done.",
     ]
     path = tmp_path / "syslog"
@@ -470,6 +470,7 @@ def test_child_logs_without_a_thread_field_parse(tmp_path: Path) -> None:
     (attempt,) = table(rows, "attempts")
     assert (attempt["attempt_id"], attempt["status"]) == ("attempt_201305020900_0001_m_000000_0", "SUCCEEDED")
     assert {e["thread_name"] for e in table(rows, "attempt_events")} == {None}
+    assert [e["kind"] for e in table(rows, "attempt_events")] == ["split", "commit_pending", "done"]
 
 
 RUN_JSON = {
