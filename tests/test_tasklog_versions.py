@@ -9,7 +9,6 @@ the line ``MapOutputBuffer.collect`` prints before ``spillSingleRecord`` put in.
 
 from __future__ import annotations
 
-import gzip
 import re
 from pathlib import Path
 from typing import Any
@@ -18,11 +17,11 @@ from reader_checks import table
 
 from ingest.base import ReadContext, Row
 from ingest.tasklog import read_task_log
+from tests.test_ingest_tasklog import _container_files
 
 MAP_1X = "attempt_201305020900_0001_m_000000_0"
 REDUCE_1X = "attempt_201305020900_0001_r_000000_0"
 REDUCE_20 = "attempt_1350000000000_0001_r_000000_0"
-TERASORT = "splitlog-yarn-logs/application_1756057717712_0002.yarn-logs.txt.gz"
 MAP_CONTAINER = "container_1756057717712_0002_01_000002"
 
 
@@ -254,24 +253,7 @@ def test_a_2_0_reduce_reads_merge_manager_scheduler_and_fetcher_lines(tmp_path: 
 
 def _container_syslog(fixtures_dir: Path, container: str) -> list[str]:
     """The ``syslog`` lines of one container of the TeraSort `yarn logs` output (cut out by hand)."""
-    current = name = None
-    body: list[str] | None = None
-    with gzip.open(fixtures_dir / TERASORT, "rt", encoding="utf-8") as fh:
-        for line in fh:
-            text = line.rstrip("\n")
-            if text.startswith("Container: "):
-                current = text.split()[1]
-            elif text.startswith("LogType:"):
-                name = text[len("LogType:"):]
-            elif text == "LogContents:":
-                body = []
-            elif text.startswith("End of LogType:"):
-                if current == container and name == "syslog" and body is not None:
-                    return body[:-1] if body and body[-1] == "" else body
-                body = None
-            elif body is not None:
-                body.append(text)
-    raise AssertionError(f"no syslog of {container}")
+    return _container_files(fixtures_dir, container)["syslog"].splitlines()
 
 
 def test_a_one_record_spill_leaves_the_later_spills_their_ends_and_sizes(fixtures_dir: Path, tmp_path: Path) -> None:
