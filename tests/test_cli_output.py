@@ -252,6 +252,9 @@ def _usage_cases(tmp: Path) -> list[tuple[list[str], str]]:
     demands = tmp / "d.csv"
     demands.write_text("task,cpu,disk\nmap,1,1\nshuffle_sort,0.1,0.1\nmerge,2,2\n")
     scenario = ["--profile", str(dummy), "--platform", str(dummy)]
+    points = tmp / "pts.csv"
+    points.write_text("phase,data_bytes,dur_ms\n" + "".join(f"read,{mb << 20},{10 + 3 * mb}\n" for mb in range(1, 9)))
+    fit = ["fit", "--from-csv", str(points), "--out", str(tmp / "m.json")]
     mva = ["mva", "--demands", str(demands), "--nodes", "1", "--cpus", "1", "--disks", "1", "--maps", "2",
            "--reduces", "1", "--pm", "1", "--pr", "1", "--ps", "1"]  # fmt: skip
     return [
@@ -270,6 +273,10 @@ def _usage_cases(tmp: Path) -> list[tuple[list[str], str]]:
         (["predict", *scenario, "--splits", "3", "--split-bytes", "1M"], "not both"),
         ([*mva, "--jobs", "3", "--simulate", "3"], "--simulate runs one job at a time"),
         (["engine", "run", "--out", str(tmp / "r"), "--input", str(tmp)], "--input is for a user's job"),
+        # options that qualify another that is not given had been accepted and ignored
+        ([*fit, "--plot-format", "svg"], "--plot-format only applies with --plot"),
+        ([*fit, "--folds", "3"], "--folds only applies with --report"),
+        (["hotspots", "job_1_1", "--by-host", "map", "--top", "1"], "--top only applies to the hotspots per vertex"),
         (["engine", "run", "--out", str(tmp / "r"), "-D", "foo"], "expects KEY=VALUE"),
         (["engine", "run", "--out", str(tmp / "r"), "--input-mb", "1e400"], "not a finite number"),
         (["engine", "run", "--out", str(tmp / "r"), "--warmup-mb", "inf"], "not a finite number"),

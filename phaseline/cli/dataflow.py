@@ -7,7 +7,15 @@ from pathlib import Path
 import click
 import duckdb
 
-from phaseline.cli.output import emit, format_option, handle_errors, number_at_least, open_store, store_option
+from phaseline.cli.output import (
+    emit,
+    format_option,
+    handle_errors,
+    number_at_least,
+    only_with,
+    open_store,
+    store_option,
+)
 from phaseline.errors import NotFoundError, SpecError
 from phaseline.store import Store
 from profiles.dataflow.plots import write_busy_idle, write_chart
@@ -158,6 +166,7 @@ def hotspots(job_id: str, top: int, vertex: str | None, out: Path | None, store_
     counts are inclusive (every sample with the method on the stack), so
     theirs can add past 100.
     """
+    only_with("top", "to the hotspots per vertex, not with --by-host", vertex is None)
     con = _with_instances(store_dir, job_id)
     if vertex is not None:
         rows = dataflow_query(con, "by_host", job_id=job_id, vertex=vertex)

@@ -104,6 +104,15 @@ def number_at_least(least: float, most: float | None = None) -> _PositiveNumber:
     return _PositiveNumber(least, most)
 
 
+def only_with(param: str, condition: str, holds: bool) -> None:
+    """A usage error when option ``param`` was given on the command line where it has no effect
+    (``holds`` false: the option it qualifies, ``condition``, is not in force)."""
+    ctx = click.get_current_context()
+    if not holds and ctx.get_parameter_source(param) is click.core.ParameterSource.COMMANDLINE:
+        option = next(o for o in ctx.command.params if o.name == param)
+        raise click.UsageError(f"{option.opts[0]} only applies {condition}; it would be ignored here")
+
+
 def open_store(store_dir: Path | None, *, create: bool = False) -> Store:
     """The store at ``--store`` (or its default); one that does not exist is an error unless a
     command that writes (``create``) makes it: a mistyped path must not read as an empty store."""

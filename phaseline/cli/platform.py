@@ -21,6 +21,7 @@ from phaseline.cli.output import (
     emit,
     format_option,
     handle_errors,
+    only_with,
     open_store,
     store_option,
 )
@@ -260,6 +261,8 @@ def fit_cmd(
     model without it would price that phase from each job's profile instead:
     run those runs, or leave the phase's rows out of the CSV).
     """
+    only_with("plot_format", "with --plot", plot_dir is not None)
+    only_with("folds", "with --report", report)
     given = click.get_current_context().get_parameter_source("store_dir")
     if csv_path is not None and given is click.core.ParameterSource.COMMANDLINE:  # PHASELINE_STORE may be set
         raise click.UsageError("--from-csv and --store are alternatives: fit one or the other")
