@@ -150,6 +150,11 @@ def test_a_query_of_several_statements_says_whose_rows_it_prints(tmp_path: Path)
     assert result.stderr == "warning: 2 statements ran; the rows are the last one's\n"
     one = CliRunner().invoke(main, ["query", "select 1 AS a;", "--store", store, "--format", "csv"])
     assert (one.stdout, one.stderr) == ("a\n1\n", "")
+    # a last statement without rows: run as one script, the first statement's rows had been printed
+    ddl = CliRunner().invoke(main, ["query", "select 1 AS a; create temp table t(x int)", "--store", store,
+                                    "--format", "json"])  # fmt: skip
+    assert ddl.exit_code == 0, ddl.output
+    assert "\"a\"" not in ddl.stdout
 
 
 def test_a_query_that_would_write_files_is_refused(tmp_path: Path) -> None:

@@ -176,9 +176,13 @@ def query(sql: str, store_dir: Path | None, fmt: str) -> None:
     if not sql.strip(" \t\r\n;"):
         raise click.BadParameter("no statement in it", param_hint="SQL")
     try:
-        kinds = [s.type.name for s in duckdb.extract_statements(sql)]
+        parsed = duckdb.extract_statements(sql)
     except duckdb.Error as exc:
         raise QueryError(f"query failed: {exc}") from exc
+    if not parsed:  # only comments: nothing to run, no rows
+        emit([], fmt, columns=[])
+        return
+    kinds = [s.type.name for s in parsed]
     if writes := sorted(set(kinds) & _WRITING_STATEMENTS):
         raise click.BadParameter(
             f"{', '.join(writes)} is refused: `phaseline query` only reads, and statements that write files "
@@ -189,7 +193,10 @@ def query(sql: str, store_dir: Path | None, fmt: str) -> None:
     statements = len(kinds)
     con = open_store(store_dir).connect()
     try:
-        cursor = con.execute(sql)
+        # one at a time: run as one script, a last statement that returns no rows (a CREATE) left
+        # the rows of the one before it, which the warning below then called the last one's
+        for statement in parsed:
+            cursor = con.execute(statement)
         cols = _unique_names([d[0] for d in (cursor.description if cursor is not None else None) or []])
         rows = [dict(zip(cols, r, strict=True)) for r in cursor.fetchall()] if cols else []
     except duckdb.Error as exc:  # the whole message: the user's SQL with DuckDB's caret under the fault
