@@ -212,3 +212,14 @@ def test_analyze_table_leaves_missing_values_empty(tmp_path: Path, fixtures_dir:
     assert "<NA>" not in result.stdout
     csv = CliRunner().invoke(main, ["jobs", "--store", str(tmp_path / "s"), "--format", "csv"])
     assert "None" not in csv.stdout
+
+
+def test_a_csv_of_no_jobs_still_has_its_header(tmp_path: Path) -> None:
+    # Files that hold no job: the CSV had been an empty line (the columns came from the first row).
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "notes.txt").write_text("nothing phaseline reads\n")
+    result = CliRunner().invoke(
+        main, ["analyze", str(tmp_path / "in"), "--store", str(tmp_path / "s"), "--out", str(tmp_path / "r"),
+               "--format", "csv"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "job_id,name,status,duration_s,maps,reduces,top_phases,report,profile_error\n"

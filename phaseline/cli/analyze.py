@@ -62,7 +62,9 @@ def analyze(paths: tuple[str, ...], store_dir: Path | None, out_dir: Path, worke
         }
         for j in result.jobs
     ]
-    columns = None if fmt != "table" else ["job_id", "name", "status", "duration_s", "maps", "reduces", "top_phases"]
+    shown = ["job_id", "name", "status", "duration_s", "maps", "reduces", "top_phases"]
+    # named even without rows: a CSV of no jobs still has its header
+    columns = shown if fmt == "table" else [*shown, "report", "profile_error"]
     emit(rows, fmt, columns=columns, title="phaseline analyze")
     for j in result.jobs:
         if j.profile_error is not None:
