@@ -444,16 +444,21 @@ def test_format_size() -> None:
     assert format_size(300 * MB) == "300M"
 
 
-def _cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> str:
-    from phaseline.cli import main
-
+def toy_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A toy profile file, and a platform file the CLI loads as :class:`LinearPlatform`."""
     cli_predict = importlib.import_module("phaseline.cli.predict")
-
     monkeypatch.setattr(cli_predict, "_load_platform", lambda path: LinearPlatform())
     profile = tmp_path / "profile.json"
     toy_profile().save(profile)
     platform = tmp_path / "platform.json"
     platform.write_text("{}")
+    return profile, platform
+
+
+def _cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> str:
+    from phaseline.cli import main
+
+    profile, platform = toy_files(tmp_path, monkeypatch)
     result = CliRunner().invoke(main, [*args, "--profile", str(profile), "--platform", str(platform)])
     assert result.exit_code == 0, result.output
     return result.output

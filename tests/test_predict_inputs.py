@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 import shutil
 import sys
@@ -19,18 +18,13 @@ from predict.tasks import resolve_input
 from profiles.profile import ProfileSource, merge_profiles
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_predict_core import MB, LinearPlatform, toy_profile
+from test_predict_core import MB, toy_files, toy_profile
 
 PROPORTIONAL = "splits of the profiled run's average size"
 
 
 def _predict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: str, profiles: int = 1) -> Result:
-    cli_predict = importlib.import_module("phaseline.cli.predict")
-    monkeypatch.setattr(cli_predict, "_load_platform", lambda path: LinearPlatform())
-    profile = tmp_path / "profile.json"
-    toy_profile().save(profile)
-    platform = tmp_path / "platform.json"
-    platform.write_text("{}")
+    profile, platform = toy_files(tmp_path, monkeypatch)
     given = [a for _ in range(profiles) for a in ("--profile", str(profile))]
     return CliRunner().invoke(main, ["predict", *given, "--platform", str(platform), *args])
 
