@@ -112,3 +112,18 @@ def test_the_proportional_split_note_only_without_a_split_count() -> None:
     derived = resolve_input(profile, Dataset(40 * 64 * MB), settings)
     assert derived.splits == 40
     assert any(PROPORTIONAL in note for note in derived.assumptions)
+
+
+def test_every_json_row_has_the_same_keys_when_a_model_cannot_predict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A model that could not predict (a million maps is past the critical path's task graph) had
+    # given a row of five keys, the others eight and no `error`: scripts reading rows alike broke.
+    result = _predict(tmp_path, monkeypatch, "--splits", "1000000", "--format", "json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert len({tuple(sorted(r)) for r in rows}) == 1
+    failed = [r for r in rows if r["error"] is not None]
+    assert failed
+    assert all(r["seconds"] is None and r["stages"] == {} and r["assumptions"] == [] for r in failed)
+    assert any(r["error"] is None and r["seconds"] is not None for r in rows)

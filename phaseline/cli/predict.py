@@ -161,16 +161,18 @@ def _run_models(
     names: Sequence[str], profile: JobProfile, platform: PhaseDurationModel, s: Scenario
 ) -> list[dict[str, Any]]:
     every = not names or "all" in names
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name in core.models() if every else names:
         try:
             p = core.get(name).predict(profile, platform, s.cluster, s.dataset, s.settings)
         except PhaselineError as exc:
             if not every:
                 raise
-            rows.append({"model": name, "seconds": None, "low_s": None, "high_s": None, "error": str(exc)})
+            # the same keys as a prediction's (scripts read every row alike), empty
+            rows.append({"model": name, "seconds": None, "low_s": None, "high_s": None, "stages": {},
+                         "phases": {}, "dataflow": {}, "assumptions": [], "error": str(exc)})  # fmt: skip
             continue
-        rows.append(p.to_dict())
+        rows.append(p.to_dict() | {"error": None})
     return rows
 
 
@@ -217,7 +219,7 @@ def predict(sets: tuple[str, ...], model_names: tuple[str, ...], fmt: str, **kw:
             k: (round(r[k], 3) if isinstance(r[k], float) else r[k])
             for k in ("model", "seconds", "low_s", "high_s")
         }
-        | {"note": r.get("error", "")}
+        | {"note": r["error"] or ""}
         for r in rows
     ]
     emit(
