@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING
 import click
 
 from phaseline.cli.output import emit, format_option, handle_errors, open_store, store_option
+from phaseline.cli.predict import CLUSTER_PARAMS, cluster_from, cluster_options
 
 if TYPE_CHECKING:
     import duckdb
 
     from platform_model.model import PlatformModel
-    from predict.core import Cluster
 
 
 def _sizes(value: str | None) -> tuple[float, ...] | None:
@@ -55,32 +55,6 @@ def _bench_platform(con: duckdb.DuckDBPyConnection) -> PlatformModel:
 
 _JSON_COLUMNS = ("job", "case", "model", "predicted_s", "measured_s", "error", "low_s", "high_s", "covered")
 
-#: The cluster options (parameter, flag), named as `phaseline predict`'s.
-_CLUSTER_OPTIONS = (
-    ("nodes", "--nodes"),
-    ("map_slots_per_node", "--map-slots-per-node"),
-    ("reduce_slots_per_node", "--reduce-slots-per-node"),
-    ("cpus_per_node", "--cpus-per-node"),
-    ("disks_per_node", "--disks-per-node"),
-)
-
-
-def _cluster(given: dict[str, int | None]) -> Cluster | None:
-    """The cluster the options describe, those not given at `phaseline predict`'s defaults (1 node,
-    2 map and 2 reduce slots per node); None when no cluster option is given."""
-    from predict.core import Cluster
-
-    if all(v is None for v in given.values()):
-        return None
-    return Cluster(
-        given["nodes"] or 1,
-        given["map_slots_per_node"] or 2,
-        given["reduce_slots_per_node"] or 2,
-        given["cpus_per_node"],
-        given["disks_per_node"],
-    )
-
-
 @click.command("backtest")
 @store_option
 @click.option(
@@ -115,32 +89,7 @@ def _cluster(given: dict[str, int | None]) -> Cluster | None:
     show_default=True,
     help="With --suite: directory for the runs, the suite's store and backtest.json (resumable).",
 )
-@click.option(
-    "--nodes",
-    type=click.IntRange(min=1),
-    help="Worker nodes of the cluster the runs ran on [default: 1 when another cluster option is given]. "
-    "With any cluster option every run is predicted on that cluster; without, LocalJobRunner runs are "
-    "predicted on their own one node and slots, and runs from a real cluster (whose size the store does "
-    "not hold) are skipped.",
-)
-@click.option(
-    "--map-slots-per-node",
-    type=click.IntRange(min=1),
-    help="Map slots per node of that cluster [default: 2 when another cluster option is given].",
-)
-@click.option(
-    "--reduce-slots-per-node",
-    type=click.IntRange(min=1),
-    help="Reduce slots per node of that cluster [default: 2 when another cluster option is given].",
-)
-@click.option(
-    "--cpus-per-node", type=click.IntRange(min=1), help="CPUs per node of that cluster (models that use it)."
-)
-@click.option(
-    "--disks-per-node",
-    type=click.IntRange(min=1),
-    help="Disks per node of that cluster (models that use it).",
-)
+@cluster_options
 @click.option("--summary", is_flag=True, help="Print per-model median/worst error and coverage instead.")
 @format_option
 @handle_errors
@@ -152,13 +101,9 @@ def backtest_cmd(
     sizes: tuple[float, ...] | None,
     repeats: int | None,
     out_dir: Path,
-    nodes: int | None,
-    map_slots_per_node: int | None,
-    reduce_slots_per_node: int | None,
-    cpus_per_node: int | None,
-    disks_per_node: int | None,
     summary: bool,
     fmt: str,
+    **cluster: int | None,
 ) -> None:
     """Predict every measured run from the profile of the job's smallest run; print the errors.
 
@@ -173,8 +118,9 @@ def backtest_cmd(
 
     LocalJobRunner runs are predicted on their one node and slots.  Runs from
     a real cluster need its size (--nodes, --map-slots-per-node,
-    --reduce-slots-per-node, named as `phaseline predict`'s): without it they
-    are skipped, and said to be.  What cannot be backtested (no input size, a
+    --reduce-slots-per-node, as `phaseline predict` has them): with any of
+    them every run is predicted on that cluster, the options not given at
+    their defaults; without, such runs are skipped, and said to be.  What cannot be backtested (no input size, a
     run that cannot be profiled, a model that cannot predict a case) is listed
     on stderr as `skipped: ...`; nothing left to backtest is an error in every
     output format.
@@ -183,13 +129,11 @@ def backtest_cmd(
     from predict.backtest import backtest, error_table, require_rows, summarize
 
     ctx = click.get_current_context()
-    values = {
-        "nodes": nodes,
-        "map_slots_per_node": map_slots_per_node,
-        "reduce_slots_per_node": reduce_slots_per_node,
-        "cpus_per_node": cpus_per_node,
-        "disks_per_node": disks_per_node,
-    }
+    # the cluster options given (any: every run is predicted on that cluster, the others at their defaults)
+    cluster_given = [
+        p.opts[0] for p in ctx.command.params
+        if p.name in CLUSTER_PARAMS and ctx.get_parameter_source(p.name) is not click.core.ParameterSource.DEFAULT
+    ]  # fmt: skip
     if suite is not None:
         from dataclasses import replace
 
@@ -201,7 +145,6 @@ def backtest_cmd(
                 "--platform goes without --suite: the suite fits its platform model from its own "
                 f"microbenchmark runs (under --out, {out_dir}); backtest a store with --store and --platform"
             )
-        cluster_given = [flag for key, flag in _CLUSTER_OPTIONS if values[key] is not None]
         if cluster_given:
             raise click.UsageError(
                 f"{cluster_given[0]} goes without --suite: the suite runs on the LocalJobRunner, one node "
@@ -226,7 +169,7 @@ def backtest_cmd(
         skipped = []
         con = open_store(store_dir).connect()
         model = PlatformModel.load(platform) if platform is not None else _bench_platform(con)
-        rows = backtest(con, model, cluster=_cluster(values), skipped=skipped)
+        rows = backtest(con, model, cluster=cluster_from(cluster) if cluster_given else None, skipped=skipped)
     for note in skipped:
         click.echo(f"skipped: {note}", err=True)
     require_rows(rows)  # the same error whatever the format: an empty JSON list had exited 0

@@ -51,6 +51,20 @@ def _scenario_options(func: F) -> F:
             "--split-bytes", type=POSITIVE_SIZE, help="Split (block) size [default: the job's config or profile]."
         ),
         click.option("--reduces", type=click.IntRange(min=0), help="Reduce tasks [default: the profiled run's]."),
+    ]
+    func = cluster_options(func)
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+#: The parameters of :func:`cluster_options`, in :class:`~predict.core.Cluster`'s order.
+CLUSTER_PARAMS = ("nodes", "map_slots_per_node", "reduce_slots_per_node", "cpus_per_node", "disks_per_node")
+
+
+def cluster_options(func: F) -> F:
+    """The cluster's options (predict, whatif, backtest): nodes, slots, CPUs and disks per node."""
+    options = [
         click.option("--nodes", type=click.IntRange(min=1), default=1, show_default=True, help="Worker nodes."),
         click.option(
             "--map-slots-per-node", type=click.IntRange(min=1), default=2, show_default=True, help="Map slots per node."
@@ -65,6 +79,11 @@ def _scenario_options(func: F) -> F:
     for option in reversed(options):
         func = option(func)
     return func
+
+
+def cluster_from(kw: dict[str, Any]) -> Cluster:
+    """The :class:`~predict.core.Cluster` of :func:`cluster_options`' values."""
+    return Cluster(*(kw[name] for name in CLUSTER_PARAMS))
 
 
 def _list_models(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
@@ -85,13 +104,7 @@ def _load_platform(path: Path) -> PhaseDurationModel:
 
 
 def _scenario(profile: JobProfile, kw: dict[str, Any]) -> Scenario:
-    cluster = Cluster(
-        kw["nodes"],
-        kw["map_slots_per_node"],
-        kw["reduce_slots_per_node"],
-        kw["cpus_per_node"],
-        kw["disks_per_node"],
-    )
+    cluster = cluster_from(kw)
     return Scenario.for_profile(
         profile,
         cluster,
