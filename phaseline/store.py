@@ -736,7 +736,7 @@ class Transaction:
                     ):
                         continue  # unchanged, or committed meanwhile by another ingest
                     winner[record.path] = i
-            copies = self._copies_committed_meanwhile(groups, winner, current_sources)
+            copies = self._copies_committed_meanwhile(groups, winner, sha_of, status_of)
             new_files: list[DataFile] = []
             new_records: dict[str, SourceRecord] = {}
             for i, group in enumerate(groups):
@@ -787,20 +787,20 @@ class Transaction:
             return manifest
 
     def _copies_committed_meanwhile(
-        self, groups: Sequence[StagedGroup], winner: Mapping[str, int], current_sources: pa.Table
+        self,
+        groups: Sequence[StagedGroup],
+        winner: Mapping[str, int],
+        sha_of: Mapping[str, str],
+        status_of: Mapping[str, str],
     ) -> dict[str, SourceRecord]:
         """Sources read now whose bytes another ingest landed under another key since this one
-        planned (two ingests of copies at once): each becomes a skipped copy, its rows dropped."""
+        planned (two ingests of copies at once): each becomes a skipped copy, its rows dropped.
+        ``sha_of`` and ``status_of``: the committed sources' (by key)."""
         if self.is_copy is None:
             return {}
         held: dict[str, list[str]] = {}  # sha256 -> live landed keys
-        for key, sha, status in zip(
-            current_sources.column("path").to_pylist(),
-            current_sources.column("sha256").to_pylist(),
-            current_sources.column("status").to_pylist(),
-            strict=True,
-        ):
-            if status in ("landed", "partial") and key not in winner:
+        for key, sha in sha_of.items():
+            if status_of[key] in ("landed", "partial") and key not in winner:
                 held.setdefault(sha, []).append(key)
         copies: dict[str, SourceRecord] = {}
         for i, group in enumerate(groups):

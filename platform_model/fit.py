@@ -215,11 +215,10 @@ def _minimize_held(
 
     found = minimize(objective, np.asarray(start, dtype=np.float64), jac=True, method="BFGS",
                      options={"gtol": 1e-9 * len(y), "maxiter": HELD_MAXITER})  # fmt: skip
-    params = np.asarray(found.x, dtype=np.float64)
     # BFGS reports "precision loss" when the objective cannot fall further in floating point;
     # a gradient that small (each point's psi is at most ~1.3) is the minimum all the same
-    _, grad = objective(params)
-    return params, bool(found.success) or float(np.max(np.abs(grad))) <= 1e-6 * len(y)
+    at_minimum = bool(found.success) or float(np.max(np.abs(found.jac))) <= 1e-6 * len(y)
+    return np.asarray(found.x, dtype=np.float64), at_minimum
 
 
 _MAD_NORMAL = 0.6744897501960817  # Phi^-1(3/4): MAD / this estimates the normal sigma

@@ -291,10 +291,10 @@ def chrome_trace(timeline: pd.DataFrame, phases: pd.DataFrame, *, job_id: str) -
             args = {"source": p["source"]}
             if _known(p.get("lane")) is not None:
                 args["lane"] = p["lane"]
-            if p.get("dur_ms") is not None and not pd.isna(p["dur_ms"]):
+            if _known(p.get("dur_ms")) is not None:
                 # a helper thread's phase spans its first start to its last end; dur_ms is its work
                 args["busy_ms"] = float(p["dur_ms"])
-            if p.get("data_bytes") is not None and not pd.isna(p["data_bytes"]):
+            if _known(p.get("data_bytes")) is not None:
                 args["data_bytes"] = int(p["data_bytes"])
             events.append(
                 {
