@@ -101,6 +101,11 @@ def iter_files(paths: Iterable[str | Path]) -> Iterator[Path]:
     and so are a phaseline store met on the way and entries that are not regular
     files (FIFOs, sockets, devices, broken symbolic links).
     """
+    return (path for path, _ in _iter_resolved(paths))
+
+
+def _iter_resolved(paths: Iterable[str | Path]) -> Iterator[tuple[Path, Path]]:
+    """:func:`iter_files`' files, each with its resolved path (what a store key is made of)."""
     seen: set[Path] = set()  # resolved: a file reached by a link or by another spelling is read once
     for raw in paths:
         text = str(raw)
@@ -126,13 +131,13 @@ def iter_files(paths: Iterable[str | Path]) -> Iterator[Path]:
                             continue
                         if (real := f.resolve()) not in seen:
                             seen.add(real)
-                            yield f
+                            yield f, real
             elif path.exists():
                 if not path.is_file():
                     raise PhaselineError(f"{path}: not a regular file (a FIFO, socket or device is not read)")
                 if (real := path.resolve()) not in seen:
                     seen.add(real)
-                    yield path
+                    yield path, real
             else:
                 raise PhaselineError(f"{path}: no such file or directory")
 
@@ -459,7 +464,8 @@ def ingest_paths(
     IngestSummary
         One :class:`FileResult` per file, unchanged files included.
     """
-    files = list(iter_files(paths))
+    found = list(_iter_resolved(paths))
+    files = [path for path, _ in found]
     sources = store.sources()
     live = dict(zip(sources.column("path").to_pylist(), sources.column("sha256").to_pylist(), strict=True))
     live_status = dict(
@@ -487,7 +493,7 @@ def ingest_paths(
 
         unpacking = _Unpacking()
         read_here: set[str] = set()  # keys read in this ingest (a copy of one is not "in the store")
-        keys = [_key_text(str(path.resolve())) for path in files]
+        keys = [_key_text(str(real)) for _, real in found]
         not_planned = set(keys)  # a copy of one of these waits: its twin may come with new bytes
 
         def decide(path: Path, member_key: str, member: Path, sha: str, size: int) -> _Work | FileResult | None:
