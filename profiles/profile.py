@@ -56,6 +56,7 @@ __all__ = [
     "Stage",
     "local_runner_job",
     "merge_profiles",
+    "shared_run",
 ]
 
 PROFILE_SCHEMA_VERSION = 1
@@ -643,6 +644,18 @@ def _warn_on_spread(what: str, values: Sequence[float | None]) -> None:
         )
 
 
+def shared_run(profiles: Sequence[JobProfile]) -> tuple[str, int, int] | None:
+    """The first run (job id) two of ``profiles`` both hold, with the indexes of the first two that
+    do (the same profile given twice, or a copy of it); None when every run is in one profile."""
+    seen: dict[str, int] = {}
+    for i, p in enumerate(profiles):
+        for job in dict.fromkeys(p.source.job_ids):
+            if job in seen:
+                return job, seen[job], i
+            seen[job] = i
+    return None
+
+
 def merge_profiles(profiles: Sequence[JobProfile]) -> JobProfile:
     """Merge the profiles of several runs of the same job into one.
 
@@ -666,15 +679,12 @@ def merge_profiles(profiles: Sequence[JobProfile]) -> JobProfile:
         raise ProfileError("merge_profiles: no profiles to merge")
     if len(profiles) == 1:
         return profiles[0]
-    seen: dict[str, int] = {}
-    for i, p in enumerate(profiles, start=1):
-        for job in dict.fromkeys(p.source.job_ids):
-            if job in seen:
-                raise ProfileError(
-                    f"merge_profiles: run {job} is in profiles {seen[job]} and {i}; merged, it would count "
-                    "twice (give each run's profile once)"
-                )
-            seen[job] = i
+    if (shared := shared_run(profiles)) is not None:
+        job, first, second = shared
+        raise ProfileError(
+            f"merge_profiles: run {job} is in profiles {first + 1} and {second + 1}; merged, it would count "
+            "twice (give each run's profile once)"
+        )
     names = {p.source.job_name for p in profiles if p.source.job_name is not None}
     if len(names) > 1:
         raise ProfileError(

@@ -15,7 +15,7 @@ from predict import core
 from predict.core import Cluster, PhaseDurationModel
 from predict.settings import setting_field
 from predict.whatif import Edit, Scenario, apply_edits, format_figure, parse_edit, whatif, whatif_table
-from profiles.profile import JobProfile, merge_profiles
+from profiles.profile import JobProfile, merge_profiles, shared_run
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -120,15 +120,12 @@ def _load_profiles(paths: Sequence[Path]) -> JobProfile:
     """The profiles at ``paths``, merged; a run in two of them (one file given twice, or a copy of
     it) is refused by name, as :func:`merge_profiles` would refuse it, counted twice."""
     loaded = [JobProfile.load(p) for p in paths]
-    first: dict[str, Path] = {}
-    for path, profile in zip(paths, loaded, strict=True):
-        for job in dict.fromkeys(profile.source.job_ids):
-            if job in first:
-                where = "given twice" if path == first[job] else f"in {first[job]} too"
-                raise ProfileError(
-                    f"{path}: run {job} is {where}; merged, it would count twice (give each run's profile once)"
-                )
-            first[job] = path
+    if (shared := shared_run(loaded)) is not None:
+        job, first, second = shared
+        where = "given twice" if paths[second] == paths[first] else f"in {paths[first]} too"
+        raise ProfileError(
+            f"{paths[second]}: run {job} is {where}; merged, it would count twice (give each run's profile once)"
+        )
     return merge_profiles(loaded)
 
 
