@@ -251,6 +251,12 @@ def _cases(runs: Sequence[Run]) -> list[list[Run]]:
     return groups
 
 
+def _profiled_index(n_runs: int) -> int:
+    """Which of the profiled case's runs, sorted by time, is profiled: the median, the lower of the
+    two middle ones for an even count (what :func:`noise_floor` simulates)."""
+    return (n_runs - 1) // 2
+
+
 def _label(run: Run, digits: int | None = 1) -> str:
     """``input=8.1MiB maps=4 reduces=2``: the input in MiB to ``digits`` decimals, or in bytes (``None``)."""
     size = f"{round(run.input_bytes)}B" if digits is None else f"{run.input_bytes / 2**20:.{digits}f}MiB"
@@ -318,7 +324,7 @@ def backtest(
         # The smallest case's median run (by measured span): one slow or fast repeat of the
         # profiled case would otherwise skew every prediction of the job.
         smallest = sorted(cases[0], key=lambda r: (r.span_ms, r.job_id))
-        base = smallest[(len(smallest) - 1) // 2]
+        base = smallest[_profiled_index(len(smallest))]
         # ... and the makespans of all its runs: their spread is the machine's run-to-run
         # variation, which the bounds' and the simulator's intervals then include.
         try:
@@ -516,10 +522,10 @@ def noise_floor(
 
     def medians(n_runs: int, *, lower: bool = False) -> np.ndarray[Any, Any]:
         """One median of ``n_runs`` noise draws per replication; ``lower``: the draw sorted at
-        ``(n_runs - 1) // 2`` (the profiled run), else their median (the measured time)."""
+        :func:`_profiled_index` (the profiled run), else their median (the measured time)."""
         draws = rng.lognormal(0.0, sigma, size=(replications, n_runs))
         if lower:
-            return np.sort(draws, axis=1)[:, (n_runs - 1) // 2]
+            return np.sort(draws, axis=1)[:, _profiled_index(n_runs)]
         return np.median(draws, axis=1)
 
     profile_noise = {job: medians(len(runs), lower=True) for job, runs in sorted(profiles.items())}
