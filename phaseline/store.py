@@ -16,8 +16,12 @@ Guarantees
   visible only when a new ``MANIFEST.json`` is renamed into place.  A crash or
   kill at any moment leaves the old manifest (the store as it was) or the new
   one (the store after); staged or orphaned Parquet files are never referenced
-  and are removed by the first commit of the next ingest (later commits of an
-  ingest remove only the files they replace).  Sources staged together
+  and are removed by the first commit of the next ingest.
+* **Readers keep reading.** A file that a commit or a compaction replaces
+  leaves the manifest's ``files`` for its ``retired`` list and stays on disk
+  for :data:`RETAIN_REPLACED_S`: a reader that opened the store before (its
+  views name the old files) goes on reading the generation it opened.  A
+  later commit deletes the retired files whose time has passed.  Sources staged together
   (:class:`~phaseline.staged_batch.StagedGroup`) may share data files and
   are published by one commit (one already live with the same content is
   left out of the shared files).
@@ -28,7 +32,8 @@ Guarantees
   serialised by an exclusive ``flock`` and re-read the manifest under it.
 
 Readers open the manifest once and get a DuckDB connection with one view per
-table of :data:`phaseline.schemas.TABLES`.
+table of :data:`phaseline.schemas.TABLES`; such a connection reads the
+generation it opened for :data:`RETAIN_REPLACED_S` at least.
 """
 
 from __future__ import annotations
@@ -96,6 +101,18 @@ class DataFile:
     schema: str = ""  # fingerprint of the table schema the file was written with
 
 
+#: Seconds a file replaced by a commit or a compaction stays on disk for readers of older generations.
+RETAIN_REPLACED_S = 3600.0
+
+
+@dataclass(frozen=True, slots=True)
+class Retired:
+    """A file an earlier generation named, kept on disk for its readers until ``at`` + the retention."""
+
+    path: str  # relative to the store root
+    at: float  # Unix time it left the manifest's files
+
+
 @dataclass(frozen=True, slots=True)
 class Manifest:
     """The committed state of a store."""
@@ -103,6 +120,14 @@ class Manifest:
     generation: int
     sources_file: str | None
     files: tuple[DataFile, ...]
+    retired: tuple[Retired, ...] = ()
+
+    def referenced(self) -> set[str]:
+        """Every path the manifest names: its data files, its sources file, the retired files."""
+        paths = {f.path for f in self.files} | {r.path for r in self.retired}
+        if self.sources_file:
+            paths.add(self.sources_file)
+        return paths
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -121,6 +146,7 @@ class Manifest:
                 }
                 for f in self.files
             ],
+            "retired": [{"path": r.path, "at": r.at} for r in self.retired],
         }
 
 
@@ -138,6 +164,8 @@ class Store:
 
     def __init__(self, root: str | Path | None = None) -> None:
         self.root = Path(root) if root is not None else default_store_path()
+        #: Seconds replaced files stay on disk (:data:`RETAIN_REPLACED_S`).
+        self.retain_s = RETAIN_REPLACED_S
 
     # -- reading -----------------------------------------------------------------
 
@@ -183,7 +211,8 @@ class Store:
                 )
                 for f in doc["files"]
             )
-            return Manifest(int(doc["generation"]), doc.get("sources_file"), files)
+            retired = tuple(Retired(str(r["path"]), float(r["at"])) for r in doc.get("retired", ()))
+            return Manifest(int(doc["generation"]), doc.get("sources_file"), files, retired)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise StoreError(f"{self.manifest_path}: corrupt manifest ({exc})") from exc
 
@@ -346,9 +375,11 @@ class Store:
 
         Queries over a store fed thousands of history files would otherwise open
         thousands of files per table.  Atomic like a commit: readers see the old
-        or the new manifest.  Sources whose bytes are live under two paths stay
-        in their own files (rows of a compacted file are told apart by
-        ``source_sha256``).
+        or the new manifest, and the merged files are retired (kept for readers
+        of the generation before, :data:`RETAIN_REPLACED_S`).  Sources whose
+        bytes are live under two paths stay in their own files (rows of a
+        compacted file are told apart by ``source_sha256``).  Retired files whose
+        retention has passed are deleted, even when nothing is merged.
         """
         with self.lock():
             current = self.manifest()
@@ -380,13 +411,11 @@ class Store:
                     if len(group) > 1:
                         new_files.append(self._merge_files(spec, group, segment))
                         merged.update(g.path for g in group)
-            if not merged:
+            files = (*(f for f in current.files if f.path not in merged), *new_files)
+            retired, expired = self._retire(current, files, current.sources_file)  # expired: garbage below
+            if not merged and not expired:
                 return 0
-            manifest = Manifest(
-                current.generation + 1,
-                current.sources_file,
-                (*(f for f in current.files if f.path not in merged), *new_files),
-            )
+            manifest = Manifest(current.generation + 1, current.sources_file, files, retired)
             self._write_manifest(manifest)
             self.collect_garbage(manifest)
             return len(merged)
@@ -410,12 +439,11 @@ class Store:
     def collect_garbage(self, manifest: Manifest) -> int:
         """Delete data, meta and staging files the manifest does not reference; returns how many.
 
-        Call with the lock held.  Staging directories of transactions still in
-        progress in other processes are kept (they hold their own marker lock).
+        Call with the lock held.  Retired files still in their retention are
+        referenced; staging directories of transactions still in progress in
+        other processes are kept (they hold their own marker lock).
         """
-        live = {f.path for f in manifest.files}
-        if manifest.sources_file:
-            live.add(manifest.sources_file)
+        live = manifest.referenced()
         removed = 0
         for sub in ("data", "meta"):
             base = self.root / sub
@@ -439,17 +467,32 @@ class Store:
             stale.unlink(missing_ok=True)
         return removed
 
-    def _remove_replaced(self, before: Manifest, after: Manifest) -> int:
-        """Delete the files ``before`` named and ``after`` does not; call with the lock held.
+    def _retire(
+        self, before: Manifest, files: Sequence[DataFile], sources_file: str | None
+    ) -> tuple[tuple[Retired, ...], list[str]]:
+        """The ``retired`` list of the generation after ``before`` (whose files are ``files`` and
+        ``sources_file``), and the retired paths whose retention has passed (to delete once the
+        new manifest is written).  Call with the lock held."""
+        now = time.time()
+        live = {f.path for f in files}
+        gone = [f.path for f in before.files if f.path not in live]
+        if before.sources_file and before.sources_file != sources_file:
+            gone.append(before.sources_file)
+        kept: list[Retired] = []
+        expired: list[str] = []
+        for r in before.retired:
+            if r.path in live:  # (names are never used twice; a live file is never deleted)
+                continue
+            if now - r.at >= self.retain_s:
+                expired.append(r.path)
+            else:
+                kept.append(r)
+        return (*kept, *(Retired(p, now) for p in gone)), expired
 
-        What one commit replaced, without walking the store (:meth:`collect_garbage` does that).
-        """
-        live = {f.path for f in after.files}
-        gone = {f.path for f in before.files if f.path not in live}
-        if before.sources_file and before.sources_file != after.sources_file:
-            gone.add(before.sources_file)
+    def _delete(self, paths: Sequence[str]) -> None:
+        """Delete files (relative paths) and the data directories they leave empty."""
         parents: set[Path] = set()
-        for rel in gone:
+        for rel in paths:
             path = self.root / rel
             path.unlink(missing_ok=True)
             parents.update((path.parent, path.parent.parent))
@@ -457,7 +500,6 @@ class Store:
             if d.is_relative_to(self.root / "data"):
                 with contextlib.suppress(OSError):
                     d.rmdir()  # only empty ones
-        return len(gone)
 
 
 def _write_parquet(path: Path, table: pa.Table, name: str) -> None:
@@ -710,9 +752,11 @@ class Transaction:
         A source already live at the same path with the same content is dropped
         (idempotence); one whose path is live with other content replaces it.
         Sources are keyed by path: the same bytes under two paths are two
-        sources (the pipeline decides what counts as a copy).  The first commit
-        of a transaction also removes what crashed ingests left behind; later
-        ones remove only the files they replace.
+        sources (the pipeline decides what counts as a copy).  The files it
+        replaces are retired (kept for readers of the generation before,
+        :data:`RETAIN_REPLACED_S`).  The first commit of a transaction also
+        removes what crashed ingests left behind and the retired files whose
+        retention has passed; later ones remove only the latter.
         """
         store = self.store
         with store.lock():
@@ -777,12 +821,14 @@ class Transaction:
             # Every file the new manifest names (staged by this process or by workers,
             # moved into data/, and the sources file) reaches the disk before it does.
             sync_filesystem(store.root)
-            manifest = Manifest(generation, sources_rel, (*keep, *new_files))
+            files = (*keep, *new_files)
+            retired, expired = store._retire(current, files, sources_rel)
+            manifest = Manifest(generation, sources_rel, files, retired)
             written = store._write_manifest(manifest)
             if self._committed is None:
                 store.collect_garbage(manifest)
             else:
-                store._remove_replaced(current, manifest)
+                store._delete(expired)
             self._committed = (written, manifest, sources_table)
             return manifest
 

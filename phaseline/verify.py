@@ -351,7 +351,7 @@ def _check_counts(con: duckdb.DuckDBPyConnection, root: str, findings: list[Find
 
 
 def _check_orphans(store: Store, manifest: Manifest, findings: list[Finding]) -> None:
-    live = {f.path for f in manifest.files} | ({manifest.sources_file} if manifest.sources_file else set())
+    live = manifest.referenced()  # retired files are kept for readers of older generations
     for sub in ("data", "meta"):
         base = store.root / sub
         if base.exists():

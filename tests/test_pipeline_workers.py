@@ -224,16 +224,25 @@ def test_a_commit_after_another_ingest_committed_reads_the_store_again(
 
 
 def test_later_commits_remove_the_files_they_replace(tmp_path: Path, store_dir: Path) -> None:
+    # ... once their retention has passed: until then they are retired, kept for older readers
     store = Store(store_dir)
     with store.begin() as txn:
         txn.adopt(*stage(txn.staging, "a", "1" * 64, "old").finish("landed", events_read=1))
         txn.commit()
+        old = store.manifest()
         txn.adopt(*stage(txn.staging, "a", "2" * 64, "new").finish("landed", events_read=1))
         txn.commit()
-    assert job_ids(store) == ["new"]
+        assert {r.path for r in store.manifest().retired} == old.referenced()
+        store.retain_s = 0
+        txn.adopt(*stage(txn.staging, "b", "3" * 64, "other").finish("landed", events_read=1))
+        txn.commit()
+    assert job_ids(store) == ["new", "other"]
     on_disk = {p.relative_to(store_dir).as_posix() for p in store_dir.rglob("*.parquet")}
     manifest = store.manifest()
-    assert on_disk == {f.path for f in manifest.files} | {manifest.sources_file}
+    assert on_disk == {f.path for f in manifest.files} | {manifest.sources_file} | {
+        r.path for r in manifest.retired
+    }
+    assert not on_disk & old.referenced()
 
 
 def test_ingest_compacts_many_small_multi_source_files(tmp_path: Path, store_dir: Path) -> None:

@@ -24,6 +24,7 @@ from ingest.mrcommon import job_id_from_name
 from phaseline import schemas
 from phaseline.errors import SchemaError, StoreError, TraceParseError, TraceTruncatedError
 from phaseline.store import Store
+from phaseline.verify import verify_store
 
 
 def read_toy(path: Path, ctx: ReadContext) -> Iterator[Row]:
@@ -128,8 +129,50 @@ def test_changed_file_replaces_its_rows(tmp_path: Path, store_dir: Path) -> None
         ("j9", "other"),
     ]
     assert con.execute("SELECT count(*) FROM sources").fetchone() == (2,)
-    # the replaced file's Parquet is gone from disk, not just from the manifest
-    assert len(list((store_dir / "data").rglob("*.parquet"))) == len(store.manifest().files)
+    # the replaced file's Parquet has left the manifest's files; it stays on disk, retired, for the
+    # readers of the generation before, until the retention has passed and a commit deletes it
+    manifest = store.manifest()
+    assert on_disk(store_dir) == manifest.referenced()
+    assert {r.path for r in manifest.retired} - {manifest.sources_file} != set()
+    store.retain_s = 0
+    pipeline.ingest_paths([write(tmp_path / "c.toy", "j4,later")], store)
+    after = store.manifest()
+    assert on_disk(store_dir) == after.referenced()
+    assert not {r.path for r in manifest.retired} & on_disk(store_dir)
+
+
+def on_disk(store_dir: Path) -> set[str]:
+    return {p.relative_to(store_dir).as_posix() for p in store_dir.rglob("*.parquet") if ".tmp" not in p.parts}
+
+
+def test_a_reader_keeps_its_generation_through_commits_and_compaction(tmp_path: Path, store_dir: Path) -> None:
+    # A report or a notebook connects, and an ingest commits meanwhile: the connection's views name
+    # files that the commit replaced (the sources file is rewritten by every commit) or that a
+    # compaction merged.  They had been deleted at once, and the reader's next query failed.
+    a = write(tmp_path / "a.toy", "j1,first")
+    store = Store(store_dir)
+    pipeline.ingest_paths([a], store)
+    first = store.connect()
+    write(a, "j1,renamed")
+    pipeline.ingest_paths([a, write(tmp_path / "b.toy", "j2,second")], store)
+    second = store.connect()
+    pipeline.ingest_paths([write(tmp_path / "c.toy", "j3,third")], store)
+    assert store.compact(min_files=2) > 0
+    assert first.execute("SELECT job_id, name FROM jobs").fetchall() == [("j1", "first")]
+    assert first.execute("SELECT count(*) FROM sources").fetchone() == (1,)
+    assert second.execute("SELECT name FROM jobs ORDER BY 1").fetchall() == [("renamed",), ("second",)]
+    assert job_ids(store) == ["j1", "j2", "j3"]
+    report = verify_store(store)
+    assert report.ok
+    assert not [f for f in report.findings if f.check == "orphans"]
+    # a compaction with nothing to merge still deletes the retired files whose hour has passed
+    retired = {r.path for r in store.manifest().retired}
+    assert retired & on_disk(store_dir) == retired
+    store.retain_s = 0
+    assert store.compact() == 0
+    assert not retired & on_disk(store_dir)
+    assert on_disk(store_dir) == store.manifest().referenced()
+    assert job_ids(store) == ["j1", "j2", "j3"]
 
 
 def test_bad_file_is_quarantined_and_others_land(tmp_path: Path, store_dir: Path) -> None:

@@ -319,6 +319,8 @@ def compact(store_dir: Path | None, min_files: int) -> None:
     """Merge the store's many small Parquet files into few large ones (queries get faster).
 
     ``phaseline ingest`` does this by itself when a table passes 256 small files.
+    Merged and replaced files stay on disk for an hour, for readers that opened
+    the store before; a later commit or compaction deletes them.
     """
     store = open_store(store_dir)
     before = len(store.manifest().files)
