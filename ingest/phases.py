@@ -53,12 +53,15 @@ Data
 Map: read+map+collect gets the split length of ``Processing split: path:off+len``
 (else the input-format bytes counter) and ``MAP_INPUT_RECORDS``; spills their
 serialized bytes and records from the ``bufstart/bufend`` and ``kvstart/kvend``
-lines; merge the last merge pass's size (else map output materialized bytes),
-and nothing (0 bytes, 0 records) when the map spilled exactly once: Hadoop's
-``MapTask.mergeParts`` then renames the one spill file into the map output
-(``numSpills == 1``) and merges no data.
+lines; merge the last merge pass's size (else, and after an intermediate merge
+pass, whose logged size is no byte count under map output compression, map
+output materialized bytes: :func:`_map_merge_bytes`), and nothing (0 bytes, 0
+records) when the map spilled exactly once: Hadoop's ``MapTask.mergeParts``
+then renames the one spill file into the map output (``numSpills == 1``) and
+merges no data.
 Reduce: shuffle ``REDUCE_SHUFFLE_BYTES`` (else the fetched lengths) and
-``REDUCE_INPUT_RECORDS``; sort the bytes of the final merge; reduce+write the
+``REDUCE_INPUT_RECORDS``; sort the bytes of the final merge (from disk and from
+memory, in one unit under compression: :func:`_sort_bytes`); reduce+write the
 output-format bytes and ``REDUCE_OUTPUT_RECORDS``.
 
 LocalJobRunner runs every task in one JVM, whose file-system statistics are
@@ -80,6 +83,9 @@ from phaseline.schemas import Phase
 
 COVERAGE_TOLERANCE_MS = 1  # main-lane phases cover [start, finish] of the attempt to this many ms
 MIN_SPLIT_SAMPLES = 5  # task-thread samples needed to split read+map+collect (JFR samples every 10-20 ms)
+#: A reduce's fetched bytes (``len``) below this share of their uncompressed ``decomp``: map output
+#: was compressed (uncompressed, ``len`` is ``decomp`` plus IFile's 4-byte checksum).
+COMPRESSED_BELOW = 0.99
 
 TASK = "org.apache.hadoop.mapreduce.TaskCounter"
 FIF = "org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter"
@@ -428,14 +434,15 @@ def _map_phases(
                 (Overhead.COMMIT.value, pending.ts_ms if pending else None),
                 (Overhead.OTHER.value, done.ts_ms if done else None)]
         last_pass = [e for e in events if e.kind is EventKind.MERGE_LAST_PASS and _thread(e) == main]
+        intermediate = any(e.kind is EventKind.MERGE_PASS and e.field("total") is not None and _thread(e) == main
+                           for e in events)  # fmt: skip
         data[READ_MAP_COLLECT] = (input_bytes, input_records)
         data[Phase.SPILL.value] = (_sum([s.bytes for s in after_flush]), _sum([s.records for s in after_flush]))
         if len(spills) == 1 and not last_pass:
             data[Phase.MERGE.value] = (0, 0)  # one spill file is renamed, not merged
         else:
-            data[Phase.MERGE.value] = (  # (mergeParts merges each reduce's partition: one last pass each)
-                _sum([e.bytes for e in last_pass]) if last_pass
-                else counters.get((TASK, "MAP_OUTPUT_MATERIALIZED_BYTES")),
+            data[Phase.MERGE.value] = (
+                _map_merge_bytes(last_pass, intermediate, counters.get((TASK, "MAP_OUTPUT_MATERIALIZED_BYTES"))),
                 _sum_all([s.records for s in spills]),
             )
     else:
@@ -464,6 +471,45 @@ def _map_phases(
             _sum([s.bytes for s in background]), _sum([s.records for s in background]),
         ))
     return sorted(out, key=lambda p: (p.lane != Lane.MAIN, p.start_ms))
+
+
+def _sort_bytes(events: Sequence[TaskEvent], fetches: Sequence[TaskEvent]) -> int | None:
+    """The data of a reduce's final merge: its bytes from disk and from memory.
+
+    Hadoop logs the files on disk by their length there and the segments in memory by their
+    records' bytes; with map output compression the first are compressed and the second not.
+    Where the fetches say so (their ``len``, the bytes fetched, below their ``decomp``), the
+    bytes from memory are counted at the fetches' ratio, in the unit of the disk's and of the
+    shuffle's bytes.
+    """
+    disk = _sum([e.bytes for e in events if e.kind is EventKind.FINAL_MERGE_DISK])
+    memory = _sum([e.bytes for e in events if e.kind is EventKind.FINAL_MERGE_MEMORY])
+    raw = _sum([e.bytes for e in fetches])
+    fetched = _sum([_field_int(e, "len") for e in fetches])
+    if memory and raw and fetched is not None and fetched < COMPRESSED_BELOW * raw:
+        memory = round(memory * fetched / raw)
+    return _sum([disk, memory])
+
+
+def _map_merge_bytes(last_pass: Sequence[TaskEvent], intermediate: bool, materialized: int | None) -> int | None:
+    """The data of a map's merge (``MapTask.mergeParts``: one merge per reduce partition, one last pass each).
+
+    After single passes, the last passes' ``total size`` (the spills' bytes it merges).  Hadoop
+    logs that figure from its progress arithmetic (``Merger.MergeQueue.merge``): the segment
+    lengths of every pass's input less the bytes the intermediate passes read, which are
+    positions in the uncompressed records; with map output compression the two units differ, and
+    after an intermediate pass the figure is no byte count (often negative: -2,173,356 bytes for
+    a map of 2,180,986 bytes merged in two passes, a real LocalJobRunner run with
+    ``mapreduce.map.output.compress=true``).  So after an intermediate pass, the bytes the merge
+    wrote (``MAP_OUTPUT_MATERIALIZED_BYTES``) are taken; without the counter, the logged figure
+    unless it is negative.
+    """
+    logged = _sum([e.bytes for e in last_pass])
+    if last_pass and not intermediate and logged is not None and logged >= 0:
+        return logged
+    if materialized is not None:
+        return materialized
+    return logged if logged is not None and logged >= 0 else None
 
 
 _MERGE_KINDS = frozenset({EventKind.MERGE_PASS, EventKind.MERGE_LAST_PASS, EventKind.FINAL_MERGE_SPILL,
@@ -508,8 +554,7 @@ def _reduce_phases(
             (Phase.SORT.value, final.ts_ms if final else None), (REDUCE_WRITE, reduce_at),
             (Overhead.COMMIT.value, pending.ts_ms if pending else None),
             (Overhead.OTHER.value, done.ts_ms if done else None)]
-    final_bytes = _sum([e.bytes for e in events if e.kind in (EventKind.FINAL_MERGE_DISK,
-                                                               EventKind.FINAL_MERGE_MEMORY)])
+    final_bytes = _sort_bytes(events, fetches)
     shuffle_bytes = counters.get((TASK, "REDUCE_SHUFFLE_BYTES"))
     if shuffle_bytes is None:
         shuffle_bytes = _sum([_field_int(e, "len") or 0 for e in fetches])
