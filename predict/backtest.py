@@ -549,8 +549,9 @@ def require_rows(rows: Sequence[BacktestRow]) -> None:
 
 
 def error_table(rows: Sequence[BacktestRow]) -> list[dict[str, object]]:
-    """Rows for display: one per case (:attr:`BacktestRow.case_key`) with each model's prediction and
-    error side by side; no rows is :func:`require_rows`' error."""
+    """Rows for display: one per case (:attr:`BacktestRow.case_key`) with each model's prediction
+    (``<model>_s``, seconds) and error (``<model>_err``, a share: ``0.035`` is +3.5 %; ``None``
+    where it is not finite) side by side; no rows is :func:`require_rows`' error."""
     require_rows(rows)
     models = list(dict.fromkeys(r.model for r in rows))
     blank = {f"{m}_{k}": None for m in models for k in ("s", "err")}
@@ -560,5 +561,5 @@ def error_table(rows: Sequence[BacktestRow]) -> list[dict[str, object]]:
             r.case_key, {"job": r.job, "case": r.case, "measured_s": round(r.measured_s, 2), **blank}
         )
         line[f"{r.model}_s"] = round(r.predicted_s, 2)
-        line[f"{r.model}_err"] = f"{r.error:+.1%}" if math.isfinite(r.error) else "n/a"
+        line[f"{r.model}_err"] = round(r.error, 4) if math.isfinite(r.error) else None
     return list(table.values())

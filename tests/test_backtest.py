@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import itertools
 import json
 import math
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -154,6 +157,19 @@ def test_backtest_cli_json_contract(tmp_path: Path) -> None:
     assert all(set(r) >= CONTRACT for r in rows)
     assert {r["model"] for r in rows} <= set(core.models())
     assert {"bounds", "critical_path", "simulation"} <= {r["model"] for r in rows}
+    # the side-by-side table: CSV keeps each error as a share (it had been the table's "+3.5%" text),
+    # the table prints it as a signed percentage
+    by_case = {(r["case"], r["model"]): r["error"] for r in rows}
+    args = ["backtest", "--store", str(store.root), "--platform", str(platform_path), *SIM_CLUSTER_ARGS]
+    res = CliRunner().invoke(main, [*args, "--format", "csv"])
+    assert res.exit_code == 0, res.output
+    lines = list(csv.DictReader(io.StringIO(res.stdout)))
+    assert lines
+    for line in lines:
+        assert float(line["bounds_err"]) == pytest.approx(by_case[(line["case"], "bounds")], abs=1e-4)
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output
+    assert re.search(r"[+-]\d+\.\d%", res.stdout)
     res = CliRunner().invoke(main, ["backtest", "--store", str(store.root)])
     assert res.exit_code == 2
     assert "no --platform given and the store holds no microbenchmark runs" in res.output

@@ -184,4 +184,8 @@ def backtest_cmd(
     elif fmt == "json":
         emit([{k: r.to_dict()[k] for k in _JSON_COLUMNS} for r in rows], fmt)
     else:
-        emit(error_table(rows), fmt, title="backtest: predicted vs measured (median of runs)")
+        table = error_table(rows)
+        if fmt == "table":  # errors as signed percentages; CSV keeps the shares
+            table = [{k: (("n/a" if v is None else f"{v:+.1%}") if k.endswith("_err") else v) for k, v in line.items()}
+                     for line in table]  # fmt: skip
+        emit(table, fmt, title="backtest: predicted vs measured (median of runs)")
