@@ -16,15 +16,15 @@ Guarantees
   visible only when a new ``MANIFEST.json`` is renamed into place.  A crash or
   kill at any moment leaves the old manifest (the store as it was) or the new
   one (the store after); staged or orphaned Parquet files are never referenced
-  and are removed by the first commit of the next ingest.
+  and are removed by the first commit of the next ingest.  Sources staged
+  together (:class:`~phaseline.staged_batch.StagedGroup`) may share data files
+  and are published by one commit (one already live with the same content is
+  left out of the shared files).
 * **Readers keep reading.** A file that a commit or a compaction replaces
   leaves the manifest's ``files`` for its ``retired`` list and stays on disk
   for :data:`RETAIN_REPLACED_S`: a reader that opened the store before (its
   views name the old files) goes on reading the generation it opened.  A
-  later commit deletes the retired files whose time has passed.  Sources staged together
-  (:class:`~phaseline.staged_batch.StagedGroup`) may share data files and
-  are published by one commit (one already live with the same content is
-  left out of the shared files).
+  later commit or compaction deletes the retired files whose time has passed.
 * **Idempotent.** A file whose content hash is already live is not written
   again; a changed file at the same path replaces its earlier rows in the same
   commit that adds the new ones.
