@@ -337,6 +337,27 @@ def test_predictor_scales_demands_down_for_a_negative_calibrated_overhead() -> N
     assert "scaled by 0.00" in notes[0]
 
 
+def test_tripathi_prices_a_map_beside_a_tiny_fetch_as_the_map() -> None:
+    # The local engine's shape (one node, one map slot, one reduce): each map wave is a parallel phase
+    # of the map (0.26 s) and the reduce's fetch of the previous map's output (0.007 s).  Fork/join
+    # prices it at H_2 x the larger mean (0.39 s a wave); Tripathi's maximum of the two branches is
+    # about the map.  8 maps: the grep backtest case measured 1.79 s, fork/join gave 3.05 s.
+    work = Workload(nodes=1, cpus=2, disks=1, maps=8, reduces=1, pm=1, pr=1, ps=5, network_per_node=True)
+    demands = Demands(map={"cpu": 0.09, "disk": 0.17}, shuffle_sort={"network": 0.007},
+                      merge={"cpu": 0.01, "disk": 0.07}, local_network_to="disk")  # fmt: skip
+    forkjoin = solve(demands, work, estimate=Estimate.FORKJOIN).response_time_s
+    tripathi = solve(demands, work, estimate=Estimate.TRIPATHI).response_time_s
+    sequential = 8 * 0.26 + 0.007 + 0.08
+    assert tripathi == pytest.approx(sequential, rel=0.1)
+    assert forkjoin > 1.3 * sequential
+    # both are models of the prediction core, each with its estimate (the same profile, the same demands)
+    from predict import core
+
+    assert {"vianna", "vianna_tripathi"} <= set(core.models())
+    assert core.get("vianna").estimate is Estimate.FORKJOIN  # type: ignore[attr-defined]
+    assert core.get("vianna_tripathi").estimate is Estimate.TRIPATHI  # type: ignore[attr-defined]
+
+
 def test_a_local_fetch_can_be_served_by_the_disk() -> None:
     # The paper gives a shuffle-sort whose map ran on the reduce's node no network demand.  The vianna
     # predictor's shuffle time is one figure measured whole, so it charges such fetches to the disk:

@@ -82,9 +82,22 @@ def _charge(
 
 @dataclass(frozen=True, slots=True)
 class ViannaModel:
-    """Precedence tree + approximate MVA (Vianna et al. 2013), fork/join estimate, class formulation."""
+    """Precedence tree + approximate MVA (Vianna et al. 2013), class formulation.
+
+    Registered twice, with each of the paper's estimates of a parallel node's response
+    (section 4.3): ``vianna``, fork/join (the k-th harmonic number times the largest mean:
+    the paper's closer estimate on its cluster, Table 4), and ``vianna_tripathi``, Tripathi's
+    maximum of Erlang or hyperexponential branches by their own means and variances.  Fork/join
+    prices k branches at the largest one's mean however small the others are: on the local
+    engine a map (0.26 s) beside one reduce's fetch of the previous map's output (0.007 s)
+    costs H_2 x 0.26 s per map wave, a grep of 8 maps 3.05 s against 1.79 s measured; Tripathi's
+    maximum of the two is 0.26 s (2.15 s).  Scored on seven stored full local backtests
+    (benchmarks/BACKTEST.md, 2026-11-27), Tripathi's worst case was lower on all seven (mean
+    28 % against 52 %), its median lower on four and higher on three (mean 11.1 % against 18.5 %).
+    """
 
     name: str = "vianna"
+    estimate: Estimate = Estimate.FORKJOIN
 
     def predict(
         self,
@@ -119,9 +132,10 @@ class ViannaModel:
             ps=DEFAULT_PARALLEL_COPIES,
             network_per_node=True,
         )
-        sol = solve(demands, work, estimate=Estimate.FORKJOIN)
+        sol = solve(demands, work, estimate=self.estimate)
         notes = [
             *tasks.assumptions,
+            f"parallel phases by the {self.estimate.value} estimate (Vianna et al. 2013, section 4.3)",
             "phase times charged to devices: read/spill/merge/write -> disk, map/reduce/collect/overhead -> cpu, "
             "shuffle -> network (a fetch from the reduce's own node -> disk)",
             f"ps = {DEFAULT_PARALLEL_COPIES} parallel fetches (Hadoop default); a task spreads over its node's CPUs/disks",
@@ -159,3 +173,4 @@ class ViannaModel:
 
 
 register(ViannaModel())
+register(ViannaModel("vianna_tripathi", Estimate.TRIPATHI))
