@@ -92,7 +92,7 @@ class ViannaModel:
     engine a map (0.26 s) beside one reduce's fetch of the previous map's output (0.007 s)
     costs H_2 x 0.26 s per map wave, a grep of 8 maps 3.05 s against 1.79 s measured; Tripathi's
     maximum of the two is 0.26 s (2.15 s).  Scored on seven stored full local backtests
-    (benchmarks/BACKTEST.md, 2026-11-27), Tripathi's worst case was lower on all seven (mean
+    (benchmarks/BACKTEST.md, 2026-11-27), Tripathi's worst case was lower on six of the seven (mean
     28 % against 52 %), its median lower on four and higher on three (mean 11.1 % against 18.5 %).
     """
 
