@@ -203,11 +203,20 @@ def attribute_threads(
          ``ctx.notes`` says so).
 
     Lines of threads bound to no attempt are job-level.
+
+    A log without thread ids (a layout without ``%tid``) names every attempt's
+    helper threads alike (each map's ``SpillThread``, each reduce's
+    ``localfetcher#1``): a helper is then known by its name and the attempts
+    running at its line, so that the helpers of attempts that ran one after the
+    other are never taken for one thread.  Where attempts ran in parallel such
+    helpers may still be mixed up; ``ctx.notes`` says so.
     """
     attempts: dict[str, AttemptLog] = {}
     running: dict[str, str] = {}  # executor thread key -> attempt
     job_level: list[int] = []
     helper_lines: dict[str, list[int]] = {}
+    epoch = 0  # task starts and finishes so far: which attempts run (for lines without a thread id)
+    parallel_without_ids = False
     for i, (rec, ev) in enumerate(zip(records, events, strict=True)):
         key = rec.thread_key
         if ev.kind is EventKind.TASK_START:
@@ -215,16 +224,27 @@ def attribute_threads(
             assert attempt_id is not None
             attempts.setdefault(attempt_id, AttemptLog(attempt_id, [], [], host="localhost"))
             running[key] = attempt_id
+            epoch += 1
         current = running.get(key)
         if current is not None:
             attempts[current].records.append(rec)
             attempts[current].events.append(ev)
             if ev.kind is EventKind.TASK_FINISH:
                 del running[key]
+                epoch += 1
         elif rec.logger.rsplit(".", 1)[-1] in ("LocalJobRunner", "Job", "JobSubmitter") or rec.thread == "main":
             job_level.append(i)
+        elif rec.tid is None:
+            helper_lines.setdefault(f"{key}\x00{epoch}", []).append(i)
+            parallel_without_ids = parallel_without_ids or len(running) > 1
         else:
             helper_lines.setdefault(key, []).append(i)
+    if parallel_without_ids:
+        ctx.notes.append(
+            "this LocalJobRunner log has no thread ids (add %tid to the log4j pattern) and tasks ran in "
+            "parallel: helper threads of one name (SpillThread, fetchers, mergers) were told apart by the "
+            "tasks running at the time, and some of their lines may be given to another attempt"
+        )
     bound = _bind_helpers(helper_lines, records, events, attempts, ctx)
     _match_fetchers_by_bytes(bound, helper_lines, records, events, attempts, ctx)
     for key, idxs in helper_lines.items():

@@ -15,6 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reader_checks import table
@@ -26,6 +27,7 @@ from ingest.phases import COVERAGE_TOLERANCE_MS, Lane
 from ingest.pipeline import ingest_paths
 from ingest.tasklog import classify, parse_counter_block, parse_records, read_task_log
 from ingest.tasklog_patterns import PATTERNS, EventKind, LogRecord, counter_name
+from phaseline.cli import main
 from phaseline.errors import TraceParseError
 from phaseline.store import Store
 
@@ -648,3 +650,40 @@ def test_every_spill_a_spill_thread_finishes_is_one_its_map_had_pending(run: str
             assert reset is None or fin["ts_ms"] <= reset["ts_ms"], (attempt, k, fin, reset)
             checked += 1
     assert checked
+
+
+def _attribution(path: Path) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]], tuple[str, ...]]:
+    ctx = ReadContext(path)
+    rows = list(read_task_log(path, ctx))
+    events = sorted((e["attempt_id"], e["line_no"], e["kind"]) for e in table(rows, "attempt_events"))
+    phases = sorted((p["attempt_id"], p["phase"], p["lane"], p["start_ms"], p["end_ms"], p["data_bytes"])
+                    for p in table(rows, "attempt_phases"))  # fmt: skip
+    return events, phases, tuple(ctx.notes)
+
+
+@pytest.mark.parametrize(("run", "parallel"), [("bench-8mb-sel1.0", False), ("bench-8mb-sel1.8-merges", True)])
+def test_a_log_without_thread_ids_keeps_helpers_of_successive_attempts_apart(
+    tmp_path: Path, run: str, parallel: bool
+) -> None:
+    # A LocalJobRunner layout without %tid names every attempt's helpers alike: each reduce's
+    # 'localfetcher#1', each map's 'SpillThread'.  Keyed by name alone they had been one thread, bound to
+    # one attempt: a 4-map, 2-reduce word count without its ids gave 42 and 38 events to its reduces
+    # (40 and 40 with them).  Now attempts that ran one after the other are attributed as with the ids;
+    # where attempts ran in parallel the reader says it may have mixed some up.
+    src = Path(__file__).parents[1] / "sample_traces" / run / "logs" / "job.log"
+    stripped = tmp_path / "job.log"
+    stripped.write_text(re.sub(r" \[tid:\d+\]", "", src.read_text()))
+    assert "[tid:" not in stripped.read_text()
+    with_ids, without = _attribution(src), _attribution(stripped)
+    assert any("no thread ids" in n for n in without[2]) == parallel
+    assert not any("no thread ids" in n for n in with_ids[2])
+    if not parallel:
+        assert without[0] == with_ids[0]
+        assert without[1] == with_ids[1]
+    else:
+        moved = len(set(without[0]) ^ set(with_ids[0])) // 2
+        assert moved < len(with_ids[0]) // 20  # a few helper lines of two maps at once, not whole threads
+        # `phaseline ingest` prints a file's notes under its line (they had reached no output at all)
+        res = CliRunner().invoke(main, ["ingest", "--store", str(tmp_path / "store"), str(stripped)])
+        assert res.exit_code == 0, res.output
+        assert "note: this LocalJobRunner log has no thread ids" in res.stderr

@@ -77,6 +77,8 @@ def ingest(
             text += f" unknown={dict(r.unknown)}"
         if r.error:
             text += f"\n            {r.error}"
+        for note in r.notes:  # what the reader decided by a rule of thumb, or repaired
+            text += f"\n            note: {note}"
         return text
 
     with _file_reporter(len(files)) as echo:
