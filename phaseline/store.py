@@ -104,6 +104,12 @@ class DataFile:
 #: Seconds a file replaced by a commit or a compaction stays on disk for readers of older generations.
 RETAIN_REPLACED_S = 3600.0
 
+#: Two sources of one job id whose submit times differ by more than this describe two runs, not
+#: one: a history and its copy, or Rumen's parse of it, carry the same submit time to the
+#: millisecond; a job id comes back only when a cluster's id prefix does (LocalJobRunner's random
+#: ``job_local<N>_0001``, a hand-edited or replayed trace).
+SAME_RUN_SLACK_MS = 60_000
+
 
 @dataclass(frozen=True, slots=True)
 class Retired:
@@ -245,9 +251,12 @@ class Store:
         about the job (a complete copy before a truncated one), a landed
         source before a partial one, the first path in sort order.  A derived
         source stands in only where no first-hand one has rows of the table for
-        the job; it adds no unit to a first-hand account.  The
-        temporary table ``overlapping_sources`` (``table_name, job_id, path,
-        format, rows, preference, stand_in``; preference 1 is kept; a
+        the job; it adds no unit to a first-hand account.  Sources that say the
+        job was submitted at another time than the kept one (by more than
+        :data:`SAME_RUN_SLACK_MS`) are another run under the same id: they add
+        nothing, and ``phaseline verify`` names them.  The temporary table
+        ``overlapping_sources`` (``table_name, job_id, path, format, rows,
+        preference, stand_in, other_run, submit_ms``; preference 1 is kept; a
         ``stand_in`` source adds no unit to the others') lists every such case.
         """
         import duckdb  # loaded by _duckdb_memory already
@@ -582,24 +591,38 @@ def _find_overlaps(con: duckdb.DuckDBPyConnection, tables: Sequence[str]) -> set
             JOIN raw.jobs AS j USING (job_id, source_sha256)
             WHERE t.n > if(t.task_type = 'MAP', j.total_maps, if(t.task_type = 'REDUCE', j.total_reduces, NULL))
         ),
+        submitted AS (  -- when each source says the job was submitted
+            SELECT job_id, source_sha256, min(submit_ms) AS submit_ms FROM raw.jobs
+            WHERE job_id IN (SELECT job_id FROM shared) GROUP BY ALL
+        ),
         sources_of_job AS (  -- one row per (job, source): its rows, and what ranks it
             SELECT p.job_id, p.source_sha256, src.path, src.format, src.status, sum(p.rows) AS rows,
                    coalesce(src.format IN ({derived}), false) AS derived,
-                   (p.job_id, p.source_sha256) IN (SELECT (job_id, source_sha256) FROM overfull) AS overfull
+                   (p.job_id, p.source_sha256) IN (SELECT (job_id, source_sha256) FROM overfull) AS overfull,
+                   any_value(t.submit_ms) AS submit_ms
             FROM per_job AS p LEFT JOIN src ON src.sha256 = p.source_sha256
+            LEFT JOIN submitted AS t ON t.job_id = p.job_id AND t.source_sha256 = p.source_sha256
             WHERE p.job_id IN (SELECT job_id FROM shared)
             GROUP BY p.job_id, p.source_sha256, src.path, src.format, src.status
         ),
         ranked AS (
-            SELECT job_id, source_sha256, path, format, derived OR overfull AS stand_in,
-                   row_number() OVER (
+            SELECT *, row_number() OVER (
                        PARTITION BY job_id
                        ORDER BY derived, overfull, rows DESC, status = 'landed' DESC, path, source_sha256
                    ) AS preference
             FROM sources_of_job
+        ),
+        judged AS (  -- the submit time of the kept run: the first one given, in order of preference
+            SELECT *, first_value(submit_ms IGNORE NULLS) OVER (
+                       PARTITION BY job_id ORDER BY preference ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING
+                   ) AS kept_submit_ms
+            FROM ranked
         )
-        SELECT s.table_name, s.job_id, s.source_sha256, r.path, r.format, s.rows, r.preference, r.stand_in
-        FROM shared AS s JOIN ranked AS r USING (job_id, source_sha256)
+        SELECT s.table_name, s.job_id, s.source_sha256, r.path, r.format, s.rows, r.preference,
+               r.derived OR r.overfull AS stand_in,
+               coalesce(abs(r.submit_ms - r.kept_submit_ms) > {SAME_RUN_SLACK_MS}, false) AS other_run,
+               r.submit_ms
+        FROM shared AS s JOIN judged AS r USING (job_id, source_sha256)
     """)
     con.execute("DROP TABLE IF EXISTS _shared_jobs")  # a step of the above, not a relation for users
     return {r[0] for r in con.execute("SELECT DISTINCT table_name FROM overlapping_sources").fetchall()}
@@ -611,7 +634,8 @@ def _one_account_view(name: str, unit: Sequence[str]) -> str:
     A derived source (:data:`~phaseline.schemas.DERIVED_FORMATS`: Rumen's parse of a history),
     or one with more successful tasks than its own job total (``stand_in``), stands in for a
     job only where no other source has rows of the table for it: it never adds units (an
-    attempt, a counter set) to another source's account of the same job.
+    attempt, a counter set) to another source's account of the same job.  A source of
+    another run under the same job id (``other_run``) adds nothing at all.
     """
     partition = ", ".join(f'r."{c}"' for c in unit)
     return f"""
@@ -624,6 +648,7 @@ def _one_account_view(name: str, unit: Sequence[str]) -> str:
         SELECT r.* FROM raw."{name}" AS r
         JOIN overlapping_sources AS o
           ON o.table_name = '{name}' AND o.job_id = r.job_id AND o.source_sha256 = r.source_sha256
+        WHERE NOT o.other_run
         QUALIFY o.preference = min(o.preference) OVER (PARTITION BY {partition})
             AND (NOT o.stand_in OR bool_and(o.stand_in) OVER (PARTITION BY r.job_id))
     """

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -232,8 +233,9 @@ def _check_overlaps(con: duckdb.DuckDBPyConnection, root: str, findings: list[Fi
 
     try:
         overlaps = con.execute(
-            "SELECT job_id, path, format, preference, string_agg(table_name, ',' ORDER BY table_name) "
-            "FROM overlapping_sources GROUP BY ALL ORDER BY job_id, preference"
+            "SELECT job_id, path, format, preference, string_agg(table_name, ',' ORDER BY table_name), "
+            "any_value(other_run), any_value(submit_ms) "
+            "FROM overlapping_sources GROUP BY job_id, path, format, preference ORDER BY job_id, preference"
         ).fetchall()
         set_aside: dict[str, int] = defaultdict(int)
         for (table,) in con.execute("SELECT DISTINCT table_name FROM overlapping_sources").fetchall():
@@ -247,21 +249,45 @@ def _check_overlaps(con: duckdb.DuckDBPyConnection, root: str, findings: list[Fi
     except duckdb.Error as exc:
         findings.append(Finding("error", "overlaps", root, str(exc)))
         return
-    by_job: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
-    for job_id, path, fmt, _, tables in overlaps:
-        by_job[job_id].append((path, fmt, tables))
+    by_job: dict[str, list[tuple[str, str, str, bool, int | None]]] = defaultdict(list)
+    for job_id, path, fmt, _, tables, other_run, submit_ms in overlaps:
+        by_job[job_id].append((path, fmt, tables, other_run, submit_ms))
     for job_id, ranked in by_job.items():
         if not set_aside[job_id]:
             continue
-        (kept, kept_format, _), others = ranked[0], ranked[1:]
-        also = "; ".join(f"{path} ({fmt}: {tables})" for path, fmt, tables in others)
-        findings.append(
-            Finding(
-                "warning", "overlaps", job_id,
-                f"described by {len(ranked)} sources; the views take its rows from {kept} ({kept_format}) "
-                f"and from the others only what that one lacks ({set_aside[job_id]} rows set aside): {also}",
-            )
+        (kept, kept_format, _, _, kept_submit), others = ranked[0], ranked[1:]
+        also = "; ".join(f"{path} ({fmt}: {tables})" for path, fmt, tables, other, _ in others if not other)
+        runs = "; ".join(
+            f"{path} ({fmt}: submitted {_utc(submit)}, {_apart(submit, kept_submit)})"
+            for path, fmt, _, other, submit in others if other
+        )  # fmt: skip
+        what = (
+            f"described by {len(ranked)} sources; the views take its rows from {kept} ({kept_format}"
+            + (f", submitted {_utc(kept_submit)}" if runs else "") + ")"
         )
+        if also:
+            what += f" and from the others only what that one lacks: {also}"
+        if runs:
+            what += (
+                f"; another run under the same job id, none of whose rows the views show (ingest it into a "
+                f"store of its own to see it): {runs}"
+            )
+        findings.append(Finding("warning", "overlaps", job_id, f"{what} ({set_aside[job_id]} rows set aside)"))
+
+
+def _utc(ms: int | None) -> str:
+    """``2012-02-15 23:27:23 UTC`` from epoch milliseconds; ``at no known time`` for None."""
+    if ms is None:
+        return "at no known time"
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _apart(ms: int | None, kept_ms: int | None) -> str:
+    """``3600 s after the kept one``: how far a source's submit time lies from the kept run's."""
+    if ms is None or kept_ms is None:
+        return "no submit time to compare"
+    gap = (ms - kept_ms) / 1000
+    return f"{abs(gap):.0f} s {'after' if gap > 0 else 'before'} the kept one"
 
 
 #: Attempts may start this long before their job's submit time (clock resolution, log flushing).

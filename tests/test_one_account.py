@@ -222,3 +222,48 @@ def test_verify_names_a_data_file_whose_pages_were_damaged(fixtures_dir: Path, s
     (finding,) = [f for f in report.findings if f.severity == "error"]
     assert (finding.check, finding.subject) == ("data", events.path)
     assert finding.detail.startswith("damaged data: ")
+
+
+def test_another_run_under_the_same_job_id_adds_nothing_and_is_named(
+    fixtures_dir: Path, tmp_path: Path, store_dir: Path
+) -> None:
+    # The same job id, run again an hour later (a replayed trace, LocalJobRunner's random id drawn
+    # twice), where map 3 needed a second attempt.  Unit by unit the views had mixed the runs: the
+    # kept run's tasks with the other run's attempt m_000003_1 beside its own m_000003_0, silently.
+    import re
+
+    complete = fixtures_dir / JHIST
+    later = re.sub(rb"\b13\d{11}\b", lambda m: str(int(m.group()) + 3_600_000).encode(), complete.read_bytes())
+    later = later.replace(b"attempt_1329348432655_0001_m_000003_0", b"attempt_1329348432655_0001_m_000003_1")
+    assert later.count(b"m_000003_1") >= 2
+    other = tmp_path / "rerun" / "job_1329348432655_0001-rerun.jhist"
+    other.parent.mkdir()
+    other.write_bytes(later)
+
+    store = Store(store_dir)
+    assert {r.status for r in ingest_paths([complete, other], store).results} == {"landed"}
+    con = store.connect()
+    assert con.execute("SELECT count(*) FROM raw.attempts WHERE attempt_id LIKE '%m_000003%'").fetchone() == (2,)
+    (kept, rerun), = con.execute(
+        "SELECT any_value(path) FILTER (WHERE NOT other_run), any_value(path) FILTER (WHERE other_run) "
+        "FROM overlapping_sources"
+    ).fetchall()
+    assert {kept, rerun} == {str(complete.resolve()), str(other.resolve())}
+    # the views hold one run, whole: what its file alone gives (``events`` keeps every file's records)
+    alone = Store(tmp_path / "alone")
+    ingest_paths([Path(kept)], alone)
+    expected = alone.connect()
+    for table in ("jobs", "tasks", "attempts", "counters"):
+        query = f"SELECT * EXCLUDE (source_sha256) FROM {table} ORDER BY ALL"
+        assert con.execute(query).fetchall() == expected.execute(query).fetchall(), table
+    assert con.execute("SELECT count(*) FROM attempts WHERE attempt_id LIKE '%m_000003%'").fetchone() == (1,)
+
+    # verify names the other run, when it was submitted, and that none of it is shown
+    (finding,) = [f for f in verify_store(store).findings if f.check == "overlaps"]
+    assert (finding.severity, finding.subject) == ("warning", JOB)
+    assert f"take its rows from {kept}" in finding.detail
+    assert "another run under the same job id, none of whose rows the views show" in finding.detail
+    gap = "3600 s after" if rerun == str(other.resolve()) else "3600 s before"
+    assert f"{rerun} (jhist: submitted " in finding.detail
+    assert f"{gap} the kept one" in finding.detail
+    assert "only what that one lacks" not in finding.detail
