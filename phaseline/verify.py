@@ -28,6 +28,10 @@ Checks
   and Rumen's parse of it, two copies of one ``.jhist``), with the source whose
   rows the views keep (see :meth:`phaseline.store.Store.connect`); run only
   when the checks above found no error.
+* ``runs`` (warnings): jobs of which another source holds another run under
+  the same job id (submitted more than :data:`~phaseline.store.SAME_RUN_SLACK_MS`
+  from the kept source's run): none of its rows are in the views; ``phaseline
+  ingest`` warns of it as it lands (:func:`other_runs`).
 * ``times`` (warnings): jobs with attempts that start before the job was submitted, or
   that finish before they start.
 * ``counts`` (warnings): jobs with more successful map (or reduce) tasks than the
@@ -39,7 +43,8 @@ Checks
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -223,18 +228,20 @@ def _check_data(store: Store, manifest: Manifest, findings: list[Finding]) -> No
 
 
 def _check_overlaps(con: duckdb.DuckDBPyConnection, root: str, findings: list[Finding]) -> None:
-    """The overlaps check: jobs that several sources describe, and the one the views keep.
+    """The overlaps and runs checks: jobs that several sources describe, and the one the views keep.
 
     Sources that describe different units of one job (an engine run's ``run.json``
     holds the job's counters, its log the attempts') complement each other and
-    are not reported: only jobs some of whose rows the views set aside.
+    are not reported: only jobs some of whose rows the views set aside.  A source
+    of another run under the same job id (``overlapping_sources.other_run``) is a
+    ``runs`` finding of its own: none of its rows are shown.
     """
     import duckdb
 
     try:
         overlaps = con.execute(
-            "SELECT job_id, path, format, preference, string_agg(table_name, ',' ORDER BY table_name), "
-            "any_value(other_run), any_value(submit_ms) "
+            "SELECT job_id, path, format, string_agg(table_name, ',' ORDER BY table_name), "
+            "any_value(other_run), any_value(submit_ms), sum(rows) "
             "FROM overlapping_sources GROUP BY job_id, path, format, preference ORDER BY job_id, preference"
         ).fetchall()
         set_aside: dict[str, int] = defaultdict(int)
@@ -249,30 +256,52 @@ def _check_overlaps(con: duckdb.DuckDBPyConnection, root: str, findings: list[Fi
     except duckdb.Error as exc:
         findings.append(Finding("error", "overlaps", root, str(exc)))
         return
-    by_job: dict[str, list[tuple[str, str, str, bool, int | None]]] = defaultdict(list)
-    for job_id, path, fmt, _, tables, other_run, submit_ms in overlaps:
-        by_job[job_id].append((path, fmt, tables, other_run, submit_ms))
+    by_job: dict[str, list[tuple[str, str, str, bool, int | None, int]]] = defaultdict(list)
+    for job_id, *source in overlaps:
+        by_job[job_id].append(tuple(source))
     for job_id, ranked in by_job.items():
-        if not set_aside[job_id]:
-            continue
-        (kept, kept_format, _, _, kept_submit), others = ranked[0], ranked[1:]
-        also = "; ".join(f"{path} ({fmt}: {tables})" for path, fmt, tables, other, _ in others if not other)
-        runs = "; ".join(
-            f"{path} ({fmt}: submitted {_utc(submit)}, {_apart(submit, kept_submit)})"
-            for path, fmt, _, other, submit in others if other
-        )  # fmt: skip
-        what = (
-            f"described by {len(ranked)} sources; the views take its rows from {kept} ({kept_format}"
-            + (f", submitted {_utc(kept_submit)}" if runs else "") + ")"
-        )
-        if also:
-            what += f" and from the others only what that one lacks: {also}"
+        (kept, kept_format, _, _, kept_submit, _), others = ranked[0], ranked[1:]
+        runs = [o for o in others if o[3]]
+        same = [o for o in others if not o[3]]
+        of_runs = sum(o[5] for o in runs)
+        if same and set_aside[job_id] > of_runs:
+            also = "; ".join(f"{path} ({fmt}: {tables})" for path, fmt, tables, *_ in same)
+            findings.append(Finding(
+                "warning", "overlaps", job_id,
+                f"described by {len(same) + 1} sources; the views take its rows from {kept} ({kept_format}) "
+                f"and from the others only what that one lacks ({set_aside[job_id] - of_runs} rows set aside): {also}",
+            ))  # fmt: skip
         if runs:
-            what += (
-                f"; another run under the same job id, none of whose rows the views show (ingest it into a "
-                f"store of its own to see it): {runs}"
+            listing = "; ".join(
+                f"{path} ({fmt}: submitted {_utc(submit)}, {_apart(submit, kept_submit)})"
+                for path, fmt, _, _, submit, _ in runs
             )
-        findings.append(Finding("warning", "overlaps", job_id, f"{what} ({set_aside[job_id]} rows set aside)"))
+            findings.append(Finding(
+                "warning", "runs", job_id,
+                f"another run under the same job id: the views take its rows from {kept} ({kept_format}, "
+                f"submitted {_utc(kept_submit)}) and none of the {of_runs} rows of {listing}; ingest the other "
+                "run into a store of its own to see it",
+            ))  # fmt: skip
+
+
+def other_runs(store: Store, paths: Collection[str]) -> list[Finding]:
+    """The ``runs`` findings (another run under a job id, whose rows the views leave out) of jobs
+    that the sources ``paths`` (store keys: what an ingest just landed) describe: what ``phaseline
+    ingest`` warns of.  The store is opened only when one of them shares a job id with another
+    source (or a source too old to list its jobs is live)."""
+    if not paths:
+        return []
+    live = [
+        s for s in store.sources().select(["path", "sha256", "status", "job_ids"]).to_pylist()
+        if s["status"] in ("landed", "partial")
+    ]  # fmt: skip
+    mine = {job for s in live if s["path"] in paths for job in s["job_ids"] or ()}
+    described = Counter(job for s in {s["sha256"]: s for s in live}.values() for job in s["job_ids"] or ())
+    if not any(described[job] > 1 for job in mine) and all(s["job_ids"] is not None for s in live):
+        return []
+    findings: list[Finding] = []
+    _check_overlaps(store.connect(), str(store.root), findings)
+    return [f for f in findings if f.check == "runs" and f.subject in mine]
 
 
 def _utc(ms: int | None) -> str:

@@ -224,21 +224,27 @@ def test_verify_names_a_data_file_whose_pages_were_damaged(fixtures_dir: Path, s
     assert finding.detail.startswith("damaged data: ")
 
 
-def test_another_run_under_the_same_job_id_adds_nothing_and_is_named(
-    fixtures_dir: Path, tmp_path: Path, store_dir: Path
-) -> None:
-    # The same job id, run again an hour later (a replayed trace, LocalJobRunner's random id drawn
-    # twice), where map 3 needed a second attempt.  Unit by unit the views had mixed the runs: the
-    # kept run's tasks with the other run's attempt m_000003_1 beside its own m_000003_0, silently.
+def _rerun(complete: Path, tmp_path: Path) -> Path:
+    """The job of ``complete`` run again an hour later, under the same id, map 3 on a second attempt."""
     import re
 
-    complete = fixtures_dir / JHIST
     later = re.sub(rb"\b13\d{11}\b", lambda m: str(int(m.group()) + 3_600_000).encode(), complete.read_bytes())
     later = later.replace(b"attempt_1329348432655_0001_m_000003_0", b"attempt_1329348432655_0001_m_000003_1")
     assert later.count(b"m_000003_1") >= 2
     other = tmp_path / "rerun" / "job_1329348432655_0001-rerun.jhist"
     other.parent.mkdir()
     other.write_bytes(later)
+    return other
+
+
+def test_another_run_under_the_same_job_id_adds_nothing_and_is_named(
+    fixtures_dir: Path, tmp_path: Path, store_dir: Path
+) -> None:
+    # The same job id, run again an hour later (a replayed trace, LocalJobRunner's random id drawn
+    # twice), where map 3 needed a second attempt.  Unit by unit the views had mixed the runs: the
+    # kept run's tasks with the other run's attempt m_000003_1 beside its own m_000003_0, silently.
+    complete = fixtures_dir / JHIST
+    other = _rerun(complete, tmp_path)
 
     store = Store(store_dir)
     assert {r.status for r in ingest_paths([complete, other], store).results} == {"landed"}
@@ -259,11 +265,35 @@ def test_another_run_under_the_same_job_id_adds_nothing_and_is_named(
     assert con.execute("SELECT count(*) FROM attempts WHERE attempt_id LIKE '%m_000003%'").fetchone() == (1,)
 
     # verify names the other run, when it was submitted, and that none of it is shown
-    (finding,) = [f for f in verify_store(store).findings if f.check == "overlaps"]
-    assert (finding.severity, finding.subject) == ("warning", JOB)
-    assert f"take its rows from {kept}" in finding.detail
-    assert "another run under the same job id, none of whose rows the views show" in finding.detail
+    (finding,) = [f for f in verify_store(store).findings if f.check in ("overlaps", "runs")]
+    assert (finding.severity, finding.check, finding.subject) == ("warning", "runs", JOB)
+    assert finding.detail.startswith(f"another run under the same job id: the views take its rows from {kept} (jhist")
     gap = "3600 s after" if rerun == str(other.resolve()) else "3600 s before"
-    assert f"{rerun} (jhist: submitted " in finding.detail
+    hidden = sum(
+        con.execute(f"SELECT (SELECT count(*) FROM raw.{t}) - (SELECT count(*) FROM {t})").fetchone()[0]
+        for t in ("jobs", "tasks", "attempts", "counters", "attempt_events", "attempt_phases")
+    )
+    assert f"and none of the {hidden} rows of {rerun} (jhist: submitted " in finding.detail
     assert f"{gap} the kept one" in finding.detail
-    assert "only what that one lacks" not in finding.detail
+
+
+def test_ingest_warns_of_another_run_under_a_job_id(fixtures_dir: Path, tmp_path: Path, store_dir: Path) -> None:
+    from click.testing import CliRunner
+
+    from phaseline.cli import main
+
+    complete = fixtures_dir / JHIST
+    other = _rerun(complete, tmp_path)
+    first = CliRunner().invoke(main, ["ingest", "--store", str(store_dir), str(complete)])
+    assert first.exit_code == 0, first.output
+    assert "warning:" not in first.output
+    second = CliRunner().invoke(main, ["ingest", "--store", str(store_dir), str(other)])
+    assert second.exit_code == 0, second.output
+    (warning,) = [line for line in second.output.splitlines() if line.startswith("warning:")]
+    assert warning.startswith(f"warning: {JOB}: another run under the same job id: the views take its rows from ")
+    assert "3600 s" in warning
+    # a copy of the same run is no other run: nothing to warn of
+    cut = _truncated_copy(complete, tmp_path / "done_intermediate.jhist", keep_lines=30)
+    third = CliRunner().invoke(main, ["ingest", "--store", str(tmp_path / "s2"), str(complete), str(cut)])
+    assert third.exit_code == 0, third.output
+    assert "warning:" not in third.output

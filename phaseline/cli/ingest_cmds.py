@@ -21,6 +21,7 @@ from phaseline.cli.output import (
 )
 from phaseline.errors import QueryError
 from phaseline.schemas import TABLES, SourceStatus
+from phaseline.verify import other_runs
 
 EXIT_QUARANTINED = 3
 
@@ -99,6 +100,9 @@ def ingest(
             file_timeout_s=file_timeout,
         )
     _print_summary(summary, store.root)
+    landed = {r.path for r in summary.results if r.status in (SourceStatus.LANDED, SourceStatus.PARTIAL)}
+    for finding in other_runs(store, landed):
+        click.echo(f"warning: {finding.subject}: {finding.detail}", err=True)
     warn_if_no_files(len(files), paths)
     if summary.quarantined:
         raise SystemExit(EXIT_QUARANTINED)
