@@ -196,6 +196,11 @@ def test_analyze_rows_agree_with_jobs_and_the_report(tmp_path: Path, fixtures_di
     ok = ph[(ph["status"] == "SUCCEEDED") & (ph["lane"] == "main")].groupby("phase")["dur_ms"].sum()
     expected = ", ".join(f"{name} {100 * ms / ok.sum():.0f}%" for name, ms in ok.sort_values(ascending=False).head(3).items())
     assert rows["job_200904211745_0004"]["top_phases"] == expected
+    # and as numbers, every phase: a script need not parse the text
+    shares = rows["job_200904211745_0004"]["phase_shares"]
+    assert list(shares) == list(ok.sort_values(ascending=False, kind="stable").index)
+    assert shares == {name: pytest.approx(ms / ok.sum(), abs=5e-5) for name, ms in ok.items()}
+    assert sum(shares.values()) == pytest.approx(1.0, abs=1e-3)
 
 
 def test_analyze_table_leaves_missing_values_empty(tmp_path: Path, fixtures_dir: Path) -> None:

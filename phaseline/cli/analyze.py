@@ -57,6 +57,7 @@ def analyze(paths: tuple[str, ...], store_dir: Path | None, out_dir: Path, worke
             "maps": j.maps,
             "reduces": j.reduces,
             "top_phases": j.top_phases,
+            "phase_shares": {k: round(v, 4) for k, v in j.phase_shares.items()},
             "report": str(j.out_dir / "report.html"),
             "profile_error": j.profile_error,
         }
@@ -65,6 +66,8 @@ def analyze(paths: tuple[str, ...], store_dir: Path | None, out_dir: Path, worke
     shown = ["job_id", "name", "status", "duration_s", "maps", "reduces", "top_phases"]
     # named even without rows: a CSV of no jobs still has its header
     columns = shown if fmt == "table" else [*shown, "report", "profile_error"]
+    if fmt == "json":  # every phase's share, a number (top_phases is the table's text)
+        columns.insert(columns.index("report"), "phase_shares")
     emit(rows, fmt, columns=columns, title="phaseline analyze")
     for j in result.jobs:
         if j.profile_error is not None:
