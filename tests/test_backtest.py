@@ -203,7 +203,7 @@ def test_suite_sizes_option_reaches_the_suite(tmp_path: Path, monkeypatch: pytes
 
     monkeypatch.setattr(suite_mod, "run_suite", fake_run_suite)
     out = ["--out", str(tmp_path / "suite"), "--format", "json"]
-    for args, sizes in (([], suite_mod.FULL.sizes_mb), (["--sizes", "16,32,64"], (16.0, 32.0, 64.0))):
+    for args, sizes in (([], suite_mod.FULL.sizes_mb), (["--sizes", "4,8,16"], (4.0, 8.0, 16.0))):
         res = CliRunner().invoke(main, ["backtest", "--suite", "local", *args, *out])
         assert res.exit_code == 0, res.output
         assert ran[-1].sizes_mb == sizes

@@ -73,7 +73,7 @@ _JSON_COLUMNS = ("job", "case", "model", "predicted_s", "measured_s", "error", "
     "sizes",
     callback=lambda _ctx, _param, value: _sizes(value),
     metavar="MIB,...",
-    help="With --suite: the applications' input sizes in MiB [default: the suite's, 4,8,16 (--quick: 2,4)].",
+    help="With --suite: the applications' input sizes in MiB [default: the suite's, 16,32,64 (--quick: 2,4)].",
 )
 @click.option(
     "--repeats",
