@@ -86,7 +86,7 @@ class Suite:
     warmup_app: bool = True
 
 
-#: The full suite's sizes: jobs of 1.3-9 s.  At 4, 8 and 16 MiB (0.3-2 s) this 2-core machine's
+#: The full suite's sizes: jobs of 1-9 s.  At 4, 8 and 16 MiB (0.3-2 s) this 2-core machine's
 #: run-to-run noise was most of every error: a case's three runs differed by 20 % (median range),
 #: and a perfect model's worst case (:func:`predict.backtest.noise_floor`) was 23.7 %, above
 #: issue 9's 17 % target.  At 16, 32 and 64 MiB (2026-11-27, quiet): 8.8 % and 10.0 %.
