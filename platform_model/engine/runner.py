@@ -68,8 +68,13 @@ RECORD_BYTES = 100
 _LAUNCHER = "phaseline.engine.EngineLauncher"
 _JAVA_DIR = Path(__file__).resolve().parent / "java"
 _LOG_TAIL_LINES = 40
-#: Map tasks (input files) of the warm-up job.
-WARMUP_FILES = 4
+#: Map tasks (input files) of the warm-up job, and of the application's warm-up run.  Code that a
+#: task runs once (setup, commit, counters) reaches the JIT's thresholds only after some tasks; the
+#: JVM compiles in the task's thread (MEASURING_JVM_FLAGS), so with 4 the measured job's first maps
+#: paid those compiles: sort at 16 MiB (8 maps), 3 runs each, 2026-11-27: maps 2-4 took 103-176 ms
+#: against 71-89 ms (a 64 ms commit in map 4), job 1.29-1.38 s; with 16, 55-65 ms but for one
+#: 141 ms map, job 0.92-1.04 s; with 32 about the same (0.85-1.04 s).  Each run takes ~1.5 s longer.
+WARMUP_FILES = 16
 #: Frames JFR keeps per sampled stack (its default, 64, cuts a spill's sort recursion short).
 JFR_STACK_DEPTH = 256
 #: Hidden (never ingested) directory of the warm-up job's data and log, under ``RUN_DIR/tmp``.
