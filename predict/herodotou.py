@@ -167,11 +167,10 @@ def cost_stats(
         "map CPU cost",
         Phase.MAP,
     )
+    reduce_given = profile.reduce_ms_per_record if profile.reduce_ms_per_record is not None else pc.reduce_cpu
     reduce_cpu = (
         job_cost_(
-            profile.reduce_ms_per_record if profile.reduce_ms_per_record is not None else pc.reduce_cpu,
-            "reduce CPU cost",
-            Phase.REDUCE,
+            reduce_given if reduce_given is not None else times.lumped_reduce_cost(), "reduce CPU cost", Phase.REDUCE
         )
         if settings.reduces > 0
         else 0.0

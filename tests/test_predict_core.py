@@ -286,6 +286,41 @@ def test_phases_missing_from_the_platform_fall_back_to_profiled_spans() -> None:
         estimate_tasks(replace(prof, phases={}), plat, Dataset(1 * GB), JobSettings(reduces=4))
 
 
+def test_a_reduce_function_lumped_with_the_write_follows_the_records() -> None:
+    """The local engine's log has one ``reduce+write`` span.  With the platform pricing the write, the
+    rest of it is the reduce function, per record: on 16-64 MiB backtest runs two reduces of half the
+    data each took about half the one reduce's time (word count: 886 ms as one, 420 + 373 ms as two),
+    while a per-task overhead made each of the two pay the whole 407 ms again (+27 % for the job)."""
+    plat = LinearPlatform()  # prices the write: 100 ms + 2e-5 ms per byte
+    prof = toy_profile(
+        stages={"reduce_phase": DurationStats(5_000, 5_000, 4)},
+        reduce_ms_per_record=None,
+        phases={"reduce+write": DurationStats(2_000, 2_500, 4)},
+    )
+    # one profiled reduce: 20 x 640,000 records x 10 x 0.1 (combiner) / 4 = 3.2 M records;
+    # 20 x 64 MB x 1.6 x 0.3 / 4 x 0.3 (reduce selectivity) out
+    records = 20 * 640_000 * 10 * 0.1 / 4
+    out = 20 * 64 * MB * 1.6 * 0.3 / 4 * 0.3
+    cost = (2_000 - (100 + 2e-5 * out)) / records
+    same = estimate_tasks(prof, plat, Dataset(20 * 64 * MB), JobSettings(reduces=4))
+    assert same.reduce_avg is not None
+    assert same.reduce_avg.phases_ms["reduce"] == pytest.approx(cost * records, rel=REL)
+    assert same.reduce_avg.total_ms == pytest.approx(5_000, rel=REL)  # the measured task back
+    assert any(a.startswith("reduce function: the profiled 'reduce+write' span (2000 ms") for a in same.assumptions)
+    assert not any("reduce function cost unknown" in a for a in same.assumptions)
+    # twice the reduces: each has half the records, and the reduce function takes half as long
+    halves = estimate_tasks(prof, plat, Dataset(20 * 64 * MB), JobSettings(reduces=8))
+    assert halves.reduce_avg is not None
+    assert halves.reduce_avg.phases_ms["reduce"] == pytest.approx(cost * records / 2, rel=REL)
+    assert halves.reduce_avg.overhead_ms == pytest.approx(same.reduce_avg.overhead_ms, rel=REL)
+    # Herodotou's reduce CPU cost (eq. 88's cReduceCPUCost) is the same figure
+    from predict.herodotou import job_cost
+
+    hero = job_cost(prof, plat, CLUSTER, Dataset(20 * 64 * MB), JobSettings(reduces=4))
+    assert hero.costs.reduce_cpu == pytest.approx(cost, rel=REL)
+    assert not any("reduce CPU cost unknown" in n for n in hero.notes)
+
+
 def test_a_negative_overhead_is_overlap_and_shrinks_with_the_phases() -> None:
     """Measured tasks shorter than their priced phases give a negative calibrated overhead: the phases
     overlap.  It is taken off as a share of the phases at every size; subtracted whole, it priced
