@@ -291,7 +291,6 @@ class PhaseTimes:
             )
         return stats.avg_ms * ratio
 
-
     def lumped_reduce_cost(self) -> float | None:
         """The reduce function's ms per input record where the profile lumps it with the write.
 
@@ -322,6 +321,7 @@ class PhaseTimes:
                 f"platform's write ({write:.0f} ms), per reduce input record: {cost * 1000:.2f} us"
             )
         return cost
+
 
 def profiled_shape(profile: JobProfile) -> InputShape:
     """The profiled run's own input shape."""

@@ -52,11 +52,15 @@ class JobAnalysis:
     duration_s: float | None
     maps: int  # the job's total (its record's), else the map tasks that ran
     reduces: int  # likewise
-    top_phases: str  # e.g. "spill 41%, read+map+collect 30%, shuffle 12%"
     #: every phase's share of the successful attempts' task-thread time (0.41: 41 %), largest first
     phase_shares: dict[str, float]
     out_dir: Path
     profile_error: str | None
+
+    @property
+    def top_phases(self) -> str:
+        """The three largest :attr:`phase_shares`, for a table: ``spill 41%, read+map+collect 30%, shuffle 12%``."""
+        return ", ".join(f"{name} {100 * share:.0f}%" for name, share in list(self.phase_shares.items())[:3])
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,11 +83,6 @@ def _phase_shares(phases: pd.DataFrame) -> dict[str, float]:
     if whole <= 0:
         return {}
     return {str(name): float(ms) / whole for name, ms in totals.items()}
-
-
-def _top_phases(shares: dict[str, float], n: int = 3) -> str:
-    """The ``n`` largest of :func:`_phase_shares`, for a table: ``spill 41%, map 30%, shuffle 12%``."""
-    return ", ".join(f"{name} {100 * share:.0f}%" for name, share in list(shares.items())[:n])
 
 
 def _count(row: dict[str, Any], total: str, ran: str) -> int:
@@ -139,7 +138,6 @@ def analyze_job(con: duckdb.DuckDBPyConnection, job_id: str, out_dir: Path) -> J
     write_timeline(con, job_id, target / "trace.json", frames=frames)
     row = {str(k): None if pd.api.types.is_scalar(v) and pd.isna(v) else v for k, v in frames.summary.items()}
     makespan = row.get("makespan_ms")
-    shares = _phase_shares(frames.phases)
     return JobAnalysis(
         job_id=job_id,
         name=row.get("name"),
@@ -148,8 +146,7 @@ def analyze_job(con: duckdb.DuckDBPyConnection, job_id: str, out_dir: Path) -> J
         # the job's own totals, as `phaseline jobs` shows them; else the tasks that ran
         maps=_count(row, "total_maps", "maps"),
         reduces=_count(row, "total_reduces", "reduces"),
-        top_phases=_top_phases(shares),
-        phase_shares=shares,
+        phase_shares=_phase_shares(frames.phases),
         out_dir=target,
         profile_error=str(profile) if isinstance(profile, ProfileError) else None,
     )
