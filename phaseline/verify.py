@@ -48,7 +48,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -256,32 +256,43 @@ def _check_overlaps(con: duckdb.DuckDBPyConnection, root: str, findings: list[Fi
     except duckdb.Error as exc:
         findings.append(Finding("error", "overlaps", root, str(exc)))
         return
-    by_job: dict[str, list[tuple[str, str, str, bool, int | None, int]]] = defaultdict(list)
+    by_job: dict[str, list[_Source]] = defaultdict(list)
     for job_id, *source in overlaps:
-        by_job[job_id].append(tuple(source))
+        by_job[job_id].append(_Source(*source))
     for job_id, ranked in by_job.items():
-        (kept, kept_format, _, _, kept_submit, _), others = ranked[0], ranked[1:]
-        runs = [o for o in others if o[3]]
-        same = [o for o in others if not o[3]]
-        of_runs = sum(o[5] for o in runs)
+        kept, others = ranked[0], ranked[1:]
+        runs = [o for o in others if o.other_run]
+        same = [o for o in others if not o.other_run]
+        of_runs = sum(o.rows for o in runs)
         if same and set_aside[job_id] > of_runs:
-            also = "; ".join(f"{path} ({fmt}: {tables})" for path, fmt, tables, *_ in same)
+            also = "; ".join(f"{o.path} ({o.format}: {o.tables})" for o in same)
             findings.append(Finding(
                 "warning", "overlaps", job_id,
-                f"described by {len(same) + 1} sources; the views take its rows from {kept} ({kept_format}) "
+                f"described by {len(same) + 1} sources; the views take its rows from {kept.path} ({kept.format}) "
                 f"and from the others only what that one lacks ({set_aside[job_id] - of_runs} rows set aside): {also}",
             ))  # fmt: skip
         if runs:
             listing = "; ".join(
-                f"{path} ({fmt}: submitted {_utc(submit)}, {_apart(submit, kept_submit)})"
-                for path, fmt, _, _, submit, _ in runs
+                f"{o.path} ({o.format}: submitted {_utc(o.submit_ms)}, {_apart(o.submit_ms, kept.submit_ms)})"
+                for o in runs
             )
             findings.append(Finding(
                 "warning", "runs", job_id,
-                f"another run under the same job id: the views take its rows from {kept} ({kept_format}, "
-                f"submitted {_utc(kept_submit)}) and none of the {of_runs} rows of {listing}; ingest the other "
+                f"another run under the same job id: the views take its rows from {kept.path} ({kept.format}, "
+                f"submitted {_utc(kept.submit_ms)}) and none of the {of_runs} rows of {listing}; ingest the other "
                 "run into a store of its own to see it",
             ))  # fmt: skip
+
+
+class _Source(NamedTuple):
+    """One source of a job that several describe (``overlapping_sources``, its tables folded)."""
+
+    path: str
+    format: str
+    tables: str  # the tables it has rows in, comma-separated
+    other_run: bool
+    submit_ms: int | None
+    rows: int
 
 
 def other_runs(store: Store, paths: Collection[str]) -> list[Finding]:
