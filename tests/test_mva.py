@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import warnings
@@ -260,6 +261,28 @@ def test_cli_mva_json_contract(tmp_path: Path) -> None:
     assert "one job at a time" in refused.output
 
 
+def test_cli_mva_slowstart(tmp_path: Path) -> None:
+    # Table 2's pm = ps = 1 demands on a one-node, one-slot cluster: with every map done before the
+    # reduces start, no shuffle-sort overlaps a map and the job is slower than by the paper's rule.
+    path = tmp_path / "demands.csv"
+    path.write_text(TABLE2_PM1_PS1)
+    args = ["mva", "--demands", str(path), "--nodes", "1", "--cpus", "2", "--disks", "1", "--maps", "8"]
+    args += ["--reduces", "1", "--pm", "1", "--pr", "1", "--ps", "1", "--format", "json"]
+
+    def answer(*more: str) -> dict[str, Any]:
+        result = CliRunner().invoke(main, [*args, *more])
+        assert result.exit_code == 0, result.output
+        return dict(json.loads(result.stdout)[0])
+
+    paper, late = answer(), answer("--slowstart", "1")
+    assert late["phases"] < paper["phases"]  # no phase per map wave: the maps run alone, then the reduce
+    assert answer("--slowstart", "0.05")["response_time_s"] == pytest.approx(paper["response_time_s"])
+    assert answer("--slowstart", "1", "--simulate", "50")["simulated_response_time_s"] > 0
+    bad = CliRunner().invoke(main, [*args, "--slowstart", "1.5"])
+    assert bad.exit_code == 2
+    assert "--slowstart" in bad.output
+
+
 def test_cli_mva_bad_demand_file_names_the_line(tmp_path: Path) -> None:
     path = tmp_path / "demands.csv"
     path.write_text("task,cpu,disk\nmap,1,1\nshuffle,1,1\nmerge,1,1\n")
@@ -356,6 +379,44 @@ def test_tripathi_prices_a_map_beside_a_tiny_fetch_as_the_map() -> None:
     assert {"vianna", "vianna_tripathi"} <= set(core.models())
     assert core.get("vianna").estimate is Estimate.FORKJOIN  # type: ignore[attr-defined]
     assert core.get("vianna_tripathi").estimate is Estimate.TRIPATHI  # type: ignore[attr-defined]
+
+
+def test_reduces_wait_for_the_slow_start_share_of_the_maps() -> None:
+    # The same local-engine shape with Hadoop's slow-start: LocalJobRunner starts its reduces after the
+    # last map (slowstart 1.0), so no fetch runs beside a map and every phase has one branch:
+    #
+    #   map thread   |M1|M2|M3|...|M8|
+    #   reduce                        |S1..S8 (5 at a time)|merge|
+    #
+    # Both estimates then give the serial sum (fork/join's H_2 per map wave had made it 1.3x that).
+    work = Workload(nodes=1, cpus=2, disks=1, maps=8, reduces=1, pm=1, pr=1, ps=5, network_per_node=True,
+                    slowstart=1.0)  # fmt: skip
+    demands = Demands(map={"cpu": 0.09, "disk": 0.17}, shuffle_sort={"network": 0.007},
+                      merge={"cpu": 0.01, "disk": 0.07}, local_network_to="disk")  # fmt: skip
+    assert work.start_after_maps == 8
+    forkjoin = solve(demands, work, estimate=Estimate.FORKJOIN)
+    tripathi = solve(demands, work, estimate=Estimate.TRIPATHI)
+    sequential = 8 * 0.26 + 2 * 0.007 + 0.08  # the 8 fetches in two rounds of <= 5
+    assert forkjoin.response_time_s == pytest.approx(sequential, rel=0.02)
+    assert tripathi.response_time_s == pytest.approx(sequential, rel=0.02)
+    last_map_end = max(i.end for i in forkjoin.timeline.instances if forkjoin.layout.kinds[i.cls] == "map")
+    fetches = [i for i in forkjoin.timeline.instances if forkjoin.layout.kinds[i.cls] == "shuffle_sort"]
+    assert min(i.start for i in fetches) == pytest.approx(last_map_end)
+    assert last_map_end in forkjoin.timeline.sync_points  # the reduces' start ends the map stage's phase
+    # the paper's rule (None) and a slow-start that one finished map reaches are the same walk
+    paper = solve(demands, dataclasses.replace(work, slowstart=None))
+    assert solve(demands, dataclasses.replace(work, slowstart=0.05)).response_time_s == pytest.approx(
+        paper.response_time_s
+    )
+    assert paper.response_time_s > 1.3 * sequential
+    # half the maps: the reduce's first fetches wait for map 4, then run beside maps 5-8
+    half = solve(demands, dataclasses.replace(work, slowstart=0.5), estimate=Estimate.FORKJOIN)
+    first_fetch = min(i.start for i in half.timeline.instances if half.layout.kinds[i.cls] == "shuffle_sort")
+    assert first_fetch == pytest.approx(4 * 0.26, rel=0.05)
+    assert forkjoin.response_time_s < half.response_time_s < paper.response_time_s
+    for bad in (-0.1, 1.5, float("nan")):
+        with pytest.raises(PredictionError, match="slowstart"):
+            dataclasses.replace(work, slowstart=bad)
 
 
 def test_a_local_fetch_can_be_served_by_the_disk() -> None:

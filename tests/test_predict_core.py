@@ -798,6 +798,19 @@ def test_a_vanishing_map_output_segment_prices_without_overflow() -> None:
         assert p.seconds > 0
 
 
+def test_the_vianna_models_take_the_jobs_slow_start() -> None:
+    profile, platform = toy_profile(), LinearPlatform()
+    one = Cluster(nodes=1, map_slots_per_node=1, reduce_slots_per_node=1)
+    at_end = JobSettings(reduces=1, slowstart=1.0)
+    p = core.get("vianna").predict(profile, platform, one, Dataset(GB), at_end)
+    t = core.get("vianna_tripathi").predict(profile, platform, one, Dataset(GB), at_end)
+    assert p.seconds == pytest.approx(t.seconds, rel=0.02)  # one branch a phase: the estimates agree
+    early = core.get("vianna").predict(profile, platform, one, Dataset(GB), JobSettings(reduces=1, slowstart=0.05))
+    assert early.seconds > p.seconds
+    assert any("once 1 of the" in a for a in early.assumptions)
+    assert any(f"once {int(p.dataflow['maps'])} of the" in a for a in p.assumptions)
+
+
 def test_vianna_on_more_nodes_than_tasks_solves_the_busy_ones() -> None:
     # The layout puts task i on node i; nodes past the tasks hold none and, with a link per node,
     # change nothing.  A billion nodes had built per-node arrays of that length (7.5 GiB, or an

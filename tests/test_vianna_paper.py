@@ -36,6 +36,7 @@ Readings of the paper chosen here (also in :mod:`predict.vianna.model`):
 from __future__ import annotations
 
 import csv
+import dataclasses
 import itertools
 from pathlib import Path
 
@@ -312,6 +313,41 @@ def test_per_task_and_class_formulations_agree(pm: int, ps: int, maps: int) -> N
     assert by_class.response_time_s == pytest.approx(per_task.response_time_s, rel=FORMULATION_RTOL)
     for kind, r in per_task.task_response_s.items():
         assert by_class.task_response_s[kind] == pytest.approx(r, rel=TASK_KIND_RTOL)
+
+
+@pytest.mark.parametrize(
+    ("pm", "ps", "maps", "slowstart"),
+    [
+        (1, 1, 16, 1.0),
+        (4, 1, 32, 1.0),
+        (1, 4, 16, 1.0),
+        (1, 4, 16, 0.75),
+        pytest.param(
+            1,
+            4,
+            16,
+            0.5,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="measured 2026-11-27: fork/join per task 225.5 s, by class 130.1 s (Tripathi: 253.2 s "
+                "both); the phases agree but the last: the reduces start at map 8 with 8 tokens each, and "
+                "after the last map each reduce's remaining shuffle-sorts and merge (its own mix of local "
+                "and remote fetches) are a branch of their own per task, 89.9 s and 3 x 93.4 s cut "
+                "differently: k = 4, H_4 x 93.4 = 182.7 s, where the class formulation's symmetric reduces "
+                "are one branch (86.8 s); the step of the 'symmetric threads are one branch' reading, as "
+                "in Table 4's (4, 5)",
+            ),
+        ),
+    ],
+)
+def test_per_task_and_class_formulations_agree_with_a_slow_start(
+    pm: int, ps: int, maps: int, slowstart: float
+) -> None:
+    """Hadoop's reduce slow-start (LocalJobRunner: 1.0, after the last map) on Fig. 7's cluster."""
+    work = dataclasses.replace(fig7(pm, ps, maps), slowstart=slowstart)
+    per_task = solve(table2(pm, ps), work, formulation=Formulation.PER_TASK)
+    by_class = solve(table2(pm, ps), work, formulation=Formulation.CLASS)
+    assert by_class.tree_response_s == pytest.approx(per_task.tree_response_s, rel=FORMULATION_RTOL)
 
 
 @pytest.mark.parametrize(

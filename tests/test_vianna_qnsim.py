@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from test_simulate import fig7a_slot_job
@@ -41,6 +43,21 @@ def test_a_lone_chain_takes_the_sum_of_its_demands(visits: int) -> None:
             ALONE, one_of_each(), replications=4000, visits=5, seed=7
         ).response_times_s.std()
         assert spread_5 < spread_1
+
+
+def test_the_reduces_wait_for_the_slow_start_share_of_the_maps() -> None:
+    # Four maps on one CPU, each map's fetch (1 s of disk: local, no network) and the merge on the disk.
+    # The paper's rule: each fetch runs beside the next map, so only the last one adds to the maps' 8 s.
+    # Slow-start 1.0 (LocalJobRunner): all four fetches wait for the last map, and the job is the serial
+    # sum, which the analytical model gives too (no two tasks ever overlap, so nothing queues).
+    demands = Demands({"cpu": 2.0}, {"disk": 1.0}, {"disk": 0.5})
+    work = one_of_each(maps=4)
+    paper = simulate_network(demands, work, replications=3000, seed=5)
+    after = simulate_network(demands, dataclasses.replace(work, slowstart=1.0), replications=3000, seed=5)
+    serial = 4 * 2.0 + 4 * 1.0 + 0.5
+    assert after.mean_s == pytest.approx(serial, abs=3 * after.half_width_s)
+    assert paper.mean_s < serial - 2.0
+    assert solve(demands, dataclasses.replace(work, slowstart=1.0)).response_time_s == pytest.approx(serial)
 
 
 def test_the_same_seed_replays_the_same_runs() -> None:

@@ -45,6 +45,13 @@ MAX_SERVERS = 1_000_000
     "--jobs", type=click.IntRange(min=1, max=MAX_SERVERS), default=1, show_default=True, help="Concurrent jobs (MPL N)."
 )
 @click.option(
+    "--slowstart",
+    type=click.FloatRange(min=0.0, max=1.0),
+    help="Share of the maps done before the reduces start (Hadoop's mapreduce.job.reduce.slowstart."
+    "completedmaps; LocalJobRunner: 1) [default: the paper's rule, a reduce's first shuffle-sort at the "
+    "first map's end].",
+)
+@click.option(
     "--estimate",
     type=click.Choice([e.value for e in Estimate]),
     default=Estimate.FORKJOIN.value,
@@ -88,6 +95,7 @@ def mva(
     pr: int,
     ps: int,
     jobs: int,
+    slowstart: float | None,
     estimate: str,
     formulation: str,
     overlap: str,
@@ -112,7 +120,7 @@ def mva(
     # demand; the shared network does not grow with the nodes).  It is solved on the busy nodes, as
     # predict.vianna.predictor does; --nodes 10^11 had built per-node arrays of that length (MemoryError).
     busy = min(nodes, max(maps, reduces))
-    work = Workload(busy, cpus, disks, maps, reduces, pm, pr, ps, jobs)
+    work = Workload(busy, cpus, disks, maps, reduces, pm, pr, ps, jobs, slowstart=slowstart)
     demands = read_demands(demands_path, map_only=reduces == 0)
     sol = solve(
         demands, work, estimate=Estimate(estimate), formulation=Formulation(formulation), overlap=Overlap(overlap)

@@ -21,6 +21,7 @@ shuffle-sort puts its network demand only when its map ran on another node
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,7 +56,11 @@ class Workload:
     gives every node its own network link (the reduce's node receives a remote
     shuffle-sort), as behind a non-blocking switch, instead of the paper's one
     network shared by the whole cluster (section 4.1), which serializes every
-    shuffle of a large cluster.
+    shuffle of a large cluster.  ``slowstart`` is Hadoop's reduce slow-start
+    (``mapreduce.job.reduce.slowstart.completedmaps``): the reduces start once
+    that share of the maps has finished (:attr:`start_after_maps`); ``None`` is
+    the paper's rule, a reduce's first shuffle-sort at the first map's end
+    (section 4.2.2).  LocalJobRunner starts its reduces after the last map: 1.0.
     """
 
     nodes: int
@@ -68,6 +73,7 @@ class Workload:
     ps: int
     jobs: int = 1
     network_per_node: bool = False
+    slowstart: float | None = None
 
     def __post_init__(self) -> None:
         for name in ("nodes", "cpus", "disks", "maps", "pm", "pr", "ps", "jobs"):
@@ -75,6 +81,21 @@ class Workload:
                 raise PredictionError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.reduces < 0:
             raise PredictionError(f"reduces must be >= 0, got {self.reduces}")
+        if self.slowstart is not None and not 0.0 <= self.slowstart <= 1.0:
+            raise PredictionError(f"slowstart must be a share of the maps in [0, 1], got {self.slowstart}")
+
+    @property
+    def start_after_maps(self) -> int:
+        """Maps that finish before the reduces start: ceil(slowstart x m), 0 for the paper's rule.
+
+        >>> Workload(1, 2, 1, 8, 1, 1, 1, 1, slowstart=0.05).start_after_maps
+        1
+        >>> Workload(1, 2, 1, 8, 1, 1, 1, 1, slowstart=1.0).start_after_maps
+        8
+        """
+        if self.slowstart is None:
+            return 0
+        return min(self.maps, math.ceil(self.slowstart * self.maps - 1e-9))
 
     @property
     def tasks(self) -> int:

@@ -504,7 +504,8 @@ def solve(
     iterations = 0
     for iterations in range(1, MAX_ITERATIONS + 1):
         timeline = build_timeline(
-            means, layout.map_groups, layout.reduce_groups, work.ps, map_stage_sync=True
+            means, layout.map_groups, layout.reduce_groups, work.ps, map_stage_sync=True,
+            start_after_maps=work.start_after_maps,
         )
         job = evaluate_tree(build_tree(timeline), estimate).mean
         over, over_local = overlap_weights(layout, timeline)
@@ -534,7 +535,10 @@ def solve(
             ConvergenceWarning,
             stacklevel=2,
         )
-    timeline = build_timeline(means, layout.map_groups, layout.reduce_groups, work.ps, map_stage_sync=True)
+    timeline = build_timeline(
+        means, layout.map_groups, layout.reduce_groups, work.ps, map_stage_sync=True,
+        start_after_maps=work.start_after_maps,
+    )
     tree = build_tree(timeline)
     tree_job = evaluate_tree(tree, estimate).mean
     per_node = (layout.per_node.T @ per_server)[:, node_local]  # per node, the load on each of its devices

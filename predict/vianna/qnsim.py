@@ -111,6 +111,7 @@ class _Replay:
         self.free_threads = [0] * work.reduces
         self.shuffled = [0] * work.reduces
         self.started = [False] * work.reduces
+        self.maps_finished = 0  # the first reduces start when it reaches work.start_after_maps (slow-start)
         self.merges_left = work.reduces
         self.end = 0.0
 
@@ -124,8 +125,8 @@ class _Replay:
         for node in range(w.nodes):
             for _ in range(min(w.pm, w.maps)):  # threads past the maps take none (pm = 10^11 had looped on)
                 self._next_map(node, 0.0)
-        for slot in range(min(w.reduces, w.nodes * w.pr)):
-            self._start_reduce(slot, 0.0)
+        if w.start_after_maps == 0:
+            self._start_first_reduces(0.0)
         while self.events:
             time, _, action = heapq.heappop(self.events)
             action(time)
@@ -185,6 +186,9 @@ class _Replay:
         self.map_node[i] = node
 
         def finished(t: float) -> None:
+            self.maps_finished += 1
+            if self.maps_finished == self.work.start_after_maps:
+                self._start_first_reduces(t)
             for rho in range(self.work.reduces):
                 self.outputs[rho].append(i)
                 self._shuffle(rho, t)
@@ -195,6 +199,11 @@ class _Replay:
     # ---------------------------------------------------------------- reduces
     def _reduce_node(self, rho: int) -> int:
         return rho % self.work.nodes
+
+    def _start_first_reduces(self, time: float) -> None:
+        """The first wave of reduces: at the start (the paper), or once the slow-start share of maps is done."""
+        for slot in range(min(self.work.reduces, self.work.nodes * self.work.pr)):
+            self._start_reduce(slot, time)
 
     def _start_reduce(self, rho: int, time: float) -> None:
         self.started[rho] = True

@@ -135,6 +135,7 @@ def build_timeline(
     ps: int,
     *,
     map_stage_sync: bool = False,
+    start_after_maps: int = 0,
 ) -> Timeline:
     """Walk one job's average execution by the token rules (Vianna et al. 2013, section 4.2.2).
 
@@ -152,6 +153,14 @@ def build_timeline(
     map_stage_sync
         Also end a parallel phase when the last map finishes while reduce
         threads still run (the set of thread types changes there).
+    start_after_maps
+        Map tasks that must have finished before the first wave of reduce
+        threads starts (Hadoop's reduce slow-start,
+        ``mapreduce.job.reduce.slowstart.completedmaps`` times the maps; the
+        paper's rule, a reduce's first shuffle-sort at the first map's end, is
+        0 or 1).  Tokens of maps that finish before then wait in the queues;
+        the moment the reduces start ends a parallel phase, as the first
+        map's end does in the paper.
     """
     if ps < 1:
         raise PredictionError(f"ps must be >= 1, got {ps}")
@@ -201,9 +210,11 @@ def build_timeline(
 
     for g in range(len(map_groups)):
         start_map(g, 0.0)
-    for r, st in enumerate(states):
-        if st.group.after is None:
-            st.started = True
+    maps_finished = 0
+    first_wave = [r for r, st in enumerate(states) if st.group.after is None]
+    if start_after_maps <= 0:
+        for r in first_wave:
+            states[r].started = True
             pump(r, 0.0)
 
     while heap:
@@ -232,6 +243,11 @@ def build_timeline(
                         other.started = True
         blocked = [st.blocked() for st in states]
         tokens_to: set[int] = set()
+        maps_finished += sum(inst.count for inst in finished_maps)
+        if first_wave and not states[first_wave[0]].started and maps_finished >= start_after_maps:
+            for r in first_wave:  # slow-start reached: the reduces start, with every token queued so far
+                states[r].started = True
+                blocked[r] = True
         for inst in finished_maps:
             for r, st in enumerate(states):
                 if st.finished:
