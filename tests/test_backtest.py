@@ -212,9 +212,9 @@ def test_suite_sizes_option_reaches_the_suite(tmp_path: Path, monkeypatch: pytes
     assert res.exit_code == 0, res.output
     assert (ran[-1].apps, ran[-1].sizes_mb) == (suite_mod.QUICK.apps, (1.0, 3.0))
     assert ran[-1].repeats == suite_mod.QUICK.repeats
-    res = CliRunner().invoke(main, ["backtest", "--suite", "local", "--repeats", "5", *out])
+    res = CliRunner().invoke(main, ["backtest", "--suite", "local", "--repeats", "4", *out])
     assert res.exit_code == 0, res.output
-    assert (ran[-1].repeats, ran[-1].sizes_mb) == (5, suite_mod.FULL.sizes_mb)
+    assert (ran[-1].repeats, ran[-1].sizes_mb) == (4, suite_mod.FULL.sizes_mb)
     for bad in (["--suite", "local", "--repeats", "0"], ["--repeats", "5", "--platform", __file__]):
         res = CliRunner().invoke(main, ["backtest", *bad, *out])
         assert res.exit_code == 2

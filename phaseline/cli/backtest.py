@@ -78,7 +78,7 @@ _JSON_COLUMNS = ("job", "case", "model", "predicted_s", "measured_s", "error", "
 @click.option(
     "--repeats",
     type=click.IntRange(min=1),
-    help="With --suite: runs per case, each case measured as their median [default: the suite's, 3 "
+    help="With --suite: runs per case, each case measured as their median [default: the suite's, 5 "
     "(--quick: 1)]; more runs lower the noise floor the summary reports.",
 )
 @click.option(
