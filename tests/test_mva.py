@@ -23,7 +23,16 @@ from predict.vianna.layout import Formulation, Workload
 from predict.vianna.model import Demands, Estimate, Overlap, evaluate_tree, solve
 from predict.vianna.mva import eq5_mva, exact_mva, exact_mva_multiclass, overlap_amva, schweitzer_mva
 from predict.vianna.qnsim import simulate_network
-from predict.vianna.tree import Leaf, Node, ParallelAnd, Serial, serial_parts
+from predict.vianna.tree import (
+    Leaf,
+    MapGroup,
+    Node,
+    ParallelAnd,
+    ReduceGroup,
+    Serial,
+    build_timeline,
+    serial_parts,
+)
 
 #: Bard-Schweitzer and eq. 5 aMVA: throughput error against exact MVA on small networks
 #: (the known error is a few percent; Lazowska et al. 1984, section 7.4.2, quote < 5-10 %).
@@ -417,6 +426,9 @@ def test_reduces_wait_for_the_slow_start_share_of_the_maps() -> None:
     for bad in (-0.1, 1.5, float("nan")):
         with pytest.raises(PredictionError, match="slowstart"):
             dataclasses.replace(work, slowstart=bad)
+    with pytest.raises(PredictionError, match="between 0 and the job's 8 maps, got 9"):
+        build_timeline([1.0, 0.1, 1.0], [MapGroup(1, (0,) * 8)], [ReduceGroup(1, {0: 1}, 2, 8)], 5,
+                       start_after_maps=9)  # fmt: skip
 
 
 def test_a_local_fetch_can_be_served_by_the_disk() -> None:

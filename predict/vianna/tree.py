@@ -164,6 +164,11 @@ def build_timeline(
     """
     if ps < 1:
         raise PredictionError(f"ps must be >= 1, got {ps}")
+    total_maps = sum(g.count * len(g.maps) for g in map_groups)
+    if reduce_groups and not 0 <= start_after_maps <= total_maps:
+        raise PredictionError(
+            f"start_after_maps must be between 0 and the job's {total_maps} maps, got {start_after_maps}"
+        )
     instances: list[Instance] = []
     syncs: list[float] = [0.0]
     heap: list[tuple[float, int, str, int, int]] = []  # (end, seq, kind, group, instance index)
