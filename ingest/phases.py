@@ -17,8 +17,9 @@ overlap, and cover the attempt's span [first line, last line] exactly
                                                         ^"Task '...' done."   ^last line
     map-only job: setup | read+map+write | commit | other
     reduce: setup | wait | shuffle | sort | reduce+write | commit | other
-                  ^ShuffleConsumerPlugin  ^first fetch  ^finalMerge  ^last merge-pass line of the
-                  task thread after finalMerge (the final merge streams into reduce)
+                  ^ShuffleConsumerPlugin  ^first fetch  ^EventFetcher stopped (else finalMerge)
+            reduce+write from the task thread's last merge-pass line after finalMerge
+            (the final merge streams into reduce)
 
 A 1.x reduce (``ReduceTask.ReduceCopier``, no merge manager) marks the same
 points with its own lines: wait at ``ShuffleRamManager: MemoryLimit=...``, shuffle
@@ -530,6 +531,25 @@ def _merger(ev: TaskEvent, main: tuple[str | None, int | None] | None) -> object
     return _MERGER_OF_KIND.get(ev.kind)
 
 
+def _sort_start(events: Sequence[TaskEvent], final: TaskEvent | None, fetched_at: int | None) -> int | None:
+    """Where a reduce's sort begins: where Hadoop's ``Shuffle.run`` sets ``Phase.SORT`` (the history's
+    ``shuffleFinishTime``), known by the event fetcher's ``EventFetcher is interrupted.. Returning``.
+
+    ``Shuffle.run`` stops the event fetcher (which logs that line), then the
+    fetchers and the scheduler, sets the phase, and only then calls
+    ``MergeManager.close``: that waits for the in-memory and on-disk merges still
+    running (on TeraSort's reduce 1.6 s of in-memory merge) before it logs
+    ``finalMerge called``.  That wait is Hadoop's sort, not its shuffle.  Without
+    the fetcher's line (it logs nothing when it sees the stop flag before the
+    interrupt; 1.x has no event fetcher) the sort begins at ``finalMerge``.
+    """
+    if final is None:
+        return None
+    low = fetched_at if fetched_at is not None else -(1 << 62)
+    stops = [e.ts_ms for e in events if e.pattern == "event_fetcher_stop" and low <= e.ts_ms <= final.ts_ms]
+    return stops[-1] if stops else final.ts_ms
+
+
 def _reduce_phases(
     events: Sequence[TaskEvent], counters: Mapping[tuple[str, str], int], start: int, finish: int,
     parallel: bool, samples: Mapping[Phase, int],
@@ -551,7 +571,7 @@ def _reduce_phases(
         reduce_at = merges[-1].ts_ms if merges else final.ts_ms
     cuts = [(Overhead.SETUP.value, start), (Overhead.WAIT.value, init.ts_ms if init else None),
             (Phase.SHUFFLE.value, fetched_at),
-            (Phase.SORT.value, final.ts_ms if final else None), (REDUCE_WRITE, reduce_at),
+            (Phase.SORT.value, _sort_start(events, final, fetched_at)), (REDUCE_WRITE, reduce_at),
             (Overhead.COMMIT.value, pending.ts_ms if pending else None),
             (Overhead.OTHER.value, done.ts_ms if done else None)]
     final_bytes = _sort_bytes(events, fetches)

@@ -239,11 +239,12 @@ def test_a_2_0_reduce_reads_merge_manager_scheduler_and_fetcher_lines(tmp_path: 
     def at(clock: str) -> int:
         return _ms(clock) - 1367452800000 + day
 
+    # the sort begins where the event fetcher is stopped (Shuffle.run then sets Phase.SORT), before finalMerge
     assert _phases(rows) == [
         ("setup", at("10:00:00,500"), at("10:00:01,000"), 500, None, None),
         ("wait", at("10:00:01,000"), at("10:00:02,000"), 1000, None, None),
-        ("shuffle", at("10:00:02,000"), at("10:00:02,300"), 300, 2000004, None),
-        ("sort", at("10:00:02,300"), at("10:00:03,004"), 704, 2000004, None),
+        ("shuffle", at("10:00:02,000"), at("10:00:02,200"), 200, 2000004, None),
+        ("sort", at("10:00:02,200"), at("10:00:03,004"), 804, 2000004, None),
         ("reduce+write", at("10:00:03,004"), at("10:00:09,000"), 5996, None, None),
         ("commit", at("10:00:09,000"), at("10:00:09,300"), 300, None, None),
         ("other", at("10:00:09,300"), at("10:00:09,300"), 0, None, None),
