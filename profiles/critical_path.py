@@ -9,8 +9,10 @@ next step), starting from the job's end:
 
 * the job ends after its last successful attempt (the gap is job commit/cleanup),
   a failed job after the attempt that failed it (:func:`_sink`);
-* inside an attempt the phases follow one another (task-log phases that overlap
-  are skipped over by the one that ended last);
+* inside an attempt the phases of its task thread follow one another (lane
+  ``main``; a helper thread's spill or merge, lane ``background``, runs beside
+  them and is on the path only as the task thread's wait for it, its ``spill``
+  after the flush);
 * a reduce's shuffle cannot end before the last map output it fetches exists:
   when a map finished during the shuffle, the path jumps to that map at its
   finish (the shuffle's tail after it is on the path, its head is not);
@@ -164,6 +166,8 @@ class _Run:
         self.map_ids = maps
         self.map_finish = np.array([int(self.rows[a]["finish_ms"]) for a in maps], dtype=np.int64)
         self.phases: dict[str, list[tuple[int, int, str]]] = {}
+        if "lane" in phases.columns:
+            phases = phases[phases["lane"].isna() | (phases["lane"] == "main")]
         for aid, s, e, name in zip(
             phases["attempt_id"], phases["start_ms"], phases["end_ms"], phases["phase"], strict=True
         ):

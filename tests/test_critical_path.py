@@ -66,6 +66,32 @@ def test_slot_wait_and_the_map_the_shuffle_waited_for() -> None:
     assert cp.graph.edges[m0, m2]["binding"]
 
 
+def test_a_background_spill_beside_the_map_function_is_not_on_the_path() -> None:
+    """
+    t(ms)      0    10   20   30   40   50
+    h1 m0_0     |map.........|collect....|spill|      task thread (lane main)
+                     |spill (SpillThread)..|          lane background, 14..32
+    critical: start 0-5, map 5-20, collect 20-40, spill 40-45, end 45-50
+    (the helper's spill had cut the map function at 14 and taken 14..20 as 'spill')
+    """
+    m0 = _a("m_000000", 0)
+    phases = [
+        {"job_id": JOB, "attempt_id": m0, "task_type": "MAP", "phase": p, "lane": lane, "start_ms": s, "end_ms": e,
+         "dur_ms": e - s}
+        for p, lane, s, e in [("map", "main", 5, 20), ("spill", "background", 14, 32), ("collect", "main", 20, 40),
+                              ("spill", "main", 40, 45)]
+    ]  # fmt: skip
+    con = make_con({"jobs": [_job(0, 50)], "attempts": [attempt("m_000000", 0, "SUCCEEDED", 5, 45, "h1")],
+                    "attempt_phases": phases})  # fmt: skip
+    assert _steps(con) == [
+        ("start", "job start to the path's first attempt", None, 0, 5),
+        ("phase", "map", m0, 5, 20),
+        ("phase", "collect", m0, 20, 40),
+        ("phase", "spill", m0, 40, 45),
+        ("end", "job commit/cleanup", None, 45, 50),
+    ]
+
+
 def test_retry_and_slowstart_release() -> None:
     """
     t(ms)      0    10   20   30   40   50   60   70
