@@ -122,7 +122,25 @@ class PhaselineWarning(UserWarning):
 
 
 class ExtrapolationWarning(PhaselineWarning):
-    """A model is evaluated outside the data range it was fitted on."""
+    """A model is evaluated outside the data range it was fitted on.
+
+    A platform submodel's warning also says which (``phase``), at what size
+    (``data_bytes``) and its fitted range (``fitted``), so that the CLI can say
+    once for all the sizes of one phase what it would otherwise say per size.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        phase: str | None = None,
+        data_bytes: float | None = None,
+        fitted: tuple[float, float] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.phase = phase
+        self.data_bytes = data_bytes
+        self.fitted = fitted
 
 
 class ConvergenceWarning(PhaselineWarning):

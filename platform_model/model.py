@@ -193,7 +193,10 @@ class PlatformModel:
             warnings.warn(
                 ExtrapolationWarning(
                     f"phase {model.phase!r}: {x:.0f} bytes is outside the fitted range "
-                    f"[{model.data_min_bytes:.0f}, {model.data_max_bytes:.0f}] bytes; the prediction extrapolates"
+                    f"[{model.data_min_bytes:.0f}, {model.data_max_bytes:.0f}] bytes; the prediction extrapolates",
+                    phase=model.phase,
+                    data_bytes=x,
+                    fitted=(model.data_min_bytes, model.data_max_bytes),
                 ),
                 stacklevel=2,
             )

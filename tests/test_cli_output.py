@@ -10,6 +10,7 @@ import warnings
 from pathlib import Path
 
 import click
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -71,6 +72,38 @@ def test_phaselines_warnings_become_one_stderr_line_each_and_the_command_goes_on
     assert res.stderr.splitlines() == [
         "warning: phase 'shuffle': robust fit stopped after 50 iterations",
         "warning: phase 'read': outside the fitted range",
+    ]
+
+
+def test_a_submodels_extrapolations_are_one_line_per_phase() -> None:
+    # A prediction asks one submodel at every task's size: `predict --input-bytes 1G` on the sample had
+    # printed four collect lines for sizes 1,283,130 to 1,285,614 bytes, each outside the same range.
+    from platform_model.model import fit_platform
+    from platform_model.profile import profile_from_arrays
+
+    # collect fitted on 7 to 20 MB, write on 3 to 60 MB (eight runs each, 10 ms a MB)
+    sizes = {"collect": np.linspace(7e6, 2e7, 16), "write": np.linspace(3e6, 6e7, 16)}
+    phases = [ph for ph, xs in sizes.items() for _ in xs]
+    data = [float(x) for xs in sizes.values() for x in xs]
+    model = fit_platform(profile_from_arrays(phases, data, [5 + x / 1e5 for x in data],
+                                             [f"run{i % 8}" for i in range(len(data))]))  # fmt: skip
+
+    @click.command()
+    @handle_errors
+    def predicting() -> None:
+        for size in (1_285_614, 1_283_130, 1_285_582, 1_283_130.4):
+            model.duration_ms("collect", size)
+        model.duration_ms("write", 1e8)
+        model.duration_ms("collect", 9e6)  # inside: no warning
+        click.echo("result")
+
+    res = CliRunner().invoke(predicting, [])
+    assert res.exit_code == 0, res.output
+    assert res.stderr.splitlines() == [
+        "warning: phase 'collect': 3 sizes from 1283130 to 1285614 bytes are outside the fitted range "
+        "[7000000, 20000000] bytes; the prediction extrapolates",
+        "warning: phase 'write': 100000000 bytes is outside the fitted range [3000000, 60000000] bytes; "
+        "the prediction extrapolates",
     ]
 
 

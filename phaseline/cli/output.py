@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import click
 
-from phaseline.errors import NotFoundError, PhaselineError, PhaselineWarning, first_line
+from phaseline.errors import ExtrapolationWarning, NotFoundError, PhaselineError, PhaselineWarning, first_line
 from phaseline.store import Store, default_store_path
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -168,12 +168,27 @@ def handle_errors(func: F) -> F:
 
 
 def _report_warnings(caught: Sequence[warnings.WarningMessage]) -> None:
+    """Each phaseline warning once, in order; a platform submodel's extrapolations one line per
+    phase and fitted range, where the first of them came (a prediction of many tasks asks one
+    submodel at many sizes near each other)."""
+    sizes: dict[tuple[str, float, float], list[float]] = {}
+    for w in caught:
+        m = w.message
+        if isinstance(m, ExtrapolationWarning) and m.phase is not None and m.data_bytes is not None and m.fitted:
+            sizes.setdefault((m.phase, *m.fitted), []).append(m.data_bytes)
     seen: set[str] = set()
     for w in caught:
         if not issubclass(w.category, PhaselineWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
             continue
         text = str(w.message)
+        m = w.message
+        if isinstance(m, ExtrapolationWarning) and m.phase is not None and m.fitted:
+            got = sorted({round(b) for b in sizes.get((m.phase, *m.fitted), ())})
+            if len(got) > 1:
+                text = (f"phase {m.phase!r}: {len(got)} sizes from {got[0]} to {got[-1]} bytes are outside "
+                        f"the fitted range [{m.fitted[0]:.0f}, {m.fitted[1]:.0f}] bytes; the prediction "
+                        "extrapolates")  # fmt: skip
         if text not in seen:
             seen.add(text)
             click.echo(f"warning: {text}", err=True)
