@@ -167,28 +167,34 @@ def handle_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def _submodel_size(message: Warning | str) -> tuple[tuple[str, float, float], float | None] | None:
+    """``((phase, low, high), data_bytes)`` of a platform submodel's extrapolation warning; None for any other."""
+    if isinstance(message, ExtrapolationWarning) and message.phase is not None and message.fitted is not None:
+        return (message.phase, *message.fitted), message.data_bytes
+    return None
+
+
 def _report_warnings(caught: Sequence[warnings.WarningMessage]) -> None:
     """Each phaseline warning once, in order; a platform submodel's extrapolations one line per
     phase and fitted range, where the first of them came (a prediction of many tasks asks one
     submodel at many sizes near each other)."""
-    sizes: dict[tuple[str, float, float], list[float]] = {}
+    sizes: dict[tuple[str, float, float], set[int]] = {}
     for w in caught:
-        m = w.message
-        if isinstance(m, ExtrapolationWarning) and m.phase is not None and m.data_bytes is not None and m.fitted:
-            sizes.setdefault((m.phase, *m.fitted), []).append(m.data_bytes)
+        submodel = _submodel_size(w.message)
+        if submodel is not None and submodel[1] is not None:
+            sizes.setdefault(submodel[0], set()).add(round(submodel[1]))
     seen: set[str] = set()
     for w in caught:
         if not issubclass(w.category, PhaselineWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
             continue
         text = str(w.message)
-        m = w.message
-        if isinstance(m, ExtrapolationWarning) and m.phase is not None and m.fitted:
-            got = sorted({round(b) for b in sizes.get((m.phase, *m.fitted), ())})
-            if len(got) > 1:
-                text = (f"phase {m.phase!r}: {len(got)} sizes from {got[0]} to {got[-1]} bytes are outside "
-                        f"the fitted range [{m.fitted[0]:.0f}, {m.fitted[1]:.0f}] bytes; the prediction "
-                        "extrapolates")  # fmt: skip
+        submodel = _submodel_size(w.message)
+        got = sorted(sizes.get(submodel[0], ())) if submodel is not None else []
+        if submodel is not None and len(got) > 1:
+            phase, low, high = submodel[0]
+            text = (f"phase {phase!r}: {len(got)} sizes from {got[0]} to {got[-1]} bytes are outside the fitted "
+                    f"range [{low:.0f}, {high:.0f}] bytes; the prediction extrapolates")  # fmt: skip
         if text not in seen:
             seen.add(text)
             click.echo(f"warning: {text}", err=True)
