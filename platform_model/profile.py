@@ -164,14 +164,31 @@ def load_sql(name: str) -> str:
     return resources.files("platform_model.sql").joinpath(f"{name}.sql").read_text(encoding="utf-8")
 
 
-def _missing_reason(dur: Any, data: Any, combined: Any) -> str:
+#: The reason of a phase row left inside a combined span of a run with a JFR recording: the task thread
+#: had too few samples there for :func:`ingest.phases.split_by_samples`.
+UNSPLIT_WITH_JFR = (
+    " (the run's JFR recording holds too few samples of the task thread there to split it, as in a short "
+    "task; give each task more data: `phaseline bench plan --task-scale`)"
+)
+
+
+def _missing_reason(dur: Any, data: Any, combined: Any, recorded: bool = False) -> str:
     if isinstance(combined, str) and combined:
-        return f"only inside the combined span {combined}"
+        return f"only inside the combined span {combined}" + (UNSPLIT_WITH_JFR if recorded else "")
     if pd.isna(dur):
         return "no duration (no phase row in the attempt's log)"
     if pd.isna(data):
         return "no data size (no byte count in the log or counters)"
     return "negative duration or data size"
+
+
+def _jobs_with_jfr(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """The jobs whose runs have JFR stack samples (none where the connection has no ``samples``)."""
+    try:
+        rows = con.execute("SELECT DISTINCT job_id FROM samples WHERE source = 'jfr' AND job_id IS NOT NULL").fetchall()
+    except duckdb.CatalogException:
+        return set()
+    return {str(job_id) for (job_id,) in rows}
 
 
 def profile_from_connection(
@@ -203,8 +220,10 @@ def profile_from_connection(
     data = raw["data_bytes"]
     good = dur.notna() & data.notna() & (dur >= 0) & (data >= 0)
     bad = raw[~good]
+    recorded = _jobs_with_jfr(con) if len(bad) else set()
     missing = tuple(
-        MissingData(str(r.job_id), str(r.attempt_id), str(r.phase), _missing_reason(r.dur_ms, r.data_bytes, r.combined_in))
+        MissingData(str(r.job_id), str(r.attempt_id), str(r.phase),
+                    _missing_reason(r.dur_ms, r.data_bytes, r.combined_in, str(r.job_id) in recorded))
         for r in bad.itertuples(index=False)
     )
     ok = raw[good]

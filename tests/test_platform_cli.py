@@ -104,6 +104,26 @@ def test_fit_from_csv_too_few_points(tmp_path: Path) -> None:
     assert "more benchmark run" in res.output
 
 
+def test_fit_can_leave_what_it_cannot_fit_unfitted(tmp_path: Path) -> None:
+    # A phase a line cannot be fitted to stops `fit`; --skip-unfittable keeps the others, as the backtest
+    # suite's fit does, and says which phase is left to each job's profile and why.
+    rows = ["read,1048576,100", "read,2097152,130"] + [f"spill,{m * MIB},{20 + 5 * m}" for m in (1, 2, 4, 8, 16, 32)]
+    csv_path = tmp_path / "few.csv"
+    csv_path.write_text("\n".join(["phase,data_bytes,dur_ms", *rows]) + "\n")
+    runner = CliRunner()
+    refused = runner.invoke(main, ["fit", "--from-csv", str(csv_path), "--out", str(tmp_path / "m.json")])
+    assert refused.exit_code == 1
+    assert not (tmp_path / "m.json").exists()
+    res = runner.invoke(main, ["fit", "--from-csv", str(csv_path), "--out", str(tmp_path / "m.json"), "--skip-unfittable"])
+    assert res.exit_code == 0, res.output
+    model = json.loads((tmp_path / "m.json").read_text())
+    assert set(model["phases"]) == {"spill"}
+    assert model["unfitted"]["read"].startswith("not fitted: phase 'read': 2 point(s)")
+    assert "warning: not fitted: read: phase 'read': 2 point(s)" in res.stderr
+    assert "not fitted: read: not fitted" not in res.stderr
+    assert "warning: not fitted: collect: no data (no rows)" in res.stderr
+
+
 def test_bench_plan_and_script(tmp_path: Path) -> None:
     runner = CliRunner()
     plan_path = tmp_path / "plan.json"

@@ -35,7 +35,12 @@ from platform_model.accuracy import (
     table1,
 )
 from platform_model.model import PlatformModel, fit_platform
-from platform_model.profile import profile_from_arrays, profile_from_connection, profile_from_csv
+from platform_model.profile import (
+    UNSPLIT_WITH_JFR,
+    profile_from_arrays,
+    profile_from_connection,
+    profile_from_csv,
+)
 
 MIB = float(1 << 20)
 JOB = "job_1_0001"
@@ -114,6 +119,23 @@ def test_profile_sql_golden() -> None:
     assert "unrelated.key" not in prof.settings
     assert prof.cluster["hosts"] == 1
     assert prof.cluster["hadoop_versions"] == "3.4.1"
+
+
+def test_a_span_a_jfr_recording_left_combined_is_said_to_want_larger_tasks() -> None:
+    # On 2 cores JFR took 1-3 of a 25 ms map's ~12 samples: the scaled backtest plan's maps of 0.25 and
+    # 1 MiB stayed combined, read had one data size and `fit` refused it, saying only "run benchmarks
+    # whose data sizes differ" (the plan had them).  A run with a recording now says what to change.
+    con = golden_connection()
+    con.register("samples", _table("samples", [{"job_id": JOB, "source": "jfr", "ts_ms": 5}]))
+    reasons = {m.phase: m.reason for m in profile_from_connection(con).missing}
+    assert reasons["read"] == "only inside the combined span read+map+collect" + UNSPLIT_WITH_JFR
+    assert reasons["write"] == "only inside the combined span reduce+write" + UNSPLIT_WITH_JFR
+    assert "`phaseline bench plan --task-scale`" in UNSPLIT_WITH_JFR
+    other = golden_connection()  # samples of another job, or from jstack, say nothing of this run
+    other.register("samples", _table("samples", [{"job_id": "job_2_0001", "source": "jfr"},
+                                                  {"job_id": JOB, "source": "jstack"}]))
+    assert {m.reason for m in profile_from_connection(other).missing if m.phase == "read"} == {
+        "only inside the combined span read+map+collect"}
 
 
 def test_profile_merge_of_a_single_spill_processed_nothing() -> None:

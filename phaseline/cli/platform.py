@@ -232,6 +232,9 @@ def _fit_job_name(con: duckdb.DuckDBPyConnection | None, job_name: str | None, a
               help="Fit only the store's jobs of this name [default: the microbenchmark's, phaseline-bench, where the "
               "store has any; else every job].")
 @click.option("--all-jobs", is_flag=True, help="Fit every job in the store, microbenchmarks or not.")
+@click.option("--skip-unfittable", is_flag=True,
+              help="Leave a phase with too few points, or points at one data size only, unfitted (a warning says why) "
+              "instead of refusing: predictions price it from each job's profiled span.")
 @handle_errors
 def fit_cmd(
     store_dir: Path | None,
@@ -248,6 +251,7 @@ def fit_cmd(
     cluster_name: str | None,
     job_name: str | None,
     all_jobs: bool,
+    skip_unfittable: bool,
 ) -> None:
     """Fit the platform model from the store or a CSV: robust lines per generic phase (Zhang 2013, sec. 4).
 
@@ -259,7 +263,7 @@ def fit_cmd(
     both are warnings on stderr.  A phase with some data but too few points for
     a line is an error that says how many more benchmark runs it needs (a
     model without it would price that phase from each job's profile instead:
-    run those runs, or leave the phase's rows out of the CSV).
+    run those runs, or take that model with --skip-unfittable).
     """
     only_with("plot_format", "with --plot", plot_dir is not None)
     only_with("folds", "with --report", report)
@@ -296,6 +300,7 @@ def fit_cmd(
         split=not no_split,
         settings=extra,
         cluster={"name": cluster_name} if cluster_name else None,
+        skip_unfittable=skip_unfittable,
     )
     model.save(out)
     rows = []
@@ -322,6 +327,7 @@ def fit_cmd(
     for phase, why in model.unfitted.items():
         runs = profile.runs_missing(phase)
         shown = ", ".join(runs[:8]) + (f", ... ({len(runs)} runs)" if len(runs) > 8 else "")
+        why = why.removeprefix("not fitted: ")  # the model's reason for a phase it could not fit says so itself
         click.echo(f"warning: not fitted: {phase}: {why}" + (f"; runs: {shown}" if runs else ""), err=True)
     for phase in model.phases:
         runs = profile.runs_missing(phase)
