@@ -188,11 +188,25 @@ def test_platform_shuffle_includes_the_sort_which_is_not_counted_twice() -> None
     assert any("less the reduce-side sort" in a for a in t.assumptions)
     without = estimate_tasks(toy_profile(stages={}), plat, Dataset(20 * 64 * MB), JobSettings(reduces=4))
     assert without.shuffle_avg_ms == pytest.approx(200 + 3e-5 * shuffle, rel=REL)  # no sort profiled
-    # a profiled sort longer than the platform's shuffle + sort: the shuffle is 0, and a note says why
-    slow_sort = toy_profile(stages={}, phases={"sort": DurationStats(9_000.0, 9_000.0, 4)})
-    t = estimate_tasks(slow_sort, plat, Dataset(20 * 64 * MB), JobSettings(reduces=4))
+    # a profiled sort longer than the platform's shuffle + sort leaves the platform no share for the shuffle:
+    # the profiled shuffle is kept, and grows as the platform's shuffle + sort grows (it had been priced at
+    # 0 at every size); with no shuffle profiled either it is 0, and a note says why
+    slow_sort = toy_profile(stages={}, phases={"sort": DurationStats(9_000.0, 9_000.0, 4),
+                                               "shuffle": DurationStats(1_200.0, 1_500.0, 4)})
+    both = 200 + 3e-5 * shuffle
+    assert both < 9_000
+    for scale in (1, 2):
+        t = estimate_tasks(slow_sort, plat, Dataset(scale * 20 * 64 * MB), JobSettings(reduces=4))
+        assert t.shuffle_avg_ms == pytest.approx(1_200.0 * (200 + 3e-5 * scale * shuffle) / both, rel=REL)
+        assert t.first_shuffle_avg_ms == pytest.approx(t.shuffle_avg_ms)  # none profiled: no overlap
+    assert any(a.startswith("shuffle: the profiled reduce-side sort (9000 ms) is longer than the platform model's "
+                            f"shuffle + sort ({both:.0f} ms)") and a.endswith(
+        "the profiled shuffle (1200 ms per reduce) scaled as the platform model's shuffle + sort scales")
+        for a in t.assumptions)
+    unprofiled = toy_profile(stages={}, phases={"sort": DurationStats(9_000.0, 9_000.0, 4)})
+    t = estimate_tasks(unprofiled, plat, Dataset(20 * 64 * MB), JobSettings(reduces=4))
     assert t.shuffle_avg_ms == 0.0
-    assert any(a.startswith("shuffle priced at 0: the profiled reduce-side sort (9000 ms") for a in t.assumptions)
+    assert any(a.endswith("no share for the shuffle: priced at 0 (none profiled)") for a in t.assumptions)
     # elsewhere the sort comes out as its profiled share of the platform's shuffle + sort, so less data
     # per reduce never shuffles longer: subtracted scaled through 0 from the affine line, with a sort
     # steeper than the line (here 1.02x its slope), 8 reduces shuffled longer than 4
