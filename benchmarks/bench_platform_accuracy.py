@@ -15,8 +15,10 @@ How the runs are measured (see :func:`platform_model.bench.make_plan`): the
 paper's grid and shuffle range, shrunk by ``--scale`` and split between task
 counts (``--task-scale``) and data per task, so that per-map inputs are MBs
 rather than tens of KB; one map and one reduce at a time; every job after a
-warm-up job in the same JVM; with a JFR recording, whose stack samples split the
-map's read/collect and the reduce's write out of their combined log spans.
+warm-up job in the same JVM; the benchmark job's own timers split the map's
+read/collect and the reduce's write out of their combined log spans (``--jfr``
+adds a JFR recording, whose stack samples split them where the timers are
+missing, and whose sampler costs the runs it measures).
 
 Also printed: per phase, the noise ceiling
 (:func:`~platform_model.accuracy.noise_ceiling`): the most of the rows any
@@ -144,7 +146,7 @@ def build_plan(args: argparse.Namespace) -> BenchPlan:
         grid_maps=args.grid_maps,
         grid_reduces=args.grid_reduces,
         shuffle_points=args.shuffle_points,
-        jfr=not args.no_jfr,
+        jfr=args.jfr,
         warmup_mb=args.warmup_mb,
     )
 
@@ -212,7 +214,7 @@ def main() -> int:
     ap.add_argument("--grid-reduces", type=int, default=None, help="reduce tasks per grid benchmark")
     ap.add_argument("--shuffle-points", type=int, default=DEFAULT_SHUFFLE_POINTS, help="points of the shuffle range")
     ap.add_argument("--warmup-mb", type=float, default=DEFAULT_WARMUP_MB, help="warm-up job per run (0: none)")
-    ap.add_argument("--no-jfr", action="store_true", help="no JFR recordings (read/collect/write stay combined)")
+    ap.add_argument("--jfr", action="store_true", help="record JFR in every run (the job's timers split the spans)")
     ap.add_argument("--folds", type=int, default=5, help="cross-validation folds (by run)")
     ap.add_argument("--out", type=Path, default=None, help="run directory (resumable) [default: a temp dir]")
     ap.add_argument("--json", type=Path, default=None,

@@ -39,15 +39,26 @@ both lanes; for a background row ``dur_ms`` is the summed work, which may be les
 than ``end_ms - start_ms``.
 
 Combined names (``read+map+collect``, ``reduce+write``) say what a span holds
-because log lines cannot split it.  Where JDK Flight Recorder samples of the
-task thread exist (``phaseline engine run --jfr``), a map's span is split into
-``read``, ``map`` and ``collect`` by the share of the thread's samples inside the
-record reader, the user's map function and the output collector
-(:func:`map_stack_phase`), and a reduce's into ``reduce`` and ``write`` by the
-share inside the record writer (:func:`reduce_stack_phase`), given at least
-:data:`MIN_SPLIT_SAMPLES` samples.  The parts interleave record by record; they
-are laid out one after the other, in that order, with durations proportional to
-their samples.
+because log lines cannot split it.  Two sources split them:
+
+- the job's own timers: the microbenchmark job (``phaseline engine run``, on
+  this machine or with its jar on a cluster) counts the nanoseconds its task
+  thread spends in the record reader, in collect (``context.write`` of the map
+  function: partition, serialize, and any wait for a spill to free the buffer,
+  all inside Hadoop's ``MapOutputBuffer.collect``) and in the record writer
+  (:data:`PHASE_NANOS`).  read, collect and write get those times; map, or
+  reduce, gets the rest of the span (:func:`timed_weights`).
+- else JDK Flight Recorder samples of the task thread (``--jfr``): a map's span
+  is split into ``read``, ``map`` and ``collect`` by the share of the thread's
+  samples inside the record reader, the user's map function and the output
+  collector (:func:`map_stack_phase`), and a reduce's into ``reduce`` and
+  ``write`` by the share inside the record writer (:func:`reduce_stack_phase`),
+  given at least :data:`MIN_SPLIT_SAMPLES` samples.  JFR's sampler is starved
+  when more threads than cores run (a 25 ms map on 2 cores got 1-3 of its ~12
+  samples), so small maps stay combined.
+
+The parts interleave record by record; they are laid out one after the other,
+in that order, with the durations so found.
 
 Data
 ----
@@ -92,6 +103,9 @@ TASK = "org.apache.hadoop.mapreduce.TaskCounter"
 FIF = "org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter"
 FOF = "org.apache.hadoop.mapreduce.lib.output.FileOutputFormatCounter"
 FS = "org.apache.hadoop.mapreduce.FileSystemCounter"
+#: The microbenchmark job's own phase timers (``platform_model/engine/java/PhaseNanos.java``): counters
+#: ``READ``, ``COLLECT`` and ``WRITE``, nanoseconds inside its record reader, collect and record writer.
+PHASE_NANOS = "phaseline.engine.PhaseNanos"
 
 
 class Lane(enum.StrEnum):
@@ -217,14 +231,15 @@ def _stack_phase(
 
 def split_by_samples(
     span: PhaseSpan, counts: Mapping[Phase, int], data: Mapping[Phase, tuple[int | None, int | None]],
-    parts: Sequence[Phase] = (Phase.READ, Phase.MAP, Phase.COLLECT),
+    parts: Sequence[Phase] = (Phase.READ, Phase.MAP, Phase.COLLECT), *, minimum: int = MIN_SPLIT_SAMPLES,
 ) -> list[PhaseSpan]:
     """Rows of ``parts`` laid out over ``span`` in order, in proportion to their sample counts.
 
-    Returns ``[span]`` unchanged with fewer than :data:`MIN_SPLIT_SAMPLES` samples.
+    Returns ``[span]`` unchanged when the counts add up to less than ``minimum``
+    (the samples a split needs; timed weights, :func:`timed_weights`, pass 1).
     """
     total = sum(counts.get(p, 0) for p in parts)
-    if total < MIN_SPLIT_SAMPLES:
+    if total < minimum:
         return [span]
     out: list[PhaseSpan] = []
     begin, seen = span.start_ms, 0
@@ -234,6 +249,38 @@ def split_by_samples(
         out.append(PhaseSpan(part.value, span.lane, begin, end, end - begin, *data.get(part, (None, None))))
         begin = end
     return out
+
+
+def timed_weights(
+    span: PhaseSpan, counters: Mapping[tuple[str, str], int], parts: Sequence[Phase], rest: Phase
+) -> dict[Phase, int] | None:
+    """Nanoseconds that split ``span`` into ``parts`` as the job's own timers measured them, else ``None``.
+
+    Every part but ``rest`` needs its :data:`PHASE_NANOS` counter (the
+    microbenchmark job's timers of its record reader, collect and record
+    writer); ``rest``, the map or reduce function with the framework around it,
+    gets what is left of the span (none if the timers add up to more).
+    """
+    weights: dict[Phase, int] = {}
+    for part in parts:
+        if part is not rest:
+            nanos = counters.get((PHASE_NANOS, part.name))
+            if nanos is None or nanos < 0:
+                return None
+            weights[part] = nanos
+    weights[rest] = max(span.dur_ms * 1_000_000 - sum(weights.values()), 0)
+    return weights
+
+
+def _split(
+    span: PhaseSpan, counters: Mapping[tuple[str, str], int], samples: Mapping[Phase, int],
+    data: Mapping[Phase, tuple[int | None, int | None]], parts: Sequence[Phase], rest: Phase,
+) -> list[PhaseSpan]:
+    """``span`` split into ``parts`` by the job's timers (:func:`timed_weights`), else by its stack samples."""
+    timed = timed_weights(span, counters, parts, rest)
+    if timed is not None:
+        return split_by_samples(span, timed, data, parts, minimum=1)
+    return split_by_samples(span, samples, data, parts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -457,11 +504,11 @@ def _map_phases(
         if name != READ_MAP_COLLECT:
             out.append(span)
             continue
-        out.extend(split_by_samples(span, samples, {
+        out.extend(_split(span, counters, samples, {
             Phase.READ: (input_bytes, input_records),
             Phase.MAP: (None, input_records),
             Phase.COLLECT: (counters.get((TASK, "MAP_OUTPUT_BYTES")), counters.get((TASK, "MAP_OUTPUT_RECORDS"))),
-        }))
+        }, (Phase.READ, Phase.MAP, Phase.COLLECT), Phase.MAP))
     background = [s for s in spills if not s.on_main and s.finish_ms is not None]
     if background:
         limit = flush.ts_ms if flush is not None else finish
@@ -590,10 +637,10 @@ def _reduce_phases(
         if name != REDUCE_WRITE:
             out.append(span)
             continue
-        out.extend(split_by_samples(span, samples, {
+        out.extend(_split(span, counters, samples, {
             Phase.REDUCE: (None, counters.get((TASK, "REDUCE_INPUT_RECORDS"))),
             Phase.WRITE: data[REDUCE_WRITE],
-        }, (Phase.REDUCE, Phase.WRITE)))
+        }, (Phase.REDUCE, Phase.WRITE), Phase.REDUCE))
     # background merges: a *_START opens a merge on its thread, the next *_DONE there closes it
     open_at: dict[object, int] = {}
     work: list[tuple[int, int, int | None]] = []

@@ -15,9 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ingest.base import ReadContext
 from ingest.phases import (
     COVERAGE_TOLERANCE_MS,
     MIN_SPLIT_SAMPLES,
+    PHASE_NANOS,
     Lane,
     PhaseSpan,
     derive_phases,
@@ -26,6 +28,7 @@ from ingest.phases import (
     split_by_samples,
 )
 from ingest.pipeline import ingest_paths
+from ingest.tasklog import read_task_log
 from ingest.tasklog_patterns import EventKind, TaskEvent
 from phaseline.schemas import Phase
 from phaseline.store import Store
@@ -313,6 +316,60 @@ def test_split_by_samples_lays_the_parts_out_in_proportion() -> None:
     assert split_by_samples(span, few, {}) == [span]
 
 
+def _timed_map(timers: dict[str, int], samples: dict[Phase, int]) -> list[tuple[str, int, int]]:
+    """A map whose read+map+collect span is [10, 110) ms."""
+    events = [ev(0, EventKind.TASK_START), ev(10, EventKind.SPLIT, nbytes=1000), ev(11, EventKind.SORT_BUFFER),
+              ev(110, EventKind.FLUSH), ev(110, EventKind.SPILL_START), ev(120, EventKind.SPILL_FINISH, index="0"),
+              ev(125, EventKind.COMMIT_PENDING), ev(128, EventKind.DONE)]
+    counters = {(PHASE_NANOS, name): nanos for name, nanos in timers.items()}
+    spans = derive_phases("attempt_1_0001_m_000000_0", "MAP", events, counters, start_ms=0, finish_ms=130,
+                          samples=samples)
+    return [(p, b, e) for p, b, e in main_lane(spans) if b >= 10 and e <= 110]
+
+
+def test_the_jobs_own_timers_split_a_map_before_its_stack_samples() -> None:
+    """
+    span:    |split      read+map+collect (100 ms)       |flush
+    timers:   READ 12 ms, COLLECT 30 ms; samples say all read
+    rows:    |read 12|map 58                 |collect 30  |
+    """
+    many_reads = {Phase.READ: 50}
+    assert _timed_map({"READ": 12_000_000, "COLLECT": 30_000_000}, many_reads) == [
+        ("read", 10, 22), ("map", 22, 80), ("collect", 80, 110)]
+    # timers adding up to more than the span (ms-resolution log times): no map, read and collect in proportion
+    assert _timed_map({"READ": 50_000_000, "COLLECT": 150_000_000}, {}) == [
+        ("read", 10, 35), ("map", 35, 35), ("collect", 35, 110)]
+    # without the collect timer the stack samples split it, as before
+    assert _timed_map({"READ": 12_000_000}, many_reads) == [("read", 10, 110), ("map", 110, 110),
+                                                           ("collect", 110, 110)]
+    assert _timed_map({}, {}) == [("read+map+collect", 10, 110)]
+
+
+def test_the_jobs_own_write_timer_splits_a_reduce() -> None:
+    events = [ev(0, EventKind.TASK_START), ev(5, EventKind.SHUFFLE_INIT), ev(10, EventKind.FETCH_START),
+              ev(40, EventKind.FINAL_MERGE), ev(50, EventKind.MERGE_LAST_PASS), ev(100, EventKind.COMMIT_PENDING),
+              ev(104, EventKind.DONE)]
+    spans = derive_phases("attempt_1_0001_r_000000_0", "REDUCE", events, {(PHASE_NANOS, "WRITE"): 20_400_000},
+                          start_ms=0, finish_ms=105, samples={Phase.WRITE: 40, Phase.REDUCE: 10})
+    assert [(p, b, e) for p, b, e in main_lane(spans) if p in ("reduce", "write")] == [
+        ("reduce", 50, 80), ("write", 80, 100)]
+
+
+def test_a_recorded_run_without_the_timers_is_split_by_its_stack_samples() -> None:
+    # The bundled JFR run was made before the benchmark job timed itself: no timer counters, and its maps
+    # and reduces are split by the task threads' JFR samples alone.
+    path = Path(__file__).parents[1] / "sample_traces" / "bench-8mb-sel0.6-jfr" / "logs" / "job.log"
+    rows = [r.as_dict() | {"table": r.table} for r in read_task_log(path, ReadContext(path))]
+    assert not [r for r in rows if r["table"] == "counters" and r["group_name"] == PHASE_NANOS]
+    parts: dict[str, list[str]] = {}
+    for r in rows:
+        if r["table"] == "attempt_phases" and r["lane"] == "main":
+            parts.setdefault(r["attempt_id"][-11:], []).append(r["phase"])
+    split = {a: [p for p in ps if p in ("read", "map", "collect", "reduce", "write")] for a, ps in parts.items()}
+    assert split == {f"_m_00000{i}_0": ["read", "map", "collect"] for i in range(4)} | {
+        f"_r_00000{i}_0": ["reduce", "write"] for i in range(2)}
+
+
 _MARKERS = (EventKind.SPLIT, EventKind.SORT_BUFFER, EventKind.SPILL_START, EventKind.SPILL_FINISH, EventKind.FLUSH,
             EventKind.MERGE_PASS, EventKind.COMMIT_PENDING, EventKind.DONE, EventKind.SHUFFLE_INIT,
             EventKind.FETCH_START, EventKind.FINAL_MERGE, EventKind.MERGE_LAST_PASS, EventKind.INMEM_MERGE_START,
@@ -328,13 +385,16 @@ _MARKERS = (EventKind.SPLIT, EventKind.SORT_BUFFER, EventKind.SPILL_START, Event
     length=st.integers(0, 1000),
     samples=st.dictionaries(st.sampled_from([Phase.READ, Phase.MAP, Phase.COLLECT, Phase.REDUCE, Phase.WRITE]),
                             st.integers(0, 50)),
+    timers=st.dictionaries(st.sampled_from(["READ", "COLLECT", "WRITE"]), st.integers(0, 2_000_000_000)),
 )
 def test_main_lane_always_partitions_the_span(task_type: str, marks: list[tuple[int, EventKind, str]],
-                                              start: int, length: int, samples: dict[Phase, int]) -> None:
+                                              start: int, length: int, samples: dict[Phase, int],
+                                              timers: dict[str, int]) -> None:
     finish = start + length
     events = sorted((ev(ts, kind, thread, index="0", len="5") for ts, kind, thread in marks),
                     key=lambda e: (e.ts_ms, e.line_no))
-    spans = derive_phases("a", task_type, events, {}, start_ms=start, finish_ms=finish, samples=samples)
+    counters = {(PHASE_NANOS, name): nanos for name, nanos in timers.items()}
+    spans = derive_phases("a", task_type, events, counters, start_ms=start, finish_ms=finish, samples=samples)
     main = [p for p in spans if p.lane is Lane.MAIN]
     assert main
     assert main[0].start_ms == start
@@ -408,11 +468,17 @@ def test_engine_run_phases_cover_attempts_and_match_the_log(engine_runs: dict[st
     raw = (run_dir / "logs" / "job.log").read_text()
     spills = _rows(con, "SELECT count(*) FROM attempt_events WHERE job_id = ? AND kind = 'spill_finish'", job)
     assert spills[0][0] == len(re.findall(r"MapTask: Finished spill \d+$", raw, re.M)) > 2
-    # the serial run has a JFR recording: its map spans are split into read, map, collect
-    names = {p for (p,) in _rows(con, "SELECT DISTINCT phase FROM attempt_phases WHERE job_id = ? "
-                                      "AND lane = 'main'", job)}
-    assert ({"read", "map", "collect"} <= names) == (run == "serial")
-    assert ({"reduce", "write"} <= names) == (run == "serial")
+    # the benchmark job times its reader, collect and writer: every map and reduce span is split by those
+    # timers, with or without a JFR recording (the serial run has one), in parallel too
+    timed = _rows(con, """
+        SELECT p.phase, p.dur_ms, c.value FROM attempt_phases p JOIN counters c ON c.attempt_id = p.attempt_id
+        WHERE p.job_id = ? AND p.lane = 'main' AND c.scope = 'attempt' AND c.group_name = ?
+          AND c.counter_name = upper(p.phase)""", job, PHASE_NANOS)
+    assert sorted(p for p, *_ in timed) == ["collect"] * 2 + ["read"] * 2 + ["write"] * reduces
+    assert all(abs(dur - nanos / 1e6) <= 1 for _, dur, nanos in timed), timed
+    names = _rows(con, "SELECT phase, count(*) FROM attempt_phases WHERE job_id = ? AND lane = 'main' "
+                       "AND phase IN ('map', 'reduce', 'read+map+collect', 'reduce+write') GROUP BY 1", job)
+    assert sorted(names) == [("map", 2), ("reduce", reduces)]
     # LocalJobRunner gives each reduce one local fetcher thread, which fetches every map's output once
     fetchers = _rows(con, "SELECT attempt_id, count(DISTINCT thread_id), count(*) FROM attempt_events "
                           "WHERE job_id = ? AND kind = 'fetch_start' GROUP BY 1", job)

@@ -1,9 +1,10 @@
 """End to end on the real local engine: a scaled benchmark plan -> runs -> store -> platform model -> Table 1.
 
 Slow (real Hadoop LocalJobRunner JVMs): five small benchmarks, a couple of
-minutes on a 2-core machine.  Each runs after a warm-up job in its JVM and with
-a JFR recording, so all six phases get data (read/collect/write split out of the
-combined log spans by stack samples).  The within-15 % shares it measures are
+minutes on a 2-core machine.  Each runs after a warm-up job in its JVM; the
+benchmark job times its own read, collect and write, so all six phases get data
+from every task (read/collect/write split out of the combined log spans by those
+timers, without a JFR recording).  The within-15 % shares it measures are
 printed (run with ``-s``) and written to ``platform-e2e-table1.json`` under the
 test's temporary directory; the issue's target (>= 85 % per phase with enough
 data) is measured by ``benchmarks/bench_platform_accuracy.py`` on a larger plan.
@@ -34,11 +35,10 @@ PLAN_ARGS = ["--scale", "0.005", "--inputs-mb", "4,64", "--selectivities", "1.0"
              "--grid-reduces", "2", "--shuffle-maps", "4,8,12", "--reduce-memory-mb", "1"]
 #: The plan that runs: the paper's data / 500, task counts / 10, so data per task / 50 (grid
 #: M_inp 1.28 and 10.24 MiB; the shuffle range 4, 8, 12 maps of 1.28 MiB, 6.4 MiB of map output
-#: each).  The grid's larger maps run long enough for JFR to split read and collect at a second
-#: data size: with grid maps of 0.08 (or 0.64) MiB only the shuffle range's 1.28 MiB maps were
-#: split, and the fit drew read's slope through 1,342,100-1,342,200 bytes (now refused); at
-#: 2.56 MiB a map got about 5 samples (the split's minimum: JFR's sampler is starved on two busy
-#: cores) and on 2026-11-27 neither was split in one CI run.  With 1 MiB of reduce memory each 1.28 MiB map output per reduce task lands on disk,
+#: each).  The two grid sizes give read and collect a second data size (while JFR samples split
+#: them, the grid's maps had to run long enough to be sampled: at 2.56 MiB a map got about 5 JFR
+#: samples on two busy cores, and on 2026-11-27 neither was split in one CI run).  With 1 MiB of
+#: reduce memory each 1.28 MiB map output per reduce task lands on disk,
 #: so the break computed from the configuration is 10 x 1.28 MiB, inside the 5.1-15.4 MiB range.
 RUN_PLAN = {"scale": 0.002, "task_scale": 0.1, "inputs_mb": (64.0, 512.0), "selectivities": (1.0,), "grid_maps": 2,
             "grid_reduces": 2, "shuffle_maps": (40, 80, 120), "warmup_mb": 4.0}
@@ -53,7 +53,7 @@ def test_scaled_plan_on_the_local_engine(tmp_path: Path) -> None:
     assert plan == make_plan(0.005, inputs_mb=(4.0, 64.0), selectivities=(1.0,), grid_maps=4, grid_reduces=2,
                              shuffle_maps=(4, 8, 12), reduce_memory_mb=1)
     assert [b.kind for b in plan.benchmarks].count(BenchKind.SHUFFLE) == 3
-    assert plan.jfr
+    assert not plan.jfr  # the job's own timers split its spans: no JFR unless asked for (--jfr)
     plan = make_plan(RUN_PLAN.pop("scale"), **RUN_PLAN)  # type: ignore[arg-type]
     assert [b.maps for b in plan.benchmarks if b.kind is BenchKind.SHUFFLE] == [4, 8, 12]
     plan.save(plan_path)
@@ -75,25 +75,18 @@ def test_scaled_plan_on_the_local_engine(tmp_path: Path) -> None:
         assert f"| {phase} |" in res.output
     assert (tmp_path / "plots" / "platform-shuffle.png").stat().st_size > 1000
     model = fit_platform(profile)
-    # The logs cut spill, merge and shuffle(+sort); the JFR recordings split read/collect out of
-    # read+map+collect and write out of reduce+write (a task too short for enough samples keeps
-    # its span combined and is listed as missing, never dropped).
+    # The logs cut spill, merge and shuffle(+sort); the job's timers split read/collect out of
+    # read+map+collect and write out of reduce+write, in every task however short.
     assert set(model.phases) == set(GENERIC)
-    shuffle_runs = {r.job_id for r, b in zip(results, plan.benchmarks, strict=True) if b.kind is BenchKind.SHUFFLE}
-    # How many tasks get enough JFR samples depends on how fast they ran (a quiet machine runs
-    # them shorter), so the check is that misses are listed by run and the split reached the
-    # shuffle range, not that no task ever missed.
     for phase in ("read", "collect", "write"):
-        missing = set(profile.runs_missing(phase))
-        assert missing <= {r.job_id for r in results}
-        assert shuffle_runs - missing, f"no shuffle-range run has a {phase} split"
+        assert profile.runs_missing(phase) == ()
     assert model.hadoop_settings["mapreduce.reduce.memory.totalbytes"] == str(1 << 20)
     assert model.shuffle_thresholds is not None
     mib = float(1 << 20)
     assert model.shuffle_thresholds.break_for_map_output(1.28 * mib) == pytest.approx(12.8 * mib, rel=0.01)
-    for name, sub in model.phases.items():
+    for sub in model.phases.values():
         assert all(s.converged for s in sub.segments)
-        assert sub.runs == len(plan.benchmarks) if name in ("spill", "merge", "shuffle") else sub.runs >= 3
+        assert sub.runs == len(plan.benchmarks)
 
     path = model.save(tmp_path / "platform.json")
     loaded = PlatformModel.load(path)

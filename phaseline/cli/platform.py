@@ -87,7 +87,9 @@ def bench() -> None:
     help="Split --scale between fewer tasks (x this) and more data per task: longer, measurable phases on one machine.",
 )
 @click.option("--warmup-mb", type=click.FloatRange(min=0.0), default=None, help="Warm-up job before each run (local engine) [default: 8].")
-@click.option("--no-jfr", is_flag=True, help="Do not record JFR (read/collect/write then stay one combined span).")
+@click.option("--jfr/--no-jfr", "jfr", default=False, show_default=True,
+              help="Record JFR stack samples of each run (for `hotspots`; the benchmark job times its own read, collect "
+              "and write, so the split needs none, and the sampler's cost lands in the runs it measures).")
 @handle_errors
 def plan_cmd(
     scale: float,
@@ -101,7 +103,7 @@ def plan_cmd(
     reduce_memory_mb: int | None,
     task_scale: float | None,
     warmup_mb: float | None,
-    no_jfr: bool,
+    jfr: bool,
 ) -> None:
     """Write the benchmark plan MB_i = (M_inp, M_sel, N_map, N_red) as JSON."""
     from platform_model.bench import (
@@ -127,7 +129,7 @@ def plan_cmd(
             shuffle_maps=tuple(int(m) for m in maps) if maps else PAPER_SHUFFLE_MAPS,
             reduce_memory_mb=reduce_memory_mb,
             task_scale=task_scale,
-            jfr=not no_jfr,
+            jfr=jfr,
             warmup_mb=DEFAULT_WARMUP_MB if warmup_mb is None else warmup_mb,
         )
     except PlanValueError as exc:  # a value the options gave: a usage error (exit 2)

@@ -15,7 +15,8 @@ import org.apache.hadoop.util.ToolRunner;
  * Driver of the microbenchmark job MB = (M_inp, M_sel, N_map, N_red) of Zhang et al.
  * 2013, section 3: reads 100-byte records ({@link TeraRecordGen}), maps them with
  * {@link SelectivityMapper}, reduces with {@link IdentityReducer}, and writes the
- * records back with {@link RecordOutputFormat}.
+ * records back with {@link RecordOutputFormat}; the reader, the map function's
+ * collect and the writer time themselves ({@link PhaseNanos}).
  *
  * <p>Usage (the same jar runs on a real cluster):
  * {@code hadoop jar phaseline-engine.jar phaseline.engine.PhaselineBench
@@ -38,7 +39,7 @@ public final class PhaselineBench extends Configured implements Tool {
     FixedLengthInputFormat.setRecordLength(conf, TeraRecordGen.RECORD_BYTES);
     Job job = Job.getInstance(conf, JOB_NAME);
     job.setJarByClass(PhaselineBench.class);
-    job.setInputFormatClass(FixedLengthInputFormat.class);
+    job.setInputFormatClass(TimedFixedLengthInputFormat.class);
     job.setMapperClass(SelectivityMapper.class);
     job.setReducerClass(IdentityReducer.class);
     job.setMapOutputKeyClass(Text.class);

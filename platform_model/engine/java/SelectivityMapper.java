@@ -19,7 +19,8 @@ import org.apache.hadoop.mapreduce.Mapper;
  * {@code M_sel - floor(M_sel)}, drawn from a {@link SplittableRandom} seeded with
  * the job seed and the task's partition number (so a re-run, or a retried attempt,
  * emits exactly the same records).  Expected output records per input record are
- * thus M_sel; M_sel = 0 emits nothing.
+ * thus M_sel; M_sel = 0 emits nothing.  The time spent in {@code context.write}
+ * (Zhang's collect phase) is counted into {@link PhaseNanos#COLLECT}.
  */
 public final class SelectivityMapper extends Mapper<LongWritable, BytesWritable, Text, Text> {
 
@@ -33,6 +34,7 @@ public final class SelectivityMapper extends Mapper<LongWritable, BytesWritable,
   private int whole;
   private double fraction;
   private SplittableRandom random;
+  private long collectNanos;
 
   @Override
   protected void setup(Context context) {
@@ -61,7 +63,15 @@ public final class SelectivityMapper extends Mapper<LongWritable, BytesWritable,
       copies++;
     }
     for (int i = 0; i < copies; i++) {
+      long start = System.nanoTime();
       context.write(key, value);
+      collectNanos += System.nanoTime() - start;
     }
+  }
+
+  @Override
+  protected void cleanup(Context context) {
+    context.getCounter(PhaseNanos.COLLECT).increment(collectNanos);
+    collectNanos = 0;
   }
 }
