@@ -563,8 +563,9 @@ def estimate_tasks(
     # platform then cannot tell from the sort: the profiled shuffle is kept, and scaled as the
     # platform's shuffle + sort scales.  Priced at 0 instead, word count and the inverted index
     # of the backtest suite had shuffled as long at 64 MiB as at 16.
+    no_share = sort_share == 1.0
     measured = profile.phases.get(Phase.SHUFFLE.value)
-    kept_ms = measured.avg_ms if sort_share >= 1.0 and measured is not None else 0.0
+    kept_ms = measured.avg_ms if no_share and measured is not None else 0.0
 
     def shuffle_only(shuffle_bytes: float) -> float:
         if kept_ms > 0:
@@ -572,7 +573,7 @@ def estimate_tasks(
         return times.ms(Phase.SHUFFLE, shuffle_bytes) * (1.0 - sort_share)
 
     shuffle_ms = shuffle_only(flow.shuffle_bytes)
-    if sort_share == 1.0:
+    if no_share:
         what = (f"the profiled shuffle ({kept_ms:.0f} ms per reduce) scaled as the platform model's shuffle + sort "
                 "scales" if kept_ms > 0 else "priced at 0 (none profiled)")
         notes.append(
