@@ -256,7 +256,7 @@ def attempt_rows(
         yield Row("attempt_phases", {
             "job_id": job_id, "attempt_id": attempt_id, "task_type": task_type, "phase": span.phase,
             "lane": span.lane.value, "start_ms": span.start_ms, "end_ms": span.end_ms, "dur_ms": span.dur_ms,
-            "data_bytes": span.data_bytes, "data_records": span.data_records,
+            "data_bytes": span.data_bytes, "data_records": span.data_records, "dur_us": span.dur_us,
         })
     status, error = attempt_status(log)
     marks = {p.phase: p for p in phases if p.lane is Lane.MAIN}

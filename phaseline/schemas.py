@@ -386,6 +386,9 @@ ATTEMPT_PHASES = register(
             # 'background': helper-thread work concurrent with them (SpillThread spills,
             # reduce-side merges); see ingest/phases.py.
             ("lane", STR),
+            # dur_ms to the microsecond where the job's own timers measured the phase (the
+            # microbenchmark job's read, collect and write, and the rest of their span), else NULL
+            ("dur_us", I64),
         ),
         ("attempt_id", "phase"),
         "Generic and custom phases (Zhang et al. 2013) of each attempt, from its log.",

@@ -283,7 +283,8 @@ class Store:
             elif files and name != "sources":
                 current = schema_fingerprint(spec)
                 uniform = all(f.schema == current for f in files)
-                _create_parquet_view(con, f'raw."{name}"', [str(self.root / f.path) for f in files], uniform=uniform)
+                paths = [str(self.root / f.path) for f in files]
+                _create_parquet_view(con, f'raw."{name}"', paths, uniform=uniform, spec=spec)
             else:  # no rows yet: an empty table of the declared types (nothing left registered)
                 con.register("_empty", spec.schema.empty_table())
                 con.execute(f'CREATE TABLE raw."{name}" AS SELECT * FROM "_empty"')
@@ -539,12 +540,21 @@ def schema_fingerprint(spec: schemas.TableSpec) -> str:
 
 
 def _create_parquet_view(
-    con: duckdb.DuckDBPyConnection, name: str, paths: Sequence[str], *, uniform: bool
+    con: duckdb.DuckDBPyConnection, name: str, paths: Sequence[str], *, uniform: bool,
+    spec: schemas.TableSpec | None = None,
 ) -> None:
-    """A view (``name`` is quoted SQL) over Parquet files; files of older schemas are unified by column name."""
+    """A view (``name`` is quoted SQL) over Parquet files; files of older schemas are unified by column name,
+    and a column of ``spec`` that none of them has is NULL (queries may name every declared column)."""
     listing = ", ".join("'" + p.replace("'", "''") + "'" for p in paths)
-    union = "" if uniform else ", union_by_name = true"
-    con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet([{listing}]{union})")
+    source = f"read_parquet([{listing}]{'' if uniform else ', union_by_name = true'})"
+    added = ""
+    if not uniform and spec is not None:
+        have = set(con.sql(f"SELECT * FROM {source} LIMIT 0").columns)
+        missing = pa.schema([f for f in spec.schema if f.name not in have])
+        if len(missing):
+            types = con.from_arrow(missing.empty_table()).dtypes
+            added = "".join(f', CAST(NULL AS {t}) AS "{f.name}"' for f, t in zip(missing, types, strict=True))
+    con.execute(f"CREATE VIEW {name} AS SELECT *{added} FROM {source}")
 
 
 def _find_overlaps(con: duckdb.DuckDBPyConnection, tables: Sequence[str]) -> set[str]:

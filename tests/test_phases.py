@@ -345,6 +345,24 @@ def test_the_jobs_own_timers_split_a_map_before_its_stack_samples() -> None:
     assert _timed_map({}, {}) == [("read+map+collect", 10, 110)]
 
 
+def test_timed_parts_keep_their_measured_microseconds() -> None:
+    # laid out in whole ms like the log lines, a 4.6 ms read is 5 ms; dur_us keeps what the timer measured,
+    # and map gets the rest of the 100 ms span to the microsecond
+    events = [ev(0, EventKind.TASK_START), ev(10, EventKind.SPLIT, nbytes=1000), ev(110, EventKind.FLUSH),
+              ev(110, EventKind.SPILL_START), ev(120, EventKind.SPILL_FINISH, index="0"), ev(128, EventKind.DONE)]
+    timers = {(PHASE_NANOS, "READ"): 4_600_400, (PHASE_NANOS, "COLLECT"): 30_200_000}
+    spans = derive_phases("attempt_1_0001_m_000000_0", "MAP", events, timers, start_ms=0, finish_ms=130)
+    timed = {s.phase: (s.dur_ms, s.dur_us) for s in spans if s.phase in ("read", "map", "collect")}
+    assert timed == {"read": (5, 4_600), "map": (65, 65_200), "collect": (30, 30_200)}
+    # phases no timer measured have none
+    assert {s.dur_us for s in spans if s.phase not in timed} == {None}
+    # split by stack samples: no timer, no microseconds
+    sampled = derive_phases("attempt_1_0001_m_000000_0", "MAP", events, {}, start_ms=0, finish_ms=130,
+                            samples={Phase.READ: 10, Phase.MAP: 10, Phase.COLLECT: 10})
+    assert {s.phase for s in sampled} >= {"read", "map", "collect"}
+    assert {s.dur_us for s in sampled} == {None}
+
+
 def test_the_jobs_own_write_timer_splits_a_reduce() -> None:
     events = [ev(0, EventKind.TASK_START), ev(5, EventKind.SHUFFLE_INIT), ev(10, EventKind.FETCH_START),
               ev(40, EventKind.FINAL_MERGE), ev(50, EventKind.MERGE_LAST_PASS), ev(100, EventKind.COMMIT_PENDING),
@@ -402,6 +420,16 @@ def test_main_lane_always_partitions_the_span(task_type: str, marks: list[tuple[
     assert all(p.dur_ms >= 0 and p.dur_ms == p.end_ms - p.start_ms for p in main)
     assert all(a.end_ms == b.start_ms for a, b in itertools.pairwise(main))
     assert all(p.dur_ms >= 0 for p in spans)
+    # timed parts: their microseconds are the timers', and the rest gets what is left of the span (if any)
+    timed = [p for p in spans if p.dur_us is not None]
+    assert all(p.dur_us is not None and p.dur_us >= 0 for p in timed)
+    for p in timed:
+        nanos = timers.get(p.phase.upper())
+        if nanos is not None:
+            assert p.dur_us == round(nanos / 1000)
+    if timed and all(p.phase.upper() in timers or p.dur_us > 0 for p in timed):
+        span_us = 1000 * sum(p.dur_ms for p in timed)
+        assert abs(sum(p.dur_us for p in timed) - span_us) <= len(timed)
 
 
 # ---- a real run of the local engine -------------------------------------------------------------
@@ -471,11 +499,12 @@ def test_engine_run_phases_cover_attempts_and_match_the_log(engine_runs: dict[st
     # the benchmark job times its reader, collect and writer: every map and reduce span is split by those
     # timers, with or without a JFR recording (the serial run has one), in parallel too
     timed = _rows(con, """
-        SELECT p.phase, p.dur_ms, c.value FROM attempt_phases p JOIN counters c ON c.attempt_id = p.attempt_id
+        SELECT p.phase, p.dur_ms, p.dur_us, c.value FROM attempt_phases p JOIN counters c ON c.attempt_id = p.attempt_id
         WHERE p.job_id = ? AND p.lane = 'main' AND c.scope = 'attempt' AND c.group_name = ?
           AND c.counter_name = upper(p.phase)""", job, PHASE_NANOS)
     assert sorted(p for p, *_ in timed) == ["collect"] * 2 + ["read"] * 2 + ["write"] * reduces
-    assert all(abs(dur - nanos / 1e6) <= 1 for _, dur, nanos in timed), timed
+    assert all(abs(dur - nanos / 1e6) <= 1 for _, dur, _us, nanos in timed), timed
+    assert all(us == round(nanos / 1000) for _, _dur, us, nanos in timed), timed
     names = _rows(con, "SELECT phase, count(*) FROM attempt_phases WHERE job_id = ? AND lane = 'main' "
                        "AND phase IN ('map', 'reduce', 'read+map+collect', 'reduce+write') GROUP BY 1", job)
     assert sorted(names) == [("map", 2), ("reduce", reduces)]

@@ -90,6 +90,27 @@ def test_connection_shows_the_store_tables_and_nothing_of_its_making(tmp_path: P
     assert [str(t) for t in con.sql("SELECT finish_ms FROM raw.attempts").types] == ["BIGINT"]
 
 
+def test_a_column_added_after_a_file_was_written_reads_as_null(
+    tmp_path: Path, store_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A store written before a column existed (attempt_phases.dur_us came in session 27): its views still
+    # have every declared column, of its declared type, NULL for the older files' rows.
+    spec = schemas.TABLES["jobs"]
+    older = dataclasses.replace(spec, schema=spec.schema.remove(spec.schema.get_field_index("diagnostics")))
+    monkeypatch.setitem(schemas.TABLES, "jobs", older)
+    pipeline.ingest_paths([write(tmp_path / "a.toy", "j1,first")], Store(store_dir))
+    monkeypatch.setitem(schemas.TABLES, "jobs", spec)
+    con = Store(store_dir).connect()
+    assert con.execute("SELECT job_id, diagnostics FROM jobs").fetchall() == [("j1", None)]
+    assert [str(t) for t in con.sql("SELECT diagnostics FROM raw.jobs").types] == ["VARCHAR"]
+    # ... and beside files of the current schema, which have it
+    pipeline.ingest_paths([write(tmp_path / "b.toy", "j2,second")], Store(store_dir))
+    con = Store(store_dir).connect()
+    assert con.execute("SELECT job_id, name FROM jobs WHERE diagnostics IS NULL ORDER BY 1").fetchall() == [
+        ("j1", "first"), ("j2", "second")]
+    assert verify_store(Store(store_dir)).ok
+
+
 def test_ingest_lands_rows_and_sources(tmp_path: Path, store_dir: Path) -> None:
     a = write(tmp_path / "a.toy", "j1,first", "j2,second")
     summary = pipeline.ingest_paths([a], Store(store_dir))

@@ -11,7 +11,9 @@
 --   dur_ms               duration: the sum of the attempt's rows of the phase over both
 --                        lanes (a map's spills run partly on the SpillThread); shuffle is
 --                        shuffle + sort, which the paper measures together (section 2,
---                        "we combine the shuffle and sort phases"); NULL: no row
+--                        "we combine the shuffle and sort phases"); NULL: no row.  To the
+--                        microsecond where the job's own timers measured the phase
+--                        (attempt_phases.dur_us: the microbenchmark job's read, collect, write)
 --   data_bytes           data processed: the phase rows' bytes (spill: summed over the
 --                        spills; shuffle: the shuffle row's), else the attempt's counter
 --                        (read: BYTES_READ; collect/spill/merge: MAP_OUTPUT_BYTES;
@@ -55,7 +57,7 @@ _want AS (
 _rows AS (
     SELECT p.job_id, p.attempt_id,
            CASE WHEN p.phase = 'sort' THEN 'shuffle' ELSE p.phase END AS phase,
-           p.phase AS raw_phase, p.dur_ms, p.data_bytes
+           p.phase AS raw_phase, coalesce(p.dur_us / 1000.0, p.dur_ms) AS dur_ms, p.data_bytes
     FROM attempt_phases p
     WHERE p.phase IN ('read', 'collect', 'spill', 'merge', 'shuffle', 'sort', 'write')
 ),
