@@ -116,6 +116,23 @@ def test_mva_adapter_reads_the_table_by_its_last_column() -> None:
     assert "simulated" in figs[2].name
 
 
+def test_columnar_probe_adapter_reads_its_total_and_steps() -> None:
+    out = (
+        "big-50mb.jhist: 50.0 MB; {'events': 29325, 'tasks': 7330, 'attempts': 7330, 'counters': 417810}; best of 5\n"
+        "  read the bytes                                 0.028 s\n"
+        "  decode to Arrow (pyarrow.json, all cores)      0.150 s\n"
+        "  columnar probe, total                          0.302 s  (166 MB/s)\n"
+        "  orjson.loads per line, nothing else            0.146 s  (341 MB/s)\n"
+        "  probe / bare decode: 0.49x (issue 10's target for the reader: >= 0.5x)\n"
+    )
+    (fig,) = _run_module().figures_columnar_probe(out)
+    assert (fig.value, fig.peer_value, fig.unit) == (166.0, 341.0, "MB/s")
+    assert fig.name.startswith("50 MB: ")
+    assert fig.target is None  # a probe, not a target of phaseline's
+    assert fig.details["seconds"] == {"probe": 0.302, "bare": 0.146, "read the bytes": 0.028,
+                                      "decode to Arrow (pyarrow.json, all cores)": 0.15}  # fmt: skip
+
+
 def test_adapter_reports_changed_output() -> None:
     run = _run_module()
     with pytest.raises(run.OutputChanged):
