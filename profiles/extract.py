@@ -303,11 +303,17 @@ def extract_profile(
             stacklevel=2,
         )
     if isinstance(status, str) and status != "SUCCEEDED":
+        maps = int(_num(summary["total_maps"]) or summary["maps"] or 0)
+        reduces = int(_num(summary["total_reduces"]) or summary["reduces"] or 0)
+        held = f"the {len(splits_df)} maps that succeeded of {maps}"
+        if reduces:
+            held += f" and the {ok.loc[ok['task_type'] == 'REDUCE', 'task_id'].nunique()} reduces of {reduces}"
+        # all maps succeeded (a reduce failed the job): the input is whole, the reduce side is not
+        whole = "its input and times are" if len(splits_df) < maps else "its reduce times are"
         warnings.warn(
             DataQualityWarning(
-                f"{job_id} {status.lower()}: its profile holds the {len(splits_df)} maps that succeeded of "
-                f"{int(_num(summary['total_maps']) or summary['maps'] or 0)}, so its input and times are not "
-                "the whole job's; profile a run that succeeded"
+                f"{job_id} {status.lower()}: its profile holds {held}, so {whole} not the whole job's; "
+                "profile a run that succeeded"
             ),
             stacklevel=2,
         )

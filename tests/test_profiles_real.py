@@ -429,3 +429,9 @@ def test_a_failed_job_is_profiled_with_a_warning_that_says_what_is_missing(fixtu
     with pytest.warns(DataQualityWarning, match="failed: its profile holds the 1106 maps that succeeded of 3204"):
         profile = extract_profile(store.connect(), "job_200904211745_0007")
     assert profile.input.splits == 1106
+    # job_200904211745_0020 failed in its reduces: every map succeeded, 99 of 101 reduces; the warning had
+    # said "the 329 maps that succeeded of 329, so its input and times are not the whole job's"
+    with pytest.warns(DataQualityWarning) as said:
+        extract_profile(store.connect(), "job_200904211745_0020")
+    (message,) = [str(w.message) for w in said if "failed" in str(w.message)]
+    assert "holds the 329 maps that succeeded of 329 and the 99 reduces of 101, so its reduce times are not" in message
