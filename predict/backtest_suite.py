@@ -1,10 +1,20 @@
-"""The local backtest suite: real runs of four small Java MapReduce applications, then the backtest.
+"""The local backtest suite: real runs of twelve small Java MapReduce applications, then the backtest.
 
 Applications (``predict/apps/*.java``, compiled with
-:func:`phaseline.java.compile_java` and run through the engine's user-jar path):
-word count with a combiner, sort, grep (counting matches, a combiner) and an
-inverted index.  The engine generates their input (TeraGen-like 100-byte text
-records, one file = one split per ``MB_PER_MAP`` MiB).
+:func:`phaseline.java.compile_java` and run through the engine's user-jar path),
+each a distinct shape (:attr:`App.shape`): word count with a combiner, sort,
+grep, an inverted index, a map-only filter, a CPU-heavy map, a group-by that
+shuffles every record, top N, a skewed key, a reduce-side join of two
+inputs, many small splits, a large fixed per-task set-up and distinct.  The
+engine generates their input (TeraGen-like 100-byte text records, one file =
+one split per ``MB_PER_MAP`` MiB).
+
+**Tuning and held-out applications** (:data:`HELD_OUT`).  The split was
+committed before any model was changed for the applications added with it
+(issue 37): models are tuned on the tuning set only, and the held-out set is
+scored once per change, to report, never to choose a constant.  Its
+applications are the skewed key, the reduce-side join, many small splits,
+the fixed per-task set-up and distinct.
 
 Steps, each resumable (a finished run directory is reused):
 
@@ -38,7 +48,10 @@ from pathlib import Path
 from phaseline.errors import EngineError, PhaselineWarning
 from predict.backtest import BacktestRow, ModelSummary, backtest, summarize
 
-__all__ = ["APPS", "FULL", "QUICK", "App", "Suite", "SuiteResult", "app_jar", "run_order", "run_suite"]
+__all__ = [
+    "APPS", "FULL", "HELD_OUT", "QUICK", "App", "Suite", "SuiteResult", "app_jar", "app_set", "app_shape", "cases",
+    "run_order", "run_suite",
+]  # fmt: skip
 
 #: Input MiB per map task (one generated file, one split).
 MB_PER_MAP = 2.0
@@ -47,18 +60,55 @@ _APP_DIR = Path(__file__).resolve().parent / "apps"
 
 @dataclass(frozen=True, slots=True)
 class App:
-    """One application: its short name and driver class."""
+    """One application: its short name, driver class, shape, and the reduce counts it runs with.
+
+    ``reduces`` replaces the suite's reduce counts where given (a map-only job
+    has 0; a skewed key needs two reduces to be skewed).
+    """
 
     name: str
     main_class: str
+    shape: str = ""
+    reduces: tuple[int, ...] | None = None
+
+    @property
+    def job_name(self) -> str:
+        """The job name its driver gives the job (``phaseline app <name>``)."""
+        return f"phaseline app {self.name}"
 
 
 APPS: tuple[App, ...] = (
-    App("wordcount", "phaseline.apps.WordCount"),
-    App("sort", "phaseline.apps.Sort"),
-    App("grep", "phaseline.apps.Grep"),
-    App("invertedindex", "phaseline.apps.InvertedIndex"),
+    App("wordcount", "phaseline.apps.WordCount", "combiner-heavy aggregation"),
+    App("sort", "phaseline.apps.Sort", "full-shuffle sort", reduces=(2,)),
+    App("grep", "phaseline.apps.Grep", "low-selectivity scan"),
+    App("invertedindex", "phaseline.apps.InvertedIndex", "text index, wide values"),
+    App("maponly", "phaseline.apps.MapOnlyFilter", "map-only filter", reduces=(0,)),
+    App("cpumap", "phaseline.apps.CpuHeavyMap", "CPU-heavy map", reduces=(1,)),
+    App("groupby", "phaseline.apps.GroupBy", "CPU-heavy group-by, every record shuffled", reduces=(2,)),
+    App("topn", "phaseline.apps.TopN", "top N, map output independent of input", reduces=(1,)),
+    App("skewkey", "phaseline.apps.SkewedKey", "skewed key: one reduce gets most data", reduces=(2,)),
+    App("join", "phaseline.apps.ReduceSideJoin", "reduce-side join of two inputs", reduces=(2,)),
+    App("manysplits", "phaseline.apps.ManySmallSplits", "many small splits", reduces=(1,)),
+    App("fixedsetup", "phaseline.apps.FixedSetup", "large fixed per-task set-up", reduces=(1,)),
+    App("distinct", "phaseline.apps.Distinct", "distinct with a combiner", reduces=(1,)),
 )
+
+#: The held-out applications: committed before the models were changed for the applications
+#: added with them; never scored to choose anything (see the module docstring).
+HELD_OUT: frozenset[str] = frozenset({"skewkey", "join", "manysplits", "fixedsetup", "distinct"})
+
+
+def app_set(job_name: str) -> str:
+    """``"held-out"``, ``"tuning"`` or ``"other"`` (a job that is none of the suite's applications)."""
+    for app in APPS:
+        if app.job_name == job_name:
+            return "held-out" if app.name in HELD_OUT else "tuning"
+    return "other"
+
+
+def app_shape(job_name: str) -> str | None:
+    """The suite application's shape for a job name, ``None`` for other jobs."""
+    return next((app.shape for app in APPS if app.job_name == job_name), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +125,8 @@ class Suite:
     plan_grid_maps: int
     plan_grid_reduces: int
     plan_shuffle_maps: tuple[int, ...]
+    #: LocalJobRunner's map slots (``mapreduce.local.map.tasks.maximum``): each case runs at each.
+    map_parallelism: tuple[int, ...] = (1,)
     #: MiB of a throwaway warm-up job run first in each application run's JVM
     #: (:attr:`platform_model.engine.runner.EngineJob.warmup_mb`; 0: none), so that
     #: the measured job's first tasks do not pay for a cold JVM.  The plan's
@@ -86,25 +138,25 @@ class Suite:
     warmup_app: bool = True
 
 
-#: The full suite's sizes: jobs of 1-9 s.  At 4, 8 and 16 MiB (0.3-2 s) this 2-core machine's
-#: run-to-run noise was most of every error: a case's three runs differed by 20 % (median range),
-#: and a perfect model's worst case (:func:`predict.backtest.noise_floor`) was 23.7 %, above
-#: issue 9's 17 % target.  At 16, 32 and 64 MiB (2026-11-27, quiet): 8.8 % and 10.0 %.
-#: Five runs a case, not three: with three, the shared profile and each case were medians of
-#: so few runs that a perfect model's worst case was 17.4-18.2 % (three full runs, 2026-11-27);
-#: with five, 11.8 % (09:20 UTC), and each model's worst case fell from 22.0-33.6 % to 13.1-15.1 %.
-#: A full run takes ~45 minutes instead of ~30.
+#: The full suite: every application, profiled at its smallest size and predicted at 3x and 8x
+#: (issue 37: "up to 8x extrapolation"), at one and two map slots, three runs a case.  Sizes of
+#: 8-64 MiB: below 8 MiB (4 maps of 2 MiB) a two-slot run has a single wave, and the profile
+#: cannot tell a first-wave cost from a per-task one.  A 2 MiB warm-up (8 MiB in earlier suites):
+#: with 8 MiB, a run of the measured 3 s job took 27 s on this machine.  Earlier suites (four applications at 16,
+#: 32 and 64 MiB, 1 and 2 reduces, five runs a case) are in benchmarks/BACKTEST.md.
 FULL = Suite(
     apps=APPS,
-    sizes_mb=(16.0, 32.0, 64.0),
-    reduces=(1, 2),
-    repeats=5,
+    sizes_mb=(8.0, 24.0, 64.0),
+    reduces=(1,),
+    repeats=3,
     plan_scale=1 / 16,
     plan_inputs_mb=(4.0, 16.0, 64.0),
     plan_selectivities=(0.2, 1.0, 1.8),
     plan_grid_maps=4,
     plan_grid_reduces=2,
     plan_shuffle_maps=(2, 4, 8, 16),
+    map_parallelism=(1, 2),
+    warmup_mb=2.0,
 )
 QUICK = Suite(
     apps=(APPS[0], APPS[2]),
@@ -192,8 +244,22 @@ def _platform(suite: Suite, out: Path, say: Progress) -> Path:
     return path
 
 
-def run_order(suite: Suite) -> list[tuple[App, float, int, int]]:
-    """The suite's runs ``(app, size MiB, reduces, repeat)`` in the order they are made.
+Case = tuple[App, float, int, int]  # (application, size MiB, reduces, map slots)
+
+
+def cases(suite: Suite) -> list[Case]:
+    """Every case of the suite: each application at each size, reduce count and map parallelism."""
+    return [
+        (app, size, reduces, slots)
+        for app in suite.apps
+        for size in suite.sizes_mb
+        for reduces in (app.reduces if app.reduces is not None else suite.reduces)
+        for slots in suite.map_parallelism
+    ]
+
+
+def run_order(suite: Suite) -> list[tuple[App, float, int, int, int]]:
+    """The suite's runs ``(app, size MiB, reduces, map slots, repeat)`` in the order they are made.
 
     Round by round: every case's first run (in a shuffled order), then every
     case's second run, and so on, never a case's repeats back to back.  The
@@ -205,14 +271,14 @@ def run_order(suite: Suite) -> list[tuple[App, float, int, int]]:
     order: the usual cure for drift in benchmark design).  The shuffle is
     seeded by the round, so a resumed suite makes the same runs.
     """
-    cases = [(app, size, reduces) for app in suite.apps for size in suite.sizes_mb for reduces in suite.reduces]
-    order: list[tuple[App, float, int, int]] = []
+    every = cases(suite)
+    order: list[tuple[App, float, int, int, int]] = []
     for rep in range(suite.repeats):
-        this_round = list(cases)
+        this_round = list(every)
         random.Random(rep).shuffle(this_round)
-        if order and len(this_round) > 1 and this_round[0] == order[-1][:3]:
+        if order and len(this_round) > 1 and this_round[0] == order[-1][:4]:
             this_round.append(this_round.pop(0))  # not the last round's case again
-        order.extend((app, size, reduces, rep) for app, size, reduces in this_round)
+        order.extend((*case, rep) for case in this_round)
     return order
 
 
@@ -231,8 +297,9 @@ def run_suite(suite: Suite, out_dir: str | Path, *, progress: Progress | None = 
     plan = BenchPlan.load(out / "plan.json")
     jar = app_jar()
     run_dirs: list[Path] = []
-    for app, size, reduces, rep in run_order(suite):
-        run_dir = out / "runs" / f"{app.name}-{size:g}mb-r{reduces}-{rep}"
+    for app, size, reduces, slots, rep in run_order(suite):
+        par = f"-p{slots}" if slots != 1 else ""  # one slot: the directory name of earlier suites
+        run_dir = out / "runs" / f"{app.name}-{size:g}mb-r{reduces}{par}-{rep}"
         run_dirs.append(run_dir)
         if (run_dir / "run.json").exists():
             continue
@@ -245,6 +312,7 @@ def run_suite(suite: Suite, out_dir: str | Path, *, progress: Progress | None = 
                 selectivity=1.0,
                 maps=max(1, math.ceil(size / MB_PER_MAP)),
                 reduces=reduces,
+                map_parallelism=slots,
                 io_sort_mb=plan.io_sort_mb,
                 sort_factor=plan.sort_factor,
                 reduce_memory_mb=plan.reduce_memory_mb,

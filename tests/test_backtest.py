@@ -260,19 +260,34 @@ def test_suite_runs_round_by_round_never_a_case_back_to_back() -> None:
     from predict.backtest_suite import FULL, run_order
 
     order = run_order(FULL)
-    cases = {(a.name, s, r) for a, s, r, _ in order}
+    cases = {(a.name, s, r, p) for a, s, r, p, _ in order}
     assert len(order) == len(cases) * FULL.repeats == len(set(order))
     per_round = len(cases)
     for rep in range(FULL.repeats):
         this_round = order[rep * per_round : (rep + 1) * per_round]
-        assert {x[3] for x in this_round} == {rep}
-        assert {(a.name, s, r) for a, s, r, _ in this_round} == cases
-    assert all(
-        (a.name, s, r) != (b.name, t, q) for (a, s, r, _), (b, t, q, _) in itertools.pairwise(order)
-    )
+        assert {x[4] for x in this_round} == {rep}
+        assert {(a.name, s, r, p) for a, s, r, p, _ in this_round} == cases
+    assert all(x[:4] != y[:4] for x, y in itertools.pairwise(order))
     assert order == run_order(FULL)  # seeded: a resumed suite makes the same runs
-    first = [(a.name, s, r) for a, s, r, _ in order[:per_round]]
+    first = [(a.name, s, r, p) for a, s, r, p, _ in order[:per_round]]
     assert first != sorted(first)  # shuffled, not the nested-loop order
+
+
+def test_suite_has_ten_shapes_a_held_out_set_and_both_parallelisms() -> None:
+    """Issue 37: >= 10 applications of distinct shapes, >= 4 held out, map slots 1 and 2, up to 8x."""
+    from predict.backtest_suite import APPS, FULL, HELD_OUT, app_set, app_shape, cases
+
+    assert len(FULL.apps) >= 10
+    assert len({a.shape for a in FULL.apps}) == len(FULL.apps)
+    assert len(HELD_OUT) >= 4 and HELD_OUT <= {a.name for a in APPS}
+    assert len([a for a in FULL.apps if a.name not in HELD_OUT]) >= 4
+    assert FULL.map_parallelism == (1, 2)
+    assert max(FULL.sizes_mb) / min(FULL.sizes_mb) == 8
+    assert app_set("phaseline app skewkey") == "held-out"
+    assert app_set("phaseline app wordcount") == "tuning"
+    assert app_set("some other job") == "other"
+    assert app_shape("phaseline app maponly") == "map-only filter"
+    assert {r for a, _s, r, _p in cases(FULL) if a.name == "maponly"} == {0}
 
 
 def _noisy_row(case: str, runs: tuple[float, ...], profile: tuple[float, ...], job: str = "j") -> BacktestRow:

@@ -1,0 +1,82 @@
+package phaseline.apps;
+
+import java.io.IOException;
+
+import org.apache.hadoop.conf.Configured;
+import org.apache.hadoop.io.LongWritable;
+import org.apache.hadoop.io.Text;
+import org.apache.hadoop.mapreduce.Mapper;
+import org.apache.hadoop.mapreduce.Reducer;
+import org.apache.hadoop.util.Tool;
+import org.apache.hadoop.util.ToolRunner;
+
+/**
+ * CPU-heavy map: every record is hashed through many rounds of a 64-bit mix
+ * (the shape of feature extraction or a similarity score), and only a small
+ * (bucket, score) pair is emitted: the map function dominates, the shuffle is
+ * small.  {@code -D phaseline.cpu.rounds=N} sets the rounds (default 64).
+ *
+ * <p>Usage: CpuHeavyMap INPUT OUTPUT REDUCES
+ */
+public final class CpuHeavyMap extends Configured implements Tool {
+
+  /** (line) -> (first two key bytes, mixed score). */
+  public static final class Score extends Mapper<Object, Text, Text, LongWritable> {
+    private final Text bucket = new Text();
+    private final LongWritable score = new LongWritable();
+    private int rounds;
+
+    @Override
+    protected void setup(Context ctx) {
+      rounds = ctx.getConfiguration().getInt("phaseline.cpu.rounds", 64);
+    }
+
+    @Override
+    protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
+      byte[] b = value.getBytes();
+      int n = value.getLength();
+      long h = 0x9E3779B97F4A7C15L;
+      for (int r = 0; r < rounds; r++) {
+        for (int i = 0; i < n; i++) {
+          h ^= b[i] + r;
+          h *= 0xBF58476D1CE4E5B9L;
+          h ^= h >>> 31;
+        }
+      }
+      bucket.set(b, 0, Math.min(2, n));
+      score.set(h & 0xFFFF);
+      ctx.write(bucket, score);
+    }
+  }
+
+  /** Sums the scores of a bucket (also the combiner). */
+  public static final class Sum extends Reducer<Text, LongWritable, Text, LongWritable> {
+    private final LongWritable total = new LongWritable();
+
+    @Override
+    protected void reduce(Text key, Iterable<LongWritable> values, Context ctx)
+        throws IOException, InterruptedException {
+      long sum = 0;
+      for (LongWritable v : values) {
+        sum += v.get();
+      }
+      total.set(sum);
+      ctx.write(key, total);
+    }
+  }
+
+  @Override
+  public int run(String[] args) throws Exception {
+    return Apps.run(getConf(), "phaseline app cpumap", CpuHeavyMap.class, args, job -> {
+      job.setMapperClass(Score.class);
+      job.setCombinerClass(Sum.class);
+      job.setReducerClass(Sum.class);
+      job.setOutputKeyClass(Text.class);
+      job.setOutputValueClass(LongWritable.class);
+    });
+  }
+
+  public static void main(String[] args) throws Exception {
+    System.exit(ToolRunner.run(new CpuHeavyMap(), args));
+  }
+}

@@ -1,0 +1,89 @@
+package phaseline.apps;
+
+import java.io.IOException;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+import org.apache.hadoop.conf.Configured;
+import org.apache.hadoop.io.LongWritable;
+import org.apache.hadoop.io.Text;
+import org.apache.hadoop.mapreduce.Mapper;
+import org.apache.hadoop.mapreduce.Reducer;
+import org.apache.hadoop.util.Tool;
+import org.apache.hadoop.util.ToolRunner;
+
+/**
+ * A large fixed per-task set-up: every map first builds a lookup table of
+ * 300,000 entries ({@code -D phaseline.setup.entries}) -- the shape of a task
+ * that loads a model or a side table before its first record -- then tags each
+ * record with the table's category for its key prefix.  A combiner.
+ *
+ * <p>Usage: FixedSetup INPUT OUTPUT REDUCES
+ */
+public final class FixedSetup extends Configured implements Tool {
+
+  /** Builds the table in setup; (line) -> (category, 1). */
+  public static final class Lookup extends Mapper<Object, Text, Text, LongWritable> {
+    private static final LongWritable ONE = new LongWritable(1);
+    private final Map<String, String> table = new HashMap<>();
+    private final Text category = new Text();
+
+    @Override
+    protected void setup(Context ctx) {
+      int entries = ctx.getConfiguration().getInt("phaseline.setup.entries", 300_000);
+      SplittableRandom rnd = new SplittableRandom(42);
+      char[] k = new char[3];
+      for (int i = 0; i < entries; i++) {
+        for (int j = 0; j < 3; j++) {
+          k[j] = (char) (' ' + rnd.nextInt(95));
+        }
+        table.put(new String(k) + i, "c" + rnd.nextInt(64));
+      }
+      for (int i = 0; i < 95 * 95; i++) {
+        k[0] = (char) (' ' + i / 95);
+        k[1] = (char) (' ' + i % 95);
+        table.put(new String(k, 0, 2), "c" + (i % 64));
+      }
+    }
+
+    @Override
+    protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
+      String line = value.toString();
+      String c = table.get(line.substring(0, Math.min(2, line.length())));
+      category.set(c == null ? "none" : c);
+      ctx.write(category, ONE);
+    }
+  }
+
+  /** Sums a category's records (also the combiner). */
+  public static final class Sum extends Reducer<Text, LongWritable, Text, LongWritable> {
+    private final LongWritable total = new LongWritable();
+
+    @Override
+    protected void reduce(Text key, Iterable<LongWritable> values, Context ctx)
+        throws IOException, InterruptedException {
+      long sum = 0;
+      for (LongWritable v : values) {
+        sum += v.get();
+      }
+      total.set(sum);
+      ctx.write(key, total);
+    }
+  }
+
+  @Override
+  public int run(String[] args) throws Exception {
+    return Apps.run(getConf(), "phaseline app fixedsetup", FixedSetup.class, args, job -> {
+      job.setMapperClass(Lookup.class);
+      job.setCombinerClass(Sum.class);
+      job.setReducerClass(Sum.class);
+      job.setOutputKeyClass(Text.class);
+      job.setOutputValueClass(LongWritable.class);
+    });
+  }
+
+  public static void main(String[] args) throws Exception {
+    System.exit(ToolRunner.run(new FixedSetup(), args));
+  }
+}

@@ -1,0 +1,73 @@
+package phaseline.apps;
+
+import java.io.IOException;
+
+import org.apache.hadoop.conf.Configured;
+import org.apache.hadoop.io.Text;
+import org.apache.hadoop.mapreduce.Mapper;
+import org.apache.hadoop.mapreduce.Reducer;
+import org.apache.hadoop.util.Tool;
+import org.apache.hadoop.util.ToolRunner;
+
+/**
+ * Group-by with a CPU-heavy aggregate: every record is shuffled whole under its
+ * group (the key's first two characters), and the reduce computes per group a
+ * count, the distinct fillers and a rolling digest of every value.  No combiner:
+ * the shuffle carries all the input.
+ *
+ * <p>Usage: GroupBy INPUT OUTPUT REDUCES
+ */
+public final class GroupBy extends Configured implements Tool {
+
+  /** (line) -> (group, line). */
+  public static final class ByGroup extends Mapper<Object, Text, Text, Text> {
+    private final Text group = new Text();
+
+    @Override
+    protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
+      group.set(value.getBytes(), 0, Math.min(2, value.getLength()));
+      ctx.write(group, value);
+    }
+  }
+
+  /** (group, lines) -> (group, "count fillers digest"). */
+  public static final class Aggregate extends Reducer<Text, Text, Text, Text> {
+    private final Text out = new Text();
+
+    @Override
+    protected void reduce(Text key, Iterable<Text> values, Context ctx) throws IOException, InterruptedException {
+      long count = 0;
+      int fillers = 0;
+      long digest = 17;
+      for (Text v : values) {
+        byte[] b = v.getBytes();
+        int n = v.getLength();
+        for (int r = 0; r < 8; r++) {
+          for (int i = 0; i < n; i++) {
+            digest = digest * 31 + (b[i] ^ r);
+          }
+        }
+        if (n > 44) {
+          fillers |= 1 << ((b[44] - 'A') & 31);
+        }
+        count++;
+      }
+      out.set(count + " " + Integer.bitCount(fillers) + " " + Long.toHexString(digest));
+      ctx.write(key, out);
+    }
+  }
+
+  @Override
+  public int run(String[] args) throws Exception {
+    return Apps.run(getConf(), "phaseline app groupby", GroupBy.class, args, job -> {
+      job.setMapperClass(ByGroup.class);
+      job.setReducerClass(Aggregate.class);
+      job.setOutputKeyClass(Text.class);
+      job.setOutputValueClass(Text.class);
+    });
+  }
+
+  public static void main(String[] args) throws Exception {
+    System.exit(ToolRunner.run(new GroupBy(), args));
+  }
+}

@@ -1,0 +1,78 @@
+package phaseline.apps;
+
+import java.io.IOException;
+
+import org.apache.hadoop.conf.Configured;
+import org.apache.hadoop.io.LongWritable;
+import org.apache.hadoop.io.Text;
+import org.apache.hadoop.mapreduce.Mapper;
+import org.apache.hadoop.mapreduce.Reducer;
+import org.apache.hadoop.mapreduce.lib.input.FileInputFormat;
+import org.apache.hadoop.util.Tool;
+import org.apache.hadoop.util.ToolRunner;
+
+/**
+ * Many small splits: a character-class histogram over input cut into 256 KiB
+ * splits ({@code mapreduce.input.fileinputformat.split.maxsize}; {@code -D
+ * phaseline.split.kb} changes it), so a job runs many short maps whose fixed
+ * cost weighs as much as their data.  A combiner.
+ *
+ * <p>Usage: ManySmallSplits INPUT OUTPUT REDUCES
+ */
+public final class ManySmallSplits extends Configured implements Tool {
+
+  /** (line) -> (character class, count) per line. */
+  public static final class Classes extends Mapper<Object, Text, Text, LongWritable> {
+    private static final String[] NAMES = {"digit", "upper", "lower", "other"};
+    private final Text name = new Text();
+    private final LongWritable count = new LongWritable();
+
+    @Override
+    protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
+      long[] c = new long[4];
+      byte[] b = value.getBytes();
+      for (int i = 0, n = value.getLength(); i < n; i++) {
+        int x = b[i];
+        c[x >= '0' && x <= '9' ? 0 : x >= 'A' && x <= 'Z' ? 1 : x >= 'a' && x <= 'z' ? 2 : 3]++;
+      }
+      for (int j = 0; j < 4; j++) {
+        name.set(NAMES[j]);
+        count.set(c[j]);
+        ctx.write(name, count);
+      }
+    }
+  }
+
+  /** Sums a class's counts (also the combiner). */
+  public static final class Sum extends Reducer<Text, LongWritable, Text, LongWritable> {
+    private final LongWritable total = new LongWritable();
+
+    @Override
+    protected void reduce(Text key, Iterable<LongWritable> values, Context ctx)
+        throws IOException, InterruptedException {
+      long sum = 0;
+      for (LongWritable v : values) {
+        sum += v.get();
+      }
+      total.set(sum);
+      ctx.write(key, total);
+    }
+  }
+
+  @Override
+  public int run(String[] args) throws Exception {
+    long kb = getConf().getLong("phaseline.split.kb", 256);
+    getConf().setLong(FileInputFormat.SPLIT_MAXSIZE, kb * 1024);
+    return Apps.run(getConf(), "phaseline app manysplits", ManySmallSplits.class, args, job -> {
+      job.setMapperClass(Classes.class);
+      job.setCombinerClass(Sum.class);
+      job.setReducerClass(Sum.class);
+      job.setOutputKeyClass(Text.class);
+      job.setOutputValueClass(LongWritable.class);
+    });
+  }
+
+  public static void main(String[] args) throws Exception {
+    System.exit(ToolRunner.run(new ManySmallSplits(), args));
+  }
+}

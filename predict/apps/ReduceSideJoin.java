@@ -1,0 +1,127 @@
+package phaseline.apps;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+import org.apache.hadoop.conf.Configured;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.io.Text;
+import org.apache.hadoop.mapreduce.Job;
+import org.apache.hadoop.mapreduce.Mapper;
+import org.apache.hadoop.mapreduce.Reducer;
+import org.apache.hadoop.mapreduce.lib.input.MultipleInputs;
+import org.apache.hadoop.mapreduce.lib.input.TextInputFormat;
+import org.apache.hadoop.mapreduce.lib.output.FileOutputFormat;
+import org.apache.hadoop.util.Tool;
+import org.apache.hadoop.util.ToolRunner;
+
+/**
+ * A reduce-side join of two inputs: the input directory's even-numbered files are
+ * the "dimension" side, the odd-numbered ones the "fact" side, each read by its
+ * own mapper ({@link MultipleInputs}) and tagged; both are keyed by the first two
+ * characters of the record key; the reduce joins every fact record with the
+ * first dimension record of its key (a foreign-key lookup).
+ *
+ * <p>Usage: ReduceSideJoin INPUT OUTPUT REDUCES
+ */
+public final class ReduceSideJoin extends Configured implements Tool {
+
+  /** Dimension side: (key prefix, "D" + the record number). */
+  public static final class Dimension extends Mapper<Object, Text, Text, Text> {
+    private final Text k = new Text();
+    private final Text v = new Text();
+
+    @Override
+    protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
+      String line = value.toString();
+      if (line.length() < 43) {
+        return;
+      }
+      k.set(line.substring(0, 2));
+      v.set("D" + line.substring(11, 43));
+      ctx.write(k, v);
+    }
+  }
+
+  /** Fact side: (key prefix, "F" + the rest of the record). */
+  public static final class Fact extends Mapper<Object, Text, Text, Text> {
+    private final Text k = new Text();
+    private final Text v = new Text();
+
+    @Override
+    protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
+      String line = value.toString();
+      if (line.length() < 10) {
+        return;
+      }
+      k.set(line.substring(0, 2));
+      v.set("F" + line.substring(2));
+      ctx.write(k, v);
+    }
+  }
+
+  /** Joins each fact record with the key's first dimension record. */
+  public static final class Join extends Reducer<Text, Text, Text, Text> {
+    private final Text out = new Text();
+
+    @Override
+    protected void reduce(Text key, Iterable<Text> values, Context ctx) throws IOException, InterruptedException {
+      String dim = null;
+      List<String> early = new ArrayList<>();
+      for (Text t : values) {
+        String v = t.toString();
+        if (v.charAt(0) == 'D') {
+          if (dim == null) {
+            dim = v.substring(1);
+            for (String f : early) {
+              out.set(f + "\t" + dim);
+              ctx.write(key, out);
+            }
+            early.clear();
+          }
+        } else if (dim == null) {
+          early.add(v.substring(1));
+        } else {
+          out.set(v.substring(1) + "\t" + dim);
+          ctx.write(key, out);
+        }
+      }
+    }
+  }
+
+  @Override
+  public int run(String[] args) throws Exception {
+    if (args.length != 3) {
+      System.err.println("usage: ReduceSideJoin INPUT OUTPUT REDUCES");
+      return 2;
+    }
+    Job job = Job.getInstance(getConf(), "phaseline app join");
+    job.setJarByClass(ReduceSideJoin.class);
+    Path input = new Path(args[0]);
+    FileSystem fs = input.getFileSystem(job.getConfiguration());
+    FileStatus[] files = fs.listStatus(input);
+    Arrays.sort(files);
+    int i = 0;
+    for (FileStatus f : files) {
+      if (!f.isFile() || f.getPath().getName().startsWith("_") || f.getPath().getName().startsWith(".")) {
+        continue;
+      }
+      Class<? extends Mapper> side = i++ % 2 == 0 ? Dimension.class : Fact.class;
+      MultipleInputs.addInputPath(job, f.getPath(), TextInputFormat.class, side);
+    }
+    job.setReducerClass(Join.class);
+    job.setOutputKeyClass(Text.class);
+    job.setOutputValueClass(Text.class);
+    job.setNumReduceTasks(Integer.parseInt(args[2]));
+    FileOutputFormat.setOutputPath(job, new Path(args[1]));
+    return job.waitForCompletion(true) ? 0 : 1;
+  }
+
+  public static void main(String[] args) throws Exception {
+    System.exit(ToolRunner.run(new ReduceSideJoin(), args));
+  }
+}
