@@ -328,9 +328,14 @@ def backtest(
         # ... and the makespans of all its runs: their spread is the machine's run-to-run
         # variation, which the bounds' and the simulator's intervals then include.
         try:
-            profile = replace(
-                extract_profile(con, base.job_id), makespans_ms=tuple(float(r.span_ms) for r in smallest)
-            )
+            # what the profile says of its own evidence (one wave: no one-time cost told apart) goes
+            # with every row predicted from it, as the models' warnings do
+            with warnings.catch_warnings(record=True) as said:
+                warnings.simplefilter("always", PhaselineWarning)
+                profile = replace(
+                    extract_profile(con, base.job_id), makespans_ms=tuple(float(r.span_ms) for r in smallest)
+                )
+            profile_warnings = tuple(str(w.message) for w in said if issubclass(w.category, PhaselineWarning))
         except PhaselineError as exc:
             notes.append(f"{name}: its profiled run {base.job_id} cannot be profiled: {exc}")
             continue
@@ -373,7 +378,7 @@ def backtest(
                         high_s=pred.high_s,
                         runs=len(case),
                         profile_job=base.job_id,
-                        warnings=tuple(dict.fromkeys(str(w.message) for w in caught)),
+                        warnings=tuple(dict.fromkeys((*profile_warnings, *(str(w.message) for w in caught)))),
                         measured_min_s=min(spans),
                         measured_max_s=max(spans),
                         measured_runs_s=tuple(spans),

@@ -49,6 +49,7 @@ from predict.core import (
     PhaseDurationModel,
     Prediction,
     register,
+    with_one_time,
 )
 from predict.tasks import TaskEstimates, estimate_tasks
 from profiles.profile import RUN_INTERVAL_CONFIDENCE, JobProfile
@@ -157,21 +158,24 @@ class BoundsModel:
             phases["reduce.overhead"] = tasks.reduce_avg.overhead_ms / MS_PER_S
         stage_s = {f"{k}.low": v.low / MS_PER_S for k, v in stages.items()}
         stage_s.update({f"{k}.high": v.high / MS_PER_S for k, v in stages.items()})
-        return Prediction(
-            model=self.name,
-            seconds=estimate,
-            low_s=low,
-            high_s=high,
-            stages=stage_s,
-            phases=phases,
-            dataflow={
-                "maps": float(tasks.n_maps),
-                "reduces": float(tasks.n_reduces),
-                "map_waves": float(-(-tasks.n_maps // cluster.map_slots)),
-                "reduce_waves": float(-(-tasks.n_reduces // cluster.reduce_slots)),
-                "shuffle_bytes_per_reduce": tasks.shuffle_bytes_per_reduce,
-            },
-            assumptions=(*tasks.assumptions, *notes),
+        return with_one_time(
+            Prediction(
+                model=self.name,
+                seconds=estimate,
+                low_s=low,
+                high_s=high,
+                stages=stage_s,
+                phases=phases,
+                dataflow={
+                    "maps": float(tasks.n_maps),
+                    "reduces": float(tasks.n_reduces),
+                    "map_waves": float(-(-tasks.n_maps // cluster.map_slots)),
+                    "reduce_waves": float(-(-tasks.n_reduces // cluster.reduce_slots)),
+                    "shuffle_bytes_per_reduce": tasks.shuffle_bytes_per_reduce,
+                },
+                assumptions=(*tasks.assumptions, *notes),
+            ),
+            profile,
         )
 
 

@@ -14,6 +14,7 @@ models share, live in :mod:`predict.tasks`.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import math
 from collections.abc import Mapping
@@ -36,6 +37,7 @@ __all__ = [
     "get",
     "models",
     "register",
+    "with_one_time",
 ]
 
 #: Modules that define and register models; add yours here.
@@ -157,6 +159,34 @@ class Prediction:
             "dataflow": dict(self.dataflow),
             "assumptions": list(self.assumptions),
         }
+
+
+def with_one_time(prediction: Prediction, profile: JobProfile) -> Prediction:
+    """``prediction`` with the profile's one-time map cost added once (estimate and interval alike).
+
+    The first wave of maps pays what later maps inherit (container start, class
+    loading, JIT): :mod:`profiles.task_costs` keeps it out of the per-task cost,
+    as ARIA keeps the first-wave shuffle apart from the typical one (Verma et
+    al. 2011, section 3), and every model adds it here, once per job: the first
+    wave runs on every slot at once, so its extra per slot lengthens the map
+    stage once.  A profile without the term (``None``, or 0) leaves the
+    prediction as it is.
+    """
+    extra_ms = profile.map_one_time_ms or 0.0
+    if extra_ms <= 0:
+        return prediction
+    extra = extra_ms / MS_PER_S
+    return dataclasses.replace(
+        prediction,
+        seconds=prediction.seconds + extra,
+        low_s=None if prediction.low_s is None else prediction.low_s + extra,
+        high_s=None if prediction.high_s is None else prediction.high_s + extra,
+        stages={**prediction.stages, "map.one_time": extra},
+        assumptions=(
+            *prediction.assumptions,
+            f"one-time map cost {extra_ms:.0f} ms (first-wave maps' extra per slot) added once, not per task",
+        ),
+    )
 
 
 @runtime_checkable

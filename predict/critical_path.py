@@ -46,7 +46,16 @@ import networkx as nx
 
 from phaseline.errors import PredictionError
 from phaseline.schemas import Phase
-from predict.core import MS_PER_S, Cluster, Dataset, JobSettings, PhaseDurationModel, Prediction, register
+from predict.core import (
+    MS_PER_S,
+    Cluster,
+    Dataset,
+    JobSettings,
+    PhaseDurationModel,
+    Prediction,
+    register,
+    with_one_time,
+)
 from predict.dataflow import ACCOUNTING_BYTES_PER_RECORD
 from predict.tasks import TaskEstimate, TaskEstimates, estimate_tasks, profiled_settings
 from profiles.profile import JobProfile, Stage
@@ -464,7 +473,7 @@ class CriticalPathModel:
         path = critical_path(job_graph(shape))
         stages = {f"path.{k}": v / MS_PER_S for k, v in path.stage_ms().items()}
         phases = {f"map.{k}": v / MS_PER_S for k, v in tasks.map_avg.phases_ms.items()}
-        return Prediction(
+        prediction = Prediction(
             model=self.name,
             seconds=path.length_ms / MS_PER_S,
             stages=stages,
@@ -482,6 +491,7 @@ class CriticalPathModel:
                 "critical path: " + " -> ".join(_abbrev(path.nodes)),
             ),
         )
+        return with_one_time(prediction, profile)
 
 
 def _abbrev(nodes: Sequence[str], keep: int = 12) -> list[str]:

@@ -52,6 +52,7 @@ from predict.core import (
     PhaseDurationModel,
     Prediction,
     register,
+    with_one_time,
 )
 from predict.dataflow import DataStats, MapDataflow, ReduceDataflow, map_dataflow, reduce_dataflow
 from predict.settings import compression
@@ -170,7 +171,9 @@ def cost_stats(
     reduce_given = profile.reduce_ms_per_record if profile.reduce_ms_per_record is not None else pc.reduce_cpu
     reduce_cpu = (
         job_cost_(
-            reduce_given if reduce_given is not None else times.lumped_reduce_cost(), "reduce CPU cost", Phase.REDUCE
+            reduce_given if reduce_given is not None else times.lumped_reduce_cost(),
+            "reduce CPU cost",
+            Phase.REDUCE,
         )
         if settings.reduces > 0
         else 0.0
@@ -471,16 +474,19 @@ class HerodotouModel:
         if cost.reduce is not None:
             phases.update({f"reduce.{k}": v / MS_PER_S for k, v in cost.reduce_phases_ms.items()})
             phases["reduce.overhead"] = (cost.costs.reduce_fixed_ms + cost.reduce_overhead_ms) / MS_PER_S
-        return Prediction(
-            model=self.name,
-            seconds=cost.total_ms / MS_PER_S,
-            stages={"map": cost.map_stage_ms / MS_PER_S, "reduce": cost.reduce_stage_ms / MS_PER_S},
-            phases=phases,
-            dataflow=dataflow_summary(cost),
-            assumptions=(
-                *cost.notes,
-                "stages run back to back: no shuffle overlap with the map stage (eq. 94)",
+        return with_one_time(
+            Prediction(
+                model=self.name,
+                seconds=cost.total_ms / MS_PER_S,
+                stages={"map": cost.map_stage_ms / MS_PER_S, "reduce": cost.reduce_stage_ms / MS_PER_S},
+                phases=phases,
+                dataflow=dataflow_summary(cost),
+                assumptions=(
+                    *cost.notes,
+                    "stages run back to back: no shuffle overlap with the map stage (eq. 94)",
+                ),
             ),
+            profile,
         )
 
 

@@ -33,6 +33,7 @@ _NS = "org.apache.hadoop.mapreduce.jobhistory"
 _COUNTERS = f"{_NS}.JhCounters"
 TASK_COUNTER_GROUP = "org.apache.hadoop.mapreduce.TaskCounter"
 INPUT_COUNTER_GROUP = "org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter"
+OUTPUT_COUNTER_GROUP = "org.apache.hadoop.mapreduce.lib.output.FileOutputFormatCounter"
 #: Hadoop's display names for the task counters the writer may carry.
 _DISPLAY = {
     "MAP_INPUT_RECORDS": "Map input records",
@@ -61,7 +62,9 @@ class SimTrace:
 
     ``map_counters``/``reduce_counters`` are per-task ``TaskCounter`` values
     (e.g. ``{"MAP_INPUT_RECORDS": 1000}``), the same for every task of a type;
-    ``map_input_bytes`` is each map's ``FileInputFormatCounter`` ``BYTES_READ``.
+    ``map_input_bytes`` is each map's ``FileInputFormatCounter`` ``BYTES_READ``;
+    ``map_output_file_bytes`` each map's ``FileOutputFormatCounter`` ``BYTES_WRITTEN``
+    (a map-only job's output).
     """
 
     cluster_ts: int = 1_700_000_000_000
@@ -74,6 +77,7 @@ class SimTrace:
     map_counters: Mapping[str, int] = field(default_factory=dict)
     reduce_counters: Mapping[str, int] = field(default_factory=dict)
     map_input_bytes: int | None = None
+    map_output_file_bytes: int | None = None
 
     @property
     def job_id(self) -> str:
@@ -109,7 +113,9 @@ def jhist_filename(trace: SimTrace, run: SimRun, n_maps: int, n_reduces: int) ->
     )
 
 
-def _counters(name: str, values: Mapping[str, int], input_bytes: int | None = None) -> dict[str, Any]:
+def _counters(
+    name: str, values: Mapping[str, int], input_bytes: int | None = None, output_bytes: int | None = None
+) -> dict[str, Any]:
     counts = [{"name": k, "displayName": _DISPLAY.get(k, k), "value": int(v)} for k, v in values.items()]
     groups = (
         [{"name": TASK_COUNTER_GROUP, "displayName": "Map-Reduce Framework", "counts": counts}]
@@ -120,6 +126,11 @@ def _counters(name: str, values: Mapping[str, int], input_bytes: int | None = No
         read = [{"name": "BYTES_READ", "displayName": "Bytes Read", "value": int(input_bytes)}]
         groups.append(
             {"name": INPUT_COUNTER_GROUP, "displayName": "File Input Format Counters ", "counts": read}
+        )
+    if output_bytes is not None:
+        written = [{"name": "BYTES_WRITTEN", "displayName": "Bytes Written", "value": int(output_bytes)}]
+        groups.append(
+            {"name": OUTPUT_COUNTER_GROUP, "displayName": "File Output Format Counters ", "counts": written}
         )
     return {"name": name, "groups": groups}
 
@@ -160,6 +171,7 @@ def _attempt_events(a: Attempt, trace: SimTrace, t0: int, container: int) -> Ite
     )
     counters = trace.map_counters if a.task_type == "MAP" else trace.reduce_counters
     in_bytes = trace.map_input_bytes if a.task_type == "MAP" else None
+    out_bytes = trace.map_output_file_bytes if a.task_type == "MAP" else None
     usage: dict[str, Any] = {"clockSplits": [], "cpuUsages": [], "vMemKbytes": [], "physMemKbytes": []}
     common = {"hostname": _host(a.node), "port": 45454, "rackname": "/default-rack"}
     if not a.succeeded:
@@ -184,7 +196,7 @@ def _attempt_events(a: Attempt, trace: SimTrace, t0: int, container: int) -> Ite
         **times,
         **common,
         "state": state,
-        "counters": _counters("COUNTERS", counters, in_bytes),
+        "counters": _counters("COUNTERS", counters, in_bytes, out_bytes),
         **usage,
     }
     yield end, _RANK["ATTEMPT_DONE"], _event(f"{prefix}_ATTEMPT_FINISHED", record, body)
@@ -199,7 +211,7 @@ def _attempt_events(a: Attempt, trace: SimTrace, t0: int, container: int) -> Ite
                 "taskType": a.task_type,
                 "finishTime": end,
                 "status": "SUCCEEDED",
-                "counters": _counters("COUNTERS", counters, in_bytes),
+                "counters": _counters("COUNTERS", counters, in_bytes, out_bytes),
                 "successfulAttemptId": {"string": attempt},
             },
         ),
@@ -303,6 +315,7 @@ def write_jhist(
     # Hadoop's JobFinished counts failed tasks (JobImpl.taskFailed), not failed attempts
     failed_tasks = {(a.task_type, a.task) for a in failed} - done
     job_in = trace.map_input_bytes * maps_ok if trace.map_input_bytes is not None else None
+    job_out = trace.map_output_file_bytes * maps_ok if trace.map_output_file_bytes is not None else None
     tail = _event(
         "JOB_FINISHED",
         "JobFinished",
@@ -313,9 +326,9 @@ def write_jhist(
             "finishedReduces": len(done) - maps_ok,
             "failedMaps": sum(1 for kind, _ in failed_tasks if kind == "MAP"),
             "failedReduces": sum(1 for kind, _ in failed_tasks if kind == "REDUCE"),
-            "totalCounters": _counters("TOTAL_COUNTERS", total, job_in),
+            "totalCounters": _counters("TOTAL_COUNTERS", total, job_in, job_out),
             "mapCounters": _counters(
-                "MAP_COUNTERS", {k: v * maps_ok for k, v in trace.map_counters.items()}, job_in
+                "MAP_COUNTERS", {k: v * maps_ok for k, v in trace.map_counters.items()}, job_in, job_out
             ),
             "reduceCounters": _counters(
                 "REDUCE_COUNTERS", {k: v * (len(done) - maps_ok) for k, v in trace.reduce_counters.items()}

@@ -49,7 +49,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from phaseline.errors import PredictionError
-from predict.core import MS_PER_S, Cluster, Dataset, JobSettings, PhaseDurationModel, Prediction, register
+from predict.core import (
+    MS_PER_S,
+    Cluster,
+    Dataset,
+    JobSettings,
+    PhaseDurationModel,
+    Prediction,
+    register,
+    with_one_time,
+)
 from predict.critical_path import spread_durations
 from predict.tasks import TaskEstimates, estimate_tasks
 from profiles.profile import DurationStats, JobProfile, Stage
@@ -455,7 +464,7 @@ class SimulationModel:
         res = replicate(job, replications=reps, seed=self.seed, confidence=self.confidence)
         lo, hi = res.interval_s
         mean = res.mean_s
-        return Prediction(
+        prediction = Prediction(
             model=self.name,
             seconds=mean,
             low_s=min(lo, mean),
@@ -489,6 +498,7 @@ class SimulationModel:
                 ),
             ),
         )
+        return with_one_time(prediction, profile)
 
 
 register(SimulationModel())

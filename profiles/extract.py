@@ -50,6 +50,7 @@ from profiles.profile import (
     ProfileSource,
     Stage,
 )
+from profiles.task_costs import FirstWaveSplit, split_first_wave
 
 #: Configuration keys a profile records (Herodotou 2011, Table 5; 1.x and 2.x names).
 PROFILE_CONF_KEYS: tuple[str, ...] = (
@@ -371,13 +372,18 @@ def extract_profile(
     )
     reduce_recs_sel = None if map_only else _paired(reds_c, "reduce_output_records", "reduce_input_records")
 
-    map_ms_per_record = _per_unit(ok_phases, Phase.MAP, "data_records")
-    reduce_ms_per_record = _per_unit(ok_phases, Phase.REDUCE, "data_records")
+    # The typical map (later waves, slow outliers left out) and the one-time term: a first map
+    # that paid for class loading must not become every map's cost (profiles.task_costs).
+    split, atypical = _first_wave_split(con, job_id)
+    typ_ok = ok[~ok["attempt_id"].isin(atypical)]
+    typ_phases = ok_phases[~ok_phases["attempt_id"].isin(atypical)]
+    map_ms_per_record = _per_unit(typ_phases, Phase.MAP, "data_records")
+    reduce_ms_per_record = _per_unit(typ_phases, Phase.REDUCE, "data_records")
 
     stages: dict[str, DurationStats] = {}
     for stage, values in (
-        (Stage.MAP_TASK, ok.loc[ok["task_type"] == "MAP", "dur_ms"]),
-        (Stage.REDUCE_TASK, ok.loc[ok["task_type"] == "REDUCE", "dur_ms"]),
+        (Stage.MAP_TASK, typ_ok.loc[typ_ok["task_type"] == "MAP", "dur_ms"]),
+        (Stage.REDUCE_TASK, typ_ok.loc[typ_ok["task_type"] == "REDUCE", "dur_ms"]),
     ):
         st = _stats(values)
         if st is not None:
@@ -392,14 +398,14 @@ def extract_profile(
         if st is not None:
             stages[stage.value] = st
 
-    per_phase = _own_side(ok_phases).groupby(["attempt_id", "phase"], as_index=False)["dur_ms"].sum()
+    per_phase = _own_side(typ_phases).groupby(["attempt_id", "phase"], as_index=False)["dur_ms"].sum()
     phase_stats: dict[str, DurationStats] = {}
     for name, group in per_phase.groupby("phase"):
         st = _stats(group["dur_ms"])
         if st is not None:
             phase_stats[str(name)] = st
 
-    overhead = _overheads(ok, ok_phases)
+    overhead = _overheads(typ_ok, typ_phases)
 
     network = None
     if not rs.empty:
@@ -451,6 +457,10 @@ def extract_profile(
         map_ms_per_record=map_ms_per_record,
         reduce_ms_per_record=reduce_ms_per_record,
         map_task_overhead_ms=overhead.get("MAP"),
+        map_one_time_ms=split.one_time_ms if split is not None else None,
+        map_slots=split.slots if split is not None else None,
+        map_tasks_left_out=split.left_out if split is not None else 0,
+        cost_evidence=split.evidence if split is not None else None,
         reduce_task_overhead_ms=overhead.get("REDUCE"),
         stages=stages,
         phases=phase_stats,
@@ -459,6 +469,36 @@ def extract_profile(
         costs=costs,
         makespans_ms=() if unfinished else _makespan(ok),
     )
+
+
+def _first_wave_split(
+    con: duckdb.DuckDBPyConnection, job_id: str
+) -> tuple[FirstWaveSplit | None, frozenset[str]]:
+    """The run's successful maps split into the typical map and a one-time term (``None`` without
+    maps), and the attempt ids left out of the typical map.
+
+    A run that cannot tell the two apart (one wave of maps) is warned of: its
+    per-task cost holds whatever its maps paid once.
+    """
+    waves = q.map_task_waves(con, job_id)
+    durations = pd.to_numeric(waves["dur_ms"], errors="coerce")
+    waves = waves[durations.notna()]
+    if waves.empty:
+        return None, frozenset()
+    split = split_first_wave(
+        [float(d) for d in waves["dur_ms"]], [int(w) for w in waves["wave"]], int(waves["slots"].max())
+    )
+    if not split.can_tell and len(waves) > 1:
+        warnings.warn(
+            DataQualityWarning(
+                f"{job_id}: its {len(waves)} maps ran in one wave on {split.slots} slot(s), so its profile "
+                "cannot tell a one-time (first-wave) cost from a per-task one and charges every map of a "
+                "larger run with it; profile a run with more maps than slots, or a second input size"
+            ),
+            stacklevel=3,
+        )
+    typical = {waves["attempt_id"].iloc[i] for i in split.typical_index}
+    return split, frozenset(str(a) for a in waves["attempt_id"] if a not in typical)
 
 
 def _makespan(ok: pd.DataFrame) -> tuple[float, ...]:

@@ -42,6 +42,7 @@ from typing import Any, TypeVar
 from phaseline.errors import DataQualityWarning, ProfileError
 from phaseline.jsonnum import MAX_JSON_INT, json_int
 from phaseline.schemas import Phase
+from profiles.task_costs import fit_map_work
 
 __all__ = [
     "COUNTER_FIELDS",
@@ -54,6 +55,7 @@ __all__ = [
     "JobProfile",
     "ProfileSource",
     "Stage",
+    "evidence_line",
     "local_runner_job",
     "merge_profiles",
     "shared_run",
@@ -325,6 +327,18 @@ class JobProfile:
     costs: CostStatistics = field(default_factory=CostStatistics)
     runs: int = 1
     makespans_ms: tuple[float, ...] = ()
+    #: What the run's first-wave and outlying maps spent beyond the typical map, per slot: a
+    #: prediction adds it once per job, never per task (:mod:`profiles.task_costs`).  ``None``:
+    #: a profile from before the split, whose map stage averages every map.
+    map_one_time_ms: float | None = None
+    #: The peak number of maps the profiled run ran at once (the slots its waves were cut by).
+    map_slots: int | None = None
+    #: Successful maps left out of the typical map's statistics (first wave, slow outliers):
+    #: counted, never silently dropped.
+    map_tasks_left_out: int = 0
+    #: One line: which evidence the per-task costs came from (one run's later waves, one wave
+    #: only, or a fit over runs of several sizes).
+    cost_evidence: str | None = None
     schema_version: int = PROFILE_SCHEMA_VERSION
 
     def __post_init__(self) -> None:
@@ -348,7 +362,10 @@ class JobProfile:
             "reduce_ms_per_record",
             "map_task_overhead_ms",
             "reduce_task_overhead_ms",
+            "map_one_time_ms",
         )
+        if self.map_tasks_left_out < 0 or (self.map_slots is not None and self.map_slots < 1):
+            _fail("map_tasks_left_out", "task counts must be >= 0 and map_slots >= 1")
         if any(not (math.isfinite(m) and m >= 0) for m in self.makespans_ms):
             _fail("makespans_ms", f"must be finite numbers >= 0, got {list(self.makespans_ms)}")
         spans = [m for m in self.makespans_ms if m > 0]
@@ -736,7 +753,7 @@ def merge_profiles(profiles: Sequence[JobProfile]) -> JobProfile:
     )
     combine = [(p.combine_size_sel, p.combine_recs_sel) for p in profiles]
     dataflow_w, cost_w = _field_weights(in_bytes, in_recs, out_bytes, out_recs)
-    return JobProfile(
+    merged = JobProfile(
         source=source,
         num_maps=round(sum(maps) / len(profiles)),
         num_reduces=round(sum(reduces) / len(profiles)),
@@ -770,6 +787,71 @@ def merge_profiles(profiles: Sequence[JobProfile]) -> JobProfile:
         costs=_merge_fields([p.costs for p in profiles], cost_w, maps, CostStatistics),
         runs=sum(p.runs for p in profiles),
         makespans_ms=_repeat_makespans(profiles),
+    )
+    return _with_map_costs(merged, profiles)
+
+
+def evidence_line(profile: JobProfile) -> str:
+    """One line: which evidence the profile's per-task costs came from (issue 37's "says so in one line")."""
+    if profile.cost_evidence is not None:
+        return profile.cost_evidence
+    return "per-task map cost averaged over every map (a profile from before first-wave costs were set apart)"
+
+
+def _map_work_ms(p: JobProfile) -> float | None:
+    """A run's total map time: its maps at the typical duration plus the one-time term on each slot."""
+    typical = p.stage(Stage.MAP_TASK)
+    if typical is None or p.map_one_time_ms is None or p.map_slots is None:
+        return None
+    return p.num_maps * typical.avg_ms + p.map_slots * p.map_one_time_ms
+
+
+def _with_map_costs(merged: JobProfile, profiles: Sequence[JobProfile]) -> JobProfile:
+    """The merged profile's one-time and per-task map cost: fitted over the runs' sizes where they differ.
+
+    Runs of one size average their one-time terms (weighted by maps).  Runs at
+    two or more sizes fit their total map work against their input
+    (:func:`profiles.task_costs.fit_map_work`, ``W = fixed + per_byte x bytes``):
+    the typical map is the proportional part at the merged split size, and the
+    fixed part, spread over the slots, is the one-time term.  A one-time term
+    learnt from the smallest run alone over-prices a large run whose per-byte
+    cost keeps falling (a JIT that keeps improving: issue 37's group-by).
+    """
+    known = [p for p in profiles if _map_work_ms(p) is not None]
+    left_out = sum(p.map_tasks_left_out for p in profiles)
+    if len(known) < len(profiles) or not known:
+        return dataclasses.replace(merged, map_tasks_left_out=left_out)
+    slots = round(statistics.median(p.map_slots or 1 for p in known))
+    one_time = _wmean([(p.map_one_time_ms, float(p.num_maps)) for p in known]) or 0.0
+    fit = fit_map_work([p.input.total_bytes for p in known], [_map_work_ms(p) or 0.0 for p in known])
+    if fit is None or fit.fixed_ms < 0:
+        why = "one input size" if fit is None else "a negative fixed cost (per-byte cost grows with size)"
+        return dataclasses.replace(
+            merged,
+            map_one_time_ms=one_time,
+            map_slots=slots,
+            map_tasks_left_out=left_out,
+            cost_evidence=f"per-task map cost averaged over {len(known)} runs ({why}: no fit across sizes); "
+            f"one-time {one_time:.0f} ms per slot added once per job",
+        )
+    stage = merged.stage(Stage.MAP_TASK)
+    per_task = fit.ms_per_byte * merged.input.avg_split_bytes
+    stages = dict(merged.stages)
+    if stage is not None and stage.avg_ms > 0:
+        scale = per_task / stage.avg_ms
+        stages[Stage.MAP_TASK.value] = DurationStats(per_task, stage.max_ms * scale, stage.count)
+    return dataclasses.replace(
+        merged,
+        stages=stages,
+        map_one_time_ms=fit.fixed_ms / slots,
+        map_slots=slots,
+        map_tasks_left_out=left_out,
+        cost_evidence=(
+            f"per-task map cost fitted over runs at {fit.sizes} input sizes "
+            f"({min(p.input.total_bytes for p in known):,.0f}-{max(p.input.total_bytes for p in known):,.0f} B): "
+            f"total map work = {fit.fixed_ms:.0f} ms + {fit.ms_per_byte * 2**20:.1f} ms per MiB; the fixed part "
+            f"over {slots} slot(s) added once per job"
+        ),
     )
 
 

@@ -72,6 +72,7 @@ class Concept(enum.StrEnum):
     COUNTER_TOTALS = "counter_totals"
     JOB_COUNTERS = "job_counters"
     REDUCE_STAGES = "reduce_stages"
+    MAP_TASK_WAVES = "map_task_waves"
     JOB_CONF = "job_conf"
     ATTEMPT_COUNTERS = "_attempt_counters"
     PHASE_DURATIONS = "_phase_durations"
@@ -289,6 +290,11 @@ def job_counters(con: duckdb.DuckDBPyConnection, job_id: str) -> pd.DataFrame:
 def reduce_stages(con: duckdb.DuckDBPyConnection, job_id: str) -> pd.DataFrame:
     """First/typical shuffle and reduce-phase spans of successful reduces (``reduce_stages.sql``)."""
     return frame(con, Concept.REDUCE_STAGES, job_id=job_id)
+
+
+def map_task_waves(con: duckdb.DuckDBPyConnection, job_id: str) -> pd.DataFrame:
+    """Successful map attempts with their wave and duration (``map_task_waves.sql``)."""
+    return frame(con, Concept.MAP_TASK_WAVES, job_id=job_id)
 
 
 def job_conf(con: duckdb.DuckDBPyConnection, job_id: str) -> dict[str, str]:

@@ -563,7 +563,9 @@ def test_cli_predict_table_states_each_assumption_once(tmp_path: Path, monkeypat
     # first what the times span: the profile's makespans, not `phaseline jobs`' submit-to-finish
     assert below[0] == "  seconds: first task start to last task finish (ARIA's completion time; " \
         "`phaseline jobs` counts from submission)"
-    below = below[1:]
+    # then, in one line, which evidence the profile's per-task costs came from (issue 37)
+    assert below[1].startswith("  profile: per-task map cost ")
+    below = below[2:]
     notes = [line.strip().split(": ", 1) for line in below if line.startswith("  ") and ": " in line]
     assert len(notes) == len({note for _, note in notes})
     assert any(models == "every model" for models, _ in notes)  # the shared task estimates' notes

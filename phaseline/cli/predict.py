@@ -15,7 +15,7 @@ from predict import core
 from predict.core import Cluster, PhaseDurationModel
 from predict.settings import setting_field
 from predict.whatif import Edit, Scenario, apply_edits, format_figure, parse_edit, whatif, whatif_table
-from profiles.profile import JobProfile, merge_profiles, shared_run
+from profiles.profile import JobProfile, evidence_line, merge_profiles, shared_run
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -237,6 +237,7 @@ def predict(sets: tuple[str, ...], model_names: tuple[str, ...], fmt: str, **kw:
     )
     if fmt == "table":
         click.echo(f"  seconds: {COMPLETION_TIME}")
+        click.echo(f"  profile: {evidence_line(profile)}")
         for line in _assumption_lines(rows):
             click.echo(line)
 

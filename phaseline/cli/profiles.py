@@ -12,7 +12,7 @@ from phaseline.cli.output import emit, format_option, handle_errors, open_store,
 from profiles import queries as q
 from profiles.critical_path import critical_path
 from profiles.extract import extract_profile
-from profiles.profile import merge_profiles
+from profiles.profile import evidence_line, merge_profiles
 from profiles.report import write_report
 from profiles.timeline_plot import write_timeline
 
@@ -57,6 +57,7 @@ def profile(job_ids: tuple[str, ...], out: Path, store_dir: Path | None) -> None
     merged = merge_profiles([extract_profile(con, j) for j in job_ids])
     merged.save(out)
     click.echo(f"profile of {', '.join(job_ids)} -> {out}", err=True)
+    click.echo(f"  {evidence_line(merged)}", err=True)
 
 
 def _timeline_file(ctx: click.Context, param: click.Parameter, out: Path) -> Path:

@@ -34,7 +34,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from predict.core import MS_PER_S, Cluster, Dataset, JobSettings, PhaseDurationModel, Prediction, register
+from predict.core import (
+    MS_PER_S,
+    Cluster,
+    Dataset,
+    JobSettings,
+    PhaseDurationModel,
+    Prediction,
+    register,
+    with_one_time,
+)
 from predict.tasks import estimate_tasks
 from predict.vianna.layout import Workload
 from predict.vianna.model import Demands, Estimate, solve
@@ -164,7 +173,7 @@ class ViannaModel:
             notes.append(
                 "precedence-tree estimate below the bottleneck bound N x D_max; the bound is reported"
             )
-        return Prediction(
+        prediction = Prediction(
             model=self.name,
             seconds=sol.response_time_s,
             phases={f"{k}.response": v for k, v in sol.task_response_s.items()},
@@ -179,6 +188,7 @@ class ViannaModel:
             },
             assumptions=tuple(notes),
         )
+        return with_one_time(prediction, profile)
 
 
 register(ViannaModel())

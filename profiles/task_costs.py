@@ -1,0 +1,205 @@
+"""One-time, per-task and per-byte map cost: what a profile may scale, and what it must add once.
+
+A job profile is read as "every map costs about this much, so twice the maps
+cost twice as much".  Two things in a measured run break that reading:
+
+* **First-wave costs.**  The first maps of a job pay for what later maps
+  inherit: on a cluster, container localisation and a cold JVM; on one JVM,
+  class loading and JIT compilation of the job's code.  ARIA (Verma et al.
+  2011, section 3) tells a first-wave shuffle from the typical shuffle of
+  later waves for the same reason; Zhang et al. 2013 (section 5) build the
+  profile from the typical task.  Averaged in, a 600 ms first map among
+  40 ms maps charges every map of a larger run 70 ms more (issue 37: a
+  map-only filter over-predicted by 110-137 %).
+* **Stragglers.**  A single slow task (a GC pause, a busy disk) is no
+  per-task cost either.  Slow outliers are one-sided: tasks are never 3x too
+  fast.
+
+:func:`split_first_wave` therefore judges every map against the later
+waves (their median and spread): a map slower than their median by more than
+3 scaled MADs (the Hampel identifier: Hampel 1974; Leys et al. 2013,
+"Detecting outliers: do not use standard deviation around the mean, use
+absolute deviation around the median") is left out of the *typical* map,
+which averages the rest, first-wave maps included; and everything the
+left-out maps spent beyond the typical one becomes a **one-time term**: their excess work spread over the slots, which a
+prediction adds once per job (the first wave runs on every slot at once, so
+its extra lengthens the map stage by the excess per slot).  Work is kept:
+``n x typical + slots x one-time`` is the run's total map time.
+
+When a job has runs at two or more input sizes, :func:`fit_map_work` fits the
+job's total map work against its input, ``W = F + P x bytes`` (fixed +
+proportional: Zhang et al. 2013, section 5, fit the platform's phases the
+same way over the benchmark's data sizes), instead of trusting the smallest
+run alone: a JIT that keeps improving over a longer job makes the per-byte
+cost fall with size, which one small run cannot show.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "HAMPEL_K",
+    "MAD_SCALE",
+    "FirstWaveSplit",
+    "MapWorkFit",
+    "fit_map_work",
+    "split_first_wave",
+]
+
+#: Hampel's identifier: a task is a slow outlier beyond the median plus this many scaled MADs
+#: (Hampel 1974; the usual 3, Leys et al. 2013).
+HAMPEL_K = 3.0
+#: The MAD's consistency factor for a normal distribution (1 / Phi^-1(3/4)).
+MAD_SCALE = 1.4826
+#: The least spread the outlier rule assumes, as a share of the median: tasks timed to the
+#: millisecond that all took 40 ms have a MAD of 0, and a 41 ms task is no outlier.
+MIN_REL_SPREAD = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class FirstWaveSplit:
+    """A run's map tasks split into the typical task and a one-time term.
+
+    Attributes
+    ----------
+    typical_avg_ms, typical_max_ms, typical_count
+        The typical map: every map within the later waves' outlier cut (all
+        maps where the run cannot tell, see ``can_tell``).
+    one_time_ms
+        What the run's other tasks spent beyond the typical one, per slot: added
+        once per job by predictions (>= 0).
+    slots
+        The peak number of maps the run ran at once.
+    left_out
+        Tasks not in the typical statistic (first wave and slow outliers).
+    typical_index
+        Positions (in the durations given) of the tasks in the typical statistic.
+    can_tell
+        Whether the run had later waves to take the typical map from; a run of
+        one wave cannot tell a first-wave cost from a per-task one.
+    """
+
+    typical_avg_ms: float
+    typical_max_ms: float
+    typical_count: int
+    one_time_ms: float
+    slots: int
+    left_out: int
+    typical_index: tuple[int, ...]
+    can_tell: bool
+
+    @property
+    def evidence(self) -> str:
+        """One line: which tasks the per-task cost came from."""
+        total = self.typical_count + self.left_out
+        if not self.can_tell:
+            return (
+                f"per-task map cost from all {total} maps of one wave ({self.slots} slot(s)): a one-time "
+                "cost cannot be told from a per-task one; profile a run with more maps than slots, or a "
+                "second input size"
+            )
+        return (
+            f"per-task map cost from {self.typical_count} typical maps (judged against the later waves); "
+            f"{self.left_out} slow first-wave or outlying map(s) left out, their extra "
+            f"{self.one_time_ms:.0f} ms per slot added once per job"
+        )
+
+
+def _outlier_cut(values: Sequence[float]) -> float:
+    """The Hampel identifier's upper cut: median + HAMPEL_K scaled MADs (at least MIN_REL_SPREAD)."""
+    med = statistics.median(values)
+    mad = MAD_SCALE * statistics.median(abs(v - med) for v in values)
+    return med + HAMPEL_K * max(mad, MIN_REL_SPREAD * med)
+
+
+def split_first_wave(durations_ms: Sequence[float], waves: Sequence[int], slots: int) -> FirstWaveSplit:
+    """Split successful map durations into the typical map and a one-time term (module docstring).
+
+    >>> s = split_first_wave([600, 40, 42, 38, 40], [1, 2, 3, 4, 5], 1)
+    >>> round(s.typical_avg_ms), round(s.one_time_ms), s.left_out
+    (40, 560, 1)
+    >>> round(5 * s.typical_avg_ms + s.slots * s.one_time_ms)  # the run's total map time, kept
+    760
+    """
+    if len(durations_ms) != len(waves) or not durations_ms:
+        raise ValueError("split_first_wave needs one wave per duration, and at least one")
+    slots = max(1, slots)
+    later = [d for d, w in zip(durations_ms, waves, strict=True) if w > 1]
+    everything = tuple(range(len(durations_ms)))
+    if not later:
+        return FirstWaveSplit(
+            statistics.fmean(durations_ms),
+            max(durations_ms),
+            len(durations_ms),
+            0.0,
+            slots,
+            0,
+            everything,
+            False,
+        )
+    cut = _outlier_cut(later)
+    kept = tuple(i for i, d in enumerate(durations_ms) if d <= cut)
+    typical = statistics.fmean(durations_ms[i] for i in kept)
+    excess = sum(durations_ms) - typical * len(durations_ms)
+    if excess <= 0:
+        # the first wave was no slower than the later ones: nothing to set apart
+        return FirstWaveSplit(
+            statistics.fmean(durations_ms),
+            max(durations_ms),
+            len(durations_ms),
+            0.0,
+            slots,
+            0,
+            everything,
+            True,
+        )
+    return FirstWaveSplit(
+        typical,
+        max(durations_ms[i] for i in kept),
+        len(kept),
+        excess / slots,
+        slots,
+        len(durations_ms) - len(kept),
+        kept,
+        True,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class MapWorkFit:
+    """A job's total map work against its input over runs of several sizes: ``W = fixed + per_byte x bytes``."""
+
+    fixed_ms: float
+    ms_per_byte: float
+    sizes: int
+
+    def work_ms(self, input_bytes: float) -> float:
+        return self.fixed_ms + self.ms_per_byte * input_bytes
+
+
+def fit_map_work(input_bytes: Sequence[float], work_ms: Sequence[float]) -> MapWorkFit | None:
+    """Least-squares line through (input, total map work) of runs at >= 2 sizes; ``None`` otherwise.
+
+    Runs of one size (within 1 %) cannot tell fixed from proportional cost.
+    A line with a negative slope (more data, less work) is no cost model and
+    gives ``None`` too.
+
+    >>> f = fit_map_work([1e6, 2e6, 4e6], [1500.0, 2500.0, 4500.0])
+    >>> round(f.fixed_ms), round(f.ms_per_byte * 1e6), f.sizes
+    (500, 1000, 3)
+    """
+    if len(input_bytes) != len(work_ms):
+        raise ValueError("fit_map_work needs one work figure per input size")
+    if len(input_bytes) < 2 or max(input_bytes) <= 1.01 * min(input_bytes):
+        return None
+    mx, my = statistics.fmean(input_bytes), statistics.fmean(work_ms)
+    sxx = sum((x - mx) ** 2 for x in input_bytes)
+    slope = sum((x - mx) * (y - my) for x, y in zip(input_bytes, work_ms, strict=True)) / sxx
+    if not (math.isfinite(slope) and slope > 0):
+        return None
+    sizes = len({round(x / (0.01 * max(input_bytes))) for x in input_bytes})
+    return MapWorkFit(my - slope * mx, slope, sizes)
