@@ -18,28 +18,21 @@ settings.load_profile(os.environ.get("PHASELINE_HYPOTHESIS_PROFILE", "dev"))
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _shared_dir() -> Path:
-    env = os.environ.get("PHASELINE_SHARED")
-    if env:
-        return Path(env)
-    return REPO.parent / "shared"
-
-
-SHARED = _shared_dir()
-FIXTURES = SHARED / "fixtures"
+#: The real traces the tests carry (tests/data/fixtures; SOURCES.md there gives each file's origin
+#: and licence).  ``PHASELINE_SHARED`` points the tests at ``$PHASELINE_SHARED/fixtures`` instead.
+FIXTURES = (
+    Path(os.environ["PHASELINE_SHARED"]) / "fixtures"
+    if os.environ.get("PHASELINE_SHARED")
+    else REPO / "tests" / "data" / "fixtures"
+)
 
 
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
-    """../shared/fixtures: real traces written by real Hadoop (read-only)."""
+    """tests/data/fixtures: real traces written by real Hadoop (read-only)."""
     if not FIXTURES.is_dir():
-        pytest.fail(f"real fixtures not found at {FIXTURES}; set PHASELINE_SHARED to the shared/ directory")
+        pytest.fail(f"real fixtures not found at {FIXTURES}; unset PHASELINE_SHARED to use tests/data/fixtures")
     return FIXTURES
-
-
-@pytest.fixture(scope="session")
-def papers_dir() -> Path:
-    return SHARED / "papers"
 
 
 @pytest.fixture
