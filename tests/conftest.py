@@ -18,6 +18,20 @@ settings.load_profile(os.environ.get("PHASELINE_HYPOTHESIS_PROFILE", "dev"))
 REPO = Path(__file__).resolve().parents[1]
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The full 10,000-case fuzz run (``fuzz_full``) runs only when an ``-m`` expression names it.
+
+    A marker expression in pyproject's addopts would be replaced by the quick loop's
+    ``-m "not slow"`` (a later ``-m`` wins), which then ran the full fuzzing too.
+    """
+    if "fuzz_full" in (config.getoption("markexpr") or ""):
+        return
+    full = [item for item in items if item.get_closest_marker("fuzz_full")]
+    if full:
+        config.hook.pytest_deselected(items=full)
+        items[:] = [item for item in items if not item.get_closest_marker("fuzz_full")]
+
+
 #: The real traces the tests carry (tests/data/fixtures; SOURCES.md there gives each file's origin
 #: and licence).  ``PHASELINE_SHARED`` points the tests at ``$PHASELINE_SHARED/fixtures`` instead.
 FIXTURES = (
