@@ -25,14 +25,13 @@ from urllib.parse import quote_plus
 import orjson
 
 from phaseline.errors import PredictionError
+from phaseline.hadoop_names import FILE_INPUT_FORMAT_COUNTER_GROUP, TASK_COUNTER_GROUP
 from predict.simulate import Attempt, SimRun
 
 __all__ = ["SimTrace", "jhist_filename", "write_jhist"]
 
 _NS = "org.apache.hadoop.mapreduce.jobhistory"
 _COUNTERS = f"{_NS}.JhCounters"
-TASK_COUNTER_GROUP = "org.apache.hadoop.mapreduce.TaskCounter"
-INPUT_COUNTER_GROUP = "org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter"
 #: Hadoop's display names for the task counters the writer may carry.
 _DISPLAY = {
     "MAP_INPUT_RECORDS": "Map input records",
@@ -119,7 +118,7 @@ def _counters(name: str, values: Mapping[str, int], input_bytes: int | None = No
     if input_bytes is not None:
         read = [{"name": "BYTES_READ", "displayName": "Bytes Read", "value": int(input_bytes)}]
         groups.append(
-            {"name": INPUT_COUNTER_GROUP, "displayName": "File Input Format Counters ", "counts": read}
+            {"name": FILE_INPUT_FORMAT_COUNTER_GROUP, "displayName": "File Input Format Counters ", "counts": read}
         )
     return {"name": name, "groups": groups}
 
