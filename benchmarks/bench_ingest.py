@@ -2,7 +2,7 @@
 
 Not a test.  Run ``python benchmarks/bench_ingest.py`` (``--help`` for options).
 
-1. The real fixtures (``../shared/fixtures/**/*.jhist``): MB/s and events/s of
+1. The real fixtures (``tests/data/fixtures/**/*.jhist``): MB/s and events/s of
    :func:`ingest.jhist.read_jhist`, beside a bare line-by-line ``orjson.loads``.
 2. A large generated file (default 200 MB, written to /tmp, reused when present):
    a real Hadoop 2.7 history whose task and attempt events are replicated with
@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from common import FIXTURES
 
 REPO = Path(__file__).resolve().parents[1]
-FIXTURES = REPO.parent / "shared" / "fixtures"
 SEED_FILE = "job_1526555215992_0001-1526555642677-user-QuasiMonteCarlo-1526555658299-1-1-SUCCEEDED-default-1526555648931.jhist"
 _IDS = re.compile(
     rb"(task|attempt)_1526555215992_0001_([mr])_(\d{6})|container_1526555215992_0001_01_(\d{6})"

@@ -4,7 +4,7 @@ Not a test.  Run ``python benchmarks/bench_ingest_scale.py`` (``--help`` for
 options; ``--json PATH`` writes the figures), or all benchmarks with ``benchmarks/run``.
 
 1. **Large files** (default 1, 50 and 500 MB): a real Hadoop 2.7 history
-   (Dr. Elephant's QuasiMonteCarlo job in ``../shared/fixtures``) whose task
+   (Dr. Elephant's QuasiMonteCarlo job in ``tests/data/fixtures``) whose task
    and attempt events are replicated with fresh task, attempt and container
    ids.  Measured side by side, each in its own process (``wait4`` gives CPU
    and peak RSS): the bare reader :func:`ingest.jhist.read_jhist`; the full

@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from phaseline import schemas
+from phaseline.hadoop_names import FILE_INPUT_FORMAT_COUNTER_GROUP, TASK_COUNTER_GROUP
 from profiles import queries as q
 
 TARGET_ONE_JOB_S = 1.0
@@ -113,8 +114,8 @@ def _counters(attempts: pa.Table, rng: np.random.Generator) -> pa.Table:
     job = ok["job_id"].to_numpy(zero_copy_only=False)
     task = ok["task_id"].to_numpy(zero_copy_only=False)
     for names, mask, group in (
-        (names_map, is_map, "org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter"),
-        (names_red, ~is_map, "org.apache.hadoop.mapreduce.TaskCounter"),
+        (names_map, is_map, FILE_INPUT_FORMAT_COUNTER_GROUP),
+        (names_red, ~is_map, TASK_COUNTER_GROUP),
     ):
         n = int(mask.sum())
         for name in names:
@@ -122,9 +123,7 @@ def _counters(attempts: pa.Table, rng: np.random.Generator) -> pa.Table:
             rows["task_id"].extend(task[mask])
             rows["attempt_id"].extend([None] * n)
             rows["scope"].extend(["task"] * n)
-            rows["group_name"].extend(
-                [group if name == "BYTES_READ" else "org.apache.hadoop.mapreduce.TaskCounter"] * n
-            )
+            rows["group_name"].extend([group if name == "BYTES_READ" else TASK_COUNTER_GROUP] * n)
             rows["counter_name"].extend([name] * n)
             rows["value"].extend(rng.integers(1_000, 100_000_000, n).tolist())
             rows["source_sha256"].extend([None] * n)

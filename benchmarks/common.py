@@ -31,8 +31,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 REPO = Path(__file__).resolve().parents[1]
-#: The real traces: ``$PHASELINE_SHARED/fixtures`` as the tests read them, else ``../shared/fixtures``.
-FIXTURES = Path(os.environ.get("PHASELINE_SHARED") or REPO.parent / "shared") / "fixtures"
+#: The real traces, where the tests read them: ``tests/data/fixtures``, or ``$PHASELINE_SHARED/fixtures``.
+FIXTURES = (
+    Path(os.environ["PHASELINE_SHARED"]) / "fixtures"
+    if os.environ.get("PHASELINE_SHARED")
+    else REPO / "tests" / "data" / "fixtures"
+)
 RESULTS_VERSION = 1
 
 T = TypeVar("T")

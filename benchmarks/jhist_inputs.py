@@ -1,7 +1,7 @@
 """Generated ``.jhist`` inputs for the ingest benchmarks, made from a real history file.
 
 The seed is Dr. Elephant's QuasiMonteCarlo job (a real Hadoop 2.7 history in
-``../shared/fixtures``): :func:`write_big_jhist` copies its task and attempt
+``tests/data/fixtures``): :func:`write_big_jhist` copies its task and attempt
 events with fresh task, attempt and container ids into one large job;
 :func:`write_small_files` writes many copies of the whole job, each under its
 own job id (in the file name and in every id inside).  Hadoop's

@@ -45,8 +45,9 @@ from defusedxml.ElementTree import XMLParser
 
 from ingest.base import MAX_RECORD_CHARS, ReadContext, Row, open_binary, skip_or_raise, skip_record
 from ingest.formats import Format
-from ingest.mrcommon import event_row, job_id_from_name
+from ingest.mrcommon import event_row
 from phaseline.errors import TraceParseError, TraceTruncatedError
+from phaseline.hadoop_names import job_id_from_name
 
 JOB_ID_KEYS = ("mapreduce.job.id", "mapred.job.id")
 _CHUNK = 1 << 16

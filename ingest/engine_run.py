@@ -37,13 +37,12 @@ from ingest.tasklog_patterns import (
     HELPER_NAMING_KINDS,
     REDUCE_SIDE_LOGGERS,
     AttemptLog,
-    EventKind,
     LogRecord,
     TaskEvent,
     attempt_named,
-    task_type_of,
 )
 from phaseline.errors import TraceParseError
+from phaseline.hadoop_names import TaskLogEventKind, attempt_task_type
 from phaseline.schemas import CounterScope, normalize_status
 
 RUN_FORMAT = "phaseline-engine-run"
@@ -219,7 +218,7 @@ def attribute_threads(
     parallel_without_ids = False
     for i, (rec, ev) in enumerate(zip(records, events, strict=True)):
         key = rec.thread_key
-        if ev.kind is EventKind.TASK_START:
+        if ev.kind is TaskLogEventKind.TASK_START:
             attempt_id = ev.field("attempt")
             assert attempt_id is not None
             attempts.setdefault(attempt_id, AttemptLog(attempt_id, [], [], host="localhost"))
@@ -229,7 +228,7 @@ def attribute_threads(
         if current is not None:
             attempts[current].records.append(rec)
             attempts[current].events.append(ev)
-            if ev.kind is EventKind.TASK_FINISH:
+            if ev.kind is TaskLogEventKind.TASK_FINISH:
                 del running[key]
                 epoch += 1
         elif rec.logger.rsplit(".", 1)[-1] in ("LocalJobRunner", "Job", "JobSubmitter") or rec.thread == "main":
@@ -275,13 +274,13 @@ def _pending_spill(log: AttemptLog, index: int, ts_ms: int) -> bool:
     background spills the task thread acknowledged with its ``(RESET)`` line
     (``MapOutputBuffer.resetSpill``, logged once the spill thread is done) before ``ts_ms``.
     """
-    starts = [e for e in log.events if e.kind is EventKind.SPILL_START]
+    starts = [e for e in log.events if e.kind is TaskLogEventKind.SPILL_START]
     if index >= len(starts) or starts[index].ts_ms > ts_ms:
         return False
-    if any(e.kind is EventKind.SPILL_FINISH and e.field("index") == str(index) for e in log.events):
+    if any(e.kind is TaskLogEventKind.SPILL_FINISH and e.field("index") == str(index) for e in log.events):
         return False
     begun = starts[index].line_no
-    return not any(e.kind is EventKind.SPILL_RESET and e.line_no > begun and e.ts_ms < ts_ms for e in log.events)
+    return not any(e.kind is TaskLogEventKind.SPILL_RESET and e.line_no > begun and e.ts_ms < ts_ms for e in log.events)
 
 
 def _bind_helpers(
@@ -300,10 +299,10 @@ def _bind_helpers(
     options: dict[str, set[str]] = {}
     for key, idxs in helper_lines.items():
         first = events[idxs[0]]
-        if key in bound or records[idxs[0]].thread != "SpillThread" or first.kind is not EventKind.SPILL_FINISH:
+        if key in bound or records[idxs[0]].thread != "SpillThread" or first.kind is not TaskLogEventKind.SPILL_FINISH:
             continue
-        finishes = [events[i] for i in idxs if events[i].kind is EventKind.SPILL_FINISH]
-        maps = [a for a in attempts if task_type_of(a) == "MAP"]
+        finishes = [events[i] for i in idxs if events[i].kind is TaskLogEventKind.SPILL_FINISH]
+        maps = [a for a in attempts if attempt_task_type(a) == "MAP"]
         fits = [{a for a in maps if spans[a][0] <= f.ts_ms <= spans[a][1]
                  and _pending_spill(attempts[a], int(f.field("index") or 0), f.ts_ms)} for f in finishes]
         options[key] = set.intersection(*fits) or fits[0]
@@ -321,7 +320,7 @@ def _bind_helpers(
         tied = next(iter(options.values()))
         keys = [k for k, cands in options.items() if cands == tied]
         by_init = sorted(tied, key=lambda a: next((e.ts_ms for e in attempts[a].events
-                                                   if e.kind is EventKind.SORT_BUFFER), spans[a][0]))
+                                                   if e.kind is TaskLogEventKind.SORT_BUFFER), spans[a][0]))
         by_tid = sorted(keys, key=lambda k: records[helper_lines[k][0]].tid or 0)
         for key, attempt_id in zip(by_tid, by_init, strict=False):
             bound[key] = attempt_id
@@ -342,7 +341,7 @@ def _bind_helpers(
         if head.thread == "SpillThread":
             want = "MAP"
         t0, t1 = head.ts_ms, records[idxs[-1]].ts_ms
-        choices = [a for a, (s, f) in spans.items() if task_type_of(a) == want and s <= t1 and t0 <= f]
+        choices = [a for a, (s, f) in spans.items() if attempt_task_type(a) == want and s <= t1 and t0 <= f]
         if not choices:
             continue
         if len(choices) > 1 and head.tid is not None:
@@ -362,7 +361,7 @@ _MAX_SEARCH = 100_000
 def _shuffle_bytes(log: AttemptLog) -> int | None:
     """The ``Reduce shuffle bytes`` of a reduce attempt's ``Final Counters`` block, if printed."""
     for rec, ev in zip(log.records, log.events, strict=True):
-        if ev.kind is EventKind.COUNTERS:
+        if ev.kind is TaskLogEventKind.COUNTERS:
             for _, text in rec.extra:
                 if (found := _SHUFFLE_BYTES_LINE.match(text)) is not None:
                     return int(found[1])
@@ -373,11 +372,11 @@ def _match_fetchers_by_bytes(
     bound: dict[str, str], helper_lines: dict[str, list[int]], records: list[LogRecord],
     events: list[TaskEvent], attempts: dict[str, AttemptLog], ctx: ReadContext,
 ) -> None:
-    fetched = {key: sum(int(events[i].field("len") or 0) for i in idxs if events[i].kind is EventKind.FETCH_START)
+    fetched = {key: sum(int(events[i].field("len") or 0) for i in idxs if events[i].kind is TaskLogEventKind.FETCH_START)
                for key, idxs in helper_lines.items()
-               if any(events[i].kind is EventKind.FETCH_START for i in idxs)}
+               if any(events[i].kind is TaskLogEventKind.FETCH_START for i in idxs)}
     spans = _spans(attempts)
-    reduces = {a for a in attempts if task_type_of(a) == "REDUCE"}
+    reduces = {a for a in attempts if attempt_task_type(a) == "REDUCE"}
     options: dict[str, list[str]] = {}
     for key in fetched:
         t0, t1 = records[helper_lines[key][0]].ts_ms, records[helper_lines[key][-1]].ts_ms

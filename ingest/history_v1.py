@@ -51,15 +51,17 @@ from ingest.mrcommon import (
     counter_block,
     event_row,
     int64_text,
-    job_id_from_name,
-    job_of_attempt,
-    job_of_task,
-    split_host,
-    task_of_attempt,
-    task_type,
     unescape_v1,
 )
 from phaseline.errors import TraceParseError, TraceTruncatedError
+from phaseline.hadoop_names import (
+    job_id_from_name,
+    job_of_attempt,
+    job_of_task,
+    split_rack_host,
+    task_of_attempt,
+    task_type_lenient,
+)
 from phaseline.schemas import CounterScope, Status, normalize_status
 
 SOURCE_FORMAT = "history_v1"
@@ -333,7 +335,7 @@ class _V1Reader:
             task_id = a.get("TASKID") or task_of_attempt(attempt_id) or ""
             if status == Status.SUCCEEDED.value:
                 succeeded[task_id] = attempt_id
-            host, rack = split_host(a.get("HOSTNAME"))
+            host, rack = split_rack_host(a.get("HOSTNAME"))
             if host is None:
                 host = _tracker_host(a.get("TRACKER_NAME"))
             yield Row(
@@ -342,7 +344,7 @@ class _V1Reader:
                     "job_id": job.job_id,
                     "task_id": task_id or None,
                     "attempt_id": attempt_id,
-                    "task_type": task_type(a.get("TASK_TYPE"))
+                    "task_type": task_type_lenient(a.get("TASK_TYPE"))
                     or ("REDUCE" if a["_kind"] == "ReduceAttempt" else "MAP"),
                     "status": status,
                     "start_ms": _int(a, "START_TIME", p, ln),
@@ -364,7 +366,7 @@ class _V1Reader:
                 {
                     "job_id": job.job_id,
                     "task_id": task_id,
-                    "task_type": task_type(t.get("TASK_TYPE")),
+                    "task_type": task_type_lenient(t.get("TASK_TYPE")),
                     "status": normalize_status(t.get("TASK_STATUS")),
                     "start_ms": _int(t, "START_TIME", p, ln),
                     "finish_ms": _int(t, "FINISH_TIME", p, ln),

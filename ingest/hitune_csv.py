@@ -47,10 +47,10 @@ from pathlib import Path
 import orjson
 
 from ingest.base import ReadContext, Row, iter_lines
-from ingest.counters_map import task_type
 from ingest.formats import Format
 from ingest.mrcommon import INT64_MAX, counter_row, int64
 from ingest.samples_hitune import malformed_row, normalize_state
+from phaseline.hadoop_names import task_type
 from phaseline.schemas import CounterScope, TaskType, ThreadState, normalize_status
 
 SOURCE = "hitune_csv"
@@ -68,7 +68,7 @@ INSTRUMENT_HEADER = "phase_end,host,phase_count,breakdown_count,phase_start,phas
 _TASK_COUNTER = "org.apache.hadoop.mapred.Task$Counter"
 _FS = "FileSystemCounters"
 #: HiTune's counter columns (Hadoop 0.20 display names) -> (0.20 group, counter name); the store
-#: maps the groups to 2.x names (:func:`ingest.mrcommon.counter_group`).
+#: maps the groups to 2.x names (:func:`phaseline.hadoop_names.counter_group`).
 COUNTERS: dict[str, tuple[str, str]] = {
     "Map input records": (_TASK_COUNTER, "MAP_INPUT_RECORDS"),
     "Map input bytes": (_TASK_COUNTER, "MAP_INPUT_BYTES"),

@@ -57,11 +57,12 @@ from typing import IO, Any
 import orjson
 
 from ingest.base import ReadContext, Row, RowBlock, open_binary, skip_record
-from ingest.counters_map import EVENT_SPECS, FALLBACK_TIME_FIELDS, EventKind
+from ingest.counters_map import EVENT_SPECS, FALLBACK_TIME_FIELDS
 from ingest.formats import Format
 from ingest.jhist_schema import BadEvent, WriterSchema, opt_int
 from ingest.jhist_state import HistoryState
 from phaseline.errors import TraceParseError, TraceTruncatedError
+from phaseline.hadoop_names import HistoryEventKind
 from phaseline.schemas import EVENTS
 
 MAGIC = b"Avro-Json"
@@ -137,7 +138,7 @@ class _JhistReader:
                 specs = EVENT_SPECS
                 handlers = state.handlers
                 job = state.job
-                event_only = EventKind.EVENT_ONLY
+                event_only = HistoryEventKind.EVENT_ONLY
                 seqs, types, times, payloads = self.event_columns
                 lines = self.lines = self._lines(fh)
                 block_bytes = 0

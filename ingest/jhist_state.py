@@ -57,11 +57,12 @@ from typing import Any, Generic, Protocol, TypeVar
 import numpy as np
 
 from ingest.base import Row, RowBlock
-from ingest.counters_map import EventKind, job_id_of, split_host
-from ingest.counters_map import task_id_of as _task_id_of
-from ingest.counters_map import task_type as _task_type
 from ingest.jhist_schema import BadEvent, checked_counter, opt_bool, opt_int, opt_str, req_str
 from ingest.mrcommon import INT64_MAX, INT64_MIN
+from phaseline.hadoop_names import HistoryEventKind as EventKind
+from phaseline.hadoop_names import job_id_of, split_host
+from phaseline.hadoop_names import task_id_of as _task_id_of
+from phaseline.hadoop_names import task_type as _task_type
 from phaseline.runs import Runs
 from phaseline.schemas import ATTEMPTS, TASKS, Status, TaskType, normalize_status
 

@@ -1,23 +1,15 @@
-"""What the MapReduce readers other than ``.jhist`` share: ids, hosts, counter names, events.
+"""What the MapReduce readers other than ``.jhist`` share: 64-bit numbers, counter and event rows.
 
-Hadoop ids follow fixed shapes across versions::
-
-    job_<cluster-ts>_<seq>                       job_200904211745_0002
-    task_<cluster-ts>_<seq>_<m|r>_<index>        task_200904211745_0002_m_000010
-    attempt_<cluster-ts>_<seq>_<m|r>_<index>_<n> attempt_200904211745_0002_m_000010_0
-
-Old History Server documentation shows ids with an extra ``_<n>`` in the job
-part (``task_1326381300833_2_2_m_0``); the patterns below accept any number of
-id parts before the task-type letter, so the job id is still recoverable.
+Hadoop's names (ids, hosts, task types, counter groups) are in :mod:`phaseline.hadoop_names`.
 
 Done files: Hadoop 2/3's history server names a finished job's ``.jhist`` after the
 job (``FileNameIndexUtils``); :func:`done_file_fields` reads those facts back from a
 name that a log mentions.
 
-Counter groups: Hadoop 0.20/1.x named the framework groups differently from
-2.x; :data:`LEGACY_COUNTER_GROUPS` is the mapping Hadoop 2's
-``AbstractCounters`` and ``mapred.Counters`` apply when they read old counters, so one counter has one
-name in the store whatever version wrote it.  Raw names stay in ``events``.
+Counter rows carry the store's group names: Hadoop 0.20/1.x named the framework groups
+differently from 2.x, and :func:`~phaseline.hadoop_names.counter_group` maps them as Hadoop 2
+does when it reads old counters, so one counter has one name in the store whatever version
+wrote it.  Raw names stay in ``events``.
 """
 
 from __future__ import annotations
@@ -33,15 +25,11 @@ import orjson
 
 from ingest.base import Row, RowBlock
 from phaseline.errors import TraceParseError
-from phaseline.schemas import TaskType
+from phaseline.hadoop_names import counter_group
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 
-_TASK_ID = re.compile(r"^task_(\w+?)_([mrMR]|MAP|REDUCE|SETUP|CLEANUP|[sc])_\d+$")
-_ATTEMPT_ID = re.compile(r"^attempt_(\w+?)_([mrMR]|MAP|REDUCE|SETUP|CLEANUP|[sc])_\d+_\d+$")
-_JOB_ID = re.compile(r"^job_\w+$")
-_JOB_ID_IN_TEXT = re.compile(r"job_\d+_\d+")
 
 #: A done file's name, wherever it appears: ``job_<id>-`` then 8 or 9 more ``-`` separated fields.
 DONE_FILE_NAME = re.compile(r"(?<![\w%])job_\d+_\d+(?:-[^-\s/]*){8,9}\.jhist")
@@ -77,142 +65,6 @@ def done_file_fields(name: str) -> dict[str, Any] | None:
         else:
             fields[key] = value or None
     return fields
-
-
-#: Hadoop 0.20/1.x counter group names -> the 2.x names (Hadoop 2 ``AbstractCounters.legacyMap``, and
-#: ``mapred.Counters``' deprecated groups: the old and new APIs' ``File{Input,Output}Format$Counter``).
-LEGACY_COUNTER_GROUPS: dict[str, str] = {
-    "org.apache.hadoop.mapred.Task$Counter": "org.apache.hadoop.mapreduce.TaskCounter",
-    "org.apache.hadoop.mapred.JobInProgress$Counter": "org.apache.hadoop.mapreduce.JobCounter",
-    "FileSystemCounters": "org.apache.hadoop.mapreduce.FileSystemCounter",
-    "org.apache.hadoop.mapred.FileInputFormat$Counter": (
-        "org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter"
-    ),
-    "org.apache.hadoop.mapreduce.lib.input.FileInputFormat$Counter": (
-        "org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter"
-    ),
-    "org.apache.hadoop.mapred.FileOutputFormat$Counter": (
-        "org.apache.hadoop.mapreduce.lib.output.FileOutputFormatCounter"
-    ),
-    "org.apache.hadoop.mapreduce.lib.output.FileOutputFormat$Counter": (
-        "org.apache.hadoop.mapreduce.lib.output.FileOutputFormatCounter"
-    ),
-}
-
-_TASK_TYPES: dict[str, TaskType] = {
-    "MAP": TaskType.MAP,
-    "M": TaskType.MAP,
-    "REDUCE": TaskType.REDUCE,
-    "R": TaskType.REDUCE,
-    "SETUP": TaskType.SETUP,
-    "JOB_SETUP": TaskType.SETUP,
-    "CLEANUP": TaskType.CLEANUP,
-    "JOB_CLEANUP": TaskType.CLEANUP,
-    "TASK_CLEANUP": TaskType.TASK_CLEANUP,
-}
-
-
-def counter_group(raw: str) -> str:
-    """The store's name of a counter group (legacy 1.x names mapped to 2.x ones).
-
-    >>> counter_group("FileSystemCounters")
-    'org.apache.hadoop.mapreduce.FileSystemCounter'
-    >>> counter_group("my.group")
-    'my.group'
-    """
-    return LEGACY_COUNTER_GROUPS.get(raw, raw)
-
-
-def task_type(raw: str | None) -> str | None:
-    """Normalize a task type (``MAP``, ``m``, ``JOB_SETUP``...) to :class:`TaskType`; unknown ones pass upper-cased.
-
-    >>> task_type("m"), task_type("JOB_CLEANUP"), task_type(None)
-    ('MAP', 'CLEANUP', None)
-    """
-    if raw is None or raw == "":
-        return None
-    found = _TASK_TYPES.get(raw.strip().upper())
-    return found.value if found is not None else raw.strip().upper()
-
-
-def job_of_task(task_id: str | None) -> str | None:
-    """The job id a task id belongs to, or ``None`` if the id has no known shape.
-
-    >>> job_of_task("task_200904211745_0002_m_000010")
-    'job_200904211745_0002'
-    >>> job_of_task("task_1326381300833_2_2_m_0")
-    'job_1326381300833_2_2'
-    """
-    if not task_id:
-        return None
-    m = _TASK_ID.match(task_id)
-    return f"job_{m.group(1)}" if m else None
-
-
-def job_of_attempt(attempt_id: str | None) -> str | None:
-    """The job id an attempt id belongs to, or ``None``.
-
-    >>> job_of_attempt("attempt_200904211745_0002_r_000000_1")
-    'job_200904211745_0002'
-    """
-    if not attempt_id:
-        return None
-    m = _ATTEMPT_ID.match(attempt_id)
-    return f"job_{m.group(1)}" if m else None
-
-
-def task_of_attempt(attempt_id: str | None) -> str | None:
-    """The task id of an attempt id (drop the attempt number), or ``None``.
-
-    >>> task_of_attempt("attempt_200904211745_0002_r_000000_1")
-    'task_200904211745_0002_r_000000'
-    """
-    if not attempt_id or not _ATTEMPT_ID.match(attempt_id):
-        return None
-    return "task_" + attempt_id[len("attempt_") :].rsplit("_", 1)[0]
-
-
-def is_job_id(text: str | None) -> bool:
-    return bool(text) and bool(_JOB_ID.match(text or ""))
-
-
-def job_id_from_name(name: str) -> str | None:
-    """A job id found in a file name (``job_..._conf.xml``, ``host_ts_job_2010..._40864_conf.xml``).
-
-    >>> job_id_from_name("megacluster.megacorp.com_1265616107882_job_201002080801_40864_conf.xml")
-    'job_201002080801_40864'
-    """
-    m = _JOB_ID_IN_TEXT.search(name)
-    return m.group(0) if m else None
-
-
-def split_host(raw: str | None) -> tuple[str | None, str | None]:
-    """Split a 1.x/Rumen host name ``/rack/host`` into ``(host, rack)``.
-
-    Racks may have several levels (``/dc1/rack7/host``): everything before the
-    last component is the rack, written as Hadoop's topology does (``/dc1/rack7``,
-    leading slash, as in 2.x ``.jhist`` ``rackname``).  A name without a leading
-    ``/`` is a bare host.
-
-    >>> split_host("/192.30.63.192/cluster1020.secondleveldomain.com")
-    ('cluster1020.secondleveldomain.com', '/192.30.63.192')
-    >>> split_host("cluster1670.secondleveldomain.com")
-    ('cluster1670.secondleveldomain.com', None)
-    >>> split_host(None)
-    (None, None)
-    """
-    if raw is None:
-        return None, None
-    text = raw.strip()
-    if not text:
-        return None, None
-    if not text.startswith("/"):
-        return text, None
-    parts = [p for p in text.split("/") if p]
-    if not parts:
-        return None, None
-    rack = "/" + "/".join(parts[:-1]) if len(parts) > 1 else None
-    return parts[-1], rack
 
 
 _DOT_ESCAPE = re.compile(r"\\(.)")

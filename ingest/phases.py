@@ -91,7 +91,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from ingest.mrcommon import INT64_MAX, INT64_MIN, parse_int64
-from ingest.tasklog_patterns import EventKind, TaskEvent
+from ingest.tasklog_patterns import TaskEvent
+from phaseline.hadoop_names import (
+    FILE_INPUT_FORMAT_COUNTER_GROUP,
+    FILE_OUTPUT_FORMAT_COUNTER_GROUP,
+    FILE_SYSTEM_COUNTER_GROUP,
+    TASK_COUNTER_GROUP,
+    TaskLogEventKind,
+)
 from phaseline.schemas import Phase
 
 COVERAGE_TOLERANCE_MS = 1  # main-lane phases cover [start, finish] of the attempt to this many ms
@@ -100,10 +107,10 @@ MIN_SPLIT_SAMPLES = 5  # task-thread samples needed to split read+map+collect (J
 #: was compressed (uncompressed, ``len`` is ``decomp`` plus IFile's 4-byte checksum).
 COMPRESSED_BELOW = 0.99
 
-TASK = "org.apache.hadoop.mapreduce.TaskCounter"
-FIF = "org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter"
-FOF = "org.apache.hadoop.mapreduce.lib.output.FileOutputFormatCounter"
-FS = "org.apache.hadoop.mapreduce.FileSystemCounter"
+TASK = TASK_COUNTER_GROUP
+FIF = FILE_INPUT_FORMAT_COUNTER_GROUP
+FOF = FILE_OUTPUT_FORMAT_COUNTER_GROUP
+FS = FILE_SYSTEM_COUNTER_GROUP
 #: The microbenchmark job's own phase timers (``platform_model/engine/java/PhaseNanos.java``): counters
 #: ``READ``, ``COLLECT`` and ``WRITE``, nanoseconds inside its record reader, collect and record writer.
 PHASE_NANOS = "phaseline.engine.PhaseNanos"
@@ -304,11 +311,11 @@ class _Spill:
     single: bool = False  # one record spilled from collect, before the flush
 
 
-def _first(events: Sequence[TaskEvent], kind: EventKind) -> TaskEvent | None:
+def _first(events: Sequence[TaskEvent], kind: TaskLogEventKind) -> TaskEvent | None:
     return next((e for e in events if e.kind is kind), None)
 
 
-def _last(events: Sequence[TaskEvent], kind: EventKind) -> TaskEvent | None:
+def _last(events: Sequence[TaskEvent], kind: TaskLogEventKind) -> TaskEvent | None:
     return next((e for e in reversed(events) if e.kind is kind), None)
 
 
@@ -373,14 +380,14 @@ def _spills(
     started: list[_Started] = []
     finishes: dict[int, TaskEvent] = {}
     for ev in events:
-        if ev.kind is EventKind.SPILL_START:
+        if ev.kind is TaskLogEventKind.SPILL_START:
             single = ev.pattern == "spill_single_record"
             started.append(_Started(ev.ts_ms, single, None, 1 if single else None))
-        elif ev.kind is EventKind.SPILL_BYTES and started and not started[-1].single:
+        elif ev.kind is TaskLogEventKind.SPILL_BYTES and started and not started[-1].single:
             started[-1].bytes = ev.bytes
-        elif ev.kind is EventKind.SPILL_RECORDS and started and not started[-1].single:
+        elif ev.kind is TaskLogEventKind.SPILL_RECORDS and started and not started[-1].single:
             started[-1].records = _spill_records(ev)
-        elif ev.kind is EventKind.SPILL_FINISH:
+        elif ev.kind is TaskLogEventKind.SPILL_FINISH:
             finishes.setdefault(_field_int(ev, "index") or 0, ev)
     threaded = main is not None and main != (None, None)
     out = []
@@ -471,13 +478,13 @@ def _map_phases(
     events: Sequence[TaskEvent], counters: Mapping[tuple[str, str], int], start: int, finish: int,
     parallel: bool, samples: Mapping[Phase, int],
 ) -> list[PhaseSpan]:
-    split = _first(events, EventKind.SPLIT)
-    flush = _first(events, EventKind.FLUSH)
-    main = _thread(split or flush or _first(events, EventKind.COMMIT_PENDING))
+    split = _first(events, TaskLogEventKind.SPLIT)
+    flush = _first(events, TaskLogEventKind.FLUSH)
+    main = _thread(split or flush or _first(events, TaskLogEventKind.COMMIT_PENDING))
     spills = _spills(events, main, flush.ts_ms if flush is not None else None)
-    pending = _first(events, EventKind.COMMIT_PENDING)
-    done = _first(events, EventKind.DONE)
-    collects = flush is not None or _first(events, EventKind.SORT_BUFFER) is not None
+    pending = _first(events, TaskLogEventKind.COMMIT_PENDING)
+    done = _first(events, TaskLogEventKind.DONE)
+    collects = flush is not None or _first(events, TaskLogEventKind.SORT_BUFFER) is not None
     input_bytes = (split.bytes if split and split.bytes is not None
                    else _counter(counters, FIF, "BYTES_READ", not parallel))
     input_records = counters.get((TASK, "MAP_INPUT_RECORDS"))
@@ -491,8 +498,8 @@ def _map_phases(
                 (Phase.SPILL.value, flush.ts_ms if flush else None), (Phase.MERGE.value, merge_at),
                 (Overhead.COMMIT.value, pending.ts_ms if pending else None),
                 (Overhead.OTHER.value, done.ts_ms if done else None)]
-        last_pass = [e for e in events if e.kind is EventKind.MERGE_LAST_PASS and _thread(e) == main]
-        intermediate = any(e.kind is EventKind.MERGE_PASS and e.field("total") is not None and _thread(e) == main
+        last_pass = [e for e in events if e.kind is TaskLogEventKind.MERGE_LAST_PASS and _thread(e) == main]
+        intermediate = any(e.kind is TaskLogEventKind.MERGE_PASS and e.field("total") is not None and _thread(e) == main
                            for e in events)  # fmt: skip
         data[READ_MAP_COLLECT] = (input_bytes, input_records)
         data[Phase.SPILL.value] = (_sum([s.bytes for s in after_flush]), _sum([s.records for s in after_flush]))
@@ -540,8 +547,8 @@ def _sort_bytes(events: Sequence[TaskEvent], fetches: Sequence[TaskEvent]) -> in
     bytes from memory are counted at the fetches' ratio, in the unit of the disk's and of the
     shuffle's bytes.
     """
-    disk = _sum([e.bytes for e in events if e.kind is EventKind.FINAL_MERGE_DISK])
-    memory = _sum([e.bytes for e in events if e.kind is EventKind.FINAL_MERGE_MEMORY])
+    disk = _sum([e.bytes for e in events if e.kind is TaskLogEventKind.FINAL_MERGE_DISK])
+    memory = _sum([e.bytes for e in events if e.kind is TaskLogEventKind.FINAL_MERGE_MEMORY])
     raw = _sum([e.bytes for e in fetches])
     fetched = _sum([_field_int(e, "len") for e in fetches])
     if memory and raw and fetched is not None and fetched < COMPRESSED_BELOW * raw:
@@ -570,14 +577,14 @@ def _map_merge_bytes(last_pass: Sequence[TaskEvent], intermediate: bool, materia
     return logged if logged is not None and logged >= 0 else None
 
 
-_MERGE_KINDS = frozenset({EventKind.MERGE_PASS, EventKind.MERGE_LAST_PASS, EventKind.FINAL_MERGE_SPILL,
-                          EventKind.FINAL_MERGE_KEEP, EventKind.FINAL_MERGE_DISK, EventKind.FINAL_MERGE_MEMORY})
-_BG_START = frozenset({EventKind.INMEM_MERGE_START, EventKind.ONDISK_MERGE_START, EventKind.MEM2MEM_MERGE_START})
-_BG_DONE = frozenset({EventKind.INMEM_MERGE_DONE, EventKind.ONDISK_MERGE_DONE})
+_MERGE_KINDS = frozenset({TaskLogEventKind.MERGE_PASS, TaskLogEventKind.MERGE_LAST_PASS, TaskLogEventKind.FINAL_MERGE_SPILL,
+                          TaskLogEventKind.FINAL_MERGE_KEEP, TaskLogEventKind.FINAL_MERGE_DISK, TaskLogEventKind.FINAL_MERGE_MEMORY})
+_BG_START = frozenset({TaskLogEventKind.INMEM_MERGE_START, TaskLogEventKind.ONDISK_MERGE_START, TaskLogEventKind.MEM2MEM_MERGE_START})
+_BG_DONE = frozenset({TaskLogEventKind.INMEM_MERGE_DONE, TaskLogEventKind.ONDISK_MERGE_DONE})
 # Without thread names (1.x child logs) each merger thread is known by the merges it logs.
-_MERGER_OF_KIND = {EventKind.INMEM_MERGE_START: "in-memory", EventKind.INMEM_MERGE_DONE: "in-memory",
-                   EventKind.ONDISK_MERGE_START: "on-disk", EventKind.ONDISK_MERGE_DONE: "on-disk",
-                   EventKind.MEM2MEM_MERGE_START: "memory-to-memory"}
+_MERGER_OF_KIND = {TaskLogEventKind.INMEM_MERGE_START: "in-memory", TaskLogEventKind.INMEM_MERGE_DONE: "in-memory",
+                   TaskLogEventKind.ONDISK_MERGE_START: "on-disk", TaskLogEventKind.ONDISK_MERGE_DONE: "on-disk",
+                   TaskLogEventKind.MEM2MEM_MERGE_START: "memory-to-memory"}
 
 
 def _merger(ev: TaskEvent, main: tuple[str | None, int | None] | None) -> object:
@@ -611,14 +618,14 @@ def _reduce_phases(
     events: Sequence[TaskEvent], counters: Mapping[tuple[str, str], int], start: int, finish: int,
     parallel: bool, samples: Mapping[Phase, int],
 ) -> list[PhaseSpan]:
-    init = _first(events, EventKind.SHUFFLE_INIT) or _first(events, EventKind.MERGE_MANAGER)
-    fetches = [e for e in events if e.kind is EventKind.FETCH_START]
+    init = _first(events, TaskLogEventKind.SHUFFLE_INIT) or _first(events, TaskLogEventKind.MERGE_MANAGER)
+    fetches = [e for e in events if e.kind is TaskLogEventKind.FETCH_START]
     fetched_at = fetches[0].ts_ms if fetches else next(  # 1.x: the first copy scheduled
-        (e.ts_ms for e in events if e.kind is EventKind.FETCH_SCHEDULED and (_field_int(e, "outputs") or 0) > 0),
+        (e.ts_ms for e in events if e.kind is TaskLogEventKind.FETCH_SCHEDULED and (_field_int(e, "outputs") or 0) > 0),
         None)
-    final = _first(events, EventKind.FINAL_MERGE)
-    pending = _first(events, EventKind.COMMIT_PENDING)
-    done = _first(events, EventKind.DONE)
+    final = _first(events, TaskLogEventKind.FINAL_MERGE)
+    pending = _first(events, TaskLogEventKind.COMMIT_PENDING)
+    done = _first(events, TaskLogEventKind.DONE)
     main = _thread(final or init or pending)
     reduce_at: int | None = None
     if final is not None:

@@ -42,10 +42,11 @@ from ingest.base import ReadContext, Row, iter_lines, skip_record
 from ingest.formats import Format
 from ingest.mrcommon import check_int64, counter_row, event_row
 from phaseline.errors import TraceParseError, TraceTruncatedError
+from phaseline.hadoop_names import JOB_COUNTER_GROUP
 from phaseline.schemas import CounterScope
 
 JOB_COUNTER_GROUPS = frozenset(
-    {"org.apache.hadoop.mapreduce.JobCounter", "org.apache.hadoop.mapred.JobInProgress$Counter"}
+    {JOB_COUNTER_GROUP, "org.apache.hadoop.mapred.JobInProgress$Counter"}
 )
 _KEY_END = re.compile(r"(?<!\\)(?:\\\\)*[=:\s]")
 _ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)", re.S)

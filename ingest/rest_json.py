@@ -45,19 +45,10 @@ from typing import Any, TypeVar
 
 from ingest.base import ReadContext, Row, open_text, skip_record
 from ingest.formats import Format
-from ingest.mrcommon import (
-    INT64_MAX,
-    INT64_MIN,
-    counter_row,
-    event_row,
-    job_of_attempt,
-    job_of_task,
-    parse_int64,
-    task_of_attempt,
-    task_type,
-)
+from ingest.mrcommon import INT64_MAX, INT64_MIN, counter_row, event_row, parse_int64
 from ingest.rumen import iter_json_objects
 from phaseline.errors import TraceParseError
+from phaseline.hadoop_names import job_of_attempt, job_of_task, task_of_attempt, task_type_lenient
 from phaseline.schemas import CounterScope, normalize_status
 
 ROOTS = (
@@ -182,7 +173,7 @@ def _task(r: _Response, t: Any) -> Row:
         {
             "job_id": r.job_for(job_of_task(task_id), task_id),
             "task_id": task_id,
-            "task_type": task_type(_str(t.get("type"))),
+            "task_type": task_type_lenient(_str(t.get("type"))),
             "status": normalize_status(_str(t.get("state"))),
             "start_ms": r.time(t.get("startTime"), f"{task_id}.startTime"),
             "finish_ms": r.time(t.get("finishTime"), f"{task_id}.finishTime"),
@@ -207,7 +198,7 @@ def _attempt(r: _Response, a: Any) -> Row:
             "job_id": r.job_for(job_of_attempt(attempt_id), attempt_id),
             "task_id": task_of_attempt(attempt_id),
             "attempt_id": attempt_id,
-            "task_type": task_type(_str(a.get("type"))),
+            "task_type": task_type_lenient(_str(a.get("type"))),
             "status": normalize_status(_str(a.get("state"))),
             "start_ms": r.time(a.get("startTime"), f"{attempt_id}.startTime"),
             "finish_ms": r.time(a.get("finishTime"), f"{attempt_id}.finishTime"),

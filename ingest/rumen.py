@@ -52,17 +52,21 @@ from ingest.mrcommon import (
     INT64_MIN,
     counter_row,
     event_row,
-    split_host,
-    task_type,
     unescape_v1,
 )
 from phaseline.errors import TraceParseError, TraceTruncatedError
+from phaseline.hadoop_names import (
+    FILE_SYSTEM_COUNTER_GROUP,
+    TASK_COUNTER_GROUP,
+    split_rack_host,
+    task_type_lenient,
+)
 from phaseline.schemas import CounterScope, Status, normalize_status
 
 _CHUNK = 1 << 20
 _BLANK = re.compile(r"\s*")
-_FS = "org.apache.hadoop.mapreduce.FileSystemCounter"
-_TASK = "org.apache.hadoop.mapreduce.TaskCounter"
+_FS = FILE_SYSTEM_COUNTER_GROUP
+_TASK = TASK_COUNTER_GROUP
 
 #: Rumen ``LoggedTaskAttempt`` fields -> (counter group, counter name) they were folded from.
 ATTEMPT_COUNTERS: dict[str, tuple[str, str]] = {
@@ -359,7 +363,7 @@ class _RumenJob:
         task_id = task.get("taskID")
         if not isinstance(task_id, str) or not task_id:
             raise TraceParseError(p, f"a task of {self.job_id} ({list_name}) has no taskID", line=ln)
-        kind = task_type(_str(task.get("taskType")))
+        kind = task_type_lenient(_str(task.get("taskType")))
         start = _time(task.get("startTime"), p, f"{task_id}.startTime", ln)
         task_row = {
             "job_id": self.job_id,
@@ -392,11 +396,11 @@ class _RumenJob:
         attempt_id = a.get("attemptID")
         if not isinstance(attempt_id, str) or not attempt_id:
             raise TraceParseError(p, f"an attempt of {task_id} has no attemptID", line=ln)
-        host, rack = split_host(_str(a.get("hostName")))
+        host, rack = split_rack_host(_str(a.get("hostName")))
         if host is None:
             layers = (a.get("location") or {}).get("layers") if isinstance(a.get("location"), dict) else None
             if isinstance(layers, list) and layers:
-                host, rack = split_host("/" + "/".join(unescape_v1(str(x)) for x in layers))
+                host, rack = split_rack_host("/" + "/".join(unescape_v1(str(x)) for x in layers))
         return Row(
             "attempts",
             {

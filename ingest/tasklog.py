@@ -50,17 +50,14 @@ from ingest.phases import REDUCE_WRITE, Lane, Overhead, derive_phases, map_stack
 from ingest.tasklog_patterns import (
     HELPER_NAMING_KINDS,
     AttemptLog,
-    EventKind,
     LogRecord,
     TaskEvent,
     attempt_named,
     counter_name,
-    job_id_of,
     match,
-    task_id_of,
-    task_type_of,
 )
 from phaseline.errors import PhaselineError, TraceParseError
+from phaseline.hadoop_names import TaskLogEventKind, attempt_job_id, attempt_task_id, attempt_task_type
 from phaseline.schemas import CounterScope, Phase, Status
 
 LINE_RE = re.compile(
@@ -158,19 +155,19 @@ def classify(rec: LogRecord) -> TaskEvent:
     """
     found = match(rec.logger, rec.message)
     if found is None:
-        return TaskEvent(rec.line_no, rec.ts_ms, rec.thread, rec.tid, EventKind.OTHER, None, (),
+        return TaskEvent(rec.line_no, rec.ts_ms, rec.thread, rec.tid, TaskLogEventKind.OTHER, None, (),
                          rec.message[:MAX_DETAIL_CHARS])
     pat, groups = found
     n_bytes, n_records, n_segments = _int(groups, "bytes"), _int(groups, "records"), _int(groups, "segments")
-    if pat.kind is EventKind.SPILL_BYTES:
+    if pat.kind is TaskLogEventKind.SPILL_BYTES:
         start, end, void = int(groups["bufstart"]), int(groups["bufend"]), int(groups["bufvoid"])
         n_bytes = (end - start) % void if void else end - start
-    elif pat.kind is EventKind.SPILL_RECORDS and "kvstart" in groups and "kvend" in groups:
+    elif pat.kind is TaskLogEventKind.SPILL_RECORDS and "kvstart" in groups and "kvend" in groups:
         # 1.x: record indices into a ring of `length` slots (MapTask.sortAndSpill's
         # endPosition = kvend > kvstart ? kvend : kvoffsets.length + kvend)
         start, end = int(groups["kvstart"]), int(groups["kvend"])
         n_records = (end if end > start else int(groups["length"]) + end) - start
-    elif pat.kind is EventKind.SPILL_RECORDS:
+    elif pat.kind is TaskLogEventKind.SPILL_RECORDS:
         n_records = (int(groups["length"]) - 1) // NMETA + 1
     return TaskEvent(
         rec.line_no, rec.ts_ms, rec.thread, rec.tid, pat.kind, pat.name,
@@ -215,13 +212,13 @@ def read_records(path: Path, ctx: ReadContext) -> list[LogRecord]:
 
 def is_runner_log(events: Iterable[TaskEvent]) -> bool:
     """Whether the log comes from LocalJobRunner (tasks announced by 'Starting task' lines)."""
-    return any(ev.kind is EventKind.TASK_START for ev in events)
+    return any(ev.kind is TaskLogEventKind.TASK_START for ev in events)
 
 
 def attempt_status(log: AttemptLog) -> tuple[str | None, str | None]:
     """``(status, error)`` of an attempt from its lines: done -> SUCCEEDED, a child exception -> FAILED."""
-    error = next((ev.field("error") or ev.message for ev in log.events if ev.kind is EventKind.ERROR), None)
-    if any(ev.kind is EventKind.DONE for ev in log.events):
+    error = next((ev.field("error") or ev.message for ev in log.events if ev.kind is TaskLogEventKind.ERROR), None)
+    if any(ev.kind is TaskLogEventKind.DONE for ev in log.events):
         return Status.SUCCEEDED.value, error
     if error is not None:
         return Status.FAILED.value, error
@@ -234,10 +231,10 @@ def attempt_rows(
 ) -> Iterator[Row]:
     """Rows of one attempt: ``attempts``, ``attempt_events``, ``counters`` (scope attempt), ``attempt_phases``."""
     attempt_id = log.attempt_id
-    job_id, task_id, task_type = job_id_of(attempt_id), task_id_of(attempt_id), task_type_of(attempt_id)
+    job_id, task_id, task_type = attempt_job_id(attempt_id), attempt_task_id(attempt_id), attempt_task_type(attempt_id)
     counters: dict[tuple[str, str], int] = {}
     for rec, ev in zip(log.records, log.events, strict=True):
-        if ev.kind is EventKind.COUNTERS and ev.field("attempt") == attempt_id:
+        if ev.kind is TaskLogEventKind.COUNTERS and ev.field("attempt") == attempt_id:
             for group, name, value in parse_counter_block(rec, path, ctx):
                 counters[(group, name)] = value
                 yield counter_row(job_id, CounterScope.ATTEMPT.value, group, name, value,
@@ -246,7 +243,7 @@ def attempt_rows(
             "job_id": job_id, "attempt_id": attempt_id, "thread_id": ev.thread_id, "thread_name": ev.thread_name,
             "ts_ms": ev.ts_ms, "kind": ev.kind.value, "bytes": ev.bytes, "records": ev.records,
             "segments": ev.segments, "line_no": ev.line_no,
-            "detail": ev.message if ev.kind is EventKind.OTHER else
+            "detail": ev.message if ev.kind is TaskLogEventKind.OTHER else
             " ".join(f"{k}={v}" for k, v in ev.fields) or None,
         })
     start, finish = log.start_ms, log.finish_ms
@@ -276,15 +273,15 @@ def task_rows(logs: Iterable[AttemptLog]) -> Iterator[Row]:
     """One ``tasks`` row per task seen in the attempts' logs (successful attempt, span)."""
     by_task: dict[str, list[AttemptLog]] = {}
     for log in logs:
-        by_task.setdefault(task_id_of(log.attempt_id), []).append(log)
+        by_task.setdefault(attempt_task_id(log.attempt_id), []).append(log)
     for task_id, logs_of_task in sorted(by_task.items()):
         winners = [log for log in logs_of_task if attempt_status(log)[0] == Status.SUCCEEDED.value]
         statuses = {attempt_status(log)[0] for log in logs_of_task}
         status = (Status.SUCCEEDED.value if winners else Status.FAILED.value if Status.FAILED.value in statuses
                   else None)
         yield Row("tasks", {
-            "job_id": job_id_of(logs_of_task[0].attempt_id), "task_id": task_id,
-            "task_type": task_type_of(logs_of_task[0].attempt_id), "status": status,
+            "job_id": attempt_job_id(logs_of_task[0].attempt_id), "task_id": task_id,
+            "task_type": attempt_task_type(logs_of_task[0].attempt_id), "status": status,
             "start_ms": min(log.start_ms for log in logs_of_task),
             "finish_ms": max(log.finish_ms for log in (winners or logs_of_task)),
             "successful_attempt_id": winners[0].attempt_id if winners else None,
@@ -345,7 +342,7 @@ def rows_of_records(
     """
     records, events = _readable(records, path, ctx)
     for ev in events:
-        if ev.kind is EventKind.OTHER:
+        if ev.kind is TaskLogEventKind.OTHER:
             ctx.unknown["task_log_line"] += 1
     job_level: list[int]
     if is_runner_log(events):
@@ -367,7 +364,7 @@ def rows_of_records(
         parallel = set()
     job_id = ctx.job_id_hint
     if attempts:
-        job_id = job_id_of(next(iter(attempts)))
+        job_id = attempt_job_id(next(iter(attempts)))
     counts = sample_counts(recording, attempts, ctx) if recording is not None else {}
     for i in job_level:
         yield log_line_row(job_id, next(seq), records[i])
@@ -451,13 +448,13 @@ def sample_counts(
     windows: dict[str, tuple[int, int, int, Callable[[Sequence[str]], Phase | None]]] = {}
     for attempt_id, log in attempts.items():
         classify_stack: Callable[[Sequence[str]], Phase | None]
-        if task_type_of(attempt_id) == "MAP":
-            first = next((e for e in log.events if e.kind is EventKind.SPLIT), None)
-            last = next((e for e in log.events if e.kind is EventKind.FLUSH), None)
+        if attempt_task_type(attempt_id) == "MAP":
+            first = next((e for e in log.events if e.kind is TaskLogEventKind.SPLIT), None)
+            last = next((e for e in log.events if e.kind is TaskLogEventKind.FLUSH), None)
             classify_stack = map_stack_phase
         else:
-            first = next((e for e in log.events if e.kind is EventKind.FINAL_MERGE), None)
-            last = next((e for e in log.events if e.kind is EventKind.COMMIT_PENDING), None)
+            first = next((e for e in log.events if e.kind is TaskLogEventKind.FINAL_MERGE), None)
+            last = next((e for e in log.events if e.kind is TaskLogEventKind.COMMIT_PENDING), None)
             classify_stack = reduce_stack_phase
         if first is not None and last is not None and first.thread_id is not None:
             windows[attempt_id] = (first.thread_id, first.ts_ms, last.ts_ms, classify_stack)

@@ -33,61 +33,25 @@ the names ``.jhist`` files use, so counters from logs and from histories join.
 The module also holds the vocabulary the task-log readers share (so that
 :mod:`ingest.tasklog`, :mod:`ingest.engine_run` and :mod:`ingest.phases` do not
 import each other in a circle): :class:`LogRecord` (one log4j record),
-:class:`TaskEvent` (a classified line), :class:`AttemptLog` (one attempt's
-lines) and the attempt-id helpers.
+:class:`TaskEvent` (a classified line) and :class:`AttemptLog` (one attempt's
+lines).  The kinds of lines (:class:`~phaseline.hadoop_names.TaskLogEventKind`), counter
+group names and attempt-id helpers are in :mod:`phaseline.hadoop_names`.
 """
 
 from __future__ import annotations
 
-import enum
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-
-class EventKind(enum.StrEnum):
-    """What one task-log line marks (``attempt_events.kind``)."""
-
-    TASK_START = "task_start"  # LocalJobRunner: Starting task: <attempt>
-    TASK_FINISH = "task_finish"  # LocalJobRunner: Finishing task: <attempt>
-    SPLIT = "split"  # MapTask: Processing split: <split>
-    SORT_BUFFER = "sort_buffer"  # io.sort.mb, soft limit, equator, kvstart, collector class
-    SPILL_START = "spill_start"  # MapTask: Spilling map output; Record too large for in-memory buffer (1 record)
-    SPILL_BYTES = "spill_bytes"  # MapTask: bufstart = ; bufend = ; bufvoid =
-    SPILL_RECORDS = "spill_records"  # MapTask: kvstart = ; kvend = ; length = L/max (1.x: length = ring size)
-    SPILL_RESET = "spill_reset"  # MapTask: (RESET) equator ...
-    SPILL_FINISH = "spill_finish"  # MapTask: Finished spill N
-    FLUSH = "flush"  # MapTask: Starting flush of map output
-    MERGE_PASS = "merge_pass"  # Merger: Merging N sorted segments / N intermediate segments
-    MERGE_LAST_PASS = "merge_last_pass"  # Merger: Down to the last merge-pass ...
-    SHUFFLE_INIT = "shuffle_init"  # ReduceTask: Using ShuffleConsumerPlugin
-    MERGE_MANAGER = "merge_manager"  # MergeManagerImpl: MergerManager: memoryLimit=... (1.x: ShuffleRamManager)
-    EVENTS_FETCHED = "events_fetched"  # EventFetcher: Got N new map-outputs / thread started
-    FETCH_START = "fetch_start"  # Fetcher: about to shuffle output of map ... to MEMORY|DISK
-    FETCH_SCHEDULED = "fetch_scheduled"  # ReduceTask (1.x): <attempt> Scheduled N outputs (...)
-    FETCH_READ = "fetch_read"  # InMemoryMapOutput/OnDiskMapOutput: Read N bytes from map-output
-    FETCH_CLOSE = "fetch_close"  # MergeManagerImpl: closeInMemoryFile -> ...
-    FETCH_HOST_DONE = "fetch_host_done"  # ShuffleSchedulerImpl: host freed by fetcher#N in Nms
-    FETCH_WAIT = "fetch_wait"  # Fetcher/LocalFetcher: MergeManager returned status WAIT / Status.WAIT
-    INMEM_MERGE_TRIGGER = "inmem_merge_trigger"  # Starting inMemoryMerger's merge since ...
-    INMEM_MERGE_START = "inmem_merge_start"  # Initiating in-memory merge with N segments...
-    INMEM_MERGE_DONE = "inmem_merge_done"  # <attempt> Merge of the N files in-memory complete
-    MEM2MEM_MERGE_START = "mem2mem_merge_start"  # Initiating Memory-to-Memory merge ...
-    ONDISK_MERGE_START = "ondisk_merge_start"  # OnDiskMerger: We have N map outputs on disk
-    ONDISK_MERGE_DONE = "ondisk_merge_done"  # <attempt> Finished merging N map output files
-    FINAL_MERGE = "final_merge"  # finalMerge called with N in-memory and M on-disk (1.x: In-memory merge complete)
-    FINAL_MERGE_SPILL = "final_merge_spill"  # Merged N segments, B bytes to disk to satisfy ...
-    FINAL_MERGE_KEEP = "final_merge_keep"  # Keeping N segments, B bytes in memory ...
-    FINAL_MERGE_DISK = "final_merge_disk"  # Merging N files, B bytes from disk
-    FINAL_MERGE_MEMORY = "final_merge_memory"  # Merging N segments, B bytes from memory into reduce
-    COMMIT_PENDING = "commit_pending"  # Task:<attempt> is done. And is in the process of committing (1.x: commiting)
-    COMMIT_ALLOWED = "commit_allowed"  # Task <attempt> is allowed to commit now
-    COMMIT_SAVED = "commit_saved"  # Saved output of task '<attempt>' to <dir>
-    DONE = "done"  # Task '<attempt>' done.
-    COUNTERS = "counters"  # Final Counters for <attempt>: Counters: N
-    STATUS = "status"  # LocalJobRunner status strings: 'map > sort', 'N / M copied.'
-    ERROR = "error"  # YarnChild: Exception running child / Error running child
-    OTHER = "other"  # any other line: kept, counted in ctx.unknown
+from phaseline.hadoop_names import (
+    FILE_INPUT_FORMAT_COUNTER_GROUP,
+    FILE_OUTPUT_FORMAT_COUNTER_GROUP,
+    FILE_SYSTEM_COUNTER_GROUP,
+    JOB_COUNTER_GROUP,
+    TASK_COUNTER_GROUP,
+    TaskLogEventKind,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,13 +59,13 @@ class LinePattern:
     """One known log message: its kind, the logger that writes it, and where it was seen."""
 
     name: str
-    kind: EventKind
+    kind: TaskLogEventKind
     logger: str  # simple class name of the logger (last component of %c)
     regex: re.Pattern[str]
     versions: tuple[str, ...]
 
 
-def _p(name: str, kind: EventKind, logger: str, regex: str, *versions: str) -> LinePattern:
+def _p(name: str, kind: TaskLogEventKind, logger: str, regex: str, *versions: str) -> LinePattern:
     return LinePattern(name, kind, logger, re.compile(regex), versions)
 
 
@@ -128,149 +92,149 @@ _FINAL_MEMORY = r"^Merging (?P<segments>\d+) segments, (?P<bytes>\d+) bytes from
 # The table.  Order matters only among patterns of the same logger (first match wins).
 PATTERNS: tuple[LinePattern, ...] = (
     # --- LocalJobRunner (one JVM runs every task) ---------------------------------------
-    _p("ljr_starting_task", EventKind.TASK_START, "LocalJobRunner", rf"^Starting task: {_A}$", *_LJR),
-    _p("ljr_finishing_task", EventKind.TASK_FINISH, "LocalJobRunner", rf"^Finishing task: {_A}$", *_LJR),
-    _p("ljr_status", EventKind.STATUS, "LocalJobRunner",
+    _p("ljr_starting_task", TaskLogEventKind.TASK_START, "LocalJobRunner", rf"^Starting task: {_A}$", *_LJR),
+    _p("ljr_finishing_task", TaskLogEventKind.TASK_FINISH, "LocalJobRunner", rf"^Finishing task: {_A}$", *_LJR),
+    _p("ljr_status", TaskLogEventKind.STATUS, "LocalJobRunner",
        r"^(?P<state>map|map > sort|reduce > (?:copy|sort|reduce)|\d+ / \d+ copied\.|)\s*$", *_LJR),
     # --- map side: MapTask and its MapOutputBuffer -----------------------------------
-    _p("split", EventKind.SPLIT, "MapTask",
+    _p("split", TaskLogEventKind.SPLIT, "MapTask",
        r"^Processing split: (?P<split>.*?)(?::(?P<offset>\d+)\+(?P<bytes>\d+))?$", *_ALL),
-    _p("sort_mb", EventKind.SORT_BUFFER, "MapTask", r"^mapreduce\.task\.io\.sort\.mb: (?P<io_sort_mb>\d+)$", *_ALL),
-    _p("soft_limit", EventKind.SORT_BUFFER, "MapTask", r"^soft limit at (?P<bytes>\d+)$", *_ALL),
-    _p("buffer_init", EventKind.SORT_BUFFER, "MapTask", r"^bufstart = (?P<bufstart>\d+); bufvoid = (?P<bytes>\d+)$", *_ALL),
-    _p("kv_init", EventKind.SORT_BUFFER, "MapTask", r"^kvstart = (?P<kvstart>\d+); length = (?P<records>\d+)$", *_ALL),
-    _p("equator", EventKind.SORT_BUFFER, "MapTask", rf"^\(EQUATOR\) (?P<equator>{_N}) kvi {_N}\({_N}\)$", *_ALL),
-    _p("collector", EventKind.SORT_BUFFER, "MapTask", r"^Map output collector class = (?P<collector>\S+)$", *_ALL),
+    _p("sort_mb", TaskLogEventKind.SORT_BUFFER, "MapTask", r"^mapreduce\.task\.io\.sort\.mb: (?P<io_sort_mb>\d+)$", *_ALL),
+    _p("soft_limit", TaskLogEventKind.SORT_BUFFER, "MapTask", r"^soft limit at (?P<bytes>\d+)$", *_ALL),
+    _p("buffer_init", TaskLogEventKind.SORT_BUFFER, "MapTask", r"^bufstart = (?P<bufstart>\d+); bufvoid = (?P<bytes>\d+)$", *_ALL),
+    _p("kv_init", TaskLogEventKind.SORT_BUFFER, "MapTask", r"^kvstart = (?P<kvstart>\d+); length = (?P<records>\d+)$", *_ALL),
+    _p("equator", TaskLogEventKind.SORT_BUFFER, "MapTask", rf"^\(EQUATOR\) (?P<equator>{_N}) kvi {_N}\({_N}\)$", *_ALL),
+    _p("collector", TaskLogEventKind.SORT_BUFFER, "MapTask", r"^Map output collector class = (?P<collector>\S+)$", *_ALL),
     # 1.x MapOutputBuffer(): "io.sort.mb = " + sortmb, "data buffer = " + softBufferLimit + "/" + kvbuffer.length,
     # "record buffer = " + softRecordLimit + "/" + kvoffsets.length
-    _p("sort_mb_v1", EventKind.SORT_BUFFER, "MapTask", r"^io\.sort\.mb = (?P<io_sort_mb>\d+)$", *_V1),
-    _p("data_buffer_v1", EventKind.SORT_BUFFER, "MapTask", r"^data buffer = (?P<soft_limit>\d+)/(?P<bytes>\d+)$", *_V1),
-    _p("record_buffer_v1", EventKind.SORT_BUFFER, "MapTask",
+    _p("sort_mb_v1", TaskLogEventKind.SORT_BUFFER, "MapTask", r"^io\.sort\.mb = (?P<io_sort_mb>\d+)$", *_V1),
+    _p("data_buffer_v1", TaskLogEventKind.SORT_BUFFER, "MapTask", r"^data buffer = (?P<soft_limit>\d+)/(?P<bytes>\d+)$", *_V1),
+    _p("record_buffer_v1", TaskLogEventKind.SORT_BUFFER, "MapTask",
        r"^record buffer = (?P<soft_records>\d+)/(?P<records>\d+)$", *_V1),
-    _p("spill_start", EventKind.SPILL_START, "MapTask", r"^(?:Sorting & )?Spilling map output$", *_ALL),
+    _p("spill_start", TaskLogEventKind.SPILL_START, "MapTask", r"^(?:Sorting & )?Spilling map output$", *_ALL),
     # 1.x MapOutputBuffer.collect: "Spilling map output: record full = " + kvsoftlimit; Buffer.write:
     # "Spilling map output: buffer full= " + bufsoftlimit (each then calls startSpill)
-    _p("spill_start_v1", EventKind.SPILL_START, "MapTask",
+    _p("spill_start_v1", TaskLogEventKind.SPILL_START, "MapTask",
        r"^Spilling map output: (?:record full = |buffer full= )(?:true|false)$", *_V1),
     # MapOutputBuffer.collect (1.x to 3.x): "Record too large for in-memory buffer: " + e.getMessage(), the
     # MapBufferTooSmallException(size + " bytes") of Buffer.write; spillSingleRecord then writes spill
     # number numSpills (++numSpills) on the task thread and logs no "Finished spill": a spill of one record
-    _p("spill_single_record", EventKind.SPILL_START, "MapTask",
+    _p("spill_single_record", TaskLogEventKind.SPILL_START, "MapTask",
        r"^Record too large for in-memory buffer: (?P<bytes>\d+) bytes$", *_V1, *_ALL),
-    _p("spill_bytes", EventKind.SPILL_BYTES, "MapTask",
+    _p("spill_bytes", TaskLogEventKind.SPILL_BYTES, "MapTask",
        r"^bufstart = (?P<bufstart>\d+); bufend = (?P<bufend>\d+); bufvoid = (?P<bufvoid>\d+)$", *_V1, *_ALL),
-    _p("spill_records", EventKind.SPILL_RECORDS, "MapTask",
+    _p("spill_records", TaskLogEventKind.SPILL_RECORDS, "MapTask",
        rf"^kvstart = {_N}\({_N}\); kvend = {_N}\({_N}\); length = (?P<length>\d+)/(?P<max_records>\d+)$", *_ALL),
     # 1.x MapOutputBuffer.startSpill: "kvstart = " + kvstart + "; kvend = " + kvindex + "; length = " +
     # kvoffsets.length: record indexes into a ring of `length` records, so ingest.phases counts the spill's
     # records as sortAndSpill does ((kvend > kvstart ? kvend : length + kvend) - kvstart), not from `length`
-    _p("spill_records_v1", EventKind.SPILL_RECORDS, "MapTask",
+    _p("spill_records_v1", TaskLogEventKind.SPILL_RECORDS, "MapTask",
        r"^kvstart = (?P<kvstart>\d+); kvend = (?P<kvend>\d+); length = (?P<length>\d+)$", *_V1),
-    _p("spill_reset", EventKind.SPILL_RESET, "MapTask", r"^\(RESET\) equator \d+ kv \d+\(\d+\) kvi \d+\(\d+\)$", *_ALL),
-    _p("spill_finish", EventKind.SPILL_FINISH, "MapTask", r"^Finished spill (?P<index>\d+)$", *_V1, *_ALL),
-    _p("flush", EventKind.FLUSH, "MapTask", r"^Starting flush of map output$", *_V1, *_ALL),
+    _p("spill_reset", TaskLogEventKind.SPILL_RESET, "MapTask", r"^\(RESET\) equator \d+ kv \d+\(\d+\) kvi \d+\(\d+\)$", *_ALL),
+    _p("spill_finish", TaskLogEventKind.SPILL_FINISH, "MapTask", r"^Finished spill (?P<index>\d+)$", *_V1, *_ALL),
+    _p("flush", TaskLogEventKind.FLUSH, "MapTask", r"^Starting flush of map output$", *_V1, *_ALL),
     # --- Merger (map-side merge, reduce-side merges) ----------------------------------
-    _p("merge_sorted", EventKind.MERGE_PASS, "Merger", r"^Merging (?P<segments>\d+) sorted segments$", *_V1, *_ALL),
-    _p("merge_intermediate", EventKind.MERGE_PASS, "Merger",
+    _p("merge_sorted", TaskLogEventKind.MERGE_PASS, "Merger", r"^Merging (?P<segments>\d+) sorted segments$", *_V1, *_ALL),
+    _p("merge_intermediate", TaskLogEventKind.MERGE_PASS, "Merger",
        r"^Merging (?P<segments>\d+) intermediate segments out of a total of (?P<total>\d+)$", *_V1, *_YARN),
-    _p("merge_last_pass", EventKind.MERGE_LAST_PASS, "Merger",
+    _p("merge_last_pass", TaskLogEventKind.MERGE_LAST_PASS, "Merger",
        r"^Down to the last merge-pass, with (?P<segments>\d+) segments left of total size: (?P<bytes>-?\d+) bytes$",
        *_V1, *_ALL),
     # --- reduce side: shuffle ----------------------------------------------------------
-    _p("shuffle_plugin", EventKind.SHUFFLE_INIT, "ReduceTask", r"^Using ShuffleConsumerPlugin: (?P<plugin>\S+)$", *_ALL),
-    _p("merge_manager", EventKind.MERGE_MANAGER, "MergeManagerImpl",
+    _p("shuffle_plugin", TaskLogEventKind.SHUFFLE_INIT, "ReduceTask", r"^Using ShuffleConsumerPlugin: (?P<plugin>\S+)$", *_ALL),
+    _p("merge_manager", TaskLogEventKind.MERGE_MANAGER, "MergeManagerImpl",
        r"^MergerManager: memoryLimit=(?P<bytes>\d+), maxSingleShuffleLimit=(?P<max_single>\d+), "
        r"mergeThreshold=(?P<merge_threshold>\d+), ioSortFactor=(?P<io_sort_factor>\d+), "
        r"memToMemMergeOutputsThreshold=(?P<mem2mem_threshold>\d+)$", *_V20, *_ALL),
-    _p("event_fetcher_start", EventKind.EVENTS_FETCHED, "EventFetcher", rf"^{_A} Thread started: .*$", *_ALL),
-    _p("events_got", EventKind.EVENTS_FETCHED, "EventFetcher", rf"^{_A}: Got (?P<records>\d+) new map-outputs$", *_ALL),
-    _p("event_fetcher_stop", EventKind.EVENTS_FETCHED, "EventFetcher", r"^EventFetcher is interrupted\.\. Returning$", *_ALL),
-    _p("fetch_start", EventKind.FETCH_START, "Fetcher",
+    _p("event_fetcher_start", TaskLogEventKind.EVENTS_FETCHED, "EventFetcher", rf"^{_A} Thread started: .*$", *_ALL),
+    _p("events_got", TaskLogEventKind.EVENTS_FETCHED, "EventFetcher", rf"^{_A}: Got (?P<records>\d+) new map-outputs$", *_ALL),
+    _p("event_fetcher_stop", TaskLogEventKind.EVENTS_FETCHED, "EventFetcher", r"^EventFetcher is interrupted\.\. Returning$", *_ALL),
+    _p("fetch_start", TaskLogEventKind.FETCH_START, "Fetcher",
        r"^(?P<fetcher>\S+) about to shuffle output of map (?P<map_attempt>attempt_\S+) "
        r"decomp: (?P<bytes>\d+) len: (?P<len>\d+) to (?P<target>MEMORY|DISK)$", *_V20, *_YARN),
-    _p("local_fetch_start", EventKind.FETCH_START, "LocalFetcher",
+    _p("local_fetch_start", TaskLogEventKind.FETCH_START, "LocalFetcher",
        r"^(?P<fetcher>\S+) about to shuffle output of map (?P<map_attempt>attempt_\S+) "
        r"decomp: (?P<bytes>\d+) len: (?P<len>\d+) to (?P<target>MEMORY|DISK)$", *_LJR),
-    _p("fetch_wait", EventKind.FETCH_WAIT, "Fetcher", r"^(?P<fetcher>\S+) - MergeManager returned status WAIT \.\.\.$", *_YARN),
+    _p("fetch_wait", TaskLogEventKind.FETCH_WAIT, "Fetcher", r"^(?P<fetcher>\S+) - MergeManager returned status WAIT \.\.\.$", *_YARN),
     # 2.0.x Fetcher.copyMapOutput: "fetcher#" + id + " - MergerManager returned Status.WAIT ..."
-    _p("fetch_wait_v20", EventKind.FETCH_WAIT, "Fetcher",
+    _p("fetch_wait_v20", TaskLogEventKind.FETCH_WAIT, "Fetcher",
        r"^(?P<fetcher>\S+) - MergerManager returned Status\.WAIT \.\.\.$", *_V20),
     # LocalFetcher.copyMapOutput: "fetcher#" + id + " - MergeManager returned Status.WAIT ..."
-    _p("local_fetch_wait", EventKind.FETCH_WAIT, "LocalFetcher",
+    _p("local_fetch_wait", TaskLogEventKind.FETCH_WAIT, "LocalFetcher",
        r"^(?P<fetcher>\S+) - MergeManager returned Status\.WAIT \.\.\.$", *_LJR),
-    _p("read_memory", EventKind.FETCH_READ, "InMemoryMapOutput", _READ, *_ALL),
-    _p("read_disk", EventKind.FETCH_READ, "OnDiskMapOutput", _READ, "2.x"),
+    _p("read_memory", TaskLogEventKind.FETCH_READ, "InMemoryMapOutput", _READ, *_ALL),
+    _p("read_disk", TaskLogEventKind.FETCH_READ, "OnDiskMapOutput", _READ, "2.x"),
     # 2.0.x Fetcher.shuffleToMemory/shuffleToDisk: "Read " + n + " bytes from map-output for " + mapId
-    _p("read_fetcher_v20", EventKind.FETCH_READ, "Fetcher", _READ, *_V20),
-    _p("close_in_memory", EventKind.FETCH_CLOSE, "MergeManagerImpl",
+    _p("read_fetcher_v20", TaskLogEventKind.FETCH_READ, "Fetcher", _READ, *_V20),
+    _p("close_in_memory", TaskLogEventKind.FETCH_CLOSE, "MergeManagerImpl",
        r"^closeInMemoryFile -> map-output of size: (?P<bytes>\d+), inMemoryMapOutputs\.size\(\) -> (?P<segments>\d+)"
        r", commitMemory -> (?P<commit_memory>\d+), usedMemory ->\s*(?P<used_memory>\d+)$", *_V20, *_ALL),
     # ShuffleSchedulerImpl.freeHost: host + " freed by " + thread + " in " + ms + "ms"; 2.0.x
     # ShuffleScheduler.freeHost printed the same milliseconds followed by "s"
-    _p("host_freed", EventKind.FETCH_HOST_DONE, "ShuffleSchedulerImpl",
+    _p("host_freed", TaskLogEventKind.FETCH_HOST_DONE, "ShuffleSchedulerImpl",
        r"^(?P<host>\S+) freed by (?P<fetcher>\S+) in (?P<ms>\d+)m?s$", *_V20, *_YARN),
     # --- reduce side: merges while shuffling --------------------------------------------
-    _p("inmem_trigger", EventKind.INMEM_MERGE_TRIGGER, "MergeManagerImpl",
+    _p("inmem_trigger", TaskLogEventKind.INMEM_MERGE_TRIGGER, "MergeManagerImpl",
        r"^Starting inMemoryMerger's merge since commitMemory=(?P<bytes>\d+) > mergeThreshold=\d+\. "
        r"Current usedMemory=\d+$", *_V20, *_YARN),
-    _p("merge_thread_start", EventKind.INMEM_MERGE_TRIGGER, "MergeThread",
+    _p("merge_thread_start", TaskLogEventKind.INMEM_MERGE_TRIGGER, "MergeThread",
        r"^(?P<merger>.+?): Starting merge with (?P<segments>\d+) segments, while ignoring (?P<ignored>\d+) segments$",
        *_YARN),
-    _p("inmem_start", EventKind.INMEM_MERGE_START, "MergeManagerImpl", _INMEM_START, *_V20, *_YARN),
-    _p("inmem_done", EventKind.INMEM_MERGE_DONE, "MergeManagerImpl", _INMEM_DONE, *_V20, *_YARN),
-    _p("mem2mem_start", EventKind.MEM2MEM_MERGE_START, "MergeManagerImpl",
+    _p("inmem_start", TaskLogEventKind.INMEM_MERGE_START, "MergeManagerImpl", _INMEM_START, *_V20, *_YARN),
+    _p("inmem_done", TaskLogEventKind.INMEM_MERGE_DONE, "MergeManagerImpl", _INMEM_DONE, *_V20, *_YARN),
+    _p("mem2mem_start", TaskLogEventKind.MEM2MEM_MERGE_START, "MergeManagerImpl",
        r"^Initiating Memory-to-Memory merge with (?P<segments>\d+) segments of total-size: (?P<bytes>\d+)$",
        *_V20, "2.x"),
-    _p("ondisk_start", EventKind.ONDISK_MERGE_START, "MergeManagerImpl",
+    _p("ondisk_start", TaskLogEventKind.ONDISK_MERGE_START, "MergeManagerImpl",
        r"^OnDiskMerger: We have\s+(?P<segments>\d+) map outputs on disk\. Triggering merge\.\.\.$", *_V20, "2.x"),
-    _p("ondisk_done", EventKind.ONDISK_MERGE_DONE, "MergeManagerImpl", _ONDISK_DONE, *_V20, "2.x"),
+    _p("ondisk_done", TaskLogEventKind.ONDISK_MERGE_DONE, "MergeManagerImpl", _ONDISK_DONE, *_V20, "2.x"),
     # --- reduce side: final merge ---------------------------------------------------------
-    _p("final_merge", EventKind.FINAL_MERGE, "MergeManagerImpl",
+    _p("final_merge", TaskLogEventKind.FINAL_MERGE, "MergeManagerImpl",
        r"^finalMerge called with (?P<segments>\d+) in-memory map-outputs and (?P<on_disk>\d+) on-disk map-outputs$",
        *_V20, *_ALL),
-    _p("final_merge_spill", EventKind.FINAL_MERGE_SPILL, "MergeManagerImpl", _FINAL_SPILL, *_V20, *_ALL),
-    _p("final_merge_keep", EventKind.FINAL_MERGE_KEEP, "MergeManagerImpl", _FINAL_KEEP, *_V20, "2.x"),
-    _p("final_merge_disk", EventKind.FINAL_MERGE_DISK, "MergeManagerImpl", _FINAL_DISK, *_V20, *_ALL),
-    _p("final_merge_memory", EventKind.FINAL_MERGE_MEMORY, "MergeManagerImpl", _FINAL_MEMORY, *_V20, *_ALL),
+    _p("final_merge_spill", TaskLogEventKind.FINAL_MERGE_SPILL, "MergeManagerImpl", _FINAL_SPILL, *_V20, *_ALL),
+    _p("final_merge_keep", TaskLogEventKind.FINAL_MERGE_KEEP, "MergeManagerImpl", _FINAL_KEEP, *_V20, "2.x"),
+    _p("final_merge_disk", TaskLogEventKind.FINAL_MERGE_DISK, "MergeManagerImpl", _FINAL_DISK, *_V20, *_ALL),
+    _p("final_merge_memory", TaskLogEventKind.FINAL_MERGE_MEMORY, "MergeManagerImpl", _FINAL_MEMORY, *_V20, *_ALL),
     # --- 1.x reduce side: ReduceTask.ReduceCopier and createKVIterator ----------------------
     # ShuffleRamManager(): "ShuffleRamManager: MemoryLimit=" + maxSize + ", MaxSingleShuffleLimit=" + ...
-    _p("ram_manager_v1", EventKind.MERGE_MANAGER, "ReduceTask",
+    _p("ram_manager_v1", TaskLogEventKind.MERGE_MANAGER, "ReduceTask",
        r"^ShuffleRamManager: MemoryLimit=(?P<bytes>\d+), MaxSingleShuffleLimit=(?P<max_single>\d+)$", *_V1),
     # fetchOutputs: reduceTask.getTaskID() + " Scheduled " + numScheduled + " outputs (" + penaltyBox.size() +
     # " slow hosts and" + numDups + " dup hosts)": the copier threads fetch what was scheduled at once
-    _p("fetch_scheduled_v1", EventKind.FETCH_SCHEDULED, "ReduceTask",
+    _p("fetch_scheduled_v1", TaskLogEventKind.FETCH_SCHEDULED, "ReduceTask",
        rf"^{_A} Scheduled (?P<outputs>\d+) outputs \((?P<slow_hosts>\d+) slow hosts and(?P<dup_hosts>\d+) dup hosts\)$",
        *_V1),
     # MapOutputCopier.shuffleToDisk (shuffleInMemory logs its read at DEBUG only)
-    _p("read_disk_v1", EventKind.FETCH_READ, "ReduceTask", _READ, *_V1),
+    _p("read_disk_v1", TaskLogEventKind.FETCH_READ, "ReduceTask", _READ, *_V1),
     # InMemFSMergeThread.doInMemMerge and LocalFSMerger.run
-    _p("inmem_start_v1", EventKind.INMEM_MERGE_START, "ReduceTask", _INMEM_START, *_V1),
-    _p("inmem_done_v1", EventKind.INMEM_MERGE_DONE, "ReduceTask", _INMEM_DONE, *_V1),
+    _p("inmem_start_v1", TaskLogEventKind.INMEM_MERGE_START, "ReduceTask", _INMEM_START, *_V1),
+    _p("inmem_done_v1", TaskLogEventKind.INMEM_MERGE_DONE, "ReduceTask", _INMEM_DONE, *_V1),
     # reduceTask.getTaskID() + "We have  " + mapOutputFilesOnDisk.size() + " map outputs on disk. " +
     # "Triggering merge of " + ioSortFactor + " files"
-    _p("ondisk_start_v1", EventKind.ONDISK_MERGE_START, "ReduceTask",
+    _p("ondisk_start_v1", TaskLogEventKind.ONDISK_MERGE_START, "ReduceTask",
        rf"^{_A}We have\s+(?P<on_disk>\d+) map outputs on disk\. Triggering merge of (?P<segments>\d+) files$", *_V1),
-    _p("ondisk_done_v1", EventKind.ONDISK_MERGE_DONE, "ReduceTask", _ONDISK_DONE, *_V1),
+    _p("ondisk_done_v1", TaskLogEventKind.ONDISK_MERGE_DONE, "ReduceTask", _ONDISK_DONE, *_V1),
     # fetchOutputs' last line, "In-memory merge complete: " + mapOutputsFilesInMemory.size() + " files left.",
     # once the merge threads are joined; ReduceTask.run then sets Phase.SORT and calls createKVIterator, whose
     # first line ("Merged ...") is logged only after its merge to disk: the sort starts here
-    _p("inmem_merge_complete_v1", EventKind.FINAL_MERGE, "ReduceTask",
+    _p("inmem_merge_complete_v1", TaskLogEventKind.FINAL_MERGE, "ReduceTask",
        r"^In-memory merge complete: (?P<segments>\d+) files left\.$", *_V1),
-    _p("final_merge_spill_v1", EventKind.FINAL_MERGE_SPILL, "ReduceTask", _FINAL_SPILL, *_V1),
-    _p("final_merge_keep_v1", EventKind.FINAL_MERGE_KEEP, "ReduceTask", _FINAL_KEEP, *_V1),
-    _p("final_merge_disk_v1", EventKind.FINAL_MERGE_DISK, "ReduceTask", _FINAL_DISK, *_V1),
-    _p("final_merge_memory_v1", EventKind.FINAL_MERGE_MEMORY, "ReduceTask", _FINAL_MEMORY, *_V1),
+    _p("final_merge_spill_v1", TaskLogEventKind.FINAL_MERGE_SPILL, "ReduceTask", _FINAL_SPILL, *_V1),
+    _p("final_merge_keep_v1", TaskLogEventKind.FINAL_MERGE_KEEP, "ReduceTask", _FINAL_KEEP, *_V1),
+    _p("final_merge_disk_v1", TaskLogEventKind.FINAL_MERGE_DISK, "ReduceTask", _FINAL_DISK, *_V1),
+    _p("final_merge_memory_v1", TaskLogEventKind.FINAL_MERGE_MEMORY, "ReduceTask", _FINAL_MEMORY, *_V1),
     # --- Task: commit, done, counters -------------------------------------------------
     # Task.done: "Task:" + taskId + " is done. And is in the process of committing" (1.x: "commiting")
-    _p("commit_pending", EventKind.COMMIT_PENDING, "Task",
+    _p("commit_pending", TaskLogEventKind.COMMIT_PENDING, "Task",
        rf"^Task:{_A} is done\. And is in the process of (?:committing|commiting)$", *_V1, *_ALL),
-    _p("commit_allowed", EventKind.COMMIT_ALLOWED, "Task", rf"^Task {_A} is allowed to commit now$", *_V1, *_ALL),
-    _p("commit_saved", EventKind.COMMIT_SAVED, "FileOutputCommitter", rf"^Saved output of task '{_A}' to (?P<path>\S+)$",
+    _p("commit_allowed", TaskLogEventKind.COMMIT_ALLOWED, "Task", rf"^Task {_A} is allowed to commit now$", *_V1, *_ALL),
+    _p("commit_saved", TaskLogEventKind.COMMIT_SAVED, "FileOutputCommitter", rf"^Saved output of task '{_A}' to (?P<path>\S+)$",
        *_ALL),
-    _p("done", EventKind.DONE, "Task", rf"^Task '{_A}' done\.$", *_V1, *_ALL),
-    _p("final_counters", EventKind.COUNTERS, "Task", rf"^Final Counters for {_A}: Counters: (?P<records>\d+)$",
+    _p("done", TaskLogEventKind.DONE, "Task", rf"^Task '{_A}' done\.$", *_V1, *_ALL),
+    _p("final_counters", TaskLogEventKind.COUNTERS, "Task", rf"^Final Counters for {_A}: Counters: (?P<records>\d+)$",
        "3.4.1", "3.5.0"),
-    _p("child_exception", EventKind.ERROR, "YarnChild", r"^(?:Exception|Error) running child ?: ?(?P<error>.*)$", *_YARN),
+    _p("child_exception", TaskLogEventKind.ERROR, "YarnChild", r"^(?:Exception|Error) running child ?: ?(?P<error>.*)$", *_YARN),
 )
 
 #: Loggers of 2.0.x whose classes were renamed: their lines take the patterns of the later class.
@@ -306,11 +270,11 @@ def match(logger: str, message: str) -> tuple[LinePattern, dict[str, str]] | Non
 
 # Counter display names (as ``Counters.toString()`` prints them) -> internal names.
 COUNTER_GROUPS: dict[str, str] = {
-    "File System Counters": "org.apache.hadoop.mapreduce.FileSystemCounter",
-    "Map-Reduce Framework": "org.apache.hadoop.mapreduce.TaskCounter",
-    "File Input Format Counters": "org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter",
-    "File Output Format Counters": "org.apache.hadoop.mapreduce.lib.output.FileOutputFormatCounter",
-    "Job Counters": "org.apache.hadoop.mapreduce.JobCounter",
+    "File System Counters": FILE_SYSTEM_COUNTER_GROUP,
+    "Map-Reduce Framework": TASK_COUNTER_GROUP,
+    "File Input Format Counters": FILE_INPUT_FORMAT_COUNTER_GROUP,
+    "File Output Format Counters": FILE_OUTPUT_FORMAT_COUNTER_GROUP,
+    "Job Counters": JOB_COUNTER_GROUP,
     "Shuffle Errors": "Shuffle Errors",
 }
 
@@ -354,9 +318,9 @@ _FS_OPS = {
 }
 
 COUNTER_NAMES: dict[str, dict[str, str]] = {
-    "org.apache.hadoop.mapreduce.TaskCounter": _TASK_COUNTERS,
-    "org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter": {"Bytes Read": "BYTES_READ"},
-    "org.apache.hadoop.mapreduce.lib.output.FileOutputFormatCounter": {"Bytes Written": "BYTES_WRITTEN"},
+    TASK_COUNTER_GROUP: _TASK_COUNTERS,
+    FILE_INPUT_FORMAT_COUNTER_GROUP: {"Bytes Read": "BYTES_READ"},
+    FILE_OUTPUT_FORMAT_COUNTER_GROUP: {"Bytes Written": "BYTES_WRITTEN"},
 }
 
 _FS_LINE = re.compile(r"^(?P<scheme>[A-Za-z0-9]+): (?P<op>.+)$")
@@ -376,7 +340,7 @@ def counter_name(group: str, display: str) -> tuple[str, str]:
     group_key = group.strip()
     name = display.strip()
     internal_group = COUNTER_GROUPS.get(group_key, group_key)
-    if internal_group == "org.apache.hadoop.mapreduce.FileSystemCounter":
+    if internal_group == FILE_SYSTEM_COUNTER_GROUP:
         fs = _FS_LINE.match(name)
         if fs is not None and fs["op"] in _FS_OPS:
             return internal_group, f"{fs['scheme'].upper()}_{_FS_OPS[fs['op']]}"
@@ -392,7 +356,7 @@ class TaskEvent:
     ts_ms: int
     thread_name: str | None
     thread_id: int | None
-    kind: EventKind
+    kind: TaskLogEventKind
     pattern: str | None
     fields: tuple[tuple[str, str], ...]
     message: str
@@ -409,7 +373,6 @@ class TaskEvent:
 
 
 # ---- records, attempts and ids shared by the task-log readers -------------------------------
-ATTEMPT_RE = re.compile(r"attempt_(?P<job>[A-Za-z0-9]+_\d+)_(?P<type>[mr])_(?P<task>\d+)_(?P<n>\d+)")
 # Loggers of the reduce-side shuffle/merge threads (fetchers, mergers, the event fetcher).
 REDUCE_SIDE_LOGGERS = frozenset(
     {"Fetcher", "LocalFetcher", "InMemoryMapOutput", "OnDiskMapOutput", "MergeManagerImpl", "MergeThread",
@@ -436,34 +399,6 @@ class LogRecord:
         return f"{self.thread}#{self.tid}" if self.tid is not None else str(self.thread)
 
 
-def job_id_of(attempt_id: str) -> str:
-    """``attempt_<cluster>_<n>_m_<task>_<k>`` -> ``job_<cluster>_<n>``.
-
-    >>> job_id_of("attempt_local2090949264_0001_m_000000_0")
-    'job_local2090949264_0001'
-    """
-    found = ATTEMPT_RE.fullmatch(attempt_id)
-    if found is None:
-        raise ValueError(f"not an attempt id: {attempt_id!r}")
-    return f"job_{found['job']}"
-
-
-def task_id_of(attempt_id: str) -> str:
-    """``attempt_..._m_000003_0`` -> ``task_..._m_000003``."""
-    found = ATTEMPT_RE.fullmatch(attempt_id)
-    if found is None:
-        raise ValueError(f"not an attempt id: {attempt_id!r}")
-    return f"task_{found['job']}_{found['type']}_{found['task']}"
-
-
-def task_type_of(attempt_id: str) -> str:
-    """``MAP`` or ``REDUCE`` from an attempt id."""
-    found = ATTEMPT_RE.fullmatch(attempt_id)
-    if found is None:
-        raise ValueError(f"not an attempt id: {attempt_id!r}")
-    return "MAP" if found["type"] == "m" else "REDUCE"
-
-
 @dataclass(slots=True)
 class AttemptLog:
     """Everything one attempt's lines said (built while reading, then turned into rows)."""
@@ -484,13 +419,13 @@ class AttemptLog:
 
 
 # Events of the attempt's own task thread that name the attempt, and those of helper threads.
-OWNING_KINDS = frozenset({EventKind.COMMIT_PENDING, EventKind.COMMIT_ALLOWED, EventKind.COMMIT_SAVED,
-                           EventKind.DONE, EventKind.COUNTERS})
-HELPER_NAMING_KINDS = frozenset({EventKind.EVENTS_FETCHED, EventKind.INMEM_MERGE_DONE,
-                                  EventKind.ONDISK_MERGE_DONE})
+OWNING_KINDS = frozenset({TaskLogEventKind.COMMIT_PENDING, TaskLogEventKind.COMMIT_ALLOWED, TaskLogEventKind.COMMIT_SAVED,
+                           TaskLogEventKind.DONE, TaskLogEventKind.COUNTERS})
+HELPER_NAMING_KINDS = frozenset({TaskLogEventKind.EVENTS_FETCHED, TaskLogEventKind.INMEM_MERGE_DONE,
+                                  TaskLogEventKind.ONDISK_MERGE_DONE})
 
 
-def attempt_named(events: Iterable[TaskEvent], kinds: frozenset[EventKind] = OWNING_KINDS) -> str | None:
+def attempt_named(events: Iterable[TaskEvent], kinds: frozenset[TaskLogEventKind] = OWNING_KINDS) -> str | None:
     """The attempt id the first owning line (commit, done, counters) of a log names."""
     for ev in events:
         if ev.kind in kinds:

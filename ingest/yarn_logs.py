@@ -69,6 +69,7 @@ from ingest.tasklog import (
 )
 from ingest.tasklog_patterns import AttemptLog, LogRecord
 from phaseline.errors import PhaselineError, TraceParseError, TraceTruncatedError
+from phaseline.hadoop_names import node_manager_host
 from phaseline.schemas import normalize_status
 
 FORMAT_NAME = "yarn-aggregated-logs"
@@ -109,12 +110,6 @@ class _Container:
     is_am: bool = False
     submit_ms: int | None = None
     user: str | None = None
-
-
-def split_host(raw: str) -> str:
-    """``hadoopnode_34573`` (node manager host and port) -> ``hadoopnode``."""
-    host, sep, port = raw.rpartition("_")
-    return host if sep and port.isdigit() else raw
 
 
 def sniff_yarn_logs(head: bytes, path: Path) -> bool:
@@ -202,7 +197,7 @@ class _Frames:
             if self.current is None or self.current.container_id != header_line["id"]:
                 if self.current is not None:
                     yield self._done(self.current)
-                self.current = _Container(header_line["id"], split_host(header_line["host"]), line_no)
+                self.current = _Container(header_line["id"], node_manager_host(header_line["host"]), line_no)
             self.owner, self.headed, self.log_type = self.current, True, None
             return
         if _AGGREGATION.match(text) is not None:

@@ -25,15 +25,17 @@ from urllib.parse import quote_plus
 import orjson
 
 from phaseline.errors import PredictionError
+from phaseline.hadoop_names import (
+    FILE_INPUT_FORMAT_COUNTER_GROUP,
+    FILE_OUTPUT_FORMAT_COUNTER_GROUP,
+    TASK_COUNTER_GROUP,
+)
 from predict.simulate import Attempt, SimRun
 
 __all__ = ["SimTrace", "jhist_filename", "write_jhist"]
 
 _NS = "org.apache.hadoop.mapreduce.jobhistory"
 _COUNTERS = f"{_NS}.JhCounters"
-TASK_COUNTER_GROUP = "org.apache.hadoop.mapreduce.TaskCounter"
-INPUT_COUNTER_GROUP = "org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter"
-OUTPUT_COUNTER_GROUP = "org.apache.hadoop.mapreduce.lib.output.FileOutputFormatCounter"
 #: Hadoop's display names for the task counters the writer may carry.
 _DISPLAY = {
     "MAP_INPUT_RECORDS": "Map input records",
@@ -125,12 +127,12 @@ def _counters(
     if input_bytes is not None:
         read = [{"name": "BYTES_READ", "displayName": "Bytes Read", "value": int(input_bytes)}]
         groups.append(
-            {"name": INPUT_COUNTER_GROUP, "displayName": "File Input Format Counters ", "counts": read}
+            {"name": FILE_INPUT_FORMAT_COUNTER_GROUP, "displayName": "File Input Format Counters ", "counts": read}
         )
     if output_bytes is not None:
         written = [{"name": "BYTES_WRITTEN", "displayName": "Bytes Written", "value": int(output_bytes)}]
         groups.append(
-            {"name": OUTPUT_COUNTER_GROUP, "displayName": "File Output Format Counters ", "counts": written}
+            {"name": FILE_OUTPUT_FORMAT_COUNTER_GROUP, "displayName": "File Output Format Counters ", "counts": written}
         )
     return {"name": name, "groups": groups}
 

@@ -386,3 +386,28 @@ def assign_slots(timeline_df: pd.DataFrame) -> pd.DataFrame:
             push(busy, (f, lane))
     out["slot"] = pd.array(slot, dtype="Int64")
     return out
+
+
+# -- the store as a whole -----------------------------------------------------------------------
+
+
+def job_list(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyRelation:
+    """Every job, one row each (``job_list.sql``): identity, times, ``duration_s``, task counts, format."""
+    return relation(con, "job_list")
+
+
+def job_name_counts(con: duckdb.DuckDBPyConnection) -> dict[str | None, int]:
+    """How many jobs carry each job name (``job_names.sql``)."""
+    return {name: int(n) for name, n in relation(con, "job_names").fetchall()}
+
+
+def table_rows(con: duckdb.DuckDBPyConnection, table: str) -> int:
+    """Rows of the store's table (view) ``table``."""
+    return len(con.table(table))
+
+
+def job_has_rows(con: duckdb.DuckDBPyConnection, table: str, job_id: str) -> bool:
+    """Whether the store's table (view) ``table`` holds any row of ``job_id``."""
+    rel = con.table(table).filter(duckdb.ColumnExpression("job_id") == duckdb.ConstantExpression(job_id))
+    return bool(rel.limit(1).fetchall())
+

@@ -18,28 +18,35 @@ settings.load_profile(os.environ.get("PHASELINE_HYPOTHESIS_PROFILE", "dev"))
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _shared_dir() -> Path:
-    env = os.environ.get("PHASELINE_SHARED")
-    if env:
-        return Path(env)
-    return REPO.parent / "shared"
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The full 10,000-case fuzz run (``fuzz_full``) runs only when an ``-m`` expression names it.
+
+    A marker expression in pyproject's addopts would be replaced by the quick loop's
+    ``-m "not slow"`` (a later ``-m`` wins), which then ran the full fuzzing too.
+    """
+    if "fuzz_full" in (config.getoption("markexpr") or ""):
+        return
+    full = [item for item in items if item.get_closest_marker("fuzz_full")]
+    if full:
+        config.hook.pytest_deselected(items=full)
+        items[:] = [item for item in items if not item.get_closest_marker("fuzz_full")]
 
 
-SHARED = _shared_dir()
-FIXTURES = SHARED / "fixtures"
+#: The real traces the tests carry (tests/data/fixtures; SOURCES.md there gives each file's origin
+#: and licence).  ``PHASELINE_SHARED`` points the tests at ``$PHASELINE_SHARED/fixtures`` instead.
+FIXTURES = (
+    Path(os.environ["PHASELINE_SHARED"]) / "fixtures"
+    if os.environ.get("PHASELINE_SHARED")
+    else REPO / "tests" / "data" / "fixtures"
+)
 
 
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
-    """../shared/fixtures: real traces written by real Hadoop (read-only)."""
+    """tests/data/fixtures: real traces written by real Hadoop (read-only)."""
     if not FIXTURES.is_dir():
-        pytest.fail(f"real fixtures not found at {FIXTURES}; set PHASELINE_SHARED to the shared/ directory")
+        pytest.fail(f"real fixtures not found at {FIXTURES}; unset PHASELINE_SHARED to use tests/data/fixtures")
     return FIXTURES
-
-
-@pytest.fixture(scope="session")
-def papers_dir() -> Path:
-    return SHARED / "papers"
 
 
 @pytest.fixture

@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from ingest.mrcommon import counter_group
 from ingest.pipeline import ingest_paths
 from phaseline.cli import main
+from phaseline.hadoop_names import counter_group
 from phaseline.store import Store
 from platform_model.model import fit_platform
 from platform_model.profile import profile_from_arrays

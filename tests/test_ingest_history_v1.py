@@ -19,9 +19,10 @@ from ingest.base import ReadContext, Row, RowBlock, read_head
 from ingest.counters_v1 import parse_counters
 from ingest.formats import detect
 from ingest.history_v1 import FORMATS, MAX_RECORD_LINES, read_history_v1, sniff_history_v1
-from ingest.mrcommon import split_host, unescape_v1
+from ingest.mrcommon import unescape_v1
 from ingest.pipeline import ingest_paths
 from phaseline.errors import TraceParseError, TraceTruncatedError
+from phaseline.hadoop_names import split_rack_host
 from phaseline.store import Store
 
 RUMEN_TEST = "apache-hadoop-mapreduce/rumen-small-trace-test"
@@ -233,7 +234,7 @@ def test_matches_rumens_parse(fixtures_dir: Path, log: str, oracle: str) -> None
                         known(a["shuffleFinished"]),
                         known(a["sortFinished"]),
                     )
-                    assert (ma["host"], ma["rack"]) == split_host(unescape_v1(a["hostName"]))
+                    assert (ma["host"], ma["rack"]) == split_rack_host(unescape_v1(a["hostName"]))
     assert seen_tasks == set(tasks)
     assert seen_attempts == set(attempts)
 

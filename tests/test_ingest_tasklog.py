@@ -26,9 +26,10 @@ from ingest.formats import detect
 from ingest.phases import COVERAGE_TOLERANCE_MS, Lane
 from ingest.pipeline import ingest_paths
 from ingest.tasklog import classify, parse_counter_block, parse_records, read_task_log
-from ingest.tasklog_patterns import PATTERNS, EventKind, LogRecord, counter_name
+from ingest.tasklog_patterns import PATTERNS, LogRecord, counter_name
 from phaseline.cli import main
 from phaseline.errors import TraceParseError
+from phaseline.hadoop_names import TaskLogEventKind
 from phaseline.store import Store
 
 RUNNER_EXCERPT = (
@@ -372,7 +373,7 @@ def test_the_pattern_table_names_every_kind_with_versions() -> None:
     assert len({p.name for p in PATTERNS}) == len(PATTERNS)
     assert all(p.versions for p in PATTERNS)
     covered = {p.kind for p in PATTERNS}
-    assert covered == set(EventKind) - {EventKind.OTHER}
+    assert covered == set(TaskLogEventKind) - {TaskLogEventKind.OTHER}
 
 
 @settings(max_examples=200, deadline=None)

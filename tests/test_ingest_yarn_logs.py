@@ -19,8 +19,9 @@ import pytest
 from ingest.base import ReadContext, Row
 from ingest.phases import COVERAGE_TOLERANCE_MS
 from ingest.pipeline import ingest_paths
-from ingest.yarn_logs import read_yarn_logs, sniff_yarn_logs, split_host
+from ingest.yarn_logs import read_yarn_logs, sniff_yarn_logs
 from phaseline.errors import TraceParseError
+from phaseline.hadoop_names import node_manager_host
 from phaseline.store import Store
 
 FOLDER = "splitlog-yarn-logs"
@@ -218,8 +219,8 @@ def test_sniffing_and_host_names(fixtures_dir: Path) -> None:
         head = fh.read(8192)
     assert sniff_yarn_logs(head, Path("x"))
     assert not sniff_yarn_logs(b"2025-08-24 17:58:22,408 INFO [main] x.Y: z\n", Path("x"))
-    assert split_host("hadoopnode_34573") == "hadoopnode"
-    assert split_host("node-1.example.org") == "node-1.example.org"
+    assert node_manager_host("hadoopnode_34573") == "hadoopnode"
+    assert node_manager_host("node-1.example.org") == "node-1.example.org"
 
 
 HADOOP2_STYLE = """\

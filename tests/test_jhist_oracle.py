@@ -33,7 +33,7 @@ import pytest
 from oracle_util import hadoop_parse, phaseline_rows
 
 from ingest import jhist_state
-from ingest.counters_map import split_host, task_type
+from phaseline.hadoop_names import split_host, task_type
 from phaseline.schemas import normalize_status
 
 pytestmark = pytest.mark.slow

@@ -29,7 +29,8 @@ from ingest.phases import (
 )
 from ingest.pipeline import ingest_paths
 from ingest.tasklog import read_task_log
-from ingest.tasklog_patterns import EventKind, TaskEvent
+from ingest.tasklog_patterns import TaskEvent
+from phaseline.hadoop_names import TaskLogEventKind
 from phaseline.schemas import Phase
 from phaseline.store import Store
 
@@ -37,7 +38,7 @@ TASK = "org.apache.hadoop.mapreduce.TaskCounter"
 _line = itertools.count(1)
 
 
-def ev(ts: int, kind: EventKind, thread: str = "main", *, nbytes: int | None = None, records: int | None = None,
+def ev(ts: int, kind: TaskLogEventKind, thread: str = "main", *, nbytes: int | None = None, records: int | None = None,
        **fields: str) -> TaskEvent:
     return TaskEvent(next(_line), ts, thread, None, kind, kind.value, tuple(sorted(fields.items())), "",
                      nbytes, records)
@@ -54,15 +55,15 @@ def test_map_with_a_background_spill_a_final_spill_and_a_merge() -> None:
     SpillThread:              |spill 0 (30..50)|
     """
     events = [
-        ev(0, EventKind.TASK_START), ev(10, EventKind.SPLIT, nbytes=1000),
-        ev(11, EventKind.SORT_BUFFER),
-        ev(30, EventKind.SPILL_START), ev(30, EventKind.SPILL_BYTES, nbytes=600),
-        ev(30, EventKind.SPILL_RECORDS, records=6),
-        ev(50, EventKind.SPILL_FINISH, "SpillThread", index="0"),
-        ev(60, EventKind.FLUSH), ev(60, EventKind.SPILL_START), ev(60, EventKind.SPILL_BYTES, nbytes=400),
-        ev(60, EventKind.SPILL_RECORDS, records=4), ev(70, EventKind.SPILL_FINISH, index="1"),
-        ev(72, EventKind.MERGE_PASS), ev(75, EventKind.MERGE_LAST_PASS, nbytes=1010),
-        ev(80, EventKind.COMMIT_PENDING), ev(95, EventKind.DONE), ev(100, EventKind.TASK_FINISH),
+        ev(0, TaskLogEventKind.TASK_START), ev(10, TaskLogEventKind.SPLIT, nbytes=1000),
+        ev(11, TaskLogEventKind.SORT_BUFFER),
+        ev(30, TaskLogEventKind.SPILL_START), ev(30, TaskLogEventKind.SPILL_BYTES, nbytes=600),
+        ev(30, TaskLogEventKind.SPILL_RECORDS, records=6),
+        ev(50, TaskLogEventKind.SPILL_FINISH, "SpillThread", index="0"),
+        ev(60, TaskLogEventKind.FLUSH), ev(60, TaskLogEventKind.SPILL_START), ev(60, TaskLogEventKind.SPILL_BYTES, nbytes=400),
+        ev(60, TaskLogEventKind.SPILL_RECORDS, records=4), ev(70, TaskLogEventKind.SPILL_FINISH, index="1"),
+        ev(72, TaskLogEventKind.MERGE_PASS), ev(75, TaskLogEventKind.MERGE_LAST_PASS, nbytes=1010),
+        ev(80, TaskLogEventKind.COMMIT_PENDING), ev(95, TaskLogEventKind.DONE), ev(100, TaskLogEventKind.TASK_FINISH),
     ]
     counters = {(TASK, "MAP_INPUT_RECORDS"): 10}
     spans = derive_phases("attempt_1_0001_m_000000_0", "MAP", events, counters, start_ms=0, finish_ms=100)
@@ -84,14 +85,14 @@ def test_the_map_merge_holds_every_reduce_partition() -> None:
     """MapTask.mergeParts merges each reduce's partition of the spills, one last pass each: the merge's
     data is their sum (it had been the last partition's alone, a 1/R of the records' bytes)."""
     events = [
-        ev(0, EventKind.TASK_START), ev(10, EventKind.SPLIT, nbytes=1000), ev(11, EventKind.SORT_BUFFER),
-        ev(30, EventKind.SPILL_START), ev(30, EventKind.SPILL_BYTES, nbytes=600),
-        ev(30, EventKind.SPILL_RECORDS, records=6), ev(50, EventKind.SPILL_FINISH, "SpillThread", index="0"),
-        ev(60, EventKind.FLUSH), ev(60, EventKind.SPILL_START), ev(60, EventKind.SPILL_BYTES, nbytes=400),
-        ev(60, EventKind.SPILL_RECORDS, records=4), ev(70, EventKind.SPILL_FINISH, index="1"),
-        ev(72, EventKind.MERGE_PASS), ev(73, EventKind.MERGE_LAST_PASS, nbytes=560),
-        ev(74, EventKind.MERGE_PASS), ev(75, EventKind.MERGE_LAST_PASS, nbytes=450),
-        ev(80, EventKind.COMMIT_PENDING), ev(95, EventKind.DONE), ev(100, EventKind.TASK_FINISH),
+        ev(0, TaskLogEventKind.TASK_START), ev(10, TaskLogEventKind.SPLIT, nbytes=1000), ev(11, TaskLogEventKind.SORT_BUFFER),
+        ev(30, TaskLogEventKind.SPILL_START), ev(30, TaskLogEventKind.SPILL_BYTES, nbytes=600),
+        ev(30, TaskLogEventKind.SPILL_RECORDS, records=6), ev(50, TaskLogEventKind.SPILL_FINISH, "SpillThread", index="0"),
+        ev(60, TaskLogEventKind.FLUSH), ev(60, TaskLogEventKind.SPILL_START), ev(60, TaskLogEventKind.SPILL_BYTES, nbytes=400),
+        ev(60, TaskLogEventKind.SPILL_RECORDS, records=4), ev(70, TaskLogEventKind.SPILL_FINISH, index="1"),
+        ev(72, TaskLogEventKind.MERGE_PASS), ev(73, TaskLogEventKind.MERGE_LAST_PASS, nbytes=560),
+        ev(74, TaskLogEventKind.MERGE_PASS), ev(75, TaskLogEventKind.MERGE_LAST_PASS, nbytes=450),
+        ev(80, TaskLogEventKind.COMMIT_PENDING), ev(95, TaskLogEventKind.DONE), ev(100, TaskLogEventKind.TASK_FINISH),
     ]
     spans = derive_phases("attempt_1_0001_m_000000_0", "MAP", events, {}, start_ms=0, finish_ms=100)
     merge = next(p for p in spans if (p.phase, p.lane) == ("merge", Lane.MAIN))
@@ -102,16 +103,16 @@ def _map_merging_in_two_passes(last_pass_bytes: int) -> list[TaskEvent]:
     """Three spills merged at sort factor 2: an intermediate pass, then the last one (as logged by a real
     LocalJobRunner map with ``mapreduce.map.output.compress=true``: the last pass's size was negative)."""
     return [
-        ev(0, EventKind.TASK_START), ev(10, EventKind.SPLIT, nbytes=2097100), ev(11, EventKind.SORT_BUFFER),
-        ev(20, EventKind.SPILL_START), ev(20, EventKind.SPILL_BYTES, nbytes=725118),
-        ev(30, EventKind.SPILL_FINISH, "SpillThread", index="0"),
-        ev(40, EventKind.SPILL_START), ev(40, EventKind.SPILL_BYTES, nbytes=725118),
-        ev(50, EventKind.SPILL_FINISH, "SpillThread", index="1"),
-        ev(60, EventKind.FLUSH), ev(60, EventKind.SPILL_START), ev(60, EventKind.SPILL_BYTES, nbytes=688806),
-        ev(65, EventKind.SPILL_FINISH, index="2"),
-        ev(66, EventKind.MERGE_PASS, segments="3"), ev(67, EventKind.MERGE_PASS, segments="2", total="3"),
-        ev(75, EventKind.MERGE_LAST_PASS, nbytes=last_pass_bytes),
-        ev(80, EventKind.COMMIT_PENDING), ev(95, EventKind.DONE), ev(100, EventKind.TASK_FINISH),
+        ev(0, TaskLogEventKind.TASK_START), ev(10, TaskLogEventKind.SPLIT, nbytes=2097100), ev(11, TaskLogEventKind.SORT_BUFFER),
+        ev(20, TaskLogEventKind.SPILL_START), ev(20, TaskLogEventKind.SPILL_BYTES, nbytes=725118),
+        ev(30, TaskLogEventKind.SPILL_FINISH, "SpillThread", index="0"),
+        ev(40, TaskLogEventKind.SPILL_START), ev(40, TaskLogEventKind.SPILL_BYTES, nbytes=725118),
+        ev(50, TaskLogEventKind.SPILL_FINISH, "SpillThread", index="1"),
+        ev(60, TaskLogEventKind.FLUSH), ev(60, TaskLogEventKind.SPILL_START), ev(60, TaskLogEventKind.SPILL_BYTES, nbytes=688806),
+        ev(65, TaskLogEventKind.SPILL_FINISH, index="2"),
+        ev(66, TaskLogEventKind.MERGE_PASS, segments="3"), ev(67, TaskLogEventKind.MERGE_PASS, segments="2", total="3"),
+        ev(75, TaskLogEventKind.MERGE_LAST_PASS, nbytes=last_pass_bytes),
+        ev(80, TaskLogEventKind.COMMIT_PENDING), ev(95, TaskLogEventKind.DONE), ev(100, TaskLogEventKind.TASK_FINISH),
     ]
 
 
@@ -140,12 +141,12 @@ def test_a_compressed_final_merge_counts_memory_and_disk_in_one_unit() -> None:
     # on disk (its compressed length) and one in memory (its records' bytes): the latter is counted
     # at the fetch ratio, so the sort's bytes are the shuffle's unit, not a mix of the two.
     events = [
-        ev(5, EventKind.SHUFFLE_INIT),
-        ev(8, EventKind.FETCH_START, "fetcher#1", nbytes=2180986, len="306167"),
-        ev(9, EventKind.FETCH_START, "fetcher#1", nbytes=2181090, len="305904"),
-        ev(40, EventKind.FINAL_MERGE), ev(41, EventKind.FINAL_MERGE_DISK, nbytes=305904),
-        ev(42, EventKind.FINAL_MERGE_MEMORY, nbytes=2180986), ev(50, EventKind.MERGE_LAST_PASS, nbytes=4362050),
-        ev(60, EventKind.COMMIT_PENDING), ev(70, EventKind.DONE),
+        ev(5, TaskLogEventKind.SHUFFLE_INIT),
+        ev(8, TaskLogEventKind.FETCH_START, "fetcher#1", nbytes=2180986, len="306167"),
+        ev(9, TaskLogEventKind.FETCH_START, "fetcher#1", nbytes=2181090, len="305904"),
+        ev(40, TaskLogEventKind.FINAL_MERGE), ev(41, TaskLogEventKind.FINAL_MERGE_DISK, nbytes=305904),
+        ev(42, TaskLogEventKind.FINAL_MERGE_MEMORY, nbytes=2180986), ev(50, TaskLogEventKind.MERGE_LAST_PASS, nbytes=4362050),
+        ev(60, TaskLogEventKind.COMMIT_PENDING), ev(70, TaskLogEventKind.DONE),
     ]
     sort = next(p for p in derive_phases("r", "REDUCE", events, {}, start_ms=0, finish_ms=75) if p.phase == "sort")
     assert sort.data_bytes == 305904 + round(2180986 * (306167 + 305904) / (2180986 + 2181090))
@@ -155,10 +156,10 @@ def test_a_compressed_final_merge_counts_memory_and_disk_in_one_unit() -> None:
 def test_a_single_spill_is_renamed_so_the_merge_processes_no_data() -> None:
     """One spill: MapTask.mergeParts renames the spill file (numSpills == 1); the merge span has no data."""
     events = [
-        ev(0, EventKind.TASK_START), ev(10, EventKind.SPLIT, nbytes=1000), ev(11, EventKind.SORT_BUFFER),
-        ev(60, EventKind.FLUSH), ev(60, EventKind.SPILL_START), ev(60, EventKind.SPILL_BYTES, nbytes=900),
-        ev(60, EventKind.SPILL_RECORDS, records=9), ev(70, EventKind.SPILL_FINISH, index="0"),
-        ev(72, EventKind.COMMIT_PENDING), ev(80, EventKind.DONE), ev(81, EventKind.TASK_FINISH),
+        ev(0, TaskLogEventKind.TASK_START), ev(10, TaskLogEventKind.SPLIT, nbytes=1000), ev(11, TaskLogEventKind.SORT_BUFFER),
+        ev(60, TaskLogEventKind.FLUSH), ev(60, TaskLogEventKind.SPILL_START), ev(60, TaskLogEventKind.SPILL_BYTES, nbytes=900),
+        ev(60, TaskLogEventKind.SPILL_RECORDS, records=9), ev(70, TaskLogEventKind.SPILL_FINISH, index="0"),
+        ev(72, TaskLogEventKind.COMMIT_PENDING), ev(80, TaskLogEventKind.DONE), ev(81, TaskLogEventKind.TASK_FINISH),
     ]
     counters = {(TASK, "MAP_INPUT_RECORDS"): 9, (TASK, "MAP_OUTPUT_MATERIALIZED_BYTES"): 950}
     spans = derive_phases("attempt_1_0001_m_000000_0", "MAP", events, counters, start_ms=0, finish_ms=81)
@@ -172,9 +173,9 @@ def test_a_single_spill_is_renamed_so_the_merge_processes_no_data() -> None:
 def test_a_background_spill_still_running_at_the_flush_is_clipped_there() -> None:
     """The task thread waits for it after the flush: that wait is the main lane's spill."""
     events = [
-        ev(0, EventKind.SPLIT), ev(1, EventKind.SORT_BUFFER), ev(20, EventKind.SPILL_START),
-        ev(30, EventKind.FLUSH), ev(40, EventKind.SPILL_FINISH, "SpillThread", index="0"),
-        ev(41, EventKind.SPILL_START), ev(50, EventKind.SPILL_FINISH, index="1"), ev(60, EventKind.DONE),
+        ev(0, TaskLogEventKind.SPLIT), ev(1, TaskLogEventKind.SORT_BUFFER), ev(20, TaskLogEventKind.SPILL_START),
+        ev(30, TaskLogEventKind.FLUSH), ev(40, TaskLogEventKind.SPILL_FINISH, "SpillThread", index="0"),
+        ev(41, TaskLogEventKind.SPILL_START), ev(50, TaskLogEventKind.SPILL_FINISH, index="1"), ev(60, TaskLogEventKind.DONE),
     ]
     spans = derive_phases("a", "MAP", events, {}, start_ms=0, finish_ms=60)
     by = {(p.phase, p.lane): p for p in spans}
@@ -183,7 +184,7 @@ def test_a_background_spill_still_running_at_the_flush_is_clipped_there() -> Non
 
 
 def test_map_only_job_reads_maps_and_writes_in_one_span() -> None:
-    events = [ev(5, EventKind.SPLIT), ev(50, EventKind.COMMIT_PENDING), ev(55, EventKind.DONE)]
+    events = [ev(5, TaskLogEventKind.SPLIT), ev(50, TaskLogEventKind.COMMIT_PENDING), ev(55, TaskLogEventKind.DONE)]
     spans = derive_phases("a", "MAP", events, {(TASK, "MAP_INPUT_RECORDS"): 7}, start_ms=0, finish_ms=60)
     assert main_lane(spans) == [("setup", 0, 5), ("read+map+write", 5, 50), ("commit", 50, 55), ("other", 55, 60)]
 
@@ -195,14 +196,14 @@ def test_reduce_phases_and_background_merges() -> None:
     merger:                       |in-memory merge 20..30|
     """
     events = [
-        ev(5, EventKind.SHUFFLE_INIT), ev(8, EventKind.FETCH_START, "fetcher#1", nbytes=90, len="100"),
-        ev(20, EventKind.INMEM_MERGE_START, "InMemoryMerger"),
-        ev(25, EventKind.FETCH_START, "fetcher#1", nbytes=90, len="100"),
-        ev(30, EventKind.INMEM_MERGE_DONE, "InMemoryMerger", nbytes=180),
-        ev(40, EventKind.FINAL_MERGE), ev(41, EventKind.FINAL_MERGE_DISK, nbytes=180),
-        ev(42, EventKind.FINAL_MERGE_MEMORY, nbytes=0), ev(43, EventKind.MERGE_PASS),
-        ev(50, EventKind.MERGE_LAST_PASS, nbytes=170),
-        ev(60, EventKind.COMMIT_PENDING), ev(70, EventKind.DONE),
+        ev(5, TaskLogEventKind.SHUFFLE_INIT), ev(8, TaskLogEventKind.FETCH_START, "fetcher#1", nbytes=90, len="100"),
+        ev(20, TaskLogEventKind.INMEM_MERGE_START, "InMemoryMerger"),
+        ev(25, TaskLogEventKind.FETCH_START, "fetcher#1", nbytes=90, len="100"),
+        ev(30, TaskLogEventKind.INMEM_MERGE_DONE, "InMemoryMerger", nbytes=180),
+        ev(40, TaskLogEventKind.FINAL_MERGE), ev(41, TaskLogEventKind.FINAL_MERGE_DISK, nbytes=180),
+        ev(42, TaskLogEventKind.FINAL_MERGE_MEMORY, nbytes=0), ev(43, TaskLogEventKind.MERGE_PASS),
+        ev(50, TaskLogEventKind.MERGE_LAST_PASS, nbytes=170),
+        ev(60, TaskLogEventKind.COMMIT_PENDING), ev(70, TaskLogEventKind.DONE),
     ]
     counters = {(TASK, "REDUCE_INPUT_RECORDS"): 2, (TASK, "REDUCE_OUTPUT_RECORDS"): 2}
     spans = derive_phases("a", "REDUCE", events, counters, start_ms=0, finish_ms=75)
@@ -224,14 +225,14 @@ def test_the_sort_begins_where_the_event_fetcher_is_stopped() -> None:
     merger:                  |in-memory merge 30..38|  (MergeManager.close waits for it: Hadoop's sort)
     A stop line before the first fetch (a helper line given to the wrong attempt) is not the boundary.
     """
-    stop = dataclasses.replace(ev(32, EventKind.EVENTS_FETCHED, "EventFetcher"), pattern="event_fetcher_stop")
-    early = dataclasses.replace(ev(6, EventKind.EVENTS_FETCHED, "EventFetcher"), pattern="event_fetcher_stop")
+    stop = dataclasses.replace(ev(32, TaskLogEventKind.EVENTS_FETCHED, "EventFetcher"), pattern="event_fetcher_stop")
+    early = dataclasses.replace(ev(6, TaskLogEventKind.EVENTS_FETCHED, "EventFetcher"), pattern="event_fetcher_stop")
     events = [
-        ev(5, EventKind.SHUFFLE_INIT), early, ev(8, EventKind.FETCH_START, "fetcher#1", nbytes=90, len="100"),
-        ev(30, EventKind.INMEM_MERGE_START, "InMemoryMerger"), stop,
-        ev(38, EventKind.INMEM_MERGE_DONE, "InMemoryMerger", nbytes=90),
-        ev(40, EventKind.FINAL_MERGE), ev(50, EventKind.MERGE_LAST_PASS, nbytes=90),
-        ev(60, EventKind.COMMIT_PENDING), ev(70, EventKind.DONE),
+        ev(5, TaskLogEventKind.SHUFFLE_INIT), early, ev(8, TaskLogEventKind.FETCH_START, "fetcher#1", nbytes=90, len="100"),
+        ev(30, TaskLogEventKind.INMEM_MERGE_START, "InMemoryMerger"), stop,
+        ev(38, TaskLogEventKind.INMEM_MERGE_DONE, "InMemoryMerger", nbytes=90),
+        ev(40, TaskLogEventKind.FINAL_MERGE), ev(50, TaskLogEventKind.MERGE_LAST_PASS, nbytes=90),
+        ev(60, TaskLogEventKind.COMMIT_PENDING), ev(70, TaskLogEventKind.DONE),
     ]
     spans = derive_phases("a", "REDUCE", events, {}, start_ms=0, finish_ms=70)
     assert main_lane(spans)[:5] == [
@@ -242,15 +243,15 @@ def test_the_sort_begins_where_the_event_fetcher_is_stopped() -> None:
 
 
 def test_a_failed_attempt_keeps_its_whole_span() -> None:
-    events = [ev(3, EventKind.SPLIT), ev(4, EventKind.SORT_BUFFER), ev(9, EventKind.ERROR)]
+    events = [ev(3, TaskLogEventKind.SPLIT), ev(4, TaskLogEventKind.SORT_BUFFER), ev(9, TaskLogEventKind.ERROR)]
     spans = derive_phases("a", "MAP", events, {}, start_ms=0, finish_ms=9)
     assert main_lane(spans) == [("setup", 0, 3), ("read+map+collect", 3, 9)]
 
 
 def test_markers_out_of_order_are_clamped_not_negative() -> None:
     """A helper thread's line can be stamped before the task thread's: boundaries stay monotonic."""
-    events = [ev(10, EventKind.SHUFFLE_INIT), ev(5, EventKind.FETCH_START, "fetcher#1", len="1"),
-              ev(30, EventKind.FINAL_MERGE), ev(20, EventKind.COMMIT_PENDING)]
+    events = [ev(10, TaskLogEventKind.SHUFFLE_INIT), ev(5, TaskLogEventKind.FETCH_START, "fetcher#1", len="1"),
+              ev(30, TaskLogEventKind.FINAL_MERGE), ev(20, TaskLogEventKind.COMMIT_PENDING)]
     spans = derive_phases("a", "REDUCE", events, {}, start_ms=0, finish_ms=40)
     assert all(p.dur_ms >= 0 for p in spans)
     assert sum(p.dur_ms for p in spans if p.lane is Lane.MAIN) == 40
@@ -318,9 +319,9 @@ def test_split_by_samples_lays_the_parts_out_in_proportion() -> None:
 
 def _timed_map(timers: dict[str, int], samples: dict[Phase, int]) -> list[tuple[str, int, int]]:
     """A map whose read+map+collect span is [10, 110) ms."""
-    events = [ev(0, EventKind.TASK_START), ev(10, EventKind.SPLIT, nbytes=1000), ev(11, EventKind.SORT_BUFFER),
-              ev(110, EventKind.FLUSH), ev(110, EventKind.SPILL_START), ev(120, EventKind.SPILL_FINISH, index="0"),
-              ev(125, EventKind.COMMIT_PENDING), ev(128, EventKind.DONE)]
+    events = [ev(0, TaskLogEventKind.TASK_START), ev(10, TaskLogEventKind.SPLIT, nbytes=1000), ev(11, TaskLogEventKind.SORT_BUFFER),
+              ev(110, TaskLogEventKind.FLUSH), ev(110, TaskLogEventKind.SPILL_START), ev(120, TaskLogEventKind.SPILL_FINISH, index="0"),
+              ev(125, TaskLogEventKind.COMMIT_PENDING), ev(128, TaskLogEventKind.DONE)]
     counters = {(PHASE_NANOS, name): nanos for name, nanos in timers.items()}
     spans = derive_phases("attempt_1_0001_m_000000_0", "MAP", events, counters, start_ms=0, finish_ms=130,
                           samples=samples)
@@ -348,8 +349,8 @@ def test_the_jobs_own_timers_split_a_map_before_its_stack_samples() -> None:
 def test_timed_parts_keep_their_measured_microseconds() -> None:
     # laid out in whole ms like the log lines, a 4.6 ms read is 5 ms; dur_us keeps what the timer measured,
     # and map gets the rest of the 100 ms span to the microsecond
-    events = [ev(0, EventKind.TASK_START), ev(10, EventKind.SPLIT, nbytes=1000), ev(110, EventKind.FLUSH),
-              ev(110, EventKind.SPILL_START), ev(120, EventKind.SPILL_FINISH, index="0"), ev(128, EventKind.DONE)]
+    events = [ev(0, TaskLogEventKind.TASK_START), ev(10, TaskLogEventKind.SPLIT, nbytes=1000), ev(110, TaskLogEventKind.FLUSH),
+              ev(110, TaskLogEventKind.SPILL_START), ev(120, TaskLogEventKind.SPILL_FINISH, index="0"), ev(128, TaskLogEventKind.DONE)]
     timers = {(PHASE_NANOS, "READ"): 4_600_400, (PHASE_NANOS, "COLLECT"): 30_200_000}
     spans = derive_phases("attempt_1_0001_m_000000_0", "MAP", events, timers, start_ms=0, finish_ms=130)
     timed = {s.phase: (s.dur_ms, s.dur_us) for s in spans if s.phase in ("read", "map", "collect")}
@@ -364,9 +365,9 @@ def test_timed_parts_keep_their_measured_microseconds() -> None:
 
 
 def test_the_jobs_own_write_timer_splits_a_reduce() -> None:
-    events = [ev(0, EventKind.TASK_START), ev(5, EventKind.SHUFFLE_INIT), ev(10, EventKind.FETCH_START),
-              ev(40, EventKind.FINAL_MERGE), ev(50, EventKind.MERGE_LAST_PASS), ev(100, EventKind.COMMIT_PENDING),
-              ev(104, EventKind.DONE)]
+    events = [ev(0, TaskLogEventKind.TASK_START), ev(5, TaskLogEventKind.SHUFFLE_INIT), ev(10, TaskLogEventKind.FETCH_START),
+              ev(40, TaskLogEventKind.FINAL_MERGE), ev(50, TaskLogEventKind.MERGE_LAST_PASS), ev(100, TaskLogEventKind.COMMIT_PENDING),
+              ev(104, TaskLogEventKind.DONE)]
     spans = derive_phases("attempt_1_0001_r_000000_0", "REDUCE", events, {(PHASE_NANOS, "WRITE"): 20_400_000},
                           start_ms=0, finish_ms=105, samples={Phase.WRITE: 40, Phase.REDUCE: 10})
     assert [(p, b, e) for p, b, e in main_lane(spans) if p in ("reduce", "write")] == [
@@ -388,10 +389,10 @@ def test_a_recorded_run_without_the_timers_is_split_by_its_stack_samples() -> No
         f"_r_00000{i}_0": ["reduce", "write"] for i in range(2)}
 
 
-_MARKERS = (EventKind.SPLIT, EventKind.SORT_BUFFER, EventKind.SPILL_START, EventKind.SPILL_FINISH, EventKind.FLUSH,
-            EventKind.MERGE_PASS, EventKind.COMMIT_PENDING, EventKind.DONE, EventKind.SHUFFLE_INIT,
-            EventKind.FETCH_START, EventKind.FINAL_MERGE, EventKind.MERGE_LAST_PASS, EventKind.INMEM_MERGE_START,
-            EventKind.INMEM_MERGE_DONE)
+_MARKERS = (TaskLogEventKind.SPLIT, TaskLogEventKind.SORT_BUFFER, TaskLogEventKind.SPILL_START, TaskLogEventKind.SPILL_FINISH, TaskLogEventKind.FLUSH,
+            TaskLogEventKind.MERGE_PASS, TaskLogEventKind.COMMIT_PENDING, TaskLogEventKind.DONE, TaskLogEventKind.SHUFFLE_INIT,
+            TaskLogEventKind.FETCH_START, TaskLogEventKind.FINAL_MERGE, TaskLogEventKind.MERGE_LAST_PASS, TaskLogEventKind.INMEM_MERGE_START,
+            TaskLogEventKind.INMEM_MERGE_DONE)
 
 
 @settings(max_examples=300, deadline=None)
@@ -405,7 +406,7 @@ _MARKERS = (EventKind.SPLIT, EventKind.SORT_BUFFER, EventKind.SPILL_START, Event
                             st.integers(0, 50)),
     timers=st.dictionaries(st.sampled_from(["READ", "COLLECT", "WRITE"]), st.integers(0, 2_000_000_000)),
 )
-def test_main_lane_always_partitions_the_span(task_type: str, marks: list[tuple[int, EventKind, str]],
+def test_main_lane_always_partitions_the_span(task_type: str, marks: list[tuple[int, TaskLogEventKind, str]],
                                               start: int, length: int, samples: dict[Phase, int],
                                               timers: dict[str, int]) -> None:
     finish = start + length

@@ -20,9 +20,9 @@ import pytest
 import ingest.pipeline as pipeline
 from ingest.base import ReadContext, Row, iter_lines
 from ingest.formats import Format
-from ingest.mrcommon import job_id_from_name
 from phaseline import schemas
 from phaseline.errors import SchemaError, StoreError, TraceParseError, TraceTruncatedError
+from phaseline.hadoop_names import job_id_from_name
 from phaseline.store import Store
 from phaseline.verify import verify_store
 

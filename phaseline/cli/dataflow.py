@@ -27,6 +27,7 @@ from profiles.dataflow.reconstruct import (
     store_instances,
 )
 from profiles.dataflow.spec import DataflowSpec, load_spec, shipped_spec
+from profiles.queries import job_has_rows
 
 
 def _spec(text: str) -> DataflowSpec:
@@ -37,12 +38,8 @@ def _spec(text: str) -> DataflowSpec:
     raise SpecError(f"{text}: no such specification file (shipped: hadoop-0.20, hadoop-2)")
 
 
-def _has_rows(con: duckdb.DuckDBPyConnection, table: str, job_id: str) -> bool:
-    return con.execute(f"SELECT count(*) FROM {table} WHERE job_id = $j", {"j": job_id}).fetchone() != (0,)
-
-
 def _no_samples(con: duckdb.DuckDBPyConnection, job_id: str) -> NotFoundError:
-    if not any(_has_rows(con, table, job_id) for table in ("jobs", "attempts")):
+    if not any(job_has_rows(con, table, job_id) for table in ("jobs", "attempts")):
         return NotFoundError(f"job {job_id!r} is not in the store; list the jobs with `phaseline jobs`")
     return NotFoundError(
         f"job {job_id!r} has no thread samples: the dataflow commands need its JFR recording, jstack "
@@ -69,9 +66,9 @@ def _with_instances(store_dir: Path | None, job_id: str) -> duckdb.DuckDBPyConne
     samples but none yet, a NotFoundError if it has neither."""
     store = open_store(store_dir)
     con = store.connect()
-    if _has_rows(con, "vertex_instances", job_id):
+    if job_has_rows(con, "vertex_instances", job_id):
         return con
-    if not _has_rows(con, "samples", job_id):
+    if not job_has_rows(con, "samples", job_id):
         raise _no_samples(con, job_id)
     _rebuild(store, con, job_id, shipped_spec("hadoop-2"))
     return store.connect()
@@ -104,7 +101,7 @@ def dataflow(job_id: str, spec_text: str, period_ms: float | None, show_unmapped
     spec = _spec(spec_text)  # a bad --spec is an error whatever the job holds
     store = open_store(store_dir)
     con = store.connect()
-    if _has_rows(con, "samples", job_id):
+    if job_has_rows(con, "samples", job_id):
         result = _rebuild(store, con, job_id, spec, period_ms)
         if show_unmapped:
             emit([
@@ -115,7 +112,7 @@ def dataflow(job_id: str, spec_text: str, period_ms: float | None, show_unmapped
                 title="unmapped execution positions")
             return
         con = store.connect()
-    elif not _has_rows(con, "vertex_instances", job_id):
+    elif not job_has_rows(con, "vertex_instances", job_id):
         raise _no_samples(con, job_id)
     else:
         # instances as ingested (HiTune's CSVs): nothing is rebuilt, so what steers a rebuild was not used

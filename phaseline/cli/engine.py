@@ -153,6 +153,7 @@ def run(
     and output directories; default: `{input} {output}`).  LocalJobRunner starts
     reduces only after every map has finished.
     """
+    from phaseline.hadoop_names import TASK_COUNTER_GROUP
     from platform_model.engine import EngineJob, run_engine
 
     if args and jar is None:
@@ -184,8 +185,7 @@ def run(
         warmup_app=warmup_app,
     )
     result = run_engine(job, out, timeout_s=timeout_s)
-    task = "org.apache.hadoop.mapreduce.TaskCounter"
-    counters = result.counters.get(task, {})
+    counters = result.counters.get(TASK_COUNTER_GROUP, {})
     emit(
         [
             {

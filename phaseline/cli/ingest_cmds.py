@@ -237,23 +237,6 @@ def _unique_names(names: list[str]) -> list[str]:
     return out
 
 
-#: Jobs known only from attempts (task logs without a history file) are listed too, as
-#: ``analyze``, ``phases`` and ``report`` know them: their history columns empty, the format
-#: that of the files their attempts came from.
-JOBS_SQL = """
-SELECT job_id, name, user, queue, status, submit_ms, launch_ms, finish_ms,
-       (finish_ms - coalesce(submit_ms, launch_ms)) / 1000.0 AS duration_s,
-       total_maps, total_reduces, failed_maps, failed_reduces, source_format
-FROM jobs
-UNION ALL BY NAME
-SELECT a.job_id, string_agg(DISTINCT s.format, ',' ORDER BY s.format) AS source_format
-FROM attempts a LEFT JOIN sources s ON s.sha256 = a.source_sha256
-WHERE a.job_id IS NOT NULL AND a.job_id NOT IN (SELECT job_id FROM jobs WHERE job_id IS NOT NULL)
-GROUP BY a.job_id
-ORDER BY submit_ms NULLS LAST, job_id
-"""
-
-
 @click.command()
 @store_option
 @format_option
@@ -266,8 +249,10 @@ def jobs(store_dir: Path | None, fmt: str) -> None:
     `analyze` and `report` give the span so far (to its last attempt's finish).  A job known only
     from task logs (no history file) is listed with its history columns empty.
     """
+    from profiles.queries import job_list
+
     con = open_store(store_dir).connect()
-    rel = con.sql(JOBS_SQL)
+    rel = job_list(con)
     cols = list(rel.columns)
     emit([dict(zip(cols, r, strict=True)) for r in rel.fetchall()], fmt, columns=cols)
 
@@ -280,12 +265,12 @@ def tables(store_dir: Path | None, fmt: str) -> None:
     """List the store's tables with their row counts and columns."""
     store = open_store(store_dir)
     con = store.connect()
-    rows = []
-    for name, spec in TABLES.items():
-        n = con.execute(f'SELECT count(*) FROM "{name}"').fetchone()
-        rows.append(
-            {"table": name, "rows": n[0] if n else 0, "columns": ", ".join(spec.columns), "doc": spec.doc}
-        )
+    from profiles.queries import table_rows
+
+    rows = [
+        {"table": name, "rows": table_rows(con, name), "columns": ", ".join(spec.columns), "doc": spec.doc}
+        for name, spec in TABLES.items()
+    ]
     emit(rows, fmt)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from phaseline.cli.output import handle_errors
-from predict.vianna.layout import Formulation, Workload
+from predict.vianna.layout import Formulation, Workload, busy_nodes
 from predict.vianna.model import Estimate, Overlap, read_demands, solve
 from predict.vianna.qnsim import MAX_VISITS, simulate_network
 
@@ -115,11 +115,7 @@ def mva(
         raise click.UsageError("--simulate runs one job at a time: leave out --jobs, or --simulate")
     if replications is not None and reduces == 0:
         raise click.UsageError("--simulate simulates a job with reduces: give --reduces 1 or more, or leave out --simulate")
-    # Nodes past one per task hold none: with n >= max(m, r) the layout puts map i on node i and reduce
-    # rho on node rho, so the job on a billion nodes is the job on max(m, r) of them beside idle ones (no
-    # demand; the shared network does not grow with the nodes).  It is solved on the busy nodes, as
-    # predict.vianna.predictor does; --nodes 10^11 had built per-node arrays of that length (MemoryError).
-    busy = min(nodes, max(maps, reduces))
+    busy = busy_nodes(nodes, maps, reduces)  # the others idle (--nodes 10^11 had been a MemoryError)
     work = Workload(busy, cpus, disks, maps, reduces, pm, pr, ps, jobs, slowstart=slowstart)
     demands = read_demands(demands_path, map_only=reduces == 0)
     sol = solve(

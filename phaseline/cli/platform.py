@@ -192,13 +192,15 @@ def _fit_job_name(con: duckdb.DuckDBPyConnection | None, job_name: str | None, a
     some out."""
     import duckdb
 
+    from phaseline.errors import QueryError
     from platform_model.engine.runner import BENCH_APP
+    from profiles.queries import job_name_counts
 
     if all_jobs or con is None:
         return None  # (a missing store: profile_from_store says what to run)
     try:
-        counts = dict(con.execute("SELECT name, count(*) FROM jobs GROUP BY name").fetchall())
-    except duckdb.Error:  # a store without a jobs table: fit what it has
+        counts = job_name_counts(con)
+    except (QueryError, duckdb.Error):  # a store without a jobs table: fit what it has
         return None
     total = sum(counts.values())
     if job_name is None:

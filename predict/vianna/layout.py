@@ -121,6 +121,21 @@ class JobLayout:
         return len(self.kinds)
 
 
+def busy_nodes(nodes: int, maps: int, reduces: int) -> int:
+    """The nodes that hold a task: the model is solved on these, the others idle.
+
+    The layout puts map i on node i and reduce rho on node rho, so with ``nodes >= max(maps,
+    reduces)`` the job on a billion nodes is the job on ``max(maps, reduces)`` of them beside idle
+    ones (no demand; a node's network link changes nothing while it is idle).  Solving on the busy
+    nodes keeps per-node arrays to the tasks' size (10^11 nodes had asked for arrays that long).
+    At least one node, for a job with no tasks.
+
+    >>> busy_nodes(10**11, 40, 8), busy_nodes(4, 40, 8), busy_nodes(16, 0, 0)
+    (40, 4, 1)
+    """
+    return min(nodes, max(maps, reduces, 1))
+
+
 def _map_node(thread: int, nodes: int) -> int:
     return thread % nodes
 

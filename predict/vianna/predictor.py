@@ -45,7 +45,7 @@ from predict.core import (
     with_one_time,
 )
 from predict.tasks import estimate_tasks
-from predict.vianna.layout import Workload
+from predict.vianna.layout import Workload, busy_nodes
 from predict.vianna.model import Demands, Estimate, solve
 from profiles.profile import JobProfile
 
@@ -132,12 +132,11 @@ class ViannaModel:
             merge={} if reduce is None else _charge("merge", reduce.phases_ms, reduce.overhead_ms, clamped),
             local_network_to="disk",
         )
-        # Nodes past one per task hold no task: the layout puts task i on node i, and with a link
-        # per node an idle node changes nothing, so the model is solved without them (a billion
+        # Nodes past one per task hold no task, so the model is solved without them (a billion
         # nodes had built per-node arrays of that length: 7.5 GiB, or an OverflowError).
-        busy_nodes = min(cluster.nodes, max(tasks.n_maps, tasks.n_reduces, 1))
+        busy = busy_nodes(cluster.nodes, tasks.n_maps, tasks.n_reduces)
         work = Workload(
-            nodes=busy_nodes,
+            nodes=busy,
             cpus=cluster.cpus_per_node or cluster.map_slots_per_node + cluster.reduce_slots_per_node,
             disks=cluster.disks_per_node or 1,
             maps=tasks.n_maps,
@@ -160,9 +159,9 @@ class ViannaModel:
             "network: one link per node, the reduce's (a non-blocking switch), not the paper's one shared network",
             *clamped,
         ]
-        if busy_nodes < cluster.nodes:
+        if busy < cluster.nodes:
             notes.append(
-                f"solved on the {busy_nodes} node(s) that hold a task; the other {cluster.nodes - busy_nodes:,} are "
+                f"solved on the {busy} node(s) that hold a task; the other {cluster.nodes - busy:,} are "
                 "idle (utilizations are the busy nodes')"
             )
         if cluster.cpus_per_node is None:
