@@ -107,7 +107,7 @@ class ClusterShape:
 def engine_record(shape: ClusterShape | None) -> dict[str, Any]:
     """The ``engine`` entry of ``run.json`` and ``platform.json``: which engine, which cluster shape."""
     if shape is None:
-        return {"name": "local"}
+        return {"name": "local-hadoop"}
     return {"name": ENGINE_NAME, **shape.to_json()}
 
 
