@@ -132,6 +132,8 @@ public final class YarnLauncher {
     conf.set("mapreduce.jobhistory.done-dir", done.toString());
     conf.set("mapreduce.jobhistory.intermediate-done-dir", workDir.resolve("history").resolve("done_intermediate").toString());
     conf.set("mapreduce.jobhistory.move.interval-ms", "200");
+    // Hadoop 3.5 writes binary Avro history by default; phaseline's .jhist reader (and most tools) read JSON.
+    conf.set("mapreduce.jobhistory.jhist.format", "json");
     conf.set("hadoop.tmp.dir", workDir.resolve("tmp").toString());
     conf.set("fs.defaultFS", "file:///");
     if (confFile != null) {  // the caller's settings for the cluster override these
