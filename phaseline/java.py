@@ -96,20 +96,24 @@ def classpath_string(extra: Sequence[Path] = ()) -> str:
     return os.pathsep.join(str(p) for p in [*extra, *hadoop_classpath()])
 
 
-def compile_java(name: str, sources: Sequence[Path], *, make_jar: bool = False) -> Path:
+def compile_java(
+    name: str, sources: Sequence[Path], *, make_jar: bool = False, classpath: Sequence[Path] | None = None
+) -> Path:
     """Compile Java sources against the Hadoop jars, once; return the classes directory.
 
     The cache key is the sources' content and the jar file names, so an edit to
     a source or a different Hadoop recompiles.  With ``make_jar`` a jar is built
     beside the classes (``<classes>.jar``), for ``hadoop jar`` on a cluster.
+    ``classpath`` compiles against those jars and directories instead of the client jars
+    (the YARN engine's launcher, against the cluster's own jars).
     """
-    cp = hadoop_classpath()
+    cp = hadoop_classpath() if classpath is None else list(classpath)
     digest = hashlib.sha256()
     for src in sorted(sources):
         digest.update(src.name.encode())
         digest.update(src.read_bytes())
-    for jar in cp:
-        digest.update(jar.name.encode())
+    for jar in cp:  # an explicit classpath by full path: its directories' names say nothing
+        digest.update((jar.name if classpath is None else str(jar)).encode())
     target = cache_dir() / "java" / f"{name}-{digest.hexdigest()[:16]}"
     classes = target / "classes"
     if not (target / "OK").exists():
@@ -125,7 +129,7 @@ def compile_java(name: str, sources: Sequence[Path], *, make_jar: bool = False) 
             "--release",
             "11",
             "-cp",
-            classpath_string(),
+            os.pathsep.join(str(p) for p in cp),
             "-d",
             str(out),
             *[str(s) for s in sources],

@@ -24,6 +24,7 @@ the runs.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import json
 import math
@@ -41,6 +42,7 @@ import numpy as np
 from phaseline.errors import EngineError, PlatformModelError
 from platform_model.bench_script import engine_sources as engine_sources
 from platform_model.bench_script import write_script as write_script
+from platform_model.engine.yarn import ClusterShape
 from platform_model.segments import ShuffleThresholds, config_thresholds
 
 PLAN_FORMAT = "phaseline-bench-plan"
@@ -498,8 +500,10 @@ def run_plan(
     on_start: Callable[[Benchmark], None] | None = None,
     timeout_s: float = 900.0,
     progress: bool = False,
+    engine: str = "local-hadoop",
+    shape: ClusterShape | None = None,
 ) -> tuple[BenchResult, ...]:
-    """Run every benchmark of ``plan`` on the local engine; resumable; ingest into ``store``.
+    """Run every benchmark of ``plan`` on the local engine or YARN; resumable; ingest into ``store``.
 
     Each benchmark runs in ``OUT/<name>``; ``OUT/bench-state.json`` records the
     finished ones (written atomically after each), so a re-run after an
@@ -514,14 +518,24 @@ def run_plan(
     With ``progress`` a rich progress bar (on stderr) shows the benchmark
     running, how many are done, and the elapsed and remaining time.
 
+    With ``engine="yarn"`` one mini YARN cluster of ``shape`` is started (only if a
+    benchmark is left to run) and runs them all, without the plan's warm-up and JFR
+    (each task has a fresh container JVM); a run made on another engine or shape is redone.
+
     Returns
     -------
     tuple of BenchResult
         One per benchmark, in plan order.
     """
     if progress:
-        return _run_with_progress(plan, out, store=store, timeout_s=timeout_s)
-    from platform_model.engine.runner import EngineJob, run_engine
+        return _run_with_progress(plan, out, store=store, timeout_s=timeout_s, engine=engine, shape=shape)
+    from platform_model.engine.runner import EngineJob
+    from platform_model.engine.session import RunFn, engine_session
+    from platform_model.engine.yarn import engine_record
+
+    tag = "" if engine == "local-hadoop" else json.dumps(engine_record(shape), sort_keys=True)
+    sessions = contextlib.ExitStack()
+    runner: RunFn | None = None
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -531,34 +545,37 @@ def run_plan(
     state["plan"] = plan.to_json()
     now = _fingerprints(state["plan"])
     results: list[BenchResult] = []
-    for b in plan.benchmarks:
-        run_dir = out / b.name
-        done = state["runs"].get(b.name)
-        made = now[b.name]
-        same = done is not None and done.get("fingerprint", before.get(b.name)) == made
-        if done and same and done.get("status") == "done" and (run_dir / "run.json").exists():
-            res = BenchResult(b.name, "skipped", str(run_dir), done.get("job_id"), done.get("wall_ms"))
-        else:
-            if on_start is not None:
-                on_start(b)
-            shutil.rmtree(run_dir, ignore_errors=True)  # a half-written run from an interruption
-            job = EngineJob(
-                input_mb=b.total_input_mb, selectivity=b.selectivity, maps=b.maps, reduces=b.reduces,
-                map_parallelism=plan.map_parallelism, reduce_parallelism=plan.reduce_parallelism,
-                io_sort_mb=plan.io_sort_mb, sort_factor=plan.sort_factor, reduce_memory_mb=plan.reduce_memory_mb,
-                hadoop_conf=dict(plan.hadoop_conf), seed=b.seed, jfr=plan.jfr, warmup_mb=plan.warmup_mb,
-            )
-            try:
-                run = run_engine(job, run_dir, timeout_s=timeout_s)
-                res = BenchResult(b.name, "done", str(run_dir), run.job_id, run.wall_ms)
-            except EngineError as exc:
-                res = BenchResult(b.name, "failed", str(run_dir), None, None, str(exc).splitlines()[0])
-            state["runs"][b.name] = {"status": res.status, "job_id": res.job_id, "wall_ms": res.wall_ms,
-                                     "run_dir": res.run_dir, "error": res.error, "fingerprint": made}
-            _save_state(state_path, state)
-        results.append(res)
-        if on_result is not None:
-            on_result(b, res)
+    with sessions:
+        for b in plan.benchmarks:
+            run_dir = out / b.name
+            done = state["runs"].get(b.name)
+            made = now[b.name] + tag
+            same = done is not None and done.get("fingerprint", before.get(b.name)) == made
+            if done and same and done.get("status") == "done" and (run_dir / "run.json").exists():
+                res = BenchResult(b.name, "skipped", str(run_dir), done.get("job_id"), done.get("wall_ms"))
+            else:
+                if on_start is not None:
+                    on_start(b)
+                shutil.rmtree(run_dir, ignore_errors=True)  # a half-written run from an interruption
+                job = EngineJob(
+                    input_mb=b.total_input_mb, selectivity=b.selectivity, maps=b.maps, reduces=b.reduces,
+                    map_parallelism=plan.map_parallelism, reduce_parallelism=plan.reduce_parallelism,
+                    io_sort_mb=plan.io_sort_mb, sort_factor=plan.sort_factor, reduce_memory_mb=plan.reduce_memory_mb,
+                    hadoop_conf=dict(plan.hadoop_conf), seed=b.seed, jfr=plan.jfr, warmup_mb=plan.warmup_mb,
+                )
+                if runner is None:  # the engine starts for the first run left (a YARN cluster once; its failure ends the plan)
+                    runner = sessions.enter_context(engine_session(engine, shape))
+                try:
+                    run = runner(job, run_dir, timeout_s=timeout_s)
+                    res = BenchResult(b.name, "done", str(run_dir), run.job_id, run.wall_ms)
+                except EngineError as exc:
+                    res = BenchResult(b.name, "failed", str(run_dir), None, None, str(exc).splitlines()[0])
+                state["runs"][b.name] = {"status": res.status, "job_id": res.job_id, "wall_ms": res.wall_ms,
+                                         "run_dir": res.run_dir, "error": res.error, "fingerprint": made}
+                _save_state(state_path, state)
+            results.append(res)
+            if on_result is not None:
+                on_result(b, res)
     if store is not None:
         _ingest(results, store)
     return tuple(results)
@@ -574,7 +591,8 @@ def _ingest(results: Sequence[BenchResult], store: str | Path) -> None:
 
 
 def _run_with_progress(
-    plan: BenchPlan, out: str | Path, *, store: str | Path | None, timeout_s: float
+    plan: BenchPlan, out: str | Path, *, store: str | Path | None, timeout_s: float, engine: str,
+    shape: ClusterShape | None,
 ) -> tuple[BenchResult, ...]:
     from rich import progress as rp
     from rich.console import Console
@@ -593,7 +611,8 @@ def _run_with_progress(
                 console.print(f"[red]{b.name} failed:[/red] {r.error}")
             bar.update(task, advance=1, description=f"{r.status} {b.name}")
 
-        results = run_plan(plan, out, store=None, on_result=finished, on_start=started, timeout_s=timeout_s)
+        results = run_plan(plan, out, store=None, on_result=finished, on_start=started, timeout_s=timeout_s,
+                           engine=engine, shape=shape)  # fmt: skip
         if store is not None:
             bar.update(task, description="ingesting the runs")
             _ingest(results, store)

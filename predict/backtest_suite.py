@@ -37,6 +37,8 @@ Steps, each resumable (a finished run directory is reused):
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import math
 import random
@@ -44,9 +46,14 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from phaseline.errors import EngineError, PhaselineWarning
 from predict.backtest import BacktestRow, ModelSummary, backtest, summarize
+from predict.core import Cluster
+
+if TYPE_CHECKING:
+    from platform_model.engine.yarn import ClusterShape
 
 __all__ = [
     "APPS", "FULL", "HELD_OUT", "QUICK", "App", "Suite", "SuiteResult", "app_jar", "app_set", "app_shape", "cases",
@@ -200,15 +207,20 @@ def app_jar() -> Path:
     return classes.parent / "phaseline-apps.jar"
 
 
-def _platform(suite: Suite, out: Path, say: Progress) -> Path:
+def _platform(suite: Suite, out: Path, say: Progress, engine: str, shape: ClusterShape | None) -> Path:
     """Run (or reuse) the scaled microbenchmark plan and fit the platform model; returns its JSON path."""
     from platform_model.bench import make_plan, run_plan
+    from platform_model.engine.yarn import engine_record
     from platform_model.model import PlatformModel, fit_platform
     from platform_model.profile import profile_from_store
 
     path = out / "platform.json"
     if path.exists():
-        PlatformModel.load(path)  # validate
+        made_on = PlatformModel.load(path).cluster.get("engine", {"name": "local-hadoop"})
+        if made_on.get("name") == "local":
+            made_on = {"name": "local-hadoop"}
+        if made_on != engine_record(shape):  # resuming another engine's suite would mix them
+            raise EngineError(f"{path} was measured on {made_on}, not {engine_record(shape)}: give another --out")
         return path
     plan = make_plan(
         suite.plan_scale,
@@ -226,6 +238,8 @@ def _platform(suite: Suite, out: Path, say: Progress) -> Path:
         out / "platform-runs",
         store=out / "platform-store",
         on_start=lambda b: say(f"  bench {b.name}"),
+        engine=engine,
+        shape=shape,
     )
     failed = [r for r in results if r.status == "failed"]
     if failed:
@@ -237,7 +251,9 @@ def _platform(suite: Suite, out: Path, say: Progress) -> Path:
         warnings.simplefilter("always", PhaselineWarning)
         # A phase the small plans leave at one data size (JFR split too few short tasks)
         # is priced from each job's own profiled span instead of stopping the suite.
-        model = fit_platform(profile_from_store(out / "platform-store"), skip_unfittable=True)
+        model = fit_platform(
+            profile_from_store(out / "platform-store"), skip_unfittable=True, cluster={"engine": engine_record(shape)}
+        )
     for w in caught:
         say(f"platform fit: {w.message}")
     model.save(path)
@@ -282,53 +298,75 @@ def run_order(suite: Suite) -> list[tuple[App, float, int, int, int]]:
     return order
 
 
-def run_suite(suite: Suite, out_dir: str | Path, *, progress: Progress | None = None) -> SuiteResult:
-    """Run the suite for real in ``out_dir`` (resumable) and backtest it; results in ``out_dir/backtest.json``."""
+def run_suite(
+    suite: Suite,
+    out_dir: str | Path,
+    *,
+    progress: Progress | None = None,
+    engine: str = "local-hadoop",
+    shape: ClusterShape | None = None,
+) -> SuiteResult:
+    """Run the suite for real in ``out_dir`` (resumable) and backtest it; results in ``out_dir/backtest.json``.
+
+    With ``engine="yarn"`` the microbenchmarks and the applications run on mini YARN clusters of
+    ``shape`` (one for the plan, one for the applications), without the local engine's warm-up.
+    """
     from ingest.pipeline import ingest_paths
     from phaseline.store import Store
     from platform_model.bench import BenchPlan
-    from platform_model.engine.runner import EngineJob, run_engine
+    from platform_model.engine.runner import EngineJob
+    from platform_model.engine.session import RunFn, engine_session
     from platform_model.model import PlatformModel
 
     say = progress or (lambda _msg: None)
+    if engine != "local-hadoop":
+        # a cluster's slots are its shape's containers: LocalJobRunner's map parallelism means nothing there
+        suite = dataclasses.replace(suite, map_parallelism=(1,))
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    platform_path = _platform(suite, out, say)
+    platform_path = _platform(suite, out, say, engine, shape)
     plan = BenchPlan.load(out / "plan.json")
     jar = app_jar()
     run_dirs: list[Path] = []
-    for app, size, reduces, slots, rep in run_order(suite):
-        par = f"-p{slots}" if slots != 1 else ""  # one slot: the directory name of earlier suites
-        run_dir = out / "runs" / f"{app.name}-{size:g}mb-r{reduces}{par}-{rep}"
-        run_dirs.append(run_dir)
-        if (run_dir / "run.json").exists():
-            continue
-        say(f"run {run_dir.name}")
-        if run_dir.exists():
-            _rmtree(run_dir)
-        run_engine(
-            EngineJob(
-                input_mb=size,
-                selectivity=1.0,
-                maps=max(1, math.ceil(size / MB_PER_MAP)),
-                reduces=reduces,
-                map_parallelism=slots,
-                io_sort_mb=plan.io_sort_mb,
-                sort_factor=plan.sort_factor,
-                reduce_memory_mb=plan.reduce_memory_mb,
-                seed=rep,
-                jar=jar,
-                main_class=app.main_class,
-                args=("{input}", "{output}", str(reduces)),
-                warmup_mb=suite.warmup_mb,
-                warmup_app=suite.warmup_app and suite.warmup_mb > 0,
-            ),
-            run_dir,
-        )
+    sessions = contextlib.ExitStack()
+    runner: RunFn | None = None
+    with sessions:
+        for app, size, reduces, slots, rep in run_order(suite):
+            par = f"-p{slots}" if slots != 1 else ""  # one slot: the directory name of earlier suites
+            run_dir = out / "runs" / f"{app.name}-{size:g}mb-r{reduces}{par}-{rep}"
+            run_dirs.append(run_dir)
+            if (run_dir / "run.json").exists():
+                continue
+            say(f"run {run_dir.name}")
+            if run_dir.exists():
+                _rmtree(run_dir)
+            if runner is None:  # started for the first run left: one YARN cluster serves the rest
+                runner = sessions.enter_context(engine_session(engine, shape))
+            runner(
+                EngineJob(
+                    input_mb=size,
+                    selectivity=1.0,
+                    maps=max(1, math.ceil(size / MB_PER_MAP)),
+                    reduces=reduces,
+                    map_parallelism=slots,
+                    io_sort_mb=plan.io_sort_mb,
+                    sort_factor=plan.sort_factor,
+                    reduce_memory_mb=plan.reduce_memory_mb,
+                    seed=rep,
+                    jar=jar,
+                    main_class=app.main_class,
+                    args=("{input}", "{output}", str(reduces)),
+                    warmup_mb=suite.warmup_mb,
+                    warmup_app=suite.warmup_app and suite.warmup_mb > 0,
+                ),
+                run_dir,
+            )
     store = Store(out / "store")
     ingest_paths(run_dirs, store)
     skipped: list[str] = []
-    rows = backtest(store.connect(), PlatformModel.load(platform_path), skipped=skipped)
+    # runs on YARN are predicted on the cluster's slots (the LocalJobRunner's on their own one node)
+    cluster = None if shape is None else Cluster(shape.nodes, shape.containers_per_node, shape.containers_per_node)
+    rows = backtest(store.connect(), PlatformModel.load(platform_path), cluster=cluster, skipped=skipped)
     result = SuiteResult(tuple(rows), tuple(summarize(rows)), out, tuple(skipped))
     (out / "backtest.json").write_text(json.dumps(result.to_json(), indent=1) + "\n")
     return result

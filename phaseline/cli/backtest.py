@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from phaseline.cli.engine import ENGINES, cluster_shape
 from phaseline.cli.output import emit, format_option, handle_errors, open_store, store_option
 from phaseline.cli.predict import CLUSTER_PARAMS, cluster_from, cluster_options
 
@@ -90,6 +91,13 @@ _JSON_COLUMNS = ("job", "case", "model", "predicted_s", "measured_s", "error", "
     help="With --suite: directory for the runs, the suite's store and backtest.json (resumable).",
 )
 @cluster_options
+@click.option("--engine", type=click.Choice(ENGINES), default=ENGINES[0], show_default=True,
+              help="With --suite: where the runs run; yarn: a mini YARN cluster of --nodes (default 2 there) x "
+                   "--containers-per-node.")
+@click.option("--containers-per-node", type=click.IntRange(min=1), default=2, show_default=True,
+              help="With --suite --engine yarn: containers per NodeManager.")
+@click.option("--container-mb", type=click.IntRange(min=1), default=512, show_default=True,
+              help="With --suite --engine yarn: memory of a container.")
 @click.option("--summary", is_flag=True, help="Print per-model median/worst error and coverage instead.")
 @format_option
 @handle_errors
@@ -101,6 +109,9 @@ def backtest_cmd(
     sizes: tuple[float, ...] | None,
     repeats: int | None,
     out_dir: Path,
+    engine: str,
+    containers_per_node: int,
+    container_mb: int,
     summary: bool,
     fmt: str,
     **cluster: int | None,
@@ -145,11 +156,14 @@ def backtest_cmd(
                 "--platform goes without --suite: the suite fits its platform model from its own "
                 f"microbenchmark runs (under --out, {out_dir}); backtest a store with --store and --platform"
             )
+        yarn_nodes = cluster["nodes"] if "--nodes" in cluster_given else 2
+        cluster_given = [opt for opt in cluster_given if not (engine == "yarn" and opt == "--nodes")]
         if cluster_given:
             raise click.UsageError(
                 f"{cluster_given[0]} goes without --suite: the suite runs on the LocalJobRunner, one node "
-                "with its own slots"
+                "with its own slots, or on a YARN cluster of --nodes x --containers-per-node"
             )
+        shape = cluster_shape(engine, int(yarn_nodes or 2), containers_per_node, container_mb)
 
         from predict.backtest_suite import FULL, QUICK, run_suite
 
@@ -158,7 +172,8 @@ def backtest_cmd(
             chosen = replace(chosen, sizes_mb=sizes)
         if repeats is not None:
             chosen = replace(chosen, repeats=repeats)
-        result = run_suite(chosen, out_dir, progress=lambda msg: click.echo(msg, err=True))
+        result = run_suite(chosen, out_dir, progress=lambda msg: click.echo(msg, err=True), engine=engine,
+                           shape=shape)  # fmt: skip
         rows, skipped = list(result.rows), list(result.skipped)
     else:
         out_given = ctx.get_parameter_source("out_dir") is click.core.ParameterSource.COMMANDLINE

@@ -1,8 +1,10 @@
-"""``phaseline engine run``: one MapReduce job, for real, on Hadoop's LocalJobRunner."""
+"""``phaseline engine run``: one MapReduce job, for real, on Hadoop's LocalJobRunner or a mini YARN cluster."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
@@ -19,9 +21,62 @@ def _parse_defines(defines: tuple[str, ...]) -> dict[str, str]:
     return conf
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+ENGINES = ("local-hadoop", "yarn")  # platform_model.engine.session.ENGINES (not imported: CLI start-up)
+
+
+def engine_options(func: F) -> F:
+    """``--engine``, ``--nodes``, ``--containers-per-node``, ``--container-mb`` (the YARN cluster's shape)."""
+    options = [
+        click.option("--engine", type=click.Choice(ENGINES), default=ENGINES[0], show_default=True,
+                     help="local-hadoop: LocalJobRunner, one JVM; yarn: a mini YARN cluster on this machine, "
+                          "each task in its own container (`phaseline engine install-yarn` first)."),
+        click.option("--nodes", type=click.IntRange(min=1), default=2, show_default=True,
+                     help="With --engine yarn: NodeManagers."),
+        click.option("--containers-per-node", type=click.IntRange(min=1), default=2, show_default=True,
+                     help="With --engine yarn: containers (slots) per NodeManager."),
+        click.option("--container-mb", type=click.IntRange(min=1), default=512, show_default=True,
+                     help="With --engine yarn: memory of a container (task JVM heap: 0.8 of it)."),
+    ]  # fmt: skip
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def cluster_shape(engine: str, nodes: int, containers_per_node: int, container_mb: int) -> Any:
+    """The YARN cluster's shape for ``--engine yarn`` (None for the local engine); a usage error if given alone."""
+    ctx = click.get_current_context()
+    if engine != "yarn":
+        names = [p.name for p in ctx.command.params if p.name in ("nodes", "containers_per_node", "container_mb")]
+        if ctx.command.name == "backtest":
+            names.remove("nodes")  # backtest's --nodes is also the cluster a store's runs are predicted on
+        given = [f"--{n.replace('_', '-')}" for n in names
+                 if ctx.get_parameter_source(n) is click.core.ParameterSource.COMMANDLINE]  # fmt: skip
+        if given:
+            raise click.UsageError(f"{given[0]} goes with --engine yarn")
+        return None
+    from platform_model.engine.yarn import ClusterShape
+
+    return ClusterShape(nodes, containers_per_node, container_mb)
+
+
 @click.group()
 def engine() -> None:
-    """Run MapReduce jobs on the local Hadoop engine (needs phaseline[engine] and a JDK 17)."""
+    """Run MapReduce jobs on the local Hadoop engine or a mini YARN cluster (needs phaseline[engine], a JDK 17)."""
+
+
+@engine.command("install-yarn")
+@click.option("--force", is_flag=True, help="Fetch again even if installed.")
+@handle_errors
+def install_yarn_cmd(force: bool) -> None:
+    """Fetch the mini YARN cluster's jars with Maven (hadoop-minicluster at the client jars' Hadoop version).
+
+    They go to ~/.cache/phaseline/yarn-<version>/jars (PHASELINE_CACHE moves it); `mvn` must be on PATH.
+    """
+    from platform_model.engine.yarn_jars import install_yarn
+
+    jars = install_yarn(force=force)
+    click.echo(f"{jars}: {len(list(jars.glob('*.jar')))} jars")
 
 
 @engine.command("run", context_settings={"show_default": True})
@@ -117,6 +172,7 @@ def engine() -> None:
 @click.option(
     "--timeout", "timeout_s", type=number_at_least(1.0), default=900.0, help="Seconds before giving up."
 )
+@engine_options
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @format_option
 @handle_errors
@@ -141,6 +197,10 @@ def run(
     main_class: str | None,
     input_path: Path | None,
     timeout_s: float,
+    engine: str,
+    nodes: int,
+    containers_per_node: int,
+    container_mb: int,
     args: tuple[str, ...],
     fmt: str,
 ) -> None:
@@ -151,10 +211,17 @@ def run(
     reduce.  With --jar JAR --class MAIN your driver runs instead, with the
     arguments after `--` ({input} and {output} are replaced by the run's input
     and output directories; default: `{input} {output}`).  LocalJobRunner starts
-    reduces only after every map has finished.
+    reduces only after every map has finished.  With --engine yarn the job runs on a
+    mini YARN cluster of --nodes x --containers-per-node containers, and the run
+    directory holds the .jhist and _conf.xml from its history server and the
+    `yarn logs` output of the application (logs/<application_id>.log).
     """
     from phaseline.hadoop_names import TASK_COUNTER_GROUP
     from platform_model.engine import EngineJob, run_engine
+
+    shape = cluster_shape(engine, nodes, containers_per_node, container_mb)
+    if shape is not None and (jfr or warmup_mb > 0):
+        raise click.UsageError("--jfr and --warmup-mb go with --engine local-hadoop (one JVM for every task)")
 
     if args and jar is None:
         raise click.UsageError("arguments after -- are for a user's job (--jar JAR --class MAIN)")
@@ -184,7 +251,12 @@ def run(
         warmup_mb=warmup_mb,
         warmup_app=warmup_app,
     )
-    result = run_engine(job, out, timeout_s=timeout_s)
+    if shape is None:
+        result = run_engine(job, out, timeout_s=timeout_s)
+    else:
+        from platform_model.engine.yarn import run_on_yarn
+
+        result = run_on_yarn(job, out, shape, timeout_s=timeout_s)
     counters = result.counters.get(TASK_COUNTER_GROUP, {})
     emit(
         [

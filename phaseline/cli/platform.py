@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from phaseline.cli.engine import cluster_shape, engine_options
 from phaseline.cli.output import (
     POSITIVE_NUMBER,
     SIZE,
@@ -31,7 +32,6 @@ from phaseline.store import Store, default_store_path
 if TYPE_CHECKING:
     import duckdb
 
-ENGINES = ("local-hadoop",)
 
 
 def _floats(text: str | None, what: str, *, positive: bool = False) -> tuple[float, ...] | None:
@@ -146,19 +146,24 @@ def plan_cmd(
 
 
 @bench.command("run")
-@click.option("--engine", type=click.Choice(ENGINES), default="local-hadoop", show_default=True, help="Where to run.")
+@engine_options
 @click.option("--plan", "plan_path", required=True, type=click.Path(dir_okay=False, exists=True, path_type=Path), help="Plan file.")
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path), help="Directory of the runs (resumable).")
 @click.option("--no-ingest", is_flag=True, help="Do not ingest the runs into the store.")
 @store_option
 @handle_errors
-def run_cmd(engine: str, plan_path: Path, out: Path, no_ingest: bool, store_dir: Path | None) -> None:
-    """Run a plan for real on the local Hadoop engine, then ingest the runs (re-run to resume)."""
+def run_cmd(engine: str, nodes: int, containers_per_node: int, container_mb: int, plan_path: Path, out: Path,
+            no_ingest: bool, store_dir: Path | None) -> None:  # fmt: skip
+    """Run a plan for real on the local Hadoop engine or a mini YARN cluster, then ingest the runs (re-run to resume).
+
+    With --engine yarn one cluster runs every benchmark, without the plan's warm-up and JFR.
+    """
     from platform_model.bench import BenchPlan, run_plan
 
+    shape = cluster_shape(engine, nodes, containers_per_node, container_mb)
     plan = BenchPlan.load(plan_path)
     store = None if no_ingest else open_store(store_dir, create=True).root
-    results = run_plan(plan, out, store=store, progress=True)
+    results = run_plan(plan, out, store=store, progress=True, engine=engine, shape=shape)
     failed = [r for r in results if r.status == "failed"]
     done = sum(r.status != "failed" for r in results)
     where = f"; ingested into {store}" if store is not None else ""
