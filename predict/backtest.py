@@ -113,6 +113,16 @@ class BacktestRow:
     profile_runs_s: tuple[float, ...] = ()
     #: The job ids of the case's runs: the case itself, whatever its ``case`` label says.
     case_job_ids: tuple[str, ...] = ()
+    #: The case's input over the profiled run's: > 1 is an extrapolation past the profiled size.
+    scale: float | None = None
+
+    @property
+    def extent(self) -> str | None:
+        """``"extrapolation"`` for a case larger than the profiled run (past :data:`SAME_SIZE_RTOL`),
+        ``"interpolation"`` for one within the profiled size (other slots or reduces), ``None`` unknown."""
+        if self.scale is None:
+            return None
+        return "extrapolation" if self.scale > 1 + SAME_SIZE_RTOL else "interpolation"
 
     @property
     def case_key(self) -> tuple[str, str, tuple[str, ...]]:
@@ -162,6 +172,8 @@ class BacktestRow:
             "measured_runs_s": list(self.measured_runs_s),
             "profile_runs_s": list(self.profile_runs_s),
             "case_job_ids": list(self.case_job_ids),
+            "scale": self.scale,
+            "extent": self.extent,
         }
 
 
@@ -230,18 +242,21 @@ def _warn_if_mixed(name: str, runs: Sequence[Run]) -> None:
 
 
 def _cases(runs: Sequence[Run]) -> list[list[Run]]:
-    """Runs grouped by (input size within SAME_SIZE_RTOL, maps, reduces), smallest input first.
+    """Runs grouped by (input size within SAME_SIZE_RTOL, maps, reduces, map slots), smallest input
+    (then fewest slots) first.
 
     Runs of one input cut into other map counts (another split size) are other
-    cases: their times differ by as much as other inputs' would.
+    cases: their times differ by as much as other inputs' would; so are runs on
+    other slots (LocalJobRunner's map parallelism).
     """
     groups: list[list[Run]] = []
-    for run in sorted(runs, key=lambda r: (r.input_bytes, r.maps, r.reduces, r.job_id)):
+    for run in sorted(runs, key=lambda r: (r.input_bytes, r.maps, r.reduces, r.map_slots, r.job_id)):
         for g in groups:
             ref = g[0]
             if (
                 ref.reduces == run.reduces
                 and ref.maps == run.maps
+                and ref.map_slots == run.map_slots
                 and abs(ref.input_bytes - run.input_bytes) <= SAME_SIZE_RTOL * ref.input_bytes
             ):
                 g.append(run)
@@ -258,9 +273,11 @@ def _profiled_index(n_runs: int) -> int:
 
 
 def _label(run: Run, digits: int | None = 1) -> str:
-    """``input=8.1MiB maps=4 reduces=2``: the input in MiB to ``digits`` decimals, or in bytes (``None``)."""
+    """``input=8.1MiB maps=4 reduces=2``: the input in MiB to ``digits`` decimals, or in bytes (``None``),
+    and `` slots=2`` where the run had more than one map slot."""
     size = f"{round(run.input_bytes)}B" if digits is None else f"{run.input_bytes / 2**20:.{digits}f}MiB"
-    return f"input={size} maps={run.maps} reduces={run.reduces}"
+    slots = f" slots={run.map_slots}" if run.map_slots > 1 else ""
+    return f"input={size} maps={run.maps} reduces={run.reduces}{slots}"
 
 
 def _labels(cases: Sequence[Sequence[Run]]) -> list[str]:
@@ -384,6 +401,7 @@ def backtest(
                         measured_runs_s=tuple(spans),
                         profile_runs_s=tuple(r.span_ms / MS_PER_S for r in smallest),
                         case_job_ids=tuple(r.job_id for r in case),
+                        scale=first.input_bytes / base.input_bytes if base.input_bytes > 0 else None,
                     )
                 )
     return rows

@@ -43,7 +43,7 @@ import json
 import math
 import random
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -56,8 +56,8 @@ if TYPE_CHECKING:
     from platform_model.engine.yarn import ClusterShape
 
 __all__ = [
-    "APPS", "FULL", "HELD_OUT", "QUICK", "App", "Suite", "SuiteResult", "app_jar", "app_set", "app_shape", "cases",
-    "run_order", "run_suite",
+    "APPS", "FULL", "GROUPINGS", "HELD_OUT", "QUICK", "App", "Suite", "SuiteResult", "app_jar", "app_set",
+    "app_shape", "cases", "run_order", "run_suite", "summarize_groups",
 ]  # fmt: skip
 
 #: Input MiB per map task (one generated file, one split).
@@ -116,6 +116,34 @@ def app_set(job_name: str) -> str:
 def app_shape(job_name: str) -> str | None:
     """The suite application's shape for a job name, ``None`` for other jobs."""
     return next((app.shape for app in APPS if app.job_name == job_name), None)
+
+
+#: What a backtest's summary can be split by (issue 37: held-out apart from tuning, interpolation
+#: apart from extrapolation, per application shape), and how each names a row's group.
+GROUPINGS: dict[str, Callable[[BacktestRow], str | None]] = {
+    "set": lambda row: app_set(row.job),
+    "extent": lambda row: row.extent,
+    "shape": lambda row: app_shape(row.job) or row.job,
+}
+
+
+def summarize_groups(rows: Sequence[BacktestRow], by: Sequence[str]) -> list[tuple[str, ModelSummary]]:
+    """Every model's summary over all rows (group ``"all"``), then within each group of each grouping
+    in ``by`` (:data:`GROUPINGS`), each with its own noise floor (:func:`predict.backtest.noise_floor`).
+
+    Groups come in a fixed order: held-out before tuning, then by name.
+    """
+    out = [("all", s) for s in summarize(rows)]
+    for grouping in by:
+        name_of = GROUPINGS[grouping]
+        groups: dict[str, list[BacktestRow]] = {}
+        for row in rows:
+            group = name_of(row)
+            if group is not None:
+                groups.setdefault(group, []).append(row)
+        for group in sorted(groups, key=lambda g: (g != "held-out", g)):
+            out.extend((f"{grouping}={group}", s) for s in summarize(groups[group]))
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +219,7 @@ class SuiteResult:
     def to_json(self) -> dict[str, object]:
         return {
             "summary": [s.to_dict() for s in self.summary],
+            "groups": [{"group": g, **s.to_dict()} for g, s in summarize_groups(self.rows, tuple(GROUPINGS))],
             "rows": [r.to_dict() for r in self.rows],
             "skipped": list(self.skipped),
         }

@@ -10,6 +10,7 @@ import math
 import re
 import statistics
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -397,3 +398,31 @@ def test_backtest_as_its_contract_writes_it_fits_the_platform_from_the_store(tmp
     )  # the sample holds benchmark runs only
     assert profile_from_connection(con, job_name="no such job").frame.empty
     assert set(PlatformModel.load(tmp_path / "p.json").unfitted) == {"read", "collect", "write"}
+
+
+def test_rows_know_their_extent_and_summaries_split_by_set_extent_and_shape() -> None:
+    """Issue 37: held-out apart from tuning, interpolation apart from extrapolation, per shape, each
+    with its own noise floor."""
+    from predict.backtest_suite import summarize_groups
+
+    def row(job: str, case: str, scale: float, err: float) -> BacktestRow:
+        return replace(
+            _noisy_row(case, (0.9, 1.0, 1.1), (0.45, 0.5, 0.55), job=job), error=err, scale=scale
+        )
+
+    rows = [
+        row("phaseline app skewkey", "a", 3.0, 0.10),
+        row("phaseline app skewkey", "b", 1.0, 0.02),
+        row("phaseline app wordcount", "a", 8.0, -0.04),
+        row("phaseline app wordcount", "b", 1.0, 0.01),
+    ]
+    assert [r.extent for r in rows] == ["extrapolation", "interpolation"] * 2
+    assert rows[0].to_dict()["extent"] == "extrapolation"
+    assert _noisy_row("c", (1.0,), (1.0,)).extent is None
+    groups = summarize_groups(rows, ("set", "extent", "shape"))
+    by_group = dict(groups)
+    assert [g for g, _ in groups][:3] == ["all", "set=held-out", "set=tuning"]
+    assert by_group["set=held-out"].median_abs_error == pytest.approx(0.06)
+    assert by_group["extent=extrapolation"].worst_abs_error == pytest.approx(0.10)
+    assert by_group["shape=skewed key: one reduce gets most data"].cases == 2
+    assert all(s.floor_median_abs_error is not None for _, s in groups)

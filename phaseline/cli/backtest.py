@@ -99,6 +99,16 @@ _JSON_COLUMNS = ("job", "case", "model", "predicted_s", "measured_s", "error", "
 @click.option("--container-mb", type=click.IntRange(min=1), default=512, show_default=True,
               help="With --suite --engine yarn: memory of a container.")
 @click.option("--summary", is_flag=True, help="Print per-model median/worst error and coverage instead.")
+@click.option(
+    "--by",
+    "by",
+    type=click.Choice(["set", "extent", "shape"]),
+    multiple=True,
+    default=("set", "extent"),
+    show_default=True,
+    help="With --summary: also each group's summary, with its own noise floor: set (held-out / tuning "
+    "applications of the suite), extent (interpolation / extrapolation past the profiled size), shape.",
+)
 @format_option
 @handle_errors
 def backtest_cmd(
@@ -113,6 +123,7 @@ def backtest_cmd(
     containers_per_node: int,
     container_mb: int,
     summary: bool,
+    by: tuple[str, ...],
     fmt: str,
     **cluster: int | None,
 ) -> None:
@@ -137,7 +148,8 @@ def backtest_cmd(
     output format.
     """
     from platform_model.model import PlatformModel
-    from predict.backtest import backtest, error_table, require_rows, summarize
+    from predict.backtest import backtest, error_table, require_rows
+    from predict.backtest_suite import summarize_groups
 
     ctx = click.get_current_context()
     # the cluster options given (any: every run is predicted on that cluster, the others at their defaults)
@@ -189,7 +201,7 @@ def backtest_cmd(
         click.echo(f"skipped: {note}", err=True)
     require_rows(rows)  # the same error whatever the format: an empty JSON list had exited 0
     if summary:
-        summaries = [s.to_dict() for s in summarize(rows)]
+        summaries = [{"group": group, **s.to_dict()} for group, s in summarize_groups(rows, by)]
         if fmt == "table":  # shares as percentages; JSON and CSV keep the numbers
             summaries = [
                 {k: f"{v:.1%}" if isinstance(v, float) else ("–" if v is None else v) for k, v in s.items()}
