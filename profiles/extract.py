@@ -477,8 +477,9 @@ def _first_wave_split(
     """The run's successful maps split into the typical map and a one-time term (``None`` without
     maps), and the attempt ids left out of the typical map.
 
-    A run that cannot tell the two apart (one wave of maps) is warned of: its
-    per-task cost holds whatever its maps paid once.
+    A run whose split rests on thin evidence (one wave of maps, few later-wave
+    maps, a one-time cost larger than all the typical work) is warned of, with
+    how to fix it (:attr:`~profiles.task_costs.FirstWaveSplit.caveat`).
     """
     waves = q.map_task_waves(con, job_id)
     durations = pd.to_numeric(waves["dur_ms"], errors="coerce")
@@ -488,15 +489,8 @@ def _first_wave_split(
     split = split_first_wave(
         [float(d) for d in waves["dur_ms"]], [int(w) for w in waves["wave"]], int(waves["slots"].max())
     )
-    if not split.can_tell and len(waves) > 1:
-        warnings.warn(
-            DataQualityWarning(
-                f"{job_id}: its {len(waves)} maps ran in one wave on {split.slots} slot(s), so its profile "
-                "cannot tell a one-time (first-wave) cost from a per-task one and charges every map of a "
-                "larger run with it; profile a run with more maps than slots, or a second input size"
-            ),
-            stacklevel=3,
-        )
+    if split.caveat is not None and len(waves) > 1:
+        warnings.warn(DataQualityWarning(f"{job_id}: {split.caveat}"), stacklevel=3)
     typical = {waves["attempt_id"].iloc[i] for i in split.typical_index}
     return split, frozenset(str(a) for a in waves["attempt_id"] if a not in typical)
 

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 __all__ = [
     "HAMPEL_K",
     "MAD_SCALE",
+    "MIN_LATER_MAPS",
     "FirstWaveSplit",
     "MapWorkFit",
     "fit_map_work",
@@ -55,6 +56,9 @@ __all__ = [
 HAMPEL_K = 3.0
 #: The MAD's consistency factor for a normal distribution (1 / Phi^-1(3/4)).
 MAD_SCALE = 1.4826
+#: Fewer later-wave maps than this judge the others on too little: the profile says so.
+MIN_LATER_MAPS = 3
+
 #: The least spread the outlier rule assumes, as a share of the median: tasks timed to the
 #: millisecond that all took 40 ms have a MAD of 0, and a 41 ms task is no outlier.
 MIN_REL_SPREAD = 0.05
@@ -78,6 +82,8 @@ class FirstWaveSplit:
         Tasks not in the typical statistic (first wave and slow outliers).
     typical_index
         Positions (in the durations given) of the tasks in the typical statistic.
+    later_count
+        Maps of later waves: what the typical map was judged against.
     can_tell
         Whether the run had later waves to take the typical map from; a run of
         one wave cannot tell a first-wave cost from a per-task one.
@@ -90,7 +96,32 @@ class FirstWaveSplit:
     slots: int
     left_out: int
     typical_index: tuple[int, ...]
+    later_count: int
     can_tell: bool
+
+    @property
+    def caveat(self) -> str | None:
+        """Why a larger run's prediction rests on thin evidence, and how to fix it; ``None`` if it does not."""
+        fix = "profile a run with more maps than slots, or a second input size"
+        if not self.can_tell:
+            return (
+                f"its {self.typical_count} maps ran in one wave on {self.slots} slot(s), so its profile cannot "
+                "tell a one-time (first-wave) cost from a per-task one and charges every map of a larger run "
+                f"with it; {fix}"
+            )
+        if self.later_count < MIN_LATER_MAPS:
+            return (
+                f"only {self.later_count} map(s) of later waves to judge its maps against: what it takes for "
+                f"one-time and per-task cost is uncertain; {fix}"
+            )
+        typical_work = (self.typical_count + self.left_out) * self.typical_avg_ms
+        if self.slots * self.one_time_ms > typical_work:
+            return (
+                f"the maps it set apart as one-time cost ({self.slots * self.one_time_ms:.0f} ms) outweigh all "
+                f"its maps at the typical duration ({typical_work:.0f} ms): a larger run's prediction rests on "
+                "that split; profile a second input size to fit fixed and proportional cost"
+            )
+        return None
 
     @property
     def evidence(self) -> str:
@@ -139,6 +170,7 @@ def split_first_wave(durations_ms: Sequence[float], waves: Sequence[int], slots:
             slots,
             0,
             everything,
+            0,
             False,
         )
     cut = _outlier_cut(later)
@@ -155,6 +187,7 @@ def split_first_wave(durations_ms: Sequence[float], waves: Sequence[int], slots:
             slots,
             0,
             everything,
+            len(later),
             True,
         )
     return FirstWaveSplit(
@@ -165,6 +198,7 @@ def split_first_wave(durations_ms: Sequence[float], waves: Sequence[int], slots:
         slots,
         len(durations_ms) - len(kept),
         kept,
+        len(later),
         True,
     )
 

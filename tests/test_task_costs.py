@@ -133,7 +133,9 @@ PLATFORM = LinearPlatform(
 @pytest.mark.parametrize("model", core.models())
 def test_one_slow_first_map_predicts_a_six_times_larger_run(tmp_path: Path, model: str) -> None:
     profiled = [600.0, 40.0, 41.0, 39.0, 40.0, 40.0, 41.0, 39.0]
-    profile = _profiled(tmp_path, profiled)
+    # one map holds most of the run's time: the profile predicts, and says what its split rests on
+    with pytest.warns(DataQualityWarning, match="outweigh all its maps at the typical duration"):
+        profile = _profiled(tmp_path, profiled)
     assert profile.map_tasks_left_out == 1
     assert profile.map_one_time_ms == pytest.approx(560.0, abs=2.0)
     assert "left out" in (profile.cost_evidence or "")
@@ -178,7 +180,8 @@ def _profiled_slots(tmp_path: Path) -> JobProfile:
 
 
 def test_the_new_fields_round_trip_and_old_profiles_still_load(tmp_path: Path) -> None:
-    profile = _profiled(tmp_path, [300.0, 40.0, 40.0, 40.0])
+    with pytest.warns(DataQualityWarning, match="outweigh"):
+        profile = _profiled(tmp_path, [300.0, 40.0, 40.0, 40.0])
     again = JobProfile.from_json(profile.to_json())
     assert again == profile
     assert again.map_one_time_ms is not None
@@ -213,3 +216,17 @@ def test_runs_at_two_sizes_fit_fixed_and_proportional_map_work(tmp_path: Path, m
         small, PLATFORM, Cluster(1, 1, 1), Dataset(48 * SPLIT, splits=48), JobSettings(reduces=0)
     )
     assert alone.seconds > truth_s * 1.2  # what trusting the smallest run alone gives
+
+
+def test_thin_evidence_is_named_with_its_fix() -> None:
+    assert split_first_wave([40.0, 41.0, 39.0, 40.0, 40.0], [1, 2, 3, 4, 5], 1).caveat is None
+    few = split_first_wave([600.0, 40.0, 41.0], [1, 2, 3], 1)
+    assert few.caveat is not None
+    assert few.caveat.startswith("only 2 map(s) of later waves")
+    assert "second input size" in few.caveat
+    heavy = split_first_wave([5000.0, 40.0, 41.0, 39.0, 40.0], [1, 2, 3, 4, 5], 1)
+    assert heavy.caveat is not None
+    assert "outweigh all its maps at the typical duration" in heavy.caveat
+    one = split_first_wave([600.0, 40.0], [1, 1], 2)
+    assert one.caveat is not None
+    assert "one wave on 2 slot(s)" in one.caveat
