@@ -305,11 +305,28 @@ def simulate_once(job: SimJob, rng: np.random.Generator, *, record: bool = False
 
     while map_slots and map_queue:
         heappush(heap, map_event(map_queue.pop(), map_slots.pop()))
+    map_done, map_fail, shuffle_done = _MAP_DONE, _MAP_FAIL, _SHUFFLE_DONE
     while heap:
         now, _, kind, task, slot = heap[0]  # taken off the heap below: popped, or replaced
         events += 1
-        if kind <= _MAP_FAIL:
-            ok = kind == _MAP_DONE
+        if (
+            kind == map_done
+            and map_queue
+            and not record
+            and (reduces_launched or maps_done + 1 < need_for_reduces)
+            and not (red_queue and red_slots)
+        ):
+            # the common event, inlined (map_event's call was a fifth of the loop): a map ended and
+            # nothing else changes but its slot taking the next queued map, whose first attempt
+            # was drawn up front (a queued map has not run: a failed one is retried on its slot)
+            maps_done += 1
+            task = map_queue.pop()
+            map_tries[task] = 1
+            heapreplace(heap, (now + first_map[task], seq, map_fail if first_fail[task] else map_done, task, slot))
+            seq += 1
+            continue
+        if kind <= map_fail:
+            ok = kind == map_done
             if record:
                 t0, node = started.pop(task)
                 attempts.append(Attempt("MAP", task, map_tries[task] - 1, node, t0, now, ok))
@@ -332,7 +349,7 @@ def simulate_once(job: SimJob, rng: np.random.Generator, *, record: bool = False
                 red_queue = list(range(n_red))[::-1]
             if red_queue and red_slots:
                 start_reduces()
-        elif kind == _SHUFFLE_DONE:
+        elif kind == shuffle_done:
             d, failed = _dur(job.reduce.mean_ms, job.reduce.cv, py, job, may_fail=red_tries[task] < max_tries)
             red_phase[task] = now
             heapreplace(heap, (now + d, seq, _REDUCE_FAIL if failed else _REDUCE_DONE, task, slot))
