@@ -434,12 +434,23 @@ def overlap_weights(
     anywhere = np.zeros((size, size))
     same_node = np.zeros((size, size))
     scale = np.where(live, cnt / np.where(live, length, 1.0), 0.0)
-    for j, o in sorted({(int(c), int(k)) for c, k in zip(cls[live], own[live], strict=True)}):
-        sel = (cls == j) & (own == o) & live
+    # the live tasks of each (class, thread group), in timeline order: one stable sort, not a mask each
+    live_at = np.flatnonzero(live)
+    key = cls[live_at] * len(owners) + own[live_at]
+    by_key = np.argsort(key, kind="stable")
+    order = live_at[by_key]
+    keys, first = np.unique(key[by_key], return_index=True)
+    bounds = np.append(first, order.size)
+    for g, pair in enumerate(keys.tolist()):
+        j, o = divmod(pair, len(owners))
+        sel = order[bounds[g] : bounds[g + 1]]
         times, area = _integral_tables(s[sel], e[sel], cnt[sel])
-        covered = scale * (np.interp(e, times, area) - np.interp(s, times, area))
-        np.add.at(anywhere[:, j], cls, covered)
-        np.add.at(same_node[:, j], cls, covered * together[own, o])
+        # Only tasks that meet [times[0], times[-1]] get a share: for the others both ends read
+        # the same end of the table and add exactly 0 (the order of the others' sums is kept).
+        near = np.flatnonzero((e >= times[0]) & (s <= times[-1]))
+        covered = scale[near] * (np.interp(e[near], times, area) - np.interp(s[near], times, area))
+        np.add.at(anywhere[:, j], cls[near], covered)
+        np.add.at(same_node[:, j], cls[near], covered * together[own[near], o])
     per_task = np.zeros(size)
     np.add.at(per_task, cls[live], cnt[live])
     out = []
