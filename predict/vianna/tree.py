@@ -446,8 +446,8 @@ def build_tree(timeline: Timeline) -> Node:
         # Only phases p with bounds[p + 1] > start and bounds[p] < end (or the one holding a
         # zero-length instance) can hold a piece; the sync points are sorted, so bisect finds them
         # (testing every phase made this loop O(instances x phases): 20 s of 44 at 240 reduces).
-        first = max(bisect.bisect_right(bounds, inst.start) - 1, 0)
-        last = min(bisect.bisect_left(bounds, inst.end) + 1, n_phases)
+        first = max(bisect.bisect_right(bounds, inst.start) - 1, 0)  # the first with bounds[p + 1] > start
+        last = min(max(bisect.bisect_left(bounds, inst.end), first + 1), n_phases)  # past the last bounds[p] < end
         for p in range(first, last):
             lo, hi = max(inst.start, bounds[p]), min(inst.end, bounds[p + 1])
             tol = SAME_TIME_RTOL * max(1.0, abs(hi))
