@@ -46,7 +46,16 @@ import networkx as nx
 
 from phaseline.errors import PredictionError
 from phaseline.schemas import Phase
-from predict.core import MS_PER_S, Cluster, Dataset, JobSettings, PhaseDurationModel, Prediction, register
+from predict.core import (
+    MS_PER_S,
+    Cluster,
+    Dataset,
+    JobSettings,
+    PhaseDurationModel,
+    Prediction,
+    collector_paused,
+    register,
+)
 from predict.dataflow import ACCOUNTING_BYTES_PER_RECORD
 from predict.tasks import TaskEstimate, TaskEstimates, estimate_tasks, profiled_settings
 from profiles.profile import JobProfile, Stage
@@ -461,7 +470,8 @@ class CriticalPathModel:
     ) -> Prediction:
         """The length of the job's critical path; the path's stages in ``stages`` (seconds)."""
         shape, tasks, notes = job_shape(profile, platform, cluster, dataset, settings)
-        path = critical_path(job_graph(shape))
+        with collector_paused():  # ~10^5 graph objects: see collector_paused
+            path = critical_path(job_graph(shape))
         stages = {f"path.{k}": v / MS_PER_S for k, v in path.stage_ms().items()}
         phases = {f"map.{k}": v / MS_PER_S for k, v in tasks.map_avg.phases_ms.items()}
         return Prediction(

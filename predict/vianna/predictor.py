@@ -34,7 +34,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from predict.core import MS_PER_S, Cluster, Dataset, JobSettings, PhaseDurationModel, Prediction, register
+from predict.core import (
+    MS_PER_S,
+    Cluster,
+    Dataset,
+    JobSettings,
+    PhaseDurationModel,
+    Prediction,
+    collector_paused,
+    register,
+)
 from predict.tasks import estimate_tasks
 from predict.vianna.layout import Workload
 from predict.vianna.model import Demands, Estimate, solve
@@ -139,7 +148,8 @@ class ViannaModel:
             network_per_node=True,
             slowstart=settings.slowstart,
         )
-        sol = solve(demands, work, estimate=self.estimate)
+        with collector_paused():  # the precedence trees: see collector_paused
+            sol = solve(demands, work, estimate=self.estimate)
         notes = [
             *tasks.assumptions,
             f"parallel phases by the {self.estimate.value} estimate (Vianna et al. 2013, section 4.3)",
