@@ -98,7 +98,7 @@ import numpy as np
 import numpy.typing as npt
 
 from phaseline.errors import ConvergenceWarning, PredictionError
-from predict.vianna.estimates import Moments, forkjoin_max, serial, tripathi_max
+from predict.vianna.estimates import Moments, forkjoin_max, tripathi_max
 from predict.vianna.layout import Formulation, JobLayout, TaskKind, Workload, build_layout
 from predict.vianna.mva import overlap_amva
 from predict.vianna.tree import Leaf, Node, Serial, Timeline, build_timeline, build_tree, serial_parts
@@ -328,10 +328,17 @@ class Solution:
 
 def _pieces(node: Node) -> tuple[bool, ...]:
     """Whether each leaf under ``node`` (in order) is a piece of a task cut by a synchronization point."""
-    if isinstance(node, Leaf):
-        return (node.parts > 1,)
-    kids = node.children if isinstance(node, Serial) else tuple(c for c, _ in node.children)
-    return tuple(flag for c in kids for flag in _pieces(c))
+    flags: list[bool] = []
+    stack: list[Node] = [node]
+    while stack:  # depth first, left to right, without a generator per level
+        n = stack.pop()
+        if isinstance(n, Leaf):
+            flags.append(n.parts > 1)
+        elif isinstance(n, Serial):
+            stack.extend(reversed(n.children))
+        else:
+            stack.extend(c for c, _ in reversed(n.children))
+    return tuple(flags)
 
 
 def branch_count(children: list[tuple[Node, Moments]]) -> list[Moments]:
@@ -374,7 +381,19 @@ def evaluate_tree(node: Node, estimate: Estimate) -> Moments:
         if isinstance(n, Leaf):
             return Moments.exponential(n.duration)
         if isinstance(n, Serial):
-            return serial([(walk(c, in_phase), 1) for c in serial_parts(n)])
+            # serial() of the parts, leaves (exponential: variance mean^2) read in place: most of a
+            # tree is chains of leaves, and a Moments per leaf was half the walk (fsum is exact in any order)
+            means: list[float] = []
+            variances: list[float] = []
+            for c in serial_parts(n):
+                if isinstance(c, Leaf):
+                    means.append(c.duration)
+                    variances.append(c.duration * c.duration)
+                else:
+                    m = walk(c, in_phase)
+                    means.append(m.mean)
+                    variances.append(m.var)
+            return Moments(math.fsum(means), math.fsum(variances))
         kids = [(walk(c, in_phase or n.phase), k) for c, k in n.children]
         if estimate is Estimate.TRIPATHI:
             key = tuple(kids)
