@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from phaseline.errors import ConvergenceWarning, InsufficientDataError
-from platform_model.fit import Norm
+from platform_model.fit import DEFAULT_NORM, Norm
 from platform_model.model import PlatformModel, fit_platform
 from platform_model.profile import PlatformProfile
 from platform_model.segments import Criterion
@@ -247,7 +247,7 @@ def cross_validate(
     profile: PlatformProfile,
     *,
     folds: int = DEFAULT_FOLDS,
-    norm: Norm = Norm.HUBER,
+    norm: Norm = DEFAULT_NORM,
     criterion: Criterion = Criterion.BIC,
     split: bool = True,
     seed: int = 0,
@@ -311,7 +311,7 @@ def accuracy_report(
     profile: PlatformProfile,
     *,
     folds: int = DEFAULT_FOLDS,
-    norm: Norm = Norm.HUBER,
+    norm: Norm = DEFAULT_NORM,
     criterion: Criterion = Criterion.BIC,
     split: bool = True,
     seed: int = 0,

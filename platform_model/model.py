@@ -27,7 +27,7 @@ import orjson
 
 from phaseline.errors import ExtrapolationWarning, InsufficientDataError, PlatformModelError
 from phaseline.jsonnum import json_int
-from platform_model.fit import MIN_POINTS, LineFit, Norm
+from platform_model.fit import DEFAULT_NORM, MIN_POINTS, LineFit, Norm
 from platform_model.profile import GENERIC, PlatformProfile
 from platform_model.segments import Criterion, PhaseFit, ShuffleThresholds, config_thresholds, fit_phase
 
@@ -434,7 +434,7 @@ def _runs_needed(phase: str, n: int, runs: int) -> InsufficientDataError:
 def fit_platform(
     profile: PlatformProfile,
     *,
-    norm: Norm = Norm.HUBER,
+    norm: Norm = DEFAULT_NORM,
     criterion: Criterion = Criterion.BIC,
     phases: Iterable[str] | None = None,
     split: bool = True,

@@ -53,6 +53,7 @@ from predict.core import (
     JobSettings,
     PhaseDurationModel,
     Prediction,
+    collector_paused,
     register,
     with_one_time,
 )
@@ -470,7 +471,8 @@ class CriticalPathModel:
     ) -> Prediction:
         """The length of the job's critical path; the path's stages in ``stages`` (seconds)."""
         shape, tasks, notes = job_shape(profile, platform, cluster, dataset, settings)
-        path = critical_path(job_graph(shape))
+        with collector_paused():  # ~10^5 graph objects: see collector_paused
+            path = critical_path(job_graph(shape))
         stages = {f"path.{k}": v / MS_PER_S for k, v in path.stage_ms().items()}
         phases = {f"map.{k}": v / MS_PER_S for k, v in tasks.map_avg.phases_ms.items()}
         prediction = Prediction(

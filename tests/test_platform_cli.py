@@ -74,7 +74,7 @@ def test_fit_from_csv_then_eval_json_contract(tmp_path: Path) -> None:
     res = runner.invoke(main, ["fit", "--from-csv", str(csv_path), "--out", str(model)], env={"PHASELINE_STORE": "/x"})
     assert res.exit_code == 0
     assert res.stdout.splitlines()[0].split()[:3] == ["phase", "segment", "n"]
-    assert res.stderr.splitlines()[0] == f"platform model (huber norm) -> {model}"
+    assert res.stderr.splitlines()[0] == f"platform model (tukey norm) -> {model}"
     res = runner.invoke(main, ["fit", "--from-csv", str(csv_path), "--store", str(tmp_path), "--out", str(model)])
     assert res.exit_code == 2
     assert "--from-csv and --store are alternatives" in res.stderr

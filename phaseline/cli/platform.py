@@ -227,7 +227,8 @@ def _fit_job_name(con: duckdb.DuckDBPyConnection | None, job_name: str | None, a
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Model file (JSON) to write.")
 @click.option("--from-csv", "csv_path", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
               help="Fit a CSV phase,data_bytes,dur_ms[,run_id] instead of the store.")
-@click.option("--norm", type=click.Choice(["huber", "tukey"]), default="huber", show_default=True, help="Robust norm.")
+@click.option("--norm", type=click.Choice(["huber", "tukey"]), default="tukey", show_default=True,
+              help="Robust norm: Tukey's biweight gives slow stragglers no weight; Huber's T bounds it.")
 @click.option("--criterion", type=click.Choice(["bic", "f"]), default="bic", show_default=True, help="Two-segment test criterion.")
 @click.option("--no-split", is_flag=True, help="One line per phase (skip the two-segment test).")
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Write Figure-3-like plots here.")

@@ -98,7 +98,7 @@ import numpy as np
 import numpy.typing as npt
 
 from phaseline.errors import ConvergenceWarning, PredictionError
-from predict.vianna.estimates import Moments, forkjoin_max, serial, tripathi_max
+from predict.vianna.estimates import Moments, forkjoin_max, tripathi_max
 from predict.vianna.layout import Formulation, JobLayout, TaskKind, Workload, build_layout
 from predict.vianna.mva import overlap_amva
 from predict.vianna.tree import Leaf, Node, Serial, Timeline, build_timeline, build_tree, serial_parts
@@ -328,10 +328,17 @@ class Solution:
 
 def _pieces(node: Node) -> tuple[bool, ...]:
     """Whether each leaf under ``node`` (in order) is a piece of a task cut by a synchronization point."""
-    if isinstance(node, Leaf):
-        return (node.parts > 1,)
-    kids = node.children if isinstance(node, Serial) else tuple(c for c, _ in node.children)
-    return tuple(flag for c in kids for flag in _pieces(c))
+    flags: list[bool] = []
+    stack: list[Node] = [node]
+    while stack:  # depth first, left to right, without a generator per level
+        n = stack.pop()
+        if isinstance(n, Leaf):
+            flags.append(n.parts > 1)
+        elif isinstance(n, Serial):
+            stack.extend(reversed(n.children))
+        else:
+            stack.extend(c for c, _ in reversed(n.children))
+    return tuple(flags)
 
 
 def branch_count(children: list[tuple[Node, Moments]]) -> list[Moments]:
@@ -366,14 +373,34 @@ def evaluate_tree(node: Node, estimate: Estimate) -> Moments:
     (see the module docstring).
     """
 
+    # Tripathi's integral depends on the children's moments only, and a tree of many waves
+    # repeats the same P_A over and over (2,286 nodes, 79 distinct, at 50 GiB on 64 nodes).
+    maxima: dict[tuple[tuple[Moments, int], ...], Moments] = {}
+
     def walk(n: Node, in_phase: bool) -> Moments:
         if isinstance(n, Leaf):
             return Moments.exponential(n.duration)
         if isinstance(n, Serial):
-            return serial([(walk(c, in_phase), 1) for c in serial_parts(n)])
+            # serial() of the parts, leaves (exponential: variance mean^2) read in place: most of a
+            # tree is chains of leaves, and a Moments per leaf was half the walk (fsum is exact in any order)
+            means: list[float] = []
+            variances: list[float] = []
+            for c in serial_parts(n):
+                if isinstance(c, Leaf):
+                    means.append(c.duration)
+                    variances.append(c.duration * c.duration)
+                else:
+                    m = walk(c, in_phase)
+                    means.append(m.mean)
+                    variances.append(m.var)
+            return Moments(math.fsum(means), math.fsum(variances))
         kids = [(walk(c, in_phase or n.phase), k) for c, k in n.children]
         if estimate is Estimate.TRIPATHI:
-            return tripathi_max(kids)
+            key = tuple(kids)
+            found = maxima.get(key)
+            if found is None:
+                found = maxima[key] = tripathi_max(kids)
+            return found
         if n.phase or not in_phase:
             branches = branch_count([(c, m) for (c, _), (m, _) in zip(n.children, kids, strict=True)])
             return forkjoin_max([(m, 1) for m in branches])
@@ -426,12 +453,23 @@ def overlap_weights(
     anywhere = np.zeros((size, size))
     same_node = np.zeros((size, size))
     scale = np.where(live, cnt / np.where(live, length, 1.0), 0.0)
-    for j, o in sorted({(int(c), int(k)) for c, k in zip(cls[live], own[live], strict=True)}):
-        sel = (cls == j) & (own == o) & live
+    # the live tasks of each (class, thread group), in timeline order: one stable sort, not a mask each
+    live_at = np.flatnonzero(live)
+    key = cls[live_at] * len(owners) + own[live_at]
+    by_key = np.argsort(key, kind="stable")
+    order = live_at[by_key]
+    keys, first = np.unique(key[by_key], return_index=True)
+    bounds = np.append(first, order.size)
+    for g, pair in enumerate(keys.tolist()):
+        j, o = divmod(pair, len(owners))
+        sel = order[bounds[g] : bounds[g + 1]]
         times, area = _integral_tables(s[sel], e[sel], cnt[sel])
-        covered = scale * (np.interp(e, times, area) - np.interp(s, times, area))
-        np.add.at(anywhere[:, j], cls, covered)
-        np.add.at(same_node[:, j], cls, covered * together[own, o])
+        # Only tasks that meet [times[0], times[-1]] get a share: for the others both ends read
+        # the same end of the table and add exactly 0 (the order of the others' sums is kept).
+        near = np.flatnonzero((e >= times[0]) & (s <= times[-1]))
+        covered = scale[near] * (np.interp(e[near], times, area) - np.interp(s[near], times, area))
+        np.add.at(anywhere[:, j], cls[near], covered)
+        np.add.at(same_node[:, j], cls[near], covered * together[own[near], o])
     per_task = np.zeros(size)
     np.add.at(per_task, cls[live], cnt[live])
     out = []

@@ -41,6 +41,7 @@ from predict.core import (
     JobSettings,
     PhaseDurationModel,
     Prediction,
+    collector_paused,
     register,
     with_one_time,
 )
@@ -147,7 +148,8 @@ class ViannaModel:
             network_per_node=True,
             slowstart=settings.slowstart,
         )
-        sol = solve(demands, work, estimate=self.estimate)
+        with collector_paused():  # the precedence trees: see collector_paused
+            sol = solve(demands, work, estimate=self.estimate)
         notes = [
             *tasks.assumptions,
             f"parallel phases by the {self.estimate.value} estimate (Vianna et al. 2013, section 4.3)",

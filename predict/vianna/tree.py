@@ -25,6 +25,7 @@ into classes the same walk costs O(classes) instead of O(tasks).
 
 from __future__ import annotations
 
+import bisect
 import heapq
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -298,6 +299,15 @@ class Serial:
     """S operator: children run one after the other."""
 
     children: tuple[Node, ...]
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Hashed once: merging identical branches (_parallel) hashes the same chains of a
+        # many-wave job over and over, each time down to every leaf.
+        object.__setattr__(self, "_hash", hash(self.children))
+
+    def __hash__(self) -> int:
+        return self._hash
 
 
 def serial_parts(node: Serial) -> list[Node]:
@@ -328,6 +338,13 @@ class ParallelAnd:
 
     children: tuple[tuple[Node, int], ...]
     phase: bool = False
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.children, self.phase)))  # once, as Serial's
+
+    def __hash__(self) -> int:
+        return self._hash
 
 
 Node = Leaf | Serial | ParallelAnd
@@ -423,9 +440,15 @@ def build_tree(timeline: Timeline) -> Node:
     if len(bounds) < 2:
         return Leaf(-1, 0.0)
     parts: dict[int, int] = defaultdict(int)  # instance -> number of phases it spans
-    pieces: list[list[tuple[int, float]]] = [[] for _ in range(len(bounds) - 1)]
+    n_phases = len(bounds) - 1
+    pieces: list[list[tuple[int, float]]] = [[] for _ in range(n_phases)]
     for idx, inst in enumerate(timeline.instances):
-        for p in range(len(bounds) - 1):
+        # Only phases p with bounds[p + 1] > start and bounds[p] < end (or the one holding a
+        # zero-length instance) can hold a piece; the sync points are sorted, so bisect finds them
+        # (testing every phase made this loop O(instances x phases): 20 s of 44 at 240 reduces).
+        first = max(bisect.bisect_right(bounds, inst.start) - 1, 0)  # the first with bounds[p + 1] > start
+        last = min(max(bisect.bisect_left(bounds, inst.end), first + 1), n_phases)  # past the last bounds[p] < end
+        for p in range(first, last):
             lo, hi = max(inst.start, bounds[p]), min(inst.end, bounds[p + 1])
             tol = SAME_TIME_RTOL * max(1.0, abs(hi))
             if hi - lo > tol or (inst.end == inst.start and bounds[p] <= inst.start < bounds[p + 1]):
