@@ -430,8 +430,8 @@ def extract_profile(
         interm_compress_ratio=interm_ratio,
     )
     costs = CostStatistics(
-        hdfs_read=_per_unit(ok_phases, Phase.READ, "data_bytes"),
-        hdfs_write=_per_unit(ok_phases, Phase.WRITE, "data_bytes"),
+        hdfs_read=_per_unit(typ_phases, Phase.READ, "data_bytes"),
+        hdfs_write=_per_unit(typ_phases, Phase.WRITE, "data_bytes"),
         network=network,
         map_cpu=map_ms_per_record,
         reduce_cpu=reduce_ms_per_record,
