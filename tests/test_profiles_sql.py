@@ -267,6 +267,21 @@ def test_waves_overlap(con: duckdb.DuckDBPyConnection) -> None:
     ]
 
 
+def test_map_task_waves_lists_successful_maps_with_their_wave(con: duckdb.DuckDBPyConnection) -> None:
+    #   slots: 3 (peak)      0    20   30   50 60 70 80
+    #   m0 #0  wave 1        |====|                        succeeded, 20 ms
+    #   m1 #0  wave 1        |=========|                   failed: not listed
+    #   m2 #0  wave 1             |=====================|  killed: not listed
+    #   m1 #1  wave 2                  |=========|         succeeded, 30 ms
+    #   m2 #1  wave 2                       |=====|        succeeded, 20 ms
+    df = q.map_task_waves(con, JOB)
+    assert rows(df, "attempt_id", "wave", "slots", "start_ms", "dur_ms") == [
+        (_a("m_000000", 0), 1, 3, 0, 20),
+        (_a("m_000001", 1), 2, 3, 30, 30),
+        (_a("m_000002", 1), 2, 3, 50, 20),
+    ]
+
+
 def test_attempts_of_0_ms_are_one_wave() -> None:
     # A task type whose attempts all took 0 ms has no change point in slot_occupancy (a start and a
     # finish at one ms cancel), so no peak: its attempts had fallen out of the waves (and of the

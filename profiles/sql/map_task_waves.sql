@@ -10,14 +10,20 @@
 --   MAP  |a..........|c...|e...|     P = 2: a, b wave 1 (a paid the one-time cost)
 --        |b...|d...|f...|            c, d wave 2 ... (typical)
 --
--- Output columns
+-- Output columns (the view also has job_id)
 --   attempt_id
 --   wave        1-based wave of the attempt (among all the job's map attempts)
 --   slots       P, the peak concurrency the waves were cut with
 --   start_ms
 --   dur_ms      finish_ms - start_ms
 
-SELECT attempt_id, wave, slots, start_ms, finish_ms - start_ms AS dur_ms
+
+CREATE OR REPLACE TEMP VIEW map_task_waves AS
+SELECT job_id, attempt_id, wave, slots, start_ms, finish_ms - start_ms AS dur_ms
 FROM _attempt_waves
-WHERE job_id = $job_id AND task_type = 'MAP' AND status = 'SUCCEEDED'
+WHERE task_type = 'MAP' AND status = 'SUCCEEDED';
+
+SELECT attempt_id, wave, slots, start_ms, dur_ms
+FROM map_task_waves
+WHERE job_id = $job_id
 ORDER BY start_ms, attempt_id;
