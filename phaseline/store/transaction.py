@@ -152,26 +152,8 @@ class Transaction:
             if not new_records:
                 return current
             keep = store._without_sources(current.files, set(new_records), sha_of, segment)
-            kept_sources = current_sources.filter(
-                pc.invert(
-                    pc.is_in(
-                        current_sources.column("path"),
-                        value_set=column(list(new_records), pa.string()),
-                    )
-                )
-            )
-            sources_table = pa.concat_tables(
-                [
-                    kept_sources,
-                    table_from_rows([r.as_row() for r in new_records.values()], schemas.SOURCES.schema),
-                ]
-            )
             generation = current.generation + 1
-            sources_rel = f"meta/sources-{generation:08d}-{self.id}.parquet"
-            (store.root / "meta").mkdir(exist_ok=True)
-            tmp = store.root / (sources_rel + ".tmp")
-            pq.write_table(sources_table, tmp, compression="zstd", write_page_checksum=True)
-            os.replace(tmp, store.root / sources_rel)
+            sources_table, sources_rel = self._write_sources(current_sources, new_records, generation)
             # Every file the new manifest names (staged by this process or by workers,
             # moved into data/, and the sources file) reaches the disk before it does.
             sync_filesystem(store.root)
@@ -185,6 +167,25 @@ class Transaction:
                 store._delete(expired)
             self._committed = (written, manifest, sources_table)
             return manifest
+
+    def _write_sources(
+        self, current: pa.Table, new_records: Mapping[str, SourceRecord], generation: int
+    ) -> tuple[pa.Table, str]:
+        """Write generation ``generation``'s ``sources`` table: ``current`` with ``new_records``
+        in place of the rows of their keys; returns it and its path (relative to the store root)."""
+        root = self.store.root
+        kept_sources = current.filter(
+            pc.invert(pc.is_in(current.column("path"), value_set=column(list(new_records), pa.string())))
+        )
+        sources_table = pa.concat_tables(
+            [kept_sources, table_from_rows([r.as_row() for r in new_records.values()], schemas.SOURCES.schema)]
+        )
+        sources_rel = f"meta/sources-{generation:08d}-{self.id}.parquet"
+        (root / "meta").mkdir(exist_ok=True)
+        tmp = root / (sources_rel + ".tmp")
+        pq.write_table(sources_table, tmp, compression="zstd", write_page_checksum=True)
+        os.replace(tmp, root / sources_rel)
+        return sources_table, sources_rel
 
     def _copies_committed_meanwhile(
         self,
