@@ -56,6 +56,7 @@ import pyarrow.parquet as pq
 from phaseline import schemas
 from phaseline.errors import StoreError
 from phaseline.store import COPY_OF, Manifest, Store
+from phaseline.store.sql import load, render
 
 if TYPE_CHECKING:
     import duckdb
@@ -239,19 +240,10 @@ def _check_overlaps(con: duckdb.DuckDBPyConnection, root: str, findings: list[Fi
     import duckdb
 
     try:
-        overlaps = con.execute(
-            "SELECT job_id, path, format, string_agg(table_name, ',' ORDER BY table_name), "
-            "any_value(other_run), any_value(submit_ms), sum(rows) "
-            "FROM overlapping_sources GROUP BY job_id, path, format, preference ORDER BY job_id, preference"
-        ).fetchall()
+        overlaps = con.execute(load("verify_overlaps")).fetchall()
         set_aside: dict[str, int] = defaultdict(int)
-        for (table,) in con.execute("SELECT DISTINCT table_name FROM overlapping_sources").fetchall():
-            jobs = f"WHERE job_id IN (SELECT job_id FROM overlapping_sources WHERE table_name = '{table}')"
-            for job_id, n in con.execute(
-                f'SELECT job_id, r.n - coalesce(m.n, 0) FROM (SELECT job_id, count(*) AS n FROM raw."{table}" {jobs} '
-                f'GROUP BY job_id) AS r LEFT JOIN (SELECT job_id, count(*) AS n FROM main."{table}" {jobs} '
-                "GROUP BY job_id) AS m USING (job_id)"
-            ).fetchall():
+        for (table,) in con.execute(load("overlapping_tables")).fetchall():
+            for job_id, n in con.execute(render("verify_set_aside", table=table), {"table_name": table}).fetchall():
                 set_aside[job_id] += n
     except duckdb.Error as exc:
         findings.append(Finding("error", "overlaps", root, str(exc)))
@@ -347,15 +339,8 @@ def _check_times(con: duckdb.DuckDBPyConnection, root: str, findings: list[Findi
     import duckdb
 
     try:
-        late = con.execute(
-            "SELECT a.job_id, count(*), min(a.start_ms - j.submit_ms) FROM attempts AS a "
-            "JOIN (SELECT job_id, min(submit_ms) AS submit_ms FROM jobs GROUP BY job_id) AS j USING (job_id) "
-            f"WHERE a.start_ms < j.submit_ms - {CLOCK_SLACK_MS} GROUP BY a.job_id ORDER BY a.job_id"
-        ).fetchall()
-        backwards = con.execute(
-            "SELECT job_id, count(*), min(finish_ms - start_ms), arg_min(attempt_id, finish_ms - start_ms) "
-            "FROM attempts WHERE finish_ms < start_ms GROUP BY job_id ORDER BY job_id"
-        ).fetchall()
+        late = con.execute(load("verify_early_attempts"), {"clock_slack_ms": CLOCK_SLACK_MS}).fetchall()
+        backwards = con.execute(load("verify_backwards_attempts")).fetchall()
     except duckdb.Error as exc:
         findings.append(Finding("error", "times", root, str(exc)))
         return
@@ -377,31 +362,12 @@ def _check_times(con: duckdb.DuckDBPyConnection, root: str, findings: list[Findi
         )
 
 
-_COUNTS_SQL = """
-WITH done AS (
-    SELECT job_id, task_type, count(DISTINCT task_id) AS n FROM tasks
-    WHERE status = 'SUCCEEDED' AND task_type IN ('MAP', 'REDUCE') GROUP BY ALL
-), job AS (
-    SELECT job_id, max(total_maps) AS total_maps, max(total_reduces) AS total_reduces,
-        max(finished_maps) AS finished_maps, max(finished_reduces) AS finished_reduces
-    FROM jobs GROUP BY job_id
-), said AS (
-    SELECT d.job_id, d.task_type, d.n,
-        if(d.task_type = 'MAP', j.total_maps, j.total_reduces) AS total,
-        if(d.task_type = 'MAP', j.finished_maps, j.finished_reduces) AS finished
-    FROM done AS d JOIN job AS j USING (job_id)
-)
-SELECT job_id, task_type, n, total, finished FROM said
-WHERE n > total OR n <> finished ORDER BY job_id, task_type
-"""
-
-
 def _check_counts(con: duckdb.DuckDBPyConnection, root: str, findings: list[Finding]) -> None:
     """The counts check: successful tasks beyond the job's own total or finished count."""
     import duckdb
 
     try:
-        odd = con.execute(_COUNTS_SQL).fetchall()
+        odd = con.execute(load("verify_counts")).fetchall()
     except duckdb.Error as exc:
         findings.append(Finding("error", "counts", root, str(exc)))
         return

@@ -485,7 +485,7 @@ def test_ingest_compacts_when_a_table_has_many_small_files(tmp_path: Path, store
 def test_one_filesystem_sync_per_commit_before_the_manifest(
     tmp_path: Path, store_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import phaseline.store as store_module
+    import phaseline.store.transaction as store_module  # where a commit calls it
 
     order: list[str] = []
     real_sync, real_write = store_module.sync_filesystem, Store._write_manifest

@@ -14,6 +14,7 @@ from phaseline.cli.predict import CLUSTER_PARAMS, cluster_from, cluster_options
 if TYPE_CHECKING:
     import duckdb
 
+    from phaseline.store import Store
     from platform_model.model import PlatformModel
 
 
@@ -30,28 +31,26 @@ def _sizes(value: str | None) -> tuple[float, ...] | None:
     return sizes
 
 
-def _bench_platform(con: duckdb.DuckDBPyConnection) -> PlatformModel:
+def _bench_platform(store: Store, con: duckdb.DuckDBPyConnection) -> PlatformModel:
     """The platform model fitted from the store's microbenchmark runs (as `phaseline fit` would from them alone)."""
-    from platform_model.engine.runner import BENCH_APP
-    from platform_model.model import fit_platform
-    from platform_model.profile import profile_from_connection
+    from phaseline.errors import InsufficientDataError
+    from platform_model.store_fit import fit_bench_runs
 
-    profile = profile_from_connection(con, source=f"store jobs named {BENCH_APP}", job_name=BENCH_APP)
-    runs = profile.frame["run_id"].nunique()
-    if not runs:
+    try:
+        fitted = fit_bench_runs(store.root, con=con)
+    except InsufficientDataError as exc:
         raise click.UsageError(
-            f"no --platform given and the store holds no microbenchmark runs (jobs named {BENCH_APP}) to fit one "
-            "from: pass --platform FILE (`phaseline fit`), or run `phaseline bench run` into this store"
-        )
-    model = fit_platform(profile, skip_unfittable=True)  # as the local suite does: what the runs allow
+            f"no --platform given and {exc}: pass --platform FILE (`phaseline fit`), or run `phaseline bench run` "
+            "into this store"
+        ) from None
     click.echo(
-        f"platform model: fitted from the store's {runs} microbenchmark run(s) ({BENCH_APP}); "
-        "their own cases, if backtested, are in-sample",
+        f"platform model: fitted from the store's {fitted.choice.kept} microbenchmark run(s) "
+        f"({fitted.choice.job_name}); their own cases, if backtested, are in-sample",
         err=True,
     )
-    for phase, reason in model.unfitted.items():
+    for phase, reason in fitted.model.unfitted.items():
         click.echo(f"platform model: {phase} {reason}; priced from each job's profiled span", err=True)
-    return model
+    return fitted.model
 
 
 _JSON_COLUMNS = ("job", "case", "model", "predicted_s", "measured_s", "error", "low_s", "high_s", "covered")
@@ -194,8 +193,9 @@ def backtest_cmd(
         if given:
             raise click.UsageError(f"{given[0]} goes with --suite local")
         skipped = []
-        con = open_store(store_dir).connect()
-        model = PlatformModel.load(platform) if platform is not None else _bench_platform(con)
+        store = open_store(store_dir)
+        con = store.connect()
+        model = PlatformModel.load(platform) if platform is not None else _bench_platform(store, con)
         rows = backtest(con, model, cluster=cluster_from(cluster) if cluster_given else None, skipped=skipped)
     for note in skipped:
         click.echo(f"skipped: {note}", err=True)

@@ -11,7 +11,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 import click
 
@@ -27,11 +27,7 @@ from phaseline.cli.output import (
     store_option,
 )
 from phaseline.errors import PlatformModelError
-from phaseline.store import Store, default_store_path
-
-if TYPE_CHECKING:
-    import duckdb
-
+from phaseline.store import default_store_path
 
 
 def _floats(text: str | None, what: str, *, positive: bool = False) -> tuple[float, ...] | None:
@@ -192,36 +188,6 @@ def script_cmd(plan_path: Path, out: Path | None, hdfs_root: str) -> None:
         click.echo(f"wrote {out}")
 
 
-def _fit_job_name(con: duckdb.DuckDBPyConnection | None, job_name: str | None, all_jobs: bool) -> str | None:
-    """Which jobs `fit` takes from the store ``con`` is on (None: all), said on stderr when it leaves
-    some out."""
-    import duckdb
-
-    from phaseline.errors import QueryError
-    from platform_model.engine.runner import BENCH_APP
-    from profiles.queries import job_name_counts
-
-    if all_jobs or con is None:
-        return None  # (a missing store: profile_from_store says what to run)
-    try:
-        counts = job_name_counts(con)
-    except (QueryError, duckdb.Error):  # a store without a jobs table: fit what it has
-        return None
-    total = sum(counts.values())
-    if job_name is None:
-        if not counts.get(BENCH_APP):
-            return None
-        job_name = BENCH_APP
-    kept = counts.get(job_name, 0)
-    if kept < total:
-        click.echo(
-            f"fit: {kept} job(s) named {job_name!r}; the store's {total - kept} other job(s) left out "
-            "(--all-jobs fits every job)",
-            err=True,
-        )
-    return job_name
-
-
 @click.command("fit")
 @store_option
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Model file (JSON) to write.")
@@ -283,8 +249,9 @@ def fit_cmd(
     from platform_model.accuracy import accuracy_report, render_markdown
     from platform_model.fit import Norm
     from platform_model.model import fit_platform
-    from platform_model.profile import profile_from_csv, profile_from_store
+    from platform_model.profile import profile_from_csv
     from platform_model.segments import Criterion
+    from platform_model.store_fit import JobChoice, fit_from_store, fit_notes
 
     extra: dict[str, str] = {}
     for item in settings:
@@ -296,22 +263,26 @@ def fit_cmd(
         raise click.UsageError("--job-name and --all-jobs are alternatives")
     if csv_path is not None and (all_jobs or job_name is not None):
         raise click.UsageError("--job-name and --all-jobs choose the store's jobs; a CSV has none")
+    options: dict[str, Any] = {
+        "norm": Norm(norm), "criterion": Criterion(criterion), "split": not no_split, "settings": extra,
+        "cluster": {"name": cluster_name} if cluster_name else None, "skip_unfittable": skip_unfittable,
+    }  # fmt: skip
     if csv_path is not None:
         profile = profile_from_csv(csv_path)
+        model = fit_platform(profile, **options)
     else:  # profile_from_store says what to run when there is no store
-        where = store_dir or default_store_path()
-        store = Store(where)
-        con = store.connect() if store.exists() else None  # one connection for the choice and the rows
-        profile = profile_from_store(where, job_name=_fit_job_name(con, job_name, all_jobs), con=con)
-    model = fit_platform(
-        profile,
-        norm=Norm(norm),
-        criterion=Criterion(criterion),
-        split=not no_split,
-        settings=extra,
-        cluster={"name": cluster_name} if cluster_name else None,
-        skip_unfittable=skip_unfittable,
-    )
+        def say(choice: JobChoice) -> None:
+            if choice.left_out:
+                click.echo(
+                    f"fit: {choice.kept} job(s) named {choice.job_name!r}; the store's {choice.left_out} other "
+                    "job(s) left out (--all-jobs fits every job)",
+                    err=True,
+                )
+
+        fitted = fit_from_store(
+            store_dir or default_store_path(), job_name=job_name, all_jobs=all_jobs, on_choice=say, **options
+        )
+        model, profile = fitted.model, fitted.profile
     model.save(out)
     rows = []
     mib = float(1 << 20)
@@ -334,18 +305,8 @@ def fit_cmd(
             })
     click.echo(f"platform model ({norm} norm) -> {out}", err=True)
     click.echo(_plain_table(rows))
-    for phase, why in model.unfitted.items():
-        runs = profile.runs_missing(phase)
-        shown = ", ".join(runs[:8]) + (f", ... ({len(runs)} runs)" if len(runs) > 8 else "")
-        why = why.removeprefix("not fitted: ")  # the model's reason for a phase it could not fit says so itself
-        click.echo(f"warning: not fitted: {phase}: {why}" + (f"; runs: {shown}" if runs else ""), err=True)
-    for phase in model.phases:
-        runs = profile.runs_missing(phase)
-        if runs:
-            reasons = profile.missing_summary()[phase]
-            why = "; ".join(f"{c} attempt(s): {r}" for r, c in reasons.most_common())
-            more = " ..." if len(runs) > 8 else ""
-            click.echo(f"warning: incomplete: {phase}: {why}; runs: {', '.join(runs[:8])}{more}", err=True)
+    for note in fit_notes(model, profile):
+        click.echo(f"warning: {note}", err=True)
     if plot_dir is not None:
         from platform_model.plots import plot_platform
 

@@ -14,6 +14,7 @@ from platform_model.model import PlatformModel
 from predict import core
 from predict.core import Cluster, PhaseDurationModel
 from predict.settings import setting_field
+from predict.side_by_side import predict_side_by_side, shared_assumptions
 from predict.whatif import Edit, Scenario, apply_edits, format_figure, parse_edit, whatif, whatif_table
 from profiles.profile import JobProfile, evidence_line, merge_profiles, shared_run
 
@@ -167,25 +168,6 @@ def _one_model_name(ctx: click.Context, param: click.Parameter, value: str) -> s
     return value
 
 
-def _run_models(
-    names: Sequence[str], profile: JobProfile, platform: PhaseDurationModel, s: Scenario
-) -> list[dict[str, Any]]:
-    every = not names or "all" in names
-    rows: list[dict[str, Any]] = []
-    for name in core.models() if every else names:
-        try:
-            p = core.get(name).predict(profile, platform, s.cluster, s.dataset, s.settings)
-        except PhaselineError as exc:
-            if not every:
-                raise
-            # the same keys as a prediction's (scripts read every row alike), empty
-            rows.append({"model": name, "seconds": None, "low_s": None, "high_s": None, "stages": {},
-                         "phases": {}, "dataflow": {}, "assumptions": [], "error": str(exc)})  # fmt: skip
-            continue
-        rows.append(p.to_dict() | {"error": None})
-    return rows
-
-
 @click.command()
 @_scenario_options
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
@@ -220,7 +202,7 @@ def predict(sets: tuple[str, ...], model_names: tuple[str, ...], fmt: str, **kw:
     edits = [parse_edit(s) for s in sets]
     scenario = apply_edits(scenario, edits, profile)
     _refuse_two_split_rules(scenario, edits, kw)  # --set may give what --splits/--split-bytes would
-    rows = _run_models(model_names, profile, platform, scenario)
+    rows = predict_side_by_side(model_names, profile, platform, scenario)
     if fmt == "json":
         emit(rows, fmt)
         return
@@ -238,31 +220,14 @@ def predict(sets: tuple[str, ...], model_names: tuple[str, ...], fmt: str, **kw:
     if fmt == "table":
         click.echo(f"  seconds: {COMPLETION_TIME}")
         click.echo(f"  profile: {evidence_line(profile)}")
-        for line in _assumption_lines(rows):
-            click.echo(line)
+        for who, note in shared_assumptions(rows):
+            click.echo(f"  {who}: {note}")
 
 
 #: What a predicted time spans, said under the table (the profile's makespans span the same).
 COMPLETION_TIME = (
     "first task start to last task finish (ARIA's completion time; `phaseline jobs` counts from submission)"
 )
-
-
-def _assumption_lines(rows: list[dict[str, Any]]) -> list[str]:
-    """Each assumption once, after the models that state it ("every model" when all that ran do).
-
-    The models share the task estimates (Zhang et al. 2013, section 5), so most
-    notes are every model's; listed per model they repeated five times.
-    """
-    stated: dict[str, list[str]] = {}
-    for r in rows:
-        for note in r.get("assumptions", []):
-            stated.setdefault(note, []).append(r["model"])
-    ran = [r["model"] for r in rows if not r.get("error")]
-    return [
-        f"  {'every model' if len(ran) > 1 and models == ran else ', '.join(models)}: {note}"
-        for note, models in stated.items()
-    ]
 
 
 @click.command("whatif")
