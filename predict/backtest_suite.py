@@ -240,8 +240,8 @@ def _platform(suite: Suite, out: Path, say: Progress, engine: str, shape: Cluste
     """Run (or reuse) the scaled microbenchmark plan and fit the platform model; returns its JSON path."""
     from platform_model.bench import make_plan, run_plan
     from platform_model.engine.yarn import engine_record
-    from platform_model.model import PlatformModel, fit_platform
-    from platform_model.profile import profile_from_store
+    from platform_model.model import PlatformModel
+    from platform_model.store_fit import fit_bench_runs
 
     path = out / "platform.json"
     if path.exists():
@@ -280,9 +280,7 @@ def _platform(suite: Suite, out: Path, say: Progress, engine: str, shape: Cluste
         warnings.simplefilter("always", PhaselineWarning)
         # A phase the small plans leave at one data size (JFR split too few short tasks)
         # is priced from each job's own profiled span instead of stopping the suite.
-        model = fit_platform(
-            profile_from_store(out / "platform-store"), skip_unfittable=True, cluster={"engine": engine_record(shape)}
-        )
+        model = fit_bench_runs(out / "platform-store", job_name=None, cluster={"engine": engine_record(shape)}).model
     for w in caught:
         say(f"platform fit: {w.message}")
     model.save(path)
