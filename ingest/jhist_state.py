@@ -61,6 +61,7 @@ from ingest.counters_map import EventKind, job_id_of, split_host
 from ingest.counters_map import task_id_of as _task_id_of
 from ingest.counters_map import task_type as _task_type
 from ingest.jhist_schema import BadEvent, checked_counter, opt_bool, opt_int, opt_str, req_str
+from ingest.jhist_typed import JhCounters
 from ingest.mrcommon import INT64_MAX, INT64_MIN
 from phaseline.runs import Runs
 from phaseline.schemas import ATTEMPTS, TASKS, Status, TaskType, normalize_status
@@ -298,6 +299,8 @@ def _counter_columns(counters: Any) -> tuple[list[str], list[int], list[str], li
     read again through :func:`_counter_entries`, so it yields the same values,
     or raises the same :class:`BadEvent`, as when read counter by counter.
     """
+    if type(counters) is JhCounters:  # decoded as structs, typed and checked (ingest.jhist_typed)
+        return counters.columns()
     groups: list[str] = []
     sizes: list[int] = []
     counts: list[Any] = []
