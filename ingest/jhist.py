@@ -344,13 +344,13 @@ class _JhistReader:
         """The rest of the file's lines, without their line ends.
 
         A plain file is read in blocks of :data:`_READ_BLOCK` split at ``\n``
-        (``readline`` cost about 2.5 us a line); a gzip stream line by line, so
+        (``readline`` cost about 2.5 us a line); a compressed stream line by line, so
         that a stream cut short keeps every line before the cut.  A line of
         :data:`MAX_LINE_BYTES` or more is yielded as the first that many bytes or
         more (the caller refuses it) and nothing after it is read; the last line,
         when the file does not end with ``\n``, sets :attr:`unterminated`.
         """
-        if not isinstance(fh, io.BufferedReader):  # a gzip stream
+        if not isinstance(getattr(fh, "raw", None), io.FileIO):  # a compressed stream
             for raw in iter(partial(fh.readline, MAX_LINE_BYTES), b""):
                 if raw[-1:] == b"\n":
                     yield raw[:-1]
