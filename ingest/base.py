@@ -195,6 +195,15 @@ def skip_or_raise(ctx: ReadContext | None, error: TraceParseError) -> None:
     skip_record(ctx, error)
 
 
+class NotATraceError(TraceParseError):
+    """A file a reader took for its format turns out to be no trace at all (a daemon's log with no
+    line of a job, task or attempt): the pipeline skips it, ``not a trace: <why>``, landing nothing."""
+
+    def __init__(self, path: str | Path, why: str) -> None:
+        super().__init__(path, why, hint="nothing in it is about a MapReduce job; it is skipped, not quarantined")
+        self.why = why
+
+
 def is_gzip(head: bytes) -> bool:
     return head[:2] == GZIP_MAGIC
 

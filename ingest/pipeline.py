@@ -34,7 +34,7 @@ from pathlib import Path
 from types import FrameType
 
 from ingest.archives import MAX_NESTING, MAX_UNPACKED_BYTES, is_archive, unpacked
-from ingest.base import ReadContext, RowBlock, read_head
+from ingest.base import NotATraceError, ReadContext, RowBlock, read_head
 from ingest.formats import Format, detect, formats
 from phaseline.errors import PhaselineError, SchemaError, TraceParseError, TraceTruncatedError
 from phaseline.schemas import SourceStatus
@@ -279,7 +279,7 @@ def _read_file(work: _Work, batch: StagedBatch, timeout_s: float | None) -> File
     except OSError as exc:
         return discard(SourceStatus.QUARANTINED, f"{work.path}: cannot read: {exc}")
     if fmt is None:
-        return discard(SourceStatus.SKIPPED, f"{work.path}: format not recognised (no reader claims it)")
+        return discard(SourceStatus.SKIPPED, f"{work.path}: not a trace: format not recognised (no reader claims it)")
     staged.format = fmt.name
     staged.record_tables = fmt.record_tables
     if not fmt.landed:
@@ -299,6 +299,8 @@ def _read_file(work: _Work, batch: StagedBatch, timeout_s: float | None) -> File
             raise ctx.cut
     except TraceTruncatedError as exc:
         status, error = SourceStatus.PARTIAL, _by_key(str(exc), work)
+    except NotATraceError as exc:
+        return discard(SourceStatus.SKIPPED, f"{work.path}: not a trace: {exc.why}")
     except (PhaselineError, RecursionError, MemoryError, UnicodeError, OverflowError) as exc:
         if isinstance(exc, TraceParseError):
             msg = str(exc)
