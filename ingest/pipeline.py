@@ -94,17 +94,21 @@ class IngestSummary:
         return dict(sorted(total.items()))
 
 
-def iter_files(paths: Iterable[str | Path]) -> Iterator[Path]:
+def iter_files(paths: Iterable[str | Path], keep_dir: Callable[[Path], bool] | None = None) -> Iterator[Path]:
     """Files under the given paths: directories are walked, globs expanded, order is stable.
 
     Hidden files and directories (``.name``) inside walked directories are skipped,
     and so are a phaseline store met on the way and entries that are not regular
-    files (FIFOs, sockets, devices, broken symbolic links).
+    files (FIFOs, sockets, devices, broken symbolic links).  ``keep_dir``: a
+    directory met while walking for which it is false is not entered (a date
+    window over a history server's ``done/`` tree, :mod:`ingest.history_dirs`).
     """
-    return (path for path, _ in _iter_resolved(paths))
+    return (path for path, _ in _iter_resolved(paths, keep_dir))
 
 
-def _iter_resolved(paths: Iterable[str | Path]) -> Iterator[tuple[Path, Path]]:
+def _iter_resolved(
+    paths: Iterable[str | Path], keep_dir: Callable[[Path], bool] | None = None
+) -> Iterator[tuple[Path, Path]]:
     """:func:`iter_files`' files, each with its resolved path (what a store key is made of)."""
     seen: set[Path] = set()  # resolved: a file reached by a link or by another spelling is read once
     for raw in paths:
@@ -122,7 +126,8 @@ def _iter_resolved(paths: Iterable[str | Path]) -> Iterator[tuple[Path, Path]]:
                     if _is_store(Path(root)):
                         dirs[:] = []
                         continue  # a phaseline store, not traces
-                    dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                    dirs[:] = sorted(d for d in dirs if not d.startswith(".")
+                                     and (keep_dir is None or keep_dir(Path(root) / d)))  # fmt: skip
                     for name in sorted(files):
                         if name.startswith(".") or name in _SKIP_NAMES:
                             continue
@@ -402,6 +407,17 @@ def _expand(
         yield key, path, f"{key}: {got.error}"
 
 
+def _known(key: str, path: Path, live_bytes: dict[str, int], live_status: dict[str, str]) -> bool:
+    """A file the store holds under ``key`` with its size, not quarantined (``new_only``: not hashed again)."""
+    size = live_bytes.get(key)
+    if size is None or live_status.get(key) == SourceStatus.QUARANTINED:
+        return False
+    try:
+        return path.stat().st_size == size
+    except OSError:
+        return False  # hashing it says why
+
+
 def _unread(
     txn: Transaction, key: str, sha: str, size: int, fmt: str | None, status: str, error: str
 ) -> FileResult:
@@ -424,6 +440,7 @@ def ingest_paths(
     commit_every_files: int = COMMIT_EVERY_FILES,
     commit_every_s: float = COMMIT_EVERY_S,
     compact_over: int | None = COMPACT_OVER_FILES,
+    new_only: bool = False,
 ) -> IngestSummary:
     """Ingest files, directories, globs and archives into a store.
 
@@ -460,6 +477,12 @@ def ingest_paths(
         :data:`~phaseline.store.SMALL_FILE_ROWS` rows than this, the store is
         compacted (:meth:`~phaseline.store.Store.compact`); ``None``
         never compacts.
+    new_only
+        Resume an ever-growing directory: a file the store already holds
+        under its key (its resolved path) with the same size is reported
+        ``unchanged`` without being hashed or read (history files do not
+        change once written; a file that grew is hashed and read again).
+        Archives are always unpacked (their members are the store's keys).
 
     Returns
     -------
@@ -474,6 +497,11 @@ def ingest_paths(
         zip(sources.column("path").to_pylist(), sources.column("status").to_pylist(), strict=True)
     )
     live_error = dict(zip(sources.column("path").to_pylist(), sources.column("error").to_pylist(), strict=True))
+    live_bytes = (
+        dict(zip(sources.column("path").to_pylist(), sources.column("bytes").to_pylist(), strict=True))
+        if new_only
+        else {}
+    )
     copies = _Copies()
     for p, sha in live.items():
         if live_status.get(p) in (SourceStatus.LANDED, SourceStatus.PARTIAL):
@@ -526,6 +554,9 @@ def ingest_paths(
             waiting: list[tuple[Path, str, Path, str, int]] = []
             for path, key in zip(files, keys, strict=True):
                 not_planned.discard(key)
+                if live_bytes and _known(key, path, live_bytes, live_status):
+                    yield path, FileResult(key, live[key], None, "unchanged", None, 0, {})
+                    continue
                 for member_key, member, unreadable in _expand(path, key, stack, unpacking):
                     try:
                         sha, size = sha256_file(member)
