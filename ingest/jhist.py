@@ -9,6 +9,12 @@ their type-wrapped values (``{"string": "x"}``, ``{"long": 3}``,
 ``{"org...JhCounters": {...}}``); bare values are accepted everywhere too, and
 fields that a version lacks are simply absent (NULL in the tables).
 
+Lines of the common event types are decoded by msgspec into only the fields
+the rules read (:mod:`ingest.jhist_typed`, with less work than orjson's full
+decode); any other line, and any line of those types that is not plainly typed,
+is decoded by orjson.  Both go through the same steps after, and give the same
+rows (``typed=False`` reads every line with orjson, for that comparison).
+
 Rows
 ----
 ``events``: one per event line, in file order (``seq`` = the event's 1-based
