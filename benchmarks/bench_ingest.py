@@ -7,7 +7,8 @@ Not a test.  Run ``python benchmarks/bench_ingest.py`` (``--help`` for options).
 2. A large generated file (default 200 MB, written to /tmp, reused when present):
    a real Hadoop 2.7 history whose task and attempt events are replicated with
    fresh task, attempt and container ids.  On it, each in its own process so
-   that peak RSS is per measurement: read_jhist; bare orjson and stdlib json
+   that peak RSS is per measurement: read_jhist; the same reader with every line
+   decoded by orjson (the reader before its typed msgspec path); bare orjson and stdlib json
    line decodes; Hadoop's ``JobHistoryParser`` through ``tests/oracles/JhistDump.java``
    (wall time with JVM start-up, and ``parse()`` alone); and the full
    ``phaseline ingest`` path (:func:`ingest.pipeline.ingest_paths` into a fresh store).
@@ -78,12 +79,12 @@ def _child(mode: str, path: Path, store_dir: str | None) -> dict[str, Any]:
     t0 = time.perf_counter()
     c0 = time.process_time()
     events = rows = 0
-    if mode == "phaseline":
+    if mode in ("phaseline", "phaseline-orjson"):
         from ingest.base import ReadContext, row_count
-        from ingest.jhist import read_jhist
+        from ingest.jhist import _JhistReader
 
         ctx = ReadContext(path)
-        for item in read_jhist(path, ctx):
+        for item in _JhistReader(path, ctx, typed=mode == "phaseline").run():  # (read_jhist's body)
             rows += row_count(item)
         events = ctx.events_read
     elif mode in ("orjson", "json"):
@@ -188,12 +189,12 @@ def _run_hadoop(path: Path, repeat: int) -> dict[str, Any]:
 # ---------------------------------------------------------------------- report
 def _fixture_figures(repeat: int) -> None:
     from ingest.base import ReadContext
-    from ingest.jhist import read_jhist
+    from ingest.jhist import _JhistReader, read_jhist
 
     paths = sorted(FIXTURES.rglob("*.jhist"))
     size = sum(p.stat().st_size for p in paths)
     blobs = [p.read_bytes().splitlines()[2:] for p in paths]
-    best_read = best_bare = float("inf")
+    best_read = best_orjson_reader = best_bare = float("inf")
     events = 0
     for _ in range(max(repeat, 5)):
         t0 = time.process_time()
@@ -204,6 +205,11 @@ def _fixture_figures(repeat: int) -> None:
                 pass
             events += ctx.events_read
         best_read = min(best_read, time.process_time() - t0)
+        t0 = time.process_time()
+        for p in paths:  # the same reader with every line decoded by orjson (before the typed path)
+            for _row in _JhistReader(p, ReadContext(p), typed=False).run():
+                pass
+        best_orjson_reader = min(best_orjson_reader, time.process_time() - t0)
         t0 = time.process_time()
         for lines in blobs:
             for line in lines:
@@ -216,6 +222,8 @@ def _fixture_figures(repeat: int) -> None:
     )
     print(f"  read_jhist      {mb / best_read:8.1f} MB/s  {events / best_read:10.0f} events/s")
     print(f"  bare orjson     {mb / best_bare:8.1f} MB/s  {events / best_bare:10.0f} events/s")
+    print(f"  read_jhist, every line by orjson  {mb / best_orjson_reader:8.1f} MB/s  "
+          f"{events / best_orjson_reader:10.0f} events/s")  # fmt: skip
 
 
 def main() -> None:
@@ -239,6 +247,7 @@ def main() -> None:
     print(f"\ngenerated: {big} ({mb:.0f} MB)")
     results = {
         "phaseline": _run_child("phaseline", big, args.repeat),
+        "phaseline-orjson": _run_child("phaseline-orjson", big, args.repeat),
         "orjson": _run_child("orjson", big, args.repeat),
         "rows": _run_child("rows", big, args.repeat),
     }
@@ -249,7 +258,8 @@ def main() -> None:
     if "ingest" not in args.skip:
         results["ingest"] = _run_child("ingest", big, 1)
     events = results["phaseline"]["events"]
-    labels = {"phaseline": "read_jhist", "orjson": "bare orjson lines", "json": "bare stdlib json lines",
+    labels = {"phaseline": "read_jhist", "phaseline-orjson": "read_jhist, every line by orjson",
+              "orjson": "bare orjson lines", "json": "bare stdlib json lines",
               "rows": "orjson + Row per counter (floor)",
               "hadoop": "Hadoop JobHistoryParser (JVM)", "ingest": "phaseline ingest (full)"}  # fmt: skip
     print(f"  {'':32s} {'MB/s':>8s} {'events/s':>10s} {'wall s':>8s} {'CPU s':>8s} {'peak RSS':>9s}")

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
+from ingest.compression import SNIFF_BYTES, Codec, decompressed, sniff_codec
 from phaseline.errors import TraceParseError, TraceTruncatedError
 from phaseline.schemas import table as table_spec
 
@@ -194,24 +195,35 @@ def skip_or_raise(ctx: ReadContext | None, error: TraceParseError) -> None:
     skip_record(ctx, error)
 
 
+class NotATraceError(TraceParseError):
+    """A file a reader took for its format turns out to be no trace at all (a daemon's log with no
+    line of a job, task or attempt): the pipeline skips it, ``not a trace: <why>``, landing nothing."""
+
+    def __init__(self, path: str | Path, why: str) -> None:
+        super().__init__(path, why, hint="nothing in it is about a MapReduce job; it is skipped, not quarantined")
+        self.why = why
+
+
 def is_gzip(head: bytes) -> bool:
     return head[:2] == GZIP_MAGIC
 
 
-class _GzipUntilCut(io.RawIOBase):
-    """A gzip stream that ends, instead of raising, where its compressed data was cut short.
+class _UntilCut(io.RawIOBase):
+    """A compressed stream that ends, instead of raising, where its compressed data was cut short.
 
-    A read that meets the cut raises ``EOFError`` in :mod:`gzip`, and the buffered
-    and text layers above drop what that read had gathered (up to a chunk of good
-    data before the cut).  Here the stream simply ends after its last decompressed
-    byte, and the cut is recorded in ``ctx.cut``.
+    A read that meets the cut raises ``EOFError`` (in :mod:`gzip`, or
+    :mod:`ingest.compression`), and the buffered and text layers above drop
+    what that read had gathered (up to a chunk of good data before the cut).
+    Here the stream simply ends after its last decompressed byte, and the cut
+    is recorded in ``ctx.cut``.
     """
 
-    def __init__(self, gz: gzip.GzipFile, path: Path, ctx: ReadContext) -> None:
-        self._gz = gz
+    def __init__(self, stream: IO[bytes], path: Path, ctx: ReadContext) -> None:
+        self._stream = stream
         self._path = path
         self._ctx = ctx
         self._ended = False
+        self._delivered = 0
 
     def readable(self) -> bool:
         return True
@@ -220,38 +232,42 @@ class _GzipUntilCut(io.RawIOBase):
         if self._ended:
             return 0
         try:
-            data = self._gz.read1(len(buffer))
+            data = self._stream.read1(len(buffer))  # type: ignore[attr-defined]  # gzip or buffered streams
         except EOFError as exc:
             self._ended = True
             self._ctx.cut = TraceTruncatedError(
                 self._path,
-                f"the compressed stream ends early, after {self._gz.tell():,} bytes of content ({exc})",
+                f"the compressed stream ends early, after {self._delivered:,} bytes of content ({exc})",
                 hint="the file was cut short; every record before the cut was kept",
             )
             return 0
         n = len(data)
         buffer[:n] = data
+        self._delivered += n
         return n
 
     def close(self) -> None:
-        self._gz.close()
+        self._stream.close()
         super().close()
 
 
 def open_binary(path: Path, ctx: ReadContext | None = None) -> IO[bytes]:
-    """Open a file for reading, decompressing gzip transparently (by content, not name).
+    """Open a file for reading, decompressing it transparently (by content, not name): gzip, and
+    the other codecs Hadoop and Spark write (:mod:`ingest.compression`).
 
-    With ``ctx``, a gzip stream cut short ends at the cut (:class:`_GzipUntilCut`)
+    With ``ctx``, a compressed stream cut short ends at the cut (:class:`_UntilCut`)
     and ``ctx.cut`` says so; without, reading at the cut raises ``EOFError``.
+    A plain file comes back as the ``io.BufferedReader`` of the file itself.
     """
-    raw = open(path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
-    head = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
-    if head == GZIP_MAGIC:
-        gz = gzip.GzipFile(fileobj=raw, mode="rb")
-        if ctx is None:
-            return gz  # type: ignore[return-value]
-        return io.BufferedReader(_GzipUntilCut(gz, path, ctx))
-    return raw
+    raw = io.BufferedReader(io.FileIO(path), SNIFF_BYTES)  # returned to the caller, who closes it
+    codec = sniff_codec(raw.peek(SNIFF_BYTES))
+    if codec is None:
+        return raw
+    gz = codec is Codec.GZIP
+    stream: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="rb") if gz else decompressed(raw, codec)  # type: ignore[assignment]
+    if ctx is None:
+        return stream
+    return io.BufferedReader(_UntilCut(stream, path, ctx))
 
 
 def open_text(path: Path, ctx: ReadContext | None = None) -> IO[str]:
@@ -265,10 +281,9 @@ def open_text(path: Path, ctx: ReadContext | None = None) -> IO[str]:
 def read_head(path: Path, n: int = HEAD_BYTES) -> bytes:
     """The first ``n`` decompressed bytes of a file, for format sniffing (of a gzip stream
     cut short, the bytes before the cut)."""
-    with open(path, "rb") as raw:
-        first = raw.read(n)
-        if not is_gzip(first):
-            return first
+    with io.BufferedReader(io.FileIO(path), SNIFF_BYTES) as raw:
+        if sniff_codec(raw.peek(SNIFF_BYTES)) is None:
+            return raw.read(n)
     try:
         with open_binary(path, ReadContext(path)) as fh:
             return fh.read(n)

@@ -1,4 +1,4 @@
-r"""Hadoop 0.20/1.x job-tracker history (``Type KEY="value" ... .``) -> jobs, tasks, attempts, counters.
+r"""Hadoop 0.18-1.x job-tracker history (``Type KEY="value" ... .``) -> jobs, tasks, attempts, counters.
 
 Format (Hadoop 1.x ``JobHistory``, history ``VERSION="1"``)::
 
@@ -29,6 +29,12 @@ keeps the counters before the break); an embedded job conf keeps what
 it is kept in the record's event and noted.  A record whose type is unknown
 lands only in ``events``.  A file that ends inside a quoted value was cut
 short: everything before the cut lands and :class:`TraceTruncatedError` says where.
+
+Hadoop 0.18 and before wrote the same records without ``Meta VERSION="1" .``
+and without the closing ``' .'``: their parser ended a record at the first
+line that ends in ``"``, and so does this reader in a section whose first
+record line ends so (``hadoop_version`` "0.18"); their counters are the
+compact ``group.counter:value,...``.
 
 Rows per job are built when its section ends (memory is one job, not one file);
 every record is an ``events`` row with its fields unescaped but otherwise raw
@@ -117,7 +123,7 @@ def _unescaped(line: str) -> str:
     return _ESCAPED.sub("", line) if "\\" in line else line
 
 
-def _parse_record(text: str, line: int, path: Path) -> _Record:
+def _parse_record(text: str, line: int, path: Path, *, delimited: bool = True) -> _Record:
     m = _TYPE.match(text)
     if m is None:
         raise TraceParseError(
@@ -125,7 +131,8 @@ def _parse_record(text: str, line: int, path: Path) -> _Record:
             f"not a history record (expected 'Type KEY=\"value\" ... .'): {text[:80]!r}",
             line=line,
         )
-    body = text[m.end() : len(text.rstrip()) - 1]  # drop the type and the final '.'
+    end = len(text.rstrip())
+    body = text[m.end() : end - 1 if delimited else end]  # drop the type and the final '.' (0.20+)
     fields: dict[str, str] = {}
     junk: list[str] = []
     pos = 0
@@ -174,6 +181,7 @@ class _V1Reader:
         self.jobs: dict[str, _Job] = {}
         self.section = path.name
         self.junk_noted = 0
+        self.version = "0.20/1.x"  # the section's: "0.18" where its records do not end in ' .'
 
     # -- records -----------------------------------------------------------
     def _job_id_of(self, rec: _Record) -> str | None:
@@ -325,7 +333,7 @@ class _V1Reader:
                 "killed_reduces": None,
                 "uberized": None,
                 "diagnostics": f.get("FAIL_REASON") or None,
-                "hadoop_version": "0.20/1.x",
+                "hadoop_version": self.version,
                 "source_format": SOURCE_FORMAT,
             },
         )
@@ -410,6 +418,7 @@ def read_history_v1(path: Path, ctx: ReadContext) -> Iterator[Row | RowBlock]:
     start = 0
     xml: list[str] | None = None
     xml_start = 0
+    delimited: bool | None = None  # records end in ' .' (0.20+); None until a section's first record
     for line_no, line in iter_lines(path, ctx):
         mark = _FILE_MARK.match(line) if line.startswith(("!", "\f")) else None
         if mark:  # a file boundary ends whatever came before, even a record cut short
@@ -421,6 +430,7 @@ def read_history_v1(path: Path, ctx: ReadContext) -> Iterator[Row | RowBlock]:
                 xml = None
             yield from reader.flush()
             reader.section = mark.group(1)
+            delimited = None
             continue
         if not buf:
             if xml is not None:
@@ -433,17 +443,23 @@ def read_history_v1(path: Path, ctx: ReadContext) -> Iterator[Row | RowBlock]:
                 xml, xml_start = [line], line_no
                 continue
             start = line_no
+            if delimited is None:
+                delimited = _delimited(stripped)
+                reader.version = "0.20/1.x" if delimited else "0.18"
         buf.append(line)
         if len(buf) > MAX_RECORD_LINES:
             raise TraceParseError(
                 path,
                 f"the record starting at line {start} runs past {MAX_RECORD_LINES} lines without ending in '\" .'",
                 line=start,
-                hint="pre-0.20 history (no record delimiter) is not supported; is this a 1.x history file?",
+                hint="is this a job history file? (a value may span lines, a record may not)",
             )
         plain = _unescaped(line)
         open_quote ^= plain.count('"') & 1
-        if open_quote and _CLOSES.search(plain) is None:
+        if not delimited:  # 0.18 and before: a record ends at a line that ends in '"' (as their parser reads)
+            if open_quote or not line.rstrip().endswith('"'):
+                continue
+        elif open_quote and _CLOSES.search(plain) is None:
             continue  # inside a value that spans lines
         if open_quote:  # ends here with a stray quote (as Hadoop's parser, which ends a record at its
             # line delimiter, would): only this record is lost, not all after it
@@ -451,7 +467,7 @@ def read_history_v1(path: Path, ctx: ReadContext) -> Iterator[Row | RowBlock]:
                 path, f"the record of lines {start}-{line_no} holds an unescaped quote (an odd number of '\"')",
                 line=start, hint="1.x history escapes quotes in values as \\\"; the file was damaged or hand-edited",
             )  # fmt: skip
-        elif not line.rstrip().endswith("."):
+        elif delimited and not line.rstrip().endswith("."):
             bad = TraceParseError(
                 path, f"a record line that does not end in ' .' outside a quoted value: {line[:80]!r}",
                 line=line_no, hint="records end with ' .'; only quoted values may span lines",
@@ -466,7 +482,7 @@ def read_history_v1(path: Path, ctx: ReadContext) -> Iterator[Row | RowBlock]:
         buf = []
         read_before = ctx.events_read
         try:
-            rows = list(reader.handle(_parse_record(text, start, path)))
+            rows = list(reader.handle(_parse_record(text, start, path, delimited=delimited is not False)))
         except TraceParseError as exc:  # no record, or fields no reader can take: skipped, named
             ctx.events_read = read_before
             skip_record(ctx, exc)
@@ -484,6 +500,16 @@ def read_history_v1(path: Path, ctx: ReadContext) -> Iterator[Row | RowBlock]:
         )
 
 
+def _delimited(first: str) -> bool:
+    """Whether the records of a section whose first record line is ``first`` end in ``' .'``.
+
+    Hadoop 0.20+ writes ``Meta VERSION="1" .`` first and ends every record with
+    ``' .'``; 0.18 and before wrote no Meta record and ended a record with its
+    last value's ``"`` (``Job JOBID="job_..." ... JOBCONF="..." ``).
+    """
+    return first.startswith("Meta ") or not first.rstrip().endswith('"')
+
+
 def sniff_history_v1(head: bytes, path: Path) -> bool:
     """A 1.x history: ``!!FILE=`` concatenation, or a first record ``Meta|Job|Task... KEY="``."""
     text = head.lstrip(b"\xef\xbb\xbf \t\r\n\f")
@@ -498,6 +524,6 @@ FORMATS: tuple[Format, ...] = (
         name="history_v1",
         sniff=sniff_history_v1,
         read=read_history_v1,
-        doc='Hadoop 0.20/1.x job-tracker history (Type KEY="value" records; !!FILE= concatenations)',
+        doc='Hadoop 0.18-1.x job-tracker history (Type KEY="value" records; !!FILE= concatenations)',
     ),
 )

@@ -9,6 +9,12 @@ their type-wrapped values (``{"string": "x"}``, ``{"long": 3}``,
 ``{"org...JhCounters": {...}}``); bare values are accepted everywhere too, and
 fields that a version lacks are simply absent (NULL in the tables).
 
+Lines of the common event types are decoded by msgspec into only the fields
+the rules read (:mod:`ingest.jhist_typed`, with less work than orjson's full
+decode); any other line, and any line of those types that is not plainly typed,
+is decoded by orjson.  Both go through the same steps after, and give the same
+rows (``typed=False`` reads every line with orjson, for that comparison).
+
 Rows
 ----
 ``events``: one per event line, in file order (``seq`` = the event's 1-based
@@ -61,6 +67,7 @@ from ingest.counters_map import EVENT_SPECS, FALLBACK_TIME_FIELDS
 from ingest.formats import Format
 from ingest.jhist_schema import BadEvent, WriterSchema, opt_int
 from ingest.jhist_state import HistoryState
+from ingest.jhist_typed import decode_typed
 from phaseline.errors import TraceParseError, TraceTruncatedError
 from phaseline.hadoop_names import HistoryEventKind
 from phaseline.schemas import EVENTS
@@ -101,11 +108,20 @@ def sniff_jhist(head: bytes, path: Path) -> bool:
     return head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n", 1)[0].rstrip() == MAGIC
 
 
+class _AnotherHistory(Exception):
+    """A second ``Avro-Json`` line (files concatenated) at ``line_no`` / byte ``start``."""
+
+    def __init__(self, line_no: int, start: int) -> None:
+        super().__init__(line_no, start)
+        self.line_no, self.start = line_no, start
+
+
 class _JhistReader:
     """The state of one file being read; :meth:`run` is the generator behind :func:`read_jhist`."""
 
-    def __init__(self, path: Path, ctx: ReadContext) -> None:
+    def __init__(self, path: Path, ctx: ReadContext, *, typed: bool = True) -> None:
         self.path = path
+        self.typed = typed  # False: every line the dict way (the typed path's equivalence tests)
         self.ctx = ctx
         self.schema: WriterSchema | None = None
         self.state = HistoryState(ctx.notes)
@@ -140,6 +156,7 @@ class _JhistReader:
                 job = state.job
                 event_only = HistoryEventKind.EVENT_ONLY
                 seqs, types, times, payloads = self.event_columns
+                fast = self.typed
                 lines = self.lines = self._lines(fh)
                 block_bytes = 0
                 for raw in lines:
@@ -152,31 +169,12 @@ class _JhistReader:
                     if not text:
                         continue
                     last_text = line_no
-                    try:
-                        ev = _loads(text)
-                        payload_json = text.decode()
-                    except _JSONError as exc:
-                        if text == MAGIC:  # another history begins: files concatenated
-                            self.line_no, self.offset = line_no, start
-                            yield from self._finish()
-                            raise TraceTruncatedError(
-                                self.path, "another history begins here (a second 'Avro-Json' line: files "
-                                "concatenated); only the first is read", line=line_no, offset=start,
-                                hint="split the file at this line and ingest each part",
-                            ) from None  # fmt: skip
-                        ev, repaired = self._bad_json(text, exc, line_no, start)
-                        if repaired is None:
-                            continue  # skipped (ctx.skipped)
-                        payload_json = repaired
-                    body = ev.get("event") if type(ev) is dict else None
-                    payload = None
-                    if type(body) is dict and len(body) == 1 and type(etype := ev.get("type")) is str:
-                        ((record, payload),) = body.items()
-                    if type(payload) is not dict:  # not the usual shape: an event-only type, or no event
-                        split = self._split_event(ev, line_no, start)
-                        if split is None:
-                            continue  # skipped (ctx.skipped)
-                        etype, record, payload = split
+                    # The common events typed (ingest.jhist_typed), once the job id is known; others with orjson.
+                    split: tuple[str, str, dict[str, Any] | None, str] | None
+                    split = decode_typed(text) if fast and job.job_id is not None else None
+                    if split is None and (split := self._decode_line(text, line_no, start)) is None:
+                        continue  # skipped (ctx.skipped)
+                    etype, record, payload, payload_json = split
                     ctx.events_read += 1
                     spec = specs.get(etype)
                     ts: int | None = None
@@ -221,6 +219,14 @@ class _JhistReader:
                     if out:
                         yield from out
                         out.clear()
+            except _AnotherHistory as exc:  # files concatenated
+                self.line_no, self.offset = exc.line_no, exc.start
+                yield from self._finish()
+                raise TraceTruncatedError(
+                    self.path, "another history begins here (a second 'Avro-Json' line: files "
+                    "concatenated); only the first is read", line=exc.line_no, offset=exc.start,
+                    hint="split the file at this line and ingest each part",
+                ) from None  # fmt: skip
             except EOFError as exc:  # a gzip stream cut short: keep what came before
                 self.line_no, self.offset = line_no, offset - self.unterminated
                 yield from self._finish()
@@ -251,6 +257,30 @@ class _JhistReader:
                 offset=self.offset,
                 hint="every event before the end was kept",
             )
+
+    def _decode_line(
+        self, text: bytes, line_no: int, start: int
+    ) -> tuple[str, str, dict[str, Any] | None, str] | None:
+        """``(type, record name, payload dict or None, line text)`` of an event line read with orjson
+        (any line :func:`~ingest.jhist_typed.decode_typed` does not take); None: skipped (``ctx.skipped``).
+        A second ``Avro-Json`` line raises :class:`_AnotherHistory`."""
+        try:
+            ev = _loads(text)
+            payload_json = text.decode()
+        except _JSONError as exc:
+            if text == MAGIC:
+                raise _AnotherHistory(line_no, start) from None
+            ev, repaired = self._bad_json(text, exc, line_no, start)
+            if repaired is None:
+                return None
+            payload_json = repaired
+        body = ev.get("event") if type(ev) is dict else None
+        if type(body) is dict and len(body) == 1 and type(etype := ev.get("type")) is str:
+            ((record, payload),) = body.items()
+            if type(payload) is dict:
+                return etype, record, payload, payload_json
+        split = self._split_event(ev, line_no, start)  # not the usual shape: an event-only type, or no event
+        return None if split is None else (*split, payload_json)
 
     def _split_event(self, ev: Any, line_no: int, start: int) -> tuple[str, str, dict[str, Any] | None] | None:
         """``(type, record name, payload)`` of a decoded event line; ``None``: not an event, skipped."""
@@ -321,13 +351,13 @@ class _JhistReader:
         """The rest of the file's lines, without their line ends.
 
         A plain file is read in blocks of :data:`_READ_BLOCK` split at ``\n``
-        (``readline`` cost about 2.5 us a line); a gzip stream line by line, so
+        (``readline`` cost about 2.5 us a line); a compressed stream line by line, so
         that a stream cut short keeps every line before the cut.  A line of
         :data:`MAX_LINE_BYTES` or more is yielded as the first that many bytes or
         more (the caller refuses it) and nothing after it is read; the last line,
         when the file does not end with ``\n``, sets :attr:`unterminated`.
         """
-        if not isinstance(fh, io.BufferedReader):  # a gzip stream
+        if not isinstance(getattr(fh, "raw", None), io.FileIO):  # a compressed stream
             for raw in iter(partial(fh.readline, MAX_LINE_BYTES), b""):
                 if raw[-1:] == b"\n":
                     yield raw[:-1]

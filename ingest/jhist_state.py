@@ -48,6 +48,7 @@ from __future__ import annotations
 import marshal
 import zlib
 from array import array
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, islice
@@ -58,6 +59,7 @@ import numpy as np
 
 from ingest.base import Row, RowBlock
 from ingest.jhist_schema import BadEvent, checked_counter, opt_bool, opt_int, opt_str, req_str
+from ingest.jhist_typed import JhCounters
 from ingest.mrcommon import INT64_MAX, INT64_MIN
 from phaseline.hadoop_names import HistoryEventKind as EventKind
 from phaseline.hadoop_names import job_id_of, split_host
@@ -199,6 +201,7 @@ class _Packed(Generic[_R]):
         self.alive: list[np.ndarray[Any, Any]] = []  # per chunk: which records are still packed there
         self._hashes = np.empty(0, np.int64)  # sorted id hashes ...
         self._where = np.empty(0, np.int64)  # ... and their records: chunk << 32 | position
+        self._search = array("q")  # the sorted hashes again, for :meth:`take`'s look-up
         self._cached: tuple[int, list[tuple[Any, ...]]] = (-1, [])  # the last chunk unpacked
 
     def pack(self, records: Sequence[_R]) -> None:
@@ -210,6 +213,7 @@ class _Packed(Generic[_R]):
         where = np.concatenate((self._where, (number << 32) + np.arange(n, dtype=np.int64)))
         order = np.argsort(hashes, kind="stable")
         self._hashes, self._where = hashes[order], where[order]
+        self._search = array("q", self._hashes.tobytes())  # (bisect on an array: no numpy scalar per look-up)
 
     def _chunk(self, number: int) -> list[tuple[Any, ...]]:
         if self._cached[0] != number:
@@ -218,12 +222,11 @@ class _Packed(Generic[_R]):
 
     def take(self, key: str) -> _R | None:
         """The packed record with id ``key``, unpacked and no longer packed; None if there is none."""
-        hashes = self._hashes
-        if not hashes.size:
-            return None
+        hashes = self._search
         h = hash(key)
-        i = int(hashes.searchsorted(h))
-        while i < hashes.size and hashes[i] == h:
+        i = bisect_left(hashes, h)
+        n = len(hashes)
+        while i < n and hashes[i] == h:
             where = int(self._where[i])
             number, pos = where >> 32, where & 0xFFFFFFFF
             if self.alive[number][pos]:
@@ -299,6 +302,8 @@ def _counter_columns(counters: Any) -> tuple[list[str], list[int], list[str], li
     read again through :func:`_counter_entries`, so it yields the same values,
     or raises the same :class:`BadEvent`, as when read counter by counter.
     """
+    if type(counters) is JhCounters:  # decoded as structs, typed and checked (ingest.jhist_typed)
+        return counters.columns()
     groups: list[str] = []
     sizes: list[int] = []
     counts: list[Any] = []

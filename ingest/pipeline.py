@@ -34,7 +34,7 @@ from pathlib import Path
 from types import FrameType
 
 from ingest.archives import MAX_NESTING, MAX_UNPACKED_BYTES, is_archive, unpacked
-from ingest.base import ReadContext, RowBlock, read_head
+from ingest.base import NotATraceError, ReadContext, RowBlock, read_head
 from ingest.formats import Format, detect, formats
 from phaseline.errors import PhaselineError, SchemaError, TraceParseError, TraceTruncatedError
 from phaseline.schemas import SourceStatus
@@ -94,17 +94,21 @@ class IngestSummary:
         return dict(sorted(total.items()))
 
 
-def iter_files(paths: Iterable[str | Path]) -> Iterator[Path]:
+def iter_files(paths: Iterable[str | Path], keep_dir: Callable[[Path], bool] | None = None) -> Iterator[Path]:
     """Files under the given paths: directories are walked, globs expanded, order is stable.
 
     Hidden files and directories (``.name``) inside walked directories are skipped,
     and so are a phaseline store met on the way and entries that are not regular
-    files (FIFOs, sockets, devices, broken symbolic links).
+    files (FIFOs, sockets, devices, broken symbolic links).  ``keep_dir``: a
+    directory met while walking for which it is false is not entered (a date
+    window over a history server's ``done/`` tree, :mod:`ingest.history_dirs`).
     """
-    return (path for path, _ in _iter_resolved(paths))
+    return (path for path, _ in _iter_resolved(paths, keep_dir))
 
 
-def _iter_resolved(paths: Iterable[str | Path]) -> Iterator[tuple[Path, Path]]:
+def _iter_resolved(
+    paths: Iterable[str | Path], keep_dir: Callable[[Path], bool] | None = None
+) -> Iterator[tuple[Path, Path]]:
     """:func:`iter_files`' files, each with its resolved path (what a store key is made of)."""
     seen: set[Path] = set()  # resolved: a file reached by a link or by another spelling is read once
     for raw in paths:
@@ -122,7 +126,8 @@ def _iter_resolved(paths: Iterable[str | Path]) -> Iterator[tuple[Path, Path]]:
                     if _is_store(Path(root)):
                         dirs[:] = []
                         continue  # a phaseline store, not traces
-                    dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                    dirs[:] = sorted(d for d in dirs if not d.startswith(".")
+                                     and (keep_dir is None or keep_dir(Path(root) / d)))  # fmt: skip
                     for name in sorted(files):
                         if name.startswith(".") or name in _SKIP_NAMES:
                             continue
@@ -279,7 +284,7 @@ def _read_file(work: _Work, batch: StagedBatch, timeout_s: float | None) -> File
     except OSError as exc:
         return discard(SourceStatus.QUARANTINED, f"{work.path}: cannot read: {exc}")
     if fmt is None:
-        return discard(SourceStatus.SKIPPED, f"{work.path}: format not recognised (no reader claims it)")
+        return discard(SourceStatus.SKIPPED, f"{work.path}: not a trace: format not recognised (no reader claims it)")
     staged.format = fmt.name
     staged.record_tables = fmt.record_tables
     if not fmt.landed:
@@ -299,6 +304,8 @@ def _read_file(work: _Work, batch: StagedBatch, timeout_s: float | None) -> File
             raise ctx.cut
     except TraceTruncatedError as exc:
         status, error = SourceStatus.PARTIAL, _by_key(str(exc), work)
+    except NotATraceError as exc:
+        return discard(SourceStatus.SKIPPED, f"{work.path}: not a trace: {exc.why}")
     except (PhaselineError, RecursionError, MemoryError, UnicodeError, OverflowError) as exc:
         if isinstance(exc, TraceParseError):
             msg = str(exc)
@@ -400,6 +407,17 @@ def _expand(
         yield key, path, f"{key}: {got.error}"
 
 
+def _known(key: str, path: Path, live_bytes: dict[str, int], live_status: dict[str, str]) -> bool:
+    """A file the store holds under ``key`` with its size, not quarantined (``new_only``: not hashed again)."""
+    size = live_bytes.get(key)
+    if size is None or live_status.get(key) == SourceStatus.QUARANTINED:
+        return False
+    try:
+        return path.stat().st_size == size
+    except OSError:
+        return False  # hashing it says why
+
+
 def _unread(
     txn: Transaction, key: str, sha: str, size: int, fmt: str | None, status: str, error: str
 ) -> FileResult:
@@ -422,6 +440,7 @@ def ingest_paths(
     commit_every_files: int = COMMIT_EVERY_FILES,
     commit_every_s: float = COMMIT_EVERY_S,
     compact_over: int | None = COMPACT_OVER_FILES,
+    new_only: bool = False,
 ) -> IngestSummary:
     """Ingest files, directories, globs and archives into a store.
 
@@ -458,6 +477,12 @@ def ingest_paths(
         :data:`~phaseline.store.SMALL_FILE_ROWS` rows than this, the store is
         compacted (:meth:`~phaseline.store.Store.compact`); ``None``
         never compacts.
+    new_only
+        Resume an ever-growing directory: a file the store already holds
+        under its key (its resolved path) with the same size is reported
+        ``unchanged`` without being hashed or read (history files do not
+        change once written; a file that grew is hashed and read again).
+        Archives are always unpacked (their members are the store's keys).
 
     Returns
     -------
@@ -472,6 +497,11 @@ def ingest_paths(
         zip(sources.column("path").to_pylist(), sources.column("status").to_pylist(), strict=True)
     )
     live_error = dict(zip(sources.column("path").to_pylist(), sources.column("error").to_pylist(), strict=True))
+    live_bytes = (
+        dict(zip(sources.column("path").to_pylist(), sources.column("bytes").to_pylist(), strict=True))
+        if new_only
+        else {}
+    )
     copies = _Copies()
     for p, sha in live.items():
         if live_status.get(p) in (SourceStatus.LANDED, SourceStatus.PARTIAL):
@@ -524,6 +554,9 @@ def ingest_paths(
             waiting: list[tuple[Path, str, Path, str, int]] = []
             for path, key in zip(files, keys, strict=True):
                 not_planned.discard(key)
+                if live_bytes and _known(key, path, live_bytes, live_status):
+                    yield path, FileResult(key, live[key], None, "unchanged", None, 0, {})
+                    continue
                 for member_key, member, unreadable in _expand(path, key, stack, unpacking):
                     try:
                         sha, size = sha256_file(member)

@@ -36,12 +36,13 @@ from __future__ import annotations
 import itertools
 import json
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 
-from ingest.base import ReadContext, Row, iter_lines, read_head, skip_record
+from ingest.base import NotATraceError, ReadContext, Row, iter_lines, read_head, skip_record
 from ingest.engine_run import attribute_threads, overlapping
 from ingest.formats import Format
 from ingest.jfr import read_jfr
@@ -407,6 +408,7 @@ def read_task_log(path: Path, ctx: ReadContext) -> Iterator[Row]:
     (commit, done, counters).
     """
     records = read_records(path, ctx)
+    _check_is_a_task_log(records, path)
     shuffle = path.with_name(SHUFFLE_LOG)
     if path.name == "syslog" and shuffle.is_file() and sniff_task_log(read_head(shuffle), shuffle):
         records.extend(read_records(shuffle, ctx))
@@ -414,6 +416,21 @@ def read_task_log(path: Path, ctx: ReadContext) -> Iterator[Row]:
     container = path.parent.name if path.parent.name.startswith("container_") else None
     yield from rows_of_records(records, path, ctx, itertools.count(), container_id=container,
                                recording=engine_recording(path, ctx))
+
+
+def _check_is_a_task_log(records: list[LogRecord], path: Path) -> None:
+    """Refuse a log4j log with MapReduce loggers of which no line is a task's (a TaskTracker's
+    ``clienttrace`` of shuffle transfers, a JobTracker's log): :class:`NotATraceError`, naming its loggers."""
+    for rec in records:
+        try:
+            if classify(rec).kind is not TaskLogEventKind.OTHER:
+                return
+        except ValueError:  # a number that does not fit: a task's line all the same (the reader skips it)
+            return
+    loggers = Counter(rec.logger for rec in records).most_common(3)
+    named = ", ".join(f"{name} ({n:,} lines)" for name, n in loggers) or "no log4j lines"
+    raise NotATraceError(path, f"a log of {len(records):,} lines, none of them a MapReduce task's; "
+                               f"its loggers: {named}")  # fmt: skip
 
 
 def engine_recording(path: Path, ctx: ReadContext) -> Path | None:

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import click
 
-from ingest.pipeline import FileResult, IngestSummary, ingest_paths, iter_files
+from ingest.history_dirs import TimeWindow, history_files
+from ingest.pipeline import FileResult, IngestSummary, ingest_paths
 from phaseline.cli.output import (
     emit,
     format_option,
@@ -47,6 +48,18 @@ EXIT_QUARANTINED = 3
     show_default=True,
     help="Seconds one file may take before it is quarantined.",
 )
+@click.option(
+    "--since",
+    metavar="WHEN",
+    help="Only files of jobs that finished at or after WHEN (YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS], UTC): "
+    "a history server's done/YYYY/MM/DD dirs outside the window are not entered.",
+)
+@click.option("--until", metavar="WHEN", help="Only files of jobs that finished before WHEN (a date alone: through that day).")
+@click.option(
+    "--new-only",
+    is_flag=True,
+    help="Resume a growing directory: files the store holds with the same path and size are not hashed or read.",
+)
 @handle_errors
 def ingest(
     paths: tuple[str, ...],
@@ -55,16 +68,22 @@ def ingest(
     workers: int,
     commit_every: int,
     file_timeout: float,
+    since: str | None,
+    until: str | None,
+    new_only: bool,
 ) -> None:
     """Ingest trace files, directories or globs into the store.
 
-    Formats are detected from content: .jhist, 0.20/1.x history, job conf XML,
+    Formats are detected from content: .jhist, 0.18-1.x history, job conf XML,
     Rumen JSON, History Server REST JSON, task-attempt and YARN logs, engine
-    run directories, stack samples.  Exit status: 0 when every file landed
+    run directories, stack samples; compressed with gzip, bzip2, zstd, lz4 or
+    snappy as Hadoop and Spark write them.  A file that is no trace is skipped
+    ("not a trace: ...").  Exit status: 0 when every file landed
     (or was unchanged/skipped), 3 when any file was quarantined.
     """
     store = open_store(store_dir, create=True)
-    files = list(iter_files(paths))  # walked once: counted for the progress bar, then ingested
+    # walked once (by date, within --since/--until): counted for the progress bar, then ingested
+    files = list(history_files(paths, TimeWindow.parse(since, until)))
 
     def line(path: Path, r: FileResult) -> str:
         rows = ", ".join(f"{t}={n}" for t, n in sorted(r.rows.items()))
@@ -98,6 +117,7 @@ def ingest(
             workers=workers,
             commit_every_files=commit_every,
             file_timeout_s=file_timeout,
+            new_only=new_only,
         )
     _print_summary(summary, store.root)
     landed = {r.path for r in summary.results if r.status in (SourceStatus.LANDED, SourceStatus.PARTIAL)}

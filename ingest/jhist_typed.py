@@ -1,0 +1,206 @@
+"""Typed decoding of the common ``.jhist`` event lines with msgspec: the fast path of :mod:`ingest.jhist`.
+
+Most of a history's bytes are four event types (TASK_STARTED, *_ATTEMPT_STARTED,
+*_ATTEMPT_FINISHED, TASK_FINISHED), and most of their bytes are counters.
+:func:`decode_typed` decodes such a line with a ``msgspec.json.Decoder`` of
+that event type whose ``TypedDict`` s name only the fields
+:class:`~ingest.jhist_state.HistoryState` reads: the others (display names,
+progress splits, ACLs...) are skipped unparsed, and the kept ones are checked
+for type as they are decoded.
+
+The typed path decides nothing.  Its payload is the dict orjson would give,
+less the fields nobody reads and with counters as :class:`JhCounters` structs
+(no dict per counter; ``_counter_columns`` takes either), and it goes through the same steps
+(the writer's-schema unwrap, then the handlers of :mod:`ingest.jhist_state`,
+which keep Hadoop's rules, once).  So that the rows are the same, a line is
+decoded here only if it has exactly the shape the orjson path reads without
+repair; every other line is read the orjson way (``_JhistReader._decode_line``):
+
+* ``{"type":"<TYPE>", "event": {"org.apache.hadoop.mapreduce.jobhistory.<Record>": {...}}}``
+  with ``type`` first, spelt without escapes, and nothing else in ``event``;
+* integers within 64 bits, strings (or ``{"string": "..."}`` where Hadoop
+  writes a union), counters as a bare JhCounters record of plainly typed counters.
+
+A field of another type (a float for a long, a wrapped long, a counters
+record wrapped in a union, a counter without a value...) fails validation
+and the line goes the orjson path, which reads, repairs or refuses it as it
+always did; so does a line with invalid UTF-8, or JSON msgspec refuses.
+One difference is left on purpose: a number that overflows a double in a
+field phaseline does not read (``1e400``) is skipped unparsed here, where
+orjson refuses the whole line; the event is kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from operator import attrgetter
+from typing import Annotated, Any, Final, TypedDict
+
+import msgspec
+
+from ingest.mrcommon import INT64_MAX, INT64_MIN
+
+_JH = "org.apache.hadoop.mapreduce.jobhistory."
+Long = Annotated[int, msgspec.Meta(ge=INT64_MIN, le=INT64_MAX)]
+Str = str | None
+#: A string field Hadoop 2.7+ writes in a union (``{"string": "x"}``); the reader unwraps it after,
+#: by the writer's schema, as it does a line orjson decoded.
+WrappedStr = str | None | dict[str, str]
+
+
+class Counter(msgspec.Struct, gc=False):
+    name: str
+    value: Long
+
+
+class CounterGroup(msgspec.Struct, gc=False):
+    name: str
+    counts: list[Counter]
+
+
+_name_of = attrgetter("name")
+_value_of = attrgetter("value")
+
+
+class JhCounters(msgspec.Struct, gc=False):
+    """A bare JhCounters record as structs, checked as decoded (its name and display names not kept)."""
+
+    groups: list[CounterGroup]
+
+    def columns(self) -> tuple[list[str], list[int], list[str], list[int]]:
+        """Group names, counters per group, counter names, values: ``jhist_state._counter_columns``'s
+        result for the same record read from a dict, without its type checks (msgspec made them)."""
+        groups: list[str] = []
+        sizes: list[int] = []
+        counts: list[Counter] = []
+        for g in self.groups:
+            got = g.counts
+            groups.append(g.name)
+            sizes.append(len(got))
+            counts += got
+        return groups, sizes, list(map(_name_of, counts)), list(map(_value_of, counts))
+
+
+class TaskStarted(TypedDict, total=False):
+    taskid: Str
+    taskType: Str
+    startTime: Long | None
+    splitLocations: Str
+
+
+class TaskFinished(TypedDict, total=False):
+    taskid: Str
+    taskType: Str
+    finishTime: Long | None
+    successfulAttemptId: WrappedStr
+    counters: JhCounters | None
+
+
+class AttemptStarted(TypedDict, total=False):
+    taskid: Str
+    taskType: Str
+    attemptId: Str
+    startTime: Long | None
+    trackerName: Str
+    httpPort: Long | None
+    containerId: Str
+    locality: WrappedStr
+
+
+class AttemptFinished(TypedDict, total=False):
+    """MapAttemptFinished, ReduceAttemptFinished and TaskAttemptFinished."""
+
+    taskid: Str
+    taskType: Str
+    attemptId: Str
+    taskStatus: Str
+    finishTime: Long | None
+    hostname: Str
+    rackname: Str
+    counters: JhCounters | None
+    mapFinishTime: Long | None
+    shuffleFinishTime: Long | None
+    sortFinishTime: Long | None
+
+
+class JobFinished(TypedDict, total=False):
+    finishTime: Long | None
+    finishedMaps: Long | None
+    finishedReduces: Long | None
+    failedMaps: Long | None
+    failedReduces: Long | None
+    killedMaps: Long | None
+    killedReduces: Long | None
+    totalCounters: JhCounters | None
+    mapCounters: JhCounters | None
+    reduceCounters: JhCounters | None
+
+
+#: Event type -> (Avro record, the payload's fields that HistoryState reads) on the typed path.
+TYPED_EVENTS: Final[dict[str, tuple[str, type]]] = {
+    "TASK_STARTED": ("TaskStarted", TaskStarted),
+    "TASK_FINISHED": ("TaskFinished", TaskFinished),
+    **{f"{phase}_ATTEMPT_STARTED": ("TaskAttemptStarted", AttemptStarted)
+       for phase in ("MAP", "REDUCE", "SETUP", "CLEANUP")},
+    "MAP_ATTEMPT_FINISHED": ("MapAttemptFinished", AttemptFinished),
+    "REDUCE_ATTEMPT_FINISHED": ("ReduceAttemptFinished", AttemptFinished),
+    "SETUP_ATTEMPT_FINISHED": ("TaskAttemptFinished", AttemptFinished),
+    "CLEANUP_ATTEMPT_FINISHED": ("TaskAttemptFinished", AttemptFinished),
+    "JOB_FINISHED": ("JobFinished", JobFinished),
+}  # fmt: skip
+
+
+def _envelope(etype: str, record: str, payload: type) -> type[msgspec.Struct]:
+    """``{"type": ..., "event": {"<namespace>.<record>": <payload>}}`` (``event`` holds that one key)."""
+    body = msgspec.defstruct(
+        f"{record}Body", [("record", payload, msgspec.field(name=_JH + record))], forbid_unknown_fields=True,
+        gc=False,
+    )  # fmt: skip
+    return msgspec.defstruct(f"{etype.title().replace('_', '')}Event", [("type", str), ("event", body)], gc=False)
+
+
+#: What a typed decode gives: the event's type, its record's full name, its payload, and the line as text.
+Decoded = tuple[str, str, dict[str, Any], str]
+_DecodeErrors = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
+
+
+def _decoder(etype: str, record: str, payload: type) -> Callable[[bytes], Decoded | None]:
+    decode: Callable[[bytes], Any] = msgspec.json.Decoder(_envelope(etype, record, payload)).decode
+    full = _JH + record
+
+    def read(text: bytes) -> Decoded | None:
+        try:
+            ev = decode(text)
+            payload_json = text.decode()
+        except _DecodeErrors:
+            return None
+        if ev.type != etype:  # (a second "type" key)
+            return None
+        return etype, full, ev.event.record, payload_json
+
+    return read
+
+
+#: ``type`` bytes (as they follow ``{"type":"``) -> the decoder of that event type's lines.
+DECODERS: Final[dict[bytes, Callable[[bytes], Decoded | None]]] = {
+    etype.encode(): _decoder(etype, record, payload) for etype, (record, payload) in TYPED_EVENTS.items()
+}
+_PREFIX = b'{"type":"'
+
+
+def decode_typed(text: bytes) -> Decoded | None:
+    """``(type, record, payload, line text)`` of an event line of the typed shape; None: decode it with orjson.
+
+    >>> decode_typed(b'{"type":"TASK_UPDATED","event":{}}') is None  # not a typed event type
+    True
+    >>> decode_typed(b'{"type":"TASK_STARTED","event":{"org.apache.hadoop.mapreduce.jobhistory.TaskStarted":'
+    ...              b'{"taskid":"task_1_0001_m_000000","startTime":5,"splitLocations":"h","x":[1.5]}}}')[2]
+    {'taskid': 'task_1_0001_m_000000', 'startTime': 5, 'splitLocations': 'h'}
+    >>> decode_typed(b'{"type":"TASK_STARTED","event":{"org.apache.hadoop.mapreduce.jobhistory.TaskStarted":'
+    ...              b'{"taskid":"task_1_0001_m_000000","startTime":5.0}}}') is None  # a float: the orjson path
+    True
+    """
+    if text[:9] != _PREFIX:
+        return None
+    read = DECODERS.get(text[9 : text.find(b'"', 9)])
+    return None if read is None else read(text)
