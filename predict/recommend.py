@@ -23,6 +23,7 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -35,10 +36,12 @@ from profiles.doctor import Diagnosis, Heuristic, Severity
 from profiles.extract import extract_profile
 from profiles.profile import JobProfile
 
-__all__ = ["KNOBS", "MAX_COMBINATIONS", "ModelError", "Recommendation", "backtest_error", "recommend", "recommend_job"]
+__all__ = ["KNOBS", "MAX_COMBINATIONS", "ModelError", "Recommendation", "backtest_error", "finding_rows", "recommend", "recommend_job"]
 
 #: The most combinations one search prices (the product of the flagged knobs' values).
 MAX_COMBINATIONS = 4096
+#: Predictions closer than this (seconds) are the same: of two, the one with fewer and smaller edits is kept.
+SAME_S = 1e-3
 #: Where the backtest's summary lives (written by ``phaseline backtest --suite``).
 BACKTEST_JSON = Path(__file__).resolve().parents[1] / "benchmarks" / "BACKTEST.json"
 
@@ -152,6 +155,19 @@ class Recommendation:
         """The edits as ``phaseline whatif`` options (``--set k=v ...``); the same ``k=v`` go to ``-D``."""
         return " ".join(f"--set {e.key}={e.value}" for e in self.edits)
 
+    @property
+    def summary(self) -> str:
+        """One line: the settings, the predicted time and saving, the model's backtested error, the --set line."""
+        error = (
+            f"backtested error {100 * self.error.median:.1f} % (worst {100 * self.error.worst:.1f} %)"
+            if self.error is not None else "no backtest of the model"
+        )  # fmt: skip
+        return (
+            f"{', '.join(e.label for e in self.edits)}: predicted {self.predicted_s:.2f} s against "
+            f"{self.baseline_s:.2f} s, saving {self.saving_s:.2f} s ({100 * self.saving_share:.0f} %) by {self.model}, "
+            f"{error}; phaseline whatif {self.set_line}"
+        )
+
     def to_dict(self) -> dict[str, object]:
         return {
             "job_id": self.job_id,
@@ -183,7 +199,8 @@ def recommend(
 
     Every combination of the knobs' candidate values (each knob also left as it is) is priced;
     a combination the model cannot price (a :class:`~phaseline.errors.PhaselineError`) is passed
-    over.  Equal predictions keep the one with fewer edits.
+    over.  Of equal predictions (within :data:`SAME_S`) only the first is kept: the one with fewer
+    edits, then the smaller values (each knob's candidates rise).
     """
     flagged = [f.heuristic for f in diagnosis.findings if f.severity >= min_severity and f.heuristic in KNOBS]
     knobs: dict[str, list[Heuristic]] = {}
@@ -217,6 +234,8 @@ def recommend(
     for seconds, combo in priced:
         if seconds >= baseline_s or len(out) >= top:
             break
+        if out and abs(seconds - out[-1].predicted_s) < SAME_S:  # the same time by more change: not another choice
+            continue
         answered = tuple(dict.fromkeys(h for e in combo for h in knobs[e.key]))
         out.append(Recommendation(diagnosis.job_id, answered, combo, model, baseline_s, seconds, error))
     return out
@@ -228,6 +247,19 @@ def _combinations(keys: Sequence[str], candidates: dict[str, list[str]]) -> Iter
     for values in itertools.product(*choices):
         yield tuple(Edit(k, v) for k, v in zip(keys, values, strict=True) if v is not None)
 
+
+
+def finding_rows(diagnosis: Diagnosis, found: Sequence[Recommendation]) -> list[dict[str, Any]]:
+    """The diagnosis' findings as output rows, the recommendation of each that a search answered
+    replaced by the searched settings (best first, ``; or`` between them)."""
+    rows = []
+    for finding in diagnosis.findings:
+        row = finding.to_dict()
+        answers = [r.summary for r in found if finding.heuristic in r.heuristics]
+        if answers:
+            row["recommendation"] = "; or ".join(answers)
+        rows.append(row)
+    return rows
 
 
 def recommend_job(

@@ -43,6 +43,8 @@ def _cluster_options(func: Any) -> Any:
               help="The model --recommend searches with (`phaseline predict --list-models`).")
 @click.option("--top", type=click.IntRange(min=1), default=3, show_default=True,
               help="Recommendations per job.")
+@click.option("--min-severity", type=click.Choice(["Low", "Moderate", "Severe", "Critical"]), default="Moderate",
+              show_default=True, help="The findings --recommend answers: this severity or worse.")
 @_cluster_options
 @format_option
 @handle_errors
@@ -54,6 +56,7 @@ def doctor(
     platform: Path | None,
     model_name: str,
     top: int,
+    min_severity: str,
     fmt: str,
     **cluster_kw: Any,
 ) -> None:
@@ -75,40 +78,60 @@ def doctor(
     config = DoctorConfig.load(config_path) if config_path is not None else DoctorConfig.default()
     con = open_store(store_dir).connect()
     diagnoses = diagnose_jobs(con, job_ids, config)
-    rows = [f.to_dict() for d in diagnoses for f in d.findings]
-    if fmt == "table":  # (csv and json keep every digit)
-        rows = [r | {"value": None if r["value"] is None else float(f"{r['value']:.4g}")} for r in rows]
-    emit(rows, fmt, columns=list(COLUMNS), title="phaseline doctor")
     for d in diagnoses:
         for s in d.skipped:
             click.echo(f"skipped {s.heuristic} for {s.job_id}: {s.reason}", err=True)
+    found: dict[str, list[Any]] = {}
     if recommend:
         assert platform is not None
-        _recommend(con, diagnoses, platform, model_name, top, fmt, cluster_kw)
+        found = _search(con, diagnoses, platform, model_name, top, min_severity, cluster_kw)
+    from predict.recommend import finding_rows
+
+    rows = [row for d in diagnoses for row in finding_rows(d, found.get(d.job_id, []))]
+    if fmt == "table":  # (csv and json keep every digit)
+        rows = [r | {"value": None if r["value"] is None else float(f"{r['value']:.4g}")} for r in rows]
+    emit(rows, fmt, columns=list(COLUMNS), title="phaseline doctor")
+    if fmt == "table" and any(found.values()):
+        _recommendation_table([r for d in diagnoses for r in found.get(d.job_id, [])], model_name)
 
 
-def _recommend(con: Any, diagnoses: list[Any], platform: Path, model: str, top: int, fmt: str,
-               cluster_kw: dict[str, Any]) -> None:
+def _search(con: Any, diagnoses: list[Any], platform: Path, model: str, top: int, min_severity: str,
+            cluster_kw: dict[str, Any]) -> dict[str, list[Any]]:
+    """Each job's recommendations (a job without any is named on stderr, with why)."""
     from phaseline.cli.predict import cluster_from
     from platform_model.model import PlatformModel
     from predict.recommend import recommend_job
+    from profiles.doctor import Severity
 
     fitted = PlatformModel.load(platform)
-    rows: list[dict[str, Any]] = []
+    found: dict[str, list[Any]] = {}
     for d in diagnoses:
         try:
-            found = recommend_job(con, d, fitted, cluster_from(cluster_kw), model=model, top=top)
+            found[d.job_id] = recommend_job(
+                con, d, fitted, cluster_from(cluster_kw), model=model, top=top,
+                min_severity=Severity[min_severity.upper()],
+            )  # fmt: skip
         except PhaselineError as exc:
-            click.echo(f"warning: no recommendation for {d.job_id}: {exc}", err=True)
+            click.echo(f"no recommendation for {d.job_id}: {exc}", err=True)
             continue
-        rows.extend(r.to_dict() for r in found)
-    if fmt == "table":
-        for r in rows:
-            r["saving"] = f"{r['saving_s']:.2f} s ({100 * r['saving_share']:.0f} %)"
-            err = r["model_median_error"]
-            r["model_error"] = "" if err is None else f"{100 * err:.1f} % (worst {100 * r['model_worst_error']:.1f} %)"
-            r["heuristics"] = ", ".join(r["heuristics"])
-        emit(rows, fmt, columns=["job_id", "heuristics", "predicted_s", "baseline_s", "saving", "model_error", "set"],
-             title=f"recommendations ({model}; predicted, with the model's backtested error)")
-    else:
-        emit(rows, fmt, title="recommendations")
+        if not found[d.job_id]:
+            click.echo(f"no recommendation for {d.job_id}: no {min_severity}-or-worse finding with a setting "
+                       f"to change, or no setting the {model} model predicts faster", err=True)
+    return found
+
+
+def _recommendation_table(found: list[Any], model: str) -> None:
+    rows = []
+    for r in found:
+        row = r.to_dict()
+        err = row["model_median_error"]
+        rows.append({
+            "job_id": row["job_id"],
+            "answers": ", ".join(row["heuristics"]),
+            "predicted_s": round(r.predicted_s, 2),
+            "baseline_s": round(r.baseline_s, 2),
+            "saving": f"{r.saving_s:.2f} s ({100 * r.saving_share:.0f} %)",
+            "model_error": "" if err is None else f"{100 * err:.1f} % (worst {100 * row['model_worst_error']:.1f} %)",
+            "set": r.set_line,
+        })  # fmt: skip
+    emit(rows, "table", title=f"recommendations ({model}: predicted, beside the model's backtested error)")

@@ -17,7 +17,7 @@ WITH _t AS (
     SELECT job_id, count(*) AS tasks, avg(physical_memory_bytes) AS memory_bytes,
         max(physical_memory_bytes) AS max_memory_bytes
     FROM _doctor_tasks
-    WHERE task_type = 'REDUCE' AND physical_memory_bytes IS NOT NULL
+    WHERE task_type = 'REDUCE' AND physical_memory_bytes > 0
     GROUP BY job_id
 ),
 _c AS (
@@ -46,6 +46,6 @@ SELECT
            CASE WHEN container_mb IS NULL THEN ' (the default: the job sets none)' ELSE '' END) AS detail,
     printf('lower mapreduce.reduce.memory.mb towards %.0f MB (the peak plus a quarter) to run more reducers per node',
            1.25 * max_memory_bytes / 1048576) AS recommendation,
-    CASE WHEN tasks IS NULL THEN 'no reducer with a PHYSICAL_MEMORY_BYTES counter' END AS skipped
+    CASE WHEN tasks IS NULL THEN 'no reducer with a PHYSICAL_MEMORY_BYTES counter above 0 (a 0 is not measured)' END AS skipped
 FROM doctor_reducer_memory
 WHERE job_id = $job_id;
