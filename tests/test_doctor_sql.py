@@ -307,11 +307,18 @@ def test_a_slow_task_with_more_data_is_skew_not_a_straggler() -> None:
 def test_reduce_slots_idle_one_reduce_on_four_slots() -> None:
     #   0        50       100
     #   |maps....|
-    #            |==r0===|        1 reduce, 4 slots configured: 3/4 idle (Severe);
-    #                             the reduce stage is half the job (Critical) -> Severe
+    #            |==r0===|        1 reduce, 4 slots configured: 3/4 idle (Critical);
+    #                             the reduce stage is half the job (Critical) -> Critical
     conf = {"mapreduce.local.reduce.tasks.maximum": "4"}
     row = grade(make_con([Task(0, 50_000)], [Task(50_000, 100_000)], conf=conf), Heuristic.REDUCE_SLOTS_IDLE)
-    assert (row["level"], row["value"]) == (3, pytest.approx(0.75))
+    assert (row["level"], row["value"]) == (4, pytest.approx(0.75))
+
+
+def test_reduce_slots_idle_in_a_short_reduce_stage_is_capped() -> None:
+    # one reduce on two slots (1/2 idle: Severe) for a tenth of the job (Low) -> Low
+    conf = {"mapreduce.local.reduce.tasks.maximum": "2"}
+    row = grade(make_con([Task(0, 90_000)], [Task(90_000, 100_000)], conf=conf), Heuristic.REDUCE_SLOTS_IDLE)
+    assert (row["level"], row["value"]) == (1, pytest.approx(0.5))
 
 
 def test_reduce_slots_idle_without_conf_counts_the_peak() -> None:

@@ -9,7 +9,7 @@
 --   slots = 4   |==r0==========|          one reduce on four slots: 3/4 idle
 --               |..............|
 --
--- graded by that share (0.25, 0.5, 0.75, 0.9 by default), capped by the reduce stage's share of
+-- graded by that share (0.15, 0.3, 0.5, 0.75 by default: half the slots idle is Severe), capped by the reduce stage's share of
 -- the job's span (0.1, 0.2, 0.3, 0.5): idle slots in a short stage cost little.
 --
 -- Output columns
