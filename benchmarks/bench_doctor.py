@@ -103,6 +103,7 @@ class Outcome:
             "measured_after_s": list(self.measured_after_s),
             "measured_saving_s": self.measured_saving_s,
             "realized": self.realized,
+            "model_notes": list(self.recommendation.notes),
         }
 
 
@@ -168,6 +169,10 @@ def write_markdown(outcomes: list[Outcome], path: Path, repeats: int, load: tupl
             f"| {', '.join(e.label for e in r.edits)} | {r.baseline_s:.2f} -> {r.predicted_s:.2f} s ({r.saving_s:.2f} s) "
             f"| {before:.2f} -> {after:.2f} s ({o.measured_saving_s:.2f} s) | {o.realized:.0%} |"
         )
+    for o in outcomes:
+        if o.recommendation.notes:
+            lines += ["", f"{o.case}: the model warned of its prediction of the new settings:", ""]
+            lines += [f"- {n}" for n in o.recommendation.notes]
     lines += ["", "Measured runs (s), and their spread ((max - min) / median):", ""]
     for o in outcomes:
         spread = [(max(v) - min(v)) / statistics.median(v) for v in (o.measured_before_s, o.measured_after_s)]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +28,7 @@ from typing import Any
 
 import duckdb
 
-from phaseline.errors import PhaselineError
+from phaseline.errors import PhaselineError, PhaselineWarning
 from predict import core
 from predict.core import Cluster, PhaseDurationModel
 from predict.tasks import resolve_input
@@ -141,6 +142,9 @@ class Recommendation:
     baseline_s: float
     predicted_s: float
     error: ModelError | None
+    #: the model's warnings about this prediction that the baseline's did not have (a platform model
+    #: asked outside its fitted range): the backtested error does not cover an extrapolation
+    notes: tuple[str, ...] = ()
 
     @property
     def saving_s(self) -> float:
@@ -162,10 +166,11 @@ class Recommendation:
             f"backtested error {100 * self.error.median:.1f} % (worst {100 * self.error.worst:.1f} %)"
             if self.error is not None else "no backtest of the model"
         )  # fmt: skip
+        caveat = f"; caution, {len(self.notes)} model warning(s): {self.notes[0]}" if self.notes else ""
         return (
             f"{', '.join(e.label for e in self.edits)}: predicted {self.predicted_s:.2f} s against "
             f"{self.baseline_s:.2f} s, saving {self.saving_s:.2f} s ({100 * self.saving_share:.0f} %) by {self.model}, "
-            f"{error}; phaseline whatif {self.set_line}"
+            f"{error}{caveat}; phaseline whatif {self.set_line}"
         )
 
     def to_dict(self) -> dict[str, object]:
@@ -181,6 +186,7 @@ class Recommendation:
             "model_median_error": None if self.error is None else self.error.median,
             "model_worst_error": None if self.error is None else self.error.worst,
             "set": self.set_line,
+            "notes": list(self.notes),
         }
 
 
@@ -215,29 +221,34 @@ def recommend(
         return []
     predictor = core.get(model)
 
-    def price(scenario: Scenario) -> float:
-        return predictor.predict(profile, platform, scenario.cluster, scenario.dataset, scenario.settings).seconds
+    def price(scenario: Scenario) -> tuple[float, tuple[str, ...]]:
+        """The predicted seconds, and the model's warnings (an extrapolating platform model) about them."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", PhaselineWarning)
+            p = predictor.predict(profile, platform, scenario.cluster, scenario.dataset, scenario.settings)
+        said = (str(w.message) for w in caught if issubclass(w.category, PhaselineWarning))
+        return p.seconds, tuple(dict.fromkeys(said))
 
-    baseline_s = price(base)
+    baseline_s, baseline_notes = price(base)
     error = backtest_error(model)
-    priced: list[tuple[float, tuple[Edit, ...]]] = []
+    priced: list[tuple[float, tuple[Edit, ...], tuple[str, ...]]] = []
     for combo in itertools.islice(_combinations(keys, candidates), MAX_COMBINATIONS):
         if not combo:
             continue
         try:
-            seconds = price(apply_edits(base, combo, profile))
+            seconds, notes = price(apply_edits(base, combo, profile))
         except PhaselineError:
             continue
-        priced.append((seconds, combo))
+        priced.append((seconds, combo, tuple(n for n in notes if n not in baseline_notes)))
     priced.sort(key=lambda p: (round(p[0], 6), len(p[1])))
     out: list[Recommendation] = []
-    for seconds, combo in priced:
+    for seconds, combo, notes in priced:
         if seconds >= baseline_s or len(out) >= top:
             break
         if out and abs(seconds - out[-1].predicted_s) < SAME_S:  # the same time by more change: not another choice
             continue
         answered = tuple(dict.fromkeys(h for e in combo for h in knobs[e.key]))
-        out.append(Recommendation(diagnosis.job_id, answered, combo, model, baseline_s, seconds, error))
+        out.append(Recommendation(diagnosis.job_id, answered, combo, model, baseline_s, seconds, error, notes))
     return out
 
 

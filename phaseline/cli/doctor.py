@@ -133,5 +133,6 @@ def _recommendation_table(found: list[Any], model: str) -> None:
             "saving": f"{r.saving_s:.2f} s ({100 * r.saving_share:.0f} %)",
             "model_error": "" if err is None else f"{100 * err:.1f} % (worst {100 * row['model_worst_error']:.1f} %)",
             "set": r.set_line,
+            "caution": f"{len(r.notes)} model warning(s), e.g. {r.notes[0]}" if r.notes else "",
         })  # fmt: skip
     emit(rows, "table", title=f"recommendations ({model}: predicted, beside the model's backtested error)")
