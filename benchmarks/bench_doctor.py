@@ -5,9 +5,10 @@ For each case: run the misconfigured job ``repeats`` times on LocalJobRunner (``
 the runs (beside the bundled sample traces, whose microbenchmark runs and these fit the platform
 model, ``fit --skip-unfittable``), diagnose the first run (``phaseline doctor``), take the best
 recommendation for the case's heuristic (``--recommend``, Herodotou's what-if), run the job again
-``repeats`` times with the recommended settings as ``-D`` options, and compare the medians of the
-measured completion times (first task start to last task finish, what the model predicts) with the
-predicted saving.  The issue asks the measured saving to be at least 80 % of the predicted one.
+``repeats`` times with the recommended settings as ``-D`` options, and compare the measured
+completion times (first task start to last task finish, what the model predicts; the best of the
+runs, the one least disturbed by other work on a shared machine) with the predicted saving.  The
+issue asks the measured saving to be at least 80 % of the predicted one.
 
     python benchmarks/bench_doctor.py [--out DIR] [--repeats N]   # writes benchmarks/DOCTOR.md and doctor.json
 """
@@ -82,7 +83,8 @@ class Outcome:
 
     @property
     def measured_saving_s(self) -> float:
-        return statistics.median(self.measured_before_s) - statistics.median(self.measured_after_s)
+        """Best before - best after: the runs least disturbed by other processes (as ``timeit`` takes the minimum)."""
+        return min(self.measured_before_s) - min(self.measured_after_s)
 
     @property
     def realized(self) -> float:
@@ -150,8 +152,8 @@ def write_markdown(outcomes: list[Outcome], path: Path, repeats: int, load: tupl
         "",
         "Misconfigured jobs run on LocalJobRunner, diagnosed by `phaseline doctor`, re-run with the best",
         "`--recommend` settings (Herodotou's what-if, platform model fitted from the bundled sample",
-        "traces and these runs) as `-D` options.  Times are the median of "
-        f"{repeats} runs each, first task start to last task finish.",
+        f"traces and these runs) as `-D` options.  Times are the best of {repeats} runs each (the least disturbed by",
+        "other work), first task start to last task finish.",
         "`benchmarks/bench_doctor.py` regenerates this file; `tests/test_doctor_loop.py` (slow) runs the",
         f"same loop and asks the measured saving to be at least {MIN_REALIZED:.0%} of the predicted one.",
         "",
@@ -163,7 +165,7 @@ def write_markdown(outcomes: list[Outcome], path: Path, repeats: int, load: tupl
     ]
     for o in outcomes:
         r = o.recommendation
-        before, after = statistics.median(o.measured_before_s), statistics.median(o.measured_after_s)
+        before, after = min(o.measured_before_s), min(o.measured_after_s)
         lines.append(
             f"| {o.case} | {o.finding.heuristic}: {o.finding.detail} | {o.finding.severity.label} "
             f"| {', '.join(e.label for e in r.edits)} | {r.baseline_s:.2f} -> {r.predicted_s:.2f} s ({r.saving_s:.2f} s) "
@@ -173,11 +175,15 @@ def write_markdown(outcomes: list[Outcome], path: Path, repeats: int, load: tupl
         if o.recommendation.notes:
             lines += ["", f"{o.case}: the model warned of its prediction of the new settings:", ""]
             lines += [f"- {n}" for n in o.recommendation.notes]
-    lines += ["", "Measured runs (s), and their spread ((max - min) / median):", ""]
+    lines += ["", "Measured runs (s), their spread ((max - min) / median), and the saving the medians give:", ""]
     for o in outcomes:
-        spread = [(max(v) - min(v)) / statistics.median(v) for v in (o.measured_before_s, o.measured_after_s)]
-        lines.append(f"- {o.case}: before {', '.join(f'{v:.2f}' for v in o.measured_before_s)} ({spread[0]:.0%}); "
-                     f"after {', '.join(f'{v:.2f}' for v in o.measured_after_s)} ({spread[1]:.0%})")  # fmt: skip
+        b, a = o.measured_before_s, o.measured_after_s
+        spread = [(max(v) - min(v)) / statistics.median(v) for v in (b, a)]
+        median_saving = statistics.median(b) - statistics.median(a)
+        lines.append(f"- {o.case}: before {', '.join(f'{v:.2f}' for v in b)} ({spread[0]:.0%}); "
+                     f"after {', '.join(f'{v:.2f}' for v in a)} ({spread[1]:.0%}); medians "
+                     f"{statistics.median(b):.2f} -> {statistics.median(a):.2f} s ({median_saving:.2f} s, "
+                     f"{median_saving / o.recommendation.saving_s:.0%} of the predicted saving)")  # fmt: skip
     if load[0] > (os.cpu_count() or 1):
         lines += ["", f"The machine was loaded (load average {load[0]:.1f} on {os.cpu_count()} cores): other "
                   "processes' work is in these times, and a saving smaller than the runs' spread is not measured."]

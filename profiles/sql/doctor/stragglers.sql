@@ -20,8 +20,8 @@ SELECT j.job_id, s.attempt_id, s.task_type, s.host, s.ratio, s.dur_ms, s.median_
     t.tasks
 FROM job_summary AS j
 LEFT JOIN stragglers AS s ON s.job_id = j.job_id AND s.phase = 'attempt' AND s.status = 'SUCCEEDED'
-LEFT JOIN data_skew AS d ON d.job_id = s.job_id AND d.attempt_id = s.attempt_id
-LEFT JOIN _typed AS t ON t.job_id = s.job_id AND t.task_type = s.task_type;
+LEFT JOIN data_skew AS d ON d.job_id = j.job_id AND d.attempt_id = s.attempt_id
+LEFT JOIN _typed AS t ON t.job_id = j.job_id AND t.task_type = s.task_type;
 
 SELECT
     job_id,
