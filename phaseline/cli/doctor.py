@@ -69,7 +69,9 @@ def doctor(
     --platform) the settings the findings point at are searched with the what-if
     model at the cluster given (--nodes, slots): the best few, each with its
     predicted time and saving, the model's backtested error, and a --set line to
-    paste into `phaseline whatif`.  Exit status 0 whatever the findings.
+    paste into `phaseline whatif` (or as -D options); they replace the flagged
+    findings' recommendation (csv, json) and follow the findings as a table
+    (table).  Exit status 0 whatever the findings.
     """
     from profiles.doctor import DoctorConfig, diagnose_jobs
 
