@@ -117,6 +117,10 @@ class SpecError(PhaselineError, ValueError):
     """A dataflow specification (HiTune language) is malformed."""
 
 
+class ConfigError(PhaselineError, ValueError):
+    """A configuration file (e.g. ``phaseline doctor --config``) is malformed: names the file and the key."""
+
+
 class PhaselineWarning(UserWarning):
     """Root of phaseline's warnings."""
 

@@ -5,7 +5,9 @@ from those paths, writes an HTML report, the job profile (JSON), a timeline
 (SVG) and a Chrome trace (JSON, for Perfetto UI) into ``out_dir/<job_id>/``,
 and returns one summary row per job: what it was and where its time went.
 A job the data cannot profile (e.g. a failed job without successful tasks)
-still gets its report; the reason its profile is missing is recorded.
+still gets its report; the reason its profile is missing is recorded.  Each report has the
+job's findings (:mod:`profiles.doctor`), and ``out_dir/index.html`` lists every job analysed,
+sortable by duration and by worst severity.
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ from ingest.pipeline import FileResult, IngestSummary, ingest_paths
 from phaseline.errors import PhaselineWarning, ProfileError
 from phaseline.store import Store
 from profiles import queries as q
+from profiles.doctor import Severity, diagnose
 from profiles.extract import extract_profile
+from profiles.index_page import IndexRow, write_index
 from profiles.profile import JobProfile
 from profiles.report import write_report
 from profiles.timeline_plot import gantt_svg, write_timeline
@@ -56,6 +60,9 @@ class JobAnalysis:
     phase_shares: dict[str, float]
     out_dir: Path
     profile_error: str | None
+    #: the worst severity of the job's findings (``phaseline doctor``), and how many are Low or worse
+    worst_severity: Severity = Severity.NONE
+    findings: int = 0
 
     @property
     def top_phases(self) -> str:
@@ -134,7 +141,9 @@ def analyze_job(con: duckdb.DuckDBPyConnection, job_id: str, out_dir: Path) -> J
         profile.save(target / "profile.json")
     gantt = gantt_svg(frames)
     (target / "timeline.svg").write_text(gantt, encoding="utf-8")  # as write_timeline writes it
-    write_report(con, job_id, target / "report.html", frames=frames, profile=profile, gantt=gantt)
+    diagnosis = diagnose(con, job_id)
+    write_report(con, job_id, target / "report.html", frames=frames, profile=profile, gantt=gantt,
+                 diagnosis=diagnosis)  # fmt: skip
     write_timeline(con, job_id, target / "trace.json", frames=frames)
     row = {str(k): None if pd.api.types.is_scalar(v) and pd.isna(v) else v for k, v in frames.summary.items()}
     makespan = row.get("makespan_ms")
@@ -149,7 +158,19 @@ def analyze_job(con: duckdb.DuckDBPyConnection, job_id: str, out_dir: Path) -> J
         phase_shares=_phase_shares(frames.phases),
         out_dir=target,
         profile_error=str(profile) if isinstance(profile, ProfileError) else None,
+        worst_severity=diagnosis.worst,
+        findings=sum(1 for f in diagnosis.findings if f.severity > Severity.NONE),
     )
+
+
+def write_job_index(jobs: Sequence[JobAnalysis], out_dir: Path) -> Path:
+    """``out_dir/index.html`` over ``jobs``: each one's report, duration and worst severity, sortable by both."""
+    rows = [
+        IndexRow(j.job_id, j.name, j.status, j.duration_s, j.worst_severity, j.findings,
+                 (j.out_dir / "report.html").relative_to(out_dir).as_posix())
+        for j in jobs
+    ]  # fmt: skip
+    return write_index(rows, out_dir / "index.html")
 
 
 def analyze(
@@ -171,7 +192,9 @@ def analyze(
     job_ids = [r[0] for r in con.execute(_JOBS_OF_SOURCES, {"paths": keys}).fetchall()]
     out_dir.mkdir(parents=True, exist_ok=True)
     if workers == 1 or len(job_ids) < 2:
-        return Analysis(summary, tuple(analyze_job(con, job_id, out_dir) for job_id in job_ids))
+        jobs = tuple(analyze_job(con, job_id, out_dir) for job_id in job_ids)
+        write_job_index(jobs, out_dir)
+        return Analysis(summary, jobs)
     con.close()
     # spawned, not forked: a forked copy of a process running DuckDB's threads may hang
     context = multiprocessing.get_context("spawn")
@@ -181,7 +204,9 @@ def analyze(
     for _, caught in done:  # the workers' warnings, said here as if the jobs were analysed here
         for category, message in caught:
             warnings.warn(message, category, stacklevel=2)
-    return Analysis(summary, tuple(job for job, _ in done))
+    jobs = tuple(job for job, _ in done)
+    write_job_index(jobs, out_dir)
+    return Analysis(summary, jobs)
 
 
 _worker_con: duckdb.DuckDBPyConnection | None = None

@@ -1,6 +1,7 @@
 """One self-contained, offline HTML report of a job: where its time went and its profile.
 
-The page holds the job summary, the timeline (HiTune Fig. 14 style Gantt), the
+The page holds the job summary, the doctor's findings (severity badges, the figures behind
+them, what to change), the timeline (HiTune Fig. 14 style Gantt), the
 phase breakdown, waves/slow-start/shuffle gap (Fig. 16), per-host skew
 (Fig. 20) and stragglers, the critical path, wasted attempts and the extracted
 profile.  Plots are inline SVG; the stylesheet is inlined; there is no script,
@@ -26,6 +27,7 @@ from matplotlib.figure import Figure
 from phaseline.errors import ProfileError
 from profiles import queries as q
 from profiles.critical_path import critical_path
+from profiles.doctor import Diagnosis, diagnose
 from profiles.extract import extract_profile
 from profiles.profile import JobProfile
 from profiles.timeline_plot import figure_svg, gantt_svg, phase_color
@@ -224,6 +226,38 @@ def _skew_svg(skew: pd.DataFrame) -> str:
     return _svg(fig)
 
 
+def severity_badge(label: str) -> str:
+    """A severity as a coloured badge (``None``, ``Low``, ``Moderate``, ``Severe``, ``Critical``)."""
+    return f'<span class="sev sev-{_esc(label.lower())}">{_esc(label)}</span>'
+
+
+def findings_section(diagnosis: Diagnosis) -> str:
+    """The doctor's findings, worst first, each with its badge, figures and recommendation; then the
+    heuristics the job's data could not support, and why."""
+    findings = sorted(diagnosis.findings, key=lambda f: -f.severity)
+    if findings:
+        rows = "".join(
+            f"<tr><td>{severity_badge(f.severity.label)}</td><td>{_esc(f.heuristic)}</td>"
+            f'<td class="num">{_fmt(f.value)}</td><td>{_esc(f.threshold)}</td><td>{_esc(f.detail)}</td>'
+            f"<td>{_esc(f.recommendation) if f.severity else ''}</td></tr>"
+            for f in findings
+        )
+        table = (
+            "<table><thead><tr><th>severity</th><th>heuristic</th><th>value</th><th>threshold</th>"
+            f"<th>figures</th><th>recommendation</th></tr></thead><tbody>{rows}</tbody></table>"
+        )
+    else:
+        table = '<p class="note">No heuristic could grade this job.</p>'
+    skipped = "".join(f"<li>{_esc(s.heuristic)}: {_esc(s.reason)}</li>" for s in diagnosis.skipped)
+    return (
+        f'<p class="note">Worst: {severity_badge(diagnosis.worst.label)}. Thresholds: '
+        "<code>profiles/doctor.toml</code> (Dr. Elephant's defaults for its heuristics); "
+        "<code>phaseline doctor --recommend</code> prices the settings.</p>"
+        + table
+        + (f"<h3>Not graded</h3><ul>{skipped}</ul>" if skipped else "")
+    )
+
+
 def render_report(
     con: duckdb.DuckDBPyConnection,
     job_id: str,
@@ -231,13 +265,15 @@ def render_report(
     frames: q.JobFrames | None = None,
     profile: JobProfile | ProfileError | None = None,
     gantt: str | None = None,
+    diagnosis: Diagnosis | None = None,
 ) -> str:
     """The report of ``job_id`` as one HTML string (see the module docstring).
 
     ``frames`` (the job's :class:`~profiles.queries.JobFrames`), ``profile``
     (its extracted profile, or the :class:`ProfileError` extracting it raised)
-    and ``gantt`` (its :func:`~profiles.timeline_plot.gantt_svg`) are what the
-    caller already has; each is computed here when not given.
+    ``gantt`` (its :func:`~profiles.timeline_plot.gantt_svg`) and ``diagnosis`` (its
+    :func:`~profiles.doctor.diagnose`) are what the caller already has; each is computed
+    here when not given.
     """
     from phaseline import __version__
 
@@ -355,6 +391,8 @@ def render_report(
     else:
         profile_html = f"<pre>{_esc(profile.to_json())}</pre>"
 
+    findings_html = findings_section(diagnosis if diagnosis is not None else diagnose(con, job_id))
+
     template = Template(
         resources.files("profiles.templates").joinpath("report.html").read_text(encoding="utf-8")
     )
@@ -364,6 +402,7 @@ def render_report(
         subtitle=subtitle,
         css=css,
         summary=summary_html,
+        findings=findings_html,
         timeline_svg=gantt,
         phase_table=phase_table,
         phase_svg=phase_svg,
@@ -384,10 +423,12 @@ def write_report(
     frames: q.JobFrames | None = None,
     profile: JobProfile | ProfileError | None = None,
     gantt: str | None = None,
+    diagnosis: Diagnosis | None = None,
 ) -> Path:
     """Write :func:`render_report` to ``out`` (UTF-8) and return the path."""
     path = Path(out)
     path.write_text(
-        render_report(con, job_id, frames=frames, profile=profile, gantt=gantt), encoding="utf-8"
+        render_report(con, job_id, frames=frames, profile=profile, gantt=gantt, diagnosis=diagnosis),
+        encoding="utf-8",
     )
     return path

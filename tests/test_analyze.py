@@ -227,4 +227,6 @@ def test_a_csv_of_no_jobs_still_has_its_header(tmp_path: Path) -> None:
         main, ["analyze", str(tmp_path / "in"), "--store", str(tmp_path / "s"), "--out", str(tmp_path / "r"),
                "--format", "csv"])  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert result.stdout == "job_id,name,status,duration_s,maps,reduces,top_phases,report,profile_error\n"
+    assert result.stdout == (
+        "job_id,name,status,duration_s,maps,reduces,top_phases,worst_severity,report,profile_error\n"
+    )

@@ -74,6 +74,8 @@ COMMANDS: dict[str, Entry] = {
                      "Predict a profiled job's completion time with every model side by side."),
     "whatif": Entry("phaseline.cli.predict", "whatif_cmd", "Time and dataflow per configuration change."),
     "mva": Entry("phaseline.cli.mva", "mva", "The Vianna et al. queuing model from measured service demands."),
+    "doctor": Entry("phaseline.cli.doctor", "doctor",
+                    "Diagnose jobs: heuristics with severities, and settings that fix them (--recommend)."),
     "backtest": Entry("phaseline.cli.backtest", "backtest_cmd",
                       "Predict measured runs from the smallest run's profile; print the errors."),
 }

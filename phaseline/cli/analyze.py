@@ -39,8 +39,10 @@ EXIT_QUARANTINED = 3
 def analyze(paths: tuple[str, ...], store_dir: Path | None, out_dir: Path, workers: int, fmt: str) -> None:
     """Ingest PATHS and explain every job they hold: where the time went, per phase.
 
-    Writes OUT/<job_id>/report.html (offline HTML), profile.json (the job
-    profile for predictions), timeline.svg and trace.json (open in Perfetto UI),
+    Writes OUT/<job_id>/report.html (offline HTML, with the job's findings as
+    `phaseline doctor` grades them), profile.json (the job profile for
+    predictions), timeline.svg and trace.json (open in Perfetto UI), and
+    OUT/index.html over every job (sortable by duration and worst severity),
     and prints one row per job; a job whose profile cannot be extracted gets no
     profile.json, and a warning saying why.  A file quarantined or read in part
     is named on stderr with why.  Exit status 3 when any file was quarantined.
@@ -57,13 +59,14 @@ def analyze(paths: tuple[str, ...], store_dir: Path | None, out_dir: Path, worke
             "maps": j.maps,
             "reduces": j.reduces,
             "top_phases": j.top_phases,
+            "worst_severity": j.worst_severity.label,
             "phase_shares": {k: round(v, 4) for k, v in j.phase_shares.items()},
             "report": str(j.out_dir / "report.html"),
             "profile_error": j.profile_error,
         }
         for j in result.jobs
     ]
-    shown = ["job_id", "name", "status", "duration_s", "maps", "reduces", "top_phases"]
+    shown = ["job_id", "name", "status", "duration_s", "maps", "reduces", "top_phases", "worst_severity"]
     # named even without rows: a CSV of no jobs still has its header
     columns = shown if fmt == "table" else [*shown, "report", "profile_error"]
     if fmt == "json":  # every phase's share, a number (top_phases is the table's text)
@@ -79,7 +82,8 @@ def analyze(paths: tuple[str, ...], store_dir: Path | None, out_dir: Path, worke
         if r.status in (SourceStatus.QUARANTINED, SourceStatus.PARTIAL):
             click.echo(f"{r.status:<11} {r.path}\n            {r.error}", err=True)
     click.echo(
-        f"{len(ingest.results)} files ({ingest.quarantined} quarantined), {len(rows)} jobs -> {out_dir}",
+        f"{len(ingest.results)} files ({ingest.quarantined} quarantined), {len(rows)} jobs -> {out_dir} "
+        f"({out_dir / 'index.html'})",
         err=True,
     )
     if ingest.count(SourceStatus.QUARANTINED):

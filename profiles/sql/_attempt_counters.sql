@@ -18,6 +18,7 @@
 --   file_output_bytes                   FileOutputFormatCounter BYTES_WRITTEN
 --   hdfs_bytes_read, hdfs_bytes_written, file_bytes_read, file_bytes_written
 --   split_raw_bytes, cpu_ms (CPU_MILLISECONDS), gc_ms (GC_TIME_MILLIS)
+--   physical_memory_bytes               PHYSICAL_MEMORY_BYTES (the task's peak resident memory)
 
 CREATE OR REPLACE TEMP VIEW _attempt_counters AS
 WITH _wanted AS (
@@ -28,7 +29,7 @@ WITH _wanted AS (
         'COMBINE_OUTPUT_RECORDS', 'REDUCE_INPUT_GROUPS', 'REDUCE_INPUT_RECORDS', 'REDUCE_OUTPUT_RECORDS',
         'REDUCE_SHUFFLE_BYTES', 'BYTES_WRITTEN', 'HDFS_BYTES_READ', 'HDFS_BYTES_WRITTEN',
         'FILE_BYTES_READ', 'FILE_BYTES_WRITTEN', 'SPLIT_RAW_BYTES', 'CPU_MILLISECONDS',
-        'GC_TIME_MILLIS'
+        'GC_TIME_MILLIS', 'PHYSICAL_MEMORY_BYTES'
     )
 ),
 _pivot AS (
@@ -59,7 +60,8 @@ _pivot AS (
     max(value) FILTER (WHERE counter_name = 'FILE_BYTES_WRITTEN') AS file_bytes_written,
     max(value) FILTER (WHERE counter_name = 'SPLIT_RAW_BYTES') AS split_raw_bytes,
     max(value) FILTER (WHERE counter_name = 'CPU_MILLISECONDS') AS cpu_ms,
-    max(value) FILTER (WHERE counter_name = 'GC_TIME_MILLIS') AS gc_ms
+    max(value) FILTER (WHERE counter_name = 'GC_TIME_MILLIS') AS gc_ms,
+    max(value) FILTER (WHERE counter_name = 'PHYSICAL_MEMORY_BYTES') AS physical_memory_bytes
     FROM _wanted
     WHERE scope = 'task' OR attempt_id IS NOT NULL
     GROUP BY job_id, scope, key

@@ -1,0 +1,293 @@
+"""Recommendations with a predicted gain: the settings a doctor finding points at, searched with a what-if model.
+
+Each heuristic with a knob (:data:`KNOBS`) names the Hadoop settings that answer it and the
+values worth trying around the job's own; the search prices every combination of the flagged
+findings' knobs with a registered model (Herodotou's phase cost model by default, Herodotou 2011
+eqs. 2-94, through :func:`predict.whatif.apply_edits`) and keeps the best few.
+
+Search method: Starfish's cost-based optimizer searched a job's configuration space with
+Recursive Random Search over the what-if engine (Herodotou and Babu 2011, "Profiling, What-if
+Analysis, and Cost-based Optimization of MapReduce Programs", PVLDB 4(11), section 5; RRS is Ye and
+Kalyanaraman 2003).  RRS samples because the full space of 14 or more parameters is too large to
+enumerate; here the space is only the knobs of the flagged findings, each with a handful of
+values (:data:`MAX_COMBINATIONS` at most), so it is enumerated whole: the same what-if pricing,
+an exhaustive search of the smaller space.  Each recommendation carries the model's backtested
+error (``benchmarks/BACKTEST.json``: the median and worst absolute error over its cases) so the
+saving can be read against it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from phaseline.errors import PhaselineError, PhaselineWarning
+from predict import core
+from predict.core import Cluster, PhaseDurationModel
+from predict.tasks import resolve_input
+from predict.whatif import Edit, Scenario, apply_edits
+from profiles.doctor import Diagnosis, Heuristic, Severity
+from profiles.extract import extract_profile
+from profiles.profile import JobProfile
+
+__all__ = ["KNOBS", "MAX_COMBINATIONS", "ModelError", "Recommendation", "backtest_error", "finding_rows", "recommend", "recommend_job"]
+
+#: The most combinations one search prices (the product of the flagged knobs' values).
+MAX_COMBINATIONS = 4096
+#: Predictions closer than this (seconds) are the same: of two, the one with fewer and smaller edits is kept.
+SAME_S = 1e-3
+#: Where the backtest's summary lives (written by ``phaseline backtest --suite``).
+BACKTEST_JSON = Path(__file__).resolve().parents[1] / "benchmarks" / "BACKTEST.json"
+
+Candidates = Callable[[JobProfile, Scenario], list[str]]
+
+
+def _sort_mb(profile: JobProfile, s: Scenario) -> list[str]:
+    """Sort buffers from the job's up to 16 times it (Hadoop caps io.sort.mb at 2047)."""
+    base = s.settings.io_sort_mb
+    return sorted({f"{min(base * k, 2047):g}" for k in (2, 4, 8, 16)} | {"100"} - {f"{base:g}"}, key=float)
+
+
+def _sort_factor(profile: JobProfile, s: Scenario) -> list[str]:
+    base = s.settings.sort_factor
+    return [str(f) for f in (10, 25, 50, 100) if f > base]
+
+
+def _spill_percent(profile: JobProfile, s: Scenario) -> list[str]:
+    return [f"{p:g}" for p in (0.8, 0.9) if p > s.settings.sort_spill_percent]
+
+
+def _reduces(profile: JobProfile, s: Scenario) -> list[str]:
+    """Multiples of the cluster's reduce slots (a whole number of waves), and half and double the job's."""
+    slots, base = s.cluster.reduce_slots, s.settings.reduces
+    values = {slots * k for k in (1, 2, 3, 4)} | {max(1, base // 2), base * 2}
+    return [str(v) for v in sorted(values) if v != base and v >= 1]
+
+
+def _split_bytes(profile: JobProfile, s: Scenario) -> list[str]:
+    """Split sizes from a quarter to 16 times the job's (splits of at least 1 MiB)."""
+    base = resolve_input(profile, s.dataset, s.settings).avg_split_bytes
+    return [str(int(base * k)) for k in (0.25, 0.5, 2, 4, 8, 16) if base * k >= 2**20]
+
+
+def _slowstart(profile: JobProfile, s: Scenario) -> list[str]:
+    return [f"{v:g}" for v in (0.5, 0.8, 1.0) if v > s.settings.slowstart]
+
+
+def _compress(profile: JobProfile, s: Scenario) -> list[str]:
+    return [] if s.settings.compress_map_output else ["true"]
+
+
+def _reduce_heap(profile: JobProfile, s: Scenario) -> list[str]:
+    base = s.settings.reduce_task_heap_mb
+    return [f"{base * k:g}" for k in (2, 4)]
+
+
+#: heuristic -> the settings (whatif keys, Hadoop's 2.x names) that answer it, with their candidates.
+KNOBS: dict[Heuristic, tuple[tuple[str, Candidates], ...]] = {
+    Heuristic.MAP_SPILLS: (("mapreduce.task.io.sort.mb", _sort_mb),),
+    Heuristic.MAPPER_SPILL: (("mapreduce.task.io.sort.mb", _sort_mb), ("mapreduce.map.sort.spill.percent", _spill_percent)),
+    Heuristic.MERGE_PASSES: (("mapreduce.task.io.sort.factor", _sort_factor), ("mapreduce.task.io.sort.mb", _sort_mb)),
+    Heuristic.REDUCER_TIME: (("mapreduce.job.reduces", _reduces),),
+    Heuristic.REDUCE_SLOTS_IDLE: (("mapreduce.job.reduces", _reduces),),
+    Heuristic.REDUCER_SKEW: (("mapreduce.job.reduces", _reduces),),
+    Heuristic.MAPPER_TIME: (("mapreduce.input.fileinputformat.split.maxsize", _split_bytes),),
+    Heuristic.SHUFFLE_WAIT: (("mapreduce.job.reduce.slowstart.completedmaps", _slowstart),),
+    Heuristic.SHUFFLE_SORT: (
+        ("mapreduce.job.reduce.slowstart.completedmaps", _slowstart),
+        ("mapreduce.map.output.compress", _compress),
+    ),
+    Heuristic.MAP_OUTPUT_COMPRESSION: (("mapreduce.map.output.compress", _compress),),
+    Heuristic.REDUCER_GC: (("mapreduce.reduce.java.opts", lambda p, s: [f"-Xmx{v}m" for v in _reduce_heap(p, s)]),),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ModelError:
+    """A model's backtested absolute error (fractions): the median and the worst over its cases."""
+
+    model: str
+    median: float
+    worst: float
+    cases: int
+
+
+def backtest_error(model: str, path: Path = BACKTEST_JSON) -> ModelError | None:
+    """The model's row of the backtest summary, or ``None`` when there is no backtest (or no row)."""
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))["summary"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    for row in summary:
+        if row.get("model") == model and row.get("median_abs_error") is not None:
+            return ModelError(model, float(row["median_abs_error"]), float(row["worst_abs_error"]), int(row["cases"]))
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Recommendation:
+    """One configuration, the findings it answers, and its predicted time against the job's own."""
+
+    job_id: str
+    heuristics: tuple[Heuristic, ...]
+    edits: tuple[Edit, ...]
+    model: str
+    baseline_s: float
+    predicted_s: float
+    error: ModelError | None
+    #: the model's warnings about this prediction that the baseline's did not have (a platform model
+    #: asked outside its fitted range): the backtested error does not cover an extrapolation
+    notes: tuple[str, ...] = ()
+
+    @property
+    def saving_s(self) -> float:
+        return self.baseline_s - self.predicted_s
+
+    @property
+    def saving_share(self) -> float:
+        return self.saving_s / self.baseline_s if self.baseline_s > 0 else 0.0
+
+    @property
+    def set_line(self) -> str:
+        """The edits as ``phaseline whatif`` options (``--set k=v ...``); the same ``k=v`` go to ``-D``."""
+        return " ".join(f"--set {e.key}={e.value}" for e in self.edits)
+
+    @property
+    def summary(self) -> str:
+        """One line: the settings, the predicted time and saving, the model's backtested error, the --set line."""
+        error = (
+            f"backtested error {100 * self.error.median:.1f} % (worst {100 * self.error.worst:.1f} %)"
+            if self.error is not None else "no backtest of the model"
+        )  # fmt: skip
+        caveat = f"; caution, {len(self.notes)} model warning(s): {self.notes[0]}" if self.notes else ""
+        return (
+            f"{', '.join(e.label for e in self.edits)}: predicted {self.predicted_s:.2f} s against "
+            f"{self.baseline_s:.2f} s, saving {self.saving_s:.2f} s ({100 * self.saving_share:.0f} %) by {self.model}, "
+            f"{error}{caveat}; phaseline whatif {self.set_line}"
+        )
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "job_id": self.job_id,
+            "heuristics": [str(h) for h in self.heuristics],
+            "settings": {e.key: e.value for e in self.edits},
+            "model": self.model,
+            "baseline_s": self.baseline_s,
+            "predicted_s": self.predicted_s,
+            "saving_s": self.saving_s,
+            "saving_share": self.saving_share,
+            "model_median_error": None if self.error is None else self.error.median,
+            "model_worst_error": None if self.error is None else self.error.worst,
+            "set": self.set_line,
+            "notes": list(self.notes),
+        }
+
+
+def recommend(
+    diagnosis: Diagnosis,
+    profile: JobProfile,
+    platform: PhaseDurationModel,
+    base: Scenario,
+    *,
+    model: str = "herodotou",
+    top: int = 3,
+    min_severity: Severity = Severity.MODERATE,
+) -> list[Recommendation]:
+    """The ``top`` configurations that the model predicts fastest, among the knobs of the findings of
+    ``diagnosis`` at ``min_severity`` or worse; only those faster than the job's own settings.
+
+    Every combination of the knobs' candidate values (each knob also left as it is) is priced;
+    a combination the model cannot price (a :class:`~phaseline.errors.PhaselineError`) is passed
+    over.  Of equal predictions (within :data:`SAME_S`) only the first is kept: the one with fewer
+    edits, then the smaller values (each knob's candidates rise).
+    """
+    flagged = [f.heuristic for f in diagnosis.findings if f.severity >= min_severity and f.heuristic in KNOBS]
+    knobs: dict[str, list[Heuristic]] = {}
+    candidates: dict[str, list[str]] = {}
+    for heuristic in flagged:
+        for key, values in KNOBS[heuristic]:
+            knobs.setdefault(key, []).append(heuristic)
+            if key not in candidates:
+                candidates[key] = values(profile, base)
+    keys = [k for k in knobs if candidates[k]]
+    if not keys:
+        return []
+    predictor = core.get(model)
+
+    def price(scenario: Scenario) -> tuple[float, tuple[str, ...]]:
+        """The predicted seconds, and the model's warnings (an extrapolating platform model) about them."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", PhaselineWarning)
+            p = predictor.predict(profile, platform, scenario.cluster, scenario.dataset, scenario.settings)
+        said = (str(w.message) for w in caught if issubclass(w.category, PhaselineWarning))
+        return p.seconds, tuple(dict.fromkeys(said))
+
+    baseline_s, baseline_notes = price(base)
+    error = backtest_error(model)
+    priced: list[tuple[float, tuple[Edit, ...], tuple[str, ...]]] = []
+    for combo in itertools.islice(_combinations(keys, candidates), MAX_COMBINATIONS):
+        if not combo:
+            continue
+        try:
+            seconds, notes = price(apply_edits(base, combo, profile))
+        except PhaselineError:
+            continue
+        priced.append((seconds, combo, tuple(n for n in notes if n not in baseline_notes)))
+    priced.sort(key=lambda p: (round(p[0], 6), len(p[1])))
+    out: list[Recommendation] = []
+    for seconds, combo, notes in priced:
+        if seconds >= baseline_s or len(out) >= top:
+            break
+        if out and abs(seconds - out[-1].predicted_s) < SAME_S:  # the same time by more change: not another choice
+            continue
+        answered = tuple(dict.fromkeys(h for e in combo for h in knobs[e.key]))
+        out.append(Recommendation(diagnosis.job_id, answered, combo, model, baseline_s, seconds, error, notes))
+    return out
+
+
+def _combinations(keys: Sequence[str], candidates: dict[str, list[str]]) -> Iterable[tuple[Edit, ...]]:
+    """Every choice of one value (or none) per key, as the edits it makes."""
+    choices = [[None, *candidates[k]] for k in keys]
+    for values in itertools.product(*choices):
+        yield tuple(Edit(k, v) for k, v in zip(keys, values, strict=True) if v is not None)
+
+
+
+def finding_rows(diagnosis: Diagnosis, found: Sequence[Recommendation]) -> list[dict[str, Any]]:
+    """The diagnosis' findings as output rows, the recommendation of each that a search answered
+    replaced by the searched settings (best first, ``; or`` between them)."""
+    rows = []
+    for finding in diagnosis.findings:
+        row = finding.to_dict()
+        answers = [r.summary for r in found if finding.heuristic in r.heuristics]
+        if answers:
+            row["recommendation"] = "; or ".join(answers)
+        rows.append(row)
+    return rows
+
+
+def recommend_job(
+    con: duckdb.DuckDBPyConnection,
+    diagnosis: Diagnosis,
+    platform: PhaseDurationModel,
+    cluster: Cluster,
+    *,
+    model: str = "herodotou",
+    top: int = 3,
+    min_severity: Severity = Severity.MODERATE,
+) -> list[Recommendation]:
+    """:func:`recommend` for a job of the store: its profile extracted, its own settings as the baseline
+    on ``cluster``.  A job whose profile cannot be extracted raises
+    :class:`~phaseline.errors.ProfileError` saying why."""
+    if not any(f.severity >= min_severity and f.heuristic in KNOBS for f in diagnosis.findings):
+        return []
+    profile = extract_profile(con, diagnosis.job_id)
+    base = Scenario.for_profile(profile, cluster)
+    return recommend(diagnosis, profile, platform, base, model=model, top=top, min_severity=min_severity)

@@ -1,0 +1,1 @@
+"""DuckDB SQL of ``phaseline doctor``: one heuristic per ``.sql`` file (see :mod:`profiles.doctor`)."""

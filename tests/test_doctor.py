@@ -1,0 +1,207 @@
+"""``phaseline doctor`` on real traces: the output contract, skipped heuristics, the config, --recommend."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ingest.pipeline import ingest_paths
+from phaseline.cli import main
+from phaseline.errors import ConfigError, NotFoundError
+from phaseline.store import Store
+from platform_model.model import PlatformModel, fit_platform
+from platform_model.profile import profile_from_connection
+from predict import core
+from predict.recommend import backtest_error, recommend
+from predict.whatif import Scenario, apply_edits, parse_edit
+from profiles.doctor import CONFIG_VERSION, DoctorConfig, Heuristic, Severity, diagnose, diagnose_jobs
+from profiles.extract import extract_profile
+from tests.conftest import REPO
+
+CONTRACT = ["job_id", "heuristic", "severity", "value", "threshold", "detail", "recommendation"]
+MERGES_JOB = "job_local284279178_0001"  # sample_traces/bench-8mb-sel1.8-merges: io.sort.mb=1, sort factor 2
+
+
+@pytest.fixture(scope="module")
+def sample_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("doctor") / "store"
+    ingest_paths([REPO / "sample_traces"], Store(root))
+    return root
+
+
+def _doctor(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["doctor", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+# -- the CLI ------------------------------------------------------------------------------------
+
+
+def test_json_rows_have_exactly_the_contract_keys(sample_store: Path) -> None:
+    code, out, err = _doctor("--store", str(sample_store), "--format", "json")
+    assert code == 0, err
+    rows = json.loads(out)
+    assert rows
+    assert all(list(r) == CONTRACT for r in rows)
+    assert {r["severity"] for r in rows} <= {"None", "Low", "Moderate", "Severe", "Critical"}
+    assert {r["job_id"] for r in rows} == {MERGES_JOB, "job_local1827494099_0001", "job_local1939662896_0001"}
+    # the local runner logs no CPU time: the GC heuristics are skipped, each named on stderr with why
+    assert f"skipped mapper_gc for {MERGES_JOB}: no mapper with GC_TIME_MILLIS and CPU_MILLISECONDS counters" in err
+
+
+def test_the_sample_with_a_tiny_sort_buffer_and_factor_shows_its_spills_and_merges(sample_store: Path) -> None:
+    code, out, _ = _doctor(MERGES_JOB, "--store", str(sample_store), "--format", "csv")
+    assert code == 0
+    rows = {r["heuristic"]: r for r in csv.DictReader(io.StringIO(out))}
+    assert list(next(iter(rows.values()))) == CONTRACT
+    # 3 spills per map (its log says so) with io.sort.mb=1, merged 2 at a time: one extra pass each
+    assert (rows["map_spills"]["severity"], float(rows["map_spills"]["value"])) == ("Low", 3.0)
+    assert (rows["merge_passes"]["severity"], float(rows["merge_passes"]["value"])) == ("Low", 1.0)
+    assert "1 MB sort buffer" in rows["map_spills"]["detail"]
+
+
+def test_failed_jobs_get_the_exception_and_a_reason_per_skipped_heuristic(tmp_path: Path, fixtures_dir: Path) -> None:
+    # a Sleep job that failed (no input, no successful task) and a 2.4.0 job that failed in its maps
+    hs = fixtures_dir / "apache-hadoop" / "mapreduce-client-hs"
+    ingest_paths([*hs.glob("job_1393307629410_0001-*FAILED*.jhist"), hs / "job_2.4.0-FAILED.jhist"],
+                 Store(tmp_path / "s"))  # fmt: skip
+    code, out, err = _doctor("--store", str(tmp_path / "s"), "--format", "json")
+    assert code == 0, err
+    rows = json.loads(out)
+    assert {(r["heuristic"], r["severity"]) for r in rows} == {("exceptions", "Critical")}
+    assert any("java.lang.RuntimeException" in r["detail"] for r in rows)
+    skipped = [line for line in err.splitlines() if line.startswith("skipped ")]
+    assert len(skipped) == 2 * (len(Heuristic) - 1)
+    assert "skipped mapper_speed for job_1393307629410_0001: no map read input" in err
+
+
+def test_unknown_job_is_an_error_naming_it(sample_store: Path) -> None:
+    code, _, err = _doctor("job_9_9999", "--store", str(sample_store))
+    assert code == 1
+    assert "job_9_9999" in err
+
+
+def test_config_override_changes_the_grade(sample_store: Path, tmp_path: Path) -> None:
+    config = tmp_path / "strict.toml"
+    config.write_text("version = 1\n[map_spills]\nspills = [1.5, 2, 2.5, 3]\n")
+    code, out, _ = _doctor(MERGES_JOB, "--store", str(sample_store), "--config", str(config), "--format", "json")
+    assert code == 0
+    spills = next(r for r in json.loads(out) if r["heuristic"] == "map_spills")
+    assert (spills["severity"], spills["threshold"]) == ("Critical", "spills per map >= 1.5 / 2 / 2.5 / 3")
+
+
+def test_recommend_needs_a_platform(sample_store: Path) -> None:
+    code, _, err = _doctor("--store", str(sample_store), "--recommend")
+    assert code == 2
+    assert "--platform" in err
+
+
+# -- the configuration --------------------------------------------------------------------------
+
+
+def test_the_shipped_config_has_every_heuristic_at_the_current_version() -> None:
+    config = DoctorConfig.default()
+    assert config.version == CONFIG_VERSION
+    assert set(config.params) == set(Heuristic)
+    assert config.params[Heuristic.MAPPER_SPILL]["spill_ratio"] == (2.01, 2.2, 2.5, 3.0)  # Dr. Elephant's
+
+
+def test_a_json_config_overrides_one_value(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"stragglers": {"k": 2}}))
+    config = DoctorConfig.load(path)
+    assert config.params[Heuristic.STRAGGLERS]["k"] == 2.0
+    assert config.params[Heuristic.STRAGGLERS]["ratio"] == DoctorConfig.default().params[Heuristic.STRAGGLERS]["ratio"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[mapper_skw]\ndeviation = [1, 2, 3, 4]\n", "[mapper_skw]: no such heuristic"),
+        ("[mapper_skew]\ndeviaton = [1, 2, 3, 4]\n", "[mapper_skew] deviaton: no such threshold"),
+        ("[mapper_skew]\ndeviation = [1, 2, 3]\n", "[mapper_skew] deviation: [1, 2, 3] is neither a number nor"),
+        ("[mapper_skew]\ndeviation = [1, 4, 2, 8]\n", "must rise (or fall) from Low to Critical"),
+        ("version = 2\n", "version = 2; this phaseline reads version 1"),
+        ("[mapper_skew\n", "not a TOML file"),
+    ],
+)
+def test_a_bad_config_names_file_and_key(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=r"bad\.toml") as info:
+        DoctorConfig.load(path)
+    assert message in str(info.value)
+
+
+def test_a_bad_config_on_the_cli_is_a_clean_error(sample_store: Path, tmp_path: Path) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text("[nope]\n")
+    code, _, err = _doctor("--store", str(sample_store), "--config", str(path))
+    assert code == 1
+    assert "[nope]: no such heuristic" in err
+    assert "Traceback" not in err
+
+
+def test_diagnose_jobs_refuses_an_unknown_job(sample_store: Path) -> None:
+    with pytest.raises(NotFoundError, match="job_x"):
+        diagnose_jobs(Store(sample_store).connect(), ["job_x"])
+
+
+# -- recommendations ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def platform(sample_store: Path) -> PlatformModel:
+    con = Store(sample_store).connect()
+    return fit_platform(profile_from_connection(con, source="sample", job_name="phaseline-bench"), skip_unfittable=True)
+
+
+def test_recommendations_are_what_whatif_predicts_for_their_set_line(sample_store: Path, platform: PlatformModel) -> None:
+    con = Store(sample_store).connect()
+    diagnosis = diagnose(con, MERGES_JOB)
+    profile = extract_profile(con, MERGES_JOB)
+    base = Scenario.for_profile(profile, core.Cluster(1, 2, 1))
+    found = recommend(diagnosis, profile, platform, base, min_severity=Severity.LOW)
+    assert found, "the spills and merge passes (Low) have knobs: io.sort.mb, io.sort.factor"
+    assert len({round(r.predicted_s, 3) for r in found}) == len(found)  # distinct choices, best first
+    assert [r.predicted_s for r in found] == sorted(r.predicted_s for r in found)
+    best = found[0]
+    assert best.saving_s > 0
+    assert best.predicted_s < best.baseline_s
+    assert set(best.heuristics) <= {Heuristic.MAP_SPILLS, Heuristic.MERGE_PASSES}
+    # the --set line, pasted into whatif, is priced the same
+    edits = [parse_edit(part.strip()) for part in best.set_line.split("--set") if part.strip()]
+    again = apply_edits(base, edits, profile)
+    seconds = core.get("herodotou").predict(profile, platform, again.cluster, again.dataset, again.settings).seconds
+    assert seconds == pytest.approx(best.predicted_s)
+    assert best.error == backtest_error("herodotou")
+    assert best.error is not None
+    assert 0 < best.error.median < 1
+
+
+def test_no_recommendation_without_a_finding_that_bad(sample_store: Path, platform: PlatformModel) -> None:
+    con = Store(sample_store).connect()
+    profile = extract_profile(con, MERGES_JOB)
+    base = Scenario.for_profile(profile, core.Cluster(1, 2, 1))
+    assert recommend(diagnose(con, MERGES_JOB), profile, platform, base, min_severity=Severity.CRITICAL) == []
+
+
+def test_cli_recommend_prints_a_set_line(sample_store: Path, platform: PlatformModel, tmp_path: Path) -> None:
+    path = tmp_path / "platform.json"
+    platform.save(path)
+    code, out, err = _doctor(MERGES_JOB, "--store", str(sample_store), "--recommend", "--platform", str(path),
+                             "--min-severity", "Low", "--reduce-slots-per-node", "1", "--format", "json")  # fmt: skip
+    assert code == 0, err
+    rows = {r["heuristic"]: r for r in json.loads(out)}  # one array, the contract's keys
+    assert all(list(r) == CONTRACT for r in rows.values())
+    # the flagged findings' recommendation is the search's answer, best first
+    best = rows["map_spills"]["recommendation"].split("; or ")[0]
+    assert best.startswith("mapreduce.task.io.sort")
+    assert "phaseline whatif --set mapreduce.task.io.sort" in best
+    assert "backtested error 3.0 %" in best
+    assert rows["mapper_skew"]["recommendation"].startswith("even out the input")  # not searched: as it was
