@@ -6,7 +6,7 @@ import org.apache.hadoop.conf.Configured;
 import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.Mapper;
-import org.apache.hadoop.mapreduce.Reducer;
+import org.apache.hadoop.mapreduce.lib.reduce.LongSumReducer;
 import org.apache.hadoop.util.Tool;
 import org.apache.hadoop.util.ToolRunner;
 
@@ -49,31 +49,10 @@ public final class CpuHeavyMap extends Configured implements Tool {
     }
   }
 
-  /** Sums the scores of a bucket (also the combiner). */
-  public static final class Sum extends Reducer<Text, LongWritable, Text, LongWritable> {
-    private final LongWritable total = new LongWritable();
-
-    @Override
-    protected void reduce(Text key, Iterable<LongWritable> values, Context ctx)
-        throws IOException, InterruptedException {
-      long sum = 0;
-      for (LongWritable v : values) {
-        sum += v.get();
-      }
-      total.set(sum);
-      ctx.write(key, total);
-    }
-  }
-
   @Override
   public int run(String[] args) throws Exception {
-    return Apps.run(getConf(), "phaseline app cpumap", CpuHeavyMap.class, args, job -> {
-      job.setMapperClass(Score.class);
-      job.setCombinerClass(Sum.class);
-      job.setReducerClass(Sum.class);
-      job.setOutputKeyClass(Text.class);
-      job.setOutputValueClass(LongWritable.class);
-    });
+    return Apps.run(getConf(), "phaseline app cpumap", CpuHeavyMap.class, args,
+        Score.class, LongSumReducer.class, LongSumReducer.class, Text.class, LongWritable.class);
   }
 
   public static void main(String[] args) throws Exception {

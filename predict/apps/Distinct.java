@@ -41,13 +41,8 @@ public final class Distinct extends Configured implements Tool {
 
   @Override
   public int run(String[] args) throws Exception {
-    return Apps.run(getConf(), "phaseline app distinct", Distinct.class, args, job -> {
-      job.setMapperClass(Prefix.class);
-      job.setCombinerClass(Once.class);
-      job.setReducerClass(Once.class);
-      job.setOutputKeyClass(Text.class);
-      job.setOutputValueClass(NullWritable.class);
-    });
+    return Apps.run(getConf(), "phaseline app distinct", Distinct.class, args,
+        Prefix.class, Once.class, Once.class, Text.class, NullWritable.class);
   }
 
   public static void main(String[] args) throws Exception {

@@ -59,12 +59,8 @@ public final class GroupBy extends Configured implements Tool {
 
   @Override
   public int run(String[] args) throws Exception {
-    return Apps.run(getConf(), "phaseline app groupby", GroupBy.class, args, job -> {
-      job.setMapperClass(ByGroup.class);
-      job.setReducerClass(Aggregate.class);
-      job.setOutputKeyClass(Text.class);
-      job.setOutputValueClass(Text.class);
-    });
+    return Apps.run(getConf(), "phaseline app groupby", GroupBy.class, args,
+        ByGroup.class, null, Aggregate.class, Text.class, Text.class);
   }
 
   public static void main(String[] args) throws Exception {

@@ -65,12 +65,8 @@ public final class InvertedIndex extends Configured implements Tool {
 
   @Override
   public int run(String[] args) throws Exception {
-    return Apps.run(getConf(), "phaseline app invertedindex", InvertedIndex.class, args, job -> {
-      job.setMapperClass(Postings.class);
-      job.setReducerClass(Join.class);
-      job.setOutputKeyClass(Text.class);
-      job.setOutputValueClass(Text.class);
-    });
+    return Apps.run(getConf(), "phaseline app invertedindex", InvertedIndex.class, args,
+        Postings.class, null, Join.class, Text.class, Text.class);
   }
 
   public static void main(String[] args) throws Exception {

@@ -6,8 +6,8 @@ import org.apache.hadoop.conf.Configured;
 import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.Mapper;
-import org.apache.hadoop.mapreduce.Reducer;
 import org.apache.hadoop.mapreduce.lib.input.FileInputFormat;
+import org.apache.hadoop.mapreduce.lib.reduce.LongSumReducer;
 import org.apache.hadoop.util.Tool;
 import org.apache.hadoop.util.ToolRunner;
 
@@ -43,33 +43,12 @@ public final class ManySmallSplits extends Configured implements Tool {
     }
   }
 
-  /** Sums a class's counts (also the combiner). */
-  public static final class Sum extends Reducer<Text, LongWritable, Text, LongWritable> {
-    private final LongWritable total = new LongWritable();
-
-    @Override
-    protected void reduce(Text key, Iterable<LongWritable> values, Context ctx)
-        throws IOException, InterruptedException {
-      long sum = 0;
-      for (LongWritable v : values) {
-        sum += v.get();
-      }
-      total.set(sum);
-      ctx.write(key, total);
-    }
-  }
-
   @Override
   public int run(String[] args) throws Exception {
     long kb = getConf().getLong("phaseline.split.kb", 256);
     getConf().setLong(FileInputFormat.SPLIT_MAXSIZE, kb * 1024);
-    return Apps.run(getConf(), "phaseline app manysplits", ManySmallSplits.class, args, job -> {
-      job.setMapperClass(Classes.class);
-      job.setCombinerClass(Sum.class);
-      job.setReducerClass(Sum.class);
-      job.setOutputKeyClass(Text.class);
-      job.setOutputValueClass(LongWritable.class);
-    });
+    return Apps.run(getConf(), "phaseline app manysplits", ManySmallSplits.class, args,
+        Classes.class, LongSumReducer.class, LongSumReducer.class, Text.class, LongWritable.class);
   }
 
   public static void main(String[] args) throws Exception {

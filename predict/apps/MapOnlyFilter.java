@@ -34,11 +34,8 @@ public final class MapOnlyFilter extends Configured implements Tool {
 
   @Override
   public int run(String[] args) throws Exception {
-    return Apps.run(getConf(), "phaseline app maponly", MapOnlyFilter.class, args, job -> {
-      job.setMapperClass(Keep.class);
-      job.setOutputKeyClass(Text.class);
-      job.setOutputValueClass(NullWritable.class);
-    });
+    return Apps.run(getConf(), "phaseline app maponly", MapOnlyFilter.class, args,
+        Keep.class, null, null, Text.class, NullWritable.class);
   }
 
   public static void main(String[] args) throws Exception {

@@ -10,12 +10,10 @@ import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.io.Text;
-import org.apache.hadoop.mapreduce.Job;
 import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.Reducer;
 import org.apache.hadoop.mapreduce.lib.input.MultipleInputs;
 import org.apache.hadoop.mapreduce.lib.input.TextInputFormat;
-import org.apache.hadoop.mapreduce.lib.output.FileOutputFormat;
 import org.apache.hadoop.util.Tool;
 import org.apache.hadoop.util.ToolRunner;
 
@@ -30,37 +28,45 @@ import org.apache.hadoop.util.ToolRunner;
  */
 public final class ReduceSideJoin extends Configured implements Tool {
 
-  /** Dimension side: (key prefix, "D" + the record number). */
-  public static final class Dimension extends Mapper<Object, Text, Text, Text> {
+  /** (key prefix, tag + characters from..to of the record) for records of at least {@code min} characters. */
+  private abstract static class Tagged extends Mapper<Object, Text, Text, Text> {
     private final Text k = new Text();
     private final Text v = new Text();
+    private final int min;
+    private final String tag;
+    private final int from;
+    private final int to;
+
+    Tagged(int min, String tag, int from, int to) {
+      this.min = min;
+      this.tag = tag;
+      this.from = from;
+      this.to = to;
+    }
 
     @Override
     protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
       String line = value.toString();
-      if (line.length() < 43) {
+      if (line.length() < min) {
         return;
       }
       k.set(line.substring(0, 2));
-      v.set("D" + line.substring(11, 43));
+      v.set(tag + line.substring(from, to < 0 ? line.length() : to));
       ctx.write(k, v);
     }
   }
 
-  /** Fact side: (key prefix, "F" + the rest of the record). */
-  public static final class Fact extends Mapper<Object, Text, Text, Text> {
-    private final Text k = new Text();
-    private final Text v = new Text();
+  /** Dimension side: (key prefix, "D" + the record number). */
+  public static final class Dimension extends Tagged {
+    public Dimension() {
+      super(43, "D", 11, 43);
+    }
+  }
 
-    @Override
-    protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
-      String line = value.toString();
-      if (line.length() < 10) {
-        return;
-      }
-      k.set(line.substring(0, 2));
-      v.set("F" + line.substring(2));
-      ctx.write(k, v);
+  /** Fact side: (key prefix, "F" + the rest of the record). */
+  public static final class Fact extends Tagged {
+    public Fact() {
+      super(10, "F", 2, -1);
     }
   }
 
@@ -95,30 +101,23 @@ public final class ReduceSideJoin extends Configured implements Tool {
 
   @Override
   public int run(String[] args) throws Exception {
-    if (args.length != 3) {
-      System.err.println("usage: ReduceSideJoin INPUT OUTPUT REDUCES");
-      return 2;
-    }
-    Job job = Job.getInstance(getConf(), "phaseline app join");
-    job.setJarByClass(ReduceSideJoin.class);
-    Path input = new Path(args[0]);
-    FileSystem fs = input.getFileSystem(job.getConfiguration());
-    FileStatus[] files = fs.listStatus(input);
-    Arrays.sort(files);
-    int i = 0;
-    for (FileStatus f : files) {
-      if (!f.isFile() || f.getPath().getName().startsWith("_") || f.getPath().getName().startsWith(".")) {
-        continue;
+    return Apps.runJob(getConf(), "phaseline app join", ReduceSideJoin.class, args, job -> {
+      Path input = new Path(args[0]);
+      FileSystem fs = input.getFileSystem(job.getConfiguration());
+      FileStatus[] files = fs.listStatus(input);
+      Arrays.sort(files);
+      int i = 0;
+      for (FileStatus f : files) {
+        if (!f.isFile() || f.getPath().getName().startsWith("_") || f.getPath().getName().startsWith(".")) {
+          continue;
+        }
+        Class<? extends Mapper> side = i++ % 2 == 0 ? Dimension.class : Fact.class;
+        MultipleInputs.addInputPath(job, f.getPath(), TextInputFormat.class, side);
       }
-      Class<? extends Mapper> side = i++ % 2 == 0 ? Dimension.class : Fact.class;
-      MultipleInputs.addInputPath(job, f.getPath(), TextInputFormat.class, side);
-    }
-    job.setReducerClass(Join.class);
-    job.setOutputKeyClass(Text.class);
-    job.setOutputValueClass(Text.class);
-    job.setNumReduceTasks(Integer.parseInt(args[2]));
-    FileOutputFormat.setOutputPath(job, new Path(args[1]));
-    return job.waitForCompletion(true) ? 0 : 1;
+      job.setReducerClass(Join.class);
+      job.setOutputKeyClass(Text.class);
+      job.setOutputValueClass(Text.class);
+    });
   }
 
   public static void main(String[] args) throws Exception {

@@ -46,12 +46,8 @@ public final class Sort extends Configured implements Tool {
 
   @Override
   public int run(String[] args) throws Exception {
-    return Apps.run(getConf(), "phaseline app sort", Sort.class, args, job -> {
-      job.setMapperClass(Split.class);
-      job.setReducerClass(Emit.class);
-      job.setOutputKeyClass(Text.class);
-      job.setOutputValueClass(Text.class);
-    });
+    return Apps.run(getConf(), "phaseline app sort", Sort.class, args,
+        Split.class, null, Emit.class, Text.class, Text.class);
   }
 
   public static void main(String[] args) throws Exception {

@@ -72,12 +72,8 @@ public final class TopN extends Configured implements Tool {
 
   @Override
   public int run(String[] args) throws Exception {
-    return Apps.run(getConf(), "phaseline app topn", TopN.class, args, job -> {
-      job.setMapperClass(Largest.class);
-      job.setReducerClass(Merge.class);
-      job.setOutputKeyClass(NullWritable.class);
-      job.setOutputValueClass(Text.class);
-    });
+    return Apps.run(getConf(), "phaseline app topn", TopN.class, args,
+        Largest.class, null, Merge.class, NullWritable.class, Text.class);
   }
 
   public static void main(String[] args) throws Exception {

@@ -7,7 +7,7 @@ import org.apache.hadoop.conf.Configured;
 import org.apache.hadoop.io.IntWritable;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.Mapper;
-import org.apache.hadoop.mapreduce.Reducer;
+import org.apache.hadoop.mapreduce.lib.reduce.IntSumReducer;
 import org.apache.hadoop.util.Tool;
 import org.apache.hadoop.util.ToolRunner;
 
@@ -34,31 +34,10 @@ public final class WordCount extends Configured implements Tool {
     }
   }
 
-  /** Sums the counts of a token (also the combiner). */
-  public static final class Sum extends Reducer<Text, IntWritable, Text, IntWritable> {
-    private final IntWritable total = new IntWritable();
-
-    @Override
-    protected void reduce(Text key, Iterable<IntWritable> values, Context ctx)
-        throws IOException, InterruptedException {
-      int sum = 0;
-      for (IntWritable v : values) {
-        sum += v.get();
-      }
-      total.set(sum);
-      ctx.write(key, total);
-    }
-  }
-
   @Override
   public int run(String[] args) throws Exception {
-    return Apps.run(getConf(), "phaseline app wordcount", WordCount.class, args, job -> {
-      job.setMapperClass(Tokens.class);
-      job.setCombinerClass(Sum.class);
-      job.setReducerClass(Sum.class);
-      job.setOutputKeyClass(Text.class);
-      job.setOutputValueClass(IntWritable.class);
-    });
+    return Apps.run(getConf(), "phaseline app wordcount", WordCount.class, args,
+        Tokens.class, IntSumReducer.class, IntSumReducer.class, Text.class, IntWritable.class);
   }
 
   public static void main(String[] args) throws Exception {
