@@ -9,6 +9,8 @@
 --   cpu_ms, gc_ms                   CPU_MILLISECONDS, GC_TIME_MILLIS
 --   spilled_records, map_output_records, map_output_bytes
 --   physical_memory_bytes           PHYSICAL_MEMORY_BYTES (as _attempt_counters credits it)
+--
+-- _role(task_type): 'mapper' or 'reducer', as the per-task-type heuristics name the tasks.
 
 CREATE OR REPLACE TEMP VIEW _doctor_tasks AS
 SELECT
@@ -16,3 +18,6 @@ SELECT
     c.cpu_ms, c.gc_ms, c.spilled_records, c.map_output_records, c.map_output_bytes, c.physical_memory_bytes
 FROM data_skew AS d
 LEFT JOIN _attempt_counters AS c ON c.job_id = d.job_id AND c.attempt_id = d.attempt_id;
+
+CREATE OR REPLACE TEMP MACRO _role(task_type) AS
+    CASE task_type WHEN 'MAP' THEN 'mapper' WHEN 'REDUCE' THEN 'reducer' END;

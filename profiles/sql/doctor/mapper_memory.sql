@@ -1,5 +1,5 @@
 -- mapper_memory: mapper containers much larger than the memory the mappers used (Dr. Elephant's Mapper Memory).
--- requires: _severity, _doctor_tasks, job_summary, job_conf
+-- requires: _task_memory
 --
 -- Dr. Elephant (GenericMemoryHeuristic.java, HeuristicConf.xml) grades the mean peak physical
 -- memory over the container size (0.6, 0.5, 0.4, 0.3: the less used, the worse), capped by the
@@ -12,40 +12,4 @@
 --   threshold, detail, recommendation, skipped
 -- Parameters: $job_id, $memory_ratio, $container_memory (multiples of $container_default_mb)
 
-CREATE OR REPLACE TEMP VIEW doctor_mapper_memory AS
-WITH _t AS (
-    SELECT job_id, count(*) AS tasks, avg(physical_memory_bytes) AS memory_bytes,
-        max(physical_memory_bytes) AS max_memory_bytes
-    FROM _doctor_tasks
-    WHERE task_type = 'MAP' AND physical_memory_bytes > 0
-    GROUP BY job_id
-),
-_c AS (
-    SELECT job_id, max(TRY_CAST(value AS DOUBLE)) AS container_mb
-    FROM job_conf
-    WHERE key IN ('mapreduce.map.memory.mb', 'mapred.job.map.memory.mb')
-    GROUP BY job_id
-)
-SELECT j.job_id, t.tasks, t.memory_bytes, t.max_memory_bytes,
-    CASE WHEN c.container_mb > 0 THEN c.container_mb END AS container_mb
-FROM job_summary AS j
-LEFT JOIN _t AS t ON t.job_id = j.job_id
-LEFT JOIN _c AS c ON c.job_id = j.job_id;
-
-SELECT
-    job_id,
-    coalesce(container_mb, $container_default_mb) AS used_container_mb,
-    memory_bytes / (used_container_mb * 1048576) AS value,
-    CASE WHEN value IS NOT NULL THEN
-        least(_sev_desc(value, $memory_ratio),
-              _sev_asc(used_container_mb / $container_default_mb, $container_memory)) END AS level,
-    _sev_name(level) AS severity,
-    'used / container <= ' || _limits($memory_ratio) AS threshold,
-    printf('%d mappers: mean peak %.0f MB (max %.0f MB) of a %.0f MB container%s', tasks, memory_bytes / 1048576,
-           max_memory_bytes / 1048576, used_container_mb,
-           CASE WHEN container_mb IS NULL THEN ' (the default: the job sets none)' ELSE '' END) AS detail,
-    printf('lower mapreduce.map.memory.mb towards %.0f MB (the peak plus a quarter) to run more mappers per node',
-           1.25 * max_memory_bytes / 1048576) AS recommendation,
-    CASE WHEN tasks IS NULL THEN 'no mapper with a PHYSICAL_MEMORY_BYTES counter above 0 (a 0 is not measured)' END AS skipped
-FROM doctor_mapper_memory
-WHERE job_id = $job_id;
+SELECT * FROM _task_memory('MAP', $job_id, $memory_ratio, $container_memory, $container_default_mb);

@@ -1,5 +1,5 @@
 -- reducer_time: reducers too short for their number, or too long (Dr. Elephant's Reducer Time).
--- requires: _severity, _doctor_tasks, job_summary
+-- requires: _task_time
 --
 -- Dr. Elephant (ReducerTimeHeuristic.java, HeuristicConf.xml): short tasks are graded by their mean
 -- runtime (10, 4, 2, 1 minutes: the shorter, the worse) capped by their number (50, 101, 500, 1000:
@@ -11,32 +11,4 @@
 --   skipped; too_short (whether the short-task grade is the finding's)
 -- Parameters: $job_id, $short_runtime_min, $long_runtime_min, $num_tasks
 
-CREATE OR REPLACE TEMP VIEW doctor_reducer_time AS
-WITH _t AS (
-    SELECT job_id, count(*) AS tasks, avg(dur_ms) AS mean_ms, min(dur_ms) AS min_ms, max(dur_ms) AS max_ms
-    FROM _doctor_tasks
-    WHERE task_type = 'REDUCE' AND dur_ms IS NOT NULL
-    GROUP BY job_id
-)
-SELECT j.job_id, t.tasks, t.mean_ms, t.min_ms, t.max_ms
-FROM job_summary AS j
-LEFT JOIN _t AS t ON t.job_id = j.job_id;
-
-SELECT
-    job_id,
-    least(_sev_desc(mean_ms / 60000, $short_runtime_min), _sev_asc(tasks, $num_tasks)) AS short_level,
-    _sev_asc(mean_ms / 60000, $long_runtime_min) AS long_level,
-    greatest(short_level, long_level) AS level,
-    _sev_name(level) AS severity,
-    mean_ms / 1000 AS value,
-    short_level > long_level AS too_short,
-    CASE WHEN too_short THEN 'mean <= ' || _limits($short_runtime_min) || ' min with >= ' || _limits($num_tasks) || ' tasks'
-         ELSE 'mean >= ' || _limits($long_runtime_min) || ' min' END AS threshold,
-    printf('%d reducers: mean %.1f s (min %.1f s, max %.1f s)', tasks, mean_ms / 1000, min_ms / 1000,
-           max_ms / 1000) AS detail,
-    CASE WHEN level = 0 THEN 'none needed'
-         WHEN too_short THEN 'fewer reduces (mapreduce.job.reduces): each one starts a JVM and writes a file'
-         ELSE 'more reduces (mapreduce.job.reduces), so each takes a smaller share of the shuffle' END AS recommendation,
-    CASE WHEN tasks IS NULL THEN 'no successful reducer with a start and a finish time' END AS skipped
-FROM doctor_reducer_time
-WHERE job_id = $job_id;
+SELECT * FROM _task_time('REDUCE', $job_id, $short_runtime_min, $long_runtime_min, $num_tasks);
