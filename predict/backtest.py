@@ -55,6 +55,7 @@ import numpy as np
 from phaseline.errors import DataQualityWarning, PhaselineError, PhaselineWarning, PredictionError
 from predict import core
 from predict.core import MS_PER_S, Cluster, Dataset, JobSettings, PhaseDurationModel
+from profiles import queries
 from profiles.extract import extract_profile
 from profiles.profile import SELECTIVITY_SPREAD, local_runner_job, selectivity_spread
 
@@ -182,7 +183,11 @@ def load_runs(con: duckdb.DuckDBPyConnection, *, skipped: list[str] | None = Non
 
     The input size is the job's FileInputFormat ``BYTES_READ`` (Hadoop 2/3's
     ``FileInputFormatCounter``, 1.x's ``FileInputFormat$Counter``), else
-    0.20's ``MAP_INPUT_BYTES``.  Jobs without one (or with 0 bytes), and jobs
+    0.20's ``MAP_INPUT_BYTES``; but for a LocalJobRunner run with more than one
+    map slot, the sum of its maps' inputs as ``data_skew.sql`` reads them (a map
+    run beside another in the one JVM counts the other's reads too, since the
+    counter is a delta of the JVM's file-system statistics: 77 MiB counted for a
+    64 MiB input on two slots).  Jobs without one (or with 0 bytes), and jobs
     without a positive task span, are left out; how many of each is appended
     to ``skipped``.
     """
@@ -199,6 +204,12 @@ def load_runs(con: duckdb.DuckDBPyConnection, *, skipped: list[str] | None = Non
         if span is None or span <= 0:
             no_span.append(str(job_id))
             continue
+        local = local_runner_job(str(job_id))
+        if local and (m_slots or 1) > 1:
+            counted = float(input_bytes)
+            input_bytes = _local_map_input(con, str(job_id)) or counted
+            if selectivity is not None:
+                selectivity = float(selectivity) * counted / input_bytes
         out.append(
             Run(
                 job_id,
@@ -209,7 +220,7 @@ def load_runs(con: duckdb.DuckDBPyConnection, *, skipped: list[str] | None = Non
                 float(span),
                 int(m_slots or 1),
                 int(r_slots or 1),
-                local_runner_job(str(job_id)),
+                local,
                 None if selectivity is None else float(selectivity),
             )
         )
@@ -224,6 +235,14 @@ def load_runs(con: duckdb.DuckDBPyConnection, *, skipped: list[str] | None = Non
             f"its start and finish), e.g. {no_span[0]}: not backtested"
         )
     return out
+
+
+def _local_map_input(con: duckdb.DuckDBPyConnection, job_id: str) -> float | None:
+    """The job's maps' inputs summed as ``data_skew.sql`` reads each (split lengths where maps overlapped)."""
+    maps = queries.data_skew(con, job_id)
+    sizes = maps.loc[maps["task_type"] == "MAP", "input_bytes"].dropna()
+    total = float(sizes.sum())
+    return total if total > 0 else None
 
 
 def _warn_if_mixed(name: str, runs: Sequence[Run]) -> None:

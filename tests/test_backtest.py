@@ -426,3 +426,17 @@ def test_rows_know_their_extent_and_summaries_split_by_set_extent_and_shape() ->
     assert by_group["extent=extrapolation"].worst_abs_error == pytest.approx(0.10)
     assert by_group["shape=skewed key: one reduce gets most data"].cases == 2
     assert all(s.floor_median_abs_error is not None for _, s in groups)
+
+
+def test_a_local_run_on_two_slots_is_sized_by_its_splits_not_its_shared_read_counter(tmp_path: Path) -> None:
+    # maps beside each other in LocalJobRunner's one JVM count each other's reads (the counter is a
+    # delta of the JVM's file-system statistics): the job's BYTES_READ overstates its input
+    run_dir = Path(__file__).parent / "data" / "engine-runs" / "maponly-8mb-r0-p2-0"
+    params = json.loads((run_dir / "run.json").read_text())
+    store = Store(tmp_path / "store")
+    ingest_paths([run_dir], store)
+    (run,) = load_runs(store.connect())
+    assert run.map_slots == 2
+    counted = params["counters"]["org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter"]["BYTES_READ"]
+    assert counted > params["params"]["input_bytes"]
+    assert run.input_bytes == params["params"]["input_bytes"]
