@@ -183,11 +183,11 @@ def load_runs(con: duckdb.DuckDBPyConnection, *, skipped: list[str] | None = Non
 
     The input size is the job's FileInputFormat ``BYTES_READ`` (Hadoop 2/3's
     ``FileInputFormatCounter``, 1.x's ``FileInputFormat$Counter``), else
-    0.20's ``MAP_INPUT_BYTES``; but for a LocalJobRunner run with more than one
-    map slot, the sum of its maps' inputs as ``data_skew.sql`` reads them (a map
-    run beside another in the one JVM counts the other's reads too, since the
-    counter is a delta of the JVM's file-system statistics: 77 MiB counted for a
-    64 MiB input on two slots).  Jobs without one (or with 0 bytes), and jobs
+    0.20's ``MAP_INPUT_BYTES``; but for a LocalJobRunner run, the sum of its
+    maps' split lengths as ``data_skew.sql`` reads them (a map run beside
+    another in the one JVM counts the other's reads too, since the counter is a
+    delta of the JVM's file-system statistics: 77 MiB counted for a 64 MiB input
+    on two slots), the same measure on one slot as on two.  Jobs without one (or with 0 bytes), and jobs
     without a positive task span, are left out; how many of each is appended
     to ``skipped``.
     """
@@ -205,7 +205,7 @@ def load_runs(con: duckdb.DuckDBPyConnection, *, skipped: list[str] | None = Non
             no_span.append(str(job_id))
             continue
         local = local_runner_job(str(job_id))
-        if local and (m_slots or 1) > 1:
+        if local:
             counted = float(input_bytes)
             input_bytes = _local_map_input(con, str(job_id)) or counted
             if selectivity is not None:

@@ -7,9 +7,11 @@
 --   job_id, task_id, attempt_id, task_type, host
 --   input_bytes      maps: FileInputFormat BYTES_READ / MAP_INPUT_BYTES, else HDFS_BYTES_READ; but the
 --                    split length its log names (``Processing split: <file>:<offset>+<length>``, the
---                    data_bytes of its first phase) for a LocalJobRunner map that overlapped another
---                    attempt: one JVM's tasks share its file-system statistics, of which the byte
---                    counter is a delta (a 1,048,600-byte split read 1,626,044 bytes, by it);
+--                    data_bytes of its first phase) for every LocalJobRunner map that has one: one
+--                    JVM's tasks share its file-system statistics, of which the byte counter is a
+--                    delta, so a map beside another counts the other's reads too (a 1,048,600-byte
+--                    split read 1,626,044 bytes, by it), and a map alone its reader's look past the
+--                    split's end; the split length is the same measure on one slot and on several
 --                    reduces: REDUCE_SHUFFLE_BYTES
 --   input_records    maps: MAP_INPUT_RECORDS; reduces: REDUCE_INPUT_RECORDS
 --   output_bytes     maps: MAP_OUTPUT_BYTES (map-only: bytes written); reduces: bytes written
@@ -32,15 +34,6 @@ _ok AS (
     FROM attempts AS a
     SEMI JOIN _last AS l ON l.job_id = a.job_id AND l.attempt_id = a.attempt_id
 ),
-_local AS (  -- attempts LocalJobRunner ran beside another in its one JVM
-    SELECT a.job_id, a.attempt_id
-    FROM attempts AS a
-    WHERE a.job_id LIKE 'job\_local%' ESCAPE '\' AND EXISTS (
-        SELECT 1 FROM attempts AS b
-        WHERE b.job_id = a.job_id AND b.attempt_id <> a.attempt_id
-          AND b.start_ms < a.finish_ms AND a.start_ms < b.finish_ms
-    )
-),
 _split AS (  -- a map's split length, as its log names it: the data of its first task-thread phase
     SELECT job_id, attempt_id, arg_min(data_bytes, start_ms) AS split_bytes
     FROM attempt_phases
@@ -51,7 +44,7 @@ _sizes AS (
     SELECT
         o.*,
         CASE o.task_type
-            WHEN 'MAP' THEN CASE WHEN l.attempt_id IS NOT NULL AND s.split_bytes IS NOT NULL THEN s.split_bytes
+            WHEN 'MAP' THEN CASE WHEN s.split_bytes IS NOT NULL THEN s.split_bytes
                                  ELSE coalesce(c.file_input_bytes, c.hdfs_bytes_read) END
             ELSE c.reduce_shuffle_bytes END AS input_bytes,
         CASE o.task_type WHEN 'MAP' THEN c.map_input_records ELSE c.reduce_input_records END AS input_records,
@@ -60,7 +53,6 @@ _sizes AS (
         CASE o.task_type WHEN 'MAP' THEN c.map_output_records ELSE c.reduce_output_records END AS output_records
     FROM _ok AS o
     LEFT JOIN _attempt_counters AS c ON c.job_id = o.job_id AND c.attempt_id = o.attempt_id
-    LEFT JOIN _local AS l ON l.job_id = o.job_id AND l.attempt_id = o.attempt_id
     LEFT JOIN _split AS s ON s.job_id = o.job_id AND s.attempt_id = o.attempt_id
 )
 SELECT
