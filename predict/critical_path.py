@@ -54,6 +54,7 @@ from predict.core import (
     PhaseDurationModel,
     Prediction,
     register,
+    warn_if_other_cluster,
     with_one_time,
 )
 from predict.dataflow import ACCOUNTING_BYTES_PER_RECORD
@@ -469,6 +470,7 @@ class CriticalPathModel:
         settings: JobSettings,
     ) -> Prediction:
         """The length of the job's critical path; the path's stages in ``stages`` (seconds)."""
+        warn_if_other_cluster(platform, cluster)
         shape, tasks, notes = job_shape(profile, platform, cluster, dataset, settings)
         path = critical_path(job_graph(shape))
         stages = {f"path.{k}": v / MS_PER_S for k, v in path.stage_ms().items()}

@@ -111,6 +111,24 @@ def engine_record(shape: ClusterShape | None) -> dict[str, Any]:
     return {"name": ENGINE_NAME, **shape.to_json()}
 
 
+def measured_engine_record(
+    framework: str | None, nodes: int | None, nm_memory_mb: int | None, container_mb: int | None
+) -> dict[str, Any] | None:
+    """The :func:`engine_record` of jobs as a store describes them (see ``platform_engine.sql``).
+
+    ``framework`` is ``mapreduce.framework.name`` (``local``: LocalJobRunner); on YARN the shape
+    comes from the NodeManagers that ran attempts, a NodeManager's memory and a task container's
+    (``containers_per_node`` is the first over the second).  ``None`` where the store does not
+    say which engine ran the jobs (a Hadoop 1.x history); a shape's unknown parts are ``None``.
+    """
+    if framework == "local":
+        return engine_record(None)
+    if framework != ENGINE_NAME:
+        return None if framework is None else {"name": framework}
+    per_node = nm_memory_mb // container_mb if nm_memory_mb and container_mb else None
+    return {"name": ENGINE_NAME, "nodes": nodes, "containers_per_node": per_node, "container_mb": container_mb}
+
+
 def _available_mb() -> int | None:
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
