@@ -116,6 +116,9 @@ public final class YarnLauncher {
 
     YarnConfiguration conf = new YarnConfiguration();
     conf.set("yarn.nodemanager.resource.memory-mb", Integer.toString(containers * containerMb));
+    // MiniYARNCluster gives each NodeManager this much memory (default 4096 MiB: 8 containers of
+    // 512 MiB a node), whatever yarn.nodemanager.resource.memory-mb says.
+    conf.set("yarn.minicluster.yarn.nodemanager.resource.memory-mb", Integer.toString(containers * containerMb));
     conf.set("yarn.nodemanager.resource.cpu-vcores", Integer.toString(containers));
     conf.set("yarn.scheduler.minimum-allocation-mb", Integer.toString(containerMb));
     conf.set("yarn.scheduler.maximum-allocation-mb", Integer.toString(containerMb));
