@@ -162,12 +162,17 @@ class YarnCluster:
     """A mini YARN cluster of ``shape``, started on enter (or :meth:`start`), stopped on exit.
 
     Raises :class:`EngineError` with one line naming the cause when it cannot start (no jars,
-    too little memory, a port in use, ...), having ended every process it started.
+    too little memory, a port in use, ...), having ended every process it started.  Every port
+    is a free one the services pick, unless ``rm_port`` pins the ResourceManager's client port
+    (``yarn.resourcemanager.address``), as a cluster that clients reach at a known address does.
     """
 
     def __init__(self, shape: ClusterShape, *, hadoop_conf: Mapping[str, str] | None = None,
-                 start_timeout_s: float = START_TIMEOUT_S) -> None:  # fmt: skip
+                 start_timeout_s: float = START_TIMEOUT_S, rm_port: int | None = None) -> None:  # fmt: skip
+        if rm_port is not None and not 0 < rm_port < 65536:
+            raise EngineError(f"the ResourceManager's port must be 1-65535, got {rm_port}")
         self.shape = shape
+        self.rm_port = rm_port
         self.hadoop_conf = dict(hadoop_conf or {})
         self.start_timeout_s = start_timeout_s
         self.work: Path | None = None
@@ -206,6 +211,7 @@ class YarnCluster:
             "--work", str(self.work), "--etc", str(etc), "--conf", str(conf_file),
             "--nodes", str(self.shape.nodes), "--containers", str(self.shape.containers_per_node),
             "--container-mb", str(self.shape.container_mb),
+            *(["--rm-port", str(self.rm_port)] if self.rm_port is not None else []),
         ]  # fmt: skip
         (self.work / "tmp").mkdir()
         self.start_s = time.monotonic()
@@ -361,4 +367,4 @@ def run_on_yarn(job: EngineJob, out: Path, shape: ClusterShape, *, timeout_s: fl
         return cluster.run(job, out, timeout_s=timeout_s)
 
 
-__all__ = ["ENGINE_NAME", "ClusterShape", "YarnCluster", "engine_record", "run_on_yarn"]
+__all__ = ["ENGINE_NAME", "ClusterShape", "YarnCluster", "engine_record", "measured_engine_record", "run_on_yarn"]
