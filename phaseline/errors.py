@@ -155,6 +155,10 @@ class DataQualityWarning(PhaselineWarning):
     """Input data is usable but suspicious (inflated counters, missing phases, ...)."""
 
 
+class PlatformMismatchWarning(PhaselineWarning):
+    """A prediction for a cluster of another engine or shape than its platform model was measured on."""
+
+
 def first_line(exc: BaseException) -> str:
     """The first line of an error's message, or its type's name when it has none.
 

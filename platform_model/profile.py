@@ -214,6 +214,7 @@ def profile_from_connection(
             load_sql("platform_settings"), {"keys": list(SETTINGS_KEYS), **name}
         ).fetchall()
         cluster_row = con.execute(load_sql("platform_cluster"), name).fetchdf()
+        engine_rows = con.execute(load_sql("platform_engine"), name).fetchall()
     except duckdb.Error as exc:
         raise QueryError(f"platform profile query failed: {exc}") from exc
     dur = raw["dur_ms"]
@@ -245,7 +246,28 @@ def profile_from_connection(
         rec = cluster_row.iloc[0].to_dict()
         cluster = {str(k): (None if pd.isna(v) else (int(v) if isinstance(v, (int, np.integer, float)) else str(v)))
                    for k, v in rec.items()}
+    engine = _measured_engine(engine_rows)
+    if engine is not None:
+        cluster["engine"] = engine
     return PlatformProfile(frame, missing, settings, cluster, source)
+
+
+def _measured_engine(rows: Sequence[tuple[Any, ...]]) -> dict[str, Any] | None:
+    """The engine and cluster shape the profiled jobs ran on (``platform_engine.sql``'s rows).
+
+    One engine and shape: its record (:func:`~platform_model.engine.yarn.engine_record`);
+    several: ``{"name": "mixed", "engines": [...]}`` (the most jobs first); none known: None.
+    """
+    from platform_model.engine.yarn import measured_engine_record
+
+    records = []
+    for framework, nodes, nm_memory_mb, map_memory_mb, _jobs in rows:
+        record = measured_engine_record(framework, nodes, nm_memory_mb, map_memory_mb)
+        if record is not None and record not in records:
+            records.append(record)
+    if not records:
+        return None
+    return records[0] if len(records) == 1 else {"name": "mixed", "engines": records}
 
 
 def profile_from_store(

@@ -49,6 +49,7 @@ from predict.core import (
     PhaseDurationModel,
     Prediction,
     register,
+    warn_if_other_cluster,
     with_one_time,
 )
 from predict.tasks import TaskEstimates, estimate_tasks
@@ -136,6 +137,7 @@ class BoundsModel:
         settings: JobSettings,
     ) -> Prediction:
         """Predict the completion time of ``profile``'s job on ``dataset`` (Verma et al. 2011; Zhang et al. 2013, sec. 5)."""
+        warn_if_other_cluster(platform, cluster)
         tasks = estimate_tasks(profile, platform, dataset, settings)
         stages = job_bounds(tasks, cluster)
         low = sum(s.low for s in stages.values()) / MS_PER_S

@@ -18,12 +18,13 @@ import dataclasses
 import gc
 import importlib
 import math
+import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from phaseline.errors import NotFoundError, PredictionError
+from phaseline.errors import NotFoundError, PlatformMismatchWarning, PredictionError
 from predict.settings import JobSettings
 from profiles.profile import JobProfile
 
@@ -40,6 +41,7 @@ __all__ = [
     "get",
     "models",
     "register",
+    "warn_if_other_cluster",
     "with_one_time",
 ]
 
@@ -71,13 +73,19 @@ class PhaseDurationModel(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Cluster:
-    """The cluster a job runs on; the local engine is one node with its map and reduce parallelism."""
+    """The cluster a job runs on; the local engine is one node with its map and reduce parallelism.
+
+    ``engine`` (``local-hadoop``, ``yarn``, ...; ``None``: not said) is compared with the
+    engine the platform model was measured on (:func:`warn_if_other_cluster`); on YARN a
+    node's map slots are its task containers.
+    """
 
     nodes: int
     map_slots_per_node: int
     reduce_slots_per_node: int
     cpus_per_node: int | None = None
     disks_per_node: int | None = None
+    engine: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("nodes", "map_slots_per_node", "reduce_slots_per_node"):
@@ -189,6 +197,61 @@ def with_one_time(prediction: Prediction, profile: JobProfile) -> Prediction:
             *prediction.assumptions,
             f"one-time map cost {extra_ms:.0f} ms (first-wave maps' extra per slot) added once, not per task",
         ),
+    )
+
+
+def _measured_fits(measured: Mapping[str, Any], cluster: Cluster) -> bool:
+    """Whether ``cluster`` is of the engine and shape of one ``engine`` record of a platform model."""
+    name = measured.get("name")
+    if cluster.engine is not None and cluster.engine != name:
+        return False
+    if name == "local-hadoop":  # LocalJobRunner: one node, its parallelism as slots
+        return cluster.nodes == 1
+    if name == "yarn":
+        shape = (
+            (measured.get("nodes"), cluster.nodes),
+            (measured.get("containers_per_node"), cluster.map_slots_per_node),
+        )
+        return all(want is None or want == got for want, got in shape)
+    return True  # an engine the store gives no shape of
+
+
+def _describe_engine(measured: Mapping[str, Any]) -> str:
+    name = measured.get("name")
+    if name == "mixed":
+        return "several: " + "; ".join(_describe_engine(m) for m in measured.get("engines", []))
+    if name == "local-hadoop":
+        return "LocalJobRunner (local-hadoop, one node)"
+    if name == "yarn":
+        nodes, per, mb = (measured.get(k) for k in ("nodes", "containers_per_node", "container_mb"))
+        return (f"YARN, {nodes if nodes is not None else '?'} node(s) x {per if per is not None else '?'} "
+                f"container(s) of {mb if mb is not None else '?'} MiB")  # fmt: skip
+    return str(name)
+
+
+def warn_if_other_cluster(platform: PhaseDurationModel, cluster: Cluster) -> None:
+    """Warn (:class:`~phaseline.errors.PlatformMismatchWarning`, one line) when ``cluster`` is of another
+    engine or shape than ``platform`` was measured on.
+
+    A platform model records what it was measured on in ``cluster["engine"]`` (``phaseline fit``
+    reads it from the store); a model without that record (an older one, a test double) is not
+    judged.  Its phase costs hold for the engine and container shape they were measured on: a
+    LocalJobRunner JVM's warm tasks, or a YARN cluster's fresh container JVMs sharing its nodes.
+    """
+    measured = (getattr(platform, "cluster", None) or {}).get("engine")
+    if not isinstance(measured, Mapping) or not measured.get("name"):
+        return
+    candidates = measured.get("engines", []) if measured.get("name") == "mixed" else [measured]
+    if any(_measured_fits(m, cluster) for m in candidates):
+        return
+    engine = f"{cluster.engine}, " if cluster.engine else ""
+    target = f"{engine}{cluster.nodes} node(s) x {cluster.map_slots_per_node} map slot(s)"
+    warnings.warn(
+        PlatformMismatchWarning(
+            f"the platform model was measured on {_describe_engine(measured)}, not on the cluster predicted for "
+            f"({target}): its phase costs are carried over as measured"
+        ),
+        stacklevel=3,
     )
 
 

@@ -55,6 +55,7 @@ from predict.core import (
     Prediction,
     collector_paused,
     register,
+    warn_if_other_cluster,
     with_one_time,
 )
 from predict.dataflow import ACCOUNTING_BYTES_PER_RECORD
@@ -470,6 +471,7 @@ class CriticalPathModel:
         settings: JobSettings,
     ) -> Prediction:
         """The length of the job's critical path; the path's stages in ``stages`` (seconds)."""
+        warn_if_other_cluster(platform, cluster)
         shape, tasks, notes = job_shape(profile, platform, cluster, dataset, settings)
         with collector_paused():  # ~10^5 graph objects: see collector_paused
             path = critical_path(job_graph(shape))

@@ -52,6 +52,7 @@ from predict.core import (
     PhaseDurationModel,
     Prediction,
     register,
+    warn_if_other_cluster,
     with_one_time,
 )
 from predict.dataflow import DataStats, MapDataflow, ReduceDataflow, map_dataflow, reduce_dataflow
@@ -468,6 +469,7 @@ class HerodotouModel:
         settings: JobSettings,
     ) -> Prediction:
         """Predict the completion time of ``profile``'s job on ``dataset`` (Herodotou 2011, eqs. 2-94)."""
+        warn_if_other_cluster(platform, cluster)
         cost = job_cost(profile, platform, cluster, dataset, settings)
         phases = {f"map.{k}": v / MS_PER_S for k, v in cost.map_phases_ms.items()}
         phases["map.overhead"] = (cost.costs.map_fixed_ms + cost.map_overhead_ms) / MS_PER_S

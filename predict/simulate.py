@@ -67,6 +67,7 @@ from predict.core import (
     PhaseDurationModel,
     Prediction,
     register,
+    warn_if_other_cluster,
     with_one_time,
 )
 from predict.critical_path import spread_durations
@@ -583,6 +584,7 @@ class SimulationModel:
         settings: JobSettings,
     ) -> Prediction:
         """Mean of the replications' makespans; ``low_s``/``high_s`` their central ``confidence`` interval."""
+        warn_if_other_cluster(platform, cluster)
         tasks = estimate_tasks(profile, platform, dataset, settings)
         events = tasks.n_maps + 2 * tasks.n_reduces  # of one replication without failures
         if events > MAX_REPLICATION_EVENTS:

@@ -211,8 +211,8 @@ def _apply(scenario: Scenario, edit: Edit, profile: JobProfile | None) -> Scenar
     """``scenario`` after ``edit`` (its ``old`` unchecked)."""
     part, field = _target(edit)
     if part == "cluster":
-        count = _whole(edit, _number(edit, getattr(scenario.cluster, field)))
-        return dataclasses.replace(scenario, cluster=dataclasses.replace(scenario.cluster, **{field: count}))
+        count: dict[str, Any] = {field: _whole(edit, _number(edit, getattr(scenario.cluster, field)))}
+        return dataclasses.replace(scenario, cluster=dataclasses.replace(scenario.cluster, **count))
     if part == "dataset":
         current = getattr(scenario.dataset, field)
         if current is None and _relative(edit.value):

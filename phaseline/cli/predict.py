@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
+from phaseline.cli.engine import ENGINES
 from phaseline.cli.output import POSITIVE_NUMBER, POSITIVE_SIZE, emit, format_option, handle_errors
 from phaseline.errors import PhaselineError, ProfileError
 from platform_model.model import PlatformModel
@@ -52,6 +54,11 @@ def _scenario_options(func: F) -> F:
             "--split-bytes", type=POSITIVE_SIZE, help="Split (block) size [default: the job's config or profile]."
         ),
         click.option("--reduces", type=click.IntRange(min=0), help="Reduce tasks [default: the profiled run's]."),
+        click.option(
+            "--engine", "target_engine", type=click.Choice(ENGINES), default=None,
+            help="The engine of the cluster predicted for [default: not said]; a platform model measured on "
+                 "another engine or cluster shape is warned of.",
+        ),
     ]
     func = cluster_options(func)
     for option in reversed(options):
@@ -105,7 +112,7 @@ def _load_platform(path: Path) -> PhaseDurationModel:
 
 
 def _scenario(profile: JobProfile, kw: dict[str, Any]) -> Scenario:
-    cluster = cluster_from(kw)
+    cluster = dataclasses.replace(cluster_from(kw), engine=kw["target_engine"])
     return Scenario.for_profile(
         profile,
         cluster,

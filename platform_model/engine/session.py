@@ -8,7 +8,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
 
-from platform_model.engine.runner import EngineJob, EngineRun, run_engine
+from platform_model.engine import runner
+from platform_model.engine.runner import EngineJob, EngineRun
 from platform_model.engine.yarn import ClusterShape, YarnCluster
 
 #: The engines `--engine` chooses from; the first is the default.
@@ -27,7 +28,7 @@ def engine_session(engine: str = ENGINES[0], shape: ClusterShape | None = None) 
     the local engine's one JVM) and ``jfr`` (recording it) are dropped.
     """
     if engine == "local-hadoop":
-        yield run_engine
+        yield runner.run_engine  # looked up now: a caller (a test) may have replaced it since this import
         return
     if engine != "yarn":
         raise ValueError(f"unknown engine {engine!r}; one of {', '.join(ENGINES)}")

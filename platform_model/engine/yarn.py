@@ -111,6 +111,24 @@ def engine_record(shape: ClusterShape | None) -> dict[str, Any]:
     return {"name": ENGINE_NAME, **shape.to_json()}
 
 
+def measured_engine_record(
+    framework: str | None, nodes: int | None, nm_memory_mb: int | None, container_mb: int | None
+) -> dict[str, Any] | None:
+    """The :func:`engine_record` of jobs as a store describes them (see ``platform_engine.sql``).
+
+    ``framework`` is ``mapreduce.framework.name`` (``local``: LocalJobRunner); on YARN the shape
+    comes from the NodeManagers that ran attempts, a NodeManager's memory and a task container's
+    (``containers_per_node`` is the first over the second).  ``None`` where the store does not
+    say which engine ran the jobs (a Hadoop 1.x history); a shape's unknown parts are ``None``.
+    """
+    if framework == "local":
+        return engine_record(None)
+    if framework != ENGINE_NAME:
+        return None if framework is None else {"name": framework}
+    per_node = nm_memory_mb // container_mb if nm_memory_mb and container_mb else None
+    return {"name": ENGINE_NAME, "nodes": nodes, "containers_per_node": per_node, "container_mb": container_mb}
+
+
 def _available_mb() -> int | None:
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
@@ -144,12 +162,17 @@ class YarnCluster:
     """A mini YARN cluster of ``shape``, started on enter (or :meth:`start`), stopped on exit.
 
     Raises :class:`EngineError` with one line naming the cause when it cannot start (no jars,
-    too little memory, a port in use, ...), having ended every process it started.
+    too little memory, a port in use, ...), having ended every process it started.  Every port
+    is a free one the services pick, unless ``rm_port`` pins the ResourceManager's client port
+    (``yarn.resourcemanager.address``), as a cluster that clients reach at a known address does.
     """
 
     def __init__(self, shape: ClusterShape, *, hadoop_conf: Mapping[str, str] | None = None,
-                 start_timeout_s: float = START_TIMEOUT_S) -> None:  # fmt: skip
+                 start_timeout_s: float = START_TIMEOUT_S, rm_port: int | None = None) -> None:  # fmt: skip
+        if rm_port is not None and not 0 < rm_port < 65536:
+            raise EngineError(f"the ResourceManager's port must be 1-65535, got {rm_port}")
         self.shape = shape
+        self.rm_port = rm_port
         self.hadoop_conf = dict(hadoop_conf or {})
         self.start_timeout_s = start_timeout_s
         self.work: Path | None = None
@@ -188,6 +211,7 @@ class YarnCluster:
             "--work", str(self.work), "--etc", str(etc), "--conf", str(conf_file),
             "--nodes", str(self.shape.nodes), "--containers", str(self.shape.containers_per_node),
             "--container-mb", str(self.shape.container_mb),
+            *(["--rm-port", str(self.rm_port)] if self.rm_port is not None else []),
         ]  # fmt: skip
         (self.work / "tmp").mkdir()
         self.start_s = time.monotonic()
@@ -343,4 +367,4 @@ def run_on_yarn(job: EngineJob, out: Path, shape: ClusterShape, *, timeout_s: fl
         return cluster.run(job, out, timeout_s=timeout_s)
 
 
-__all__ = ["ENGINE_NAME", "ClusterShape", "YarnCluster", "engine_record", "run_on_yarn"]
+__all__ = ["ENGINE_NAME", "ClusterShape", "YarnCluster", "engine_record", "measured_engine_record", "run_on_yarn"]

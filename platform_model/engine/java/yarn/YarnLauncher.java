@@ -43,6 +43,8 @@ import org.apache.hadoop.yarn.api.records.YarnApplicationState;
 import org.apache.hadoop.yarn.client.api.YarnClient;
 import org.apache.hadoop.yarn.client.cli.LogsCLI;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.server.MiniYARNCluster;
+import org.apache.hadoop.yarn.webapp.util.WebAppUtils;
 
 /**
  * Starts Hadoop's {@link MiniMRYarnCluster} (ResourceManager, N NodeManagers with the
@@ -50,7 +52,7 @@ import org.apache.hadoop.yarn.conf.YarnConfiguration;
  * and runs MapReduce drivers on it, one at a time, as a user of a cluster would.
  *
  * <p>Usage: {@code YarnLauncher --work DIR --etc DIR --nodes N --containers C --container-mb M
- * [--conf FILE]}.  The process's standard output is its protocol (everything Hadoop
+ * [--rm-port P] [--conf FILE]}.  The process's standard output is its protocol (everything Hadoop
  * logs goes to log4j's file): once the cluster is up it prints {@code READY <json>}
  * (or {@code FAILED <one line>} and exits 1), then reads commands from standard input:
  * {@code RUN <spec.properties>} runs one driver and answers {@code DONE <result.json>};
@@ -94,6 +96,7 @@ public final class YarnLauncher {
     int nodes = 1;
     int containers = 2;
     int containerMb = 512;
+    int rmPort = 0;
     for (int i = 0; i + 1 < argv.length; i += 2) {
       String v = argv[i + 1];
       switch (argv[i]) {
@@ -103,6 +106,7 @@ public final class YarnLauncher {
         case "--nodes": nodes = Integer.parseInt(v); break;
         case "--containers": containers = Integer.parseInt(v); break;
         case "--container-mb": containerMb = Integer.parseInt(v); break;
+        case "--rm-port": rmPort = Integer.parseInt(v); break;
         default: throw new IllegalArgumentException("unknown option " + argv[i]);
       }
     }
@@ -116,6 +120,9 @@ public final class YarnLauncher {
 
     YarnConfiguration conf = new YarnConfiguration();
     conf.set("yarn.nodemanager.resource.memory-mb", Integer.toString(containers * containerMb));
+    // MiniYARNCluster gives each NodeManager this much memory (default 4096 MiB: 8 containers of
+    // 512 MiB a node), whatever yarn.nodemanager.resource.memory-mb says.
+    conf.set("yarn.minicluster.yarn.nodemanager.resource.memory-mb", Integer.toString(containers * containerMb));
     conf.set("yarn.nodemanager.resource.cpu-vcores", Integer.toString(containers));
     conf.set("yarn.scheduler.minimum-allocation-mb", Integer.toString(containerMb));
     conf.set("yarn.scheduler.maximum-allocation-mb", Integer.toString(containerMb));
@@ -136,6 +143,15 @@ public final class YarnLauncher {
     conf.set("mapreduce.jobhistory.jhist.format", "json");
     conf.set("hadoop.tmp.dir", workDir.resolve("tmp").toString());
     conf.set("fs.defaultFS", "file:///");
+    if (rmPort > 0) {  // the ResourceManager's client port pinned; its other ports stay free ones
+      String host = MiniYARNCluster.getHostname();
+      conf.setBoolean(YarnConfiguration.YARN_MINICLUSTER_FIXED_PORTS, true);
+      conf.set(YarnConfiguration.RM_ADDRESS, host + ":" + rmPort);
+      conf.set(YarnConfiguration.RM_ADMIN_ADDRESS, host + ":0");
+      conf.set(YarnConfiguration.RM_SCHEDULER_ADDRESS, host + ":0");
+      conf.set(YarnConfiguration.RM_RESOURCE_TRACKER_ADDRESS, host + ":0");
+      WebAppUtils.setRMWebAppHostnameAndPort(conf, host, 0);
+    }
     if (confFile != null) {  // the caller's settings for the cluster override these
       Properties extra = new Properties();
       try (InputStream in = Files.newInputStream(Paths.get(confFile))) {
@@ -145,6 +161,13 @@ public final class YarnLauncher {
         conf.set(key, extra.getProperty(key));
       }
     }
+    // The cluster's services start in threads of their own and report only "failed to start": keep
+    // what ended such a thread (a port in use, ...) to name the cause.
+    final List<Throwable> died = java.util.Collections.synchronizedList(new ArrayList<>());
+    Thread.setDefaultUncaughtExceptionHandler((thread, e) -> {
+      died.add(e);
+      e.printStackTrace();
+    });
     final MiniMRYarnCluster cluster = new MiniMRYarnCluster("phaseline-yarn", nodes);
     Runtime.getRuntime().addShutdownHook(new Thread(cluster::stop, "phaseline-yarn-stop"));
     long t0 = System.currentTimeMillis();
@@ -160,7 +183,16 @@ public final class YarnLauncher {
       launcher = new YarnLauncher(started, etc, done);
     } catch (Throwable e) {
       e.printStackTrace();
-      proto.println("FAILED " + oneLine(e));
+      Throwable cause = e;
+      synchronized (died) {
+        for (Throwable d : died) {
+          if (bindFailure(d) != null) {
+            cause = d;
+          }
+        }
+      }
+      java.net.BindException bind = bindFailure(cause);
+      proto.println("FAILED " + (bind != null ? "a port is in use: " + oneLine(bind) : oneLine(cause)));
       cluster.stop();
       System.exit(1);
       return;
@@ -414,6 +446,16 @@ public final class YarnLauncher {
       conf.writeXml(out);
     }
     Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+  }
+
+  /** The BindException in {@code e}'s causes (Hadoop's names the address: "Problem binding to [host:port]"). */
+  private static java.net.BindException bindFailure(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof java.net.BindException) {
+        return (java.net.BindException) t;
+      }
+    }
+    return null;
   }
 
   private static String oneLine(Throwable e) {
