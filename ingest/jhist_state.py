@@ -40,7 +40,11 @@ Which value wins (as Hadoop's ``JobHistoryParser`` does, unless noted)
   first completion event that carries any, i.e. the work the attempt reported;
   a later KILLED of an already finished attempt does not erase them.
 * Events about tasks or attempts the file never started are read (Hadoop's
-  parser throws a NullPointerException on them, or skips them).
+  parser throws a NullPointerException on them, or skips them), but for a
+  *_FAILED/*_KILLED of an attempt no *_ATTEMPT_STARTED began: that attempt was
+  never run (a speculative attempt killed when its twin succeeded first), and
+  Hadoop's parser drops the event (``handleTaskAttemptFailedEvent``); so does
+  the attempts table.
 """
 
 from __future__ import annotations
@@ -702,6 +706,16 @@ class HistoryState:
             a.sort_finish_ms = opt_int(p.get("sortFinishTime"), "sortFinishTime")
 
     def _attempt_unsuccessful(self, p: dict[str, Any]) -> None:
+        attempt_id = req_str(p, "attemptId")
+        if attempt_id not in self.attempts and (packed := self.packed_attempts.take(attempt_id)) is not None:
+            self.attempts[attempt_id] = packed
+        if attempt_id not in self.attempts:
+            # Killed before it started (a speculative attempt whose twin succeeded first: "Speculation:
+            # ... succeeded first!", no host, finish time 0): Hadoop's JobHistoryParser drops the event
+            # (handleTaskAttemptFailedEvent finds no AttemptInfo), and so does the attempts table; the
+            # raw event stays in events.
+            self._note(f"attempt {attempt_id} ended without having started; not an attempt (as Hadoop's parser)")
+            return
         a = self._attempt(p)
         self._attempt_done(a, p, "status")
         a.error = _nonempty(p.get("error"), "error")

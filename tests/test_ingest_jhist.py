@@ -703,7 +703,12 @@ def test_without_a_schema_type_wrapped_counters_of_failed_attempts_are_read(jhis
             "rackname": done["rackname"], "status": "FAILED", "error": "boom",
             "counters": {"org.apache.hadoop.mapreduce.jobhistory.JhCounters": done["counters"]},
             "clockSplits": [], "cpuUsages": [], "vMemKbytes": [], "physMemKbytes": []}}}  # fmt: skip
-    body = [*lines[2: at - 1], json.dumps(failed) + "\n", *lines[at - 1:]]
+    # the attempt started (an unsuccessful end of an attempt that never started is no attempt, as
+    # Hadoop's parser has it)
+    (began,) = [n for n, _, e in events if e["type"] == "REDUCE_ATTEMPT_STARTED"]
+    started = json.loads(lines[began - 1])
+    _payload(started)["attemptId"] = done["attemptId"][:-1] + "7"
+    body = [*lines[2: at - 1], json.dumps(started) + "\n", json.dumps(failed) + "\n", *lines[at - 1:]]
     for schema_line in (lines[1], '{"type": "record", "name": \n'):  # the writer's schema, then a damaged one
         copy = tmp_path / "wrapped.jhist"
         copy.write_text("".join([lines[0], schema_line, *body]))
