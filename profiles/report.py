@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import math
 import re
+import warnings
 from collections.abc import Iterable, Sequence
 from importlib import resources
 from pathlib import Path
@@ -24,12 +25,12 @@ import duckdb
 import pandas as pd
 from matplotlib.figure import Figure
 
-from phaseline.errors import ProfileError
+from phaseline.errors import PhaselineWarning, ProfileError
 from profiles import queries as q
 from profiles.critical_path import critical_path
 from profiles.doctor import Diagnosis, diagnose
 from profiles.extract import extract_profile
-from profiles.profile import JobProfile
+from profiles.profile import JobProfile, evidence_line
 from profiles.timeline_plot import figure_svg, gantt_svg, phase_color
 
 MAX_TABLE_ROWS = 25
@@ -381,15 +382,20 @@ def render_report(
         ["attempt_id", "status", "host", "wasted_ms", "speculative", "task_succeeded", "error"],
     )
 
+    said: list[str] = []  # what the profile says of its own evidence goes with it, in the report
     if profile is None:
         try:
-            profile = extract_profile(con, job_id, frames=frames)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", PhaselineWarning)
+                profile = extract_profile(con, job_id, frames=frames)
+            said = [str(w.message) for w in caught if issubclass(w.category, PhaselineWarning)]
         except ProfileError as exc:
             profile = exc
     if isinstance(profile, ProfileError):
         profile_html = f'<p class="note">No profile: {_esc(profile)}</p>'
     else:
-        profile_html = f"<pre>{_esc(profile.to_json())}</pre>"
+        notes = "".join(f'<p class="note">{_esc(line)}</p>' for line in (evidence_line(profile), *said))
+        profile_html = f"{notes}<pre>{_esc(profile.to_json())}</pre>"
 
     findings_html = findings_section(diagnosis if diagnosis is not None else diagnose(con, job_id))
 
