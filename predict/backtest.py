@@ -198,18 +198,18 @@ def load_runs(con: duckdb.DuckDBPyConnection, *, skipped: list[str] | None = Non
     for job_id, name, maps, reduces, input_bytes, selectivity, span, _submit, m_slots, r_slots in con.execute(
         sql
     ).fetchall():
+        local = local_runner_job(str(job_id))
+        if local:  # (a job of several input formats, MultipleInputs, counts no BYTES_READ at all)
+            counted = float(input_bytes) if input_bytes is not None and input_bytes > 0 else None
+            input_bytes = _local_map_input(con, str(job_id)) or counted
+            if selectivity is not None and counted is not None and input_bytes:
+                selectivity = float(selectivity) * counted / input_bytes
         if input_bytes is None or input_bytes <= 0:
             no_input.append(str(job_id))
             continue
         if span is None or span <= 0:
             no_span.append(str(job_id))
             continue
-        local = local_runner_job(str(job_id))
-        if local:
-            counted = float(input_bytes)
-            input_bytes = _local_map_input(con, str(job_id)) or counted
-            if selectivity is not None:
-                selectivity = float(selectivity) * counted / input_bytes
         out.append(
             Run(
                 job_id,

@@ -440,3 +440,17 @@ def test_a_local_run_on_two_slots_is_sized_by_its_splits_not_its_shared_read_cou
     counted = params["counters"]["org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter"]["BYTES_READ"]
     assert counted > params["params"]["input_bytes"]
     assert run.input_bytes == params["params"]["input_bytes"]
+
+
+def test_a_local_run_of_several_input_formats_is_sized_by_its_splits(tmp_path: Path) -> None:
+    # MultipleInputs (a reduce-side join of two inputs) counts 0 FileInputFormat BYTES_READ: the run
+    # had been left out of the backtest as one "without an input size"
+    run_dir = Path(__file__).parent / "data" / "engine-runs" / "join-8mb-r2-0"
+    params = json.loads((run_dir / "run.json").read_text())
+    assert params["counters"]["org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter"]["BYTES_READ"] == 0
+    store = Store(tmp_path / "store")
+    ingest_paths([run_dir], store)
+    skipped: list[str] = []
+    (run,) = load_runs(store.connect(), skipped=skipped)
+    assert skipped == []
+    assert run.input_bytes == params["params"]["input_bytes"]
