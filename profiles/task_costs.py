@@ -160,46 +160,25 @@ def split_first_wave(durations_ms: Sequence[float], waves: Sequence[int], slots:
         raise ValueError("split_first_wave needs one wave per duration, and at least one")
     slots = max(1, slots)
     later = [d for d, w in zip(durations_ms, waves, strict=True) if w > 1]
-    everything = tuple(range(len(durations_ms)))
-    if not later:
-        return FirstWaveSplit(
-            statistics.fmean(durations_ms),
-            max(durations_ms),
-            len(durations_ms),
-            0.0,
-            slots,
-            0,
-            everything,
-            0,
-            False,
-        )
-    cut = _outlier_cut(later)
-    kept = tuple(i for i, d in enumerate(durations_ms) if d <= cut)
-    typical = statistics.fmean(durations_ms[i] for i in kept)
-    excess = sum(durations_ms) - typical * len(durations_ms)
-    if excess <= 0:
-        # the first wave was no slower than the later ones: nothing to set apart
-        return FirstWaveSplit(
-            statistics.fmean(durations_ms),
-            max(durations_ms),
-            len(durations_ms),
-            0.0,
-            slots,
-            0,
-            everything,
-            len(later),
-            True,
-        )
+    kept = tuple(range(len(durations_ms)))  # every map, where nothing is set apart
+    excess = 0.0
+    if later:
+        cut = _outlier_cut(later)
+        kept = tuple(i for i, d in enumerate(durations_ms) if d <= cut)
+        excess = sum(durations_ms) - statistics.fmean(durations_ms[i] for i in kept) * len(durations_ms)
+        if excess <= 0:  # the first wave was no slower than the later ones: nothing to set apart
+            kept, excess = tuple(range(len(durations_ms))), 0.0
+    typical = [durations_ms[i] for i in kept]
     return FirstWaveSplit(
-        typical,
-        max(durations_ms[i] for i in kept),
+        statistics.fmean(typical),
+        max(typical),
         len(kept),
         excess / slots,
         slots,
         len(durations_ms) - len(kept),
         kept,
         len(later),
-        True,
+        bool(later),
     )
 
 
