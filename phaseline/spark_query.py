@@ -12,6 +12,7 @@ sqlglot's Spark dialect.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from phaseline.errors import QueryError, first_line
@@ -55,13 +56,17 @@ def read_only_statements(sql: str) -> list[str]:
                 f"{kind} is refused: `phaseline query` only reads; select the rows and write them "
                 "with --format csv or json"
             )
+    if len(trees) == 1:  # the user's own text: sqlglot's rewriting of it is not needed to run it
+        return [sql.strip().rstrip(";").strip()]
     return [t.sql(dialect="spark") for t in trees]
 
 
-def spark_query(store: Store, sql: str, *, master: str = DEFAULT_MASTER) -> QueryResult:
+def spark_query(store: Store | Path, sql: str, *, master: str = DEFAULT_MASTER) -> QueryResult:
     """Run read-only Spark SQL over ``store``'s tables on ``master``; the last statement's rows.
 
-    Timestamps come back time-zone aware in UTC, as DuckDB gives them.
+    ``store`` may be the root of a partitioned store (one store per ``key=value`` directory,
+    :func:`phaseline.spark_views.partitions`).  Timestamps come back time-zone aware in
+    UTC, as DuckDB gives them.
     """
     statements = read_only_statements(sql)
     if not statements:

@@ -3,15 +3,22 @@
 The ``.sql`` files stay DuckDB SQL, the one text a reader maintains; this module
 transpiles each statement of a concept (:func:`profiles.queries.sql_file`) from
 DuckDB's dialect to Spark's with `sqlglot <https://sqlglot.com>`_, at first use.
-What the translation rewrites, in the files as they are: ``QUALIFY`` becomes a
-sub-query with the window column filtered (Spark has no ``QUALIFY``),
-``count(*) FILTER (WHERE ...)`` and ``arg_max`` keep their Spark spellings
-(``max_by``), ``ORDER BY x`` gains DuckDB's ``NULLS LAST`` (Spark sorts NULLs
-first), ``//`` becomes ``div``, ``$job_id`` a named parameter ``:job_id`` (bound by
-Spark, never formatted in), ``CREATE OR REPLACE TEMP VIEW`` Spark's temporary view.
-A construct sqlglot cannot express in Spark raises :class:`QueryError` naming the
-file, and :data:`DUCKDB_ONLY` lists the ``.sql`` files that are not concepts a query
-can run on Spark, with the reason.
+sqlglot itself rewrites: ``QUALIFY`` into a sub-query filtering the window column,
+``arg_max``/``arg_min`` into ``max_by``/``min_by``, ``//`` into ``DIV``, ``ORDER BY x``
+into ``x NULLS LAST`` (DuckDB's default; Spark sorts NULLs first when ascending),
+``$job_id`` into a named parameter ``:job_id`` (bound by Spark, never formatted in).
+This module adds what sqlglot leaves as DuckDB SQL:
+
+* ``first(x ORDER BY k1, k2)`` (an ordered aggregate) -> ``min_by(x, named_struct(...))``;
+* ``OVER (w ROWS ...)`` extending a named window -> the window written out in full;
+* ``WITH x AS [NOT] MATERIALIZED`` -> a plain CTE;
+* ``x / 1000.0`` -> the literal a DOUBLE (DuckDB divides to a DOUBLE, Spark to a DECIMAL);
+* stars written out by name from the columns DuckDB reports for every table and view
+  (:func:`relation_columns`), so that ``* REPLACE``/``* EXCLUDE``, a ``QUALIFY`` over
+  ``SELECT *`` (whose window column would show) and ``UNION ALL BY NAME`` become plain SQL.
+
+A construct that still has no Spark form raises :class:`QueryError` naming the file,
+and :data:`DUCKDB_ONLY` lists the ``.sql`` files that cannot run on Spark, with the reason.
 
 The session needs the store's tables as views (:func:`phaseline.spark_views.register_store`).
 ``tests/test_spark_engine.py`` runs every concept on both engines over the same

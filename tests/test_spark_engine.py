@@ -25,11 +25,11 @@ import pytest
 from ingest.pipeline import IngestSummary, ingest_paths
 from ingest.spark_ingest import ingest_paths_spark
 from phaseline import schemas
-from phaseline.errors import QueryError
+from phaseline.errors import QueryError, StoreError
 from phaseline.schemas import SourceStatus
 from phaseline.spark import spark_session
 from phaseline.spark_query import read_only_statements
-from phaseline.spark_views import register_store
+from phaseline.spark_views import partitions, register_store
 from phaseline.store import Store
 from phaseline.verify import verify_store
 from profiles import queries, spark_sql
@@ -265,14 +265,37 @@ def test_cli_query_on_spark(spark_views: Store) -> None:
     assert f'"n": {expected[0]}' in out.stdout.replace('"n":{', '"n": {')
 
 
+def test_partitioned_store_reads_one_day_alone(spark: Any, fixtures_dir: Path, tmp_path: Path) -> None:
+    """One store per day under a root (``day=...`` directories): Spark's views are their union with
+    the day as a column, and a query of one day reads only that day's files."""
+    seed = next(fixtures_dir.rglob(f"job_{SEED_JOB}-*.jhist"))
+    root = tmp_path / "warehouse"
+    for day, first, count in (("2026-11-27", 0, 3), ("2026-11-28", 3, 2)):
+        traces = tmp_path / day
+        traces.mkdir()
+        _write_jobs(seed, traces, count, first)
+        ingest_paths([traces], Store(root / f"day={day}"))
+    assert [dict(spec) for spec, _ in partitions(root)] == [{"day": "2026-11-27"}, {"day": "2026-11-28"}]
+    assert register_store(spark, root) == 2
+    per_day = spark.sql("SELECT day, count(*) AS n FROM jobs GROUP BY day").collect()
+    assert {r["day"]: r["n"] for r in per_day} == {"2026-11-27": 3, "2026-11-28": 2}
+    one_day = spark.sql("SELECT * FROM attempts WHERE day = '2026-11-28'")
+    assert one_day.count() == 2 * 2  # the seed job's 2 attempts, 2 jobs
+    files = one_day.inputFiles()
+    assert files
+    assert all("day=2026-11-28" in f for f in files), files
+    with pytest.raises(StoreError, match="no store there"):
+        partitions(tmp_path / "2026-11-27")
+
+
 # -- a driver killed mid-ingest ----------------------------------------------------------------
 
 
-def _write_jobs(seed: Path, directory: Path, count: int) -> list[Path]:
+def _write_jobs(seed: Path, directory: Path, count: int, first: int = 0) -> list[Path]:
     """``count`` copies of a real history, each under its own job id (file name and every id inside)."""
     text = seed.read_text()
     paths = []
-    for i in range(count):
+    for i in range(first, first + count):
         job = f"{1_600_000_000_000 + i}_{i % 9999 + 1:04d}"
         path = directory / seed.name.replace(SEED_JOB, job)
         path.write_text(text.replace(SEED_JOB, job))

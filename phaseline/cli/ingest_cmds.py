@@ -21,6 +21,7 @@ from phaseline.cli.output import (
 )
 from phaseline.errors import QueryError
 from phaseline.schemas import TABLES, SourceStatus
+from phaseline.store import default_store_path
 from phaseline.verify import other_runs
 
 EXIT_QUARANTINED = 3
@@ -211,7 +212,9 @@ def query(sql: str, store_dir: Path | None, fmt: str, engine: str, master: str) 
     ``raw.<table>`` has every file's rows, and ``overlapping_sources`` lists
     such jobs with the file each view keeps.  With --engine spark the SQL is
     Spark SQL on --master, over the same views (``raw_<table>`` for
-    ``raw.<table>``); only queries run.
+    ``raw.<table>``); only queries run; --store may then also be a directory
+    of stores named key=value (one per day: day=2026-11-28), queried as one
+    with the keys as columns.
     """
     import duckdb  # loaded by connect() already
 
@@ -220,7 +223,8 @@ def query(sql: str, store_dir: Path | None, fmt: str, engine: str, master: str) 
     if engine == ENGINE_SPARK:
         from phaseline.spark_query import spark_query
 
-        result = spark_query(open_store(store_dir), sql, master=master)
+        # (a partitioned store's root holds no manifest of its own: spark_query finds its partitions)
+        result = spark_query(store_dir or default_store_path(), sql, master=master)
         if result.statements > 1:
             click.echo(f"warning: {result.statements} statements ran; the rows are the last one's", err=True)
         cols = _unique_names(list(result.columns))
