@@ -27,7 +27,7 @@ import signal
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -441,6 +441,7 @@ def ingest_paths(
     commit_every_s: float = COMMIT_EVERY_S,
     compact_over: int | None = COMPACT_OVER_FILES,
     new_only: bool = False,
+    executor: Executor | None = None,
 ) -> IngestSummary:
     """Ingest files, directories, globs and archives into a store.
 
@@ -483,6 +484,10 @@ def ingest_paths(
         ``unchanged`` without being hashed or read (history files do not
         change once written; a file that grew is hashed and read again).
         Archives are always unpacked (their members are the store's keys).
+    executor
+        Reads chunks instead of worker processes (``executor.submit(read_chunk, ...)``,
+        the futures' results come back here): Spark tasks, :mod:`ingest.spark_ingest`.
+        ``workers`` then sizes the chunks and how many are in flight.
 
     Returns
     -------
@@ -518,7 +523,9 @@ def ingest_paths(
         context = multiprocessing.get_context(start_method)
         if isinstance(context, multiprocessing.context.ForkServerContext):
             context.set_forkserver_preload([__name__])  # once the server runs, this is a no-op
-        pool = stack.enter_context(ProcessPoolExecutor(workers, mp_context=context)) if workers > 1 else None
+        pool: Executor | None = executor
+        if pool is None and workers > 1:
+            pool = stack.enter_context(ProcessPoolExecutor(workers, mp_context=context))
         last_commit = time.monotonic()
 
         unpacking = _Unpacking()

@@ -22,9 +22,32 @@ from phaseline.cli.output import (
 )
 from phaseline.errors import QueryError
 from phaseline.schemas import TABLES, SourceStatus
+from phaseline.store import default_store_path
 from phaseline.verify import other_runs
 
 EXIT_QUARANTINED = 3
+ENGINE_LOCAL = "local"
+ENGINE_SPARK = "spark"
+
+
+def engine_options(func: Callable[..., None]) -> Callable[..., None]:
+    """``--engine local|spark`` and ``--master URL`` (Spark's master; default local[2])."""
+    from phaseline.spark import DEFAULT_MASTER  # (pyspark is imported only when a session starts)
+
+    func = click.option(
+        "--master",
+        default=DEFAULT_MASTER,
+        show_default=True,
+        metavar="URL",
+        help="Spark master URL with --engine spark (local[N], spark://host:port, yarn).",
+    )(func)
+    return click.option(
+        "--engine",
+        type=click.Choice([ENGINE_LOCAL, ENGINE_SPARK]),
+        default=ENGINE_LOCAL,
+        show_default=True,
+        help="local: this process (DuckDB, -j worker processes); spark: Spark tasks and Spark SQL.",
+    )(func)
 
 
 @click.command()
@@ -60,6 +83,7 @@ EXIT_QUARANTINED = 3
     is_flag=True,
     help="Resume a growing directory: files the store holds with the same path and size are not hashed or read.",
 )
+@engine_options
 @handle_errors
 def ingest(
     paths: tuple[str, ...],
@@ -71,6 +95,8 @@ def ingest(
     since: str | None,
     until: str | None,
     new_only: bool,
+    engine: str,
+    master: str,
 ) -> None:
     """Ingest trace files, directories or globs into the store.
 
@@ -110,15 +136,23 @@ def ingest(
             echo(text, advance=not last or last[-1] != path)  # an archive's members: one step
             last[:] = [path]
 
-        summary = ingest_paths(
-            files,
-            store,
-            on_file=on_file,
-            workers=workers,
-            commit_every_files=commit_every,
-            file_timeout_s=file_timeout,
-            new_only=new_only,
-        )
+        if engine == ENGINE_SPARK:
+            from ingest.spark_ingest import ingest_paths_spark
+
+            summary = ingest_paths_spark(
+                files, store, master=master, on_file=on_file,
+                commit_every_files=commit_every, file_timeout_s=file_timeout, new_only=new_only,
+            )  # fmt: skip
+        else:
+            summary = ingest_paths(
+                files,
+                store,
+                on_file=on_file,
+                workers=workers,
+                commit_every_files=commit_every,
+                file_timeout_s=file_timeout,
+                new_only=new_only,
+            )
     _print_summary(summary, store.root)
     landed = {r.path for r in summary.results if r.status in (SourceStatus.LANDED, SourceStatus.PARTIAL)}
     for finding in other_runs(store, landed):
@@ -187,20 +221,35 @@ def _print_summary(summary: IngestSummary, root: Path) -> None:
 @click.argument("sql")
 @store_option
 @format_option
+@engine_options
 @handle_errors
-def query(sql: str, store_dir: Path | None, fmt: str) -> None:
+def query(sql: str, store_dir: Path | None, fmt: str, engine: str, master: str) -> None:
     """Run DuckDB SQL over the store's tables (one view per table).
 
     Read-only: statements that write files or load extensions (COPY, EXPORT,
     ATTACH, INSTALL/LOAD) are refused; write results with --format csv/json.
     A job that several ingested files describe appears once in the views;
     ``raw.<table>`` has every file's rows, and ``overlapping_sources`` lists
-    such jobs with the file each view keeps.
+    such jobs with the file each view keeps.  With --engine spark the SQL is
+    Spark SQL on --master, over the same views (``raw_<table>`` for
+    ``raw.<table>``); only queries run; --store may then also be a directory
+    of stores named key=value (one per day: day=2026-11-28), queried as one
+    with the keys as columns.
     """
     import duckdb  # loaded by connect() already
 
     if not sql.strip(" \t\r\n;"):
         raise click.BadParameter("no statement in it", param_hint="SQL")
+    if engine == ENGINE_SPARK:
+        from phaseline.spark_query import spark_query
+
+        # (a partitioned store's root holds no manifest of its own: spark_query finds its partitions)
+        result = spark_query(store_dir or default_store_path(), sql, master=master)
+        if result.statements > 1:
+            click.echo(f"warning: {result.statements} statements ran; the rows are the last one's", err=True)
+        cols = _unique_names(list(result.columns))
+        emit([dict(zip(cols, r, strict=True)) for r in result.rows], fmt, columns=cols)
+        return
     try:
         parsed = duckdb.extract_statements(sql)
     except duckdb.Error as exc:
