@@ -343,7 +343,6 @@ def _connect_compacted(root: Path) -> Any:
 
 def _query_child(store_root: Path, compacted: str | None, job_id: str, repeat: int) -> None:
     """Print one JSON line per timed step (so a parent that times out still gets the finished ones)."""
-    from phaseline.cli.ingest_cmds import JOBS_SQL
     from phaseline.store import Store
     from profiles import queries as q
 
@@ -363,7 +362,7 @@ def _query_child(store_root: Path, compacted: str | None, job_id: str, repeat: i
     con = connect()
     one_job(con)
     emit("warm", best_of(lambda: one_job(con), repeat))
-    emit("jobs", best_of(lambda: len(connect().execute(JOBS_SQL).fetchall()), repeat))
+    emit("jobs", best_of(lambda: len(q.job_list(connect()).fetchall()), repeat))
 
 
 def bench_queries(store_root: Path, workdir: Path, repeat: int, limit_s: float) -> list[Figure]:
