@@ -26,6 +26,9 @@ MAX_LOAD_PER_CORE = 1.0
 
 
 @pytest.mark.slow
+# a small job's profile says its split of one-time from per-task cost rests on few maps (shown, not raised:
+# the loop is what this test checks)
+@pytest.mark.filterwarnings("default::phaseline.errors.DataQualityWarning")
 @pytest.mark.parametrize("case", bench_doctor.CASES, ids=lambda c: c.name)
 def test_the_loop_closes(case: bench_doctor.Case, tmp_path: Path) -> None:
     outcome = bench_doctor.run_case(case, tmp_path, repeats=2)
