@@ -180,18 +180,22 @@ def with_one_time(prediction: Prediction, profile: JobProfile) -> Prediction:
     as ARIA keeps the first-wave shuffle apart from the typical one (Verma et
     al. 2011, section 3), and every model adds it here, once per job: the first
     wave runs on every slot at once, so its extra per slot lengthens the map
-    stage once.  A profile without the term (``None``, or 0) leaves the
-    prediction as it is.
+    stage once; the interval's upper end adds the most one left-out map spent
+    beyond the typical one (``map_one_time_max_ms``), which one slot may carry
+    whole.  A profile without the term (``None``, or 0) leaves the prediction
+    as it is.
     """
     extra_ms = profile.map_one_time_ms or 0.0
     if extra_ms <= 0:
         return prediction
     extra = extra_ms / MS_PER_S
+    # the upper end: one slot may carry a left-out map's whole extra, not its share per slot
+    most = max(extra, (profile.map_one_time_max_ms or 0.0) / MS_PER_S)
     return dataclasses.replace(
         prediction,
         seconds=prediction.seconds + extra,
         low_s=None if prediction.low_s is None else prediction.low_s + extra,
-        high_s=None if prediction.high_s is None else prediction.high_s + extra,
+        high_s=None if prediction.high_s is None else prediction.high_s + most,
         stages={**prediction.stages, "map.one_time": extra},
         assumptions=(
             *prediction.assumptions,

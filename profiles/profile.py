@@ -331,6 +331,9 @@ class JobProfile:
     #: prediction adds it once per job, never per task (:mod:`profiles.task_costs`).  ``None``:
     #: a profile from before the split, whose map stage averages every map.
     map_one_time_ms: float | None = None
+    #: The most one left-out map spent beyond the typical map (ms): ARIA's upper bound adds it, since
+    #: one slot may carry a first map's whole extra.  ``None``: as ``map_one_time_ms``.
+    map_one_time_max_ms: float | None = None
     #: The peak number of maps the profiled run ran at once (the slots its waves were cut by).
     map_slots: int | None = None
     #: Successful maps left out of the typical map's statistics (first wave, slow outliers):
@@ -363,6 +366,7 @@ class JobProfile:
             "map_task_overhead_ms",
             "reduce_task_overhead_ms",
             "map_one_time_ms",
+            "map_one_time_max_ms",
         )
         if self.map_tasks_left_out < 0 or (self.map_slots is not None and self.map_slots < 1):
             _fail("map_tasks_left_out", "task counts must be >= 0 and map_slots >= 1")
@@ -819,6 +823,8 @@ def _with_map_costs(merged: JobProfile, profiles: Sequence[JobProfile]) -> JobPr
     """
     known = [p for p in profiles if _map_work_ms(p) is not None]
     left_out = sum(p.map_tasks_left_out for p in profiles)
+    extras = [p.map_one_time_max_ms for p in profiles if p.map_one_time_max_ms is not None]
+    merged = dataclasses.replace(merged, map_one_time_max_ms=max(extras) if extras else None)
     if len(known) < len(profiles) or not known:
         return dataclasses.replace(merged, map_tasks_left_out=left_out)
     slots = round(statistics.median(p.map_slots or 1 for p in known))

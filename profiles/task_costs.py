@@ -84,6 +84,9 @@ class FirstWaveSplit:
         Positions (in the durations given) of the tasks in the typical statistic.
     later_count
         Maps of later waves: what the typical map was judged against.
+    max_extra_ms
+        The most one left-out map spent beyond the typical map: what ARIA's upper bound
+        adds, since one slot may carry that whole extra.
     can_tell
         Whether the run had later waves to take the typical map from; a run of
         one wave cannot tell a first-wave cost from a per-task one.
@@ -98,6 +101,7 @@ class FirstWaveSplit:
     typical_index: tuple[int, ...]
     later_count: int
     can_tell: bool
+    max_extra_ms: float = 0.0
 
     @property
     def caveat(self) -> str | None:
@@ -169,8 +173,10 @@ def split_first_wave(durations_ms: Sequence[float], waves: Sequence[int], slots:
         if excess <= 0:  # the first wave was no slower than the later ones: nothing to set apart
             kept, excess = tuple(range(len(durations_ms))), 0.0
     typical = [durations_ms[i] for i in kept]
+    mean = statistics.fmean(typical)
+    left = [d - mean for i, d in enumerate(durations_ms) if i not in set(kept)]
     return FirstWaveSplit(
-        statistics.fmean(typical),
+        mean,
         max(typical),
         len(kept),
         excess / slots,
@@ -179,6 +185,7 @@ def split_first_wave(durations_ms: Sequence[float], waves: Sequence[int], slots:
         kept,
         len(later),
         bool(later),
+        max([0.0, *left]),
     )
 
 
