@@ -49,8 +49,6 @@ from predict.core import (
     PhaseDurationModel,
     Prediction,
     register,
-    warn_if_other_cluster,
-    with_one_time,
 )
 from predict.tasks import TaskEstimates, estimate_tasks
 from profiles.profile import RUN_INTERVAL_CONFIDENCE, JobProfile
@@ -137,7 +135,6 @@ class BoundsModel:
         settings: JobSettings,
     ) -> Prediction:
         """Predict the completion time of ``profile``'s job on ``dataset`` (Verma et al. 2011; Zhang et al. 2013, sec. 5)."""
-        warn_if_other_cluster(platform, cluster)
         tasks = estimate_tasks(profile, platform, dataset, settings)
         stages = job_bounds(tasks, cluster)
         low = sum(s.low for s in stages.values()) / MS_PER_S
@@ -160,24 +157,21 @@ class BoundsModel:
             phases["reduce.overhead"] = tasks.reduce_avg.overhead_ms / MS_PER_S
         stage_s = {f"{k}.low": v.low / MS_PER_S for k, v in stages.items()}
         stage_s.update({f"{k}.high": v.high / MS_PER_S for k, v in stages.items()})
-        return with_one_time(
-            Prediction(
-                model=self.name,
-                seconds=estimate,
-                low_s=low,
-                high_s=high,
-                stages=stage_s,
-                phases=phases,
-                dataflow={
-                    "maps": float(tasks.n_maps),
-                    "reduces": float(tasks.n_reduces),
-                    "map_waves": float(-(-tasks.n_maps // cluster.map_slots)),
-                    "reduce_waves": float(-(-tasks.n_reduces // cluster.reduce_slots)),
-                    "shuffle_bytes_per_reduce": tasks.shuffle_bytes_per_reduce,
-                },
-                assumptions=(*tasks.assumptions, *notes),
-            ),
-            profile,
+        return Prediction(
+            model=self.name,
+            seconds=estimate,
+            low_s=low,
+            high_s=high,
+            stages=stage_s,
+            phases=phases,
+            dataflow={
+                "maps": float(tasks.n_maps),
+                "reduces": float(tasks.n_reduces),
+                "map_waves": float(-(-tasks.n_maps // cluster.map_slots)),
+                "reduce_waves": float(-(-tasks.n_reduces // cluster.reduce_slots)),
+                "shuffle_bytes_per_reduce": tasks.shuffle_bytes_per_reduce,
+            },
+            assumptions=(*tasks.assumptions, *notes),
         )
 
 

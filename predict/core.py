@@ -38,6 +38,7 @@ __all__ = [
     "Prediction",
     "Predictor",
     "collector_paused",
+    "describe",
     "get",
     "models",
     "register",
@@ -276,16 +277,45 @@ class Predictor(Protocol):
     ) -> Prediction: ...
 
 
-_REGISTRY: dict[str, Predictor] = {}
+_REGISTRY: dict[str, _Framed] = {}
 _loaded = False
 
 
+@dataclass(frozen=True, slots=True)
+class _Framed:
+    """A registered model as every caller gets it (:func:`get`): what holds for every model is done
+    here, once, around its own prediction: the warning for a cluster of another engine or shape than
+    the platform's (:func:`warn_if_other_cluster`), and the profile's one-time map cost
+    (:func:`with_one_time`)."""
+
+    model: Predictor
+
+    @property
+    def name(self) -> str:
+        return self.model.name
+
+    def __getattr__(self, attr: str) -> Any:  # the model's own attributes (vianna's estimate, ...)
+        return getattr(self.model, attr)
+
+    def predict(
+        self,
+        profile: JobProfile,
+        platform: PhaseDurationModel,
+        cluster: Cluster,
+        dataset: Dataset,
+        settings: JobSettings,
+    ) -> Prediction:
+        warn_if_other_cluster(platform, cluster)
+        return with_one_time(self.model.predict(profile, platform, cluster, dataset, settings), profile)
+
+
 def register(predictor: Predictor) -> Predictor:
-    """Add a model to the registry (call at import time of the model's module)."""
+    """Add a model to the registry (call at import time of the model's module); :func:`get` gives it
+    framed by what every model shares (:class:`_Framed`)."""
     existing = _REGISTRY.get(predictor.name)
-    if existing is not None and type(existing) is not type(predictor):
+    if existing is not None and type(existing.model) is not type(predictor):
         raise PredictionError(f"two models are called {predictor.name!r}")
-    _REGISTRY[predictor.name] = predictor
+    _REGISTRY[predictor.name] = _Framed(predictor)
     return predictor
 
 
@@ -303,7 +333,12 @@ def models() -> tuple[str, ...]:
     return tuple(_REGISTRY)
 
 
-def get(name: str) -> Predictor:
+def describe(name: str) -> str:
+    """The model's docstring (its class's): what ``--list-models`` says of it."""
+    return (type(get(name).model).__doc__ or "").strip()
+
+
+def get(name: str) -> _Framed:
     """The model called ``name``; raises :class:`~phaseline.errors.NotFoundError` listing the known ones."""
     _load()
     try:

@@ -55,8 +55,6 @@ from predict.core import (
     Prediction,
     collector_paused,
     register,
-    warn_if_other_cluster,
-    with_one_time,
 )
 from predict.dataflow import ACCOUNTING_BYTES_PER_RECORD
 from predict.tasks import TaskEstimate, TaskEstimates, estimate_tasks, profiled_settings
@@ -471,7 +469,6 @@ class CriticalPathModel:
         settings: JobSettings,
     ) -> Prediction:
         """The length of the job's critical path; the path's stages in ``stages`` (seconds)."""
-        warn_if_other_cluster(platform, cluster)
         shape, tasks, notes = job_shape(profile, platform, cluster, dataset, settings)
         with collector_paused():  # ~10^5 graph objects: see collector_paused
             path = critical_path(job_graph(shape))
@@ -495,7 +492,7 @@ class CriticalPathModel:
                 "critical path: " + " -> ".join(_abbrev(path.nodes)),
             ),
         )
-        return with_one_time(prediction, profile)
+        return prediction
 
 
 def _abbrev(nodes: Sequence[str], keep: int = 12) -> list[str]:

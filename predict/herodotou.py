@@ -52,8 +52,6 @@ from predict.core import (
     PhaseDurationModel,
     Prediction,
     register,
-    warn_if_other_cluster,
-    with_one_time,
 )
 from predict.dataflow import DataStats, MapDataflow, ReduceDataflow, map_dataflow, reduce_dataflow
 from predict.settings import compression
@@ -469,26 +467,22 @@ class HerodotouModel:
         settings: JobSettings,
     ) -> Prediction:
         """Predict the completion time of ``profile``'s job on ``dataset`` (Herodotou 2011, eqs. 2-94)."""
-        warn_if_other_cluster(platform, cluster)
         cost = job_cost(profile, platform, cluster, dataset, settings)
         phases = {f"map.{k}": v / MS_PER_S for k, v in cost.map_phases_ms.items()}
         phases["map.overhead"] = (cost.costs.map_fixed_ms + cost.map_overhead_ms) / MS_PER_S
         if cost.reduce is not None:
             phases.update({f"reduce.{k}": v / MS_PER_S for k, v in cost.reduce_phases_ms.items()})
             phases["reduce.overhead"] = (cost.costs.reduce_fixed_ms + cost.reduce_overhead_ms) / MS_PER_S
-        return with_one_time(
-            Prediction(
-                model=self.name,
-                seconds=cost.total_ms / MS_PER_S,
-                stages={"map": cost.map_stage_ms / MS_PER_S, "reduce": cost.reduce_stage_ms / MS_PER_S},
-                phases=phases,
-                dataflow=dataflow_summary(cost),
-                assumptions=(
-                    *cost.notes,
-                    "stages run back to back: no shuffle overlap with the map stage (eq. 94)",
-                ),
+        return Prediction(
+            model=self.name,
+            seconds=cost.total_ms / MS_PER_S,
+            stages={"map": cost.map_stage_ms / MS_PER_S, "reduce": cost.reduce_stage_ms / MS_PER_S},
+            phases=phases,
+            dataflow=dataflow_summary(cost),
+            assumptions=(
+                *cost.notes,
+                "stages run back to back: no shuffle overlap with the map stage (eq. 94)",
             ),
-            profile,
         )
 
 

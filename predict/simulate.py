@@ -67,8 +67,6 @@ from predict.core import (
     PhaseDurationModel,
     Prediction,
     register,
-    warn_if_other_cluster,
-    with_one_time,
 )
 from predict.critical_path import spread_durations
 from predict.tasks import TaskEstimates, estimate_tasks
@@ -584,7 +582,6 @@ class SimulationModel:
         settings: JobSettings,
     ) -> Prediction:
         """Mean of the replications' makespans; ``low_s``/``high_s`` their central ``confidence`` interval."""
-        warn_if_other_cluster(platform, cluster)
         tasks = estimate_tasks(profile, platform, dataset, settings)
         events = tasks.n_maps + 2 * tasks.n_reduces  # of one replication without failures
         if events > MAX_REPLICATION_EVENTS:
@@ -642,7 +639,7 @@ class SimulationModel:
                 ),
             ),
         )
-        return with_one_time(prediction, profile)
+        return prediction
 
 
 register(SimulationModel())

@@ -99,7 +99,7 @@ def _list_models(ctx: click.Context, _param: click.Parameter, value: bool) -> No
         return
     try:
         for name in core.models():
-            doc = (type(core.get(name)).__doc__ or "").strip().splitlines()
+            doc = core.describe(name).splitlines()
             click.echo(f"{name}\t{doc[0].replace('``', '') if doc else ''}")  # the docstring's RST quoting
     except PhaselineError as exc:
         raise click.ClickException(str(exc)) from exc

@@ -43,8 +43,6 @@ from predict.core import (
     Prediction,
     collector_paused,
     register,
-    warn_if_other_cluster,
-    with_one_time,
 )
 from predict.tasks import estimate_tasks
 from predict.vianna.layout import Workload, busy_nodes
@@ -125,7 +123,6 @@ class ViannaModel:
         settings: JobSettings,
     ) -> Prediction:
         """Predict the mean response time of one job alone on ``cluster`` (Vianna et al. 2013, Fig. 2b)."""
-        warn_if_other_cluster(platform, cluster)
         tasks = estimate_tasks(profile, platform, dataset, settings)
         reduce = tasks.reduce_avg
         clamped: list[str] = []
@@ -191,7 +188,7 @@ class ViannaModel:
             },
             assumptions=tuple(notes),
         )
-        return with_one_time(prediction, profile)
+        return prediction
 
 
 register(ViannaModel())
