@@ -57,7 +57,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "APPS", "FULL", "GROUPINGS", "HELD_OUT", "QUICK", "App", "Suite", "SuiteResult", "app_jar", "app_set",
-    "app_shape", "cases", "run_order", "run_suite", "summarize_groups",
+    "app_shape", "cases", "loopback_cluster", "run_order", "run_suite", "summarize_groups",
 ]  # fmt: skip
 
 #: Input MiB per map task (one generated file, one split).
@@ -391,12 +391,20 @@ def run_suite(
     store = Store(out / "store")
     ingest_paths(run_dirs, store)
     skipped: list[str] = []
-    # runs on YARN are predicted on the cluster's slots (the LocalJobRunner's on their own one node)
-    cluster = None if shape is None else Cluster(shape.nodes, shape.containers_per_node, shape.containers_per_node)
+    # runs on YARN are predicted on the cluster's task containers (the LocalJobRunner's on their own one node)
+    cluster = None if shape is None else loopback_cluster(shape)
     rows = backtest(store.connect(), PlatformModel.load(platform_path), cluster=cluster, skipped=skipped)
     result = SuiteResult(tuple(rows), tuple(summarize(rows)), out, tuple(skipped))
     (out / "backtest.json").write_text(json.dumps(result.to_json(), indent=1) + "\n")
     return result
+
+
+def loopback_cluster(shape: ClusterShape) -> Cluster:
+    """The cluster a mini YARN cluster's jobs are predicted on: one node (its NodeManagers share this
+    machine's CPUs and disk, on loopback) whose slots are the containers left to the job's tasks
+    (:attr:`~platform_model.engine.yarn.ClusterShape.task_containers`: the ApplicationMaster holds
+    one), the same containers for maps and reduces, as YARN has no map or reduce slots."""
+    return Cluster(1, shape.task_containers, shape.task_containers, engine="yarn")
 
 
 def _rmtree(path: Path) -> None:

@@ -217,8 +217,19 @@ def _measured_fits(measured: Mapping[str, Any], cluster: Cluster) -> bool:
             (measured.get("nodes"), cluster.nodes),
             (measured.get("containers_per_node"), cluster.map_slots_per_node),
         )
-        return all(want is None or want == got for want, got in shape)
+        return all(want is None or want == got for want, got in shape) or _is_its_loopback(measured, cluster)
     return True  # an engine the store gives no shape of
+
+
+def _is_its_loopback(measured: Mapping[str, Any], cluster: Cluster) -> bool:
+    """Whether ``cluster`` is a measured mini YARN cluster as its jobs are predicted: one host, the
+    containers its ApplicationMaster leaves (:func:`predict.backtest_suite.loopback_cluster`)."""
+    from platform_model.engine.yarn import AM_CONTAINERS
+
+    nodes, per = measured.get("nodes"), measured.get("containers_per_node")
+    if not isinstance(nodes, int) or not isinstance(per, int) or cluster.nodes != 1:
+        return False
+    return cluster.map_slots == cluster.reduce_slots == nodes * per - AM_CONTAINERS
 
 
 def _describe_engine(measured: Mapping[str, Any]) -> str:

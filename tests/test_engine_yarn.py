@@ -58,9 +58,11 @@ def test_no_jars_says_how_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 @pytest.fixture(scope="module")
 def yarn_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """One cluster (2 NodeManagers x 2 containers), one small benchmark job on it."""
+    """One cluster (2 NodeManagers x 2 containers), one small job on it: a backtest application
+    submitted from its jar (the driver loads from the jar, as ``hadoop jar`` loads it)."""
     from platform_model.engine import EngineJob
     from platform_model.engine.yarn_jars import install_yarn
+    from predict.backtest_suite import app_jar
 
     install_yarn()  # fetched on first use (Maven), kept in the cache
     out = tmp_path_factory.mktemp("yarn") / "run"
@@ -68,7 +70,9 @@ def yarn_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         # Speculation off: an attempt killed before it started ("Speculation: ... succeeded first!") is
         # kept by phaseline's reader and dropped by Hadoop's parser, a difference of its own (reported).
         no_speculation = {"mapreduce.map.speculative": "false", "mapreduce.reduce.speculative": "false"}
-        run = cluster.run(EngineJob(input_mb=4.0, selectivity=1.0, maps=4, reduces=2, hadoop_conf=no_speculation), out)
+        job = EngineJob(input_mb=4.0, selectivity=1.0, maps=4, reduces=2, hadoop_conf=no_speculation, jar=app_jar(),
+                        main_class="phaseline.apps.Sort", args=("{input}", "{output}", "2"))  # fmt: skip
+        run = cluster.run(job, out)
         info = dict(cluster.info)
         work = cluster.work
     return {"run": run, "out": out, "info": info, "work": work}

@@ -14,8 +14,10 @@ from click.testing import CliRunner
 from test_predict_core import GB, LinearPlatform, toy_files, toy_profile
 
 from phaseline.errors import PlatformMismatchWarning
+from platform_model.engine.yarn import ClusterShape
 from platform_model.profile import _measured_engine, load_sql, profile_from_store
 from predict import core
+from predict.backtest_suite import loopback_cluster
 from predict.core import Cluster, Dataset, JobSettings
 
 YARN_2X2 = {"name": "yarn", "nodes": 2, "containers_per_node": 2, "container_mb": 512}
@@ -125,6 +127,9 @@ def _mismatches(platform: LinearPlatform, cluster: Cluster) -> dict[str, list[st
         (YARN_2X2, Cluster(2, 2, 2, engine="yarn"), None),
         (YARN_2X2, Cluster(8, 2, 2), "YARN, 2 node(s) x 2 container(s) of 512 MiB"),
         (YARN_2X2, Cluster(2, 4, 4), "(2 node(s) x 4 map slot(s))"),
+        # the mini cluster as its jobs are predicted: one host, 4 containers but the ApplicationMaster's
+        (YARN_2X2, loopback_cluster(ClusterShape(2, 2, 512)), None),
+        (YARN_2X2, Cluster(1, 4, 4), "(1 node(s) x 4 map slot(s))"),
         (YARN_2X2, Cluster(2, 2, 2, engine="local-hadoop"), "(local-hadoop, 2 node(s) x 2 map slot(s))"),
         (LOCAL, Cluster(1, 2, 2), None),
         (LOCAL, Cluster(4, 2, 2), "LocalJobRunner (local-hadoop, one node)"),
@@ -170,3 +175,9 @@ def test_cli_predict_says_the_platform_was_measured_on_another_cluster(
         "cluster predicted for (16 node(s) x 2 map slot(s)): its phase costs are carried over as measured"
     ]
     assert json.loads(other.stdout)[0]["seconds"] > 0
+
+
+def test_a_mini_clusters_jobs_are_predicted_on_the_containers_its_application_master_leaves() -> None:
+    cluster = loopback_cluster(ClusterShape(2, 2, 512))
+    assert (cluster.nodes, cluster.map_slots, cluster.reduce_slots, cluster.engine) == (1, 3, 3, "yarn")
+    assert ClusterShape(3, 4, 512).task_containers == 11

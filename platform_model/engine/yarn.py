@@ -61,6 +61,10 @@ _JAVA_DIR = Path(__file__).resolve().parent / "java" / "yarn"
 #: The smallest container a MapReduce task JVM (Hadoop's default 100 MiB sort buffer at 0.8 of
 #: the container as heap) runs in.
 MIN_CONTAINER_MB = 256
+#: Containers a MapReduce job's ApplicationMaster (MRAppMaster) holds for the job's whole life:
+#: one, of ``yarn.app.mapreduce.am.resource.mb`` (here a task container's size), so a job's maps
+#: and reduces run in the cluster's other containers (at most ``slots - 1`` tasks at once).
+AM_CONTAINERS = 1
 #: Heap of the cluster's own JVM (ResourceManager, NodeManagers, JobHistoryServer, the client).
 CLUSTER_HEAP_MB = 1024
 START_TIMEOUT_S = 180.0
@@ -98,6 +102,11 @@ class ClusterShape:
     @property
     def slots(self) -> int:
         return self.nodes * self.containers_per_node
+
+    @property
+    def task_containers(self) -> int:
+        """The containers left to a job's tasks: every one but its ApplicationMaster's (:data:`AM_CONTAINERS`)."""
+        return self.slots - AM_CONTAINERS
 
     def to_json(self) -> dict[str, int]:
         return {"nodes": self.nodes, "containers_per_node": self.containers_per_node,

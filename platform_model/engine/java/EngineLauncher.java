@@ -185,7 +185,32 @@ public final class EngineLauncher {
    * through its static {@code main(String[])} (0 when it returns).
    */
   static int runDriver(Configuration conf, String mainClass, String[] args) throws Exception {
-    Class<?> cls = Class.forName(mainClass);
+    return runDriver(conf, Class.forName(mainClass), args);
+  }
+
+  /**
+   * Run a driver from the job's jar ({@code mapreduce.job.jar}): a JVM that serves many runs (the
+   * YARN launcher) has no application on its class path, so the driver, and the classes its job
+   * names, load from the jar, as {@code hadoop jar} loads them (RunJar's class loader).
+   */
+  static int runDriverFromJar(Configuration conf, String mainClass, String[] args) throws Exception {
+    String jar = conf.get("mapreduce.job.jar");
+    if (jar == null) {
+      return runDriver(conf, mainClass, args);
+    }
+    ClassLoader parent = Thread.currentThread().getContextClassLoader();
+    try (java.net.URLClassLoader loader = new java.net.URLClassLoader(
+        new java.net.URL[] {new java.io.File(jar).toURI().toURL()}, EngineLauncher.class.getClassLoader())) {
+      conf.setClassLoader(loader);
+      Thread.currentThread().setContextClassLoader(loader);
+      return runDriver(conf, Class.forName(mainClass, true, loader), args);
+    } finally {
+      Thread.currentThread().setContextClassLoader(parent);
+    }
+  }
+
+  private static int runDriver(Configuration conf, Class<?> cls, String[] args) throws Exception {
+    String mainClass = cls.getName();
     if (Tool.class.isAssignableFrom(cls)) {
       Tool tool = (Tool) cls.getDeclaredConstructor().newInstance();
       return ToolRunner.run(conf, tool, args);

@@ -285,7 +285,7 @@ public final class YarnLauncher {
         args.add(spec.getProperty("arg." + i));
       }
       try {
-        exitCode = EngineLauncher.runDriver(conf, mainClass, args.toArray(new String[0]));
+        exitCode = EngineLauncher.runDriverFromJar(conf, mainClass, args.toArray(new String[0]));
       } catch (InvocationTargetException e) {
         error = stackTrace(e.getCause());
       } catch (Exception | LinkageError e) {
