@@ -454,3 +454,17 @@ def test_a_local_run_of_several_input_formats_is_sized_by_its_splits(tmp_path: P
     (run,) = load_runs(store.connect(), skipped=skipped)
     assert skipped == []
     assert run.input_bytes == params["params"]["input_bytes"]
+
+
+def test_a_cluster_run_of_several_input_formats_is_sized_by_its_splits(tmp_path: Path) -> None:
+    # on YARN too MultipleInputs counts 0 FileInputFormat BYTES_READ; the maps' task logs name their splits
+    run_dir = Path(__file__).parent / "data" / "yarn" / "join-8mb-r2-0"
+    params = json.loads((run_dir / "run.json").read_text())
+    assert params["counters"]["org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter"]["BYTES_READ"] == 0
+    store = Store(tmp_path / "store")
+    ingest_paths([run_dir], store)
+    skipped: list[str] = []
+    (run,) = load_runs(store.connect(), skipped=skipped)
+    assert skipped == []
+    assert not run.local
+    assert run.input_bytes == params["params"]["input_bytes"]

@@ -11,7 +11,9 @@
 --                    JVM's tasks share its file-system statistics, of which the byte counter is a
 --                    delta, so a map beside another counts the other's reads too (a 1,048,600-byte
 --                    split read 1,626,044 bytes, by it), and a map alone its reader's look past the
---                    split's end; the split length is the same measure on one slot and on several
+--                    split's end; the split length is the same measure on one slot and on several.
+--                    A cluster's map whose FileInputFormat counts 0 bytes (MultipleInputs: its split is
+--                    a TaggedInputSplit to the counting reader) takes its split length too
 --                    reduces: REDUCE_SHUFFLE_BYTES
 --   input_records    maps: MAP_INPUT_RECORDS; reduces: REDUCE_INPUT_RECORDS
 --   output_bytes     maps: MAP_OUTPUT_BYTES (map-only: bytes written); reduces: bytes written
@@ -37,14 +39,16 @@ _ok AS (
 _split AS (  -- a map's split length, as its log names it: the data of its first task-thread phase
     SELECT job_id, attempt_id, arg_min(data_bytes, start_ms) AS split_bytes
     FROM attempt_phases
-    WHERE task_type = 'MAP' AND lane = 'main' AND job_id LIKE 'job\_local%' ESCAPE '\'
+    WHERE task_type = 'MAP' AND lane = 'main'
     GROUP BY job_id, attempt_id
 ),
 _sizes AS (
     SELECT
         o.*,
         CASE o.task_type
-            WHEN 'MAP' THEN CASE WHEN s.split_bytes IS NOT NULL THEN s.split_bytes
+            WHEN 'MAP' THEN CASE WHEN s.split_bytes IS NOT NULL
+                                      AND (o.job_id LIKE 'job\_local%' ESCAPE '\' OR c.file_input_bytes = 0)
+                                 THEN s.split_bytes
                                  ELSE coalesce(c.file_input_bytes, c.hdfs_bytes_read) END
             ELSE c.reduce_shuffle_bytes END AS input_bytes,
         CASE o.task_type WHEN 'MAP' THEN c.map_input_records ELSE c.reduce_input_records END AS input_records,
