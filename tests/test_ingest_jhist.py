@@ -25,7 +25,8 @@ from oracle_util import phaseline_rows
 import ingest.jhist as jhist_module
 from ingest.base import ReadContext, RowBlock
 from ingest.jhist import read_jhist, sniff_jhist
-from ingest.jhist_state import _Attempt, _Packed
+from ingest.jhist_packed import Packed
+from ingest.jhist_records import AttemptRecord
 from ingest.pipeline import ingest_paths
 from phaseline.errors import PhaselineError, TraceParseError, TraceTruncatedError
 from phaseline.store import Store
@@ -495,11 +496,11 @@ class _SameHash(str):
 
 
 def test_packed_records_are_found_by_id_through_hash_collisions() -> None:
-    packed: _Packed[_Attempt] = _Packed(
-        lambda a: _SameHash(a.attempt_id), attrgetter(*_Attempt.__slots__), lambda v: _Attempt(*v)
+    packed: Packed[AttemptRecord] = Packed(
+        lambda a: _SameHash(a.attempt_id), attrgetter(*AttemptRecord.__slots__), lambda v: AttemptRecord(*v)
     )
-    packed.pack([_Attempt(f"attempt_{i}", "task_1", status="SUCCEEDED", start_ms=i) for i in range(3)])
-    packed.pack([_Attempt("attempt_9", "task_2", status="KILLED", start_ms=9)])
+    packed.pack([AttemptRecord(f"attempt_{i}", "task_1", status="SUCCEEDED", start_ms=i) for i in range(3)])
+    packed.pack([AttemptRecord("attempt_9", "task_2", status="KILLED", start_ms=9)])
     assert packed.take(_SameHash("attempt_5")) is None  # same hash, no such id
     got = packed.take(_SameHash("attempt_1"))
     assert got is not None

@@ -32,7 +32,7 @@ from typing import Any
 import pytest
 from oracle_util import hadoop_parse, phaseline_rows
 
-from ingest import jhist_state
+from ingest import jhist_packed, jhist_state
 from phaseline.hadoop_names import split_host, task_type
 from phaseline.schemas import normalize_status
 
@@ -312,7 +312,7 @@ def test_packed_tasks_and_attempts_equal_hadoop(
     # lost map output too (its packed task and attempt are unpacked and re-opened).
     monkeypatch.setattr(jhist_state, "LIVE_RECORDS", 2)
     seen = {"packed": 0, "unpacked": 0}
-    real_pack, real_take = jhist_state._Packed.pack, jhist_state._Packed.take
+    real_pack, real_take = jhist_packed.Packed.pack, jhist_packed.Packed.take
 
     def pack(self: Any, records: Any) -> None:
         seen["packed"] += len(records)
@@ -323,8 +323,8 @@ def test_packed_tasks_and_attempts_equal_hadoop(
         seen["unpacked"] += record is not None
         return record
 
-    monkeypatch.setattr(jhist_state._Packed, "pack", pack)
-    monkeypatch.setattr(jhist_state._Packed, "take", take)
+    monkeypatch.setattr(jhist_packed.Packed, "pack", pack)
+    monkeypatch.setattr(jhist_packed.Packed, "take", take)
     for path in [*corpus["pristine"], *corpus["truncated"]]:
         _compare(path, corpus["hadoop"][str(path)])
     assert seen["packed"] >= 40

@@ -25,8 +25,8 @@ import phaseline.staging as staging_module
 from ingest.base import ReadContext, Row, RowBlock, iter_lines, iter_rows, row_count
 from ingest.formats import Format
 from ingest.jhist import read_jhist
+from ingest.jhist_counters import counter_columns, counter_entries
 from ingest.jhist_schema import BadEvent
-from ingest.jhist_state import _counter_columns, _counter_entries
 from phaseline import schemas
 from phaseline.errors import PhaselineError, SchemaError
 from phaseline.runs import Runs
@@ -344,7 +344,7 @@ def test_a_block_the_table_refuses_quarantines_the_file(tmp_path: Path, store_di
 
 def _entries(counters: Any) -> tuple[list[str], list[str], list[int]] | str:
     try:
-        got = list(_counter_entries(counters))
+        got = list(counter_entries(counters))
     except BadEvent as exc:
         return f"BadEvent: {exc}"
     return [g for g, _, _ in got], [n for _, n, _ in got], [v for _, _, v in got]
@@ -352,7 +352,7 @@ def _entries(counters: Any) -> tuple[list[str], list[str], list[int]] | str:
 
 def _columns(counters: Any) -> tuple[list[str], list[str], list[int]] | str:
     try:
-        groups, sizes, names, values = _counter_columns(counters)
+        groups, sizes, names, values = counter_columns(counters)
     except BadEvent as exc:
         return f"BadEvent: {exc}"
     assert len(groups) == len(sizes)
