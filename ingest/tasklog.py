@@ -47,7 +47,9 @@ from ingest.engine_run import attribute_threads, overlapping
 from ingest.formats import Format
 from ingest.jfr import read_jfr
 from ingest.mrcommon import check_int64, counter_row, event_row, int64_text, parse_int64
-from ingest.phases import REDUCE_WRITE, Lane, Overhead, derive_phases, map_stack_phase, reduce_stack_phase
+from ingest.phases import derive_phases
+from ingest.phases.spans import REDUCE_WRITE, Lane, Overhead
+from ingest.phases.splits import map_stack_phase, reduce_stack_phase
 from ingest.tasklog_patterns import (
     HELPER_NAMING_KINDS,
     AttemptLog,
@@ -456,9 +458,9 @@ def sample_counts(
 
     Maps: the thread that logged ``Processing split`` (JFR's thread id is log4j's
     ``%tid``), from that line to ``Starting flush of map output``, by
-    :func:`~ingest.phases.map_stack_phase`.  Reduces: the thread that logged
+    :func:`~ingest.phases.splits.map_stack_phase`.  Reduces: the thread that logged
     ``finalMerge called``, from that line to ``is in the process of committing``,
-    by :func:`~ingest.phases.reduce_stack_phase` (samples of the final merge itself
+    by :func:`~ingest.phases.splits.reduce_stack_phase` (samples of the final merge itself
     fall in neither part).  A recording that cannot be read leaves the spans
     combined (noted).
     """

@@ -384,7 +384,7 @@ ATTEMPT_PHASES = register(
             ("data_records", I64),
             # 'main': the task thread's consecutive phases (they cover the attempt's span);
             # 'background': helper-thread work concurrent with them (SpillThread spills,
-            # reduce-side merges); see ingest/phases.py.
+            # reduce-side merges); see ingest/phases/.
             ("lane", STR),
             # dur_ms to the microsecond where the job's own timers measured the phase (the
             # microbenchmark job's read, collect and write, and the rest of their span), else NULL

@@ -30,7 +30,6 @@ KNOWN_LONG_MODULES = frozenset({
     "ingest/history_v1.py",  # 503
     "ingest/hitune_csv.py",  # 423
     "ingest/jhist.py",  # 468
-    "ingest/phases.py",  # 677
     "ingest/pipeline.py",  # 610
     "ingest/rumen.py",  # 573
     "ingest/tasklog.py",  # 501

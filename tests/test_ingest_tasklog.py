@@ -23,7 +23,7 @@ from reader_checks import table
 from ingest.base import ReadContext, Row
 from ingest.engine_run import read_engine_run
 from ingest.formats import detect
-from ingest.phases import COVERAGE_TOLERANCE_MS, Lane
+from ingest.phases.spans import COVERAGE_TOLERANCE_MS, Lane
 from ingest.pipeline import ingest_paths
 from ingest.tasklog import classify, parse_counter_block, parse_records, read_task_log
 from ingest.tasklog_patterns import PATTERNS, LogRecord, counter_name
