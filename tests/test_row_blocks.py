@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 import ingest.pipeline as pipeline
 import phaseline.staging as staging_module
+from ingest import formats
 from ingest.base import ReadContext, Row, RowBlock, iter_lines, iter_rows, row_count
 from ingest.formats import Format
 from ingest.jhist import read_jhist
@@ -307,7 +308,7 @@ BLOCKY = Format("blocky", lambda head, path: head.startswith(b"BLOCKY"), read_bl
 
 @pytest.fixture
 def blocky(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pipeline, "detect", lambda path, head=None: BLOCKY)
+    monkeypatch.setattr(formats, "detect", lambda path, head=None: BLOCKY)
 
 
 @pytest.mark.usefixtures("blocky")
