@@ -1,6 +1,6 @@
 """A shell script that runs a benchmark plan on a real cluster (Zhang et al. 2013, section 3).
 
-:func:`write_script` turns a :class:`~platform_model.bench.BenchPlan` into a bash
+:func:`write_script` turns a :class:`~platform_model.bench_plan.BenchPlan` into a bash
 script of ``hadoop jar`` commands (and the build of the benchmark job's jar),
 plus the commands that fetch back what ``phaseline ingest`` reads.
 """
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from phaseline.errors import PlatformModelError
 
 if TYPE_CHECKING:
-    from platform_model.bench import BenchPlan
+    from platform_model.bench_plan import BenchPlan
 
 _MIB = 1 << 20
 #: What --hdfs-root may be: it is written into the script unquoted (``${HDFS_ROOT:-...}``).

@@ -38,7 +38,6 @@ KNOWN_LONG_MODULES = frozenset({
     "profiles/profile.py",  # 875
     "profiles/queries.py",  # 413
     "profiles/report.py",  # 434 (the doctor findings section was added beside the report it renders)
-    "platform_model/bench.py",  # 620
     "platform_model/engine/runner.py",  # 565
     "platform_model/fit.py",  # 444
     "platform_model/model.py",  # 520
@@ -68,8 +67,6 @@ KNOWN_LONG_FUNCTIONS = frozenset({
     "profiles/profile.py:merge_profiles",  # 116
     "profiles/report.py:render_report",  # 150
     "profiles/timeline_plot.py:chrome_trace",  # 94
-    "platform_model/bench.py:make_plan",  # 103
-    "platform_model/bench.py:run_plan",  # 88
     "platform_model/bench_script.py:write_script",  # 81
     "platform_model/fit.py:fit_line",  # 88
     "platform_model/model.py:fit_platform",  # 87
