@@ -30,7 +30,6 @@ KNOWN_LONG_MODULES = frozenset({
     "ingest/history_v1.py",  # 503
     "ingest/hitune_csv.py",  # 423
     "ingest/jhist.py",  # 468
-    "ingest/rumen.py",  # 573
     "ingest/tasklog.py",  # 501
     "ingest/tasklog_patterns.py",  # 435
     "ingest/yarn_logs.py",  # 479
@@ -61,7 +60,6 @@ KNOWN_LONG_FUNCTIONS = frozenset({
     "ingest/engine_run.py:attribute_threads",  # 95
     "ingest/history_v1.py:read_history_v1",  # 96
     "ingest/jhist.py:_JhistReader.run",  # 133
-    "ingest/rumen.py:iter_json_objects",  # 118
     "profiles/dataflow/reconstruct.py:reconstruct",  # 87
     "profiles/extract.py:extract_profile",  # 224
     "profiles/profile.py:merge_profiles",  # 116
