@@ -109,7 +109,7 @@ class BenchPlan:
     """A set of microbenchmarks and the Hadoop settings they all run with.
 
     ``jfr`` and ``warmup_mb`` say how the local engine runs each benchmark
-    (:class:`~platform_model.engine.runner.EngineJob`): with a JFR recording, and
+    (:class:`~platform_model.engine.job.EngineJob`): with a JFR recording, and
     after a throwaway warm-up job of that many MiB in the same JVM (0: none).
     ``task_scale`` records how :func:`make_plan` split ``scale`` (None: not split).
     """

@@ -159,7 +159,7 @@ def run_plan(
 
 def _run_one(runner: RunFn, plan: BenchPlan, b: Benchmark, run_dir: Path, timeout_s: float) -> BenchResult:
     """Run benchmark ``b`` of ``plan`` into ``run_dir``: done, or failed with the engine's first line."""
-    from platform_model.engine.runner import EngineJob
+    from platform_model.engine.job import EngineJob
 
     job = EngineJob(
         input_mb=b.total_input_mb, selectivity=b.selectivity, maps=b.maps, reduces=b.reduces,

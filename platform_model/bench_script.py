@@ -41,7 +41,7 @@ def write_script(plan: BenchPlan, *, hdfs_root: str = "/tmp/phaseline-bench") ->
     benchmark leaves a marker, so a re-run resumes.  ``hdfs_root`` must be a
     plain absolute path other than ``/`` (PlatformModelError otherwise).
     """
-    from platform_model.engine.runner import BENCH_CLASS
+    from platform_model.engine.job import BENCH_CLASS
 
     if not _SAFE_ROOT.fullmatch(hdfs_root) or hdfs_root.strip("/") == "":
         raise PlatformModelError(
@@ -95,7 +95,7 @@ def write_script(plan: BenchPlan, *, hdfs_root: str = "/tmp/phaseline-bench") ->
         '  echo "$job" > "$OUT/runs/$name.done"',
         "}",
     ]
-    from platform_model.engine.runner import RECORD_BYTES
+    from platform_model.engine.job import RECORD_BYTES
 
     for b in plan.benchmarks:
         records = max(b.maps, round(b.total_input_mb * _MIB / RECORD_BYTES))

@@ -37,7 +37,6 @@ KNOWN_LONG_MODULES = frozenset({
     "profiles/profile.py",  # 875
     "profiles/queries.py",  # 413
     "profiles/report.py",  # 434 (the doctor findings section was added beside the report it renders)
-    "platform_model/engine/runner.py",  # 565
     "platform_model/fit.py",  # 444
     "platform_model/model.py",  # 520
     "platform_model/segments.py",  # 474
