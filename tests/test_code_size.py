@@ -26,7 +26,6 @@ KNOWN_LONG_MODULES = frozenset({
     "phaseline/staging.py",  # 487
     "phaseline/verify.py",  # 415
     "ingest/engine_run.py",  # 444
-    "ingest/history_v1.py",  # 503
     "ingest/hitune_csv.py",  # 423
     "ingest/jhist.py",  # 468
     "ingest/tasklog.py",  # 501
@@ -56,7 +55,6 @@ KNOWN_LONG_FUNCTIONS = frozenset({
     "phaseline/cli/engine.py:run",  # 99
     "phaseline/cli/platform.py:fit_cmd",  # 104
     "ingest/engine_run.py:attribute_threads",  # 95
-    "ingest/history_v1.py:read_history_v1",  # 96
     "ingest/jhist.py:_JhistReader.run",  # 133
     "profiles/dataflow/reconstruct.py:reconstruct",  # 87
     "profiles/extract.py:extract_profile",  # 224
