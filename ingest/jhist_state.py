@@ -50,7 +50,7 @@ Which value wins (as Hadoop's ``JobHistoryParser`` does, unless noted)
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from operator import attrgetter
 from typing import Any
 
@@ -157,13 +157,13 @@ class HistoryState:
     def rows(self) -> Iterator[Row | RowBlock]:
         """Rows for the state built so far: counters gathered so far and the job's, jobs, tasks and
         attempts, then task counters."""
+        jid = self.job.job_id
         for scope, columns in self._job_counters.items():
-            self._add_counters(scope, None, None, *columns)
+            self._counter_blocks.add(jid, scope, None, None, *columns)
         self._job_counters = {}
         self.flush_counters()
         yield from self.out
         self.out.clear()
-        jid = self.job.job_id
         if jid is not None:
             values = {name: getattr(self.job, name) for name in JobRecord.__slots__ if name != "ended"}
             values["source_format"] = "jhist"
@@ -173,7 +173,7 @@ class HistoryState:
         for t in held(self.packed_tasks, self.tasks):
             if t.counter_values:
                 groups, sizes, names = t.counter_layout
-                self._add_counters("task", t.task_id, None, groups, sizes, names, t.counter_values.tolist())
+                self._counter_blocks.add(jid, "task", t.task_id, None, groups, sizes, names, t.counter_values.tolist())
                 yield from self.out
                 self.out.clear()
         self.flush_counters()
@@ -189,20 +189,8 @@ class HistoryState:
         if counters is None:
             return 0
         groups, sizes, names, values = counter_columns(counters)
-        self._add_counters(scope, task_id, attempt_id, groups, sizes, names, values)
-        return len(names)
-
-    def _add_counters(
-        self,
-        scope: str,
-        task_id: str | None,
-        attempt_id: str | None,
-        groups: Sequence[str],
-        sizes: Sequence[int],
-        names: Sequence[str],
-        values: Sequence[int],
-    ) -> None:
         self._counter_blocks.add(self.job.job_id, scope, task_id, attempt_id, groups, sizes, names, values)
+        return len(names)
 
     def flush_counters(self) -> None:
         """Move the gathered counter rows to :attr:`out` as one block."""

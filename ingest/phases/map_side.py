@@ -17,13 +17,12 @@ from ingest.phases.spans import (
     PhaseSpan,
     field_int,
     first_of,
-    partition,
     sum_all,
     sum_known,
     thread_of,
     usable_counter,
 )
-from ingest.phases.splits import split_span
+from ingest.phases.splits import main_lane
 from ingest.tasklog_patterns import TaskEvent
 from phaseline.hadoop_names import TaskLogEventKind
 from phaseline.schemas import Phase
@@ -157,17 +156,11 @@ def map_phases(
                 (Overhead.COMMIT.value, pending.ts_ms if pending else None),
                 (Overhead.OTHER.value, done.ts_ms if done else None)]
         data[READ_MAP_WRITE] = (input_bytes, input_records)
-    out: list[PhaseSpan] = []
-    for name, b, e in partition(start, finish, cuts):
-        span = PhaseSpan(name, Lane.MAIN, b, e, e - b, *data.get(name, (None, None)))
-        if name != READ_MAP_COLLECT:
-            out.append(span)
-            continue
-        out.extend(split_span(span, counters, samples, {
-            Phase.READ: (input_bytes, input_records),
-            Phase.MAP: (None, input_records),
-            Phase.COLLECT: (counters.get((TASK, "MAP_OUTPUT_BYTES")), counters.get((TASK, "MAP_OUTPUT_RECORDS"))),
-        }, (Phase.READ, Phase.MAP, Phase.COLLECT), Phase.MAP))
+    out = main_lane(start, finish, cuts, data, READ_MAP_COLLECT, counters, samples, {
+        Phase.READ: (input_bytes, input_records),
+        Phase.MAP: (None, input_records),
+        Phase.COLLECT: (counters.get((TASK, "MAP_OUTPUT_BYTES")), counters.get((TASK, "MAP_OUTPUT_RECORDS"))),
+    }, Phase.MAP)  # fmt: skip
     background = [s for s in spills if not s.on_main and s.finish_ms is not None]
     if background:
         limit = flush.ts_ms if flush is not None else finish

@@ -15,12 +15,11 @@ from ingest.phases.spans import (
     PhaseSpan,
     field_int,
     first_of,
-    partition,
     sum_known,
     thread_of,
     usable_counter,
 )
-from ingest.phases.splits import split_span
+from ingest.phases.splits import main_lane
 from ingest.tasklog_patterns import TaskEvent
 from phaseline.hadoop_names import TaskLogEventKind
 from phaseline.schemas import Phase
@@ -119,16 +118,10 @@ def reduce_phases(
         REDUCE_WRITE: (usable_counter(counters, FOF, "BYTES_WRITTEN", not parallel),
                        counters.get((TASK, "REDUCE_OUTPUT_RECORDS"))),
     }
-    out: list[PhaseSpan] = []
-    for name, b, e in partition(start, finish, cuts):
-        span = PhaseSpan(name, Lane.MAIN, b, e, e - b, *data.get(name, (None, None)))
-        if name != REDUCE_WRITE:
-            out.append(span)
-            continue
-        out.extend(split_span(span, counters, samples, {
-            Phase.REDUCE: (None, counters.get((TASK, "REDUCE_INPUT_RECORDS"))),
-            Phase.WRITE: data[REDUCE_WRITE],
-        }, (Phase.REDUCE, Phase.WRITE), Phase.REDUCE))
+    out = main_lane(start, finish, cuts, data, REDUCE_WRITE, counters, samples, {
+        Phase.REDUCE: (None, counters.get((TASK, "REDUCE_INPUT_RECORDS"))),
+        Phase.WRITE: data[REDUCE_WRITE],
+    }, Phase.REDUCE)  # fmt: skip
     # background merges: a *_START opens a merge on its thread, the next *_DONE there closes it
     open_at: dict[object, int] = {}
     work: list[tuple[int, int, int | None]] = []

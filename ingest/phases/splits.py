@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
-from ingest.phases.spans import PhaseSpan
+from ingest.phases.spans import Lane, PhaseSpan, partition
 from phaseline.schemas import Phase
 
 MIN_SPLIT_SAMPLES = 5  # task-thread samples needed to split read+map+collect (JFR samples every 10-20 ms)
@@ -161,3 +161,18 @@ def split_span(
     if len(out) == 1:  # nothing timed and an empty span: left whole
         return out
     return [replace(row, dur_us=round(timed[part] / 1000)) for row, part in zip(out, parts, strict=True)]
+
+
+def main_lane(
+    start: int, finish: int, cuts: Sequence[tuple[str, int | None]], data: Mapping[str, tuple[int | None, int | None]],
+    combined: str, counters: Mapping[tuple[str, str], int], samples: Mapping[Phase, int],
+    parts: Mapping[Phase, tuple[int | None, int | None]], rest: Phase,
+) -> list[PhaseSpan]:  # fmt: skip
+    """The task thread's consecutive phases from their start marks ``cuts`` (:func:`~ingest.phases.spans.partition`),
+    each with its ``data``; the span ``combined`` is split into ``parts`` (in order, with their data),
+    ``rest`` taking what the timers leave (:func:`split_span`)."""
+    out: list[PhaseSpan] = []
+    for name, b, e in partition(start, finish, cuts):
+        span = PhaseSpan(name, Lane.MAIN, b, e, e - b, *data.get(name, (None, None)))
+        out.extend(split_span(span, counters, samples, parts, tuple(parts), rest) if name == combined else (span,))
+    return out
