@@ -144,17 +144,10 @@ class _JhistReader:
         with fh:
             try:
                 line_no, offset = self._header(fh)
-                state = self.state
-                out = state.out
+                out = self.state.out
                 ctx = self.ctx
-                schema = self.schema
-                assert schema is not None
-                unions = schema.unions
-                symbols = schema.symbols
-                specs = EVENT_SPECS
-                handlers = state.handlers
-                job = state.job
-                event_only = HistoryEventKind.EVENT_ONLY
+                job = self.state.job
+                apply = self._apply
                 seqs, types, times, payloads = self.event_columns
                 fast = self.typed
                 lines = self.lines = self._lines(fh)
@@ -176,32 +169,8 @@ class _JhistReader:
                         continue  # skipped (ctx.skipped)
                     etype, record, payload, payload_json = split
                     ctx.events_read += 1
-                    spec = specs.get(etype)
-                    ts: int | None = None
                     try:
-                        if spec is None:
-                            ctx.unknown[etype] += 1
-                            if payload is not None:
-                                ts = self._fallback_time(payload)
-                                if job.job_id is None:
-                                    state.learn_job_id(payload)
-                        elif payload is None:
-                            if spec.kind is not event_only:
-                                raise BadEvent("the event carries no record")
-                        else:
-                            wrapped = unions.get(record)
-                            if wrapped:
-                                schema.unwrap(payload, wrapped)
-                            if etype not in symbols:
-                                self._note_once(
-                                    f"event type {etype} is not in the file's own schema (line {line_no})"
-                                )
-                            if spec.time_field is not None:
-                                ts = opt_int(payload.get(spec.time_field), spec.time_field)
-                            if job.job_id is None:
-                                state.learn_job_id(payload)
-                            if spec.kind is not event_only:
-                                handlers[spec.kind](payload)
+                        ts = apply(etype, record, payload, line_no)
                     except BadEvent as exc:  # fields no reader can take: skipped like a corrupt line
                         ctx.events_read -= 1
                         skip_record(ctx, self._error(f"{etype}: {exc}", line_no, start))
@@ -236,6 +205,46 @@ class _JhistReader:
             except (zlib.error, OSError) as exc:
                 raise self._error(f"reading stopped: {exc}", line_no, offset) from None
         self.line_no, self.offset = line_no, offset - self.unterminated
+        yield from self._end(last_text)
+
+    def _apply(self, etype: str, record: str, payload: dict[str, Any] | None, line_no: int) -> int | None:
+        """Apply one event to the state (:class:`HistoryState`'s handler of its kind); its time.
+
+        Raises :class:`BadEvent` where its fields are none a reader can take.
+        """
+        spec = EVENT_SPECS.get(etype)
+        state = self.state
+        if spec is None:
+            self.ctx.unknown[etype] += 1
+            if payload is None:
+                return None
+            ts = self._fallback_time(payload)
+            if state.job.job_id is None:
+                state.learn_job_id(payload)
+            return ts
+        event_only = spec.kind is HistoryEventKind.EVENT_ONLY
+        if payload is None:
+            if not event_only:
+                raise BadEvent("the event carries no record")
+            return None
+        schema = self.schema
+        assert schema is not None
+        wrapped = schema.unions.get(record)
+        if wrapped:
+            schema.unwrap(payload, wrapped)
+        if etype not in schema.symbols:
+            self._note_once(f"event type {etype} is not in the file's own schema (line {line_no})")
+        ts = opt_int(payload.get(spec.time_field), spec.time_field) if spec.time_field is not None else None
+        if state.job.job_id is None:
+            state.learn_job_id(payload)
+        if not event_only:
+            state.handlers[spec.kind](payload)
+        return ts
+
+    def _end(self, last_text: int) -> Iterator[Row | RowBlock]:
+        """The rows not yet yielded once the lines end; then why the file is cut short, if it is:
+        its last event line cut mid-line (``last_text``: the last line that was not blank), or
+        no end of the job."""
         if self.bad_json is not None and self.bad_json[0] == last_text:  # the last event line was cut short
             self.ctx.skipped.pop()
             yield from self._finish()
