@@ -64,12 +64,7 @@ def write_script(plan: BenchPlan, *, hdfs_root: str = "/tmp/phaseline-bench") ->
         "",
         "# 1. The benchmark job's sources (phaseline/platform_model/engine/java), compiled on the cluster.",
     ]
-    for src in engine_sources():
-        text = src.read_text(encoding="utf-8")
-        marker = "PHASELINE_JAVA_EOF"
-        if marker in text:  # pragma: no cover - a source would have to contain the marker
-            raise PlatformModelError(f"{src} contains {marker}")
-        lines += [f"cat > \"$BUILD/src/{src.name}\" <<'{marker}'", text.rstrip("\n"), marker]
+    lines += _embedded_sources()
     lines += [
         'javac -nowarn --release 8 -cp "$(hadoop classpath)" -d "$BUILD/classes" "$BUILD"/src/*.java',
         'jar cf "$BUILD/phaseline-engine.jar" -C "$BUILD/classes" .',
@@ -110,6 +105,18 @@ def write_script(plan: BenchPlan, *, hdfs_root: str = "/tmp/phaseline-bench") ->
         'echo "done: phaseline ingest $OUT"',
     ]
     return "\n".join(lines) + "\n"
+
+
+def _embedded_sources() -> list[str]:
+    """Script lines that write the benchmark job's Java sources (one here-document each)."""
+    lines: list[str] = []
+    for src in engine_sources():
+        text = src.read_text(encoding="utf-8")
+        marker = "PHASELINE_JAVA_EOF"
+        if marker in text:  # pragma: no cover - a source would have to contain the marker
+            raise PlatformModelError(f"{src} contains {marker}")
+        lines += [f"cat > \"$BUILD/src/{src.name}\" <<'{marker}'", text.rstrip("\n"), marker]
+    return lines
 
 
 def _shq(text: str) -> str:

@@ -60,7 +60,6 @@ KNOWN_LONG_FUNCTIONS = frozenset({
     "profiles/profile.py:merge_profiles",  # 116
     "profiles/report.py:render_report",  # 150
     "profiles/timeline_plot.py:chrome_trace",  # 94
-    "platform_model/bench_script.py:write_script",  # 81
     "platform_model/fit.py:fit_line",  # 88
     "platform_model/model.py:fit_platform",  # 87
     "predict/backtest.py:backtest",  # 109
