@@ -210,6 +210,28 @@ def attribute_threads(
     other are never taken for one thread.  Where attempts ran in parallel such
     helpers may still be mixed up; ``ctx.notes`` says so.
     """
+    attempts, job_level, helper_lines = _task_threads(records, events, ctx)
+    bound = _bind_helpers(helper_lines, records, events, attempts, ctx)
+    _match_fetchers_by_bytes(bound, helper_lines, records, events, attempts, ctx)
+    for key, idxs in helper_lines.items():
+        owner = bound.get(key)
+        if owner is None:
+            job_level.extend(idxs)
+            continue
+        for i in idxs:
+            attempts[owner].records.append(records[i])
+            attempts[owner].events.append(events[i])
+    _sort_by_time(attempts)
+    job_level.sort()
+    return attempts, job_level
+
+
+def _task_threads(
+    records: list[LogRecord], events: list[TaskEvent], ctx: ReadContext
+) -> tuple[dict[str, AttemptLog], list[int], dict[str, list[int]]]:
+    """The lines of task executor threads, bound to the attempt each runs (``Starting task`` ..
+    ``Finishing task``); the job-level lines; and the other lines by helper thread (its key, and
+    for a log without thread ids the task starts and finishes before the line)."""
     attempts: dict[str, AttemptLog] = {}
     running: dict[str, str] = {}  # executor thread key -> attempt
     job_level: list[int] = []
@@ -244,22 +266,15 @@ def attribute_threads(
             "parallel: helper threads of one name (SpillThread, fetchers, mergers) were told apart by the "
             "tasks running at the time, and some of their lines may be given to another attempt"
         )
-    bound = _bind_helpers(helper_lines, records, events, attempts, ctx)
-    _match_fetchers_by_bytes(bound, helper_lines, records, events, attempts, ctx)
-    for key, idxs in helper_lines.items():
-        owner = bound.get(key)
-        if owner is None:
-            job_level.extend(idxs)
-            continue
-        for i in idxs:
-            attempts[owner].records.append(records[i])
-            attempts[owner].events.append(events[i])
+    return attempts, job_level, helper_lines
+
+
+def _sort_by_time(attempts: dict[str, AttemptLog]) -> None:
+    """Each attempt's records and events in time order (ties in line order)."""
     for log in attempts.values():
         order = sorted(range(len(log.events)), key=lambda j: (log.events[j].ts_ms, log.events[j].line_no))
         log.records = [log.records[j] for j in order]
         log.events = [log.events[j] for j in order]
-    job_level.sort()
-    return attempts, job_level
 
 
 def _spans(attempts: dict[str, AttemptLog]) -> dict[str, tuple[int, int]]:

@@ -54,7 +54,6 @@ KNOWN_LONG_FUNCTIONS = frozenset({
     "phaseline/cli/backtest.py:backtest_cmd",  # 106
     "phaseline/cli/engine.py:run",  # 99
     "phaseline/cli/platform.py:fit_cmd",  # 104
-    "ingest/engine_run.py:attribute_threads",  # 95
     "profiles/dataflow/reconstruct.py:reconstruct",  # 87
     "profiles/extract.py:extract_profile",  # 224
     "profiles/profile.py:merge_profiles",  # 116
