@@ -58,15 +58,8 @@ from typing import Any
 from ingest.base import ReadContext, Row, iter_lines, skip_record
 from ingest.formats import Format
 from ingest.mrcommon import DONE_FILE_NAME, done_file_fields, event_row, parse_int64
-from ingest.tasklog import (
-    LINE_RE,
-    LOG_RECORD_TABLES,
-    log_line_row,
-    parse_records,
-    parse_timestamp,
-    rows_of_records,
-    task_rows,
-)
+from ingest.tasklog import LOG_RECORD_TABLES, log_line_row, rows_of_records, task_rows
+from ingest.tasklog_lines import LINE_RE, parse_records, parse_timestamp
 from ingest.tasklog_patterns import AttemptLog, LogRecord
 from phaseline.errors import PhaselineError, TraceParseError, TraceTruncatedError
 from phaseline.hadoop_names import node_manager_host
@@ -364,7 +357,7 @@ _MAX_ZONE_MS = 14 * 3_600_000
 def log_zone_offset(path: Path) -> int:
     """How far the output's log times, read as UTC, run ahead of the epoch: the zone the cluster logged in.
 
-    log4j's default pattern writes local time and no zone, and :func:`~ingest.tasklog.parse_timestamp`
+    log4j's default pattern writes local time and no zone, and :func:`~ingest.tasklog_lines.parse_timestamp`
     reads it as UTC; the history file's done name, which the AM logs, holds the job's finish as epoch
     milliseconds (``JobFinished``), and the AM logs the job's move to its final state within
     milliseconds of it.  Their difference, where it is a whole number of quarter hours (within

@@ -25,7 +25,8 @@ from ingest.engine_run import read_engine_run
 from ingest.formats import detect
 from ingest.phases.spans import COVERAGE_TOLERANCE_MS, Lane
 from ingest.pipeline import ingest_paths
-from ingest.tasklog import classify, parse_counter_block, parse_records, read_task_log
+from ingest.tasklog import read_task_log
+from ingest.tasklog_lines import classify, parse_counter_block, parse_records
 from ingest.tasklog_patterns import PATTERNS, LogRecord, counter_name
 from phaseline.cli import main
 from phaseline.errors import TraceParseError
