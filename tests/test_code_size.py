@@ -28,7 +28,6 @@ KNOWN_LONG_MODULES = frozenset({
     "ingest/hitune_csv.py",  # 423
     "ingest/jhist.py",  # 468
     "ingest/tasklog_patterns.py",  # 435
-    "ingest/yarn_logs.py",  # 479
     "profiles/extract.py",  # 561
     "profiles/profile.py",  # 875
     "profiles/queries.py",  # 413
