@@ -12,7 +12,7 @@ task, map selectivity, number of map and of reduce tasks.  The paper's set:
 :func:`make_plan` builds that plan, or a scaled copy for a small machine: data
 sizes, the map sort buffer and the reduce-side memory shrink by ``scale``, so
 the shuffle break (computed from the configuration the plan sets, see
-:func:`platform_model.segments.config_thresholds`) stays inside the shuffle
+:func:`platform_model.shuffle_thresholds.config_thresholds`) stays inside the shuffle
 range.  With ``task_scale`` the shrinking is split between the number of tasks
 and the data per task, so that each task's phases stay long enough to measure
 on the local engine.  Local runs of a plan warm their JVM up first and record

@@ -16,7 +16,7 @@ from types import MappingProxyType
 from typing import Any
 
 from phaseline.errors import PlatformModelError
-from platform_model.segments import ShuffleThresholds, config_thresholds
+from platform_model.shuffle_thresholds import ShuffleThresholds, config_thresholds
 
 PLAN_FORMAT = "phaseline-bench-plan"
 PLAN_VERSION = 1

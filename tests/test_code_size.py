@@ -34,7 +34,6 @@ KNOWN_LONG_MODULES = frozenset({
     "profiles/report.py",  # 434 (the doctor findings section was added beside the report it renders)
     "platform_model/fit.py",  # 444
     "platform_model/model.py",  # 520
-    "platform_model/segments.py",  # 474
     "predict/backtest.py",  # 588
     "predict/backtest_suite.py",  # 407
     "predict/critical_path.py",  # 504
