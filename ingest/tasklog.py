@@ -10,7 +10,7 @@ Two real sources write the same MapTask/ReduceTask messages (the table is in
 * LocalJobRunner job logs (``phaseline engine run``'s ``logs/job.log``):
   ``2026-11-21 13:23:05,473 INFO  [LocalJobRunner Map Task Executor #0] [tid:48] ...``;
   one JVM runs every task, so lines are attributed to attempts by thread
-  (:func:`ingest.engine_run.attribute_threads`).  When the run directory holds a
+  (:func:`ingest.runner_threads.attribute_threads`).  When the run directory holds a
   JFR recording (``run.json`` names it), it is read too, to split the combined
   map and reduce spans by stack samples (:func:`sample_counts`); the split is
   taken at ingest, so re-ingest the log after replacing the recording.
@@ -41,13 +41,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from ingest.base import NotATraceError, ReadContext, Row, read_head, skip_record
-from ingest.engine_run import attribute_threads, overlapping
 from ingest.formats import Format
 from ingest.jfr import read_jfr
 from ingest.mrcommon import check_int64, counter_row, event_row
 from ingest.phases import derive_phases
 from ingest.phases.spans import REDUCE_WRITE, Lane, Overhead
 from ingest.phases.splits import map_stack_phase, reduce_stack_phase
+from ingest.runner_threads import attribute_threads, overlapping
 from ingest.tasklog_lines import LINE_RE, MAX_DETAIL_CHARS, classify, parse_counter_block, read_records
 from ingest.tasklog_patterns import (
     HELPER_NAMING_KINDS,
