@@ -14,10 +14,10 @@ from pathlib import Path
 
 from ingest.base import ReadContext, iter_lines, skip_record
 from ingest.mrcommon import int64_text, parse_int64
+from ingest.tasklog_counters import counter_name
 from ingest.tasklog_patterns import (
     LogRecord,
     TaskEvent,
-    counter_name,
     match,
 )
 from phaseline.errors import TraceParseError
@@ -142,7 +142,7 @@ def classify(rec: LogRecord) -> TaskEvent:
 def parse_counter_block(rec: LogRecord, path: Path, ctx: ReadContext) -> list[tuple[str, str, int]]:
     """``(group, counter, value)`` of a ``Counters: N`` record's tab-indented continuation lines.
 
-    Names are Hadoop's internal ones (:func:`ingest.tasklog_patterns.counter_name`).  A counter
+    Names are Hadoop's internal ones (:func:`ingest.tasklog_counters.counter_name`).  A counter
     line that cannot be read is skipped (``ctx.skipped``); the block's other counters stay.
     """
     rows: list[tuple[str, str, int]] = []

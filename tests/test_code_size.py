@@ -25,7 +25,6 @@ READS_BETTER_WHOLE = "reads better whole"
 KNOWN_LONG_MODULES = frozenset({
     "ingest/hitune_csv.py",  # 423
     "ingest/jhist.py",  # 468
-    "ingest/tasklog_patterns.py",  # 435
     "profiles/extract.py",  # 561
     "profiles/profile.py",  # 875
     "profiles/queries.py",  # 413
