@@ -20,7 +20,7 @@ from urllib.parse import unquote_plus
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracle_util import phaseline_rows
+from oracle_util import killed_attempt_line, phaseline_rows
 
 import ingest.jhist as jhist_module
 from ingest.base import ReadContext, RowBlock
@@ -448,19 +448,9 @@ def test_reduce_reopened_after_its_counters_were_written(jhists: list[Path], tmp
     (fin,) = [e for _, _, e in events if e["type"] == "REDUCE_ATTEMPT_FINISHED"]
     done = next(iter(fin["event"].values()))
     (task_fin_line,) = [n for n, _, e in events if e["type"] == "TASK_FINISHED" and "_r_" in str(e)]
-    kill = {
-        "type": "REDUCE_ATTEMPT_KILLED",
-        "event": {
-            "org.apache.hadoop.mapreduce.jobhistory.TaskAttemptUnsuccessfulCompletion": {
-                "taskid": done["taskid"], "taskType": "REDUCE", "attemptId": done["attemptId"],
-                "finishTime": done["finishTime"] + 1, "hostname": done["hostname"], "port": done["port"],
-                "rackname": done["rackname"], "status": "KILLED", "error": "", "counters": None,
-                "clockSplits": [], "cpuUsages": [], "vMemKbytes": [], "physMemKbytes": [],
-            }
-        },
-    }  # fmt: skip
+    kill = killed_attempt_line(done, "REDUCE", done["finishTime"] + 1, "")
     copy = tmp_path / "reopened.jhist"
-    copy.write_text("".join([*lines[:task_fin_line], json.dumps(kill) + "\n", *lines[task_fin_line:]]))
+    copy.write_text("".join([*lines[:task_fin_line], kill, *lines[task_fin_line:]]))
     tables, cut, ctx = phaseline_rows(copy)
     assert cut is None
     (task,) = [t for t in tables["tasks"] if t["task_id"] == done["taskid"]]

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from oracle_util import hadoop_parse, phaseline_rows
+from oracle_util import hadoop_parse, killed_attempt_line, phaseline_rows
 
 from ingest import jhist_packed, jhist_state
 from phaseline.hadoop_names import split_host, task_type
@@ -205,19 +205,9 @@ def corpus(fixtures_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict
     task_fin = next(
         i for i, ln in enumerate(lines) if '"type":"TASK_FINISHED"' in ln and done["taskid"] in ln
     )
-    kill = {
-        "type": "MAP_ATTEMPT_KILLED",
-        "event": {
-            "org.apache.hadoop.mapreduce.jobhistory.TaskAttemptUnsuccessfulCompletion": {
-                "taskid": done["taskid"], "taskType": "MAP", "attemptId": done["attemptId"],
-                "finishTime": done["finishTime"] + 5000, "hostname": done["hostname"], "port": done["port"],
-                "rackname": done["rackname"], "status": "KILLED", "error": "Too many fetch failures",
-                "counters": None, "clockSplits": [], "cpuUsages": [], "vMemKbytes": [], "physMemKbytes": [],
-            }
-        },
-    }  # fmt: skip
+    kill = killed_attempt_line(done, "MAP", done["finishTime"] + 5000, "Too many fetch failures")
     lost = tmp / "qmc-map-output-lost.jhist"
-    lost.write_text("".join([*lines[: task_fin + 1], json.dumps(kill) + "\n", *lines[task_fin + 1 :]]))
+    lost.write_text("".join([*lines[: task_fin + 1], kill, *lines[task_fin + 1 :]]))
     refused = _refused_variants(qmc, tmp)
     files = [*pristine, *truncated, lost, *refused.values()]
     return {
