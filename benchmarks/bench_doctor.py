@@ -31,7 +31,8 @@ sys.path.insert(0, str(REPO))
 
 from ingest.pipeline import ingest_paths  # noqa: E402
 from phaseline.store import Store  # noqa: E402
-from platform_model.engine.runner import BENCH_APP, EngineJob, run_engine  # noqa: E402
+from platform_model.engine.job import BENCH_APP, EngineJob  # noqa: E402
+from platform_model.engine.runner import run_engine  # noqa: E402
 from platform_model.model import fit_platform  # noqa: E402
 from platform_model.profile import profile_from_connection  # noqa: E402
 from predict.core import Cluster  # noqa: E402

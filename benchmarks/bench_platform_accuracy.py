@@ -53,17 +53,9 @@ from platform_model.accuracy import (
     relative_errors,
     render_markdown,
 )
-from platform_model.bench import (
-    DEFAULT_WARMUP_MB,
-    PAPER_INPUTS_MB,
-    PAPER_SELECTIVITIES,
-    BenchKind,
-    Benchmark,
-    BenchPlan,
-    BenchResult,
-    make_plan,
-    run_plan,
-)
+from platform_model.bench import DEFAULT_WARMUP_MB, PAPER_INPUTS_MB, PAPER_SELECTIVITIES, make_plan
+from platform_model.bench_plan import BenchKind, Benchmark, BenchPlan
+from platform_model.bench_run import BenchResult, run_plan
 from platform_model.model import PlatformModel, fit_platform
 from platform_model.profile import PlatformProfile, profile_from_store
 

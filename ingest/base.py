@@ -98,7 +98,7 @@ class RowBlock:
         """Raise :class:`SchemaError` unless every name is a column and every sequence has ``n`` values."""
         # the store's own checks (imported here: staging pulls in pyarrow.parquet, which
         # readers that only yield blocks never need)
-        from phaseline.staging import check_block_names, check_block_sizes
+        from phaseline.table_writer import check_block_names, check_block_sizes
 
         check_block_names(self.table, table_spec(self.table).row_columns, self.columns, self.constants)
         check_block_sizes(self.table, self.n, self.columns)

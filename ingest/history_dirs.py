@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
-from ingest.pipeline import iter_files
+from ingest.walk import iter_files
 from phaseline.errors import PhaselineError
 
 _DAY_MS = 86_400_000

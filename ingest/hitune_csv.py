@@ -23,7 +23,7 @@ What lands where:
 * ``MapAttempt.csv`` / ``ReduceAttempt.csv``: ``attempts`` (a setup or cleanup attempt,
   which HiTune files with the maps, by its ``STATE_STRING``: these files lost 0.20's
   ``TASK_TYPE``) and their counter columns as attempt ``counters`` (HiTune keeps
-  Hadoop 0.20's display names: :data:`COUNTERS` gives the store's names); ``job.csv``: ``jobs``
+  Hadoop 0.20's display names: :data:`ingest.hitune_history.COUNTERS` gives the store's names); ``job.csv``: ``jobs``
   and its byte counters (``HDFS_BYTES_READ``...) as ``job_total`` ``counters``.
 * ``MapTask.csv`` / ``ReduceTask.csv``: ``events``, one per row, and from each row a
   ``tasks`` row (its ``TASK_TYPE``) and task ``counters``.
@@ -38,9 +38,8 @@ rest of the file lands.
 
 from __future__ import annotations
 
-import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,12 +47,12 @@ import orjson
 
 from ingest.base import ReadContext, Row, iter_lines
 from ingest.formats import Format
-from ingest.mrcommon import INT64_MAX, counter_row, int64
+from ingest.hitune_fields import SOURCE, clean, data_rows, field_int, float_field, required_int
+from ingest.hitune_history import history_rows
+from ingest.mrcommon import INT64_MAX, int64
 from ingest.samples_hitune import malformed_row, normalize_state
-from phaseline.hadoop_names import task_type
-from phaseline.schemas import CounterScope, TaskType, ThreadState, normalize_status
+from phaseline.schemas import ThreadState
 
-SOURCE = "hitune_csv"
 VERTEX_OF = {
     "Mapphase": "map",
     "SpillThread": "spill",
@@ -65,50 +64,10 @@ VERTEX_OF = {
     "Reduce": "reduce",
 }
 INSTRUMENT_HEADER = "phase_end,host,phase_count,breakdown_count,phase_start,phase_name"
-_TASK_COUNTER = "org.apache.hadoop.mapred.Task$Counter"
-_FS = "FileSystemCounters"
-#: HiTune's counter columns (Hadoop 0.20 display names) -> (0.20 group, counter name); the store
-#: maps the groups to 2.x names (:func:`phaseline.hadoop_names.counter_group`).
-COUNTERS: dict[str, tuple[str, str]] = {
-    "Map input records": (_TASK_COUNTER, "MAP_INPUT_RECORDS"),
-    "Map input bytes": (_TASK_COUNTER, "MAP_INPUT_BYTES"),
-    "Map output records": (_TASK_COUNTER, "MAP_OUTPUT_RECORDS"),
-    "Map output bytes": (_TASK_COUNTER, "MAP_OUTPUT_BYTES"),
-    "Combine input records": (_TASK_COUNTER, "COMBINE_INPUT_RECORDS"),
-    "Combine output records": (_TASK_COUNTER, "COMBINE_OUTPUT_RECORDS"),
-    "Reduce input groups": (_TASK_COUNTER, "REDUCE_INPUT_GROUPS"),
-    "Reduce input records": (_TASK_COUNTER, "REDUCE_INPUT_RECORDS"),
-    "Reduce output records": (_TASK_COUNTER, "REDUCE_OUTPUT_RECORDS"),
-    "Reduce shuffle bytes": (_TASK_COUNTER, "REDUCE_SHUFFLE_BYTES"),
-    "Spilled Records": (_TASK_COUNTER, "SPILLED_RECORDS"),
-    "HDFS bytes read": (_FS, "HDFS_BYTES_READ"),
-    "HDFS bytes written": (_FS, "HDFS_BYTES_WRITTEN"),
-    "Local bytes read": (_FS, "FILE_BYTES_READ"),
-    "Local bytes written": (_FS, "FILE_BYTES_WRITTEN"),
-}
-#: job.csv's job-total counter columns: the FileSystemCounters above, under the store's names.
-_JOB_BYTE_COUNTERS = tuple(name for group, name in COUNTERS.values() if group == _FS)
-#: A 0.20 setup/cleanup attempt's STATE_STRING -> its task type.
-_STATE_TASK_TYPE = {"setup": TaskType.SETUP.value, "cleanup": TaskType.CLEANUP.value}
 METRIC_CATEGORIES = {"cpu": "sar"}
-_ESCAPE = re.compile(r"\\(.)")
 _SAR_INTERVAL = re.compile(r"sar\s+-\w+\s+(\d{1,9})\b")
 _IDLE_STATES = frozenset({ThreadState.BLOCKED, ThreadState.WAITING, ThreadState.TIMED_WAITING})
 _SKIP_METRIC_FIELDS = frozenset({"Timestamp", "capp", "category", "csource", "ctags", "hostName", "processName"})
-
-
-def clean(value: str) -> str:
-    """Strip spaces and surrounding quotes and undo Hadoop 1.x escapes.
-
-    >>> clean(' "main"')
-    'main'
-    >>> clean('org.apache.hadoop.mapred.ReduceTask\\\\$ReduceCopier')
-    'org.apache.hadoop.mapred.ReduceTask$ReduceCopier'
-    """
-    text = value.strip()
-    if len(text) >= 2 and text[0] == text[-1] == '"':
-        text = text[1:-1]
-    return _ESCAPE.sub(r"\1", text)
 
 
 @dataclass(slots=True)
@@ -125,63 +84,6 @@ class _Instance:
     states: dict[str, int] = field(default_factory=dict)
 
 
-_RowsOf = Callable[[int, str, list[str]], Iterator[Row]]  # (line number, line, cleaned fields) -> rows
-
-
-def _int(text: str) -> int | None:
-    """An integer field (empty: None); ``ValueError`` for one that is no integer or past 64 bits."""
-    t = clean(text)
-    return int64(int(t), repr(t[:40])) if t else None
-
-
-def _required_int(text: str) -> int:
-    """A field that must hold an integer that fits 64 bits (``ValueError`` otherwise)."""
-    return int64(int(text), repr(text[:40]))
-
-
-def _time_or_none(text: str) -> int | None:
-    """A record's time for its event row, or None when it is none (empty, not digits, past 64 bits)."""
-    try:
-        return _int(text)
-    except ValueError:
-        return None
-
-
-def _float(text: str) -> float | None:
-    """A metric field's number, or None for a field that holds none (empty, text); ``ValueError``
-    for one that is not finite (``nan``, ``inf``, ``1e999``): no measurement, so a corrupt row."""
-    t = clean(text)
-    try:
-        number = float(t) if t else None
-    except ValueError:
-        return None
-    if number is not None and not math.isfinite(number):
-        raise ValueError(f"{t[:40]!r} is not a finite number")
-    return number
-
-
-def _host_of_tracker(tracker: str) -> str | None:
-    # tracker_sr216:localhost.localdomain/127.0.0.1:43445 -> sr216
-    name = clean(tracker)
-    return name.removeprefix("tracker_").split(":")[0] or None
-
-
-def _data_rows(path: Path, ctx: ReadContext, header: list[str], rows_of: _RowsOf) -> Iterator[Row]:
-    """The rows ``rows_of`` makes of each data line's cleaned fields (lines after the header).
-
-    A line with another number of fields than the header is kept as ``malformed``.
-    """
-    for line_no, line in iter_lines(path, ctx):
-        if line_no == 1 or not line.strip():
-            continue
-        ctx.events_read += 1
-        f = line.split(",")
-        if len(f) != len(header):
-            yield malformed_row(ctx, line_no, f"expected {len(header)} fields, found {len(f)}", line)
-            continue
-        yield from rows_of(line_no, line, [clean(x) for x in f])
-
-
 def _instruments(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Row]:
     idx = {name: i for i, name in enumerate(header)}
     groups: dict[tuple[str, str, int], _Instance] = {}
@@ -192,12 +94,12 @@ def _instruments(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Ro
             attempt = f[idx["attempt_id"]]
             phase = f[idx["phase_name"]]
             vertex = VERTEX_OF.get(phase, phase.lower())
-            thread_id = _required_int(f[idx["thread_id"]])
-            count = _required_int(f[idx["breakdown_count"]])
+            thread_id = required_int(f[idx["thread_id"]])
+            count = required_int(f[idx["breakdown_count"]])
             inst = _Instance(
                 f[idx["job_id"]], attempt, f[idx["host"]], thread_id, f[idx["thread_name"]], vertex,
-                _required_int(f[idx["phase_start"]]), _required_int(f[idx["phase_end"]]),
-                _required_int(f[idx["phase_count"]]),
+                required_int(f[idx["phase_start"]]), required_int(f[idx["phase_end"]]),
+                required_int(f[idx["phase_count"]]),
             )
             kind = f[idx["breakdown_type"]]
             name = f[idx["breakdown_name"]]
@@ -225,7 +127,7 @@ def _instruments(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Ro
             },
         )
 
-    yield from _data_rows(path, ctx, header, breakdown)
+    yield from data_rows(path, ctx, header, breakdown)
     for g in groups.values():
         busy = min(g.states.get(ThreadState.RUNNABLE.value, 0), INT64_MAX)  # (a sum of checked counts)
         idle = min(sum(n for s, n in g.states.items() if s in _IDLE_STATES), INT64_MAX)
@@ -239,24 +141,11 @@ def _instruments(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Ro
         )
 
 
-def _job_of(attempt_or_task: str) -> str | None:
-    parts = attempt_or_task.split("_")
-    return f"job_{parts[1]}_{parts[2]}" if len(parts) >= 3 else None
-
-
-def _required_job_of(attempt_or_task: str) -> str:
-    """The job of an attempt or task row; ``ValueError`` for an id that names none (the row needs one)."""
-    job_id = _job_of(attempt_or_task)
-    if job_id is None:
-        raise ValueError(f"id {attempt_or_task[:60]!r} names no job")
-    return job_id
-
-
 def _metrics(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Row]:
     def samples(line_no: int, line: str, f: list[str]) -> Iterator[Row]:
         rec = dict(zip(header, f, strict=True))
         try:
-            ts = _int(rec["Timestamp"])
+            ts = field_int(rec["Timestamp"])
             if ts is not None:
                 int64(ts * 1000)
         except ValueError:
@@ -274,7 +163,7 @@ def _metrics(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Row]:
             if name in _SKIP_METRIC_FIELDS:
                 continue
             try:
-                number = _float(value)
+                number = float_field(value)
             except ValueError as exc:
                 yield malformed_row(ctx, line_no, f"metric {name!r}: {exc}", line)
                 return
@@ -296,99 +185,7 @@ def _metrics(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Row]:
         ctx.events_read += len(rows) - 1  # one row per metric: keep events_read = rows kept
         yield from rows
 
-    yield from _data_rows(path, ctx, header, samples)
-
-
-def _history(path: Path, ctx: ReadContext, header: list[str]) -> Iterator[Row]:
-    def records(line_no: int, line: str, f: list[str]) -> Iterator[Row]:
-        rec = dict(zip(header, f, strict=True))
-        try:
-            if "TASKID" in rec and "TRACKER_NAME" in rec:  # MapAttempt / ReduceAttempt
-                attempt = rec["id"]
-                job_id = _required_job_of(attempt)
-                is_map = "_m_" in attempt
-                kind = _STATE_TASK_TYPE.get(rec.get("STATE_STRING", "").lower())
-                counters = list(_counter_rows(rec, "attempt", rec["TASKID"], attempt))  # all or none
-                row = Row(
-                    "attempts",
-                    {
-                        "job_id": job_id, "task_id": rec["TASKID"], "attempt_id": attempt,
-                        "task_type": kind or (TaskType.MAP if is_map else TaskType.REDUCE).value,
-                        "status": normalize_status(rec.get("TASK_STATUS")),
-                        "start_ms": _int(rec["START_TIME"]), "finish_ms": _int(rec["FINISH_TIME"]),
-                        "shuffle_finish_ms": _int(rec.get("SHUFFLE_FINISHED", "")),
-                        "sort_finish_ms": _int(rec.get("SORT_FINISHED", "")),
-                        "host": _host_of_tracker(rec["TRACKER_NAME"]),
-                    },
-                )
-                yield from counters
-                yield row
-                return
-            if "TOTAL_MAPS" in rec and "JOB_STATUS" in rec:  # job.csv
-                totals = [
-                    counter_row(rec["id"], CounterScope.JOB_TOTAL.value, _FS, name, value)
-                    for name in _JOB_BYTE_COUNTERS
-                    if (value := _int(rec.get(name, ""))) is not None
-                ]  # all or none, with the job
-                yield from totals
-                yield Row(
-                    "jobs",
-                    {
-                        "job_id": rec["id"], "status": normalize_status(rec["JOB_STATUS"]),
-                        "submit_ms": _int(rec["SUBMIT_TIME"]), "launch_ms": _int(rec["LAUNCH_TIME"]),
-                        "finish_ms": _int(rec["FINISH_TIME"]), "total_maps": _int(rec["TOTAL_MAPS"]),
-                        "total_reduces": _int(rec["TOTAL_REDUCES"]), "finished_maps": _int(rec["FINISHED_MAPS"]),
-                        "finished_reduces": _int(rec["FINISHED_REDUCES"]), "hadoop_version": "0.20",
-                        "source_format": SOURCE,
-                    },
-                )
-                return
-        except (KeyError, ValueError) as exc:
-            yield malformed_row(ctx, line_no, f"bad value: {exc}", line)
-            return
-        ident = rec.get("id", "")
-        start = rec.get("START_TIME", "")
-        if "TASK_TYPE" in rec and ident.startswith("task_"):  # MapTask / ReduceTask: also a task
-            try:
-                task = list(_task_rows(rec, ident))  # all or none: a bad value leaves only the event
-            except ValueError as exc:
-                yield malformed_row(ctx, line_no, f"bad value: {exc}", line)
-                return
-            yield from task
-        yield Row(
-            "events",
-            {
-                "job_id": _job_of(ident), "seq": line_no, "event_type": f"hitune:{path.stem}",
-                "ts_ms": _time_or_none(start), "payload_json": orjson.dumps(rec).decode(),
-            },
-        )
-
-    yield from _data_rows(path, ctx, header, records)
-
-
-def _counter_rows(rec: dict[str, str], scope: str, task_id: str, attempt_id: str | None) -> Iterator[Row]:
-    """The counters among a record's columns (:data:`COUNTERS`; empty ones have no row)."""
-    job_id = _job_of(task_id)
-    if job_id is None:
-        return
-    for column, (group, name) in COUNTERS.items():
-        value = _int(rec.get(column, ""))
-        if value is not None:
-            yield counter_row(job_id, scope, group, name, value, task_id=task_id, attempt_id=attempt_id)
-
-
-def _task_rows(rec: dict[str, str], task_id: str) -> Iterator[Row]:
-    """A ``MapTask``/``ReduceTask`` record's ``tasks`` row and task counters."""
-    yield from _counter_rows(rec, "task", task_id, None)
-    splits = ",".join(s for s in rec.get("SPLITS", "").split(";") if s)
-    yield Row(
-        "tasks",
-        {
-            "job_id": _required_job_of(task_id), "task_id": task_id, "task_type": task_type(rec["TASK_TYPE"]),
-            "status": normalize_status(rec.get("TASK_STATUS")), "start_ms": _int(rec.get("START_TIME", "")),
-            "finish_ms": _int(rec.get("FINISH_TIME", "")), "splits": splits or None,
-        },
-    )  # fmt: skip
+    yield from data_rows(path, ctx, header, samples)
 
 
 def read_hitune_csv(path: Path, ctx: ReadContext) -> Iterator[Row]:
@@ -400,7 +197,7 @@ def read_hitune_csv(path: Path, ctx: ReadContext) -> Iterator[Row]:
     elif header[0] == "Timestamp":
         yield from _metrics(path, ctx, header)
     else:
-        yield from _history(path, ctx, header)
+        yield from history_rows(path, ctx, header)
 
 
 def _sniff(head: bytes, path: Path) -> bool:

@@ -53,18 +53,17 @@ TraceTruncatedError (after all its rows).
 
 from __future__ import annotations
 
-import io
 import zlib
 from collections.abc import Iterator
-from functools import lru_cache, partial
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import orjson
 
 from ingest.base import ReadContext, Row, RowBlock, open_binary, skip_record
 from ingest.counters_map import EVENT_SPECS, FALLBACK_TIME_FIELDS
 from ingest.formats import Format
+from ingest.jhist_lines import BLANK, MAGIC, MAX_LINE_BYTES, JhistLines, jhist_error
 from ingest.jhist_schema import BadEvent, WriterSchema, opt_int
 from ingest.jhist_state import HistoryState
 from ingest.jhist_typed import decode_typed
@@ -72,35 +71,13 @@ from phaseline.errors import TraceParseError, TraceTruncatedError
 from phaseline.hadoop_names import HistoryEventKind
 from phaseline.schemas import EVENTS
 
-MAGIC = b"Avro-Json"
-MAX_LINE_BYTES = 64 << 20  # no real event comes near; guards memory against garbage without line ends
-_READ_BLOCK = 1 << 20
 #: ``events`` rows per block: the table's flush size, so that each block is one row group ...
 _EVENT_BLOCK_ROWS = EVENTS.flush_rows
 #: ... or fewer, once their text passes this size: events that carry counters run to kilobytes,
 #: and a block's text is copied twice on its way to Arrow (peak memory stays flat with file size).
 _EVENT_BLOCK_BYTES = 2 << 20
-_BLANK = b" \t\r\n\x00"
 _loads = orjson.loads
 _JSONError = orjson.JSONDecodeError
-
-
-@lru_cache(maxsize=64)
-def _writer_schema(text: bytes) -> WriterSchema:
-    """Line 2 parsed once per distinct schema (files of one Hadoop version share it)."""
-    return WriterSchema.parse(_loads(text))
-
-
-#: What a file whose line 2 is no usable schema is read with (:meth:`_JhistReader._without_schema`).
-_JH = "org.apache.hadoop.mapreduce.jobhistory."
-#: Counters fields that Hadoop 2.7+ writes as ``["null", "JhCounters"]`` unions (type-wrapped); read
-#: without a schema they are unwrapped too (a bare record is taken as it is), else every failed or
-#: killed attempt of such a file was skipped as "counters are not a JhCounters record".
-_COUNTER_UNIONS = ((("counters", frozenset({_JH + "JhCounters", "JhCounters"})),))
-_NO_SCHEMA = WriterSchema(frozenset(EVENT_SPECS), {
-    _JH + record: _COUNTER_UNIONS for record in ("TaskFailed", "TaskAttemptUnsuccessfulCompletion", "TaskFinished",
-                                                  "MapAttemptFinished", "ReduceAttemptFinished")
-})  # fmt: skip
 
 
 def sniff_jhist(head: bytes, path: Path) -> bool:
@@ -128,8 +105,8 @@ class _JhistReader:
         # ``events`` rows not yet yielded, by column (seq, event_type, ts_ms, payload_json): they
         # leave as one block of up to _EVENT_BLOCK_ROWS (or _EVENT_BLOCK_BYTES) once the job id is known.
         self.event_columns: tuple[list[int], list[str], list[int | None], list[str]] = ([], [], [], [])
+        self.frame = JhistLines(path, ctx)  # the header, the writer's schema, the lines
         self.lines: Iterator[bytes] = iter(())
-        self.unterminated = 0  # 1 once the last line, without a line end, was read
         self.line_no = self.offset = 0
         self.bad_json: tuple[int, int, str] | None = None  # the last line skipped as not JSON: line, offset, why
 
@@ -143,21 +120,15 @@ class _JhistReader:
         line_no = offset = last_text = 0
         with fh:
             try:
-                line_no, offset = self._header(fh)
-                state = self.state
-                out = state.out
+                line_no, offset = self.frame.header(fh)
+                self.schema = self.frame.schema
+                out = self.state.out
                 ctx = self.ctx
-                schema = self.schema
-                assert schema is not None
-                unions = schema.unions
-                symbols = schema.symbols
-                specs = EVENT_SPECS
-                handlers = state.handlers
-                job = state.job
-                event_only = HistoryEventKind.EVENT_ONLY
+                job = self.state.job
+                apply = self._apply
                 seqs, types, times, payloads = self.event_columns
                 fast = self.typed
-                lines = self.lines = self._lines(fh)
+                lines = self.lines = self.frame.lines(fh)
                 block_bytes = 0
                 for raw in lines:
                     line_no += 1
@@ -165,7 +136,7 @@ class _JhistReader:
                     offset += len(raw) + 1
                     if len(raw) >= MAX_LINE_BYTES:
                         raise self._error(f"a line longer than {MAX_LINE_BYTES >> 20} MiB", line_no, start)
-                    text = raw.strip(_BLANK)
+                    text = raw.strip(BLANK)
                     if not text:
                         continue
                     last_text = line_no
@@ -176,32 +147,8 @@ class _JhistReader:
                         continue  # skipped (ctx.skipped)
                     etype, record, payload, payload_json = split
                     ctx.events_read += 1
-                    spec = specs.get(etype)
-                    ts: int | None = None
                     try:
-                        if spec is None:
-                            ctx.unknown[etype] += 1
-                            if payload is not None:
-                                ts = self._fallback_time(payload)
-                                if job.job_id is None:
-                                    state.learn_job_id(payload)
-                        elif payload is None:
-                            if spec.kind is not event_only:
-                                raise BadEvent("the event carries no record")
-                        else:
-                            wrapped = unions.get(record)
-                            if wrapped:
-                                schema.unwrap(payload, wrapped)
-                            if etype not in symbols:
-                                self._note_once(
-                                    f"event type {etype} is not in the file's own schema (line {line_no})"
-                                )
-                            if spec.time_field is not None:
-                                ts = opt_int(payload.get(spec.time_field), spec.time_field)
-                            if job.job_id is None:
-                                state.learn_job_id(payload)
-                            if spec.kind is not event_only:
-                                handlers[spec.kind](payload)
+                        ts = apply(etype, record, payload, line_no)
                     except BadEvent as exc:  # fields no reader can take: skipped like a corrupt line
                         ctx.events_read -= 1
                         skip_record(ctx, self._error(f"{etype}: {exc}", line_no, start))
@@ -228,14 +175,54 @@ class _JhistReader:
                     hint="split the file at this line and ingest each part",
                 ) from None  # fmt: skip
             except EOFError as exc:  # a gzip stream cut short: keep what came before
-                self.line_no, self.offset = line_no, offset - self.unterminated
+                self.line_no, self.offset = line_no, offset - self.frame.unterminated
                 yield from self._finish()
                 raise TraceTruncatedError(
                     self.path, f"compressed stream ends early: {exc}", line=self.line_no, offset=self.offset
                 ) from None
             except (zlib.error, OSError) as exc:
                 raise self._error(f"reading stopped: {exc}", line_no, offset) from None
-        self.line_no, self.offset = line_no, offset - self.unterminated
+        self.line_no, self.offset = line_no, offset - self.frame.unterminated
+        yield from self._end(last_text)
+
+    def _apply(self, etype: str, record: str, payload: dict[str, Any] | None, line_no: int) -> int | None:
+        """Apply one event to the state (:class:`HistoryState`'s handler of its kind); its time.
+
+        Raises :class:`BadEvent` where its fields are none a reader can take.
+        """
+        spec = EVENT_SPECS.get(etype)
+        state = self.state
+        if spec is None:
+            self.ctx.unknown[etype] += 1
+            if payload is None:
+                return None
+            ts = self._fallback_time(payload)
+            if state.job.job_id is None:
+                state.learn_job_id(payload)
+            return ts
+        event_only = spec.kind is HistoryEventKind.EVENT_ONLY
+        if payload is None:
+            if not event_only:
+                raise BadEvent("the event carries no record")
+            return None
+        schema = self.schema
+        assert schema is not None
+        wrapped = schema.unions.get(record)
+        if wrapped:
+            schema.unwrap(payload, wrapped)
+        if etype not in schema.symbols:
+            self._note_once(f"event type {etype} is not in the file's own schema (line {line_no})")
+        ts = opt_int(payload.get(spec.time_field), spec.time_field) if spec.time_field is not None else None
+        if state.job.job_id is None:
+            state.learn_job_id(payload)
+        if not event_only:
+            state.handlers[spec.kind](payload)
+        return ts
+
+    def _end(self, last_text: int) -> Iterator[Row | RowBlock]:
+        """The rows not yet yielded once the lines end; then why the file is cut short, if it is:
+        its last event line cut mid-line (``last_text``: the last line that was not blank), or
+        no end of the job."""
         if self.bad_json is not None and self.bad_json[0] == last_text:  # the last event line was cut short
             self.ctx.skipped.pop()
             yield from self._finish()
@@ -299,101 +286,6 @@ class _JhistReader:
         skip_record(self.ctx, self._error("a JSON value that is not a history event", line_no, start))
         return None
 
-    def _header(self, fh: IO[bytes]) -> tuple[int, int]:
-        """Check line 1, read the writer's schema; return ``(line_no, offset)`` after it."""
-        first = fh.readline(4096)  # bounded: a binary file may have no line ends at all
-        if not first.strip(_BLANK):
-            raise TraceTruncatedError(self.path, "the file is empty", line=1, offset=0)
-        if first.strip(b"\xef\xbb\xbf" + _BLANK) != MAGIC:
-            raise TraceParseError(
-                self.path,
-                f"line 1 is {first[:40]!r}, not {MAGIC.decode()!r}",
-                line=1,
-                offset=0,
-                hint="only the JSON flavour of job history is read (mapreduce.jobhistory.jhist.format=json)",
-            )
-        line_no, offset = 1, len(first)
-        for raw in iter(partial(fh.readline, MAX_LINE_BYTES), b""):
-            line_no += 1
-            start = offset
-            offset += len(raw)
-            text = raw.strip(_BLANK)
-            if not text:
-                continue
-            try:
-                self.schema = _writer_schema(text)
-            except _JSONError as exc:
-                blank, lines, consumed = self._rest_is_blank(fh)
-                if blank:
-                    raise TraceTruncatedError(
-                        self.path, f"cut short inside the writer's schema: {exc}", line=line_no, offset=start
-                    ) from None
-                self._without_schema(f"not JSON: {exc}", line_no, start)
-                return line_no + lines, offset + consumed
-            except BadEvent as exc:
-                self._without_schema(str(exc), line_no, start)
-            except (TypeError, AttributeError, KeyError, ValueError, RecursionError) as exc:  # not an Avro schema
-                self._without_schema(f"{type(exc).__name__}: {exc}", line_no, start)
-            return line_no, offset
-        raise TraceTruncatedError(
-            self.path, "the file ends before the writer's schema", line=line_no, offset=offset
-        )
-
-    def _without_schema(self, why: str, line_no: int, start: int) -> None:
-        """Line 2 is no usable Avro schema: name it (skipped, the file partial) and read the events
-        without it: known event types, and no union fields beyond the type-wrapped primitives every
-        field accepts (every real history in the fixtures reads the same way so)."""
-        skip_record(self.ctx, self._error(f"the writer's schema is unusable ({why}); the events are read without it",
-                                          line_no, start))  # fmt: skip
-        self.schema = _NO_SCHEMA
-
-    def _lines(self, fh: IO[bytes]) -> Iterator[bytes]:
-        """The rest of the file's lines, without their line ends.
-
-        A plain file is read in blocks of :data:`_READ_BLOCK` split at ``\n``
-        (``readline`` cost about 2.5 us a line); a compressed stream line by line, so
-        that a stream cut short keeps every line before the cut.  A line of
-        :data:`MAX_LINE_BYTES` or more is yielded as the first that many bytes or
-        more (the caller refuses it) and nothing after it is read; the last line,
-        when the file does not end with ``\n``, sets :attr:`unterminated`.
-        """
-        if not isinstance(getattr(fh, "raw", None), io.FileIO):  # a compressed stream
-            for raw in iter(partial(fh.readline, MAX_LINE_BYTES), b""):
-                if raw[-1:] == b"\n":
-                    yield raw[:-1]
-                    continue
-                if len(raw) < MAX_LINE_BYTES:
-                    self.unterminated = 1
-                yield raw
-                return
-            return
-        read = fh.read
-        head: list[bytes] = []  # the pieces of a line that runs on past a block
-        carried = 0
-        while block := read(_READ_BLOCK):
-            if head:
-                end = block.find(b"\n")
-                if end < 0:
-                    head.append(block)
-                    carried += len(block)
-                    if carried >= MAX_LINE_BYTES:
-                        yield b"".join(head)
-                        return
-                    continue
-                head.append(block[:end])
-                yield b"".join(head)
-                block = block[end + 1 :]
-                head = []
-            lines = block.split(b"\n")
-            last = lines.pop()
-            yield from lines
-            if last:
-                head = [last]
-                carried = len(last)
-        if head:
-            self.unterminated = 1
-            yield b"".join(head)
-
     def _event_block(self) -> RowBlock:
         """The ``events`` rows gathered so far, as one block (the gathering lists start again)."""
         seqs, types, times, payloads = self.event_columns
@@ -420,25 +312,8 @@ class _JhistReader:
         self.bad_json = (line_no, start, str(exc))
         return None, None
 
-    def _rest_is_blank(self, fh: IO[bytes]) -> tuple[bool, int, int]:
-        """Whether only blanks follow; and the lines and bytes of blanks it consumed to tell
-        (the first block that is not blank is only peeked at: reading goes on from there)."""
-        lines = consumed = 0
-        while head := fh.peek(1 << 16):  # type: ignore[attr-defined]  # a BufferedReader (open_binary)
-            if head.strip(_BLANK):
-                return False, lines, consumed
-            fh.read(len(head))
-            lines, consumed = lines + head.count(b"\n"), consumed + len(head)
-        return True, lines, consumed
-
     def _error(self, message: str, line_no: int, offset: int) -> TraceParseError:
-        return TraceParseError(
-            self.path,
-            message,
-            line=line_no,
-            offset=offset,
-            hint="the file is corrupt in the middle; re-copy it from the history server's done dir",
-        )
+        return jhist_error(self.path, message, line_no, offset)
 
     def _note_once(self, note: str) -> None:
         key = note.split(" (line", 1)[0]

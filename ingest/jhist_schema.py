@@ -149,6 +149,17 @@ def opt_str(v: Any, name: str) -> str | None:
     raise _bad(v, name, "a string")
 
 
+def opt_count(v: Any, name: str) -> int | None:
+    """An Avro int/long field that counts something: None when absent, null or negative (Hadoop's -1)."""
+    n = opt_int(v, name)
+    return None if n is None or n < 0 else n
+
+
+def opt_nonempty(v: Any, name: str) -> str | None:
+    """An Avro string field's value, or None when absent, null or empty."""
+    return opt_str(v, name) or None
+
+
 def opt_bool(v: Any, name: str) -> bool | None:
     """An Avro boolean field's value, or None when absent/null."""
     v = _lenient(v)

@@ -10,7 +10,7 @@ for type as they are decoded.
 
 The typed path decides nothing.  Its payload is the dict orjson would give,
 less the fields nobody reads and with counters as :class:`JhCounters` structs
-(no dict per counter; ``_counter_columns`` takes either), and it goes through the same steps
+(no dict per counter; ``jhist_counters.counter_columns`` takes either), and it goes through the same steps
 (the writer's-schema unwrap, then the handlers of :mod:`ingest.jhist_state`,
 which keep Hadoop's rules, once).  So that the rows are the same, a line is
 decoded here only if it has exactly the shape the orjson path reads without
@@ -68,7 +68,7 @@ class JhCounters(msgspec.Struct, gc=False):
     groups: list[CounterGroup]
 
     def columns(self) -> tuple[list[str], list[int], list[str], list[int]]:
-        """Group names, counters per group, counter names, values: ``jhist_state._counter_columns``'s
+        """Group names, counters per group, counter names, values: ``jhist_counters.counter_columns``'s
         result for the same record read from a dict, without its type checks (msgspec made them)."""
         groups: list[str] = []
         sizes: list[int] = []

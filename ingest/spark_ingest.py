@@ -3,7 +3,7 @@
 :func:`ingest_paths_spark` is :func:`ingest.pipeline.ingest_paths` with its chunks
 read by Spark instead of worker processes.  Everything else is the pipeline's own:
 the driver walks the paths, hashes each file, decides what is unchanged or a copy,
-cuts the rest into chunks (up to :data:`~ingest.pipeline.CHUNK_FILES` small files,
+cuts the rest into chunks (up to :data:`~ingest.plan.CHUNK_FILES` small files,
 a large file whole in a chunk of its own), and commits finished chunks through
 the store's manifest.  A chunk is an RDD of one partition whose task runs the
 pipeline's chunk reader (the one ``-j N`` workers run) on an executor: it detects

@@ -167,6 +167,14 @@ def task_id_of(attempt_id: str) -> str | None:
     return "task_" + head[len("attempt_") :] if sep else None
 
 
+def _job_by(pattern: re.Pattern[str], some_id: str | None) -> str | None:
+    """The job id in ``some_id`` (``pattern``'s first group after ``job_``), or ``None``."""
+    if not some_id:
+        return None
+    m = pattern.match(some_id)
+    return f"job_{m.group(1)}" if m else None
+
+
 def job_of_task(task_id: str | None) -> str | None:
     """The job id a task id belongs to, or ``None`` if the id has no known shape.
 
@@ -175,10 +183,7 @@ def job_of_task(task_id: str | None) -> str | None:
     >>> job_of_task("task_1326381300833_2_2_m_0")
     'job_1326381300833_2_2'
     """
-    if not task_id:
-        return None
-    m = _TASK_ID.match(task_id)
-    return f"job_{m.group(1)}" if m else None
+    return _job_by(_TASK_ID, task_id)
 
 
 def job_of_attempt(attempt_id: str | None) -> str | None:
@@ -187,10 +192,7 @@ def job_of_attempt(attempt_id: str | None) -> str | None:
     >>> job_of_attempt("attempt_200904211745_0002_r_000000_1")
     'job_200904211745_0002'
     """
-    if not attempt_id:
-        return None
-    m = _ATTEMPT_ID.match(attempt_id)
-    return f"job_{m.group(1)}" if m else None
+    return _job_by(_ATTEMPT_ID, attempt_id)
 
 
 def task_of_attempt(attempt_id: str | None) -> str | None:

@@ -1,6 +1,6 @@
 """A shell script that runs a benchmark plan on a real cluster (Zhang et al. 2013, section 3).
 
-:func:`write_script` turns a :class:`~platform_model.bench.BenchPlan` into a bash
+:func:`write_script` turns a :class:`~platform_model.bench_plan.BenchPlan` into a bash
 script of ``hadoop jar`` commands (and the build of the benchmark job's jar),
 plus the commands that fetch back what ``phaseline ingest`` reads.
 """
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from phaseline.errors import PlatformModelError
 
 if TYPE_CHECKING:
-    from platform_model.bench import BenchPlan
+    from platform_model.bench_plan import BenchPlan
 
 _MIB = 1 << 20
 #: What --hdfs-root may be: it is written into the script unquoted (``${HDFS_ROOT:-...}``).
@@ -41,7 +41,7 @@ def write_script(plan: BenchPlan, *, hdfs_root: str = "/tmp/phaseline-bench") ->
     benchmark leaves a marker, so a re-run resumes.  ``hdfs_root`` must be a
     plain absolute path other than ``/`` (PlatformModelError otherwise).
     """
-    from platform_model.engine.runner import BENCH_CLASS
+    from platform_model.engine.job import BENCH_CLASS
 
     if not _SAFE_ROOT.fullmatch(hdfs_root) or hdfs_root.strip("/") == "":
         raise PlatformModelError(
@@ -64,12 +64,7 @@ def write_script(plan: BenchPlan, *, hdfs_root: str = "/tmp/phaseline-bench") ->
         "",
         "# 1. The benchmark job's sources (phaseline/platform_model/engine/java), compiled on the cluster.",
     ]
-    for src in engine_sources():
-        text = src.read_text(encoding="utf-8")
-        marker = "PHASELINE_JAVA_EOF"
-        if marker in text:  # pragma: no cover - a source would have to contain the marker
-            raise PlatformModelError(f"{src} contains {marker}")
-        lines += [f"cat > \"$BUILD/src/{src.name}\" <<'{marker}'", text.rstrip("\n"), marker]
+    lines += _embedded_sources()
     lines += [
         'javac -nowarn --release 8 -cp "$(hadoop classpath)" -d "$BUILD/classes" "$BUILD"/src/*.java',
         'jar cf "$BUILD/phaseline-engine.jar" -C "$BUILD/classes" .',
@@ -95,7 +90,7 @@ def write_script(plan: BenchPlan, *, hdfs_root: str = "/tmp/phaseline-bench") ->
         '  echo "$job" > "$OUT/runs/$name.done"',
         "}",
     ]
-    from platform_model.engine.runner import RECORD_BYTES
+    from platform_model.engine.job import RECORD_BYTES
 
     for b in plan.benchmarks:
         records = max(b.maps, round(b.total_input_mb * _MIB / RECORD_BYTES))
@@ -110,6 +105,18 @@ def write_script(plan: BenchPlan, *, hdfs_root: str = "/tmp/phaseline-bench") ->
         'echo "done: phaseline ingest $OUT"',
     ]
     return "\n".join(lines) + "\n"
+
+
+def _embedded_sources() -> list[str]:
+    """Script lines that write the benchmark job's Java sources (one here-document each)."""
+    lines: list[str] = []
+    for src in engine_sources():
+        text = src.read_text(encoding="utf-8")
+        marker = "PHASELINE_JAVA_EOF"
+        if marker in text:  # pragma: no cover - a source would have to contain the marker
+            raise PlatformModelError(f"{src} contains {marker}")
+        lines += [f"cat > \"$BUILD/src/{src.name}\" <<'{marker}'", text.rstrip("\n"), marker]
+    return lines
 
 
 def _shq(text: str) -> str:

@@ -165,7 +165,7 @@ def load_sql(name: str) -> str:
 
 
 #: The reason of a phase row left inside a combined span of a run with a JFR recording: the task thread
-#: had too few samples there for :func:`ingest.phases.split_by_samples`.
+#: had too few samples there for :func:`ingest.phases.splits.split_by_samples`.
 UNSPLIT_WITH_JFR = (
     " (the run's JFR recording holds too few samples of the task thread there to split it, as in a short "
     "task; give each task more data: `phaseline bench plan --task-scale`)"

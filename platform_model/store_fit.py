@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from phaseline.errors import InsufficientDataError, QueryError
-from platform_model.engine.runner import BENCH_APP
+from platform_model.engine.job import BENCH_APP
 from platform_model.fit import Norm
 from platform_model.model import PlatformModel, fit_platform
 from platform_model.profile import PlatformProfile, profile_from_store

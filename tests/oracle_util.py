@@ -3,11 +3,13 @@
 :func:`hadoop_parse` compiles ``tests/oracles/JhistDump.java`` against the
 Hadoop client jars (once, cached by :func:`phaseline.java.compile_java`) and
 runs it on many files in ONE JVM; :func:`phaseline_rows` reads a file with
-:func:`ingest.jhist.read_jhist` and groups its rows by table.
+:func:`ingest.jhist.read_jhist` and groups its rows by table; :func:`killed_attempt_line`
+writes the event of an attempt killed after it finished (its map output lost).
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections import defaultdict
 from collections.abc import Sequence
@@ -58,3 +60,20 @@ def phaseline_rows(
     except TraceTruncatedError as exc:
         cut = exc
     return dict(tables), cut, ctx
+
+
+def killed_attempt_line(done: dict[str, Any], task_type: str, finish_ms: int, error: str) -> str:
+    """A ``<TYPE>_ATTEMPT_KILLED`` event line (with its line end) for the attempt whose finished
+    event's record is ``done``: killed at ``finish_ms`` with ``error``, as the AM writes one."""
+    kill = {
+        "type": f"{task_type}_ATTEMPT_KILLED",
+        "event": {
+            "org.apache.hadoop.mapreduce.jobhistory.TaskAttemptUnsuccessfulCompletion": {
+                "taskid": done["taskid"], "taskType": task_type, "attemptId": done["attemptId"],
+                "finishTime": finish_ms, "hostname": done["hostname"], "port": done["port"],
+                "rackname": done["rackname"], "status": "KILLED", "error": error, "counters": None,
+                "clockSplits": [], "cpuUsages": [], "vMemKbytes": [], "physMemKbytes": [],
+            }
+        },
+    }  # fmt: skip
+    return json.dumps(kill) + "\n"

@@ -210,8 +210,8 @@ def test_log_has_thread_ids_spills_merges_and_fetches(spill_run: EngineRun) -> N
 @pytest.mark.slow
 def test_the_jvm_ran_with_the_measuring_flags(spill_run: EngineRun) -> None:
     # The serial collector and JIT compilation in the running thread halve the run-to-run noise
-    # (platform_model.engine.runner.MEASURING_JVM_FLAGS); run.json says what the JVM itself took.
-    from platform_model.engine.runner import MEASURING_JVM_FLAGS
+    # (platform_model.engine.job.MEASURING_JVM_FLAGS); run.json says what the JVM itself took.
+    from platform_model.engine.job import MEASURING_JVM_FLAGS
 
     flags = json.loads((spill_run.run_dir / "run.json").read_text())["jvm_flags"]
     assert set(MEASURING_JVM_FLAGS) <= set(flags)

@@ -121,11 +121,11 @@ def test_new_only_reads_only_what_the_store_lacks(done: Path, tmp_path: Path) ->
 def test_new_only_hashes_no_file_it_holds(done: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store = Store(tmp_path / "store")
     ingest_paths([done], store)
-    from ingest import pipeline
+    from ingest import plan
 
     hashed: list[Path] = []
-    real = pipeline.sha256_file
-    monkeypatch.setattr(pipeline, "sha256_file", lambda p: hashed.append(p) or real(p))
+    real = plan.sha256_file
+    monkeypatch.setattr(plan, "sha256_file", lambda p: hashed.append(p) or real(p))
     summary = ingest_paths([done], store, new_only=True)
     assert hashed == []
     assert {r.status for r in summary.results} == {"unchanged"}

@@ -295,15 +295,20 @@ def test_a_counter_of_5000_digits_is_skipped_and_its_group_kept(tmp_path: Path) 
     assert "Exceeds the limit (4300 digits)" in error.message
 
 
-def test_a_properties_file_cut_in_a_continuation_keeps_the_entries_before(tmp_path: Path) -> None:
+def _read_conf(tmp_path: Path, text: str) -> tuple[dict[str, str], ReadContext]:
+    """A ``.properties`` file of ``text``, read: its conf as a dict, and the read's context."""
     path = tmp_path / "p.properties"
-    path.write_text("a=1\nb=2\nc=three \\\n")
+    path.write_text(text)
     ctx = ReadContext(path)
-    conf = {c["key"]: c["value"] for c in table(list(read_properties(path, ctx)), "conf")}
+    return {c["key"]: c["value"] for c in table(list(read_properties(path, ctx)), "conf")}, ctx
+
+
+def test_a_properties_file_cut_in_a_continuation_keeps_the_entries_before(tmp_path: Path) -> None:
+    conf, ctx = _read_conf(tmp_path, "a=1\nb=2\nc=three \\\n")
     assert conf == {"a": "1", "b": "2"}
     assert ctx.cut is not None
     assert ctx.cut.line == 3
-    result = ingest_paths([path], Store(tmp_path / "store")).results[0]
+    result = ingest_paths([ctx.path], Store(tmp_path / "store")).results[0]
     assert result.status == "partial"
     assert "ends in a line continuation" in (result.error or "")
 
@@ -336,10 +341,7 @@ def test_a_counters_dump_cut_inside_its_last_group_keeps_the_groups_before(
 
 
 def test_a_conf_whose_first_values_look_like_maps_stays_a_conf(tmp_path: Path) -> None:
-    path = tmp_path / "p.properties"
-    path.write_text("a={x=1}\nb=plain")
-    ctx = ReadContext(path)
-    conf = {c["key"]: c["value"] for c in table(list(read_properties(path, ctx)), "conf")}
+    conf, ctx = _read_conf(tmp_path, "a={x=1}\nb=plain")
     assert conf == {"a": "{x=1}", "b": "plain"}
     assert ctx.cut is None
 

@@ -20,12 +20,13 @@ from urllib.parse import unquote_plus
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracle_util import phaseline_rows
+from oracle_util import killed_attempt_line, phaseline_rows
 
 import ingest.jhist as jhist_module
 from ingest.base import ReadContext, RowBlock
 from ingest.jhist import read_jhist, sniff_jhist
-from ingest.jhist_state import _Attempt, _Packed
+from ingest.jhist_packed import Packed
+from ingest.jhist_records import AttemptRecord
 from ingest.pipeline import ingest_paths
 from phaseline.errors import PhaselineError, TraceParseError, TraceTruncatedError
 from phaseline.store import Store
@@ -447,19 +448,9 @@ def test_reduce_reopened_after_its_counters_were_written(jhists: list[Path], tmp
     (fin,) = [e for _, _, e in events if e["type"] == "REDUCE_ATTEMPT_FINISHED"]
     done = next(iter(fin["event"].values()))
     (task_fin_line,) = [n for n, _, e in events if e["type"] == "TASK_FINISHED" and "_r_" in str(e)]
-    kill = {
-        "type": "REDUCE_ATTEMPT_KILLED",
-        "event": {
-            "org.apache.hadoop.mapreduce.jobhistory.TaskAttemptUnsuccessfulCompletion": {
-                "taskid": done["taskid"], "taskType": "REDUCE", "attemptId": done["attemptId"],
-                "finishTime": done["finishTime"] + 1, "hostname": done["hostname"], "port": done["port"],
-                "rackname": done["rackname"], "status": "KILLED", "error": "", "counters": None,
-                "clockSplits": [], "cpuUsages": [], "vMemKbytes": [], "physMemKbytes": [],
-            }
-        },
-    }  # fmt: skip
+    kill = killed_attempt_line(done, "REDUCE", done["finishTime"] + 1, "")
     copy = tmp_path / "reopened.jhist"
-    copy.write_text("".join([*lines[:task_fin_line], json.dumps(kill) + "\n", *lines[task_fin_line:]]))
+    copy.write_text("".join([*lines[:task_fin_line], kill, *lines[task_fin_line:]]))
     tables, cut, ctx = phaseline_rows(copy)
     assert cut is None
     (task,) = [t for t in tables["tasks"] if t["task_id"] == done["taskid"]]
@@ -495,11 +486,11 @@ class _SameHash(str):
 
 
 def test_packed_records_are_found_by_id_through_hash_collisions() -> None:
-    packed: _Packed[_Attempt] = _Packed(
-        lambda a: _SameHash(a.attempt_id), attrgetter(*_Attempt.__slots__), lambda v: _Attempt(*v)
+    packed: Packed[AttemptRecord] = Packed(
+        lambda a: _SameHash(a.attempt_id), attrgetter(*AttemptRecord.__slots__), lambda v: AttemptRecord(*v)
     )
-    packed.pack([_Attempt(f"attempt_{i}", "task_1", status="SUCCEEDED", start_ms=i) for i in range(3)])
-    packed.pack([_Attempt("attempt_9", "task_2", status="KILLED", start_ms=9)])
+    packed.pack([AttemptRecord(f"attempt_{i}", "task_1", status="SUCCEEDED", start_ms=i) for i in range(3)])
+    packed.pack([AttemptRecord("attempt_9", "task_2", status="KILLED", start_ms=9)])
     assert packed.take(_SameHash("attempt_5")) is None  # same hash, no such id
     got = packed.take(_SameHash("attempt_1"))
     assert got is not None

@@ -15,8 +15,9 @@ from reader_checks import mutations, read_checked, read_reconciled, rows_of, tab
 
 from ingest.base import ReadContext, Row, read_head
 from ingest.history_v1 import read_history_v1
+from ingest.json_stream import iter_json_objects
 from ingest.pipeline import ingest_paths
-from ingest.rumen import FORMATS, iter_json_objects, read_rumen, sniff_rumen
+from ingest.rumen import FORMATS, read_rumen, sniff_rumen
 from phaseline.errors import TraceTruncatedError
 from phaseline.store import Store
 

@@ -23,10 +23,12 @@ from reader_checks import table
 from ingest.base import ReadContext, Row
 from ingest.engine_run import read_engine_run
 from ingest.formats import detect
-from ingest.phases import COVERAGE_TOLERANCE_MS, Lane
+from ingest.phases.spans import COVERAGE_TOLERANCE_MS, Lane
 from ingest.pipeline import ingest_paths
-from ingest.tasklog import classify, parse_counter_block, parse_records, read_task_log
-from ingest.tasklog_patterns import PATTERNS, LogRecord, counter_name
+from ingest.tasklog import read_task_log
+from ingest.tasklog_counters import counter_name
+from ingest.tasklog_lines import classify, parse_counter_block, parse_records
+from ingest.tasklog_patterns import PATTERNS, LogRecord
 from phaseline.cli import main
 from phaseline.errors import TraceParseError
 from phaseline.hadoop_names import TaskLogEventKind

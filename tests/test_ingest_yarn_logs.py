@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from ingest.base import ReadContext, Row
-from ingest.phases import COVERAGE_TOLERANCE_MS
+from ingest.phases.spans import COVERAGE_TOLERANCE_MS
 from ingest.pipeline import ingest_paths
 from ingest.yarn_logs import read_yarn_logs, sniff_yarn_logs
 from phaseline.errors import TraceParseError

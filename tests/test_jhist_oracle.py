@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from oracle_util import hadoop_parse, phaseline_rows
+from oracle_util import hadoop_parse, killed_attempt_line, phaseline_rows
 
-from ingest import jhist_state
+from ingest import jhist_packed, jhist_state
 from phaseline.hadoop_names import split_host, task_type
 from phaseline.schemas import normalize_status
 
@@ -205,19 +205,9 @@ def corpus(fixtures_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict
     task_fin = next(
         i for i, ln in enumerate(lines) if '"type":"TASK_FINISHED"' in ln and done["taskid"] in ln
     )
-    kill = {
-        "type": "MAP_ATTEMPT_KILLED",
-        "event": {
-            "org.apache.hadoop.mapreduce.jobhistory.TaskAttemptUnsuccessfulCompletion": {
-                "taskid": done["taskid"], "taskType": "MAP", "attemptId": done["attemptId"],
-                "finishTime": done["finishTime"] + 5000, "hostname": done["hostname"], "port": done["port"],
-                "rackname": done["rackname"], "status": "KILLED", "error": "Too many fetch failures",
-                "counters": None, "clockSplits": [], "cpuUsages": [], "vMemKbytes": [], "physMemKbytes": [],
-            }
-        },
-    }  # fmt: skip
+    kill = killed_attempt_line(done, "MAP", done["finishTime"] + 5000, "Too many fetch failures")
     lost = tmp / "qmc-map-output-lost.jhist"
-    lost.write_text("".join([*lines[: task_fin + 1], json.dumps(kill) + "\n", *lines[task_fin + 1 :]]))
+    lost.write_text("".join([*lines[: task_fin + 1], kill, *lines[task_fin + 1 :]]))
     refused = _refused_variants(qmc, tmp)
     files = [*pristine, *truncated, lost, *refused.values()]
     return {
@@ -312,7 +302,7 @@ def test_packed_tasks_and_attempts_equal_hadoop(
     # lost map output too (its packed task and attempt are unpacked and re-opened).
     monkeypatch.setattr(jhist_state, "LIVE_RECORDS", 2)
     seen = {"packed": 0, "unpacked": 0}
-    real_pack, real_take = jhist_state._Packed.pack, jhist_state._Packed.take
+    real_pack, real_take = jhist_packed.Packed.pack, jhist_packed.Packed.take
 
     def pack(self: Any, records: Any) -> None:
         seen["packed"] += len(records)
@@ -323,8 +313,8 @@ def test_packed_tasks_and_attempts_equal_hadoop(
         seen["unpacked"] += record is not None
         return record
 
-    monkeypatch.setattr(jhist_state._Packed, "pack", pack)
-    monkeypatch.setattr(jhist_state._Packed, "take", take)
+    monkeypatch.setattr(jhist_packed.Packed, "pack", pack)
+    monkeypatch.setattr(jhist_packed.Packed, "take", take)
     for path in [*corpus["pristine"], *corpus["truncated"]]:
         _compare(path, corpus["hadoop"][str(path)])
     assert seen["packed"] >= 40

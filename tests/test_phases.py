@@ -16,13 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ingest.base import ReadContext
-from ingest.phases import (
-    COVERAGE_TOLERANCE_MS,
+from ingest.phases import derive_phases
+from ingest.phases.spans import COVERAGE_TOLERANCE_MS, Lane, PhaseSpan
+from ingest.phases.splits import (
     MIN_SPLIT_SAMPLES,
     PHASE_NANOS,
-    Lane,
-    PhaseSpan,
-    derive_phases,
     map_stack_phase,
     reduce_stack_phase,
     split_by_samples,

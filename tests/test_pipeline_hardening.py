@@ -13,6 +13,8 @@ import pytest
 from test_ingest_counters_archive_faults import tar_of, zip_of
 
 import ingest.pipeline as pipeline
+from ingest import formats
+from ingest.archives import MAX_NESTING
 from ingest.base import ReadContext, Row
 from ingest.formats import Format
 from phaseline.store import Store
@@ -29,7 +31,7 @@ SLOW = Format("slow", lambda head, path: head.startswith(b"SLOW"), read_slow, "s
 
 @pytest.fixture(autouse=True)
 def _formats(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pipeline, "detect", detect_among(SLOW, TOY))
+    monkeypatch.setattr(formats, "detect", detect_among(SLOW, TOY))
 
 
 def test_tar_gz_members_land_with_archive_keys(tmp_path: Path, store_dir: Path) -> None:
@@ -195,7 +197,7 @@ def test_archives_inside_archives_are_unpacked(tmp_path: Path, store_dir: Path) 
 
 def test_archive_nesting_is_bounded(tmp_path: Path, store_dir: Path) -> None:
     data = b"TOY\nj1,x\n"
-    for depth in range(pipeline.MAX_NESTING + 2):
+    for depth in range(MAX_NESTING + 2):
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w") as zf:
             zf.writestr("x.toy" if depth == 0 else f"level{depth}.zip", data)
@@ -204,7 +206,7 @@ def test_archive_nesting_is_bounded(tmp_path: Path, store_dir: Path) -> None:
     archive.write_bytes(data)
     (result,) = pipeline.ingest_paths([archive], Store(store_dir)).results
     assert result.status == "quarantined"
-    assert f"nested more than {pipeline.MAX_NESTING} archives deep" in (result.error or "")
+    assert f"nested more than {MAX_NESTING} archives deep" in (result.error or "")
 
 
 def test_a_cut_zip_is_quarantined_not_skipped(tmp_path: Path, store_dir: Path) -> None:
@@ -245,7 +247,7 @@ def test_a_readers_bug_loses_its_file_not_the_batch(
 ) -> None:
     # A jstack dump time of month 13 raised a ValueError out of the reader: the ingest stopped and every
     # other file of the batch was lost.  Such a bug now quarantines its file only, saying what happened.
-    monkeypatch.setattr(pipeline, "detect", detect_among(BUGGY, TOY))
+    monkeypatch.setattr(formats, "detect", detect_among(BUGGY, TOY))
     bad = tmp_path / "bad.trace"
     bad.write_text("BUGGY\n")
     good = tmp_path / "a.toy"

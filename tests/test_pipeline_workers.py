@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import ingest.pipeline as pipeline
+from ingest import formats
 from ingest.base import ReadContext, Row, iter_lines
 from ingest.formats import Format
 from phaseline.errors import StoreError
@@ -41,7 +42,7 @@ TYPED = Format("typed", lambda head, path: head.startswith(b"TYPED"), read_typed
 # they inherit the patch (ingest's default, spawn, is tested with real formats elsewhere).
 @pytest.fixture(autouse=True)
 def _formats(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pipeline, "detect", detect_among(TYPED, TOY))
+    monkeypatch.setattr(formats, "detect", detect_among(TYPED, TOY))
 
 
 def typed(path: Path, *lines: str) -> Path:

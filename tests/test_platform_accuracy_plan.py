@@ -10,14 +10,8 @@ from click.testing import CliRunner
 
 from phaseline.cli import main
 from phaseline.errors import PlatformModelError
-from platform_model.bench import (
-    DEFAULT_WARMUP_MB,
-    PAPER_INPUTS_MB,
-    PAPER_SHUFFLE_MAPS,
-    BenchKind,
-    BenchPlan,
-    make_plan,
-)
+from platform_model.bench import DEFAULT_WARMUP_MB, PAPER_INPUTS_MB, PAPER_SHUFFLE_MAPS, make_plan
+from platform_model.bench_plan import BenchKind, BenchPlan
 
 MIB = float(1 << 20)
 
@@ -177,7 +171,7 @@ def test_the_plans_break_is_its_shuffle_ranges(tmp_path: Path) -> None:
 
 
 def test_a_state_file_entry_that_is_no_run_is_refused(tmp_path: Path) -> None:
-    from platform_model.bench import STATE_FILE, _load_state
+    from platform_model.bench_run import STATE_FILE, _load_state
 
     (tmp_path / STATE_FILE).write_text(json.dumps({"runs": {"grid-a": "done"}}))
     with pytest.raises(PlatformModelError, match="run 'grid-a' is no record of a run; delete the file"):

@@ -19,7 +19,8 @@ from click.testing import CliRunner
 
 from phaseline.cli import main
 from phaseline.store import Store
-from platform_model.bench import BenchPlan, make_plan
+from platform_model.bench import make_plan
+from platform_model.bench_plan import BenchPlan
 
 MIB = 1 << 20
 #: The CSV's lines: A + B * data with 3 % noise, per phase (ms, ms per MiB).
@@ -263,7 +264,7 @@ def test_run_plan_resumes_after_an_interruption(tmp_path: Path, monkeypatch: pyt
 
     The engine is replaced by a recorder here (the real engine runs in test_platform_e2e.py).
     """
-    from platform_model import bench
+    from platform_model import bench_run
     from platform_model.engine import runner
 
     plan = make_plan(0.005, inputs_mb=(4.0,), selectivities=(1.0, 1.8), shuffle_maps=(20, 80))
@@ -286,15 +287,15 @@ def test_run_plan_resumes_after_an_interruption(tmp_path: Path, monkeypatch: pyt
         return Run()
 
     monkeypatch.setattr(runner, "run_engine", fake_run_engine)
-    first = bench.run_plan(plan, tmp_path / "runs")
+    first = bench_run.run_plan(plan, tmp_path / "runs")
     assert [r.status for r in first] == ["done", "failed", "done", "done"]
     assert first[1].error == f"job of {plan.benchmarks[1].name} FAILED: simulated"
-    state = json.loads((tmp_path / "runs" / bench.STATE_FILE).read_text())
+    state = json.loads((tmp_path / "runs" / bench_run.STATE_FILE).read_text())
     assert state["runs"][plan.benchmarks[1].name]["status"] == "failed"
     # an interruption left a half-written run directory (no run.json) for the last benchmark
     (tmp_path / "runs" / plan.benchmarks[3].name / "run.json").unlink()
     calls.clear()
-    second = bench.run_plan(plan, tmp_path / "runs")
+    second = bench_run.run_plan(plan, tmp_path / "runs")
     assert calls == [plan.benchmarks[1].name, plan.benchmarks[3].name]
     assert [r.status for r in second] == ["skipped", "done", "skipped", "done"]
     # another plan in the same directory, under the same names (other settings, other maps): its runs
@@ -303,11 +304,11 @@ def test_run_plan_resumes_after_an_interruption(tmp_path: Path, monkeypatch: pyt
                                 benchmarks=(dataclasses.replace(plan.benchmarks[0], maps=plan.benchmarks[0].maps + 1),
                                             *plan.benchmarks[1:]))  # fmt: skip
     calls.clear()
-    third = bench.run_plan(other, tmp_path / "runs")
+    third = bench_run.run_plan(other, tmp_path / "runs")
     assert [r.status for r in third] == ["done"] * 4
     assert calls == [b.name for b in plan.benchmarks]
     calls.clear()
-    assert [r.status for r in bench.run_plan(other, tmp_path / "runs")] == ["skipped"] * 4
+    assert [r.status for r in bench_run.run_plan(other, tmp_path / "runs")] == ["skipped"] * 4
     assert calls == []
 
 

@@ -20,7 +20,9 @@ from click.testing import CliRunner
 
 from phaseline.cli import main
 from platform_model.accuracy import accuracy_report, render_markdown
-from platform_model.bench import BenchKind, BenchPlan, make_plan, run_plan
+from platform_model.bench import make_plan
+from platform_model.bench_plan import BenchKind, BenchPlan
+from platform_model.bench_run import run_plan
 from platform_model.model import PlatformModel, fit_platform
 from platform_model.profile import GENERIC, profile_from_store
 

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from platform_model.bench import make_plan
-from platform_model.segments import Criterion, config_thresholds, fit_phase
+from platform_model.segments import Criterion, fit_phase
+from platform_model.shuffle_thresholds import config_thresholds
 
 #: The break must be found within 5 % of its position (the issue's target).
 REL_TOL_BREAK = 0.05

@@ -21,12 +21,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ingest.pipeline as pipeline
-import phaseline.staging as staging_module
+import phaseline.table_writer as table_writer
+from ingest import formats
 from ingest.base import ReadContext, Row, RowBlock, iter_lines, iter_rows, row_count
 from ingest.formats import Format
 from ingest.jhist import read_jhist
+from ingest.jhist_counters import counter_columns, counter_entries
 from ingest.jhist_schema import BadEvent
-from ingest.jhist_state import _counter_columns, _counter_entries
 from phaseline import schemas
 from phaseline.errors import PhaselineError, SchemaError
 from phaseline.runs import Runs
@@ -111,11 +112,11 @@ def _as_tuples(items: list[Row | RowBlock]) -> list[Row]:
     return [Row(r.table, tuple(r.as_dict().get(c) for c in COUNTERS)) for r in iter_rows(items)]
 
 
-@pytest.mark.parametrize("flush_rows", [staging_module.FLUSH_ROWS, 1, 2, 3, 5])
+@pytest.mark.parametrize("flush_rows", [table_writer.FLUSH_ROWS, 1, 2, 3, 5])
 def test_blocks_and_the_same_rows_one_by_one_give_identical_parquet(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flush_rows: int
 ) -> None:
-    monkeypatch.setattr(staging_module, "FLUSH_ROWS", flush_rows)  # flushes inside and between blocks
+    monkeypatch.setattr(table_writer, "FLUSH_ROWS", flush_rows)  # flushes inside and between blocks
     by_block = _stage(tmp_path, "blocks", MIXED)
     by_row = _stage(tmp_path, "rows", list(iter_rows(MIXED)))
     as_tuples = _stage(tmp_path, "tuples", _as_tuples(MIXED))
@@ -134,7 +135,7 @@ def test_blocks_and_the_same_rows_one_by_one_give_identical_parquet(
 def test_a_table_of_wide_rows_is_written_in_smaller_row_groups(tmp_path: Path) -> None:
     # events rows carry whole trace lines: the store buffers schemas.EVENTS.flush_rows of them, not FLUSH_ROWS
     limit = schemas.EVENTS.flush_rows
-    assert limit < staging_module.FLUSH_ROWS
+    assert limit < table_writer.FLUSH_ROWS
     rows = [Row("events", {"job_id": JOB, "seq": i, "event_type": "E", "payload_json": "x" * 100})
             for i in range(2 * limit + 1)]  # fmt: skip
     staging = tmp_path / "events"
@@ -164,7 +165,7 @@ def test_a_failed_background_write_surfaces_and_the_staged_file_goes(
         real(self, table, *args, **kw)
 
     monkeypatch.setattr(pq.ParquetWriter, "write_table", write_once)
-    monkeypatch.setattr(staging_module, "FLUSH_ROWS", 2)
+    monkeypatch.setattr(table_writer, "FLUSH_ROWS", 2)
     staging = tmp_path / "counters"
     staging.mkdir()
     staged = StagedSource(staging, "full-disk", "f" * 64, 0, "test")
@@ -181,15 +182,15 @@ def test_a_failed_background_write_surfaces_and_the_staged_file_goes(
 
 
 def test_a_forked_worker_gets_its_own_writer_thread() -> None:
-    parent = staging_module._background()
+    parent = table_writer._background()
     ctx = multiprocessing.get_context("fork")
     with ctx.Pool(1) as pool:  # the parent's thread does not exist in the child: a new one is made there
         assert pool.apply(_child_writes) == 6
-    assert staging_module._background() is parent
+    assert table_writer._background() is parent
 
 
 def _child_writes() -> int:
-    return staging_module._background().submit(sum, [1, 2, 3]).result(timeout=10)
+    return table_writer._background().submit(sum, [1, 2, 3]).result(timeout=10)
 
 
 def test_constants_fill_every_row_and_absent_columns_are_null(tmp_path: Path) -> None:
@@ -307,7 +308,7 @@ BLOCKY = Format("blocky", lambda head, path: head.startswith(b"BLOCKY"), read_bl
 
 @pytest.fixture
 def blocky(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pipeline, "detect", lambda path, head=None: BLOCKY)
+    monkeypatch.setattr(formats, "detect", lambda path, head=None: BLOCKY)
 
 
 @pytest.mark.usefixtures("blocky")
@@ -344,7 +345,7 @@ def test_a_block_the_table_refuses_quarantines_the_file(tmp_path: Path, store_di
 
 def _entries(counters: Any) -> tuple[list[str], list[str], list[int]] | str:
     try:
-        got = list(_counter_entries(counters))
+        got = list(counter_entries(counters))
     except BadEvent as exc:
         return f"BadEvent: {exc}"
     return [g for g, _, _ in got], [n for _, n, _ in got], [v for _, _, v in got]
@@ -352,7 +353,7 @@ def _entries(counters: Any) -> tuple[list[str], list[str], list[int]] | str:
 
 def _columns(counters: Any) -> tuple[list[str], list[str], list[int]] | str:
     try:
-        groups, sizes, names, values = _counter_columns(counters)
+        groups, sizes, names, values = counter_columns(counters)
     except BadEvent as exc:
         return f"BadEvent: {exc}"
     assert len(groups) == len(sizes)

@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import ingest.pipeline as pipeline
+from ingest import formats, plan
 from ingest.base import ReadContext, Row, iter_lines
 from ingest.formats import Format
 from phaseline import schemas
@@ -49,7 +50,7 @@ TOY = Format("toy", lambda head, path: head.startswith(b"TOY"), read_toy, "toy f
 
 
 def detect_among(*formats: Format) -> Callable[..., Format | None]:
-    """A stand-in for ``pipeline.detect`` that knows only ``formats`` (each by its own sniff)."""
+    """A stand-in for ``ingest.formats.detect`` that knows only ``formats`` (each by its own sniff)."""
 
     def detect(path: Path, head: bytes | None = None) -> Format | None:
         if head is None:
@@ -61,7 +62,7 @@ def detect_among(*formats: Format) -> Callable[..., Format | None]:
 
 @pytest.fixture(autouse=True)
 def _toy_format(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pipeline, "detect", detect_among(TOY))
+    monkeypatch.setattr(formats, "detect", detect_among(TOY))
 
 
 def write(path: Path, *lines: str) -> Path:
@@ -255,7 +256,7 @@ def test_verify_names_a_copy_that_an_older_store_let_land(
 
     a = write(tmp_path / "a.toy", "j1,first")
     b = write(tmp_path / "b.toy", "j1,first")
-    monkeypatch.setattr(pipeline._Copies, "twin", lambda self, key, sha256, member: None)  # the old ingest
+    monkeypatch.setattr(plan.Copies, "twin", lambda self, key, sha256, member: None)  # the old ingest
     summary = pipeline.ingest_paths([a, b], Store(store_dir))
     assert [r.status for r in summary.results] == ["landed", "landed"]
     report = verify_store(Store(store_dir))
@@ -362,7 +363,7 @@ def test_identical_bytes_named_for_different_jobs_are_two_sources(
 ) -> None:
     # A reader that may take the job id from the file name when the content lacks one (conf XML):
     # byte-identical files named for different jobs both land.
-    monkeypatch.setattr(pipeline, "detect", detect_among(dataclasses.replace(TOY, job_from_name=True)))
+    monkeypatch.setattr(formats, "detect", detect_among(dataclasses.replace(TOY, job_from_name=True)))
     a = write(tmp_path / "job_1526555215992_0001_conf.toy", "?,first")
     b = write(tmp_path / "job_1526555215992_0002_conf.toy", "?,first")
     summary = pipeline.ingest_paths([a, b], Store(store_dir))

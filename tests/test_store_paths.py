@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from ingest.pipeline import FileResult, ingest_paths, iter_files
+from ingest.pipeline import FileResult, ingest_paths
+from ingest.walk import iter_files
 from phaseline.store import Store
 from phaseline.verify import verify_store
 

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Protocol
 
 from platform_model.engine import runner
-from platform_model.engine.runner import EngineJob, EngineRun
+from platform_model.engine.job import EngineJob
+from platform_model.engine.run_dir import EngineRun
 from platform_model.engine.yarn import ClusterShape, YarnCluster
 
 #: The engines `--engine` chooses from; the first is the default.

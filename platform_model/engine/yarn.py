@@ -40,19 +40,9 @@ from typing import IO, Any
 from phaseline.errors import EngineError
 from phaseline.java import compile_java, java_tool
 from platform_model.engine import reaper
-from platform_model.engine.runner import (
-    BENCH_CLASS,
-    EngineJob,
-    EngineRun,
-    _driver_args,
-    _effective,
-    _prepare_run_dir,
-    _remove_data,
-    _run_document,
-    derived_settings,
-    engine_jar,
-    load_run,
-)
+from platform_model.engine.job import BENCH_CLASS, EngineJob, derived_settings, driver_args, effective
+from platform_model.engine.run_dir import EngineRun, load_run, prepare_run_dir, remove_data, run_document
+from platform_model.engine.runner import engine_jar
 from platform_model.engine.yarn_jars import yarn_classpath
 
 ENGINE_NAME = "yarn"
@@ -271,11 +261,11 @@ class YarnCluster:
                               "runs in a fresh container JVM")  # fmt: skip
         if job.jar is not None and not Path(job.jar).is_file():
             raise EngineError(f"job jar {job.jar} not found")
-        run_dir = _prepare_run_dir(out)
+        run_dir = prepare_run_dir(out)
         input_dir = Path(job.input_path).resolve() if job.input_path is not None else run_dir / "input"
         settings = {k: v for k, v in derived_settings(job, run_dir).items() if k not in _LOCAL_ONLY}
         settings.update(job.hadoop_conf)
-        job = _effective(job, settings)
+        job = effective(job, settings)
         main_class = job.main_class or BENCH_CLASS
         spec: dict[str, str] = {"run.dir": str(run_dir), "result": str(self.work / "result.json"), "main": main_class}
         if job.jar is not None:
@@ -283,7 +273,7 @@ class YarnCluster:
         if job.input_path is None:
             spec.update({"generate": str(input_dir), "records": str(job.input_records), "files": str(job.maps),
                          "seed": str(job.seed)})  # fmt: skip
-        for i, arg in enumerate(_driver_args(job, input_dir, run_dir / "output")):
+        for i, arg in enumerate(driver_args(job, input_dir, run_dir / "output")):
             spec[f"arg.{i}"] = arg
         spec.update({f"conf.{k}": v for k, v in settings.items()})
         spec_file = self.work / "run.properties"
@@ -304,7 +294,7 @@ class YarnCluster:
                 detail = report.get("error") or "the driver submitted no MapReduce job"
                 raise EngineError(f"{main_class}: {detail}")
             report.setdefault("jvm_flags", [])
-            doc = _run_document(dataclasses.replace(job, map_parallelism=1, reduce_parallelism=1), report,
+            doc = run_document(dataclasses.replace(job, map_parallelism=1, reduce_parallelism=1), report,
                                 settings, main_class, wall_start_ms, wall_end_ms)  # fmt: skip
             last = report["jobs"][-1]
             doc.update({"log": last["log"], "jhist": last["jhist"], "application_id": last["application_id"],
@@ -320,7 +310,7 @@ class YarnCluster:
             raise EngineError(f"the YARN run in {run_dir} left no readable report: {exc}") from exc
         finally:
             if not job.keep_data:
-                _remove_data(run_dir, generated_input=job.input_path is None)
+                remove_data(run_dir, generated_input=job.input_path is None)
         if doc["status"] != "SUCCEEDED" or report.get("error"):
             why = report.get("error") or last.get("failure_info") or "job failed"
             raise EngineError(f"job {doc['job_id']} {doc['status']}: {why.strip()}")

@@ -14,6 +14,7 @@ import java.nio.file.Paths;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -70,49 +71,24 @@ public final class EngineLauncher {
   }
 
   public static void main(String[] argv) throws Exception {
-    String runDir = null;
-    String result = null;
-    String mainClass = null;
-    String generate = null;
-    long records = 0;
-    int files = 1;
-    long seed = 0;
-    String warmupDir = null;
-    long warmupRecords = 0;
-    int warmupFiles = 2;
-    String logFile = null;
-    List<String> warmupArgs = new ArrayList<>();
-    String jfr = null;
-    String jfrSettings = null;
-    List<String> rest = new ArrayList<>();
-    for (int i = 0; i < argv.length; i++) {
-      String a = argv[i];
-      if (a.equals("--")) {
-        rest.addAll(Arrays.asList(argv).subList(i + 1, argv.length));
-        break;
-      }
-      if (i + 1 >= argv.length) {
-        throw new IllegalArgumentException("missing value after " + a);
-      }
-      String v = argv[++i];
-      switch (a) {
-        case "--run-dir": runDir = v; break;
-        case "--result": result = v; break;
-        case "--main": mainClass = v; break;
-        case "--generate": generate = v; break;
-        case "--records": records = Long.parseLong(v); break;
-        case "--files": files = Integer.parseInt(v); break;
-        case "--seed": seed = Long.parseLong(v); break;
-        case "--warmup-dir": warmupDir = v; break;
-        case "--warmup-records": warmupRecords = Long.parseLong(v); break;
-        case "--warmup-files": warmupFiles = Integer.parseInt(v); break;
-        case "--log-file": logFile = v; break;
-        case "--warmup-arg": warmupArgs.add(v); break;
-        case "--jfr": jfr = v; break;
-        case "--jfr-settings": jfrSettings = v; break;
-        default: throw new IllegalArgumentException("unknown option " + a);
-      }
-    }
+    LauncherOptions opts = new LauncherOptions(argv, new HashSet<>(Arrays.asList(
+        "--run-dir", "--result", "--main", "--generate", "--records", "--files", "--seed", "--warmup-dir",
+        "--warmup-records", "--warmup-files", "--log-file", "--warmup-arg", "--jfr", "--jfr-settings")));
+    String runDir = opts.get("--run-dir");
+    String result = opts.get("--result");
+    String mainClass = opts.get("--main");
+    String generate = opts.get("--generate");
+    long records = opts.getLong("--records", 0);
+    int files = opts.getInt("--files", 1);
+    long seed = opts.getLong("--seed", 0);
+    String warmupDir = opts.get("--warmup-dir");
+    long warmupRecords = opts.getLong("--warmup-records", 0);
+    int warmupFiles = opts.getInt("--warmup-files", 2);
+    String logFile = opts.get("--log-file");
+    List<String> warmupArgs = opts.all("--warmup-arg");
+    String jfr = opts.get("--jfr");
+    String jfrSettings = opts.get("--jfr-settings");
+    List<String> rest = opts.rest();
     if (runDir == null || result == null || mainClass == null) {
       throw new IllegalArgumentException("--run-dir, --result and --main are required");
     }

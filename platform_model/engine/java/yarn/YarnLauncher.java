@@ -17,6 +17,7 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.HashSet;
 import java.util.List;
@@ -90,26 +91,15 @@ public final class YarnLauncher {
   public static void main(String[] argv) throws Exception {
     // Standard output is the protocol; Hadoop and drivers print to what System.out becomes.
     PrintStream proto = new PrintStream(new FileOutputStream(FileDescriptor.out), true, "UTF-8");
-    String work = null;
-    String etcDir = null;
-    String confFile = null;
-    int nodes = 1;
-    int containers = 2;
-    int containerMb = 512;
-    int rmPort = 0;
-    for (int i = 0; i + 1 < argv.length; i += 2) {
-      String v = argv[i + 1];
-      switch (argv[i]) {
-        case "--work": work = v; break;
-        case "--etc": etcDir = v; break;
-        case "--conf": confFile = v; break;
-        case "--nodes": nodes = Integer.parseInt(v); break;
-        case "--containers": containers = Integer.parseInt(v); break;
-        case "--container-mb": containerMb = Integer.parseInt(v); break;
-        case "--rm-port": rmPort = Integer.parseInt(v); break;
-        default: throw new IllegalArgumentException("unknown option " + argv[i]);
-      }
-    }
+    LauncherOptions opts = new LauncherOptions(argv, new HashSet<>(Arrays.asList(
+        "--work", "--etc", "--conf", "--nodes", "--containers", "--container-mb", "--rm-port")));
+    String work = opts.get("--work");
+    String etcDir = opts.get("--etc");
+    String confFile = opts.get("--conf");
+    int nodes = opts.getInt("--nodes", 1);
+    int containers = opts.getInt("--containers", 2);
+    int containerMb = opts.getInt("--container-mb", 512);
+    int rmPort = opts.getInt("--rm-port", 0);
     if (work == null || etcDir == null) {
       throw new IllegalArgumentException("--work and --etc are required");
     }

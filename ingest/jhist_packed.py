@@ -1,0 +1,112 @@
+"""Finished tasks or attempts of a ``.jhist`` file, packed until the file ends (:class:`Packed`).
+
+:class:`ingest.jhist_state.HistoryState` holds a job's tasks and attempts as objects while events
+may still change them, and moves the finished among the older ones here (:func:`pack_done`), so a
+large history's memory stays about flat.
+"""
+
+from __future__ import annotations
+
+import marshal
+import zlib
+from array import array
+from bisect import bisect_left
+from collections.abc import Callable, Iterator, Sequence
+from itertools import chain, islice
+from typing import Any, Generic, Protocol, TypeVar
+
+import numpy as np
+
+
+class _Record(Protocol):
+    status: str | None  # None until the record is finished
+
+
+_R = TypeVar("_R", bound=_Record)
+
+
+class Packed(Generic[_R]):
+    """Finished tasks or attempts, packed: what a large history holds until its end, kept small.
+
+    A job's rows can only be written when its file ends (a later event may
+    still change a finished task or attempt), so a file of 70,000 tasks and
+    attempts would hold 70,000 objects (about 1 kB each with their strings
+    and ints).  Finished records are instead packed a batch at a time into
+    one zlib-compressed ``marshal`` chunk of their field values, indexed by
+    the hash of their id in one sorted array (16 bytes a record; a hash
+    match is confirmed on the unpacked id).  A packed record an event touches
+    again is unpacked (:meth:`take`) and lives on as an object; the rest come
+    back at the end, a chunk at a time (:meth:`records`).  ``to_values`` /
+    ``from_values`` turn a record into marshal-able values and back.
+    """
+
+    def __init__(
+        self,
+        key: Callable[[_R], str],
+        to_values: Callable[[_R], tuple[Any, ...]],
+        from_values: Callable[[tuple[Any, ...]], _R],
+    ) -> None:
+        self.key = key
+        self.to_values = to_values
+        self.from_values = from_values
+        self.chunks: list[bytes] = []
+        self.alive: list[np.ndarray[Any, Any]] = []  # per chunk: which records are still packed there
+        self._hashes = np.empty(0, np.int64)  # sorted id hashes ...
+        self._where = np.empty(0, np.int64)  # ... and their records: chunk << 32 | position
+        self._search = array("q")  # the sorted hashes again, for :meth:`take`'s look-up
+        self._cached: tuple[int, list[tuple[Any, ...]]] = (-1, [])  # the last chunk unpacked
+
+    def pack(self, records: Sequence[_R]) -> None:
+        """Pack ``records`` as one chunk (the caller drops its own references)."""
+        number, n = len(self.chunks), len(records)
+        self.chunks.append(zlib.compress(marshal.dumps(list(map(self.to_values, records))), 1))
+        self.alive.append(np.ones(n, np.bool_))
+        hashes = np.concatenate((self._hashes, np.fromiter(map(hash, map(self.key, records)), np.int64, n)))
+        where = np.concatenate((self._where, (number << 32) + np.arange(n, dtype=np.int64)))
+        order = np.argsort(hashes, kind="stable")
+        self._hashes, self._where = hashes[order], where[order]
+        self._search = array("q", self._hashes.tobytes())  # (bisect on an array: no numpy scalar per look-up)
+
+    def _chunk(self, number: int) -> list[tuple[Any, ...]]:
+        if self._cached[0] != number:
+            self._cached = (number, marshal.loads(zlib.decompress(self.chunks[number])))
+        return self._cached[1]
+
+    def take(self, key: str) -> _R | None:
+        """The packed record with id ``key``, unpacked and no longer packed; None if there is none."""
+        hashes = self._search
+        h = hash(key)
+        i = bisect_left(hashes, h)
+        n = len(hashes)
+        while i < n and hashes[i] == h:
+            where = int(self._where[i])
+            number, pos = where >> 32, where & 0xFFFFFFFF
+            if self.alive[number][pos]:
+                record = self.from_values(self._chunk(number)[pos])
+                if self.key(record) == key:  # not another id of the same hash
+                    self.alive[number][pos] = False
+                    return record
+            i += 1
+        return None
+
+    def records(self) -> Iterator[_R]:
+        """Every record still packed, chunk by chunk, in the order they were packed."""
+        from_values = self.from_values
+        for blob, alive in zip(self.chunks, self.alive, strict=True):
+            for values, packed in zip(marshal.loads(zlib.decompress(blob)), alive.tolist(), strict=True):
+                if packed:
+                    yield from_values(values)
+
+
+def pack_done(live: dict[str, _R], packed: Packed[_R]) -> None:
+    """Move the finished records among the older half of ``live`` to ``packed``."""
+    done = [r for r in islice(live.values(), len(live) // 2) if r.status is not None]
+    if done:
+        packed.pack(done)
+        for r in done:
+            del live[packed.key(r)]
+
+
+def held(packed: Packed[_R], live: dict[str, _R]) -> Iterator[_R]:
+    """Every task (or attempt): the packed ones, then those held as objects."""
+    return chain(packed.records(), live.values())

@@ -1,0 +1,152 @@
+"""The job, task and attempt records a ``.jhist`` file builds, and their ``tasks``/``attempts`` rows.
+
+:class:`ingest.jhist_state.HistoryState` fills them event by event (its docstring says which event's
+value wins); :func:`state_blocks` writes them when the file ends.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from itertools import islice
+from operator import attrgetter
+from typing import Any
+
+from ingest.base import RowBlock
+from phaseline.schemas import ATTEMPTS, TASKS
+
+#: A held record's counter layout: group names, the counters per group, counter names (shared by tasks).
+Layout = tuple[tuple[str, ...], tuple[int, ...], tuple[str, ...]]
+
+
+@dataclass(slots=True)
+class JobRecord:
+    job_id: str | None = None
+    name: str | None = None
+    user: str | None = None
+    queue: str | None = None
+    status: str | None = None
+    submit_ms: int | None = None
+    launch_ms: int | None = None
+    finish_ms: int | None = None
+    total_maps: int | None = None
+    total_reduces: int | None = None
+    finished_maps: int | None = None
+    finished_reduces: int | None = None
+    failed_maps: int | None = None
+    failed_reduces: int | None = None
+    killed_maps: int | None = None
+    killed_reduces: int | None = None
+    uberized: bool | None = None
+    diagnostics: str | None = None
+    ended: bool = False
+
+
+@dataclass(slots=True)
+class TaskRecord:
+    task_id: str
+    task_type: str | None = None
+    status: str | None = None
+    start_ms: int | None = None
+    finish_ms: int | None = None
+    successful_attempt_id: str | None = None
+    splits: str | None = None
+    error: str | None = None
+    # Counters of a task a later event may re-open, held to the end: a shared layout
+    # (group names, counters per group, counter names) + values.
+    counter_layout: Layout = ((), (), ())
+    counter_values: array[int] = field(default_factory=lambda: array("q"))
+    counters_emitted: bool = False
+
+
+@dataclass(slots=True)
+class AttemptRecord:
+    attempt_id: str
+    task_id: str
+    task_type: str | None = None
+    status: str | None = None
+    start_ms: int | None = None
+    finish_ms: int | None = None
+    map_finish_ms: int | None = None
+    shuffle_finish_ms: int | None = None
+    sort_finish_ms: int | None = None
+    host: str | None = None
+    rack: str | None = None
+    tracker_host: str | None = None
+    container_id: str | None = None
+    error: str | None = None
+    locality: str | None = None
+    http_port: int | None = None
+    has_counters: bool = False
+
+
+
+STATE_BLOCK = min(TASKS.flush_rows, ATTEMPTS.flush_rows)
+TASK_COLUMNS = (
+    "task_id",
+    "task_type",
+    "status",
+    "start_ms",
+    "finish_ms",
+    "successful_attempt_id",
+    "splits",
+    "error",
+)
+ATTEMPT_COLUMNS = (
+    "task_id", "attempt_id", "task_type", "status", "start_ms", "finish_ms", "map_finish_ms",
+    "shuffle_finish_ms", "sort_finish_ms", "host", "rack", "container_id", "error", "locality", "http_port",
+)  # fmt: skip
+
+
+
+def state_blocks(table: str, records: Iterable[Any], names: Sequence[str], job_id: str | None) -> Iterator[RowBlock]:
+    """``tasks`` or ``attempts`` rows of ``records``, in blocks of at most :data:`STATE_BLOCK`.
+
+    A large job's rows are not all copied at once.  An attempt's ``host`` is
+    its completion event's, else its STARTED event's tracker (module docstring).
+    """
+    it = iter(records)
+    while part := list(islice(it, STATE_BLOCK)):
+        columns = {name: list(map(attrgetter(name), part)) for name in names}
+        if table == "attempts":
+            columns["host"] = [a.tracker_host if a.host is None else a.host for a in part]
+        yield RowBlock(table, len(part), columns, {"job_id": job_id})
+
+
+class CounterLayouts:
+    """The counter layouts of held tasks, one object each (tasks share them), numbered.
+
+    A packed task names its layout by number (:meth:`task_values`, :meth:`task_of`:
+    a task's fields as marshal-able values and back, for :class:`ingest.jhist_packed.Packed`).
+    """
+
+    def __init__(self) -> None:
+        self._layouts: list[Layout] = []
+        self._numbers: dict[Layout, int] = {}
+
+    def number(self, layout: Layout) -> int:
+        """The number of ``layout`` among the held counter layouts (added if new)."""
+        number = self._numbers.get(layout)
+        if number is None:
+            number = self._numbers[layout] = len(self._layouts)
+            self._layouts.append(layout)
+        return number
+
+    def shared(self, layout: Layout) -> Layout:
+        """The one object kept for layouts equal to ``layout``."""
+        return self._layouts[self.number(layout)]
+
+    def task_values(self, t: TaskRecord) -> tuple[Any, ...]:
+        """A task's fields as marshal-able values: its counter layout by number, its counter values as bytes."""
+        return (t.task_id, t.task_type, t.status, t.start_ms, t.finish_ms, t.successful_attempt_id, t.splits,
+                t.error, self.number(t.counter_layout), t.counter_values.tobytes(),
+                t.counters_emitted)  # fmt: skip
+
+    def task_of(self, v: tuple[Any, ...]) -> TaskRecord:
+        """The task whose values :meth:`task_values` gave."""
+        values = array("q")
+        values.frombytes(v[9])
+        task_id, task_type, status, start, finish, successful, splits, error = v[:8]
+        return TaskRecord(task_id, task_type, status, start, finish, successful, splits, error,
+                          self._layouts[v[8]], values, v[10])  # fmt: skip
