@@ -25,7 +25,7 @@ from platform_model.model import PlatformModel, fit_platform
 from platform_model.profile import profile_from_arrays, profile_from_connection
 from predict import core
 from predict.backtest import BacktestRow, backtest, error_table, load_runs, summarize
-from predict.backtest_suite import QUICK
+from predict.suite import QUICK
 from predict.jhist_writer import SimTrace, write_jhist
 from predict.simulate import SimJob, StageDist, simulate_once
 from tests.conftest import REPO
@@ -195,27 +195,28 @@ def test_backtest_cli_json_contract(tmp_path: Path) -> None:
 
 def test_suite_sizes_option_reaches_the_suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import predict.backtest_suite as suite_mod
+    from predict.suite import FULL, Suite
 
-    ran: list[suite_mod.Suite] = []
+    ran: list[Suite] = []
 
-    def fake_run_suite(suite: suite_mod.Suite, out_dir: Path, **_: object) -> suite_mod.SuiteResult:
+    def fake_run_suite(suite: Suite, out_dir: Path, **_: object) -> suite_mod.SuiteResult:
         ran.append(suite)
         return suite_mod.SuiteResult((_noisy_row("c", (1.0,), (1.0,)),), (), Path(out_dir))
 
     monkeypatch.setattr(suite_mod, "run_suite", fake_run_suite)
     out = ["--out", str(tmp_path / "suite"), "--format", "json"]
-    for args, sizes in (([], suite_mod.FULL.sizes_mb), (["--sizes", "4,8,16"], (4.0, 8.0, 16.0))):
+    for args, sizes in (([], FULL.sizes_mb), (["--sizes", "4,8,16"], (4.0, 8.0, 16.0))):
         res = CliRunner().invoke(main, ["backtest", "--suite", "local", *args, *out])
         assert res.exit_code == 0, res.output
         assert ran[-1].sizes_mb == sizes
-        assert ran[-1].apps == suite_mod.FULL.apps
+        assert ran[-1].apps == FULL.apps
     res = CliRunner().invoke(main, ["backtest", "--suite", "local", "--quick", "--sizes", "1,3", *out])
     assert res.exit_code == 0, res.output
-    assert (ran[-1].apps, ran[-1].sizes_mb) == (suite_mod.QUICK.apps, (1.0, 3.0))
-    assert ran[-1].repeats == suite_mod.QUICK.repeats
+    assert (ran[-1].apps, ran[-1].sizes_mb) == (QUICK.apps, (1.0, 3.0))
+    assert ran[-1].repeats == QUICK.repeats
     res = CliRunner().invoke(main, ["backtest", "--suite", "local", "--repeats", "4", *out])
     assert res.exit_code == 0, res.output
-    assert (ran[-1].repeats, ran[-1].sizes_mb) == (4, suite_mod.FULL.sizes_mb)
+    assert (ran[-1].repeats, ran[-1].sizes_mb) == (4, FULL.sizes_mb)
     for bad in (["--suite", "local", "--repeats", "0"], ["--repeats", "5", "--platform", __file__]):
         res = CliRunner().invoke(main, ["backtest", *bad, *out])
         assert res.exit_code == 2
@@ -258,7 +259,7 @@ def test_quick_local_suite_for_real(tmp_path: Path) -> None:
 
 
 def test_suite_runs_round_by_round_never_a_case_back_to_back() -> None:
-    from predict.backtest_suite import FULL, run_order
+    from predict.suite import FULL, run_order
 
     order = run_order(FULL)
     cases = {(a.name, s, r, p) for a, s, r, p, _ in order}
@@ -276,7 +277,7 @@ def test_suite_runs_round_by_round_never_a_case_back_to_back() -> None:
 
 def test_suite_has_ten_shapes_a_held_out_set_and_both_parallelisms() -> None:
     """Issue 37: >= 10 applications of distinct shapes, >= 4 held out, map slots 1 and 2, up to 8x."""
-    from predict.backtest_suite import APPS, FULL, HELD_OUT, app_set, app_shape, cases
+    from predict.suite import APPS, FULL, HELD_OUT, app_set, app_shape, cases
 
     assert len(FULL.apps) >= 10
     assert len({a.shape for a in FULL.apps}) == len(FULL.apps)
