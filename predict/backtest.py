@@ -57,7 +57,8 @@ from predict import core
 from predict.core import MS_PER_S, Cluster, Dataset, JobSettings, PhaseDurationModel
 from profiles import queries
 from profiles.extract import extract_profile
-from profiles.profile import SELECTIVITY_SPREAD, local_runner_job, selectivity_spread
+from profiles.merge_runs import SELECTIVITY_SPREAD, selectivity_spread
+from profiles.profile import local_runner_job
 
 __all__ = [
     "NOTHING_TO_BACKTEST", "BacktestRow", "ModelSummary", "NoiseFloor", "Run", "backtest", "error_table",

@@ -65,7 +65,8 @@ from predict.tasks import (
     warn_if_mismatched,
     wire_ratio,
 )
-from profiles.profile import DurationStats, JobProfile, Stage
+from profiles.profile import JobProfile, Stage
+from profiles.profile_stats import DurationStats
 
 __all__ = ["CostStats", "HerodotouModel", "JobCost", "job_cost"]
 

@@ -39,16 +39,14 @@ import pandas as pd
 from phaseline.errors import DataQualityWarning, ProfileError
 from phaseline.schemas import Phase
 from profiles import queries as q
-from profiles.profile import (
+from profiles.profile import JobProfile, ProfileSource, Stage
+from profiles.profile_stats import (
     COUNTER_FIELDS,
     CostStatistics,
     Counters,
     DataflowStatistics,
     DurationStats,
     InputStats,
-    JobProfile,
-    ProfileSource,
-    Stage,
 )
 from profiles.task_costs import FirstWaveSplit, split_first_wave
 

@@ -38,7 +38,6 @@ KNOWN_LONG_MODULES = frozenset({
     "ingest/tasklog_patterns.py",  # 435
     "ingest/yarn_logs.py",  # 479
     "profiles/extract.py",  # 561
-    "profiles/profile.py",  # 875
     "profiles/queries.py",  # 413
     "profiles/report.py",  # 434 (the doctor findings section was added beside the report it renders)
     "platform_model/bench.py",  # 620
@@ -68,7 +67,6 @@ KNOWN_LONG_FUNCTIONS = frozenset({
     "ingest/rumen.py:iter_json_objects",  # 118
     "profiles/dataflow/reconstruct.py:reconstruct",  # 87
     "profiles/extract.py:extract_profile",  # 224
-    "profiles/profile.py:merge_profiles",  # 116
     "profiles/report.py:render_report",  # 150
     "profiles/timeline_plot.py:chrome_trace",  # 94
     "platform_model/bench.py:make_plan",  # 103

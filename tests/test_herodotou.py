@@ -27,7 +27,7 @@ from predict.merge import (
     merge_passes,
     simulate_merge,
 )
-from profiles.profile import DurationStats
+from profiles.profile_stats import DurationStats
 from tests.conftest import REPO
 from tests.test_predict_core import CLUSTER, GB, MB, REL, LinearPlatform, toy_profile
 

@@ -24,7 +24,8 @@ from predict import core
 from predict.core import Cluster, Dataset, JobSettings, Prediction
 from predict.tasks import estimate_tasks, resolve_input
 from predict.units import SizeError, format_size, parse_size
-from profiles.profile import DurationStats, InputStats, JobProfile, ProfileSource
+from profiles.profile import JobProfile, ProfileSource
+from profiles.profile_stats import DurationStats, InputStats
 
 MB = 2**20
 GB = 2**30

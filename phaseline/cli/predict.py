@@ -18,7 +18,8 @@ from predict.core import Cluster, PhaseDurationModel
 from predict.settings import setting_field
 from predict.side_by_side import predict_side_by_side, shared_assumptions
 from predict.whatif import Edit, Scenario, apply_edits, format_figure, parse_edit, whatif, whatif_table
-from profiles.profile import JobProfile, evidence_line, merge_profiles, shared_run
+from profiles.merge_runs import merge_profiles, shared_run
+from profiles.profile import JobProfile, evidence_line
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -12,7 +12,8 @@ from phaseline.cli.output import emit, format_option, handle_errors, open_store,
 from profiles import queries as q
 from profiles.critical_path import critical_path
 from profiles.extract import extract_profile
-from profiles.profile import evidence_line, merge_profiles
+from profiles.merge_runs import merge_profiles
+from profiles.profile import evidence_line
 from profiles.report import write_report
 from profiles.timeline_plot import write_timeline
 
