@@ -193,6 +193,7 @@ def load_runs(con: duckdb.DuckDBPyConnection, *, skipped: list[str] | None = Non
     to ``skipped``.
     """
     sql = importlib.resources.files("predict").joinpath("backtest_runs.sql").read_text("utf-8")
+    queries.install(con, queries.Concept.JOB_SUMMARY)  # the span's one definition (backtest_runs.sql)
     out = []
     no_input: list[str] = []
     no_span: list[str] = []

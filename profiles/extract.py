@@ -466,7 +466,7 @@ def extract_profile(
         counters=counters,
         dataflow=dataflow,
         costs=costs,
-        makespans_ms=() if unfinished else _makespan(ok),
+        makespans_ms=() if unfinished else _task_span(summary),
     )
 
 
@@ -494,14 +494,11 @@ def _first_wave_split(
     return split, frozenset(str(a) for a in waves["attempt_id"] if a not in typical)
 
 
-def _makespan(ok: pd.DataFrame) -> tuple[float, ...]:
-    """ARIA's completion time of the run: first successful map/reduce attempt start to last finish."""
-    tasks = ok[ok["task_type"].isin(("MAP", "REDUCE"))]
-    start = pd.to_numeric(tasks["start_ms"], errors="coerce").dropna()
-    finish = pd.to_numeric(tasks["finish_ms"], errors="coerce").dropna()
-    if start.empty or finish.empty:
-        return ()
-    return (float(finish.max() - start.min()),)
+def _task_span(summary: pd.Series) -> tuple[float, ...]:
+    """ARIA's completion time of the run, as ``job_summary.sql`` defines it (``task_span_ms``: first
+    successful map/reduce attempt start to last finish); none where the run has no such span."""
+    span = _num(summary["task_span_ms"])
+    return () if span is None else (span,)
 
 
 def _overheads(ok: pd.DataFrame, ok_phases: pd.DataFrame) -> dict[str, float]:

@@ -25,9 +25,9 @@ from platform_model.model import PlatformModel, fit_platform
 from platform_model.profile import profile_from_arrays, profile_from_connection
 from predict import core
 from predict.backtest import BacktestRow, backtest, error_table, load_runs, summarize
-from predict.suite import QUICK
 from predict.jhist_writer import SimTrace, write_jhist
 from predict.simulate import SimJob, StageDist, simulate_once
+from predict.suite import QUICK
 from tests.conftest import REPO
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -138,6 +138,25 @@ def test_backtest_cases_medians_and_profile_from_the_smallest_run(tmp_path: Path
     table = error_table(rows)
     assert len(table) == 3
     assert {"bounds_s", "bounds_err", "simulation_err"} <= set(table[0])
+
+
+@pytest.mark.filterwarnings("ignore::phaseline.errors.DataQualityWarning")  # thin first waves: not the subject
+def test_the_measured_span_is_defined_once_and_read_alike(tmp_path: Path) -> None:
+    """ARIA's completion time has one definition (job_summary.sql's task_span_ms): the backtest's
+    measured span and the profile's makespan read it, and both are the simulated run's own span."""
+    from profiles import queries
+    from profiles.extract import extract_profile
+
+    store, spans = _store(tmp_path)
+    con = store.connect()
+    runs = load_runs(con)
+    assert len(runs) == 2 * len(CASES)
+    for run in runs:
+        summary_span = float(queries.job_summary(con, run.job_id).iloc[0]["task_span_ms"])
+        assert extract_profile(con, run.job_id).makespans_ms == (summary_span,) == (run.span_ms,)
+    assert sorted(r.span_ms / 1000 for r in runs) == pytest.approx(
+        sorted(s for case in spans.values() for s in case), abs=2e-3
+    )
 
 
 def test_backtest_cli_json_contract(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from ingest.pipeline import ingest_paths
+from phaseline import schemas
 from phaseline.cli import main
 from phaseline.hadoop_names import counter_group
 from phaseline.store import Store
@@ -105,20 +106,20 @@ def test_a_job_that_cannot_be_profiled_is_skipped_not_the_backtest(tmp_path: Pat
 
 
 def _tables(con: duckdb.DuckDBPyConnection, counters: Sequence[tuple[str, str, str, int]]) -> None:
-    """The store's tables as backtest_runs.sql reads them: jobs 'j1'.. of one name at 2 MiB steps."""
+    """The store's tables (their declared schemas) with jobs 'j1'.. of one name at 2 MiB steps."""
     jobs = sorted({c[0] for c in counters} | {"job_nothing"})
-    con.execute("CREATE TABLE jobs (job_id VARCHAR, name VARCHAR, total_maps INT, total_reduces INT, "
-                "status VARCHAR, submit_ms BIGINT)")  # fmt: skip
-    con.execute("CREATE TABLE attempts (job_id VARCHAR, start_ms BIGINT, finish_ms BIGINT, status VARCHAR, "
-                "task_type VARCHAR)")  # fmt: skip
-    con.execute("CREATE TABLE counters (job_id VARCHAR, scope VARCHAR, group_name VARCHAR, counter_name VARCHAR, "
-                "value BIGINT)")  # fmt: skip
-    con.execute("CREATE TABLE conf (job_id VARCHAR, key VARCHAR, value VARCHAR)")
+    for table in ("jobs", "attempts", "counters", "conf"):
+        con.register("_empty", schemas.TABLES[table].schema.empty_table())
+        con.execute(f"CREATE TABLE {table} AS SELECT * FROM _empty")
+        con.unregister("_empty")
     for i, job in enumerate(jobs):
-        con.execute("INSERT INTO jobs VALUES (?, 'word count', 20, 1, 'SUCCEEDED', ?)", [job, i])
-        con.execute("INSERT INTO attempts VALUES (?, 1000, 5000, 'SUCCEEDED', 'MAP')", [job])
+        con.execute("INSERT INTO jobs (job_id, name, total_maps, total_reduces, status, submit_ms) "
+                    "VALUES (?, 'word count', 20, 1, 'SUCCEEDED', ?)", [job, i])  # fmt: skip
+        con.execute("INSERT INTO attempts (job_id, start_ms, finish_ms, status, task_type) "
+                    "VALUES (?, 1000, 5000, 'SUCCEEDED', 'MAP')", [job])  # fmt: skip
     for job, group, name, value in counters:
-        con.execute("INSERT INTO counters VALUES (?, 'job_total', ?, ?, ?)", [job, group, name, value])
+        con.execute("INSERT INTO counters (job_id, scope, group_name, counter_name, value) "
+                    "VALUES (?, 'job_total', ?, ?, ?)", [job, group, name, value])  # fmt: skip
 
 
 def test_input_bytes_of_1x_counter_groups_and_0_20_map_input_bytes() -> None:
