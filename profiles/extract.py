@@ -27,6 +27,7 @@ What is filled, and from what (anything else stays ``None``, never invented):
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -67,15 +68,15 @@ def _totals(df: pd.DataFrame, task_type: str) -> Mapping[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class _Selectivities:
-    """The run's selectivities (Zhang et al. 2013, section 5; Herodotou 2011, Table 3)."""
+    """The run's selectivities, named as both :class:`JobProfile` and :class:`DataflowStatistics` name
+    them (Zhang et al. 2013, section 5; Herodotou 2011, Table 3)."""
 
-    map_size: float
-    map_recs: float
-    reduce_size: float | None
-    reduce_recs: float | None
-    combine_size: float | None
-    combine_recs: float | None
-    interm_compress_ratio: float | None
+    map_size_sel: float
+    map_recs_sel: float
+    reduce_size_sel: float | None
+    reduce_recs_sel: float | None
+    combine_size_sel: float | None
+    combine_recs_sel: float | None
 
 
 def extract_profile(
@@ -114,7 +115,8 @@ def extract_profile(
     unfinished = _warn_if_not_whole(job_id, summary, timeline, ok, len(splits_df))
     num_reduces = int(summary["reduces"]) if summary["reduces"] else int(num(summary["total_reduces"]) or 0)
     maps_c, reds_c = _task_counters(con, job_id, ok, splits_df)
-    sel = _selectivities(job_id, maps_c, reds_c, is_true(conf, INTERM_COMPRESS_KEYS) is True, num_reduces == 0)
+    interm_compressed = is_true(conf, INTERM_COMPRESS_KEYS) is True
+    sel, interm_ratio = _selectivities(job_id, maps_c, reds_c, interm_compressed, num_reduces == 0)
 
     # the typical map apart from the one-time term: a first map's class loading is no map's cost
     split, atypical = _first_wave_split(con, job_id)
@@ -130,12 +132,7 @@ def extract_profile(
         num_maps=int(summary["maps"]) or int(num(summary["total_maps"]) or 0),
         num_reduces=num_reduces,
         input=input_stats,
-        map_size_sel=sel.map_size,
-        map_recs_sel=sel.map_recs,
-        reduce_size_sel=sel.reduce_size,
-        reduce_recs_sel=sel.reduce_recs,
-        combine_size_sel=sel.combine_size,
-        combine_recs_sel=sel.combine_recs,
+        **dataclasses.asdict(sel),
         map_ms_per_record=map_ms_per_record,
         reduce_ms_per_record=reduce_ms_per_record,
         map_task_overhead_ms=overhead.get("MAP"),
@@ -148,7 +145,12 @@ def extract_profile(
         stages=_stages(typ_ok, rs),
         phases=_phase_stats(typ_phases),
         counters=run_counters(con, job_id, _totals(totals, "MAP"), _totals(totals, "REDUCE")),
-        dataflow=_dataflow(sel, in_bytes, in_recs, reds_c),
+        dataflow=DataflowStatistics(
+            input_pair_width=in_bytes / in_recs if in_recs > 0 else None,
+            recs_per_red_group=_paired(reds_c, "reduce_input_records", "reduce_input_groups"),
+            interm_compress_ratio=interm_ratio,
+            **dataclasses.asdict(sel),
+        ),
         costs=CostStatistics(
             hdfs_read=per_unit(typ_phases, Phase.READ, "data_bytes"),
             hdfs_write=per_unit(typ_phases, Phase.WRITE, "data_bytes"),
@@ -241,8 +243,8 @@ def _task_counters(
 
 def _selectivities(
     job_id: str, maps_c: pd.DataFrame, reds_c: pd.DataFrame, interm_compressed: bool, map_only: bool
-) -> _Selectivities:
-    """Map, reduce and combine selectivities and the intermediate compression ratio, each from the
+) -> tuple[_Selectivities, float | None]:
+    """Map, reduce and combine selectivities, and the intermediate compression ratio, each from the
     tasks that report both of its counters."""
     map_size_sel = _paired(maps_c, "written" if map_only else "map_output_bytes", "in_bytes")
     map_recs_sel = _paired(maps_c, "map_output_records", "map_input_records")
@@ -263,34 +265,20 @@ def _selectivities(
     )
     if combine_size_sel is None or combine_recs_sel is None:
         combine_size_sel = combine_recs_sel = None  # the profile takes both or neither
-    return _Selectivities(
-        map_size=map_size_sel,
-        map_recs=map_recs_sel,
-        reduce_size=(
+    selectivities = _Selectivities(
+        map_size_sel=map_size_sel,
+        map_recs_sel=map_recs_sel,
+        reduce_size_sel=(
             _paired(reds_c, "written", "reduce_shuffle_bytes") if not map_only and not interm_compressed else None
         ),
-        reduce_recs=None if map_only else _paired(reds_c, "reduce_output_records", "reduce_input_records"),
-        combine_size=combine_size_sel,
-        combine_recs=combine_recs_sel,
-        interm_compress_ratio=(
-            _paired(maps_c, "map_output_materialized_bytes", "map_output_bytes") if not has_combiner else None
-        ),
+        reduce_recs_sel=None if map_only else _paired(reds_c, "reduce_output_records", "reduce_input_records"),
+        combine_size_sel=combine_size_sel,
+        combine_recs_sel=combine_recs_sel,
     )
-
-
-def _dataflow(sel: _Selectivities, in_bytes: float, in_recs: float, reds_c: pd.DataFrame) -> DataflowStatistics:
-    """Herodotou 2011's Table 3 as far as the run tells it."""
-    return DataflowStatistics(
-        input_pair_width=in_bytes / in_recs if in_recs > 0 else None,
-        recs_per_red_group=_paired(reds_c, "reduce_input_records", "reduce_input_groups"),
-        map_size_sel=sel.map_size,
-        map_recs_sel=sel.map_recs,
-        reduce_size_sel=sel.reduce_size,
-        reduce_recs_sel=sel.reduce_recs,
-        combine_size_sel=sel.combine_size,
-        combine_recs_sel=sel.combine_recs,
-        interm_compress_ratio=sel.interm_compress_ratio,
+    interm_ratio = (
+        _paired(maps_c, "map_output_materialized_bytes", "map_output_bytes") if not has_combiner else None
     )
+    return selectivities, interm_ratio
 
 
 def _stages(typ_ok: pd.DataFrame, rs: pd.DataFrame) -> dict[str, DurationStats]:

@@ -136,32 +136,35 @@ def _fill(job: Counters | None, summed: Counters) -> Counters:
     return dataclasses.replace(job, **missing)
 
 
-def _counters_from_totals(maps: Mapping[str, Any], reduces: Mapping[str, Any]) -> Counters:
-    def pick(source: Mapping[str, Any], col: str) -> int | None:
-        v = num(source.get(col))
-        return int(v) if v is not None else None
+#: :class:`Counters` field -> (the task types whose ``counter_totals.sql`` rows it sums, the column).
+_FROM_TOTALS: Mapping[str, tuple[tuple[str, ...], str]] = {
+    "map_input_records": (("MAP",), "map_input_records"),
+    "map_input_bytes": (("MAP",), "file_input_bytes"),
+    "map_output_records": (("MAP",), "map_output_records"),
+    "map_output_bytes": (("MAP",), "map_output_bytes"),
+    "map_output_materialized_bytes": (("MAP",), "map_output_materialized_bytes"),
+    "combine_input_records": (("MAP", "REDUCE"), "combine_input_records"),
+    "combine_output_records": (("MAP", "REDUCE"), "combine_output_records"),
+    "spilled_records": (("MAP", "REDUCE"), "spilled_records"),
+    "reduce_input_groups": (("REDUCE",), "reduce_input_groups"),
+    "reduce_input_records": (("REDUCE",), "reduce_input_records"),
+    "reduce_shuffle_bytes": (("REDUCE",), "reduce_shuffle_bytes"),
+    "reduce_output_records": (("REDUCE",), "reduce_output_records"),
+    "reduce_output_bytes": (("REDUCE",), "file_output_bytes"),
+    "hdfs_bytes_read": (("MAP", "REDUCE"), "hdfs_bytes_read"),
+    "hdfs_bytes_written": (("MAP", "REDUCE"), "hdfs_bytes_written"),
+    "local_bytes_read": (("MAP", "REDUCE"), "file_bytes_read"),
+    "local_bytes_written": (("MAP", "REDUCE"), "file_bytes_written"),
+}
 
-    def both(col: str) -> int | None:
-        parts = [pick(maps, col), pick(reduces, col)]
-        known = [p for p in parts if p is not None]
+
+def _counters_from_totals(maps: Mapping[str, Any], reduces: Mapping[str, Any]) -> Counters:
+    """Each counter summed over the task types that count it (:data:`_FROM_TOTALS`); ``None`` where
+    none of them reports it."""
+    sides = {"MAP": maps, "REDUCE": reduces}
+
+    def total(types: tuple[str, ...], col: str) -> int | None:
+        known = [int(v) for v in (num(sides[t].get(col)) for t in types) if v is not None]
         return sum(known) if known else None
 
-    return Counters(
-        map_input_records=pick(maps, "map_input_records"),
-        map_input_bytes=pick(maps, "file_input_bytes"),
-        map_output_records=pick(maps, "map_output_records"),
-        map_output_bytes=pick(maps, "map_output_bytes"),
-        map_output_materialized_bytes=pick(maps, "map_output_materialized_bytes"),
-        combine_input_records=both("combine_input_records"),
-        combine_output_records=both("combine_output_records"),
-        spilled_records=both("spilled_records"),
-        reduce_input_groups=pick(reduces, "reduce_input_groups"),
-        reduce_input_records=pick(reduces, "reduce_input_records"),
-        reduce_shuffle_bytes=pick(reduces, "reduce_shuffle_bytes"),
-        reduce_output_records=pick(reduces, "reduce_output_records"),
-        reduce_output_bytes=pick(reduces, "file_output_bytes"),
-        hdfs_bytes_read=both("hdfs_bytes_read"),
-        hdfs_bytes_written=both("hdfs_bytes_written"),
-        local_bytes_read=both("file_bytes_read"),
-        local_bytes_written=both("file_bytes_written"),
-    )
+    return Counters(**{name: total(types, col) for name, (types, col) in _FROM_TOTALS.items()})
