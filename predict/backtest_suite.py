@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from phaseline.errors import EngineError, PhaselineWarning
-from predict.backtest import BacktestRow, ModelSummary, backtest, summarize
+from predict.backtest import BacktestRow, backtest
+from predict.backtest_scores import ModelSummary, summarize
 from predict.core import Cluster
 from predict.suite import MB_PER_MAP, Suite, app_set, app_shape, run_order
 
@@ -57,7 +58,7 @@ GROUPINGS: dict[str, Callable[[BacktestRow], str | None]] = {
 
 def summarize_groups(rows: Sequence[BacktestRow], by: Sequence[str]) -> list[tuple[str, ModelSummary]]:
     """Every model's summary over all rows (group ``"all"``), then within each group of each grouping
-    in ``by`` (:data:`GROUPINGS`), each with its own noise floor (:func:`predict.backtest.noise_floor`).
+    in ``by`` (:data:`GROUPINGS`), each with its own noise floor (:func:`predict.backtest_scores.noise_floor`).
 
     Groups come in a fixed order: held-out before tuning, then by name.
     """

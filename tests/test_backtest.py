@@ -24,7 +24,9 @@ from phaseline.store import Store
 from platform_model.model import PlatformModel, fit_platform
 from platform_model.profile import profile_from_arrays, profile_from_connection
 from predict import core
-from predict.backtest import BacktestRow, backtest, error_table, load_runs, summarize
+from predict.backtest import BacktestRow, backtest
+from predict.backtest_runs import load_runs
+from predict.backtest_scores import error_table, summarize
 from predict.jhist_writer import SimTrace, write_jhist
 from predict.simulate import SimJob, StageDist, simulate_once
 from predict.suite import QUICK
@@ -323,7 +325,7 @@ def test_noise_floor_of_one_run_each_is_the_ratio_of_two_lognormals() -> None:
     from scipy.optimize import brentq
     from scipy.stats import norm
 
-    from predict.backtest import noise_floor
+    from predict.backtest_scores import noise_floor
 
     sigma = 0.1
     s = math.sqrt(2) * sigma
@@ -335,7 +337,7 @@ def test_noise_floor_of_one_run_each_is_the_ratio_of_two_lognormals() -> None:
 
 
 def test_noise_floor_pools_the_log_spread_of_cases_and_profiles() -> None:
-    from predict.backtest import noise_floor
+    from predict.backtest_scores import noise_floor
 
     e = math.exp
     rows = [_noisy_row("a", (e(0.1), e(-0.1)), (e(0.2), 1.0, e(-0.2))), _noisy_row("b", (1.0, 1.0), (1.0,), job="k")]
@@ -346,7 +348,7 @@ def test_noise_floor_pools_the_log_spread_of_cases_and_profiles() -> None:
 
 
 def test_noise_floor_grows_with_noise_and_shrinks_with_more_runs() -> None:
-    from predict.backtest import noise_floor
+    from predict.backtest_scores import noise_floor
 
     def floor(sigma: float, n: int) -> float:
         runs = tuple(math.exp(sigma * z) for z in np.linspace(-1.5, 1.5, n))

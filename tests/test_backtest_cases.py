@@ -25,15 +25,9 @@ from phaseline.hadoop_names import counter_group
 from phaseline.store import Store
 from platform_model.model import fit_platform
 from platform_model.profile import profile_from_arrays
-from predict.backtest import (
-    NOTHING_TO_BACKTEST,
-    BacktestRow,
-    Run,
-    backtest,
-    error_table,
-    load_runs,
-    noise_floor,
-)
+from predict.backtest import BacktestRow, backtest
+from predict.backtest_runs import Run, load_runs
+from predict.backtest_scores import NOTHING_TO_BACKTEST, error_table, noise_floor
 from predict.core import Cluster
 from predict.jhist_writer import SimTrace, write_jhist
 from predict.simulate import SimJob, StageDist, simulate_once
@@ -278,22 +272,22 @@ def test_two_cases_never_share_a_label(tmp_path: Path) -> None:
 
 
 def test_labels_of_the_local_suites_sizes_stay_in_mib() -> None:
-    from predict.backtest import _labels
+    from predict.backtest_runs import case_labels
 
     def run(mib: float, maps: int, reduces: int) -> list[Run]:
         return [Run(f"job_local{mib}_{reduces}", "wc", maps, reduces, mib * MB * 1.008, 1000.0, 1, 1, True)]
 
     cases = [run(4, 1, 1), run(4, 1, 2), run(8, 2, 1), run(16, 4, 1), run(16, 4, 2)]
-    assert _labels(cases) == [
+    assert case_labels(cases) == [
         "input=4.0MiB maps=1 reduces=1", "input=4.0MiB maps=1 reduces=2", "input=8.1MiB maps=2 reduces=1",
         "input=16.1MiB maps=4 reduces=1", "input=16.1MiB maps=4 reduces=2",
     ]  # fmt: skip
     # inputs of a kB 3 % apart need more decimals, as many as tell them apart; of a few bytes, bytes
     kb = [[replace(r, input_bytes=b) for r in run(1, 1, 1)] for b in (1000.0, 1030.0, 1061.0, 2 * MB)]
-    assert _labels(kb) == ["input=0.00095MiB maps=1 reduces=1", "input=0.00098MiB maps=1 reduces=1",
+    assert case_labels(kb) == ["input=0.00095MiB maps=1 reduces=1", "input=0.00098MiB maps=1 reduces=1",
                            "input=0.00101MiB maps=1 reduces=1", "input=2.0MiB maps=1 reduces=1"]  # fmt: skip
     few = [[replace(r, input_bytes=b) for r in run(1, 1, 1)] for b in (10.0, 11.0)]
-    assert _labels(few) == ["input=10B maps=1 reduces=1", "input=11B maps=1 reduces=1"]
+    assert case_labels(few) == ["input=10B maps=1 reduces=1", "input=11B maps=1 reduces=1"]
 
 
 def _row(case: str, runs: tuple[float, ...], profile: tuple[float, ...], **kw: Any) -> BacktestRow:

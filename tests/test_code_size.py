@@ -44,7 +44,6 @@ KNOWN_LONG_MODULES = frozenset({
     "platform_model/fit.py",  # 444
     "platform_model/model.py",  # 520
     "platform_model/segments.py",  # 474
-    "predict/backtest.py",  # 588
     "predict/critical_path.py",  # 504
     "predict/herodotou.py",  # 493
     "predict/simulate.py",  # 504
@@ -72,7 +71,6 @@ KNOWN_LONG_FUNCTIONS = frozenset({
     "platform_model/bench_script.py:write_script",  # 81
     "platform_model/fit.py:fit_line",  # 88
     "platform_model/model.py:fit_platform",  # 87
-    "predict/backtest.py:backtest",  # 109
     "predict/dataflow.py:reduce_dataflow",  # 92
     "predict/jhist_writer.py:write_jhist",  # 124
     "predict/simulate.py:simulate_once",  # 116

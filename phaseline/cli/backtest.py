@@ -159,7 +159,7 @@ def backtest_cmd(
     on stderr as `skipped: ...`; nothing left to backtest is an error in every
     output format.
     """
-    from predict.backtest import require_rows
+    from predict.backtest_scores import require_rows
 
     ctx = click.get_current_context()
     # the cluster options given (any: every run is predicted on that cluster, the others at their defaults)
@@ -237,7 +237,7 @@ def _store_rows(
 
 def _render(rows: list[BacktestRow], summary: bool, by: tuple[str, ...], fmt: str) -> None:
     """The rows as an error table, their JSON contract, or (``summary``) every group's summary."""
-    from predict.backtest import error_table
+    from predict.backtest_scores import error_table
     from predict.backtest_suite import summarize_groups
 
     if summary:
