@@ -115,9 +115,8 @@ def extract_profile(
     unfinished = _warn_if_not_whole(job_id, summary, timeline, ok, len(splits_df))
     num_reduces = int(summary["reduces"]) if summary["reduces"] else int(num(summary["total_reduces"]) or 0)
     maps_c, reds_c = _task_counters(con, job_id, ok, splits_df)
-    interm_compressed = is_true(conf, INTERM_COMPRESS_KEYS) is True
-    sel, interm_ratio = _selectivities(job_id, maps_c, reds_c, interm_compressed, num_reduces == 0)
-
+    compressed = is_true(conf, INTERM_COMPRESS_KEYS) is True  # map output
+    sel, interm_ratio = _selectivities(job_id, maps_c, reds_c, compressed, num_reduces == 0)
     # the typical map apart from the one-time term: a first map's class loading is no map's cost
     split, atypical = _first_wave_split(con, job_id)
     typ_ok = ok[~ok["attempt_id"].isin(atypical)]
