@@ -44,7 +44,6 @@ KNOWN_LONG_MODULES = frozenset({
     "platform_model/fit.py",  # 444
     "platform_model/model.py",  # 520
     "platform_model/segments.py",  # 474
-    "predict/herodotou.py",  # 493
     "predict/simulate.py",  # 504
     "predict/tasks.py",  # 645
     "predict/vianna/model.py",  # 577
