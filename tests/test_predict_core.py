@@ -617,7 +617,7 @@ def test_end_to_end_local_engine_runs(tmp_path: Path) -> None:
     from platform_model.fit import MIN_POINTS
     from platform_model.model import fit_platform
     from platform_model.profile import profile_from_store
-    from predict.whatif import Scenario
+    from predict.edits import Scenario
     from profiles.extract import extract_profile
 
     runs = {}
@@ -782,7 +782,7 @@ def test_cli_predict_refuses_records_that_are_no_number(tmp_path: Path, monkeypa
 
 def test_a_count_with_a_fraction_is_refused_not_rounded() -> None:
     # `--set reduces=1.5` had become 1 reduce and `--set nodes=1.5` 2 nodes, without a word
-    from predict.whatif import Scenario, apply_edits, parse_edit
+    from predict.edits import Scenario, apply_edits, parse_edit
 
     with pytest.raises(PredictionError, match=r"cannot read value '1\.5' as a finite int"):
         JobSettings(reduces=1).with_setting("reduces", "1.5")
