@@ -38,7 +38,6 @@ KNOWN_LONG_MODULES = frozenset({
     "ingest/tasklog_patterns.py",  # 435
     "ingest/yarn_logs.py",  # 479
     "profiles/queries.py",  # 413
-    "profiles/report.py",  # 434 (the doctor findings section was added beside the report it renders)
     "platform_model/bench.py",  # 620
     "platform_model/engine/runner.py",  # 565
     "platform_model/fit.py",  # 444
@@ -61,7 +60,6 @@ KNOWN_LONG_FUNCTIONS = frozenset({
     "ingest/pipeline.py:ingest_paths",  # 190
     "ingest/rumen.py:iter_json_objects",  # 118
     "profiles/dataflow/reconstruct.py:reconstruct",  # 87
-    "profiles/report.py:render_report",  # 150
     "profiles/timeline_plot.py:chrome_trace",  # 94
     "platform_model/bench.py:make_plan",  # 103
     "platform_model/bench.py:run_plan",  # 88
