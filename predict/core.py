@@ -14,6 +14,7 @@ models share, live in :mod:`predict.tasks`.
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import gc
 import importlib
@@ -33,7 +34,9 @@ __all__ = [
     "MS_PER_S",
     "Cluster",
     "Dataset",
+    "Inputs",
     "JobSettings",
+    "Model",
     "PhaseDurationModel",
     "Prediction",
     "Predictor",
@@ -234,7 +237,7 @@ def _describe_engine(measured: Mapping[str, Any]) -> str:
     return str(name)
 
 
-def warn_if_other_cluster(platform: PhaseDurationModel, cluster: Cluster) -> None:
+def warn_if_other_cluster(platform: PhaseDurationModel, cluster: Cluster, *, stacklevel: int = 3) -> None:
     """Warn (:class:`~phaseline.errors.PlatformMismatchWarning`, one line) when ``cluster`` is of another
     engine or shape than ``platform`` was measured on.
 
@@ -242,6 +245,7 @@ def warn_if_other_cluster(platform: PhaseDurationModel, cluster: Cluster) -> Non
     reads it from the store); a model without that record (an older one, a test double) is not
     judged.  Its phase costs hold for the engine and container shape they were measured on: a
     LocalJobRunner JVM's warm tasks, or a YARN cluster's fresh container JVMs sharing its nodes.
+    ``stacklevel`` points the warning at the caller's caller (3) or further out.
     """
     measured = (getattr(platform, "cluster", None) or {}).get("engine")
     if not isinstance(measured, Mapping) or not measured.get("name"):
@@ -256,7 +260,7 @@ def warn_if_other_cluster(platform: PhaseDurationModel, cluster: Cluster) -> Non
             f"the platform model was measured on {_describe_engine(measured)}, not on the cluster predicted for "
             f"({target}): its phase costs are carried over as measured"
         ),
-        stacklevel=3,
+        stacklevel=stacklevel,
     )
 
 
@@ -282,7 +286,38 @@ _loaded = False
 
 
 @dataclass(frozen=True, slots=True)
-class _Framed:
+class Inputs:
+    """What a model predicts from (the :class:`Predictor` arguments), as one record."""
+
+    profile: JobProfile
+    platform: PhaseDurationModel
+    cluster: Cluster
+    dataset: Dataset
+    settings: JobSettings
+
+
+class Model(abc.ABC):
+    """A :class:`Predictor` that takes its inputs as one record: :meth:`predict` hands them to
+    :meth:`predict_inputs`, which the model implements."""
+
+    __slots__ = ()
+
+    def predict(
+        self,
+        profile: JobProfile,
+        platform: PhaseDurationModel,
+        cluster: Cluster,
+        dataset: Dataset,
+        settings: JobSettings,
+    ) -> Prediction:
+        return self.predict_inputs(Inputs(profile, platform, cluster, dataset, settings))
+
+    @abc.abstractmethod
+    def predict_inputs(self, inputs: Inputs) -> Prediction: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Framed(Model):
     """A registered model as every caller gets it (:func:`get`): what holds for every model is done
     here, once, around its own prediction: the warning for a cluster of another engine or shape than
     the platform's (:func:`warn_if_other_cluster`), and the profile's one-time map cost
@@ -297,16 +332,10 @@ class _Framed:
     def __getattr__(self, attr: str) -> Any:  # the model's own attributes (vianna's estimate, ...)
         return getattr(self.model, attr)
 
-    def predict(
-        self,
-        profile: JobProfile,
-        platform: PhaseDurationModel,
-        cluster: Cluster,
-        dataset: Dataset,
-        settings: JobSettings,
-    ) -> Prediction:
-        warn_if_other_cluster(platform, cluster)
-        return with_one_time(self.model.predict(profile, platform, cluster, dataset, settings), profile)
+    def predict_inputs(self, inputs: Inputs) -> Prediction:
+        warn_if_other_cluster(inputs.platform, inputs.cluster, stacklevel=4)
+        i = inputs
+        return with_one_time(self.model.predict(i.profile, i.platform, i.cluster, i.dataset, i.settings), i.profile)
 
 
 def register(predictor: Predictor) -> Predictor:

@@ -37,7 +37,9 @@ from predict.core import (
     MS_PER_S,
     Cluster,
     Dataset,
+    Inputs,
     JobSettings,
+    Model,
     PhaseDurationModel,
     Prediction,
     collector_paused,
@@ -310,21 +312,14 @@ def apply_whatif(shape: JobShape, edit: str) -> JobShape:
 
 
 @dataclass(frozen=True, slots=True)
-class CriticalPathModel:
+class CriticalPathModel(Model):
     """Desai et al. 2012's critical path: Figure 5 pipelines inside map tasks, section 3.5 longest path across."""
 
     name: str = "critical_path"
 
-    def predict(
-        self,
-        profile: JobProfile,
-        platform: PhaseDurationModel,
-        cluster: Cluster,
-        dataset: Dataset,
-        settings: JobSettings,
-    ) -> Prediction:
+    def predict_inputs(self, inputs: Inputs) -> Prediction:
         """The length of the job's critical path; the path's stages in ``stages`` (seconds)."""
-        shape, tasks, notes = job_shape(profile, platform, cluster, dataset, settings)
+        shape, tasks, notes = job_shape(inputs.profile, inputs.platform, inputs.cluster, inputs.dataset, inputs.settings)
         with collector_paused():  # ~10^5 graph objects: see collector_paused
             path = critical_path(job_graph(shape))
         stages = {f"path.{k}": v / MS_PER_S for k, v in path.stage_ms().items()}

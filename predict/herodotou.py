@@ -18,7 +18,9 @@ from predict.core import (
     MS_PER_S,
     Cluster,
     Dataset,
+    Inputs,
     JobSettings,
+    Model,
     PhaseDurationModel,
     Prediction,
     register,
@@ -284,21 +286,14 @@ def dataflow_summary(cost: JobCost) -> dict[str, float]:
 
 
 @dataclass(frozen=True, slots=True)
-class HerodotouModel:
+class HerodotouModel(Model):
     """Herodotou 2011's phase cost model; no interval, so ``low_s``/``high_s`` are ``None``."""
 
     name: str = "herodotou"
 
-    def predict(
-        self,
-        profile: JobProfile,
-        platform: PhaseDurationModel,
-        cluster: Cluster,
-        dataset: Dataset,
-        settings: JobSettings,
-    ) -> Prediction:
+    def predict_inputs(self, inputs: Inputs) -> Prediction:
         """Predict the completion time of ``profile``'s job on ``dataset`` (Herodotou 2011, eqs. 2-94)."""
-        cost = job_cost(profile, platform, cluster, dataset, settings)
+        cost = job_cost(inputs.profile, inputs.platform, inputs.cluster, inputs.dataset, inputs.settings)
         phases = {f"map.{k}": v / MS_PER_S for k, v in cost.map_phases_ms.items()}
         phases["map.overhead"] = (cost.costs.map_fixed_ms + cost.map_overhead_ms) / MS_PER_S
         if cost.reduce is not None:
