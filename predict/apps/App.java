@@ -1,6 +1,7 @@
 package phaseline.apps;
 
 import java.util.Arrays;
+import java.util.function.Consumer;
 
 import org.apache.hadoop.conf.Configured;
 import org.apache.hadoop.fs.Path;
@@ -26,11 +27,8 @@ import org.apache.hadoop.util.ToolRunner;
 public abstract class App extends Configured implements Tool {
 
   private final String name;
-  private final Class<? extends Mapper> mapper;
-  private final Class<? extends Reducer> combiner;
-  private final Class<? extends Reducer> reducer;
-  private final Class<?> key;
-  private final Class<?> value;
+  /** Sets the job's classes: those given to the constructor. */
+  private final Consumer<Job> classes;
 
   /**
    * An application's job: its mapper, combiner and reducer (null where the job has none) and its
@@ -39,11 +37,19 @@ public abstract class App extends Configured implements Tool {
   protected App(String name, Class<? extends Mapper> mapper, Class<? extends Reducer> combiner,
       Class<? extends Reducer> reducer, Class<?> key, Class<?> value) {
     this.name = name;
-    this.mapper = mapper;
-    this.combiner = combiner;
-    this.reducer = reducer;
-    this.key = key;
-    this.value = value;
+    this.classes = job -> {
+      if (mapper != null) {
+        job.setMapperClass(mapper);
+      }
+      if (combiner != null) {
+        job.setCombinerClass(combiner);
+      }
+      if (reducer != null) {
+        job.setReducerClass(reducer);
+      }
+      job.setOutputKeyClass(key);
+      job.setOutputValueClass(value);
+    };
   }
 
   /** Set the job's classes, then read {@code args[0]} as text input (an override may read it otherwise). */
@@ -54,17 +60,7 @@ public abstract class App extends Configured implements Tool {
 
   /** The classes given to the constructor, on {@code job}. */
   protected final void setClasses(Job job) {
-    if (mapper != null) {
-      job.setMapperClass(mapper);
-    }
-    if (combiner != null) {
-      job.setCombinerClass(combiner);
-    }
-    if (reducer != null) {
-      job.setReducerClass(reducer);
-    }
-    job.setOutputKeyClass(key);
-    job.setOutputValueClass(value);
+    classes.accept(job);
   }
 
   @Override
