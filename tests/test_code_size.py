@@ -65,7 +65,6 @@ KNOWN_LONG_FUNCTIONS = frozenset({
     "platform_model/bench_script.py:write_script",  # 81
     "platform_model/fit.py:fit_line",  # 88
     "platform_model/model.py:fit_platform",  # 87
-    "predict/dataflow.py:reduce_dataflow",  # 92
     "predict/simulate.py:simulate_once",  # 116
     "predict/tasks.py:resolve_input",  # 83
     "predict/tasks.py:estimate_tasks",  # 195
