@@ -59,7 +59,6 @@ KNOWN_LONG_FUNCTIONS = frozenset({
     "ingest/pipeline.py:_read_file",  # 91
     "ingest/pipeline.py:ingest_paths",  # 190
     "ingest/rumen.py:iter_json_objects",  # 118
-    "profiles/dataflow/reconstruct.py:reconstruct",  # 87
     "platform_model/bench.py:make_plan",  # 103
     "platform_model/bench.py:run_plan",  # 88
     "platform_model/bench_script.py:write_script",  # 81
