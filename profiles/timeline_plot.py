@@ -6,7 +6,7 @@ submit time); failed and killed attempts are hatched, and so are attempts with
 no finish (drawn to the last time the job shows).  A helper thread's phases (a
 spill beside the map function) are thin bars along the foot of the row.  :func:`chrome_trace`
 writes the Trace Event Format that Perfetto UI and ``chrome://tracing`` open:
-one process per host, one thread per slot (:func:`profiles.queries.assign_slots`),
+one process per host, one thread per slot (:func:`profiles.slots.assign_slots`),
 an ``X`` event per attempt with its phases nested inside.
 """
 
@@ -32,6 +32,7 @@ from matplotlib.text import Text
 
 from phaseline.errors import PhaselineError
 from profiles import queries as q
+from profiles.slots import assign_slots
 
 #: Phase colours (combined phases such as "reduce+write" take their first component's colour).
 PHASE_COLORS: Mapping[str, str] = {
@@ -229,7 +230,7 @@ def chrome_trace(timeline: pd.DataFrame, phases: pd.DataFrame, *, job_id: str) -
     """
     t = _drawn(timeline)  # an attempt without a finish runs to the job's last known time
     if "slot" not in t.columns or t["slot"].isna().any():
-        t = q.assign_slots(t.drop(columns="slot", errors="ignore"))
+        t = assign_slots(t.drop(columns="slot", errors="ignore"))
     events: list[dict[str, Any]] = []
     if t.empty:
         return {"traceEvents": events, "displayTimeUnit": "ms", "otherData": {"job_id": job_id}}

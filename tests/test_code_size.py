@@ -37,7 +37,6 @@ KNOWN_LONG_MODULES = frozenset({
     "ingest/tasklog.py",  # 501
     "ingest/tasklog_patterns.py",  # 435
     "ingest/yarn_logs.py",  # 479
-    "profiles/queries.py",  # 413
     "platform_model/bench.py",  # 620
     "platform_model/engine/runner.py",  # 565
     "platform_model/fit.py",  # 444
