@@ -102,18 +102,24 @@ class SqlFile:
     params: frozenset[str]
 
 
+def split_sql(text: str, where: str, *, ends_with_select: bool = True) -> tuple[tuple[str, ...], list[Any]]:
+    """A ``.sql`` file's ``-- requires:`` names and its statements; one that should end with a
+    ``SELECT`` (``ends_with_select``) and does not is a :class:`QueryError` naming ``where``."""
+    match = _REQUIRES.search(text)
+    requires = tuple(r.strip() for r in match.group(1).split(",")) if match else ()
+    statements = duckdb.extract_statements(text)
+    if ends_with_select and (not statements or statements[-1].type != duckdb.StatementType.SELECT):
+        raise QueryError(f"{where} must end with a SELECT over its view")
+    return requires, statements
+
+
 @cache
 def sql_file(name: str) -> SqlFile:
     """Load and split ``profiles/sql/<name>.sql``."""
     resource = resources.files("profiles.sql").joinpath(f"{name}.sql")
     if not resource.is_file():
         raise NotFoundError(f"no SQL concept {name!r} in profiles/sql (known: {', '.join(Concept)})")
-    text = resource.read_text(encoding="utf-8")
-    match = _REQUIRES.search(text)
-    requires = tuple(r.strip() for r in match.group(1).split(",")) if match else ()
-    statements = duckdb.extract_statements(text)
-    if not statements or statements[-1].type != duckdb.StatementType.SELECT:
-        raise QueryError(f"profiles/sql/{name}.sql must end with a SELECT over its view")
+    requires, statements = split_sql(resource.read_text(encoding="utf-8"), f"profiles/sql/{name}.sql")
     return SqlFile(
         name=name,
         requires=requires,
