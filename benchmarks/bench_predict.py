@@ -32,7 +32,8 @@ from pathlib import Path
 from phaseline.errors import ExtrapolationWarning
 from predict import core
 from predict.core import Cluster, PhaseDurationModel
-from predict.whatif import Edit, Scenario, sweep
+from predict.edits import Edit, Scenario
+from predict.whatif import sweep
 from profiles.profile import JobProfile
 
 ONE_PREDICTION_TARGET_S = 1.0

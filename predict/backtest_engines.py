@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from phaseline.errors import PhaselineError
-from predict.backtest import BacktestRow, ModelSummary, summarize
-from predict.backtest_suite import app_set
+from predict.backtest import BacktestRow
+from predict.backtest_scores import ModelSummary, summarize
+from predict.suite import app_set
 
 __all__ = ["EngineSummary", "load_rows", "side_by_side"]
 

@@ -1,4 +1,5 @@
 -- Every successful job of the store with what the backtest needs to compare runs.
+-- requires: job_summary (profiles/sql: its task_span_ms, ARIA's completion time, defined once)
 --
 -- Output columns:
 --   job_id        the job
@@ -8,18 +9,13 @@
 --   input_bytes   FileInputFormat BYTES_READ (job total; the group is FileInputFormatCounter in
 --                 2.x/3.x, FileInputFormat$Counter in 1.x: both match), else 0.20's MAP_INPUT_BYTES
 --                 (as profiles/sql/_attempt_counters.sql reads each map's), NULL where neither is counted
---   span_ms       ARIA's completion time: first task attempt start -> last attempt finish
+--   span_ms       ARIA's completion time: job_summary's task_span_ms (first successful task attempt
+--                 start -> last one's finish)
 --   map_selectivity  MAP_OUTPUT_BYTES / input_bytes (job totals), NULL where not counted
 --   submit_ms     submission time (orders runs)
 --   map_slots     mapreduce.local.map.tasks.maximum (LocalJobRunner), NULL elsewhere
 --   reduce_slots  mapreduce.local.reduce.tasks.maximum (LocalJobRunner), NULL elsewhere
-WITH _span AS (
-    SELECT job_id, min(start_ms) AS first_ms, max(finish_ms) AS last_ms
-    FROM attempts
-    WHERE status = 'SUCCEEDED' AND task_type IN ('MAP', 'REDUCE')
-    GROUP BY job_id
-),
-_input AS (
+WITH _input AS (
     SELECT job_id,
            coalesce(
                max(value) FILTER (WHERE counter_name = 'BYTES_READ' AND group_name LIKE '%FileInputFormat%'),
@@ -39,10 +35,10 @@ _slots AS (
 )
 SELECT j.job_id, j.name, j.total_maps AS maps, j.total_reduces AS reduces, i.input_bytes,
        i.map_output_bytes / nullif(i.input_bytes, 0) AS map_selectivity,
-       s.last_ms - s.first_ms AS span_ms, j.submit_ms,
+       s.task_span_ms AS span_ms, j.submit_ms,
        TRY_CAST(c.map_slots AS INTEGER) AS map_slots, TRY_CAST(c.reduce_slots AS INTEGER) AS reduce_slots
 FROM jobs j
-JOIN _span s USING (job_id)
+JOIN job_summary s USING (job_id)
 LEFT JOIN _input i USING (job_id)
 LEFT JOIN _slots c USING (job_id)
 WHERE j.status = 'SUCCEEDED' AND j.name IS NOT NULL

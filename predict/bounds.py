@@ -44,14 +44,13 @@ from phaseline.errors import PredictionError
 from predict.core import (
     MS_PER_S,
     Cluster,
-    Dataset,
-    JobSettings,
-    PhaseDurationModel,
+    Inputs,
+    Model,
     Prediction,
     register,
 )
 from predict.tasks import TaskEstimates, estimate_tasks
-from profiles.profile import RUN_INTERVAL_CONFIDENCE, JobProfile
+from profiles.profile import RUN_INTERVAL_CONFIDENCE
 
 __all__ = ["BoundsModel", "StageBounds", "job_bounds", "makespan_bounds"]
 
@@ -121,32 +120,25 @@ def job_bounds(tasks: TaskEstimates, cluster: Cluster) -> dict[str, StageBounds]
 
 
 @dataclass(frozen=True, slots=True)
-class BoundsModel:
+class BoundsModel(Model):
     """ARIA's lower/upper bounds and their average, on Zhang et al. 2013 task estimates."""
 
     name: str = "bounds"
 
-    def predict(
-        self,
-        profile: JobProfile,
-        platform: PhaseDurationModel,
-        cluster: Cluster,
-        dataset: Dataset,
-        settings: JobSettings,
-    ) -> Prediction:
+    def predict_inputs(self, inputs: Inputs) -> Prediction:
         """Predict the completion time of ``profile``'s job on ``dataset`` (Verma et al. 2011; Zhang et al. 2013, sec. 5)."""
-        tasks = estimate_tasks(profile, platform, dataset, settings)
-        stages = job_bounds(tasks, cluster)
+        tasks = estimate_tasks(inputs.profile, inputs.platform, inputs.dataset, inputs.settings)
+        stages = job_bounds(tasks, inputs.cluster)
         low = sum(s.low for s in stages.values()) / MS_PER_S
         high = sum(s.high for s in stages.values()) / MS_PER_S
         estimate = (low + high) / 2
         notes = ["estimate = average of ARIA's lower and upper bounds (Verma et al. 2011)"]
-        spread = profile.run_interval(RUN_INTERVAL_CONFIDENCE)
+        spread = inputs.profile.run_interval(RUN_INTERVAL_CONFIDENCE)
         if spread is not None:
             low, high = low * min(spread[0], 1.0), high * max(spread[1], 1.0)
             notes.append(
                 f"bounds stretched by the {RUN_INTERVAL_CONFIDENCE:.0%} prediction interval of another run "
-                f"({spread[0]:.2f}x-{spread[1]:.2f}x the median of {len(profile.makespans_ms)} profiled runs): "
+                f"({spread[0]:.2f}x-{spread[1]:.2f}x the median of {len(inputs.profile.makespans_ms)} profiled runs): "
                 "run-to-run variation of the machine"
             )
         phases = {f"map.{k}": v / MS_PER_S for k, v in tasks.map_avg.phases_ms.items()}
@@ -167,8 +159,8 @@ class BoundsModel:
             dataflow={
                 "maps": float(tasks.n_maps),
                 "reduces": float(tasks.n_reduces),
-                "map_waves": float(-(-tasks.n_maps // cluster.map_slots)),
-                "reduce_waves": float(-(-tasks.n_reduces // cluster.reduce_slots)),
+                "map_waves": float(-(-tasks.n_maps // inputs.cluster.map_slots)),
+                "reduce_waves": float(-(-tasks.n_reduces // inputs.cluster.reduce_slots)),
                 "shuffle_bytes_per_reduce": tasks.shuffle_bytes_per_reduce,
             },
             assumptions=(*tasks.assumptions, *notes),

@@ -14,17 +14,18 @@ models share, live in :mod:`predict.tasks`.
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import gc
 import importlib
 import math
-import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from phaseline.errors import NotFoundError, PlatformMismatchWarning, PredictionError
+from phaseline.errors import NotFoundError, PredictionError
+from predict.measured_on import warn_if_other_cluster
 from predict.settings import JobSettings
 from profiles.profile import JobProfile
 
@@ -33,7 +34,9 @@ __all__ = [
     "MS_PER_S",
     "Cluster",
     "Dataset",
+    "Inputs",
     "JobSettings",
+    "Model",
     "PhaseDurationModel",
     "Prediction",
     "Predictor",
@@ -205,72 +208,6 @@ def with_one_time(prediction: Prediction, profile: JobProfile) -> Prediction:
     )
 
 
-def _measured_fits(measured: Mapping[str, Any], cluster: Cluster) -> bool:
-    """Whether ``cluster`` is of the engine and shape of one ``engine`` record of a platform model."""
-    name = measured.get("name")
-    if cluster.engine is not None and cluster.engine != name:
-        return False
-    if name == "local-hadoop":  # LocalJobRunner: one node, its parallelism as slots
-        return cluster.nodes == 1
-    if name == "yarn":
-        shape = (
-            (measured.get("nodes"), cluster.nodes),
-            (measured.get("containers_per_node"), cluster.map_slots_per_node),
-        )
-        return all(want is None or want == got for want, got in shape) or _is_its_loopback(measured, cluster)
-    return True  # an engine the store gives no shape of
-
-
-def _is_its_loopback(measured: Mapping[str, Any], cluster: Cluster) -> bool:
-    """Whether ``cluster`` is a measured mini YARN cluster as its jobs are predicted: one host, the
-    containers its ApplicationMaster leaves (:func:`predict.backtest_suite.loopback_cluster`)."""
-    from platform_model.engine.yarn import AM_CONTAINERS
-
-    nodes, per = measured.get("nodes"), measured.get("containers_per_node")
-    if not isinstance(nodes, int) or not isinstance(per, int) or cluster.nodes != 1:
-        return False
-    return cluster.map_slots == cluster.reduce_slots == nodes * per - AM_CONTAINERS
-
-
-def _describe_engine(measured: Mapping[str, Any]) -> str:
-    name = measured.get("name")
-    if name == "mixed":
-        return "several: " + "; ".join(_describe_engine(m) for m in measured.get("engines", []))
-    if name == "local-hadoop":
-        return "LocalJobRunner (local-hadoop, one node)"
-    if name == "yarn":
-        nodes, per, mb = (measured.get(k) for k in ("nodes", "containers_per_node", "container_mb"))
-        return (f"YARN, {nodes if nodes is not None else '?'} node(s) x {per if per is not None else '?'} "
-                f"container(s) of {mb if mb is not None else '?'} MiB")  # fmt: skip
-    return str(name)
-
-
-def warn_if_other_cluster(platform: PhaseDurationModel, cluster: Cluster) -> None:
-    """Warn (:class:`~phaseline.errors.PlatformMismatchWarning`, one line) when ``cluster`` is of another
-    engine or shape than ``platform`` was measured on.
-
-    A platform model records what it was measured on in ``cluster["engine"]`` (``phaseline fit``
-    reads it from the store); a model without that record (an older one, a test double) is not
-    judged.  Its phase costs hold for the engine and container shape they were measured on: a
-    LocalJobRunner JVM's warm tasks, or a YARN cluster's fresh container JVMs sharing its nodes.
-    """
-    measured = (getattr(platform, "cluster", None) or {}).get("engine")
-    if not isinstance(measured, Mapping) or not measured.get("name"):
-        return
-    candidates = measured.get("engines", []) if measured.get("name") == "mixed" else [measured]
-    if any(_measured_fits(m, cluster) for m in candidates):
-        return
-    engine = f"{cluster.engine}, " if cluster.engine else ""
-    target = f"{engine}{cluster.nodes} node(s) x {cluster.map_slots_per_node} map slot(s)"
-    warnings.warn(
-        PlatformMismatchWarning(
-            f"the platform model was measured on {_describe_engine(measured)}, not on the cluster predicted for "
-            f"({target}): its phase costs are carried over as measured"
-        ),
-        stacklevel=3,
-    )
-
-
 @runtime_checkable
 class Predictor(Protocol):
     """What every model implements (a contract test loops over all registered ones)."""
@@ -293,7 +230,38 @@ _loaded = False
 
 
 @dataclass(frozen=True, slots=True)
-class _Framed:
+class Inputs:
+    """What a model predicts from (the :class:`Predictor` arguments), as one record."""
+
+    profile: JobProfile
+    platform: PhaseDurationModel
+    cluster: Cluster
+    dataset: Dataset
+    settings: JobSettings
+
+
+class Model(abc.ABC):
+    """A :class:`Predictor` that takes its inputs as one record: :meth:`predict` hands them to
+    :meth:`predict_inputs`, which the model implements."""
+
+    __slots__ = ()
+
+    def predict(
+        self,
+        profile: JobProfile,
+        platform: PhaseDurationModel,
+        cluster: Cluster,
+        dataset: Dataset,
+        settings: JobSettings,
+    ) -> Prediction:
+        return self.predict_inputs(Inputs(profile, platform, cluster, dataset, settings))
+
+    @abc.abstractmethod
+    def predict_inputs(self, inputs: Inputs) -> Prediction: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Framed(Model):
     """A registered model as every caller gets it (:func:`get`): what holds for every model is done
     here, once, around its own prediction: the warning for a cluster of another engine or shape than
     the platform's (:func:`warn_if_other_cluster`), and the profile's one-time map cost
@@ -308,16 +276,10 @@ class _Framed:
     def __getattr__(self, attr: str) -> Any:  # the model's own attributes (vianna's estimate, ...)
         return getattr(self.model, attr)
 
-    def predict(
-        self,
-        profile: JobProfile,
-        platform: PhaseDurationModel,
-        cluster: Cluster,
-        dataset: Dataset,
-        settings: JobSettings,
-    ) -> Prediction:
-        warn_if_other_cluster(platform, cluster)
-        return with_one_time(self.model.predict(profile, platform, cluster, dataset, settings), profile)
+    def predict_inputs(self, inputs: Inputs) -> Prediction:
+        warn_if_other_cluster(inputs.platform, inputs.cluster, stacklevel=4)
+        i = inputs
+        return with_one_time(self.model.predict(i.profile, i.platform, i.cluster, i.dataset, i.settings), i.profile)
 
 
 def register(predictor: Predictor) -> Predictor:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from predict.merge import final_merge_files, interm_merge_reads, merge_passes
 from predict.settings import JobSettings
@@ -161,6 +162,45 @@ class ReduceDataflow:
     from_disk_bytes: float  # eq. 87
 
 
+class _ShuffleFiles(NamedTuple):
+    """How a reduce's shuffled segments land: in a shuffle buffer of ``buffer`` bytes (eq. 42),
+    ``in_memory`` and merged into files of ``per_file`` segments (case 1, eqs. 43-48; ``in_mem``
+    left in memory, eq. 49), or each a file on disk (case 2, eqs. 50-54)."""
+
+    buffer: float
+    in_memory: bool
+    per_file: int
+    file_bytes: float
+    file_recs: float
+    files: int
+    in_mem: int
+
+
+def _shuffle_files(
+    n_maps: int, seg_bytes: float, seg_uncompr: float, seg_recs: float, ds: DataStats, s: JobSettings
+) -> _ShuffleFiles:
+    """Where the shuffled segments go (eqs. 42-54)."""
+    buffer = s.shuffle_input_buffer_percent * s.reduce_task_heap_mb * MB  # eq. 42
+    if not seg_uncompr < SEGMENT_TO_DISK_SHARE * buffer:  # case 2, eqs. 50-54
+        return _ShuffleFiles(buffer, False, 1, seg_bytes, seg_recs, n_maps, 0)
+    threshold = s.shuffle_merge_percent * buffer  # eq. 43
+    raw = threshold / seg_uncompr if seg_uncompr > 0 else math.inf  # eq. 44
+    if raw >= s.inmem_merge_threshold:  # the cap below binds (a segment of ~0 bytes: raw is inf)
+        per_file = s.inmem_merge_threshold
+    else:
+        per_file = math.ceil(raw) if math.ceil(raw) * seg_uncompr <= buffer else math.floor(raw)  # eq. 45
+    per_file = max(1, min(per_file, s.inmem_merge_threshold))
+    return _ShuffleFiles(
+        buffer,
+        True,
+        per_file,
+        per_file * seg_bytes * ds.combine_size_sel,  # eq. 46
+        per_file * seg_recs * ds.combine_recs_sel,  # eq. 47
+        n_maps // per_file,  # eq. 48
+        n_maps % per_file,  # eq. 49
+    )
+
+
 def reduce_dataflow(
     m: MapDataflow, n_maps: int, n_reduces: int, ds: DataStats, s: JobSettings
 ) -> ReduceDataflow:
@@ -171,28 +211,13 @@ def reduce_dataflow(
     seg_recs = m.interm_recs / n_reduces  # eq. 39
     shuffle_bytes = n_maps * seg_bytes  # eq. 40
     shuffle_recs = n_maps * seg_recs  # eq. 41
-    buffer = s.shuffle_input_buffer_percent * s.reduce_task_heap_mb * MB  # eq. 42
-    in_memory = seg_uncompr < SEGMENT_TO_DISK_SHARE * buffer
-    if in_memory:  # case 1, eqs. 43-49
-        threshold = s.shuffle_merge_percent * buffer  # eq. 43
-        raw = threshold / seg_uncompr if seg_uncompr > 0 else math.inf  # eq. 44
-        if raw >= s.inmem_merge_threshold:  # the cap below binds (a segment of ~0 bytes: raw is inf)
-            per_file = s.inmem_merge_threshold
-        else:
-            per_file = math.ceil(raw) if math.ceil(raw) * seg_uncompr <= buffer else math.floor(raw)  # eq. 45
-        per_file = max(1, min(per_file, s.inmem_merge_threshold))
-        file_bytes = per_file * seg_bytes * ds.combine_size_sel  # eq. 46
-        file_recs = per_file * seg_recs * ds.combine_recs_sel  # eq. 47
-        files = n_maps // per_file  # eq. 48
-        in_mem = n_maps % per_file  # eq. 49
-    else:  # case 2, eqs. 50-54
-        per_file, file_bytes, file_recs, files, in_mem = 1, seg_bytes, seg_recs, n_maps, 0
+    sf = _shuffle_files(n_maps, seg_bytes, seg_uncompr, seg_recs, ds, s)  # eqs. 42-54
+    buffer, in_memory, per_file, file_bytes, file_recs, files, in_mem = sf
     merges = 0 if files < 2 * f - 1 else (files - 2 * f + 1) // f + 1  # eq. 55
     unmerged = files - f * merges  # eq. 59
     on_disk = merges + unmerged  # eq. 65
     disk_bytes = merges * f * file_bytes + unmerged * file_bytes  # eqs. 57, 60
     disk_recs = merges * f * file_recs + unmerged * file_recs  # eqs. 58, 61
-
     # Step 1 (eqs. 66-71): evict segments beyond the reduce input buffer.
     max_seg_buffer = s.reduce_input_buffer_percent * s.reduce_task_heap_mb * MB  # eq. 66
     current = in_mem * seg_uncompr  # eq. 67

@@ -240,7 +240,16 @@ def write_jhist(
     if out.is_dir():
         out = out / jhist_filename(trace, run, n_maps, n_reduces)
     t0 = trace.submit_ms + trace.setup_ms
-    finish = t0 + round(run.makespan_ms)
+    with out.open("wb") as f:
+        f.write(b"Avro-Json\n" + schema_text().encode() + b"\n")
+        head = _job_head(trace, t0, n_maps, n_reduces)
+        for line in (*head, *_task_events(run, trace, t0), _job_finished(run, trace, t0, done)):
+            f.write(line + b"\n")
+    return out
+
+
+def _task_events(run: SimRun, trace: SimTrace, t0: int) -> list[bytes]:
+    """Every task's start and every attempt's events, in time order."""
     timed: list[tuple[int, int, bytes]] = []
     first_start: dict[tuple[str, int], float] = {}
     for a in run.attempts:
@@ -262,10 +271,13 @@ def write_jhist(
     for i, a in enumerate(run.attempts):
         timed.extend(_attempt_events(a, trace, t0, i + 2))
     timed.sort(key=lambda e: (e[0], e[1]))
-    maps_ok = sum(1 for k, _ in done if k == "MAP")
-    failed = [a for a in run.attempts if not a.succeeded]
+    return [e[2] for e in timed]
+
+
+def _job_head(trace: SimTrace, t0: int, n_maps: int, n_reduces: int) -> list[bytes]:
+    """The job's events before its tasks': the AM's start, submission, initialisation, launch time."""
     jid = trace.job_id
-    head = [
+    return [
         _event(
             "AM_STARTED",
             "AMStarted",
@@ -311,6 +323,12 @@ def write_jhist(
             {"jobid": jid, "submitTime": trace.submit_ms, "launchTime": t0},
         ),
     ]
+
+
+def _job_finished(run: SimRun, trace: SimTrace, t0: int, done: set[tuple[str, int]]) -> bytes:
+    """The JOB_FINISHED event: finished and failed tasks, and the job's counters (its maps' and reduces')."""
+    maps_ok = sum(1 for k, _ in done if k == "MAP")
+    failed = [a for a in run.attempts if not a.succeeded]
     total = {k: v * maps_ok for k, v in trace.map_counters.items()}  # the job's: its maps' plus its reduces'
     for k, v in trace.reduce_counters.items():
         total[k] = total.get(k, 0) + v * (len(done) - maps_ok)
@@ -318,12 +336,12 @@ def write_jhist(
     failed_tasks = {(a.task_type, a.task) for a in failed} - done
     job_in = trace.map_input_bytes * maps_ok if trace.map_input_bytes is not None else None
     job_out = trace.map_output_file_bytes * maps_ok if trace.map_output_file_bytes is not None else None
-    tail = _event(
+    return _event(
         "JOB_FINISHED",
         "JobFinished",
         {
-            "jobid": jid,
-            "finishTime": finish,
+            "jobid": trace.job_id,
+            "finishTime": t0 + round(run.makespan_ms),
             "finishedMaps": maps_ok,
             "finishedReduces": len(done) - maps_ok,
             "failedMaps": sum(1 for kind, _ in failed_tasks if kind == "MAP"),
@@ -339,8 +357,3 @@ def write_jhist(
             "killedReduces": 0,
         },
     )
-    with out.open("wb") as f:
-        f.write(b"Avro-Json\n" + schema_text().encode() + b"\n")
-        for line in (*head, *(e[2] for e in timed), tail):
-            f.write(line + b"\n")
-    return out

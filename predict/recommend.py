@@ -3,7 +3,7 @@
 Each heuristic with a knob (:data:`KNOBS`) names the Hadoop settings that answer it and the
 values worth trying around the job's own; the search prices every combination of the flagged
 findings' knobs with a registered model (Herodotou's phase cost model by default, Herodotou 2011
-eqs. 2-94, through :func:`predict.whatif.apply_edits`) and keeps the best few.
+eqs. 2-94, through :func:`predict.edits.apply_edits`) and keeps the best few.
 
 Search method: Starfish's cost-based optimizer searched a job's configuration space with
 Recursive Random Search over the what-if engine (Herodotou and Babu 2011, "Profiling, What-if
@@ -31,8 +31,8 @@ import duckdb
 from phaseline.errors import PhaselineError, PhaselineWarning
 from predict import core
 from predict.core import Cluster, PhaseDurationModel
+from predict.edits import Edit, Scenario, apply_edits
 from predict.tasks import resolve_input
-from predict.whatif import Edit, Scenario, apply_edits
 from profiles.doctor import Diagnosis, Heuristic, Severity
 from profiles.extract import extract_profile
 from profiles.profile import JobProfile

@@ -16,7 +16,7 @@ from typing import Any
 from phaseline.errors import PhaselineError
 from predict import core
 from predict.core import PhaseDurationModel
-from predict.whatif import Scenario
+from predict.edits import Scenario
 from profiles.profile import JobProfile
 
 #: Who states an assumption when every model that ran does (and more than one ran).

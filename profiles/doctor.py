@@ -27,7 +27,6 @@ from __future__ import annotations
 import enum
 import itertools
 import json
-import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -44,7 +43,6 @@ from profiles import queries
 #: The version of the configuration's shape; a ``--config`` file saying another is refused.
 CONFIG_VERSION = 1
 
-_REQUIRES = re.compile(r"^--\s*requires:\s*(.+)$", re.MULTILINE)
 _PACKAGE = "profiles.sql.doctor"
 _CONCEPTS = frozenset(queries.Concept)
 
@@ -236,13 +234,9 @@ def doctor_sql(name: str) -> DoctorSql:
     resource = resources.files(_PACKAGE).joinpath(f"{name}.sql")
     if not resource.is_file():
         raise NotFoundError(f"no doctor SQL {name!r} in profiles/sql/doctor")
-    text = resource.read_text(encoding="utf-8")
-    match = _REQUIRES.search(text)
-    requires = tuple(r.strip() for r in match.group(1).split(",")) if match else ()
-    statements = duckdb.extract_statements(text)
     helper = name.startswith("_")
-    if not helper and (not statements or statements[-1].type != duckdb.StatementType.SELECT):
-        raise QueryError(f"profiles/sql/doctor/{name}.sql must end with a SELECT over its view")
+    where = f"profiles/sql/doctor/{name}.sql"
+    requires, statements = queries.split_sql(resource.read_text(encoding="utf-8"), where, ends_with_select=not helper)
     setup = statements if helper else statements[:-1]
     return DoctorSql(
         name=name,

@@ -16,7 +16,7 @@ from pathlib import Path
 from string import Template
 
 from profiles.doctor import Severity
-from profiles.report import severity_badge
+from profiles.report_sections import severity_badge
 
 
 @dataclass(frozen=True, slots=True)

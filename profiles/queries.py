@@ -23,7 +23,6 @@ gives; tests register small pyarrow tables under the same names.
 from __future__ import annotations
 
 import enum
-import heapq
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -31,11 +30,11 @@ from importlib import resources
 from typing import Any
 
 import duckdb
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 
 from phaseline.errors import NotFoundError, QueryError
+from profiles.slots import assign_slots
 
 _REQUIRES = re.compile(r"^--\s*requires:\s*(.+)$", re.MULTILINE)
 
@@ -103,18 +102,24 @@ class SqlFile:
     params: frozenset[str]
 
 
+def split_sql(text: str, where: str, *, ends_with_select: bool = True) -> tuple[tuple[str, ...], list[Any]]:
+    """A ``.sql`` file's ``-- requires:`` names and its statements; one that should end with a
+    ``SELECT`` (``ends_with_select``) and does not is a :class:`QueryError` naming ``where``."""
+    match = _REQUIRES.search(text)
+    requires = tuple(r.strip() for r in match.group(1).split(",")) if match else ()
+    statements = duckdb.extract_statements(text)
+    if ends_with_select and (not statements or statements[-1].type != duckdb.StatementType.SELECT):
+        raise QueryError(f"{where} must end with a SELECT over its view")
+    return requires, statements
+
+
 @cache
 def sql_file(name: str) -> SqlFile:
     """Load and split ``profiles/sql/<name>.sql``."""
     resource = resources.files("profiles.sql").joinpath(f"{name}.sql")
     if not resource.is_file():
         raise NotFoundError(f"no SQL concept {name!r} in profiles/sql (known: {', '.join(Concept)})")
-    text = resource.read_text(encoding="utf-8")
-    match = _REQUIRES.search(text)
-    requires = tuple(r.strip() for r in match.group(1).split(",")) if match else ()
-    statements = duckdb.extract_statements(text)
-    if not statements or statements[-1].type != duckdb.StatementType.SELECT:
-        raise QueryError(f"profiles/sql/{name}.sql must end with a SELECT over its view")
+    requires, statements = split_sql(resource.read_text(encoding="utf-8"), f"profiles/sql/{name}.sql")
     return SqlFile(
         name=name,
         requires=requires,
@@ -343,49 +348,6 @@ class JobFrames:
     def timeline(self) -> pd.DataFrame:
         """The attempts with their ``slot`` lanes, as :func:`timeline` gives them."""
         return assign_slots(self.attempts)
-
-
-def assign_slots(timeline_df: pd.DataFrame) -> pd.DataFrame:
-    """Add a ``slot`` column: the lane of each attempt on its host (first-fit interval colouring).
-
-    Attempts on one host are taken in start order; each takes the lowest-numbered
-    slot free at its start (a slot frees at its attempt's finish, and a finish and
-    a start at the same millisecond share it).  The number of slots on a host is
-    therefore the host's peak concurrency.  Attempts without times get ``<NA>``.
-    Returns a new frame; the input is not modified.
-    """
-    out = timeline_df.copy()
-    n = len(out)
-    slot: list[int | None] = [None] * n
-    if n:
-        host_code, _ = pd.factorize(out["host"].fillna(""))
-        start = out["start_ms"].to_numpy(dtype="float64", na_value=np.nan)
-        finish = out["finish_ms"].to_numpy(dtype="float64", na_value=np.nan)
-        timed = ~(np.isnan(start) | np.isnan(finish))
-        # host by host, each in start order: the heaps are reset at each new host
-        order = np.lexsort((finish, start, host_code))
-        order = order[timed[order]]
-        hosts = host_code[order].tolist()
-        starts, finishes = start[order].tolist(), np.maximum(finish, start)[order].tolist()
-        push, pop = heapq.heappush, heapq.heappop
-        current = None
-        free: list[int] = []
-        busy: list[tuple[float, int]] = []
-        count = 0
-        for i, host, t, f in zip(order.tolist(), hosts, starts, finishes, strict=True):
-            if host != current:
-                current, free, busy, count = host, [], [], 0
-            while busy and busy[0][0] <= t:
-                push(free, pop(busy)[1])
-            if free:
-                lane = pop(free)
-            else:
-                lane = count
-                count += 1
-            slot[i] = lane
-            push(busy, (f, lane))
-    out["slot"] = pd.array(slot, dtype="Int64")
-    return out
 
 
 # -- the store as a whole -----------------------------------------------------------------------

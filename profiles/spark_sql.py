@@ -53,6 +53,9 @@ DUCKDB_ONLY: dict[str, str] = {
     "dataflow_sample_groups": f"{_STEP} (_stack_vertex) and the table macro _sample_attempts",
     "dataflow_instance_threads": f"{_STEP} (_groups, a temporary table of the step before)",
     "dataflow_instances": f"{_STEP} (_threads)",
+    "dataflow_group_threads": f"{_STEP} (_threads)",
+    "dataflow_sample_counts": f"{_STEP} (_groups)",
+    "dataflow_unmapped": f"{_STEP} (_groups, _stack_vertex)",
     **dict.fromkeys(("dataflow_busy_idle", "dataflow_by_host", "dataflow_chart", "dataflow_hotspots", "dataflow_shuffle_gap", "dataflow_vertex_logs", "dataflow_vertex_system"), f"calls dataflow_job_instances' table macros _job_instances and _instance_members ({_MACROS})"),
 }  # fmt: skip
 

@@ -6,7 +6,7 @@ submit time); failed and killed attempts are hatched, and so are attempts with
 no finish (drawn to the last time the job shows).  A helper thread's phases (a
 spill beside the map function) are thin bars along the foot of the row.  :func:`chrome_trace`
 writes the Trace Event Format that Perfetto UI and ``chrome://tracing`` open:
-one process per host, one thread per slot (:func:`profiles.queries.assign_slots`),
+one process per host, one thread per slot (:func:`profiles.slots.assign_slots`),
 an ``X`` event per attempt with its phases nested inside.
 """
 
@@ -32,6 +32,7 @@ from matplotlib.text import Text
 
 from phaseline.errors import PhaselineError
 from profiles import queries as q
+from profiles.slots import assign_slots
 
 #: Phase colours (combined phases such as "reduce+write" take their first component's colour).
 PHASE_COLORS: Mapping[str, str] = {
@@ -229,86 +230,81 @@ def chrome_trace(timeline: pd.DataFrame, phases: pd.DataFrame, *, job_id: str) -
     """
     t = _drawn(timeline)  # an attempt without a finish runs to the job's last known time
     if "slot" not in t.columns or t["slot"].isna().any():
-        t = q.assign_slots(t.drop(columns="slot", errors="ignore"))
+        t = assign_slots(t.drop(columns="slot", errors="ignore"))
     events: list[dict[str, Any]] = []
     if t.empty:
         return {"traceEvents": events, "displayTimeUnit": "ms", "otherData": {"job_id": job_id}}
     t0 = float(t["t0_ms"].dropna().min()) if t["t0_ms"].notna().any() else float(t["start_ms"].min())
     hosts = {h: i + 1 for i, h in enumerate(sorted({str(h) for h in t["host"].fillna("(unknown host)")}))}
     for host, pid in hosts.items():
-        events.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": host}})
+        events.append(_name_event("process_name", pid, 0, host))
     threads: set[tuple[int, int]] = set()
     # each attempt's phases by start, as records: one conversion for the job (per attempt it took minutes)
     by_attempt: dict[str, list[dict[Any, Any]]] = {}
     for rec in phases.sort_values(["start_ms", "end_ms"], kind="stable").to_dict("records"):
         by_attempt.setdefault(str(rec["attempt_id"]), []).append(rec)
-
-    def us(ms: float) -> float:
-        return (float(ms) - t0) * 1000.0
-
     for r in t.to_dict("records"):
         pid = hosts[str(r["host"]) if r["host"] is not None and not pd.isna(r["host"]) else "(unknown host)"]
         slot = int(r["slot"]) if not pd.isna(r["slot"]) else 0
-        tid = slot + 1
-        if (pid, tid) not in threads:
-            threads.add((pid, tid))
-            events.append(
-                {"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": f"slot {slot}"}}
-            )
-        events.append(
-            {
-                "ph": "X",
-                "name": str(r["attempt_id"]),
-                "cat": str(r["task_type"]),
-                "pid": pid,
-                "tid": tid,
-                "ts": us(r["start_ms"]),
-                "dur": (float(r["finish_ms"]) - float(r["start_ms"])) * 1000.0,
-                "args": {"status": _known(r["status"]), "task_id": _known(r["task_id"]),
-                         "attempt_no": int(r["attempt_no"])},
-            }
-        )
+        if (pid, slot + 1) not in threads:
+            threads.add((pid, slot + 1))
+            events.append(_name_event("thread_name", pid, slot + 1, f"slot {slot}"))
+        events.append(_span_event(str(r["attempt_id"]), str(r["task_type"]), pid, slot + 1, r["start_ms"], r["finish_ms"], t0))
+        events[-1]["args"] = {"status": _known(r["status"]), "task_id": _known(r["task_id"]),
+                              "attempt_no": int(r["attempt_no"])}  # fmt: skip
         if r["unfinished"]:
             events[-1]["args"]["unfinished"] = "no finish in the history: drawn to the job's last known time"
-        last_end = float("-inf")
-        for p in by_attempt.get(str(r["attempt_id"]), ()):
-            lane = tid
-            if p.get("lane") == "background" or float(p["start_ms"]) < last_end:
-                lane = 10_000 + tid
-                if (pid, lane) not in threads:
-                    threads.add((pid, lane))
-                    events.append(
-                        {
-                            "ph": "M",
-                            "name": "thread_name",
-                            "pid": pid,
-                            "tid": lane,
-                            "args": {"name": f"slot {slot} (concurrent phases)"},
-                        }
-                    )
-            else:
-                last_end = float(p["end_ms"])
-            args = {"source": p["source"]}
-            if _known(p.get("lane")) is not None:
-                args["lane"] = p["lane"]
-            if _known(p.get("dur_ms")) is not None:
-                # a helper thread's phase spans its first start to its last end; dur_ms is its work
-                args["busy_ms"] = float(p["dur_ms"])
-            if _known(p.get("data_bytes")) is not None:
-                args["data_bytes"] = int(p["data_bytes"])
-            events.append(
-                {
-                    "ph": "X",
-                    "name": str(p["phase"]),
-                    "cat": "phase",
-                    "pid": pid,
-                    "tid": lane,
-                    "ts": us(p["start_ms"]),
-                    "dur": (float(p["end_ms"]) - float(p["start_ms"])) * 1000.0,
-                    "args": args,
-                }
-            )
+        _add_phases(events, threads, by_attempt.get(str(r["attempt_id"]), []), pid, slot, t0)
     return {"traceEvents": events, "displayTimeUnit": "ms", "otherData": {"job_id": job_id, "t0_ms": t0}}
+
+
+def _name_event(kind: str, pid: int, tid: int, name: str) -> dict[str, Any]:
+    """A metadata event naming a process (a host) or a thread (a slot lane)."""
+    return {"ph": "M", "name": kind, "pid": pid, "tid": tid, "args": {"name": name}}
+
+
+def _span_event(name: str, cat: str, pid: int, tid: int, start_ms: Any, end_ms: Any, t0: float) -> dict[str, Any]:
+    """A complete event (``X``) from ``start_ms`` to ``end_ms``, in microseconds since ``t0``."""
+    return {
+        "ph": "X",
+        "name": name,
+        "cat": cat,
+        "pid": pid,
+        "tid": tid,
+        "ts": (float(start_ms) - t0) * 1000.0,
+        "dur": (float(end_ms) - float(start_ms)) * 1000.0,
+    }
+
+
+def _add_phases(
+    events: list[dict[str, Any]],
+    threads: set[tuple[int, int]],
+    phases: list[dict[Any, Any]],
+    pid: int,
+    slot: int,
+    t0: float,
+) -> None:
+    """An attempt's phases on its slot's thread; a helper thread's phase (lane ``background``), or one
+    that overlaps an earlier one, on the slot's companion thread, so events on a thread always nest."""
+    last_end = float("-inf")
+    for p in phases:
+        lane = slot + 1
+        if p.get("lane") == "background" or float(p["start_ms"]) < last_end:
+            lane = 10_000 + slot + 1
+            if (pid, lane) not in threads:
+                threads.add((pid, lane))
+                events.append(_name_event("thread_name", pid, lane, f"slot {slot} (concurrent phases)"))
+        else:
+            last_end = float(p["end_ms"])
+        args = {"source": p["source"]}
+        if _known(p.get("lane")) is not None:
+            args["lane"] = p["lane"]
+        if _known(p.get("dur_ms")) is not None:
+            # a helper thread's phase spans its first start to its last end; dur_ms is its work
+            args["busy_ms"] = float(p["dur_ms"])
+        if _known(p.get("data_bytes")) is not None:
+            args["data_bytes"] = int(p["data_bytes"])
+        events.append({**_span_event(str(p["phase"]), "phase", pid, lane, p["start_ms"], p["end_ms"], t0), "args": args})
 
 
 def write_timeline(

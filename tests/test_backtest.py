@@ -24,10 +24,12 @@ from phaseline.store import Store
 from platform_model.model import PlatformModel, fit_platform
 from platform_model.profile import profile_from_arrays, profile_from_connection
 from predict import core
-from predict.backtest import BacktestRow, backtest, error_table, load_runs, summarize
-from predict.backtest_suite import QUICK
+from predict.backtest import BacktestRow, backtest
+from predict.backtest_runs import load_runs
+from predict.backtest_scores import error_table, summarize
 from predict.jhist_writer import SimTrace, write_jhist
 from predict.simulate import SimJob, StageDist, simulate_once
+from predict.suite import QUICK
 from tests.conftest import REPO
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -140,6 +142,25 @@ def test_backtest_cases_medians_and_profile_from_the_smallest_run(tmp_path: Path
     assert {"bounds_s", "bounds_err", "simulation_err"} <= set(table[0])
 
 
+@pytest.mark.filterwarnings("ignore::phaseline.errors.DataQualityWarning")  # thin first waves: not the subject
+def test_the_measured_span_is_defined_once_and_read_alike(tmp_path: Path) -> None:
+    """ARIA's completion time has one definition (job_summary.sql's task_span_ms): the backtest's
+    measured span and the profile's makespan read it, and both are the simulated run's own span."""
+    from profiles import queries
+    from profiles.extract import extract_profile
+
+    store, spans = _store(tmp_path)
+    con = store.connect()
+    runs = load_runs(con)
+    assert len(runs) == 2 * len(CASES)
+    for run in runs:
+        summary_span = float(queries.job_summary(con, run.job_id).iloc[0]["task_span_ms"])
+        assert extract_profile(con, run.job_id).makespans_ms == (summary_span,) == (run.span_ms,)
+    assert sorted(r.span_ms / 1000 for r in runs) == pytest.approx(
+        sorted(s for case in spans.values() for s in case), abs=2e-3
+    )
+
+
 def test_backtest_cli_json_contract(tmp_path: Path) -> None:
     store, _ = _store(tmp_path)
     # the fitted range covers every phase's data in the stored runs (no extrapolation warning)
@@ -195,27 +216,28 @@ def test_backtest_cli_json_contract(tmp_path: Path) -> None:
 
 def test_suite_sizes_option_reaches_the_suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import predict.backtest_suite as suite_mod
+    from predict.suite import FULL, Suite
 
-    ran: list[suite_mod.Suite] = []
+    ran: list[Suite] = []
 
-    def fake_run_suite(suite: suite_mod.Suite, out_dir: Path, **_: object) -> suite_mod.SuiteResult:
+    def fake_run_suite(suite: Suite, out_dir: Path, **_: object) -> suite_mod.SuiteResult:
         ran.append(suite)
         return suite_mod.SuiteResult((_noisy_row("c", (1.0,), (1.0,)),), (), Path(out_dir))
 
     monkeypatch.setattr(suite_mod, "run_suite", fake_run_suite)
     out = ["--out", str(tmp_path / "suite"), "--format", "json"]
-    for args, sizes in (([], suite_mod.FULL.sizes_mb), (["--sizes", "4,8,16"], (4.0, 8.0, 16.0))):
+    for args, sizes in (([], FULL.sizes_mb), (["--sizes", "4,8,16"], (4.0, 8.0, 16.0))):
         res = CliRunner().invoke(main, ["backtest", "--suite", "local", *args, *out])
         assert res.exit_code == 0, res.output
         assert ran[-1].sizes_mb == sizes
-        assert ran[-1].apps == suite_mod.FULL.apps
+        assert ran[-1].apps == FULL.apps
     res = CliRunner().invoke(main, ["backtest", "--suite", "local", "--quick", "--sizes", "1,3", *out])
     assert res.exit_code == 0, res.output
-    assert (ran[-1].apps, ran[-1].sizes_mb) == (suite_mod.QUICK.apps, (1.0, 3.0))
-    assert ran[-1].repeats == suite_mod.QUICK.repeats
+    assert (ran[-1].apps, ran[-1].sizes_mb) == (QUICK.apps, (1.0, 3.0))
+    assert ran[-1].repeats == QUICK.repeats
     res = CliRunner().invoke(main, ["backtest", "--suite", "local", "--repeats", "4", *out])
     assert res.exit_code == 0, res.output
-    assert (ran[-1].repeats, ran[-1].sizes_mb) == (4, suite_mod.FULL.sizes_mb)
+    assert (ran[-1].repeats, ran[-1].sizes_mb) == (4, FULL.sizes_mb)
     for bad in (["--suite", "local", "--repeats", "0"], ["--repeats", "5", "--platform", __file__]):
         res = CliRunner().invoke(main, ["backtest", *bad, *out])
         assert res.exit_code == 2
@@ -258,7 +280,7 @@ def test_quick_local_suite_for_real(tmp_path: Path) -> None:
 
 
 def test_suite_runs_round_by_round_never_a_case_back_to_back() -> None:
-    from predict.backtest_suite import FULL, run_order
+    from predict.suite import FULL, run_order
 
     order = run_order(FULL)
     cases = {(a.name, s, r, p) for a, s, r, p, _ in order}
@@ -276,7 +298,7 @@ def test_suite_runs_round_by_round_never_a_case_back_to_back() -> None:
 
 def test_suite_has_ten_shapes_a_held_out_set_and_both_parallelisms() -> None:
     """Issue 37: >= 10 applications of distinct shapes, >= 4 held out, map slots 1 and 2, up to 8x."""
-    from predict.backtest_suite import APPS, FULL, HELD_OUT, app_set, app_shape, cases
+    from predict.suite import APPS, FULL, HELD_OUT, app_set, app_shape, cases
 
     assert len(FULL.apps) >= 10
     assert len({a.shape for a in FULL.apps}) == len(FULL.apps)
@@ -303,7 +325,7 @@ def test_noise_floor_of_one_run_each_is_the_ratio_of_two_lognormals() -> None:
     from scipy.optimize import brentq
     from scipy.stats import norm
 
-    from predict.backtest import noise_floor
+    from predict.backtest_scores import noise_floor
 
     sigma = 0.1
     s = math.sqrt(2) * sigma
@@ -315,7 +337,7 @@ def test_noise_floor_of_one_run_each_is_the_ratio_of_two_lognormals() -> None:
 
 
 def test_noise_floor_pools_the_log_spread_of_cases_and_profiles() -> None:
-    from predict.backtest import noise_floor
+    from predict.backtest_scores import noise_floor
 
     e = math.exp
     rows = [_noisy_row("a", (e(0.1), e(-0.1)), (e(0.2), 1.0, e(-0.2))), _noisy_row("b", (1.0, 1.0), (1.0,), job="k")]
@@ -326,7 +348,7 @@ def test_noise_floor_pools_the_log_spread_of_cases_and_profiles() -> None:
 
 
 def test_noise_floor_grows_with_noise_and_shrinks_with_more_runs() -> None:
-    from predict.backtest import noise_floor
+    from predict.backtest_scores import noise_floor
 
     def floor(sigma: float, n: int) -> float:
         runs = tuple(math.exp(sigma * z) for z in np.linspace(-1.5, 1.5, n))

@@ -19,20 +19,15 @@ import pytest
 from click.testing import CliRunner
 
 from ingest.pipeline import ingest_paths
+from phaseline import schemas
 from phaseline.cli import main
 from phaseline.hadoop_names import counter_group
 from phaseline.store import Store
 from platform_model.model import fit_platform
 from platform_model.profile import profile_from_arrays
-from predict.backtest import (
-    NOTHING_TO_BACKTEST,
-    BacktestRow,
-    Run,
-    backtest,
-    error_table,
-    load_runs,
-    noise_floor,
-)
+from predict.backtest import BacktestRow, backtest
+from predict.backtest_runs import Run, load_runs
+from predict.backtest_scores import NOTHING_TO_BACKTEST, error_table, noise_floor
 from predict.core import Cluster
 from predict.jhist_writer import SimTrace, write_jhist
 from predict.simulate import SimJob, StageDist, simulate_once
@@ -105,20 +100,20 @@ def test_a_job_that_cannot_be_profiled_is_skipped_not_the_backtest(tmp_path: Pat
 
 
 def _tables(con: duckdb.DuckDBPyConnection, counters: Sequence[tuple[str, str, str, int]]) -> None:
-    """The store's tables as backtest_runs.sql reads them: jobs 'j1'.. of one name at 2 MiB steps."""
+    """The store's tables (their declared schemas) with jobs 'j1'.. of one name at 2 MiB steps."""
     jobs = sorted({c[0] for c in counters} | {"job_nothing"})
-    con.execute("CREATE TABLE jobs (job_id VARCHAR, name VARCHAR, total_maps INT, total_reduces INT, "
-                "status VARCHAR, submit_ms BIGINT)")  # fmt: skip
-    con.execute("CREATE TABLE attempts (job_id VARCHAR, start_ms BIGINT, finish_ms BIGINT, status VARCHAR, "
-                "task_type VARCHAR)")  # fmt: skip
-    con.execute("CREATE TABLE counters (job_id VARCHAR, scope VARCHAR, group_name VARCHAR, counter_name VARCHAR, "
-                "value BIGINT)")  # fmt: skip
-    con.execute("CREATE TABLE conf (job_id VARCHAR, key VARCHAR, value VARCHAR)")
+    for table in ("jobs", "attempts", "counters", "conf"):
+        con.register("_empty", schemas.TABLES[table].schema.empty_table())
+        con.execute(f"CREATE TABLE {table} AS SELECT * FROM _empty")
+        con.unregister("_empty")
     for i, job in enumerate(jobs):
-        con.execute("INSERT INTO jobs VALUES (?, 'word count', 20, 1, 'SUCCEEDED', ?)", [job, i])
-        con.execute("INSERT INTO attempts VALUES (?, 1000, 5000, 'SUCCEEDED', 'MAP')", [job])
+        con.execute("INSERT INTO jobs (job_id, name, total_maps, total_reduces, status, submit_ms) "
+                    "VALUES (?, 'word count', 20, 1, 'SUCCEEDED', ?)", [job, i])  # fmt: skip
+        con.execute("INSERT INTO attempts (job_id, start_ms, finish_ms, status, task_type) "
+                    "VALUES (?, 1000, 5000, 'SUCCEEDED', 'MAP')", [job])  # fmt: skip
     for job, group, name, value in counters:
-        con.execute("INSERT INTO counters VALUES (?, 'job_total', ?, ?, ?)", [job, group, name, value])
+        con.execute("INSERT INTO counters (job_id, scope, group_name, counter_name, value) "
+                    "VALUES (?, 'job_total', ?, ?, ?)", [job, group, name, value])  # fmt: skip
 
 
 def test_input_bytes_of_1x_counter_groups_and_0_20_map_input_bytes() -> None:
@@ -277,22 +272,22 @@ def test_two_cases_never_share_a_label(tmp_path: Path) -> None:
 
 
 def test_labels_of_the_local_suites_sizes_stay_in_mib() -> None:
-    from predict.backtest import _labels
+    from predict.backtest_runs import case_labels
 
     def run(mib: float, maps: int, reduces: int) -> list[Run]:
         return [Run(f"job_local{mib}_{reduces}", "wc", maps, reduces, mib * MB * 1.008, 1000.0, 1, 1, True)]
 
     cases = [run(4, 1, 1), run(4, 1, 2), run(8, 2, 1), run(16, 4, 1), run(16, 4, 2)]
-    assert _labels(cases) == [
+    assert case_labels(cases) == [
         "input=4.0MiB maps=1 reduces=1", "input=4.0MiB maps=1 reduces=2", "input=8.1MiB maps=2 reduces=1",
         "input=16.1MiB maps=4 reduces=1", "input=16.1MiB maps=4 reduces=2",
     ]  # fmt: skip
     # inputs of a kB 3 % apart need more decimals, as many as tell them apart; of a few bytes, bytes
     kb = [[replace(r, input_bytes=b) for r in run(1, 1, 1)] for b in (1000.0, 1030.0, 1061.0, 2 * MB)]
-    assert _labels(kb) == ["input=0.00095MiB maps=1 reduces=1", "input=0.00098MiB maps=1 reduces=1",
+    assert case_labels(kb) == ["input=0.00095MiB maps=1 reduces=1", "input=0.00098MiB maps=1 reduces=1",
                            "input=0.00101MiB maps=1 reduces=1", "input=2.0MiB maps=1 reduces=1"]  # fmt: skip
     few = [[replace(r, input_bytes=b) for r in run(1, 1, 1)] for b in (10.0, 11.0)]
-    assert _labels(few) == ["input=10B maps=1 reduces=1", "input=11B maps=1 reduces=1"]
+    assert case_labels(few) == ["input=10B maps=1 reduces=1", "input=11B maps=1 reduces=1"]
 
 
 def _row(case: str, runs: tuple[float, ...], profile: tuple[float, ...], **kw: Any) -> BacktestRow:

@@ -23,38 +23,18 @@ READS_BETTER_WHOLE = "reads better whole"
 
 # Debts: modules over MODULE_LINES (lines when listed).
 KNOWN_LONG_MODULES = frozenset({
-    "profiles/extract.py",  # 561
-    "profiles/profile.py",  # 875
-    "profiles/queries.py",  # 413
-    "profiles/report.py",  # 434 (the doctor findings section was added beside the report it renders)
     "platform_model/fit.py",  # 444
     "platform_model/model.py",  # 520
-    "predict/backtest.py",  # 588
-    "predict/backtest_suite.py",  # 407
-    "predict/critical_path.py",  # 504
-    "predict/herodotou.py",  # 493
     "predict/simulate.py",  # 504
     "predict/tasks.py",  # 645
     "predict/vianna/model.py",  # 577
     "predict/vianna/tree.py",  # 489
-    "predict/whatif.py",  # 454
 })
 
 # Debts: functions over FUNCTION_LINES, as path:Class.method (lines when listed).
 KNOWN_LONG_FUNCTIONS = frozenset({
-    "phaseline/cli/backtest.py:backtest_cmd",  # 106
-    "phaseline/cli/engine.py:run",  # 99
-    "phaseline/cli/platform.py:fit_cmd",  # 104
-    "profiles/dataflow/reconstruct.py:reconstruct",  # 87
-    "profiles/extract.py:extract_profile",  # 224
-    "profiles/profile.py:merge_profiles",  # 116
-    "profiles/report.py:render_report",  # 150
-    "profiles/timeline_plot.py:chrome_trace",  # 94
     "platform_model/fit.py:fit_line",  # 88
     "platform_model/model.py:fit_platform",  # 87
-    "predict/backtest.py:backtest",  # 109
-    "predict/dataflow.py:reduce_dataflow",  # 92
-    "predict/jhist_writer.py:write_jhist",  # 124
     "predict/simulate.py:simulate_once",  # 116
     "predict/tasks.py:resolve_input",  # 83
     "predict/tasks.py:estimate_tasks",  # 195

@@ -18,15 +18,13 @@ from predict.critical_path import (
     END,
     START,
     JobShape,
-    PipelineSchedule,
     apply_whatif,
     critical_path,
     job_graph,
-    map_task_pipeline,
-    pipeline,
     slot_predecessors,
     spread_durations,
 )
+from predict.map_pipeline import PipelineSchedule, map_task_pipeline, pipeline
 from predict.tasks import TaskEstimate
 
 sys.path.insert(0, str(Path(__file__).parent))

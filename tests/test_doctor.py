@@ -17,8 +17,8 @@ from phaseline.store import Store
 from platform_model.model import PlatformModel, fit_platform
 from platform_model.profile import profile_from_connection
 from predict import core
+from predict.edits import Scenario, apply_edits, parse_edit
 from predict.recommend import BACKTEST_JSON, backtest_error, recommend
-from predict.whatif import Scenario, apply_edits, parse_edit
 from profiles.doctor import CONFIG_VERSION, DoctorConfig, Heuristic, Severity, diagnose, diagnose_jobs
 from profiles.extract import extract_profile
 from tests.conftest import REPO

@@ -369,7 +369,8 @@ def test_warm_up_job_runs_first_in_the_same_jvm_and_stays_out_of_the_run(tmp_pat
 @pytest.mark.slow
 def test_app_warm_up_runs_the_measured_driver_first(tmp_path: Path) -> None:
     """warmup_app: benchmark warm-up, then the application's own driver, then the measured run."""
-    from predict.backtest_suite import APPS, app_jar
+    from predict.backtest_suite import app_jar
+    from predict.suite import APPS
 
     app = APPS[0]
     run = run_engine(

@@ -27,7 +27,7 @@ from predict.merge import (
     merge_passes,
     simulate_merge,
 )
-from profiles.profile import DurationStats
+from profiles.profile_stats import DurationStats
 from tests.conftest import REPO
 from tests.test_predict_core import CLUSTER, GB, MB, REL, LinearPlatform, toy_profile
 
@@ -420,7 +420,7 @@ def test_reduce_memory_holds_framed_segments_as_hadoop_logged(tmp_path: Path) ->
     (1.02), they were sized 5 to a file: 1 file and 3 segments left in memory."""
     from ingest.pipeline import ingest_paths
     from phaseline.store import Store
-    from predict.herodotou import data_stats
+    from predict.herodotou_stats import data_stats
     from predict.tasks import profiled_settings
     from profiles.extract import extract_profile
 

@@ -24,7 +24,7 @@ from phaseline.cli.output import emit, to_json
 from phaseline.errors import PhaselineError
 from phaseline.store import Store
 from profiles.analyze import job_dir_name
-from profiles.report import _skew_svg
+from profiles.report_sections import _skew_svg
 from profiles.timeline_plot import write_timeline
 
 

@@ -24,7 +24,8 @@ from predict import core
 from predict.core import Cluster, Dataset, JobSettings, Prediction
 from predict.tasks import estimate_tasks, resolve_input
 from predict.units import SizeError, format_size, parse_size
-from profiles.profile import DurationStats, InputStats, JobProfile, ProfileSource
+from profiles.profile import JobProfile, ProfileSource
+from profiles.profile_stats import DurationStats, InputStats
 
 MB = 2**20
 GB = 2**30
@@ -616,7 +617,7 @@ def test_end_to_end_local_engine_runs(tmp_path: Path) -> None:
     from platform_model.fit import MIN_POINTS
     from platform_model.model import fit_platform
     from platform_model.profile import profile_from_store
-    from predict.whatif import Scenario
+    from predict.edits import Scenario
     from profiles.extract import extract_profile
 
     runs = {}
@@ -781,7 +782,7 @@ def test_cli_predict_refuses_records_that_are_no_number(tmp_path: Path, monkeypa
 
 def test_a_count_with_a_fraction_is_refused_not_rounded() -> None:
     # `--set reduces=1.5` had become 1 reduce and `--set nodes=1.5` 2 nodes, without a word
-    from predict.whatif import Scenario, apply_edits, parse_edit
+    from predict.edits import Scenario, apply_edits, parse_edit
 
     with pytest.raises(PredictionError, match=r"cannot read value '1\.5' as a finite int"):
         JobSettings(reduces=1).with_setting("reduces", "1.5")

@@ -15,7 +15,8 @@ from phaseline.cli import main
 from phaseline.errors import ProfileError
 from predict.core import Dataset, JobSettings
 from predict.tasks import resolve_input
-from profiles.profile import ProfileSource, merge_profiles
+from profiles.merge_runs import merge_profiles
+from profiles.profile import ProfileSource
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_predict_core import MB, toy_files, toy_profile

@@ -13,18 +13,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from phaseline.errors import DataQualityWarning, ProfileError
-from profiles.profile import (
+from profiles.merge_runs import merge_profiles
+from profiles.profile import PROFILE_SCHEMA_VERSION, JobProfile, ProfileSource, Stage
+from profiles.profile_stats import (
     COUNTER_FIELDS,
-    PROFILE_SCHEMA_VERSION,
     CostStatistics,
     Counters,
     DataflowStatistics,
     DurationStats,
     InputStats,
-    JobProfile,
-    ProfileSource,
-    Stage,
-    merge_profiles,
 )
 from tests.test_predict_core import toy_profile
 

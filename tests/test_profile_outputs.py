@@ -21,7 +21,9 @@ from phaseline.cli import main
 from phaseline.errors import DataQualityWarning
 from phaseline.store import Store
 from profiles.extract import _first_wave_split, extract_profile
-from profiles.profile import InputStats, ProfileSource, merge_profiles
+from profiles.merge_runs import merge_profiles
+from profiles.profile import ProfileSource
+from profiles.profile_stats import InputStats
 from profiles.timeline_plot import save_figure
 from tests.test_predict_core import toy_profile
 

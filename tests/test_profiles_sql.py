@@ -496,6 +496,34 @@ def test_job_summary(con: duckdb.DuckDBPyConnection) -> None:
     ) == [("wordcount", "alice", 120, 3, 1, 6, 1, 1)]
 
 
+def test_job_summary_task_span_is_aria_completion_time() -> None:
+    """task_span_ms: first successful map/reduce start to last successful finish; a failed attempt
+    that started first, a killed one that ran last and a cleanup attempt stay outside it.
+
+        m0 FAILED     |==|                       (5 .. 15)
+        m0 SUCCEEDED       |=====|               (20 .. 50)
+        r0 SUCCEEDED          |==========|       (40 .. 100)
+        r0 KILLED               |=============|  (45 .. 130)
+        cleanup                             |=|  (100 .. 120)
+    """
+    cleanup = {**attempt("c_000000", 0, "SUCCEEDED", 100, 120, "h1"), "task_type": "CLEANUP"}
+    con = make_con(
+        {
+            "attempts": [
+                attempt("m_000000", 0, "FAILED", 5, 15, "h1"),
+                attempt("m_000000", 1, "SUCCEEDED", 20, 50, "h1"),
+                attempt("r_000000", 0, "SUCCEEDED", 40, 100, "h2"),
+                attempt("r_000000", 1, "KILLED", 45, 130, "h3"),
+                cleanup,
+            ],
+            "jobs": [{"job_id": JOB, "submit_ms": 0, "finish_ms": 140, "total_maps": 1, "total_reduces": 1}],
+        }
+    )
+    assert rows(q.job_summary(con, JOB), "makespan_ms", "task_span_ms") == [(140, 80)]
+    only_failed = make_con({"attempts": [attempt("m_000000", 0, "FAILED", 5, 15, "h1")], "jobs": []})
+    assert pd.isna(q.job_summary(only_failed, JOB).iloc[0]["task_span_ms"])
+
+
 def test_relation_api_and_all_jobs(con: duckdb.DuckDBPyConnection) -> None:
     rel = q.relation(con, q.Concept.PHASES, job_id=JOB)
     assert rel.aggregate("sum(dur_ms)").fetchall() == [(20 + 30 + 30 + 60 + 20 + 85,)]

@@ -23,7 +23,8 @@ from predict.core import Cluster, Dataset, JobSettings
 from predict.jhist_writer import SimTrace, write_jhist
 from predict.simulate import Attempt, SimRun
 from profiles.extract import extract_profile
-from profiles.profile import JobProfile, merge_profiles
+from profiles.merge_runs import merge_profiles
+from profiles.profile import JobProfile
 from profiles.task_costs import fit_map_work, split_first_wave
 
 #: How close every model must predict the larger run (issue 37: "within 5 %").

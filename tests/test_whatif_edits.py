@@ -13,7 +13,8 @@ import pytest
 
 from phaseline.errors import PredictionError
 from predict.core import Cluster, Dataset, JobSettings
-from predict.whatif import Edit, Scenario, WhatIfRow, apply_edits, parse_edit, whatif, whatif_table
+from predict.edits import Edit, Scenario, apply_edits, parse_edit
+from predict.whatif import WhatIfRow, whatif, whatif_table
 from profiles.profile import JobProfile
 from tests.test_predict_core import GB, LinearPlatform, _cli, toy_profile
 

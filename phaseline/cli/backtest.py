@@ -10,12 +10,16 @@ import click
 from phaseline.cli.engine import ENGINES, cluster_shape
 from phaseline.cli.output import emit, format_option, handle_errors, open_store, store_option
 from phaseline.cli.predict import CLUSTER_PARAMS, cluster_from, cluster_options
+from predict.suite import FULL, QUICK
 
 if TYPE_CHECKING:
     import duckdb
 
     from phaseline.store import Store
+    from platform_model.engine.yarn import ClusterShape
     from platform_model.model import PlatformModel
+    from predict.backtest import BacktestRow
+    from predict.core import Cluster
 
 
 def _sizes(value: str | None) -> tuple[float, ...] | None:
@@ -53,6 +57,10 @@ def _bench_platform(store: Store, con: duckdb.DuckDBPyConnection) -> PlatformMod
     return fitted.model
 
 
+def _mib(sizes: tuple[float, ...]) -> str:
+    return ",".join(f"{s:g}" for s in sizes)
+
+
 _JSON_COLUMNS = ("job", "case", "model", "predicted_s", "measured_s", "error", "low_s", "high_s", "covered")
 
 @click.command("backtest")
@@ -65,21 +73,26 @@ _JSON_COLUMNS = ("job", "case", "model", "predicted_s", "measured_s", "error", "
 @click.option(
     "--suite",
     type=click.Choice(["local"]),
-    help="Run the local suite for real first (4 Java apps on the engine), then backtest it.",
+    help=f"Run the local suite for real first ({len(FULL.apps)} Java apps on the engine), then backtest it.",
 )
-@click.option("--quick", is_flag=True, help="With --suite: the reduced suite CI runs (two apps, two sizes).")
+@click.option(
+    "--quick",
+    is_flag=True,
+    help=f"With --suite: the reduced suite CI runs ({len(QUICK.apps)} apps, {len(QUICK.sizes_mb)} sizes).",
+)
 @click.option(
     "--sizes",
     "sizes",
     callback=lambda _ctx, _param, value: _sizes(value),
     metavar="MIB,...",
-    help="With --suite: the applications' input sizes in MiB [default: the suite's, 16,32,64 (--quick: 2,4)].",
+    help=f"With --suite: the applications' input sizes in MiB [default: the suite's, {_mib(FULL.sizes_mb)} "
+    f"(--quick: {_mib(QUICK.sizes_mb)})].",
 )
 @click.option(
     "--repeats",
     type=click.IntRange(min=1),
-    help="With --suite: runs per case, each case measured as their median [default: the suite's, 5 "
-    "(--quick: 1)]; more runs lower the noise floor the summary reports.",
+    help=f"With --suite: runs per case, each case measured as their median [default: the suite's, {FULL.repeats} "
+    f"(--quick: {QUICK.repeats})]; more runs lower the noise floor the summary reports.",
 )
 @click.option(
     "--out",
@@ -146,9 +159,7 @@ def backtest_cmd(
     on stderr as `skipped: ...`; nothing left to backtest is an error in every
     output format.
     """
-    from platform_model.model import PlatformModel
-    from predict.backtest import backtest, error_table, require_rows
-    from predict.backtest_suite import summarize_groups
+    from predict.backtest_scores import require_rows
 
     ctx = click.get_current_context()
     # the cluster options given (any: every run is predicted on that cluster, the others at their defaults)
@@ -157,49 +168,78 @@ def backtest_cmd(
         if p.name in CLUSTER_PARAMS and ctx.get_parameter_source(p.name) is not click.core.ParameterSource.DEFAULT
     ]  # fmt: skip
     if suite is not None:
-        from dataclasses import replace
-
-        given_store = ctx.get_parameter_source("store_dir")
-        if given_store is click.core.ParameterSource.COMMANDLINE:  # PHASELINE_STORE may be set: not an error
-            raise click.UsageError(f"--store goes without --suite: the suite keeps its runs' store under --out ({out_dir})")
-        if platform is not None:  # the suite fits its own from the microbenchmark runs it makes
-            raise click.UsageError(
-                "--platform goes without --suite: the suite fits its platform model from its own "
-                f"microbenchmark runs (under --out, {out_dir}); backtest a store with --store and --platform"
-            )
         yarn_nodes = cluster["nodes"] if "--nodes" in cluster_given else 2
         cluster_given = [opt for opt in cluster_given if not (engine == "yarn" and opt == "--nodes")]
-        if cluster_given:
-            raise click.UsageError(
-                f"{cluster_given[0]} goes without --suite: the suite runs on the LocalJobRunner, one node "
-                "with its own slots, or on a YARN cluster of --nodes x --containers-per-node"
-            )
+        _refuse_with_suite(ctx, platform, out_dir, cluster_given)
         shape = cluster_shape(engine, int(yarn_nodes or 2), containers_per_node, container_mb)
-
-        from predict.backtest_suite import FULL, QUICK, run_suite
-
-        chosen = QUICK if quick else FULL
-        if sizes is not None:
-            chosen = replace(chosen, sizes_mb=sizes)
-        if repeats is not None:
-            chosen = replace(chosen, repeats=repeats)
-        result = run_suite(chosen, out_dir, progress=lambda msg: click.echo(msg, err=True), engine=engine,
-                           shape=shape)  # fmt: skip
-        rows, skipped = list(result.rows), list(result.skipped)
+        rows, skipped = _suite_rows(quick, sizes, repeats, out_dir, engine, shape)
     else:
         out_given = ctx.get_parameter_source("out_dir") is click.core.ParameterSource.COMMANDLINE
         given = [name for name, v in (("--quick", quick), ("--sizes", sizes), ("--repeats", repeats),
                                       ("--out", out_given)) if v]  # fmt: skip
         if given:
             raise click.UsageError(f"{given[0]} goes with --suite local")
-        skipped = []
-        store = open_store(store_dir)
-        con = store.connect()
-        model = PlatformModel.load(platform) if platform is not None else _bench_platform(store, con)
-        rows = backtest(con, model, cluster=cluster_from(cluster) if cluster_given else None, skipped=skipped)
+        rows, skipped = _store_rows(store_dir, platform, cluster_from(cluster) if cluster_given else None)
     for note in skipped:
         click.echo(f"skipped: {note}", err=True)
     require_rows(rows)  # the same error whatever the format: an empty JSON list had exited 0
+    _render(rows, summary, by, fmt)
+
+
+def _refuse_with_suite(ctx: click.Context, platform: Path | None, out_dir: Path, cluster_given: list[str]) -> None:
+    """The options that go without --suite: the suite keeps its own store, platform model and cluster."""
+    given_store = ctx.get_parameter_source("store_dir")
+    if given_store is click.core.ParameterSource.COMMANDLINE:  # PHASELINE_STORE may be set: not an error
+        raise click.UsageError(f"--store goes without --suite: the suite keeps its runs' store under --out ({out_dir})")
+    if platform is not None:  # the suite fits its own from the microbenchmark runs it makes
+        raise click.UsageError(
+            "--platform goes without --suite: the suite fits its platform model from its own "
+            f"microbenchmark runs (under --out, {out_dir}); backtest a store with --store and --platform"
+        )
+    if cluster_given:
+        raise click.UsageError(
+            f"{cluster_given[0]} goes without --suite: the suite runs on the LocalJobRunner, one node "
+            "with its own slots, or on a YARN cluster of --nodes x --containers-per-node"
+        )
+
+
+def _suite_rows(
+    quick: bool,
+    sizes: tuple[float, ...] | None,
+    repeats: int | None,
+    out_dir: Path,
+    engine: str,
+    shape: ClusterShape | None,
+) -> tuple[list[BacktestRow], list[str]]:
+    """Run the local suite (resumable under ``out_dir``) and backtest it: its rows and what it skipped."""
+    from predict.backtest_suite import run_suite
+    from predict.suite import local_suite
+
+    chosen = local_suite(quick=quick, sizes_mb=sizes, repeats=repeats)
+    result = run_suite(chosen, out_dir, progress=lambda msg: click.echo(msg, err=True), engine=engine,
+                       shape=shape)  # fmt: skip
+    return list(result.rows), list(result.skipped)
+
+
+def _store_rows(
+    store_dir: Path | None, platform: Path | None, cluster: Cluster | None
+) -> tuple[list[BacktestRow], list[str]]:
+    """Backtest the runs a store holds: its rows and what it skipped."""
+    from platform_model.model import PlatformModel
+    from predict.backtest import backtest
+
+    skipped: list[str] = []
+    store = open_store(store_dir)
+    con = store.connect()
+    model = PlatformModel.load(platform) if platform is not None else _bench_platform(store, con)
+    return backtest(con, model, cluster=cluster, skipped=skipped), skipped
+
+
+def _render(rows: list[BacktestRow], summary: bool, by: tuple[str, ...], fmt: str) -> None:
+    """The rows as an error table, their JSON contract, or (``summary``) every group's summary."""
+    from predict.backtest_scores import error_table
+    from predict.backtest_suite import summarize_groups
+
     if summary:
         summaries = [{"group": group, **s.to_dict()} for group, s in summarize_groups(rows, by)]
         if fmt == "table":  # shares as percentages; JSON and CSV keep the numbers

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from phaseline.cli.output import POSITIVE_NUMBER, emit, format_option, handle_errors, number_at_least
+
+if TYPE_CHECKING:
+    from platform_model.engine.runner import EngineRun
 
 
 def _parse_defines(defines: tuple[str, ...]) -> dict[str, str]:
@@ -216,20 +219,10 @@ def run(
     directory holds the .jhist and _conf.xml from its history server and the
     `yarn logs` output of the application (logs/<application_id>.log).
     """
-    from phaseline.hadoop_names import TASK_COUNTER_GROUP
     from platform_model.engine import EngineJob, run_engine
 
     shape = cluster_shape(engine, nodes, containers_per_node, container_mb)
-    if shape is not None and (jfr or warmup_mb > 0):
-        raise click.UsageError("--jfr and --warmup-mb go with --engine local-hadoop (one JVM for every task)")
-
-    if args and jar is None:
-        raise click.UsageError("arguments after -- are for a user's job (--jar JAR --class MAIN)")
-    if input_path is not None and jar is None:
-        raise click.UsageError("--input is for a user's job (--jar JAR --class MAIN); the microbenchmark "
-                               "generates its input")  # fmt: skip
-    if warmup_app and (jar is None or warmup_mb <= 0):
-        raise click.UsageError("--warmup-app needs a user's job (--jar JAR --class MAIN) and --warmup-mb > 0")
+    _check_run_options(shape is not None, jfr, warmup_mb, warmup_app, jar is not None, bool(args), input_path)
     job = EngineJob(
         input_mb=input_mb,
         selectivity=selectivity,
@@ -257,6 +250,28 @@ def run(
         from platform_model.engine.yarn import run_on_yarn
 
         result = run_on_yarn(job, out, shape, timeout_s=timeout_s)
+    _render_run(result, fmt)
+
+
+def _check_run_options(
+    on_yarn: bool, jfr: bool, warmup_mb: float, warmup_app: bool, user_jar: bool, args: bool, input_path: Path | None
+) -> None:
+    """The usage errors of ``engine run``: options that go only with the LocalJobRunner or a user's job."""
+    if on_yarn and (jfr or warmup_mb > 0):
+        raise click.UsageError("--jfr and --warmup-mb go with --engine local-hadoop (one JVM for every task)")
+    if args and not user_jar:
+        raise click.UsageError("arguments after -- are for a user's job (--jar JAR --class MAIN)")
+    if input_path is not None and not user_jar:
+        raise click.UsageError("--input is for a user's job (--jar JAR --class MAIN); the microbenchmark "
+                               "generates its input")  # fmt: skip
+    if warmup_app and (not user_jar or warmup_mb <= 0):
+        raise click.UsageError("--warmup-app needs a user's job (--jar JAR --class MAIN) and --warmup-mb > 0")
+
+
+def _render_run(result: EngineRun, fmt: str) -> None:
+    """The run's directory, job, status, times and main task counters, as one row."""
+    from phaseline.hadoop_names import TASK_COUNTER_GROUP
+
     counters = result.counters.get(TASK_COUNTER_GROUP, {})
     emit(
         [

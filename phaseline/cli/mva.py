@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import enum
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
@@ -23,6 +26,19 @@ from predict.vianna.qnsim import MAX_VISITS, simulate_network
 MAX_TASKS = 1_000_000
 #: Most CPUs (disks) per node, and concurrent jobs.
 MAX_SERVERS = 1_000_000
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _choice_option(flag: str, default: enum.Enum, help_text: str) -> Callable[[F], F]:
+    """An option choosing one value of ``default``'s enum, ``default`` unless given."""
+    return click.option(
+        flag,
+        type=click.Choice([member.value for member in type(default)]),
+        default=default.value,
+        show_default=True,
+        help=help_text,
+    )
 
 
 @click.command("mva")
@@ -51,28 +67,16 @@ MAX_SERVERS = 1_000_000
     "completedmaps; LocalJobRunner: 1) [default: the paper's rule, a reduce's first shuffle-sort at the "
     "first map's end].",
 )
-@click.option(
+@_choice_option(
     "--estimate",
-    type=click.Choice([e.value for e in Estimate]),
-    default=Estimate.FORKJOIN.value,
-    show_default=True,
-    help="P_A estimate: fork/join (H_k x max, k distinct branches: identical tasks side by side are one "
+    Estimate.FORKJOIN,
+    "P_A estimate: fork/join (H_k x max, k distinct branches: identical tasks side by side are one "
     "branch, the reading that reproduces the paper's Table 4; --simulate shows their spread) or Tripathi "
     "(Erlang/hyperexponential maximum).",
 )
-@click.option(
-    "--formulation",
-    type=click.Choice([f.value for f in Formulation]),
-    default=Formulation.CLASS.value,
-    show_default=True,
-    help="Symmetric tasks as classes (fast) or one class per task (the paper's).",
-)
-@click.option(
-    "--overlap",
-    type=click.Choice([o.value for o in Overlap]),
-    default=Overlap.JOB.value,
-    show_default=True,
-    help="Intra-job overlap alpha_ij per job response time (reproduces the paper) or per task.",
+@_choice_option("--formulation", Formulation.CLASS, "Symmetric tasks as classes (fast) or one class per task (the paper's).")
+@_choice_option(
+    "--overlap", Overlap.JOB, "Intra-job overlap alpha_ij per job response time (reproduces the paper) or per task."
 )
 @click.option(
     "--simulate",

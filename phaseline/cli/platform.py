@@ -11,7 +11,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -28,6 +28,9 @@ from phaseline.cli.output import (
 )
 from phaseline.errors import PlatformModelError
 from phaseline.store import default_store_path
+
+if TYPE_CHECKING:
+    from platform_model.model import PlatformModel
 
 
 def _floats(text: str | None, what: str, *, positive: bool = False) -> tuple[float, ...] | None:
@@ -253,12 +256,7 @@ def fit_cmd(
     from platform_model.segments import Criterion
     from platform_model.store_fit import JobChoice, fit_from_store, fit_notes
 
-    extra: dict[str, str] = {}
-    for item in settings:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise PlatformModelError(f"--setting expects KEY=VALUE, got {item!r}")
-        extra[key.strip()] = value.strip()
+    extra = _key_values(settings)
     if all_jobs and job_name is not None:
         raise click.UsageError("--job-name and --all-jobs are alternatives")
     if csv_path is not None and (all_jobs or job_name is not None):
@@ -284,6 +282,34 @@ def fit_cmd(
         )
         model, profile = fitted.model, fitted.profile
     model.save(out)
+    click.echo(f"platform model ({norm} norm) -> {out}", err=True)
+    click.echo(_plain_table(_line_rows(model)))
+    for note in fit_notes(model, profile):
+        click.echo(f"warning: {note}", err=True)
+    if plot_dir is not None:
+        from platform_model.plots import plot_platform
+
+        paths = plot_platform(model, profile, plot_dir, fmt=plot_format)
+        click.echo(f"plots: {', '.join(str(p) for p in paths)}", err=True)
+    if report:
+        rep = accuracy_report(model, profile, folds=folds, norm=Norm(norm), criterion=Criterion(criterion),
+                              split=not no_split)
+        click.echo(render_markdown(rep, model))
+
+
+def _key_values(settings: tuple[str, ...]) -> dict[str, str]:
+    """``--setting KEY=VALUE`` options as a mapping."""
+    extra: dict[str, str] = {}
+    for item in settings:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise PlatformModelError(f"--setting expects KEY=VALUE, got {item!r}")
+        extra[key.strip()] = value.strip()
+    return extra
+
+
+def _line_rows(model: PlatformModel) -> list[dict[str, Any]]:
+    """The fitted lines, one row per phase segment (milliseconds per MiB, breaks in MiB)."""
     rows = []
     mib = float(1 << 20)
     for name, m in model.phases.items():
@@ -303,19 +329,7 @@ def fit_cmd(
                 "break_MiB": None if m.break_bytes is None or i else round(m.break_bytes / mib, 2),
                 "config_break_MiB": None if m.config_break_bytes is None or i else round(m.config_break_bytes / mib, 2),
             })
-    click.echo(f"platform model ({norm} norm) -> {out}", err=True)
-    click.echo(_plain_table(rows))
-    for note in fit_notes(model, profile):
-        click.echo(f"warning: {note}", err=True)
-    if plot_dir is not None:
-        from platform_model.plots import plot_platform
-
-        paths = plot_platform(model, profile, plot_dir, fmt=plot_format)
-        click.echo(f"plots: {', '.join(str(p) for p in paths)}", err=True)
-    if report:
-        rep = accuracy_report(model, profile, folds=folds, norm=Norm(norm), criterion=Criterion(criterion),
-                              split=not no_split)
-        click.echo(render_markdown(rep, model))
+    return rows
 
 
 @click.group()

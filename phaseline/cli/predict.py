@@ -15,10 +15,12 @@ from phaseline.errors import PhaselineError, ProfileError
 from platform_model.model import PlatformModel
 from predict import core
 from predict.core import Cluster, PhaseDurationModel
+from predict.edits import Edit, Scenario, apply_edits, parse_edit
 from predict.settings import setting_field
 from predict.side_by_side import predict_side_by_side, shared_assumptions
-from predict.whatif import Edit, Scenario, apply_edits, format_figure, parse_edit, whatif, whatif_table
-from profiles.profile import JobProfile, evidence_line, merge_profiles, shared_run
+from predict.whatif import format_figure, whatif, whatif_table
+from profiles.merge_runs import merge_profiles, shared_run
+from profiles.profile import JobProfile, evidence_line
 
 F = TypeVar("F", bound=Callable[..., Any])
 

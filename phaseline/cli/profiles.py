@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import pandas as pd
@@ -12,9 +13,13 @@ from phaseline.cli.output import emit, format_option, handle_errors, open_store,
 from profiles import queries as q
 from profiles.critical_path import critical_path
 from profiles.extract import extract_profile
-from profiles.profile import evidence_line, merge_profiles
+from profiles.merge_runs import merge_profiles
+from profiles.profile import evidence_line
 from profiles.report import write_report
 from profiles.timeline_plot import write_timeline
+
+if TYPE_CHECKING:
+    import duckdb
 
 #: The contract columns of ``phaseline phases`` (more may follow them).
 PHASE_COLUMNS = (
@@ -67,22 +72,41 @@ def _timeline_file(ctx: click.Context, param: click.Parameter, out: Path) -> Pat
     return out
 
 
-@click.command("timeline")
-@click.argument("job_id")
-@click.option(
-    "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    required=True,
-    callback=_timeline_file,
-    help="FILE.png or FILE.svg (Gantt chart) or FILE.json (Chrome trace for Perfetto UI).",
+def _job_file_command(
+    name: str,
+    write: Callable[[duckdb.DuckDBPyConnection, str, Path], object],
+    doc: str,
+    out_help: str,
+    check_out: Callable[[click.Context, click.Parameter, Path], Path] | None = None,
+) -> click.Command:
+    """A command that writes one file about a job (``JOB_ID --out FILE``) with ``write`` and says where."""
+
+    @click.command(name, help=doc)
+    @click.argument("job_id")
+    @click.option(
+        "--out",
+        type=click.Path(dir_okay=False, path_type=Path),
+        required=True,
+        callback=check_out,
+        help=out_help,
+    )
+    @store_option
+    @handle_errors
+    def command(job_id: str, out: Path, store_dir: Path | None) -> None:
+        con = open_store(store_dir).connect()
+        write(con, job_id, out)
+        click.echo(f"{name} of {job_id} -> {out}", err=True)
+
+    return command
+
+
+timeline = _job_file_command(
+    "timeline",
+    write_timeline,
+    "Draw a job's attempts by phase (PNG/SVG), or write them as a Chrome trace (.json).",
+    "FILE.png or FILE.svg (Gantt chart) or FILE.json (Chrome trace for Perfetto UI).",
+    _timeline_file,
 )
-@store_option
-@handle_errors
-def timeline(job_id: str, out: Path, store_dir: Path | None) -> None:
-    """Draw a job's attempts by phase (PNG/SVG), or write them as a Chrome trace (.json)."""
-    con = open_store(store_dir).connect()
-    write_timeline(con, job_id, out)
-    click.echo(f"timeline of {job_id} -> {out}", err=True)
 
 
 @click.command("phases")
@@ -98,21 +122,12 @@ def phases(job_id: str, store_dir: Path | None, fmt: str) -> None:
     emit(_records(df[list(PHASE_COLUMNS)]), fmt, columns=PHASE_COLUMNS)
 
 
-@click.command("report")
-@click.argument("job_id")
-@click.option(
-    "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    required=True,
-    help="HTML file to write (self-contained, works offline).",
+report = _job_file_command(
+    "report",
+    write_report,
+    "Write an offline HTML report: summary, timeline, phases, skew, critical path, profile.",
+    "HTML file to write (self-contained, works offline).",
 )
-@store_option
-@handle_errors
-def report(job_id: str, out: Path, store_dir: Path | None) -> None:
-    """Write an offline HTML report: summary, timeline, phases, skew, critical path, profile."""
-    con = open_store(store_dir).connect()
-    write_report(con, job_id, out)
-    click.echo(f"report of {job_id} -> {out}", err=True)
 
 
 @click.command("critical-path")

@@ -2,13 +2,10 @@ package phaseline.apps;
 
 import java.io.IOException;
 
-import org.apache.hadoop.conf.Configured;
 import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.lib.reduce.LongSumReducer;
-import org.apache.hadoop.util.Tool;
-import org.apache.hadoop.util.ToolRunner;
 
 /**
  * CPU-heavy map: every record is hashed through many rounds of a 64-bit mix
@@ -18,7 +15,11 @@ import org.apache.hadoop.util.ToolRunner;
  *
  * <p>Usage: CpuHeavyMap INPUT OUTPUT REDUCES
  */
-public final class CpuHeavyMap extends Configured implements Tool {
+public final class CpuHeavyMap extends App {
+
+  public CpuHeavyMap() {
+    super("cpumap", Score.class, LongSumReducer.class, LongSumReducer.class, Text.class, LongWritable.class);
+  }
 
   /** (line) -> (first two key bytes, mixed score). */
   public static final class Score extends Mapper<Object, Text, Text, LongWritable> {
@@ -47,15 +48,5 @@ public final class CpuHeavyMap extends Configured implements Tool {
       score.set(h & 0xFFFF);
       ctx.write(bucket, score);
     }
-  }
-
-  @Override
-  public int run(String[] args) throws Exception {
-    return Apps.run(getConf(), "phaseline app cpumap", CpuHeavyMap.class, args,
-        Score.class, LongSumReducer.class, LongSumReducer.class, Text.class, LongWritable.class);
-  }
-
-  public static void main(String[] args) throws Exception {
-    System.exit(ToolRunner.run(new CpuHeavyMap(), args));
   }
 }

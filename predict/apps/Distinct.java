@@ -2,13 +2,10 @@ package phaseline.apps;
 
 import java.io.IOException;
 
-import org.apache.hadoop.conf.Configured;
 import org.apache.hadoop.io.NullWritable;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.Reducer;
-import org.apache.hadoop.util.Tool;
-import org.apache.hadoop.util.ToolRunner;
 
 /**
  * Distinct: the distinct three-character key prefixes of the input (the shape
@@ -17,7 +14,11 @@ import org.apache.hadoop.util.ToolRunner;
  *
  * <p>Usage: Distinct INPUT OUTPUT REDUCES
  */
-public final class Distinct extends Configured implements Tool {
+public final class Distinct extends App {
+
+  public Distinct() {
+    super("distinct", Prefix.class, Once.class, Once.class, Text.class, NullWritable.class);
+  }
 
   /** (line) -> (key prefix, nothing). */
   public static final class Prefix extends Mapper<Object, Text, Text, NullWritable> {
@@ -37,15 +38,5 @@ public final class Distinct extends Configured implements Tool {
         throws IOException, InterruptedException {
       ctx.write(key, NullWritable.get());
     }
-  }
-
-  @Override
-  public int run(String[] args) throws Exception {
-    return Apps.run(getConf(), "phaseline app distinct", Distinct.class, args,
-        Prefix.class, Once.class, Once.class, Text.class, NullWritable.class);
-  }
-
-  public static void main(String[] args) throws Exception {
-    System.exit(ToolRunner.run(new Distinct(), args));
   }
 }

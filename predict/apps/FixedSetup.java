@@ -5,13 +5,10 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.SplittableRandom;
 
-import org.apache.hadoop.conf.Configured;
 import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.lib.reduce.LongSumReducer;
-import org.apache.hadoop.util.Tool;
-import org.apache.hadoop.util.ToolRunner;
 
 /**
  * A large fixed per-task set-up: every map first builds a lookup table of
@@ -21,7 +18,11 @@ import org.apache.hadoop.util.ToolRunner;
  *
  * <p>Usage: FixedSetup INPUT OUTPUT REDUCES
  */
-public final class FixedSetup extends Configured implements Tool {
+public final class FixedSetup extends App {
+
+  public FixedSetup() {
+    super("fixedsetup", Lookup.class, LongSumReducer.class, LongSumReducer.class, Text.class, LongWritable.class);
+  }
 
   /** Builds the table in setup; (line) -> (category, 1). */
   public static final class Lookup extends Mapper<Object, Text, Text, LongWritable> {
@@ -54,15 +55,5 @@ public final class FixedSetup extends Configured implements Tool {
       category.set(c == null ? "none" : c);
       ctx.write(category, ONE);
     }
-  }
-
-  @Override
-  public int run(String[] args) throws Exception {
-    return Apps.run(getConf(), "phaseline app fixedsetup", FixedSetup.class, args,
-        Lookup.class, LongSumReducer.class, LongSumReducer.class, Text.class, LongWritable.class);
-  }
-
-  public static void main(String[] args) throws Exception {
-    System.exit(ToolRunner.run(new FixedSetup(), args));
   }
 }

@@ -4,13 +4,10 @@ import java.io.IOException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import org.apache.hadoop.conf.Configured;
 import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.lib.reduce.LongSumReducer;
-import org.apache.hadoop.util.Tool;
-import org.apache.hadoop.util.ToolRunner;
 
 /**
  * Grep: counts the matches of a regular expression (two digits in a row, by
@@ -20,7 +17,11 @@ import org.apache.hadoop.util.ToolRunner;
  *
  * <p>Usage: Grep INPUT OUTPUT REDUCES
  */
-public final class Grep extends Configured implements Tool {
+public final class Grep extends App {
+
+  public Grep() {
+    super("grep", Match.class, LongSumReducer.class, LongSumReducer.class, Text.class, LongWritable.class);
+  }
 
   /** Emits (match, 1) for every match in a line. */
   public static final class Match extends Mapper<Object, Text, Text, LongWritable> {
@@ -41,15 +42,5 @@ public final class Grep extends Configured implements Tool {
         ctx.write(found, ONE);
       }
     }
-  }
-
-  @Override
-  public int run(String[] args) throws Exception {
-    return Apps.run(getConf(), "phaseline app grep", Grep.class, args,
-        Match.class, LongSumReducer.class, LongSumReducer.class, Text.class, LongWritable.class);
-  }
-
-  public static void main(String[] args) throws Exception {
-    System.exit(ToolRunner.run(new Grep(), args));
   }
 }

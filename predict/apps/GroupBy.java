@@ -2,12 +2,9 @@ package phaseline.apps;
 
 import java.io.IOException;
 
-import org.apache.hadoop.conf.Configured;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.Reducer;
-import org.apache.hadoop.util.Tool;
-import org.apache.hadoop.util.ToolRunner;
 
 /**
  * Group-by with a CPU-heavy aggregate: every record is shuffled whole under its
@@ -17,7 +14,11 @@ import org.apache.hadoop.util.ToolRunner;
  *
  * <p>Usage: GroupBy INPUT OUTPUT REDUCES
  */
-public final class GroupBy extends Configured implements Tool {
+public final class GroupBy extends App {
+
+  public GroupBy() {
+    super("groupby", ByGroup.class, null, Aggregate.class, Text.class, Text.class);
+  }
 
   /** (line) -> (group, line). */
   public static final class ByGroup extends Mapper<Object, Text, Text, Text> {
@@ -55,15 +56,5 @@ public final class GroupBy extends Configured implements Tool {
       out.set(count + " " + Integer.bitCount(fillers) + " " + Long.toHexString(digest));
       ctx.write(key, out);
     }
-  }
-
-  @Override
-  public int run(String[] args) throws Exception {
-    return Apps.run(getConf(), "phaseline app groupby", GroupBy.class, args,
-        ByGroup.class, null, Aggregate.class, Text.class, Text.class);
-  }
-
-  public static void main(String[] args) throws Exception {
-    System.exit(ToolRunner.run(new GroupBy(), args));
   }
 }

@@ -3,13 +3,10 @@ package phaseline.apps;
 import java.io.IOException;
 import java.util.StringTokenizer;
 
-import org.apache.hadoop.conf.Configured;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.Reducer;
 import org.apache.hadoop.mapreduce.lib.input.FileSplit;
-import org.apache.hadoop.util.Tool;
-import org.apache.hadoop.util.ToolRunner;
 
 /**
  * Inverted index: for every token of a line, its two-character prefix as the
@@ -18,7 +15,11 @@ import org.apache.hadoop.util.ToolRunner;
  *
  * <p>Usage: InvertedIndex INPUT OUTPUT REDUCES
  */
-public final class InvertedIndex extends Configured implements Tool {
+public final class InvertedIndex extends App {
+
+  public InvertedIndex() {
+    super("invertedindex", Postings.class, null, Join.class, Text.class, Text.class);
+  }
 
   /** (offset, line) -> (term, file:offset) per token. */
   public static final class Postings extends Mapper<Object, Text, Text, Text> {
@@ -61,15 +62,5 @@ public final class InvertedIndex extends Configured implements Tool {
       list.set(sb.toString());
       ctx.write(key, list);
     }
-  }
-
-  @Override
-  public int run(String[] args) throws Exception {
-    return Apps.run(getConf(), "phaseline app invertedindex", InvertedIndex.class, args,
-        Postings.class, null, Join.class, Text.class, Text.class);
-  }
-
-  public static void main(String[] args) throws Exception {
-    System.exit(ToolRunner.run(new InvertedIndex(), args));
   }
 }

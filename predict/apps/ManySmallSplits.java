@@ -2,14 +2,12 @@ package phaseline.apps;
 
 import java.io.IOException;
 
-import org.apache.hadoop.conf.Configured;
 import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.Text;
+import org.apache.hadoop.mapreduce.Job;
 import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.lib.input.FileInputFormat;
 import org.apache.hadoop.mapreduce.lib.reduce.LongSumReducer;
-import org.apache.hadoop.util.Tool;
-import org.apache.hadoop.util.ToolRunner;
 
 /**
  * Many small splits: a character-class histogram over input cut into 256 KiB
@@ -19,7 +17,11 @@ import org.apache.hadoop.util.ToolRunner;
  *
  * <p>Usage: ManySmallSplits INPUT OUTPUT REDUCES
  */
-public final class ManySmallSplits extends Configured implements Tool {
+public final class ManySmallSplits extends App {
+
+  public ManySmallSplits() {
+    super("manysplits", Classes.class, LongSumReducer.class, LongSumReducer.class, Text.class, LongWritable.class);
+  }
 
   /** (line) -> (character class, count) per line. */
   public static final class Classes extends Mapper<Object, Text, Text, LongWritable> {
@@ -43,15 +45,11 @@ public final class ManySmallSplits extends Configured implements Tool {
     }
   }
 
+  /** Cut the input into splits of {@code phaseline.split.kb} KiB (256 unless set), then read it as text. */
   @Override
-  public int run(String[] args) throws Exception {
-    long kb = getConf().getLong("phaseline.split.kb", 256);
-    getConf().setLong(FileInputFormat.SPLIT_MAXSIZE, kb * 1024);
-    return Apps.run(getConf(), "phaseline app manysplits", ManySmallSplits.class, args,
-        Classes.class, LongSumReducer.class, LongSumReducer.class, Text.class, LongWritable.class);
-  }
-
-  public static void main(String[] args) throws Exception {
-    System.exit(ToolRunner.run(new ManySmallSplits(), args));
+  protected void configure(Job job, String[] args) throws Exception {
+    long kb = job.getConfiguration().getLong("phaseline.split.kb", 256);
+    job.getConfiguration().setLong(FileInputFormat.SPLIT_MAXSIZE, kb * 1024);
+    super.configure(job, args);
   }
 }

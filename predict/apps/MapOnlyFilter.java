@@ -2,12 +2,9 @@ package phaseline.apps;
 
 import java.io.IOException;
 
-import org.apache.hadoop.conf.Configured;
 import org.apache.hadoop.io.NullWritable;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.Mapper;
-import org.apache.hadoop.util.Tool;
-import org.apache.hadoop.util.ToolRunner;
 
 /**
  * Map-only filter: keeps the records whose key starts with a character of even
@@ -16,7 +13,11 @@ import org.apache.hadoop.util.ToolRunner;
  *
  * <p>Usage: MapOnlyFilter INPUT OUTPUT REDUCES
  */
-public final class MapOnlyFilter extends Configured implements Tool {
+public final class MapOnlyFilter extends App {
+
+  public MapOnlyFilter() {
+    super("maponly", Keep.class, null, null, Text.class, NullWritable.class);
+  }
 
   /** (line) -> (line upper-cased) for the lines it keeps. */
   public static final class Keep extends Mapper<Object, Text, Text, NullWritable> {
@@ -30,15 +31,5 @@ public final class MapOnlyFilter extends Configured implements Tool {
       out.set(value.toString().toUpperCase());
       ctx.write(out, NullWritable.get());
     }
-  }
-
-  @Override
-  public int run(String[] args) throws Exception {
-    return Apps.run(getConf(), "phaseline app maponly", MapOnlyFilter.class, args,
-        Keep.class, null, null, Text.class, NullWritable.class);
-  }
-
-  public static void main(String[] args) throws Exception {
-    System.exit(ToolRunner.run(new MapOnlyFilter(), args));
   }
 }

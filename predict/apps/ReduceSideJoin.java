@@ -5,17 +5,15 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
-import org.apache.hadoop.conf.Configured;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.io.Text;
+import org.apache.hadoop.mapreduce.Job;
 import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.Reducer;
 import org.apache.hadoop.mapreduce.lib.input.MultipleInputs;
 import org.apache.hadoop.mapreduce.lib.input.TextInputFormat;
-import org.apache.hadoop.util.Tool;
-import org.apache.hadoop.util.ToolRunner;
 
 /**
  * A reduce-side join of two inputs: the input directory's even-numbered files are
@@ -26,7 +24,11 @@ import org.apache.hadoop.util.ToolRunner;
  *
  * <p>Usage: ReduceSideJoin INPUT OUTPUT REDUCES
  */
-public final class ReduceSideJoin extends Configured implements Tool {
+public final class ReduceSideJoin extends App {
+
+  public ReduceSideJoin() {
+    super("join", null, null, Join.class, Text.class, Text.class);
+  }
 
   /** (key prefix, tag + characters from..to of the record) for records of at least {@code min} characters. */
   private abstract static class Tagged extends Mapper<Object, Text, Text, Text> {
@@ -99,28 +101,22 @@ public final class ReduceSideJoin extends Configured implements Tool {
     }
   }
 
+  /** Each file of the input directory is a side: in name order, dimension, fact, dimension, ... */
   @Override
-  public int run(String[] args) throws Exception {
-    return Apps.runJob(getConf(), "phaseline app join", ReduceSideJoin.class, args, job -> {
-      Path input = new Path(args[0]);
-      FileSystem fs = input.getFileSystem(job.getConfiguration());
-      FileStatus[] files = fs.listStatus(input);
-      Arrays.sort(files);
-      int i = 0;
-      for (FileStatus f : files) {
-        if (!f.isFile() || f.getPath().getName().startsWith("_") || f.getPath().getName().startsWith(".")) {
-          continue;
-        }
-        Class<? extends Mapper> side = i++ % 2 == 0 ? Dimension.class : Fact.class;
-        MultipleInputs.addInputPath(job, f.getPath(), TextInputFormat.class, side);
+  @SuppressWarnings("rawtypes")
+  protected void configure(Job job, String[] args) throws Exception {
+    setClasses(job);
+    Path input = new Path(args[0]);
+    FileSystem fs = input.getFileSystem(job.getConfiguration());
+    FileStatus[] files = fs.listStatus(input);
+    Arrays.sort(files);
+    int i = 0;
+    for (FileStatus f : files) {
+      if (!f.isFile() || f.getPath().getName().startsWith("_") || f.getPath().getName().startsWith(".")) {
+        continue;
       }
-      job.setReducerClass(Join.class);
-      job.setOutputKeyClass(Text.class);
-      job.setOutputValueClass(Text.class);
-    });
-  }
-
-  public static void main(String[] args) throws Exception {
-    System.exit(ToolRunner.run(new ReduceSideJoin(), args));
+      Class<? extends Mapper> side = i++ % 2 == 0 ? Dimension.class : Fact.class;
+      MultipleInputs.addInputPath(job, f.getPath(), TextInputFormat.class, side);
+    }
   }
 }

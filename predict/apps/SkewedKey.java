@@ -2,13 +2,10 @@ package phaseline.apps;
 
 import java.io.IOException;
 
-import org.apache.hadoop.conf.Configured;
 import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.Reducer;
-import org.apache.hadoop.util.Tool;
-import org.apache.hadoop.util.ToolRunner;
 
 /**
  * A skewed key: about 70 % of the records carry one hot key (the shape of a
@@ -18,7 +15,11 @@ import org.apache.hadoop.util.ToolRunner;
  *
  * <p>Usage: SkewedKey INPUT OUTPUT REDUCES
  */
-public final class SkewedKey extends Configured implements Tool {
+public final class SkewedKey extends App {
+
+  public SkewedKey() {
+    super("skewkey", Skew.class, null, Tally.class, Text.class, Text.class);
+  }
 
   /** (line) -> (hot key or key prefix, rest of the line). */
   public static final class Skew extends Mapper<Object, Text, Text, Text> {
@@ -59,21 +60,5 @@ public final class SkewedKey extends Configured implements Tool {
       out.set(count + " " + bytes);
       ctx.write(key, out);
     }
-  }
-
-  @Override
-  public int run(String[] args) throws Exception {
-    return Apps.run(getConf(), "phaseline app skewkey", SkewedKey.class, args, job -> {
-      job.setMapperClass(Skew.class);
-      job.setReducerClass(Tally.class);
-      job.setMapOutputKeyClass(Text.class);
-      job.setMapOutputValueClass(Text.class);
-      job.setOutputKeyClass(Text.class);
-      job.setOutputValueClass(Text.class);
-    });
-  }
-
-  public static void main(String[] args) throws Exception {
-    System.exit(ToolRunner.run(new SkewedKey(), args));
   }
 }

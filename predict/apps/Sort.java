@@ -2,12 +2,9 @@ package phaseline.apps;
 
 import java.io.IOException;
 
-import org.apache.hadoop.conf.Configured;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.Reducer;
-import org.apache.hadoop.util.Tool;
-import org.apache.hadoop.util.ToolRunner;
 
 /**
  * Sort: every line keyed by its first ten bytes (the TeraGen-like key), the rest
@@ -16,7 +13,11 @@ import org.apache.hadoop.util.ToolRunner;
  *
  * <p>Usage: Sort INPUT OUTPUT REDUCES
  */
-public final class Sort extends Configured implements Tool {
+public final class Sort extends App {
+
+  public Sort() {
+    super("sort", Split.class, null, Emit.class, Text.class, Text.class);
+  }
 
   /** (line) -> (key, rest of the line). */
   public static final class Split extends Mapper<Object, Text, Text, Text> {
@@ -42,15 +43,5 @@ public final class Sort extends Configured implements Tool {
         ctx.write(key, v);
       }
     }
-  }
-
-  @Override
-  public int run(String[] args) throws Exception {
-    return Apps.run(getConf(), "phaseline app sort", Sort.class, args,
-        Split.class, null, Emit.class, Text.class, Text.class);
-  }
-
-  public static void main(String[] args) throws Exception {
-    System.exit(ToolRunner.run(new Sort(), args));
   }
 }

@@ -3,13 +3,10 @@ package phaseline.apps;
 import java.io.IOException;
 import java.util.TreeMap;
 
-import org.apache.hadoop.conf.Configured;
 import org.apache.hadoop.io.NullWritable;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.Reducer;
-import org.apache.hadoop.util.Tool;
-import org.apache.hadoop.util.ToolRunner;
 
 /**
  * Top N: the N largest keys of the input (N = 10, {@code -D phaseline.topn.n}).
@@ -18,7 +15,11 @@ import org.apache.hadoop.util.ToolRunner;
  *
  * <p>Usage: TopN INPUT OUTPUT REDUCES
  */
-public final class TopN extends Configured implements Tool {
+public final class TopN extends App {
+
+  public TopN() {
+    super("topn", Largest.class, null, Merge.class, NullWritable.class, Text.class);
+  }
 
   /** Keeps the map's N largest lines by key; emits them in cleanup. */
   public static final class Largest extends Mapper<Object, Text, NullWritable, Text> {
@@ -68,15 +69,5 @@ public final class TopN extends Configured implements Tool {
         ctx.write(NullWritable.get(), new Text(line));
       }
     }
-  }
-
-  @Override
-  public int run(String[] args) throws Exception {
-    return Apps.run(getConf(), "phaseline app topn", TopN.class, args,
-        Largest.class, null, Merge.class, NullWritable.class, Text.class);
-  }
-
-  public static void main(String[] args) throws Exception {
-    System.exit(ToolRunner.run(new TopN(), args));
   }
 }

@@ -3,13 +3,10 @@ package phaseline.apps;
 import java.io.IOException;
 import java.util.StringTokenizer;
 
-import org.apache.hadoop.conf.Configured;
 import org.apache.hadoop.io.IntWritable;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.lib.reduce.IntSumReducer;
-import org.apache.hadoop.util.Tool;
-import org.apache.hadoop.util.ToolRunner;
 
 /**
  * Word count with a combiner: every whitespace-separated token of every line,
@@ -17,7 +14,11 @@ import org.apache.hadoop.util.ToolRunner;
  *
  * <p>Usage: WordCount INPUT OUTPUT REDUCES
  */
-public final class WordCount extends Configured implements Tool {
+public final class WordCount extends App {
+
+  public WordCount() {
+    super("wordcount", Tokens.class, IntSumReducer.class, IntSumReducer.class, Text.class, IntWritable.class);
+  }
 
   /** Emits (token, 1) for every token. */
   public static final class Tokens extends Mapper<Object, Text, Text, IntWritable> {
@@ -32,15 +33,5 @@ public final class WordCount extends Configured implements Tool {
         ctx.write(word, ONE);
       }
     }
-  }
-
-  @Override
-  public int run(String[] args) throws Exception {
-    return Apps.run(getConf(), "phaseline app wordcount", WordCount.class, args,
-        Tokens.class, IntSumReducer.class, IntSumReducer.class, Text.class, IntWritable.class);
-  }
-
-  public static void main(String[] args) throws Exception {
-    System.exit(ToolRunner.run(new WordCount(), args));
   }
 }

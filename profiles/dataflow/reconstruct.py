@@ -159,37 +159,9 @@ def reconstruct(
             {"period_ms": period, "group_vertices": list(spec.group_vertices())},
         )
         instances = con.sql(sql("dataflow_instances")).to_arrow_table()
-        group_threads = con.sql(
-            """
-            SELECT job_id, attempt_id, host, thread_id, vertex, $kind AS kind, thread_name AS name, samples,
-                   'reconstruct' AS source
-            FROM _threads WHERE grouped
-            ORDER BY attempt_id, vertex, thread_id
-            """,
-            params={"kind": THREAD_KIND},
-        ).to_arrow_table()
-        counts = con.execute(
-            """
-            SELECT
-              coalesce(sum(samples) FILTER (WHERE status = 'mapped'), 0),
-              coalesce(sum(samples) FILTER (WHERE status IN ('unmapped', 'nostack')), 0),
-              coalesce(sum(samples) FILTER (WHERE status = 'ambiguous'), 0),
-              coalesce(sum(samples) FILTER (WHERE status = 'mapped' AND attempt_id IS NULL), 0)
-            FROM _groups
-            """
-        ).fetchone()
-        unmapped_rows = con.execute(
-            """
-            SELECT g.status, g.position_thread, st.frames[1], st.frames[-1], v.vertex, sum(g.samples) AS n
-            FROM _groups g
-            LEFT JOIN (SELECT stack_id, any_value(frames) AS frames FROM stacks GROUP BY stack_id) st
-              ON st.stack_id = g.stack_id
-            LEFT JOIN _stack_vertex v
-              ON v.stack_id = g.stack_id AND v.thread_name IS NOT DISTINCT FROM g.position_thread
-            WHERE g.status <> 'mapped'
-            GROUP BY ALL ORDER BY n DESC, g.position_thread
-            """
-        ).fetchall()
+        group_threads = con.sql(sql("dataflow_group_threads"), params={"kind": THREAD_KIND}).to_arrow_table()
+        counts = con.execute(sql("dataflow_sample_counts")).fetchone()
+        unmapped_rows = con.execute(sql("dataflow_unmapped")).fetchall()
     finally:
         con.execute("DROP TABLE IF EXISTS _groups")
         con.execute("DROP TABLE IF EXISTS _threads")

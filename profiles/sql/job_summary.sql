@@ -6,7 +6,12 @@
 --   job_id, name, user, queue, status, hadoop_version, source_format
 --   submit_ms, launch_ms, finish_ms
 --   first_start_ms, last_finish_ms    over the job's attempts
---   makespan_ms      finish (else last attempt finish) - submit (else launch, else first start)
+--   makespan_ms      the job's duration: finish (else last attempt finish) - submit (else launch,
+--                    else first start)
+--   task_span_ms     ARIA's completion time (Verma et al. 2011): first successful map or reduce
+--                    attempt start -> last successful one's finish (job setup and commit aside);
+--                    NULL without both.  The one definition: a profile's makespans_ms
+--                    (profiles.extract) and the backtest's measured span (predict/backtest_runs.sql)
 --   maps, reduces    distinct map / reduce tasks with attempts
 --   total_maps, total_reduces   as the job record says
 --   attempts, failed_attempts, killed_attempts
@@ -17,6 +22,8 @@ WITH _a AS (
         job_id,
         min(start_ms) AS first_start_ms,
         max(finish_ms) AS last_finish_ms,
+        max(finish_ms) FILTER (WHERE status = 'SUCCEEDED' AND task_type IN ('MAP', 'REDUCE'))
+            - min(start_ms) FILTER (WHERE status = 'SUCCEEDED' AND task_type IN ('MAP', 'REDUCE')) AS task_span_ms,
         count(DISTINCT task_id) FILTER (WHERE task_type = 'MAP') AS maps,
         count(DISTINCT task_id) FILTER (WHERE task_type = 'REDUCE') AS reduces,
         count(*) AS attempts,
@@ -35,6 +42,7 @@ SELECT
     j.submit_ms, j.launch_ms, j.finish_ms,
     a.first_start_ms, a.last_finish_ms,
     coalesce(j.finish_ms, a.last_finish_ms) - coalesce(j.submit_ms, j.launch_ms, a.first_start_ms) AS makespan_ms,
+    a.task_span_ms,
     coalesce(a.maps, 0) AS maps, coalesce(a.reduces, 0) AS reduces,
     j.total_maps, j.total_reduces,
     coalesce(a.attempts, 0) AS attempts,

@@ -14,7 +14,7 @@
 --   speculative               TRUE when an earlier attempt of the same task was still running
 --                             at this attempt's start (a speculative or duplicate attempt)
 --   error                     the attempt's diagnostic, if any
--- The slot (lane on a host) is assigned in Python (profiles.queries.assign_slots):
+-- The slot (lane on a host) is assigned in Python (profiles.slots.assign_slots):
 -- first-fit interval colouring is sequential and does not belong in SQL.
 
 CREATE OR REPLACE TEMP VIEW timeline AS

@@ -1,5 +1,5 @@
 -- map_spills: maps that spill their sort buffer many times (phaseline; the spill count is in the task logs).
--- requires: _severity, _map_spills, job_summary
+-- requires: _severity, _job_spills
 --
 -- Dr. Elephant sees only the spilled-record ratio (mapper_spill), which stays near 2 however many
 -- spills a map makes; the task logs count them.  Each spill past the first sorts and writes a run
@@ -8,15 +8,6 @@
 -- Output columns
 --   job_id, level, severity, value (mean spills per map), threshold, detail, recommendation, skipped
 -- Parameters: $job_id, $spills
-
-CREATE OR REPLACE TEMP VIEW doctor_map_spills AS
-WITH _t AS (
-    SELECT job_id, count(*) AS maps, avg(spills) AS spills, max(spills) AS max_spills, any_value(io_sort_mb) AS io_sort_mb
-    FROM _map_spills GROUP BY job_id
-)
-SELECT j.job_id, t.maps, t.spills, t.max_spills, t.io_sort_mb
-FROM job_summary AS j
-LEFT JOIN _t AS t ON t.job_id = j.job_id;
 
 SELECT
     job_id,
@@ -27,5 +18,5 @@ SELECT
     printf('%d maps: %.1f spills each (up to %d) with a %g MB sort buffer', maps, spills, max_spills, io_sort_mb) AS detail,
     printf('raise mapreduce.task.io.sort.mb from %g MB so a map''s output fits in one or two spills', io_sort_mb) AS recommendation,
     CASE WHEN maps IS NULL THEN 'no task log with the maps'' spills (spill counts come from MapTask logs)' END AS skipped
-FROM doctor_map_spills
+FROM _job_spills
 WHERE job_id = $job_id;

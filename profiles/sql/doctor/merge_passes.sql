@@ -1,5 +1,5 @@
 -- merge_passes: map-side merges that take extra passes because the sort factor is small (phaseline).
--- requires: _severity, _map_spills, job_summary
+-- requires: _severity, _job_spills
 --
 -- With n spills and sort factor f a map merges its runs in ceil((n - 1) / (f - 1)) rounds; all
 -- but the last read and write the data once more (Herodotou 2011, eqs. 16-18).  Graded by the
@@ -8,16 +8,6 @@
 -- Output columns
 --   job_id, level, severity, value (mean extra merge passes per map), threshold, detail, recommendation, skipped
 -- Parameters: $job_id, $passes
-
-CREATE OR REPLACE TEMP VIEW doctor_merge_passes AS
-WITH _t AS (
-    SELECT job_id, count(*) AS maps, avg(merge_passes) AS passes, avg(spills) AS spills,
-        any_value(sort_factor) AS sort_factor
-    FROM _map_spills GROUP BY job_id
-)
-SELECT j.job_id, t.maps, t.passes, t.spills, t.sort_factor
-FROM job_summary AS j
-LEFT JOIN _t AS t ON t.job_id = j.job_id;
 
 SELECT
     job_id,
@@ -29,5 +19,5 @@ SELECT
     printf('raise mapreduce.task.io.sort.factor from %d to at least the spills per map (%.0f), or spill less (a larger io.sort.mb)',
            sort_factor, ceil(spills)) AS recommendation,
     CASE WHEN maps IS NULL THEN 'no task log with the maps'' spills (spill counts come from MapTask logs)' END AS skipped
-FROM doctor_merge_passes
+FROM _job_spills
 WHERE job_id = $job_id;

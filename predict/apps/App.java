@@ -1,0 +1,90 @@
+package phaseline.apps;
+
+import java.util.Arrays;
+import java.util.function.Consumer;
+
+import org.apache.hadoop.conf.Configured;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.mapreduce.Job;
+import org.apache.hadoop.mapreduce.Mapper;
+import org.apache.hadoop.mapreduce.Reducer;
+import org.apache.hadoop.mapreduce.lib.input.FileInputFormat;
+import org.apache.hadoop.mapreduce.lib.output.FileOutputFormat;
+import org.apache.hadoop.util.Tool;
+import org.apache.hadoop.util.ToolRunner;
+
+/**
+ * Every backtest application's driver, written once: a {@link Tool} (the engine runs it through
+ * {@link ToolRunner} with its own configuration) over the arguments INPUT OUTPUT REDUCES, running one
+ * job named {@code phaseline app NAME} (the name the backtest suite matches its runs by).  An
+ * application gives its name and classes to the constructor and, where its job needs more than text
+ * input at INPUT, overrides {@link #configure}.
+ *
+ * <p>Usage: App APPLICATION INPUT OUTPUT REDUCES (APPLICATION: its class's simple name, e.g.
+ * WordCount); the engine runs an application's own class.
+ */
+@SuppressWarnings("rawtypes")
+public abstract class App extends Configured implements Tool {
+
+  private final String name;
+  /** Sets the job's classes: those given to the constructor. */
+  private final Consumer<Job> classes;
+
+  /**
+   * An application's job: its mapper, combiner and reducer (null where the job has none) and its
+   * output key and value classes (the map output's too).
+   */
+  protected App(String name, Class<? extends Mapper> mapper, Class<? extends Reducer> combiner,
+      Class<? extends Reducer> reducer, Class<?> key, Class<?> value) {
+    this.name = name;
+    this.classes = job -> {
+      if (mapper != null) {
+        job.setMapperClass(mapper);
+      }
+      if (combiner != null) {
+        job.setCombinerClass(combiner);
+      }
+      if (reducer != null) {
+        job.setReducerClass(reducer);
+      }
+      job.setOutputKeyClass(key);
+      job.setOutputValueClass(value);
+    };
+  }
+
+  /** Set the job's classes, then read {@code args[0]} as text input (an override may read it otherwise). */
+  protected void configure(Job job, String[] args) throws Exception {
+    setClasses(job);
+    FileInputFormat.addInputPath(job, new Path(args[0]));
+  }
+
+  /** The classes given to the constructor, on {@code job}. */
+  protected final void setClasses(Job job) {
+    classes.accept(job);
+  }
+
+  @Override
+  public final int run(String[] args) throws Exception {
+    if (args.length != 3) {
+      System.err.println("usage: " + getClass().getSimpleName() + " INPUT OUTPUT REDUCES");
+      return 2;
+    }
+    Job job = Job.getInstance(getConf(), "phaseline app " + name);
+    job.setJarByClass(getClass());
+    configure(job, args);
+    job.setNumReduceTasks(Integer.parseInt(args[2]));
+    FileOutputFormat.setOutputPath(job, new Path(args[1]));
+    return job.waitForCompletion(true) ? 0 : 1;
+  }
+
+  /** Run the application named by the first argument on the rest (APPLICATION INPUT OUTPUT REDUCES). */
+  public static void main(String[] args) throws Exception {
+    if (args.length < 1) {
+      System.err.println("usage: App APPLICATION INPUT OUTPUT REDUCES");
+      System.exit(2);
+    }
+    Class<?> cls = Class.forName(App.class.getPackageName() + "." + args[0]);
+    Tool app = (Tool) cls.getDeclaredConstructor().newInstance();
+    System.exit(ToolRunner.run(app, Arrays.copyOfRange(args, 1, args.length)));
+  }
+}

@@ -1,0 +1,88 @@
+"""The engine and cluster shape a platform model was measured on, against the cluster predicted for.
+
+A platform model records what its microbenchmarks ran on in ``cluster["engine"]`` (``phaseline
+fit`` reads it from the store: LocalJobRunner, or YARN with its NodeManagers and containers); its
+phase costs hold for that engine and shape.  Every model's prediction is framed by
+:func:`warn_if_other_cluster` (:class:`predict.core._Framed`), which says so in one line when the
+cluster predicted for is another.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from phaseline.errors import PlatformMismatchWarning
+
+if TYPE_CHECKING:
+    from predict.core import Cluster, PhaseDurationModel
+
+__all__ = ["warn_if_other_cluster"]
+
+
+def _measured_fits(measured: Mapping[str, Any], cluster: Cluster) -> bool:
+    """Whether ``cluster`` is of the engine and shape of one ``engine`` record of a platform model."""
+    name = measured.get("name")
+    if cluster.engine is not None and cluster.engine != name:
+        return False
+    if name == "local-hadoop":  # LocalJobRunner: one node, its parallelism as slots
+        return cluster.nodes == 1
+    if name == "yarn":
+        shape = (
+            (measured.get("nodes"), cluster.nodes),
+            (measured.get("containers_per_node"), cluster.map_slots_per_node),
+        )
+        return all(want is None or want == got for want, got in shape) or _is_its_loopback(measured, cluster)
+    return True  # an engine the store gives no shape of
+
+
+def _is_its_loopback(measured: Mapping[str, Any], cluster: Cluster) -> bool:
+    """Whether ``cluster`` is a measured mini YARN cluster as its jobs are predicted: one host, the
+    containers its ApplicationMaster leaves (:func:`predict.backtest_suite.loopback_cluster`)."""
+    from platform_model.engine.yarn import AM_CONTAINERS
+
+    nodes, per = measured.get("nodes"), measured.get("containers_per_node")
+    if not isinstance(nodes, int) or not isinstance(per, int) or cluster.nodes != 1:
+        return False
+    return cluster.map_slots == cluster.reduce_slots == nodes * per - AM_CONTAINERS
+
+
+def _describe_engine(measured: Mapping[str, Any]) -> str:
+    name = measured.get("name")
+    if name == "mixed":
+        return "several: " + "; ".join(_describe_engine(m) for m in measured.get("engines", []))
+    if name == "local-hadoop":
+        return "LocalJobRunner (local-hadoop, one node)"
+    if name == "yarn":
+        nodes, per, mb = (measured.get(k) for k in ("nodes", "containers_per_node", "container_mb"))
+        return (f"YARN, {nodes if nodes is not None else '?'} node(s) x {per if per is not None else '?'} "
+                f"container(s) of {mb if mb is not None else '?'} MiB")  # fmt: skip
+    return str(name)
+
+
+def warn_if_other_cluster(platform: PhaseDurationModel, cluster: Cluster, *, stacklevel: int = 3) -> None:
+    """Warn (:class:`~phaseline.errors.PlatformMismatchWarning`, one line) when ``cluster`` is of another
+    engine or shape than ``platform`` was measured on.
+
+    A platform model records what it was measured on in ``cluster["engine"]`` (``phaseline fit``
+    reads it from the store); a model without that record (an older one, a test double) is not
+    judged.  Its phase costs hold for the engine and container shape they were measured on: a
+    LocalJobRunner JVM's warm tasks, or a YARN cluster's fresh container JVMs sharing its nodes.
+    ``stacklevel`` points the warning at the caller's caller (3) or further out.
+    """
+    measured = (getattr(platform, "cluster", None) or {}).get("engine")
+    if not isinstance(measured, Mapping) or not measured.get("name"):
+        return
+    candidates = measured.get("engines", []) if measured.get("name") == "mixed" else [measured]
+    if any(_measured_fits(m, cluster) for m in candidates):
+        return
+    engine = f"{cluster.engine}, " if cluster.engine else ""
+    target = f"{engine}{cluster.nodes} node(s) x {cluster.map_slots_per_node} map slot(s)"
+    warnings.warn(
+        PlatformMismatchWarning(
+            f"the platform model was measured on {_describe_engine(measured)}, not on the cluster predicted for "
+            f"({target}): its phase costs are carried over as measured"
+        ),
+        stacklevel=stacklevel,
+    )
