@@ -155,7 +155,7 @@ def write_markdown(outcomes: list[Outcome], path: Path, repeats: int, load: tupl
         "`--recommend` settings (Herodotou's what-if, platform model fitted from the bundled sample",
         f"traces and these runs) as `-D` options.  Times are the best of {repeats} runs each (the least disturbed by",
         "other work), first task start to last task finish.",
-        "`benchmarks/bench_doctor.py` regenerates this file; `tests/test_doctor_loop.py` (slow) runs the",
+        "`benchmarks/bench_doctor.py` regenerates this file; `tests/profiles/test_doctor_loop.py` (slow) runs the",
         f"same loop and asks the measured saving to be at least {MIN_REALIZED:.0%} of the predicted one.",
         "",
         f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, load average "

@@ -44,7 +44,7 @@ attempt is its only one, so the stage is the slots' running sums, scheduled
 for all replications at once (:func:`_map_stage_ends`), and only the reduces
 go through a heap per replication.  Same draws, same floats: the makespans
 and event counts are the event loop's bit for bit
-(tests/test_simulate_batched.py).  The 50 GiB, 240-reduce, 64-node case of
+(tests/predict/test_simulate_batched.py).  The 50 GiB, 240-reduce, 64-node case of
 ``benchmarks/bench_predict.py`` (200 replications of 25,660 events) went from
 4.7 to 0.7 CPU seconds.
 """

@@ -21,7 +21,7 @@ A construct that still has no Spark form raises :class:`QueryError` naming the f
 and :data:`DUCKDB_ONLY` lists the ``.sql`` files that cannot run on Spark, with the reason.
 
 The session needs the store's tables as views (:func:`phaseline.spark_views.register_store`).
-``tests/test_spark_engine.py`` runs every concept on both engines over the same
+``tests/phaseline/test_spark_engine.py`` runs every concept on both engines over the same
 store and compares the rows.
 """
 

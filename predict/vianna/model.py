@@ -30,7 +30,7 @@ conservative and within 15 % of its simulation of this network (section
 Table 4's fork/join column is +27 %, -4 %, -28 % and -44 % from it.  Table 4
 follows the measured column, not the network, so a tree that lands within
 10 % of Table 4 cannot also be conservative within 15 % of the simulated
-network (tests/test_vianna_qnsim.py pins the gap).  phaseline's readings
+network (tests/predict/test_vianna_qnsim.py pins the gap).  phaseline's readings
 follow Table 4; against the simulated network (Fig. 7's four scenarios) the
 tree is 41-44 % low at m = 4, and between +25 % (pm = ps = 1) and -50 %
 (pm = ps = 4) at m = 256.  The per-task
@@ -58,7 +58,7 @@ for three of the four cases and lands 10.2 % low on the fourth, (pm, ps) =
   children's).  Folding an n-ary P_A pairwise, refitting at each binary node,
   changes Table 4's values by < 0.2 %, so the n-ary form is kept.  With the
   ps = 4 rows of Table 2 this estimate rises with ps at pm = 1 where the
-  paper's falls (tests/test_vianna_paper.py says by how much and why).
+  paper's falls (tests/predict/test_vianna_paper.py says by how much and why).
 * The end of the map stage (the last map finishes while reduces still run)
   ends a parallel phase, besides the blocked-reduce events of section 4.2.2.
 * ``alpha_ij`` (section 2.3) is normalised by the job response time by

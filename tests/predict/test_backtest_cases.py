@@ -1,0 +1,382 @@
+"""The backtest's cases and what it skips: one bad job, 1.x input counters, cluster runs, labels, map
+counts, the noise floor's estimators, and an empty backtest in every output format."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from ingest.pipeline import ingest_paths
+from phaseline import schemas
+from phaseline.cli import main
+from phaseline.hadoop_names import counter_group
+from phaseline.store import Store
+from platform_model.model import fit_platform
+from platform_model.profile import profile_from_arrays
+from predict.backtest import BacktestRow, backtest
+from predict.backtest_runs import Run, load_runs
+from predict.backtest_scores import NOTHING_TO_BACKTEST, error_table, noise_floor
+from predict.core import Cluster
+from predict.jhist_writer import SimTrace, write_jhist
+from predict.simulate import SimJob, StageDist, simulate_once
+from tests.predict.test_predict_core import LinearPlatform
+
+MB = 2**20
+#: The cluster the runs are simulated on.
+SIM = Cluster(1, 2, 2)
+SIM_ARGS = ("--nodes", "1", "--map-slots-per-node", "2", "--reduce-slots-per-node", "2")
+MODELS = ("bounds", "critical_path")
+
+
+def _sim_store(tmp_path: Path, specs: Sequence[tuple[str, int, float, bool]]) -> Store:
+    """One simulated run (a .jhist, ingested) per ``(job name, maps, bytes per map, counted)``, all
+    with one reduce; ``counted=False``: the maps count no input records, so the run cannot be profiled."""
+    paths = []
+    for seq, (name, maps, per_map, counted) in enumerate(specs, start=1):
+        job = SimJob(
+            map_means_ms=(2000.0 * per_map / MB,) * maps,
+            map_cv=0.1,
+            n_reduces=1,
+            first_shuffle=StageDist(400.0, 0.1),
+            shuffle=StageDist(1500.0, 0.1),
+            reduce=StageDist(1000.0, 0.1),
+            nodes=SIM.nodes,
+            map_slots_per_node=SIM.map_slots_per_node,
+            reduce_slots_per_node=SIM.reduce_slots_per_node,
+        )
+        run = simulate_once(job, np.random.default_rng(seq), record=True)
+        records = {"MAP_INPUT_RECORDS": int(per_map // 100)} if counted else {}
+        trace = SimTrace(
+            sequence=seq,
+            job_name=name,
+            submit_ms=1_700_000_000_000 + seq * 1_000_000,
+            map_counters={**records, "MAP_OUTPUT_RECORDS": int(per_map // 100), "MAP_OUTPUT_BYTES": int(per_map)},
+            reduce_counters={"REDUCE_INPUT_RECORDS": int(maps * per_map // 100),
+                             "REDUCE_SHUFFLE_BYTES": int(maps * per_map),
+                             "REDUCE_OUTPUT_RECORDS": int(maps * per_map // 100)},
+            map_input_bytes=int(per_map),
+        )  # fmt: skip
+        out = tmp_path / "traces" / str(seq)
+        out.mkdir(parents=True)
+        paths.append(write_jhist(run, out, n_maps=maps, n_reduces=1, trace=trace))
+    store = Store(tmp_path / "store")
+    ingest_paths(paths, store)
+    return store
+
+
+def _platform_file(tmp_path: Path) -> Path:
+    x = np.array([1, 2, 4, 8, 16, 64, 256, 1024, 4096] * 6, dtype=float) * MB
+    phases = np.repeat(["read", "collect", "spill", "merge", "shuffle", "write"], 9)
+    return fit_platform(profile_from_arrays(phases, x, 50 + x / 2e5), split=False).save(
+        tmp_path / "platform.json"
+    )
+
+
+def test_a_job_that_cannot_be_profiled_is_skipped_not_the_backtest(tmp_path: Path) -> None:
+    # 'aaa' sorts first and its maps count no input records: its ProfileError had ended the whole backtest
+    store = _sim_store(tmp_path, [("aaa uncounted", 2, MB, False), ("aaa uncounted", 4, MB, False),
+                                  ("sim sort", 2, MB, True), ("sim sort", 4, MB, True)])  # fmt: skip
+    skipped: list[str] = []
+    rows = backtest(store.connect(), LinearPlatform(), models=MODELS, cluster=SIM, skipped=skipped)
+    assert {r.job for r in rows} == {"sim sort"}
+    assert {r.model for r in rows} == set(MODELS)
+    (note,) = [n for n in skipped if n.startswith("aaa uncounted")]
+    assert "cannot be profiled" in note
+    assert "no successful map reports its input bytes and records" in note
+
+
+def _tables(con: duckdb.DuckDBPyConnection, counters: Sequence[tuple[str, str, str, int]]) -> None:
+    """The store's tables (their declared schemas) with jobs 'j1'.. of one name at 2 MiB steps."""
+    jobs = sorted({c[0] for c in counters} | {"job_nothing"})
+    for table in ("jobs", "attempts", "counters", "conf"):
+        con.register("_empty", schemas.TABLES[table].schema.empty_table())
+        con.execute(f"CREATE TABLE {table} AS SELECT * FROM _empty")
+        con.unregister("_empty")
+    for i, job in enumerate(jobs):
+        con.execute("INSERT INTO jobs (job_id, name, total_maps, total_reduces, status, submit_ms) "
+                    "VALUES (?, 'word count', 20, 1, 'SUCCEEDED', ?)", [job, i])  # fmt: skip
+        con.execute("INSERT INTO attempts (job_id, start_ms, finish_ms, status, task_type) "
+                    "VALUES (?, 1000, 5000, 'SUCCEEDED', 'MAP')", [job])  # fmt: skip
+    for job, group, name, value in counters:
+        con.execute("INSERT INTO counters (job_id, scope, group_name, counter_name, value) "
+                    "VALUES (?, 'job_total', ?, ?, ?)", [job, group, name, value])  # fmt: skip
+
+
+def test_input_bytes_of_1x_counter_groups_and_0_20_map_input_bytes() -> None:
+    # Hadoop 1.x names the input counter's group FileInputFormat$Counter (old and new API); 0.20 counts
+    # MAP_INPUT_BYTES.  Only 2.x's FileInputFormatCounter had matched: the others' jobs were dropped silently.
+    con = duckdb.connect()
+    _tables(con, [
+        ("job_2x", "org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter", "BYTES_READ", 1 * MB),
+        ("job_1x_mapred", "org.apache.hadoop.mapred.FileInputFormat$Counter", "BYTES_READ", 2 * MB),
+        ("job_1x_mapreduce", "org.apache.hadoop.mapreduce.lib.input.FileInputFormat$Counter", "BYTES_READ", 3 * MB),
+        ("job_0_20", "org.apache.hadoop.mapred.Task$Counter", "MAP_INPUT_BYTES", 4 * MB),
+        ("job_hdfs_only", "FileSystemCounters", "HDFS_BYTES_READ", 5 * MB),
+    ])  # fmt: skip
+    runs = {r.job_id: r.input_bytes for r in load_runs(con)}
+    assert runs == {"job_2x": 1 * MB, "job_1x_mapred": 2 * MB, "job_1x_mapreduce": 3 * MB, "job_0_20": 4 * MB}
+    skipped: list[str] = []
+    assert len(load_runs(con, skipped=skipped)) == len(runs)
+    # the jobs left out are counted, not dropped silently
+    assert skipped == [
+        "2 job(s) without an input size to scale by (no FileInputFormat BYTES_READ or MAP_INPUT_BYTES job "
+        "counter, or 0 bytes), e.g. job_hdfs_only: not backtested"
+    ]
+
+
+def test_1x_file_format_counter_groups_get_their_2x_names() -> None:
+    # Hadoop 2's mapred.Counters maps these deprecated groups to the 2.x ones, as the store should
+    new_in = "org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter"
+    new_out = "org.apache.hadoop.mapreduce.lib.output.FileOutputFormatCounter"
+    assert counter_group("org.apache.hadoop.mapred.FileInputFormat$Counter") == new_in
+    assert counter_group("org.apache.hadoop.mapreduce.lib.input.FileInputFormat$Counter") == new_in
+    assert counter_group("org.apache.hadoop.mapred.FileOutputFormat$Counter") == new_out
+    assert counter_group("org.apache.hadoop.mapreduce.lib.output.FileOutputFormat$Counter") == new_out
+
+
+def _v1_history(fixtures_dir: Path, job: str, group: str, input_bytes: int) -> str:
+    """The rumen sample's word count (a 1.x job history file) as job ``job``, its job totals counting
+    ``input_bytes`` in ``group`` (the sample's own counters name none)."""
+    text = gzip.decompress(
+        (
+            fixtures_dir / "apache-hadoop-mapreduce/rumen-small-trace-test/sample-job-tracker-logs.gz"
+        ).read_bytes()
+    ).decode()
+    section = text.split(
+        "!!FILE=cluster-jt1.red.ygrid.megatron.com_1240335959557_job_200904211745_0002_hadoopqa"
+    )[1]
+    lines = section.split("!!FILE=")[0].splitlines()[1:]
+    seq = job.removeprefix("job_200904211745_")
+    out = []
+    for line in lines:
+        line = line.replace("200904211745_0002", f"200904211745_{seq}")
+        if line.startswith(f'Job JOBID="{job}" FINISH_TIME'):
+            counted = (
+                "{(" + group.replace(".", "\\.") + ")(File Input Format Counters )[(BYTES_READ)(Bytes Read)("
+            )
+            line = line.replace('COUNTERS="', f'COUNTERS="{counted}{input_bytes})]}}', 1)
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def test_a_1x_history_runs_input_is_read(fixtures_dir: Path, tmp_path: Path) -> None:
+    # the audit's case: two 1.x runs of word count, both dropped for want of an input size
+    (tmp_path / "h").mkdir()
+    for job, group, size in (
+        ("job_200904211745_0102", "org.apache.hadoop.mapred.FileInputFormat$Counter", 2019250),
+        ("job_200904211745_0103", "org.apache.hadoop.mapreduce.lib.input.FileInputFormat$Counter", 4038500),
+    ):
+        (tmp_path / "h" / f"{job}.log").write_text(_v1_history(fixtures_dir, job, group, size))
+    store = Store(tmp_path / "store")
+    ingest_paths([tmp_path / "h"], store)
+    con = store.connect()
+    runs = load_runs(con)
+    assert sorted((r.job_id, r.input_bytes) for r in runs) == [
+        ("job_200904211745_0102", 2019250.0), ("job_200904211745_0103", 4038500.0)]  # fmt: skip
+    skipped: list[str] = []
+    load_runs(con, skipped=skipped)
+    assert skipped == []
+    groups = con.execute("SELECT DISTINCT group_name FROM counters WHERE counter_name = 'BYTES_READ' "
+                         "AND scope = 'job_total' AND group_name LIKE '%Input%'").fetchall()  # fmt: skip
+    assert groups == [("org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter",)]
+
+
+def test_runs_from_a_cluster_need_its_size(tmp_path: Path) -> None:
+    # Runs from a real cluster had been predicted on 1 node x 1 map slot x 1 reduce slot, silently.
+    store = _sim_store(tmp_path, [("sim sort", 2, MB, True), ("sim sort", 8, MB, True)])
+    con = store.connect()
+    skipped: list[str] = []
+    assert backtest(con, LinearPlatform(), models=MODELS, skipped=skipped) == []
+    (note,) = skipped
+    assert note.startswith("sim sort: 2 of its 2 runs ran on a cluster, not the LocalJobRunner (e.g. job_")
+    assert "--nodes N --map-slots-per-node M --reduce-slots-per-node R" in note
+    # given, the cluster is what the models price: 8 maps on 2 slots take longer than on 16
+    small = {r.model: r.predicted_s for r in backtest(con, LinearPlatform(), models=MODELS, cluster=SIM)}
+    big = {
+        r.model: r.predicted_s
+        for r in backtest(con, LinearPlatform(), models=MODELS, cluster=Cluster(8, 2, 2))
+    }
+    assert set(small) == set(big) == set(MODELS)
+    assert all(big[m] < small[m] for m in MODELS)
+
+
+def test_backtest_cli_takes_the_cluster_as_predict_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import predict.backtest as backtest_mod
+
+    store = _sim_store(tmp_path, [("sim sort", 2, MB, True), ("sim sort", 8, MB, True)])
+    platform = _platform_file(tmp_path)
+    given: list[Cluster | None] = []
+
+    def fake(con: object, model: object, *, cluster: Cluster | None = None, **_: object) -> list[BacktestRow]:
+        given.append(cluster)
+        return [_row("c", (1.0,), (1.0,))]
+
+    monkeypatch.setattr(backtest_mod, "backtest", fake)
+    base = ["backtest", "--store", str(store.root), "--platform", str(platform), "--format", "json"]
+    for args, cluster in (
+        (["--nodes", "20", "--map-slots-per-node", "4", "--reduce-slots-per-node", "3"], Cluster(20, 4, 3)),
+        (["--nodes", "20"], Cluster(20, 2, 2)),  # the others at predict's defaults
+        (
+            ["--map-slots-per-node", "3", "--cpus-per-node", "8", "--disks-per-node", "2"],
+            Cluster(1, 3, 2, 8, 2),
+        ),
+        ([], None),
+    ):
+        res = CliRunner().invoke(main, [*base, *args])
+        assert res.exit_code == 0, res.output
+        assert given[-1] == cluster
+    res = CliRunner().invoke(main, [*base, "--nodes", "0"])
+    assert res.exit_code == 2
+    # the real backtest on runs from a cluster, without its size: why on stderr, and nothing backtested
+    monkeypatch.undo()
+    res = CliRunner().invoke(main, base)
+    assert res.exit_code == 1
+    assert "skipped: sim sort: 2 of its 2 runs ran on a cluster, not the LocalJobRunner" in res.stderr
+    assert NOTHING_TO_BACKTEST in res.stderr
+    res = CliRunner().invoke(main, [*base, *SIM_ARGS])
+    assert res.exit_code == 0, res.output
+    assert {r["case"] for r in json.loads(res.stdout)} == {"input=8.0MiB maps=8 reduces=1"}
+
+
+def test_two_cases_never_share_a_label(tmp_path: Path) -> None:
+    # 0.96 and 1.04 MiB are two cases (8 % apart) that both printed as input=1.0MiB: one table line,
+    # one case in the noise floor
+    store = _sim_store(tmp_path, [("sim grep", 4, 0.125 * MB, True), ("sim grep", 4, 0.24 * MB, True),
+                                  ("sim grep", 4, 0.26 * MB, True), ("sim grep", 4, 0.5 * MB, True)])  # fmt: skip
+    rows = backtest(store.connect(), LinearPlatform(), models=MODELS, cluster=SIM)
+    labels = sorted({r.case for r in rows})
+    assert labels == [
+        "input=0.96MiB maps=4 reduces=1",
+        "input=1.04MiB maps=4 reduces=1",
+        "input=2.0MiB maps=4 reduces=1",  # no other case reads 2.0MiB: kept short
+    ]
+    assert len(error_table(rows)) == 3
+    assert len({r.case_key for r in rows}) == 3
+    assert all(len(r.case_job_ids) == 1 for r in rows)
+
+
+def test_labels_of_the_local_suites_sizes_stay_in_mib() -> None:
+    from predict.backtest_runs import case_labels
+
+    def run(mib: float, maps: int, reduces: int) -> list[Run]:
+        return [Run(f"job_local{mib}_{reduces}", "wc", maps, reduces, mib * MB * 1.008, 1000.0, 1, 1, True)]
+
+    cases = [run(4, 1, 1), run(4, 1, 2), run(8, 2, 1), run(16, 4, 1), run(16, 4, 2)]
+    assert case_labels(cases) == [
+        "input=4.0MiB maps=1 reduces=1", "input=4.0MiB maps=1 reduces=2", "input=8.1MiB maps=2 reduces=1",
+        "input=16.1MiB maps=4 reduces=1", "input=16.1MiB maps=4 reduces=2",
+    ]  # fmt: skip
+    # inputs of a kB 3 % apart need more decimals, as many as tell them apart; of a few bytes, bytes
+    kb = [[replace(r, input_bytes=b) for r in run(1, 1, 1)] for b in (1000.0, 1030.0, 1061.0, 2 * MB)]
+    assert case_labels(kb) == ["input=0.00095MiB maps=1 reduces=1", "input=0.00098MiB maps=1 reduces=1",
+                           "input=0.00101MiB maps=1 reduces=1", "input=2.0MiB maps=1 reduces=1"]  # fmt: skip
+    few = [[replace(r, input_bytes=b) for r in run(1, 1, 1)] for b in (10.0, 11.0)]
+    assert case_labels(few) == ["input=10B maps=1 reduces=1", "input=11B maps=1 reduces=1"]
+
+
+def _row(case: str, runs: tuple[float, ...], profile: tuple[float, ...], **kw: Any) -> BacktestRow:
+    return BacktestRow("j", case, "m", 1.0, statistics.median(runs), 0.0, None, None, len(runs), "p",
+                       measured_runs_s=runs, profile_runs_s=profile, **kw)  # fmt: skip
+
+
+def test_the_noise_floor_counts_cases_not_labels() -> None:
+    runs, prof = (0.9, 1.0, 1.1), (0.95, 1.0, 1.05)
+    apart = noise_floor(
+        [_row("a", runs, prof, case_job_ids=("j1",)), _row("b", runs, prof, case_job_ids=("j2",))]
+    )
+    alike = noise_floor(
+        [_row("a", runs, prof, case_job_ids=("j1",)), _row("a", runs, prof, case_job_ids=("j2",))]
+    )
+    one = noise_floor([_row("a", runs, prof, case_job_ids=("j1",))])
+    assert apart is not None
+    assert alike is not None
+    assert one is not None
+    assert alike.worst_abs_error == apart.worst_abs_error
+    assert alike.worst_abs_error > one.worst_abs_error  # two cases' worst is worse than one's
+
+
+def test_runs_cut_into_other_map_counts_are_other_cases(tmp_path: Path) -> None:
+    # 2 MiB in 4 maps and in 8 maps: one case before (measured as the median of both, labelled maps=4)
+    store = _sim_store(tmp_path, [("sim split", 2, 0.5 * MB, True), ("sim split", 4, 0.5 * MB, True),
+                                  ("sim split", 8, 0.25 * MB, True)])  # fmt: skip
+    rows = backtest(store.connect(), LinearPlatform(), models=MODELS, cluster=SIM)
+    assert sorted({r.case for r in rows}) == [
+        "input=2.0MiB maps=4 reduces=1",
+        "input=2.0MiB maps=8 reduces=1",
+    ]
+    assert all(r.runs == 1 for r in rows)
+
+
+@pytest.mark.parametrize(("n_profile", "n_case"), [(2, 1), (4, 2)])
+def test_the_noise_floor_simulates_the_backtests_own_estimators(n_profile: int, n_case: int) -> None:
+    # The backtest profiles one run, the lower of the two middle ones of an even count
+    # (smallest[(n - 1) // 2]), and measures a case as the median of its runs (statistics.median:
+    # the middle two's mean): the floor had drawn the profile's noise as np.median, the two's mean.
+    sigma, n = 0.2, 200_000
+    row = _row("c", (1.0,) * n_case, (1.0,) * n_profile)
+    floor = noise_floor([row], sigma=sigma, replications=n, seed=5)
+    assert floor is not None
+    rng = np.random.default_rng(99)
+    profiled = np.sort(rng.lognormal(0.0, sigma, (n, n_profile)), axis=1)[:, (n_profile - 1) // 2]
+    measured = np.median(rng.lognormal(0.0, sigma, (n, n_case)), axis=1)
+    expected = float(np.median(np.abs(profiled / measured - 1)))
+    assert floor.median_abs_error == pytest.approx(expected, rel=0.02)
+    assert statistics.median([1.0, 3.0]) == float(np.median([1.0, 3.0]))  # the measured estimator, as drawn
+
+
+def test_platform_with_the_suite_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # --platform was accepted and ignored: the suite fits its own platform model
+    import predict.backtest_suite as suite_mod
+
+    ran: list[object] = []
+    monkeypatch.setattr(suite_mod, "run_suite", lambda *a, **k: ran.append(a) or pytest.fail("the suite ran"))
+    platform = _platform_file(tmp_path)
+    out = ["--out", str(tmp_path / "suite")]
+    res = CliRunner().invoke(
+        main, ["backtest", "--suite", "local", "--quick", "--platform", str(platform), *out]
+    )
+    assert res.exit_code == 2, res.output
+    assert "--platform goes without --suite" in res.output
+    res = CliRunner().invoke(main, ["backtest", "--suite", "local", "--nodes", "4", *out])
+    assert res.exit_code == 2, res.output
+    assert "--nodes goes without --suite" in res.output
+    assert ran == []
+
+
+@pytest.mark.parametrize("args", [[], ["--format", "json"], ["--format", "csv"], ["--summary"],
+                                  ["--summary", "--format", "json"]])  # fmt: skip
+def test_an_empty_backtest_is_the_same_error_in_every_format(tmp_path: Path, args: list[str]) -> None:
+    # one case of one job: nothing to backtest; JSON had printed [] and --summary an empty table, exit 0
+    store = _sim_store(tmp_path, [("sim sort", 2, MB, True)])
+    platform = _platform_file(tmp_path)
+    res = CliRunner().invoke(
+        main, ["backtest", "--store", str(store.root), "--platform", str(platform), *args]
+    )
+    assert res.exit_code == 1, res.output
+    assert f"Error: {NOTHING_TO_BACKTEST}" in res.stderr
+    assert res.stdout == ""
+
+
+def test_measured_and_profile_runs_keep_their_medians(tmp_path: Path) -> None:
+    # the case's measured time stays statistics.median of its runs (what the floor draws as np.median)
+    store = _sim_store(
+        tmp_path, [("sim sort", 2, MB, True), ("sim sort", 4, MB, True), ("sim sort", 4, MB, True)]
+    )
+    rows = backtest(store.connect(), LinearPlatform(), models=("bounds",), cluster=SIM)
+    (row,) = rows
+    assert row.runs == 2
+    assert math.isclose(row.measured_s, statistics.median(row.measured_runs_s))
+    assert json.loads(json.dumps(row.to_dict()))["case_job_ids"] == list(row.case_job_ids)

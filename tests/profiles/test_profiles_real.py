@@ -1,0 +1,443 @@
+"""Profiles on real traces: a Hadoop 2 Sleep job (.jhist) and Yahoo's 0.20 job-tracker history.
+
+References are independent of phaseline's readers: the .jhist's own events
+decoded with the standard library, Hadoop's JobHistoryParser (the JVM oracle),
+and Rumen's parse of the 0.20 logs that ships beside them.
+"""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from ingest.pipeline import ingest_paths
+from phaseline.cli import main
+from phaseline.store import Store
+from profiles import queries as q
+from profiles.critical_path import critical_path
+from profiles.extract import extract_profile
+from profiles.profile import JobProfile
+from profiles.timeline_plot import chrome_trace
+
+SLEEP = "job_1329348432655_0001"
+YAHOO = "job_200904211745_0004"
+WORDCOUNT = "job_200904211745_0002"
+
+
+def _sleep_path(fixtures_dir: Path) -> Path:
+    return fixtures_dir / "apache-hadoop" / "mapreduce-client-jobclient" / "job_1329348432655_0001-10.jhist"
+
+
+def _rumen_dir(fixtures_dir: Path) -> Path:
+    return fixtures_dir / "apache-hadoop-mapreduce" / "rumen-small-trace-test"
+
+
+@pytest.fixture(scope="module")
+def store(fixtures_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Store:
+    store = Store(tmp_path_factory.mktemp("profiles-real") / "store")
+    summary = ingest_paths(
+        [_sleep_path(fixtures_dir), _rumen_dir(fixtures_dir) / "sample-job-tracker-logs.gz"], store
+    )
+    assert all(r.status == "landed" for r in summary.results), [(r.path, r.error) for r in summary.results]
+    return store
+
+
+@pytest.fixture(scope="module")
+def con(store: Store) -> duckdb.DuckDBPyConnection:
+    return store.connect()
+
+
+def _expected_history_phases(
+    start: int, finish: int, map_finish: int | None, shuffle: int | None, sort: int | None
+) -> list[tuple[str, int, int]]:
+    if shuffle is not None:
+        return [
+            ("shuffle", start, shuffle),
+            ("sort", shuffle, sort or shuffle),
+            ("reduce+write", sort or shuffle, finish),
+        ]
+    assert map_finish is not None
+    return [("map", start, map_finish), ("spill+merge", map_finish, finish)]
+
+
+def _raw_jhist_times(path: Path) -> dict[str, dict[str, int]]:
+    """Attempt times straight from the .jhist events (json module, not phaseline's reader)."""
+    times: dict[str, dict[str, int]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines()[2:]:
+        if not line.strip():
+            continue
+        event = json.loads(line)
+        (payload,) = event["event"].values()
+        if "attemptId" not in payload:
+            continue
+        t = times.setdefault(payload["attemptId"], {})
+        if event["type"].endswith("ATTEMPT_STARTED"):
+            t["start"] = payload["startTime"]
+        elif event["type"] in ("MAP_ATTEMPT_FINISHED", "REDUCE_ATTEMPT_FINISHED"):
+            t["finish"] = payload["finishTime"]
+            for key in ("mapFinishTime", "shuffleFinishTime", "sortFinishTime"):
+                if key in payload:
+                    t[key] = payload[key]
+    return times
+
+
+def _phase_rows(con: duckdb.DuckDBPyConnection, job_id: str) -> dict[str, list[tuple[str, int, int]]]:
+    df = q.phases(con, job_id).sort_values(["attempt_id", "seq"])
+    out: dict[str, list[tuple[str, int, int]]] = {}
+    for a, p, s, e in zip(df["attempt_id"], df["phase"], df["start_ms"], df["end_ms"], strict=True):
+        out.setdefault(str(a), []).append((str(p), int(s), int(e)))
+    return out
+
+
+def test_sleep_job_phases_equal_the_jhist_times(con: duckdb.DuckDBPyConnection, fixtures_dir: Path) -> None:
+    raw = _raw_jhist_times(_sleep_path(fixtures_dir))
+    got = _phase_rows(con, SLEEP)
+    assert set(got) == set(raw)
+    for attempt_id, t in raw.items():
+        expected = _expected_history_phases(
+            t["start"],
+            t["finish"],
+            t.get("mapFinishTime"),
+            t.get("shuffleFinishTime"),
+            t.get("sortFinishTime"),
+        )
+        assert got[attempt_id] == expected, attempt_id
+    reduce_rows = [rows for a, rows in got.items() if "_r_" in a]
+    assert reduce_rows == [
+        [("shuffle", 1329348464995, 1329348468462), ("sort", 1329348468462, 1329348468517),
+         ("reduce+write", 1329348468517, 1329348468600)]
+    ]  # fmt: skip
+
+
+@pytest.mark.slow
+def test_sleep_job_phases_equal_hadoops_parser(con: duckdb.DuckDBPyConnection, fixtures_dir: Path) -> None:
+    from oracle_util import hadoop_parse
+
+    path = _sleep_path(fixtures_dir)
+    parsed = hadoop_parse([path])[str(path)]
+    got = _phase_rows(con, SLEEP)
+    checked = 0
+    for task in parsed["tasks"]:
+        for a in task["attempts"]:
+            if a["task_type"] not in ("MAP", "REDUCE"):
+                continue
+            expected = _expected_history_phases(
+                a["start_ms"],
+                a["finish_ms"],
+                a["map_finish_ms"] if a["task_type"] == "MAP" else None,
+                a["shuffle_finish_ms"] if a["task_type"] == "REDUCE" else None,
+                a["sort_finish_ms"] if a["task_type"] == "REDUCE" else None,
+            )
+            assert got[a["attempt_id"]] == expected
+            checked += 1
+    assert checked == 11
+
+
+def _rumen_trace_jobs(path: Path) -> dict[str, dict[str, Any]]:
+    """A Rumen trace's jobs (one JSON value each, back to back), read with the standard library."""
+    with gzip.open(path, "rt") as fh:
+        text = fh.read()
+    decoder, i, jobs = json.JSONDecoder(), 0, {}
+    while i < len(text):
+        while i < len(text) and text[i].isspace():
+            i += 1
+        if i >= len(text):
+            break
+        obj, i = decoder.raw_decode(text, i)
+        jobs[obj["jobID"]] = obj
+    return jobs
+
+
+def _rumen_jobs(fixtures_dir: Path) -> dict[str, dict[str, Any]]:
+    return _rumen_trace_jobs(_rumen_dir(fixtures_dir) / "job-tracker-logs-trace-output.gz")
+
+
+def test_yahoo_job_wasted_time_equals_rumens_parse(
+    con: duckdb.DuckDBPyConnection, fixtures_dir: Path
+) -> None:
+    job = _rumen_jobs(fixtures_dir)[YAHOO]
+    expected_n: Counter[tuple[str, str]] = Counter()
+    expected_ms: Counter[tuple[str, str]] = Counter()
+    for task in job["mapTasks"] + job["reduceTasks"]:
+        for a in task["attempts"]:
+            if a["result"] in ("KILLED", "FAILED"):
+                expected_n[(task["taskType"], a["result"])] += 1
+                expected_ms[(task["taskType"], a["result"])] += a["finishTime"] - a["startTime"]
+    summary = q.wasted_summary(con, YAHOO)
+    got_n = {
+        (t, s): int(n)
+        for t, s, n in zip(summary["task_type"], summary["status"], summary["attempts"], strict=True)
+    }
+    got_ms = {
+        (t, s): int(w)
+        for t, s, w in zip(summary["task_type"], summary["status"], summary["wasted_ms"], strict=True)
+    }
+    assert got_n == dict(expected_n)
+    assert got_ms == dict(expected_ms)
+    assert sum(n for (_, s), n in got_n.items() if s == "KILLED") == 69
+
+
+def test_yahoo_job_summary_and_waves(con: duckdb.DuckDBPyConnection) -> None:
+    s = q.require_job(con, YAHOO)
+    assert (s["maps"], s["reduces"], s["killed_attempts"]) == (131, 47, 69)
+    waves = q.waves(con, YAHOO)
+    timeline = q.timeline(con, YAHOO)
+    for task_type in ("MAP", "REDUCE"):
+        w = waves[waves["task_type"] == task_type]
+        timed = timeline[(timeline["task_type"] == task_type) & timeline["finish_ms"].notna()]
+        assert w["attempts"].sum() == len(timed)  # every timed attempt in exactly one wave
+        assert list(w["wave"]) == list(range(1, len(w) + 1))
+        assert (w["attempts"] <= w["slots"]).all()
+        assert w["first_start_ms"].is_monotonic_increasing
+        assert w["succeeded"].sum() == (131 if task_type == "MAP" else 47)
+    # 200 timed map attempts on at most 125 concurrent slots: two map waves, one reduce wave
+    assert list(waves["task_type"]) == ["MAP", "MAP", "REDUCE"]
+    # the reduces started after a few maps (slow-start) and their shuffles ended after the last map
+    slow = q.slowstart(con, YAHOO).iloc[0]
+    assert 0 < slow["slowstart_observed"] < 0.5
+    gap = q.shuffle_gap(con, YAHOO).iloc[0]
+    assert 0 < gap["gap_ms"] < gap["job_span_ms"]
+
+
+def test_critical_paths_of_real_jobs_fit_their_makespans(con: duckdb.DuckDBPyConnection) -> None:
+    for job_id in (SLEEP, YAHOO, WORDCOUNT):
+        cp = critical_path(con, job_id)
+        summary = q.require_job(con, job_id)
+        assert cp.makespan_ms == summary["makespan_ms"]
+        assert cp.length_ms <= cp.makespan_ms
+        assert 0 < cp.busy_ms <= cp.makespan_ms
+        assert cp.attempts, job_id
+    sleep = critical_path(con, SLEEP)
+    # the last reduce is on the path, fed by the last map output it waited for
+    assert sleep.attempts[-1] == "attempt_1329348432655_0001_r_000000_0"
+    assert sleep.attempts[-2] == "attempt_1329348432655_0001_m_000008_0"  # the map that finished last
+
+
+def test_profiles_of_real_jobs_round_trip(con: duckdb.DuckDBPyConnection) -> None:
+    p = extract_profile(con, YAHOO)
+    assert (p.num_maps, p.num_reduces, p.input.splits) == (131, 47, 131)
+    counters = q.counter_totals(con, YAHOO).set_index("task_type")
+    assert p.map_recs_sel == pytest.approx(
+        counters.loc["MAP", "map_output_records"] / counters.loc["MAP", "map_input_records"]
+    )
+    # every successful map is counted: in the typical map's statistics or as left out of them
+    assert p.stages["map_task"].count + p.map_tasks_left_out == 131
+    assert 0 < p.map_tasks_left_out < 131
+    assert p.map_one_time_ms is not None
+    assert p.map_one_time_ms > 0
+    # 0.20 names the job's input bytes MAP_INPUT_BYTES (no FileInputFormat BYTES_READ); it was left null
+    job_counters = q.job_counters(con, YAHOO)
+    (input_bytes,) = job_counters[
+        (job_counters["scope"] == "job_total") & (job_counters["counter_name"] == "MAP_INPUT_BYTES")
+    ]["value"]
+    assert p.counters.map_input_bytes == input_bytes > 0
+    assert p.map_ms_per_record is None  # history times cannot isolate the map function
+    assert JobProfile.from_json(p.to_json()) == p
+    # the Sleep job reads no input bytes: its size selectivity is undefined, and said so
+    with pytest.raises(ValueError, match="selectivity"):
+        extract_profile(con, SLEEP)
+
+
+def test_chrome_trace_of_the_yahoo_job(con: duckdb.DuckDBPyConnection) -> None:
+    trace = chrome_trace(q.timeline(con, YAHOO), q.phases(con, YAHOO), job_id=YAHOO)
+    events = trace["traceEvents"]
+    attempts = [e for e in events if e["ph"] == "X" and e["cat"] != "phase"]
+    assert len(attempts) == len(q.timeline(con, YAHOO).dropna(subset=["start_ms", "finish_ms"]))
+    by_thread: dict[tuple[int, int], list[tuple[float, float]]] = {}
+    for e in attempts:
+        by_thread.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["ts"] + e["dur"]))
+    for spans in by_thread.values():  # attempts on one slot never overlap
+        spans.sort()
+        assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans))
+    json.dumps(trace)  # serializable as is
+
+
+# -- the CLI on the real store ------------------------------------------------------------
+
+
+def test_cli_phases_contract(store: Store) -> None:
+    result = CliRunner().invoke(main, ["phases", SLEEP, "--store", str(store.root), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert len(rows) == 10 * 2 + 3  # each map: map, spill+merge; the reduce: shuffle, sort, reduce+write
+    required = ["attempt_id", "task_type", "phase", "start_ms", "end_ms", "dur_ms", "data_bytes", "source"]
+    assert list(rows[0])[: len(required)] == required
+    assert {r["source"] for r in rows} == {"history"}
+    assert {r["phase"] for r in rows} == {"map", "spill+merge", "shuffle", "sort", "reduce+write"}
+    csv_out = CliRunner().invoke(main, ["phases", SLEEP, "--store", str(store.root), "--format", "csv"])
+    assert csv_out.stdout.splitlines()[0].startswith(",".join(required))
+
+
+def test_cli_profile_timeline_report(store: Store, tmp_path: Path) -> None:
+    runner = CliRunner()
+    args = ["--store", str(store.root)]
+    out = tmp_path / "profile.json"
+    result = runner.invoke(main, ["profile", YAHOO, "--out", str(out), *args])
+    assert result.exit_code == 0, result.output
+    assert JobProfile.load(out).num_maps == 131
+    # a job named twice is one run, not two to merge (its task counts doubled: 262 map tasks)
+    twice = tmp_path / "twice.json"
+    result = runner.invoke(main, ["profile", YAHOO, YAHOO, "--out", str(twice), *args])
+    assert result.exit_code == 0, result.output
+    assert JobProfile.load(twice) == JobProfile.load(out)
+    for suffix in ("png", "svg", "json"):
+        path = tmp_path / f"timeline.{suffix}"
+        result = runner.invoke(main, ["timeline", YAHOO, "--out", str(path), *args])
+        assert result.exit_code == 0, result.output
+        assert path.stat().st_size > 1000
+    assert json.loads((tmp_path / "timeline.json").read_text())["traceEvents"]
+    assert (tmp_path / "timeline.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    html_out = tmp_path / "report.html"
+    result = runner.invoke(main, ["report", WORDCOUNT, "--out", str(html_out), *args])
+    assert result.exit_code == 0, result.output
+    assert "word count" in html_out.read_text()
+    result = runner.invoke(main, ["critical-path", SLEEP, *args, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    makespan = q.require_job(store.connect(), SLEEP)["makespan_ms"]
+    assert sum(r["dur_ms"] for r in json.loads(result.stdout)) == makespan
+
+
+def test_cli_errors_are_clean(store: Store, tmp_path: Path) -> None:
+    runner = CliRunner()
+    result = runner.invoke(main, ["phases", "job_0_0000", "--store", str(store.root)])
+    assert result.exit_code != 0
+    assert "not in the store" in result.output
+    result = runner.invoke(
+        main, ["timeline", YAHOO, "--out", str(tmp_path / "x.gif"), "--store", str(store.root)]
+    )
+    assert result.exit_code == 2  # a usage error
+    assert "FILE.png, FILE.svg or FILE.json" in result.output
+    result = runner.invoke(
+        main, ["profile", SLEEP, "--out", str(tmp_path / "p.json"), "--store", str(store.root)]
+    )
+    assert result.exit_code != 0
+    assert "selectivity" in result.output
+
+
+def test_a_later_waves_reduce_is_its_shuffle_and_reduce_phase(tmp_path: Path) -> None:
+    # ARIA's typical shuffle runs from the reduce's start, as the first wave's does: the bundled runs'
+    # task logs start the shuffle some ms after the attempt, and that time was in no stage
+    from tests.conftest import REPO
+
+    store = Store(tmp_path / "store")
+    ingest_paths([REPO / "sample_traces"], store)
+    con = store.connect()
+    later = 0
+    for (job_id,) in con.execute("SELECT job_id FROM jobs").fetchall():
+        stages = q.reduce_stages(con, job_id)
+        phases = q.phases(con, job_id)
+        for row in stages[stages["wave"] > 1].itertuples():
+            later += 1
+            assert row.typical_shuffle_ms + row.reduce_phase_ms == row.reduce_task_ms
+            shuffle = phases[(phases["attempt_id"] == row.attempt_id) & (phases["phase"] == "shuffle")]
+            assert row.typical_shuffle_ms > shuffle["end_ms"].max() - shuffle["start_ms"].min()
+    assert later == 2
+
+
+def test_a_local_run_with_maps_side_by_side_profiles_its_true_input(tmp_path: Path) -> None:
+    # bench-8mb-sel1.8-merges ran 2 maps at a time in one LocalJobRunner JVM, whose shared file-system
+    # statistics inflate each map's FileInputFormat BYTES_READ (1,069,703 to 1,626,044 bytes for splits of
+    # 1,048,600 or 1,048,500): the input is the split lengths the logs name, as in the run's own record.
+    repo = Path(__file__).resolve().parents[2]
+    runs = {d.name: d for d in (repo / "sample_traces").iterdir() if d.is_dir()}
+    store = Store(tmp_path / "store")
+    ingest_paths([runs["bench-8mb-sel1.8-merges"], runs["bench-8mb-sel1.0"]], store)
+    con = store.connect()
+    profiles = {}
+    for name in ("bench-8mb-sel1.8-merges", "bench-8mb-sel1.0"):
+        run = json.loads((runs[name] / "run.json").read_text())
+        profiles[name] = (extract_profile(con, run["job_id"]), run)
+    parallel, run = profiles["bench-8mb-sel1.8-merges"]
+    assert run["params"]["map_parallelism"] == 2
+    assert parallel.input.total_bytes == run["params"]["input_bytes"] == 8_388_600
+    assert parallel.input.max_split_bytes == 1_048_600
+    skew = q.data_skew(con, run["job_id"])
+    assert skew.loc[skew["task_type"] == "MAP", "input_bytes_ratio"].max() < 1.001
+    # bytes out per byte in, per record out per record in: as in the run whose maps ran one at a time,
+    # whose input is its split lengths too (its BYTES_READ counts the splits' .crc checksums, 0.8 % more):
+    # one measure on one slot and on two
+    serial, serial_run = profiles["bench-8mb-sel1.0"]
+    assert serial.input.total_bytes == serial_run["params"]["input_bytes"]
+    width = serial.map_size_sel / serial.map_recs_sel
+    assert parallel.map_size_sel / parallel.map_recs_sel == pytest.approx(width, rel=0.002)
+
+
+# ---------------------------------------------------------------- attempts that end before they start
+#: mumak's Rumen trace (19 jobs): three failed reduces finish before they start (Rumen's own CDF in the
+#: file has a minimum of -79,854 ms); the store keeps their times as written.
+MUMAK_JOB = "job_200904211745_0014"
+
+
+def _mumak_attempts(fixtures_dir: Path, job_id: str) -> list[dict[str, Any]]:
+    """The job's attempts as the trace file has them, read with the standard library."""
+    job = _rumen_trace_jobs(fixtures_dir / "apache-hadoop-mapreduce" / "mumak" / "19-jobs.trace.json.gz")[job_id]
+    return [a | {"taskType": t["taskType"]} for t in job["mapTasks"] + job["reduceTasks"] for a in t["attempts"]]
+
+
+def test_attempts_that_end_before_they_start_have_no_duration_anywhere(
+    fixtures_dir: Path, tmp_path: Path
+) -> None:
+    from phaseline.verify import verify_store
+
+    store = Store(tmp_path / "store")
+    mumak = fixtures_dir / "apache-hadoop-mapreduce" / "mumak" / "19-jobs.trace.json.gz"
+    assert [r.status for r in ingest_paths([mumak], store).results] == ["landed"]
+    con = store.connect()
+    raw = _mumak_attempts(fixtures_dir, MUMAK_JOB)
+    backwards = {a["attemptID"] for a in raw if a["finishTime"] < a["startTime"]}
+    assert len(backwards) == 2
+    timeline = q.timeline(con, MUMAK_JOB)
+    kept = timeline[timeline["attempt_id"].isin(backwards)]
+    assert len(kept) == 2
+    assert kept["dur_ms"].isna().all()
+    assert (timeline["dur_ms"].dropna() >= 0).all()
+    # wasted time: every failed or killed attempt's span, those without a duration left out
+    wasted = q.wasted(con, MUMAK_JOB)
+    assert wasted.loc[wasted["attempt_id"].isin(backwards), "wasted_ms"].isna().all()
+    expected: Counter[tuple[str, str]] = Counter()
+    for a in raw:
+        if a["result"] in ("FAILED", "KILLED") and a["finishTime"] >= a["startTime"] > 0:
+            expected[(a["taskType"], a["result"])] += a["finishTime"] - a["startTime"]
+    summary = q.wasted_summary(con, MUMAK_JOB)
+    got = {
+        (t, s): int(w)
+        for t, s, w in zip(summary["task_type"], summary["status"], summary["wasted_ms"], strict=True)
+    }
+    groups = {(a["taskType"], a["result"]) for a in raw if a["result"] in ("FAILED", "KILLED")}
+    assert got == {k: expected[k] for k in groups}
+    assert got[("REDUCE", "FAILED")] == 703_127  # not 600,133: the two backwards spans no longer subtract
+    # the Chrome trace and the Gantt chart draw only attempts with a duration
+    trace = chrome_trace(timeline, q.phases(con, MUMAK_JOB), job_id=MUMAK_JOB)
+    spans = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+    assert spans
+    assert min(e["dur"] for e in spans) >= 0
+    assert not backwards & {e["name"] for e in spans}
+    # and verify says so
+    said = [f.detail for f in verify_store(store).findings if f.check == "times" and f.subject == MUMAK_JOB]
+    assert any("2 attempt(s) finish before they start" in m for m in said)
+
+
+def test_a_failed_job_is_profiled_with_a_warning_that_says_what_is_missing(fixtures_dir: Path, tmp_path: Path) -> None:
+    # mumak's job_200904211745_0007 failed: 1,106 of its 3,204 maps succeeded, and its profile (the
+    # default input of a prediction) holds only those; it had been written without a word.
+    from phaseline.errors import DataQualityWarning
+
+    store = Store(tmp_path / "store")
+    ingest_paths([fixtures_dir / "apache-hadoop-mapreduce" / "mumak" / "19-jobs.trace.json.gz"], store)
+    with pytest.warns(DataQualityWarning, match="failed: its profile holds the 1106 maps that succeeded of 3204"):
+        profile = extract_profile(store.connect(), "job_200904211745_0007")
+    assert profile.input.splits == 1106
+    # job_200904211745_0020 failed in its reduces: every map succeeded, 99 of 101 reduces; the warning had
+    # said "the 329 maps that succeeded of 329, so its input and times are not the whole job's"
+    with pytest.warns(DataQualityWarning) as said:
+        extract_profile(store.connect(), "job_200904211745_0020")
+    (message,) = [str(w.message) for w in said if "failed" in str(w.message)]
+    assert "holds the 329 maps that succeeded of 329 and the 99 reduces of 101, so its reduce times are not" in message
