@@ -54,6 +54,7 @@ from __future__ import annotations
 import heapq
 import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -229,6 +230,23 @@ def _dur(mean: float, cv: float, py: random.Random, job: SimJob, *, may_fail: bo
     return d, False
 
 
+def _drawer(dist: StageDist, py: random.Random, job: SimJob) -> Callable[[], float]:
+    """:func:`_dur` for one stage of attempts that never fail: the same draws, its constants taken once."""
+    mean, straggle, factor = dist.mean_ms, job.straggler_rate, job.straggler_factor
+    s2 = math.log1p(dist.cv * dist.cv)
+    mu, sigma = -s2 / 2, math.sqrt(s2)
+    spread = dist.cv > 0 and mean > 0
+    lognormal, uniform = py.lognormvariate, py.random
+
+    def draw() -> float:
+        d = mean * lognormal(mu, sigma) if spread else mean
+        if straggle > 0 and uniform() < straggle:
+            d *= factor
+        return d
+
+    return draw
+
+
 def _first_attempts(
     job: SimJob, rng: np.random.Generator, means: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -387,11 +405,14 @@ def simulate_once(job: SimJob, rng: np.random.Generator, *, record: bool = False
     return SimRun(now, events, tuple(attempts))
 
 
-#: Cost model of the two ways :func:`_map_stage_ends` schedules the maps (microseconds, measured on
+#: Cost model of the three ways :func:`_map_stage_ends` schedules the maps (microseconds, measured on
 #: this repository's 2-core machine): a numpy step over every replication's slots at once costs
 #: about ``_NP_STEP_US + _NP_CELL_US`` per slot and replication; a heapq step about ``_HEAP_STEP_US``
-#: per replication.  Replications are scheduled together in blocks of at most ``_BLOCK_CELLS`` draws.
+#: per replication; a round (every replication's next maps given to its slots in order of their
+#: free times, :func:`_map_stage_rounds`) ``_ROUND_US + _ROUND_CELL_US`` per slot and replication.
+#: Replications are scheduled together in blocks of at most ``_BLOCK_CELLS`` draws.
 _NP_STEP_US, _NP_CELL_US, _HEAP_STEP_US = 4.0, 4e-4, 0.25
+_ROUND_US, _ROUND_CELL_US = 45.0, 0.017
 _BLOCK_CELLS = 8_000_000
 
 
@@ -402,13 +423,22 @@ def _map_stage_ends(durations: np.ndarray, slots: int) -> np.ndarray:
     fails).  The event loop's answer exactly: a map starts when a slot frees,
     at that slot's time, so each slot's end is the same running sum of the same
     floats; which of two slots freed at the same instant takes a map changes
-    no time.  Few slots: a numpy step per map over every replication (the
-    earliest slot of each row); many: a ``heapq`` loop per replication.
+    no time.  Three ways, the cheapest by :data:`_NP_STEP_US` and its peers: a
+    numpy step per map over every replication (the earliest slot of each row),
+    a ``heapq`` loop per replication, or rounds (:func:`_map_stage_rounds`),
+    whose count the first replication's rounds foretell.
     """
     reps, n = durations.shape
     if n <= slots:
         return np.asarray(durations.max(axis=1), dtype=np.float64)
-    if _NP_STEP_US + _NP_CELL_US * reps * slots < _HEAP_STEP_US * reps:
+    steps = n - slots
+    by_step = steps * (_NP_STEP_US + _NP_CELL_US * reps * slots)
+    by_heap = steps * _HEAP_STEP_US * reps
+    if min(by_step, by_heap) > _ROUND_US + _ROUND_CELL_US * reps * slots:  # rounds may be cheaper: count them
+        pilot, rounds = _map_stage_rounds(durations[:1], slots)
+        if rounds * (_ROUND_US + _ROUND_CELL_US * reps * slots) < min(by_step, by_heap):
+            return pilot if reps == 1 else _map_stage_rounds(durations, slots)[0]
+    if by_step < by_heap:
         free = durations[:, :slots].copy()
         flat = free.reshape(-1)
         base = np.arange(reps) * slots
@@ -429,6 +459,44 @@ def _map_stage_ends(durations: np.ndarray, slots: int) -> np.ndarray:
     return out
 
 
+def _map_stage_rounds(durations: np.ndarray, slots: int) -> tuple[np.ndarray, int]:
+    """:func:`_map_stage_ends` by rounds: (each replication's last map end, the rounds it took).
+
+    Each replication keeps its slots' free times sorted.  A round gives its
+    next maps to the slots in that order, the i-th map to the i-th earliest
+    slot, for as long as the event loop would: while that slot frees no later
+    than every slot given a map this round (``free[i] <= min(free[j] + d[j]
+    for j < i)``); the first map past that starts the next round.  A map's
+    end is the same sum of the same floats as in the event loop.  Slots are
+    interchangeable, so only their sorted free times are kept.  A round costs
+    a sort of every replication's slots, against a numpy step per map: worth
+    it while rounds place many maps (the slots free in a spread narrower than
+    a map's duration: waves of alike maps).
+    """
+    reps, n = durations.shape
+    flat = durations.reshape(-1)
+    free = np.sort(durations[:, :slots], axis=1)
+    placed = np.full(reps, slots)  # maps placed per replication
+    lane = np.arange(slots)
+    active = np.arange(reps)
+    rounds = 0
+    while active.size:
+        rounds += 1
+        f, at = free[active], placed[active]
+        new = f + flat[(active * n)[:, None] + np.minimum(at[:, None] + lane, n - 1)]
+        ok = np.empty(f.shape, dtype=bool)
+        ok[:, 0] = True
+        np.less_equal(f[:, 1:], np.minimum.accumulate(new, axis=1)[:, :-1], out=ok[:, 1:])
+        ok &= lane < (n - at)[:, None]
+        take = np.where(ok.all(axis=1), slots, ok.argmin(axis=1))
+        f = np.where(lane < take[:, None], new, f)
+        f.sort(axis=1)
+        free[active] = f
+        placed[active] = at + take
+        active = active[placed[active] < n]
+    return np.asarray(free.max(axis=1), dtype=np.float64), rounds
+
+
 def _reduce_stage(job: SimJob, py: random.Random, now: float) -> tuple[float, int]:
     """The rest of a replay without failures from the last map's end ``now``: (makespan, events).
 
@@ -440,11 +508,11 @@ def _reduce_stage(job: SimJob, py: random.Random, now: float) -> tuple[float, in
     n_red = job.n_reduces
     if n_red == 0:
         return now, 0
-    first, shuffle, reduce = job.first_shuffle, job.shuffle, job.reduce
+    first, shuffle, reduce = (_drawer(d, py, job) for d in (job.first_shuffle, job.shuffle, job.reduce))
     heap: list[tuple[float, int, int, int]] = []
     seq = 0
     for task in range(min(job.nodes * job.reduce_slots_per_node, n_red)):
-        d, _ = _dur(first.mean_ms, first.cv, py, job)
+        d = first()
         heap.append((now + d, seq, _SHUFFLE_DONE, task))
         seq += 1
     heapq.heapify(heap)
@@ -454,14 +522,12 @@ def _reduce_stage(job: SimJob, py: random.Random, now: float) -> tuple[float, in
         now, _, kind, task = heap[0]
         events += 1
         if kind == _SHUFFLE_DONE:
-            d, _ = _dur(reduce.mean_ms, reduce.cv, py, job)
-            heapq.heapreplace(heap, (now + d, seq, _REDUCE_DONE, task))
+            heapq.heapreplace(heap, (now + reduce(), seq, _REDUCE_DONE, task))
         else:
             heapq.heappop(heap)
             if following == n_red:
                 continue
-            d, _ = _dur(shuffle.mean_ms, shuffle.cv, py, job)
-            heapq.heappush(heap, (now + d, seq, _SHUFFLE_DONE, following))
+            heapq.heappush(heap, (now + shuffle(), seq, _SHUFFLE_DONE, following))
             following += 1
         seq += 1
     return now, events
