@@ -53,7 +53,6 @@ KNOWN_LONG_MODULES = frozenset({
     "predict/simulate.py",  # 504
     "predict/tasks.py",  # 645
     "predict/vianna/model.py",  # 577
-    "predict/vianna/tree.py",  # 489
     "predict/whatif.py",  # 454
 })
 
@@ -86,7 +85,6 @@ KNOWN_LONG_FUNCTIONS = frozenset({
     "predict/tasks.py:estimate_tasks",  # 195
     "predict/vianna/model.py:read_demands",  # 90
     "predict/vianna/model.py:solve",  # 118
-    "predict/vianna/tree.py:build_timeline",  # 152
 })
 
 
