@@ -116,7 +116,7 @@ class _Walk:
 
     def __init__(self, means: Sequence[float], map_groups: Sequence[MapGroup],
                  reduce_groups: Sequence[ReduceGroup], ps: int) -> None:  # fmt: skip
-        self.means = means
+        self.means = [float(m) for m in means]  # Python floats: numpy scalars made every sum and heap test slow
         self.map_groups = map_groups
         self.instances: list[Instance] = []
         self.heap: list[tuple[float, int, str, int, int]] = []  # (end, seq, kind, group, instance index)
