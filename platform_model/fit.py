@@ -270,9 +270,41 @@ _HUBER_T = 1.345  # statsmodels HuberT default
 _TUKEY_C = 4.685  # statsmodels TukeyBiweight default
 
 
-def _mad(resid: FloatArray) -> float:
-    """``statsmodels.robust.scale.mad(resid, center=0)``: median |r| / Phi^-1(3/4)."""
-    return float(np.median(np.abs(resid))) / _MAD_NORMAL
+def _mad(resid: FloatArray, near: float | None = None) -> float:
+    """``statsmodels.robust.scale.mad(resid, center=0)``: median |r| / Phi^-1(3/4).
+
+    ``near``: a scale the answer is likely close to (the previous IRLS step's), see
+    :func:`_median_near`.
+    """
+    a = np.abs(resid)
+    median = _median_near(a, near * _MAD_NORMAL) if near is not None and near > 0 else None
+    return (float(np.median(a)) if median is None else median) / _MAD_NORMAL
+
+
+#: Half-width of the bracket :func:`_median_near` tries first, relative to its guess.
+_MEDIAN_BRACKET = 0.05
+
+
+def _median_near(a: FloatArray, guess: float) -> float | None:
+    """``np.median(a)`` when its middle order statistics lie within ``guess`` +- 5 %, else ``None``.
+
+    The order statistics are values of ``a``: counting the values below the bracket and
+    selecting among the few inside it gives the same ones as partitioning all of ``a``
+    (np.median's way, a third of a million-row platform fit), and the median is formed from
+    them as np.median forms it (the mean of the two middle values for an even count).  IRLS
+    moves the residuals a little per step, so the previous step's median brackets the next.
+    """
+    n = a.size
+    lo, hi = guess * (1.0 - _MEDIAN_BRACKET), guess * (1.0 + _MEDIAN_BRACKET)
+    below = int(np.count_nonzero(a < lo))
+    inside = a[(a >= lo) & (a <= hi)]
+    if below + inside.size + int(np.count_nonzero(a > hi)) != n:  # NaN: np.median's answer
+        return None
+    ranks = [n // 2] if n % 2 else [n // 2 - 1, n // 2]
+    if not (below <= ranks[0] and ranks[-1] < below + inside.size):
+        return None
+    picked = np.partition(inside, [r - below for r in ranks])[[r - below for r in ranks]]
+    return float(np.mean(picked))
 
 
 def _huber_weights(z: FloatArray) -> FloatArray:
@@ -351,7 +383,7 @@ def _irls(exog: FloatArray, y: FloatArray, norm: Norm, start: FloatArray | None 
             params = new
             resid = y - (params[0] if p == 1 else params[0] + params[1] * exog[:, 1])
             if not hold:
-                scale = _mad(resid)
+                scale = _mad(resid, near=scale)
             iteration += 1
             if step <= TOL_FITTED * scale:
                 converged = True
