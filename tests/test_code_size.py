@@ -43,8 +43,6 @@ KNOWN_LONG_MODULES = frozenset({
     "profiles/report.py",  # 434 (the doctor findings section was added beside the report it renders)
     "platform_model/bench.py",  # 620
     "platform_model/engine/runner.py",  # 565
-    "platform_model/fit.py",  # 444
-    "platform_model/model.py",  # 520
     "platform_model/segments.py",  # 474
     "predict/backtest.py",  # 588
     "predict/backtest_suite.py",  # 407
@@ -75,8 +73,6 @@ KNOWN_LONG_FUNCTIONS = frozenset({
     "platform_model/bench.py:make_plan",  # 103
     "platform_model/bench.py:run_plan",  # 88
     "platform_model/bench_script.py:write_script",  # 81
-    "platform_model/fit.py:fit_line",  # 88
-    "platform_model/model.py:fit_platform",  # 87
     "predict/backtest.py:backtest",  # 109
     "predict/dataflow.py:reduce_dataflow",  # 92
     "predict/jhist_writer.py:write_jhist",  # 124

@@ -21,9 +21,9 @@ from platform_model.fit import (
     MIN_POINTS,
     Norm,
     Solver,
-    _median_near,
     fit_line,
 )
+from platform_model.irls import _median_near
 from platform_model.model import fit_platform
 from platform_model.profile import MissingData, PlatformProfile
 
