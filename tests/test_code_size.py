@@ -50,7 +50,6 @@ KNOWN_LONG_MODULES = frozenset({
     "predict/herodotou.py",  # 493
     "predict/simulate.py",  # 504
     "predict/tasks.py",  # 645
-    "predict/vianna/model.py",  # 577
     "predict/whatif.py",  # 454
 })
 
@@ -79,8 +78,6 @@ KNOWN_LONG_FUNCTIONS = frozenset({
     "predict/simulate.py:simulate_once",  # 116
     "predict/tasks.py:resolve_input",  # 83
     "predict/tasks.py:estimate_tasks",  # 195
-    "predict/vianna/model.py:read_demands",  # 90
-    "predict/vianna/model.py:solve",  # 118
 })
 
 
