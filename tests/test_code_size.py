@@ -49,7 +49,6 @@ KNOWN_LONG_MODULES = frozenset({
     "predict/critical_path.py",  # 504
     "predict/herodotou.py",  # 493
     "predict/simulate.py",  # 504
-    "predict/tasks.py",  # 645
     "predict/whatif.py",  # 454
 })
 
@@ -77,7 +76,6 @@ KNOWN_LONG_FUNCTIONS = frozenset({
     "predict/jhist_writer.py:write_jhist",  # 124
     "predict/simulate.py:simulate_once",  # 116
     "predict/tasks.py:resolve_input",  # 83
-    "predict/tasks.py:estimate_tasks",  # 195
 })
 
 
