@@ -58,6 +58,52 @@ DEFAULT_SPLIT_BYTES = 128 * 1024 * 1024
 SAME_INPUT_RTOL = SAME_CASE_RTOL
 
 
+def _profiled_splits(profile: JobProfile, dataset: Dataset) -> InputShape:
+    """An input of the profiled size: the profiled splits, their records as given."""
+    prof = profile.input
+    notes = [f"input of the profiled size: its {prof.splits} splits are reused"]
+    records = 1.0  # the given records over the profiled ones
+    if dataset.input_records is not None and prof.total_records > 0:
+        records = dataset.input_records / prof.total_records
+        notes.append(f"input records as given: {records:.3g}x the profiled run's, split by split")
+    return InputShape(
+        prof.splits,
+        dataset.input_bytes / prof.splits,
+        prof.max_split_bytes * dataset.input_bytes / prof.total_bytes,
+        prof.avg_split_records * records,
+        prof.max_split_records * records,
+        tuple(notes),
+    )
+
+
+def _split_size(
+    profile: JobProfile, dataset: Dataset, split: float | None, *, unchanged: bool, proportional: bool,
+    notes: list[str],
+) -> float:
+    """The split size a new input is cut by (see :func:`resolve_input`)."""
+    prof = profile.input
+    if proportional:
+        # No split size given: the profiled run's splits, however its input format cut them (files
+        # smaller than a block: 50 splits of 64 MB under a 128 MB dfs.blocksize), keep their size,
+        # so the count grows with the input.  Cut by the profiled run's own block size, or its
+        # largest split, 1 % more input than the profiled had halved the maps and the time.
+        if dataset.splits is None:  # a split count given is the count: the size then only shapes the splits
+            notes.append(
+                f"splits of the profiled run's average size ({prof.avg_split_bytes:.0f} B): their count grows "
+                "with the input"
+            )
+        return prof.avg_split_bytes
+    if split is None:
+        split = DEFAULT_SPLIT_BYTES
+        notes.append(f"split size {split} B assumed (HDFS default block size)")
+    if unchanged and prof.max_split_bytes > split:
+        # the one profiled split was larger than that block: its input format did not cut by
+        # block (TeraSort's 9.5 GB in one split had become 74 splits at 98 % of its input)
+        split = prof.max_split_bytes
+        notes.append(f"split size {split:.0f} B: the profiled run's one split, larger than a block")
+    return split
+
+
 def resolve_input(profile: JobProfile, dataset: Dataset, settings: JobSettings) -> InputShape:
     """Split the new dataset into map inputs.
 
@@ -91,39 +137,9 @@ def resolve_input(profile: JobProfile, dataset: Dataset, settings: JobSettings) 
     # whatever its input format did with it (TeraGen's 96 maps over a few kB of input)
     unchanged = split is None or (dataset.split_bytes is None and split == profiled_settings(profile).split_bytes)
     if same and dataset.splits in (None, prof.splits) and unchanged:
-        notes.append(f"input of the profiled size: its {prof.splits} splits are reused")
-        records = 1.0  # the given records over the profiled ones
-        if dataset.input_records is not None and prof.total_records > 0:
-            records = dataset.input_records / prof.total_records
-            notes.append(f"input records as given: {records:.3g}x the profiled run's, split by split")
-        return InputShape(
-            prof.splits,
-            dataset.input_bytes / prof.splits,
-            prof.max_split_bytes * dataset.input_bytes / prof.total_bytes,
-            prof.avg_split_records * records,
-            prof.max_split_records * records,
-            tuple(notes),
-        )
+        return _profiled_splits(profile, dataset)
     proportional = prof.splits > 1 and (split is None or unchanged)
-    if proportional:
-        # No split size given: the profiled run's splits, however its input format cut them (files
-        # smaller than a block: 50 splits of 64 MB under a 128 MB dfs.blocksize), keep their size,
-        # so the count grows with the input.  Cut by the profiled run's own block size, or its
-        # largest split, 1 % more input than the profiled had halved the maps and the time.
-        split = prof.avg_split_bytes
-        if dataset.splits is None:  # a split count given is the count: the size then only shapes the splits
-            notes.append(
-                f"splits of the profiled run's average size ({split:.0f} B): their count grows with the input"
-            )
-    else:
-        if split is None:
-            split = DEFAULT_SPLIT_BYTES
-            notes.append(f"split size {split} B assumed (HDFS default block size)")
-        if unchanged and prof.max_split_bytes > split:
-            # the one profiled split was larger than that block: its input format did not cut by
-            # block (TeraSort's 9.5 GB in one split had become 74 splits at 98 % of its input)
-            split = prof.max_split_bytes
-            notes.append(f"split size {split:.0f} B: the profiled run's one split, larger than a block")
+    split = _split_size(profile, dataset, split, unchanged=unchanged, proportional=proportional, notes=notes)
     splits = dataset.splits or max(1, math.ceil(dataset.input_bytes / split * (1 - 1e-12)))
     avg = dataset.input_bytes / splits
     if (dataset.splits is not None and given is None) or proportional:

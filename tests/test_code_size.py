@@ -75,7 +75,6 @@ KNOWN_LONG_FUNCTIONS = frozenset({
     "predict/dataflow.py:reduce_dataflow",  # 92
     "predict/jhist_writer.py:write_jhist",  # 124
     "predict/simulate.py:simulate_once",  # 116
-    "predict/tasks.py:resolve_input",  # 83
 })
 
 
