@@ -48,7 +48,6 @@ KNOWN_LONG_MODULES = frozenset({
     "predict/backtest_suite.py",  # 407
     "predict/critical_path.py",  # 504
     "predict/herodotou.py",  # 493
-    "predict/simulate.py",  # 504
     "predict/whatif.py",  # 454
 })
 
@@ -74,7 +73,6 @@ KNOWN_LONG_FUNCTIONS = frozenset({
     "predict/backtest.py:backtest",  # 109
     "predict/dataflow.py:reduce_dataflow",  # 92
     "predict/jhist_writer.py:write_jhist",  # 124
-    "predict/simulate.py:simulate_once",  # 116
 })
 
 
