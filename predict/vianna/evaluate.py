@@ -51,15 +51,23 @@ def branch_count(children: list[tuple[Node, Moments]]) -> list[Moments]:
     point and one whose task is cut by it are two branches (Fig. 6(a):
     ``P_A(M1, M2^1)`` has k = 2).  Returns one (the longest) per branch.
     """
-    groups: list[tuple[tuple[bool, ...], Moments]] = []
+    # A group keeps its first member's node; pieces are listed only for means that agree (they
+    # walk the whole subtree, and a phase's map and reduce branches mostly differ in mean).
+    pieces: dict[int, tuple[bool, ...]] = {}
+
+    def pieces_of(node: Node) -> tuple[bool, ...]:
+        if id(node) not in pieces:
+            pieces[id(node)] = _pieces(node)
+        return pieces[id(node)]
+
+    groups: list[tuple[Node, Moments]] = []
     for node, moments in sorted(children, key=lambda nm: nm[1].mean):
-        pieces = _pieces(node)
-        for g, (gp, gm) in enumerate(groups):
-            if gp == pieces and moments.mean - gm.mean <= SYMMETRY_RTOL * max(moments.mean, 1e-300):
-                groups[g] = (gp, moments)
+        for g, (first, gm) in enumerate(groups):
+            if moments.mean - gm.mean <= SYMMETRY_RTOL * max(moments.mean, 1e-300) and pieces_of(first) == pieces_of(node):
+                groups[g] = (first, moments)
                 break
         else:
-            groups.append((pieces, moments))
+            groups.append((node, moments))
     return [m for _, m in groups]
 
 

@@ -266,6 +266,10 @@ def _copresence(
     w = np.empty((len(DEVICES), layout.size, layout.size))
     for k in range(len(DEVICES)):
         intra = over_local if node_local[k] else over
+        if n_jobs == 1 and np.all(np.isfinite(beta)):
+            # no other job: (n_jobs - 1) * inter is +0.0 everywhere (inter >= 0), so the sum is intra + 0.0
+            np.add(intra, 0.0, out=w[k])
+            continue
         inter = (with_self if node_local[k] else np.broadcast_to(layout.counts, over.shape)) * beta[None, :]
         w[k] = intra + (n_jobs - 1) * inter
     return w
