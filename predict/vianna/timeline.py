@@ -145,18 +145,22 @@ class _Walk:
         if not st.started or st.merging or st.finished:
             return
         queue, free = st.queue, st.free_lanes
-        while queue and free:
-            head = queue[0]
-            cls, tokens = head
-            take = min(tokens, len(free))
-            lanes = tuple(free[:take])
-            del free[:take]
-            head[1] -= take
-            if head[1] == 0:
-                queue.pop(0)
-            st.running += take
-            inst = Instance(cls, st.group.count * take, now, now + self.means[cls], st.owner, lanes)
-            self.push(inst, _SHUFFLE, r)
+        if queue and free:
+            means, instances, heap, owner, count = self.means, self.instances, self.heap, st.owner, st.group.count
+            while queue and free:
+                head = queue[0]
+                cls, tokens = head
+                take = min(tokens, len(free))
+                lanes = tuple(free[:take])
+                del free[:take]
+                head[1] -= take
+                if head[1] == 0:
+                    queue.pop(0)
+                st.running += take
+                end = now + means[cls]
+                instances.append(Instance(cls, count * take, now, end, owner, lanes))
+                idx = len(instances) - 1
+                heapq.heappush(heap, (end, idx, _SHUFFLE, r, idx))  # as push()
         if st.running == 0 and st.done_shuffles == st.group.shuffles:
             st.merging = True
             merge = st.group.merge
@@ -220,17 +224,19 @@ class _Walk:
             for r in first_wave:
                 states[r].started = True
                 self.pump(r, 0.0)
+        heappop, pump, finish_shuffle = heapq.heappop, self.pump, self.finish_shuffle
         while heap:
-            now = heap[0][0]
+            top = heappop(heap)
+            now = top[0]
             limit = now + SAME_TIME_RTOL * max(1.0, abs(now))
-            batch = [heapq.heappop(heap)]
-            while heap and heap[0][0] <= limit:
-                batch.append(heapq.heappop(heap))
-            if len(batch) == 1 and batch[0][2] == _SHUFFLE:  # the common event: one reduce group's fetches end
-                group = batch[0][3]
-                self.finish_shuffle(states[group], instances[batch[0][4]].lanes)
-                self.pump(group, now)
+            if top[2] == _SHUFFLE and not (heap and heap[0][0] <= limit):
+                # the common event, alone in its batch: one reduce group's fetches end
+                finish_shuffle(states[top[3]], instances[top[4]].lanes)
+                pump(top[3], now)
                 continue
+            batch = [top]
+            while heap and heap[0][0] <= limit:
+                batch.append(heappop(heap))
             finished_maps: list[Instance] = []
             touched: set[int] = set()
             for _, _, kind, group, idx in batch:  # (what a task started here joins the next batch)
