@@ -227,14 +227,15 @@ def _presence(q: Array, spare: Array, d_k: Array, r_k: Array, resp: Array, width
     operations as the whole matrix, in place (``spare``: a second buffer as large as ``q``).
     """
     safe = np.where(resp > 0, resp, 1.0)
-    q[:] = r_k / safe
     presence_i = r_k / safe  # R_ik / R_i
     cols = np.flatnonzero(~((d_k == 0) & (r_k >= 0)))
     kept = math.isfinite(width) and bool(np.all(r_k[cols] >= d_k[cols]))
     rows = np.flatnonzero(presence_i != 0) if kept else np.arange(q.shape[0])
+    whole = rows.size == q.shape[0] and cols.size == q.shape[1]
+    if not whole:  # (the whole matrix is computed below)
+        q[:] = r_k / safe
     if rows.size == 0 or cols.size == 0:
         return
-    whole = rows.size == q.shape[0] and cols.size == q.shape[1]
     shape = (rows.size, cols.size)
     removed = q if whole else np.empty(shape)
     rest = spare if whole else spare.reshape(-1)[: removed.size].reshape(shape)
