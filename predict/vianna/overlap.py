@@ -67,13 +67,20 @@ def overlap_weights(
     order = live_at[by_key]
     keys, first = np.unique(key[by_key], return_index=True)
     bounds = np.append(first, order.size)
+    # The tasks that meet [t0, t1] lie between the first whose running latest end reaches t0 and
+    # the last that starts by t1, the timeline being in start order (as the walk makes it).
+    by_start = bool(np.all(s[1:] >= s[:-1]))
+    latest_end = np.maximum.accumulate(e) if by_start else e
     for g, pair in enumerate(keys.tolist()):
         j, o = divmod(pair, len(owners))
         sel = order[bounds[g] : bounds[g + 1]]
         times, area = _integral_tables(s[sel], e[sel], cnt[sel])
         # Only tasks that meet [times[0], times[-1]] get a share: for the others both ends read
         # the same end of the table and add exactly 0 (the order of the others' sums is kept).
-        near = np.flatnonzero((e >= times[0]) & (s <= times[-1]))
+        lo, hi = 0, s.size
+        if by_start:
+            lo, hi = int(latest_end.searchsorted(times[0])), int(s.searchsorted(times[-1], side="right"))
+        near = lo + np.flatnonzero((e[lo:hi] >= times[0]) & (s[lo:hi] <= times[-1]))
         covered = scale[near] * (np.interp(e[near], times, area) - np.interp(s[near], times, area))
         np.add.at(anywhere[:, j], cls[near], covered)
         np.add.at(same_node[:, j], cls[near], covered * together[own[near], o])
