@@ -213,12 +213,19 @@ def _walk(means: npt.NDArray[np.float64], layout: JobLayout, work: Workload) -> 
     return _Walked(timeline, build_tree(timeline))
 
 
+#: Largest layout whose first walk is kept: its two C x C weight matrices, 16 MB at 1,000 classes,
+#: stay in memory until another job is solved.
+_KEEP_FIRST_WALK_CLASSES = 1_000
+
+
 def _first_walk(means: npt.NDArray[np.float64], layout: JobLayout, work: Workload, formulation: Formulation) -> _Walked:
     key = (work, formulation, means.tobytes())
     found = _FIRST_WALK.get(key)
     if found is None:
         _FIRST_WALK.clear()
-        found = _FIRST_WALK[key] = _walk(means, layout, work)
+        found = _walk(means, layout, work)
+        if layout.size <= _KEEP_FIRST_WALK_CLASSES:
+            _FIRST_WALK[key] = found
     return found
 
 
