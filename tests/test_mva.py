@@ -616,3 +616,20 @@ def test_overlap_amva_block_is_the_whole_matrix(negative: bool) -> None:
     got = overlap_amva(d, widths, weights, start=start, tol=1e-10)
     expected = _overlap_amva_whole(d, widths, weights, start)
     assert got.residence.tolist() == expected.tolist()
+
+
+def test_a_kept_first_walk_gives_the_solve_it_replaces() -> None:
+    """Both estimates start from the demands' sums: the second solve of a job reuses the first's walk
+    (timeline, tree, overlap weights), and comes out as it does walked afresh."""
+    import predict.vianna.model as model
+
+    demands = Demands({"cpu": 2.0, "disk": 1.0}, {"network": 0.4}, {"cpu": 1.0, "disk": 3.0})
+    work = Workload(3, 4, 1, 40, 7, 2, 1, 3, slowstart=0.5)
+    model._FIRST_WALK.clear()
+    fresh = solve(demands, work, estimate=Estimate.TRIPATHI)
+    solve(demands, work, estimate=Estimate.FORKJOIN)
+    assert len(model._FIRST_WALK) == 1
+    reused = solve(demands, work, estimate=Estimate.TRIPATHI)
+    assert reused.response_time_s == fresh.response_time_s
+    assert reused.class_response_s.tolist() == fresh.class_response_s.tolist()
+    assert reused.iterations == fresh.iterations
