@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -26,7 +27,6 @@ import numpy as np
 import orjson
 
 from phaseline.errors import ExtrapolationWarning, InsufficientDataError, PlatformModelError
-from phaseline.jsonnum import json_int
 from platform_model.fit import DEFAULT_NORM, MIN_POINTS, LineFit, Norm
 from platform_model.profile import GENERIC, PlatformProfile
 from platform_model.segments import Criterion, PhaseFit, ShuffleThresholds, config_thresholds, fit_phase
@@ -278,47 +278,9 @@ class PlatformModel:
     @classmethod
     def from_json(cls, doc: Any, *, where: str = "<json>") -> PlatformModel:
         """Validate a JSON document (see :meth:`load`)."""
+        from platform_model.model_json import model_fields  # (it builds this module's records)
 
-        def bad(what: str) -> PlatformModelError:
-            return PlatformModelError(f"{where}: {what} (re-create it with `phaseline fit`)")
-
-        if isinstance(doc, dict) and "format" not in doc and {"source", "input"} <= doc.keys():
-            raise PlatformModelError(f"{where} is a job profile (`phaseline profile`), not a platform model")
-        if not isinstance(doc, dict) or doc.get("format") != MODEL_FORMAT:
-            raise bad(f"not a {MODEL_FORMAT} file")
-        if isinstance(doc.get("version"), bool) or doc.get("version") not in SUPPORTED_VERSIONS:
-            raise bad(f"version {doc.get('version')!r} is not supported (supported: {SUPPORTED_VERSIONS})")
-        raw_phases = doc.get("phases")
-        if not isinstance(raw_phases, dict):
-            raise bad("'phases' must be an object")
-        norm = doc.get("norm", Norm.HUBER.value)
-        if not isinstance(norm, str) or norm not in {n.value for n in Norm}:
-            raise bad(f"unknown norm {norm!r}")
-        phases: dict[str, PhaseModel] = {}
-        for name, p in raw_phases.items():
-            if name not in GENERIC:
-                raise bad(f"unknown phase {name!r}")
-            phases[name] = _load_phase(name, p, bad)
-        thresholds = None
-        if doc.get("shuffle_thresholds") is not None:
-            try:
-                thresholds = ShuffleThresholds(**doc["shuffle_thresholds"])
-            except TypeError as exc:
-                raise bad(f"shuffle_thresholds: {exc}") from exc
-        for key in ("cluster", "hadoop_settings", "unfitted"):
-            if not isinstance(doc.get(key, {}), dict):
-                raise bad(f"'{key}' must be an object")
-        return cls(
-            phases=phases,
-            unfitted={str(k): str(v) for k, v in doc.get("unfitted", {}).items()},
-            norm=norm,
-            cluster=doc.get("cluster", {}),
-            hadoop_settings={str(k): str(v) for k, v in doc.get("hadoop_settings", {}).items()},
-            shuffle_thresholds=thresholds,
-            source=str(doc.get("source", "")),
-            created_at=str(doc.get("created_at", "")),
-            version=int(doc["version"]),
-        )
+        return cls(**model_fields(doc, where))
 
 
 def _num(value: Any) -> Any:
@@ -328,100 +290,6 @@ def _num(value: Any) -> Any:
     return value
 
 
-def _float(value: Any, what: str, bad: Any, *, allow_none: bool = False) -> float:
-    if value is None and allow_none:
-        return float("nan")
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(float(value)):
-        raise bad(f"{what} must be a finite number, got {value!r}")
-    return float(value)
-
-
-def _count(value: Any, what: str, bad: Any) -> int:
-    """A count field: a non-negative integer (a float of integral value too)."""
-    if (n := json_int(value)) is None or n < 0:
-        raise bad(f"{what} must be an integer >= 0, got {value!r}")
-    return n
-
-
-def _load_phase(name: str, p: Any, bad: Any) -> PhaseModel:
-    if not isinstance(p, dict):
-        raise bad(f"phases.{name} must be an object")
-    segs_raw = p.get("segments")
-    if not isinstance(segs_raw, list) or len(segs_raw) not in (1, 2):
-        raise bad(f"phases.{name}.segments must hold one or two lines")
-    segments = []
-    for i, s in enumerate(segs_raw):
-        where = f"phases.{name}.segments[{i}]"
-        if not isinstance(s, dict):
-            raise bad(f"{where} must be an object")
-        missing = [f for f in _LINE_FIELDS if f not in s]
-        if missing:
-            raise bad(f"{where} lacks {', '.join(missing)}")
-        if not isinstance(s["norm"], str) or s["norm"] not in {n.value for n in Norm}:
-            raise bad(f"{where}.norm {s['norm']!r} is unknown")
-        if isinstance(s["slope_ms_per_byte"], (int, float)) and s["slope_ms_per_byte"] < 0:
-            raise bad(f"{where}.slope_ms_per_byte is negative ({s['slope_ms_per_byte']!r}); fits refit such a line at 0")
-        segments.append(
-            LineFit(
-                intercept_ms=_float(s["intercept_ms"], f"{where}.intercept_ms", bad),
-                slope_ms_per_byte=_float(s["slope_ms_per_byte"], f"{where}.slope_ms_per_byte", bad),
-                intercept_se=_float(s["intercept_se"], f"{where}.intercept_se", bad, allow_none=True),
-                slope_se=_float(s["slope_se"], f"{where}.slope_se", bad, allow_none=True),
-                scale_ms=_float(s["scale_ms"], f"{where}.scale_ms", bad, allow_none=True),
-                converged=bool(s["converged"]),
-                iterations=_count(s["iterations"], f"{where}.iterations", bad),
-                n=_count(s["n"], f"{where}.n", bad),
-                norm=Norm(s["norm"]),
-                nonneg_refit=bool(s["nonneg_refit"]),
-                data_min_bytes=_float(s["data_min_bytes"], f"{where}.data_min_bytes", bad),
-                data_max_bytes=_float(s["data_max_bytes"], f"{where}.data_max_bytes", bad),
-                note=str(s.get("note", "")),
-            )
-        )
-    brk = p.get("break_bytes")
-    if (brk is None) != (len(segments) == 1):
-        raise bad(f"phases.{name}: break_bytes must be given exactly when there are two segments")
-    lo = _float(p.get("data_min_bytes"), f"phases.{name}.data_min_bytes", bad)
-    hi = _float(p.get("data_max_bytes"), f"phases.{name}.data_max_bytes", bad)
-    if lo > hi or lo < 0:
-        raise bad(f"phases.{name}: data range [{lo}, {hi}] is invalid")
-    if brk is not None:
-        brk = _float(brk, f"phases.{name}.break_bytes", bad)
-        if not lo <= brk <= hi:
-            raise bad(f"phases.{name}: break_bytes {brk} lies outside the data range [{lo}, {hi}]")
-    for i, seg in enumerate(segments):
-        if not lo <= seg.data_min_bytes <= seg.data_max_bytes <= hi:
-            raise bad(
-                f"phases.{name}.segments[{i}]: data range [{seg.data_min_bytes}, {seg.data_max_bytes}] does not lie "
-                f"within the phase's [{lo}, {hi}]"
-            )
-    if len(segments) == 2 and not (
-        segments[0].data_min_bytes <= segments[1].data_min_bytes and segments[0].data_max_bytes <= segments[1].data_max_bytes
-    ):
-        # the first line prices data up to the break, the second beyond it: swapped, every size got the other's price
-        raise bad(f"phases.{name}.segments: the first line must hold the smaller data (the two are swapped)")
-    test = p.get("two_segment_test") or {}
-    if not isinstance(test, dict):
-        raise bad(f"phases.{name}.two_segment_test must be an object")
-    cfg = p.get("config_break_bytes")
-    return PhaseModel(
-        phase=name,
-        segments=tuple(segments),
-        break_bytes=brk,
-        config_break_bytes=None if cfg is None else _float(cfg, f"phases.{name}.config_break_bytes", bad),
-        n=_count(p.get("n", 0), f"phases.{name}.n", bad),
-        runs=_count(p.get("runs", 0), f"phases.{name}.runs", bad),
-        data_min_bytes=lo,
-        data_max_bytes=hi,
-        criterion=str(test.get("criterion", Criterion.BIC.value)),
-        rbic_one=_float(test.get("rbic_one"), "rbic_one", bad, allow_none=True),
-        rbic_two=_float(test.get("rbic_two"), "rbic_two", bad, allow_none=True),
-        f_stat=_float(test.get("f_stat"), "f_stat", bad, allow_none=True),
-        f_pvalue=_float(test.get("f_pvalue"), "f_pvalue", bad, allow_none=True),
-        effect=_float(test.get("effect"), "effect", bad, allow_none=True),
-    )
-
-
 def _runs_needed(phase: str, n: int, runs: int) -> InsufficientDataError:
     per_run = n / runs if runs else 1.0
     more = math.ceil((MIN_POINTS - n) / max(per_run, 1e-9))
@@ -429,6 +297,25 @@ def _runs_needed(phase: str, n: int, runs: int) -> InsufficientDataError:
         f"phase {phase!r}: {n} point(s) from {runs} run(s), a submodel needs at least {MIN_POINTS}; "
         f"run about {more} more benchmark run(s) that record {phase} (at ~{per_run:.1f} point(s) per run)"
     )
+
+
+def _fit_phase_rows(
+    x: Any, y: Any, phase: str, n_runs: int, reasons: Counter[str] | None, *, norm: Norm, criterion: Criterion,
+    split: bool,
+) -> PhaseFit:
+    """One phase's line(s); too few rows raise, saying what the runs that lack the phase lacked."""
+    try:
+        if x.size < MIN_POINTS:
+            raise _runs_needed(phase, int(x.size), n_runs)
+        return fit_phase(x, y, phase=phase, norm=norm, criterion=criterion, allow_split=split)
+    except InsufficientDataError as exc:
+        if not reasons:
+            raise
+        # what the other runs lacked is what to change (e.g. too few samples to split)
+        raise InsufficientDataError(
+            f"{exc}; the phase is missing from "
+            + "; ".join(f"{c} other attempt(s): {r}" for r, c in reasons.most_common())
+        ) from None
 
 
 def fit_platform(
@@ -478,26 +365,18 @@ def fit_platform(
     unfitted: dict[str, str] = {}
     missing = profile.missing_summary()
     for phase in wanted:
+        reasons = missing.get(phase)
         x, y, runs = profile.arrays(phase)
-        n_runs = len(set(runs.tolist())) if runs.size < 200_000 else int(np.unique(runs).size)
         if x.size == 0:
-            reasons = missing.get(phase)
             why = "; ".join(f"{c} attempt(s): {r}" for r, c in reasons.most_common()) if reasons else "no rows"
             unfitted[phase] = f"no data ({why})"
             continue
+        n_runs = len(set(runs.tolist())) if runs.size < 200_000 else int(np.unique(runs).size)
         try:
-            if x.size < MIN_POINTS:
-                raise _runs_needed(phase, int(x.size), n_runs)
-            fit = fit_phase(x, y, phase=phase, norm=norm, criterion=criterion, allow_split=split)
+            fit = _fit_phase_rows(x, y, phase, n_runs, reasons, norm=norm, criterion=criterion, split=split)
         except InsufficientDataError as exc:
-            reasons = missing.get(phase)
-            if reasons:  # what the other runs lacked is what to change (e.g. too few samples to split)
-                exc = InsufficientDataError(
-                    f"{exc}; the phase is missing from "
-                    + "; ".join(f"{c} other attempt(s): {r}" for r, c in reasons.most_common())
-                )
             if not skip_unfittable:
-                raise exc from None
+                raise
             unfitted[phase] = f"not fitted: {exc}"
             continue
         cfg_break = thresholds.break_bytes if (phase == "shuffle" and thresholds is not None) else None

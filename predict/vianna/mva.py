@@ -22,6 +22,7 @@ All solvers are numpy-vectorized over classes and centers.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -216,6 +217,41 @@ class OverlapSolution:
     iterations: int
 
 
+def _presence(q: Array, spare: Array, d_k: Array, r_k: Array, resp: Array, width: float) -> None:
+    """``q[i, j] = Q'_jk(i)``: a class-j task's presence at a server of type k with task i removed (eq. 5).
+
+    ``R'_jk = max(D_jk, R_jk - D_jk R_ik / R_i)`` and ``R'_j = R_j - width (R_jk - R'_jk)``.
+    Where ``D_jk = 0`` (column j) or ``R_ik = 0`` (row i: task i is never there) nothing is
+    removed, and ``q[i, j] = R_jk / R_j`` (while residences are not below demands, as eq. 1
+    keeps them): only the block of the other rows and columns is computed, with the same float
+    operations as the whole matrix, in place (``spare``: a second buffer as large as ``q``).
+    """
+    safe = np.where(resp > 0, resp, 1.0)
+    presence_i = r_k / safe  # R_ik / R_i
+    cols = np.flatnonzero(~((d_k == 0) & (r_k >= 0)))
+    kept = math.isfinite(width) and bool(np.all(r_k[cols] >= d_k[cols]))
+    rows = np.flatnonzero(presence_i != 0) if kept else np.arange(q.shape[0])
+    whole = rows.size == q.shape[0] and cols.size == q.shape[1]
+    if not whole:  # (the whole matrix is computed below)
+        q[:] = r_k / safe
+    if rows.size == 0 or cols.size == 0:
+        return
+    shape = (rows.size, cols.size)
+    removed = q if whole else np.empty(shape)
+    rest = spare if whole else spare.reshape(-1)[: removed.size].reshape(shape)
+    dj, rj = d_k[cols][None, :], r_k[cols][None, :]
+    np.multiply(dj, presence_i[rows][:, None], out=removed)
+    np.subtract(rj, removed, out=removed)
+    np.maximum(dj, removed, out=removed)  # R'_jk, (i, j)
+    np.subtract(rj, removed, out=rest)
+    np.multiply(width, rest, out=rest)
+    np.subtract(resp[cols][None, :], rest, out=rest)  # R'_j
+    np.copyto(rest, 1.0, where=~(rest > 0))
+    np.divide(removed, rest, out=removed)
+    if not whole:
+        q[np.ix_(rows, cols)] = removed
+
+
 def overlap_amva(
     demands: Array,
     widths: Array,
@@ -255,19 +291,13 @@ def overlap_amva(
     d = np.asarray(demands, dtype=np.float64)
     w = np.asarray(widths, dtype=np.float64)
     residence = d.copy() if start is None else np.maximum(np.asarray(start, dtype=np.float64), d)
+    used = [k for k in range(d.shape[1]) if np.any(d[:, k] > 0)]
+    q, spare = np.empty((d.shape[0], d.shape[0])), np.empty((d.shape[0], d.shape[0]))
     for it in range(1, AMVA_MAX_ITER + 1):
         resp = residence @ w
-        safe_resp = np.where(resp > 0, resp, 1.0)
-        arrival = np.empty_like(d)
-        for k in range(d.shape[1]):
-            if not np.any(d[:, k] > 0):
-                arrival[:, k] = 0.0
-                continue
-            presence_i = residence[:, k] / safe_resp  # R_ik / R_i
-            r_jk = residence[:, k]
-            removed = np.maximum(d[None, :, k], r_jk[None, :] - d[None, :, k] * presence_i[:, None])  # (i, j)
-            removed_resp = resp[None, :] - w[k] * (r_jk[None, :] - removed)
-            q = removed / np.where(removed_resp > 0, removed_resp, 1.0)
+        arrival = np.zeros_like(d)
+        for k in used:
+            _presence(q, spare, d[:, k], residence[:, k], resp, float(w[k]))
             arrival[:, k] = np.einsum("ij,ij->i", weights[k], q)
         new = d * (1.0 + arrival)
         if np.allclose(new, residence, rtol=tol, atol=1e-15):

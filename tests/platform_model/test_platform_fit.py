@@ -14,7 +14,16 @@ import pytest
 import statsmodels.api as sm
 
 from phaseline.errors import InsufficientDataError
-from platform_model.fit import HELD_MAXITER, MAXITER, MIN_DATA_SPREAD, MIN_POINTS, Norm, Solver, fit_line
+from platform_model.fit import (
+    HELD_MAXITER,
+    MAXITER,
+    MIN_DATA_SPREAD,
+    MIN_POINTS,
+    Norm,
+    Solver,
+    fit_line,
+)
+from platform_model.irls import _median_near
 from platform_model.model import fit_platform
 from platform_model.profile import MissingData, PlatformProfile
 
@@ -257,3 +266,19 @@ def test_cross_validation_keeps_the_phases_a_fold_can_fit() -> None:
     assert [r.phase for r in rows] == ["spill"]
     assert "fold 1: read not fitted" in note
     assert "read: no fold could fit it" in note
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 10, 1001, 20_000])
+def test_median_near_is_numpys_median(n: int) -> None:
+    """The bracketed median is np.median's, for odd and even counts and ties; a guess that misses gives None."""
+    rng = np.random.default_rng(n)
+    for a in (np.abs(rng.standard_normal(n)), np.round(np.abs(rng.standard_normal(n)) * 4.0) / 4.0):
+        median = float(np.median(a))
+        for guess in (median, median * 1.03, median * 0.97):
+            got = _median_near(a, guess)
+            assert got is None or got == median
+        if n > 1000:  # dense enough that the 5 % bracket holds the middle values
+            assert _median_near(a, median) == median
+        assert _median_near(a, median * 3.0 + 1.0) is None
+    with_nan = np.append(np.abs(rng.standard_normal(n)), np.nan)
+    assert _median_near(with_nan, 1.0) is None

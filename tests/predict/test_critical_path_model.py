@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 
+import networkx as nx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,13 +17,16 @@ from predict.critical_path import (
     END,
     START,
     JobShape,
+    PipelineSchedule,
+    _dag_longest_path,
     apply_whatif,
     critical_path,
     job_graph,
+    map_task_pipeline,
+    pipeline,
     slot_predecessors,
     spread_durations,
 )
-from predict.map_pipeline import PipelineSchedule, map_task_pipeline, pipeline
 from predict.tasks import TaskEstimate
 from tests.predict.test_predict_core import LinearPlatform, toy_profile
 
@@ -261,3 +265,29 @@ def test_map_task_pipeline_overlaps_spills_by_hand() -> None:
     records = buffer / 14
     got = map_task_pipeline(task, JobSettings(reduces=1, io_sort_mb=10), buffer, records)
     assert math.isclose(got, 950.0, rel_tol=REL)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(2, 30).flatmap(
+        lambda n: st.lists(
+            st.tuples(st.integers(0, n - 2), st.integers(1, n - 1), st.sampled_from([0.0, 1.0, 2.0, 2.5, -1.0])),
+            min_size=1,
+            max_size=3 * n,
+        )
+    )
+)
+def test_longest_path_is_networkx_path_for_path(edges: list[tuple[int, int, float]]) -> None:
+    """The model's longest path is networkx's dag_longest_path, ties and negative weights included."""
+    g = nx.DiGraph()
+    for u, v, w in edges:
+        if u < v:  # acyclic: edges go up
+            g.add_edge(f"n{u}", f"n{v}", weight=w)
+        else:
+            g.add_node(f"n{u}")
+    assert _dag_longest_path(g) == nx.dag_longest_path(g, weight="weight", default_weight=0.0)
+    g.add_edge("n1", "n0", weight=1.0)
+    if nx.is_directed_acyclic_graph(g):
+        return
+    with pytest.raises(nx.NetworkXUnfeasible):
+        _dag_longest_path(g)

@@ -566,3 +566,70 @@ def test_cli_mva_answers_or_refuses_huge_values(tmp_path: Path) -> None:
         result = CliRunner().invoke(main, ["mva", "--demands", str(path), *args, "--ps", "1", *extra])
         assert result.exit_code == 2, result.output
         assert f"Invalid value for '{option}'" in result.stderr
+
+
+def _overlap_amva_whole(demands: np.ndarray, widths: np.ndarray, weights: np.ndarray, start: np.ndarray) -> np.ndarray:
+    """Eqs. 1, 5 and 6 over the whole C x C matrix, as overlap_amva first computed them (the reference)."""
+    d, w = demands, widths
+    residence = np.maximum(start, d)
+    for _ in range(500):
+        resp = residence @ w
+        safe_resp = np.where(resp > 0, resp, 1.0)
+        arrival = np.empty_like(d)
+        for k in range(d.shape[1]):
+            if not np.any(d[:, k] > 0):
+                arrival[:, k] = 0.0
+                continue
+            presence_i = residence[:, k] / safe_resp
+            r_jk = residence[:, k]
+            removed = np.maximum(d[None, :, k], r_jk[None, :] - d[None, :, k] * presence_i[:, None])
+            removed_resp = resp[None, :] - w[k] * (r_jk[None, :] - removed)
+            q = removed / np.where(removed_resp > 0, removed_resp, 1.0)
+            arrival[:, k] = np.einsum("ij,ij->i", weights[k], q)
+        new = d * (1.0 + arrival)
+        if np.allclose(new, residence, rtol=1e-10, atol=1e-15):
+            return new
+        residence = new
+    raise AssertionError("the reference did not converge")
+
+
+@pytest.mark.parametrize("negative", [False, True])
+def test_overlap_amva_block_is_the_whole_matrix(negative: bool) -> None:
+    """Only the rows and columns where a task is removed are computed: the same residences, bit for bit.
+
+    Zero demands on a device (a shuffle-sort's CPU, a map's network) make rows and columns of
+    eq. 5 that remove nothing; a negative weight (a residence below its demand) is not a case
+    for the shortcut, and still gives the whole matrix's residences.
+    """
+    rng = np.random.default_rng(7)
+    n = 40
+    d = rng.uniform(0.1, 2.0, (n, 4))
+    d[:15, 3] = 0.0  # maps: no network
+    d[15:, 0] = 0.0  # shuffle-sorts: no CPU
+    d[:, 2] = 0.0  # no fiber
+    d[:5, 1] = 0.0  # tasks that never use a disk
+    weights = rng.uniform(0.0, 0.05, (4, n, n))
+    if negative:
+        weights[1, 7, :] = -0.3  # class 7's disk residence falls below its demand
+    widths = np.array([4.0, 2.0, 1.0, 1.0])
+    start = d * rng.uniform(1.0, 1.5, d.shape)
+    got = overlap_amva(d, widths, weights, start=start, tol=1e-10)
+    expected = _overlap_amva_whole(d, widths, weights, start)
+    assert got.residence.tolist() == expected.tolist()
+
+
+def test_a_kept_first_walk_gives_the_solve_it_replaces() -> None:
+    """Both estimates start from the demands' sums: the second solve of a job reuses the first's walk
+    (timeline, tree, overlap weights), and comes out as it does walked afresh."""
+    import predict.vianna.model as model
+
+    demands = Demands({"cpu": 2.0, "disk": 1.0}, {"network": 0.4}, {"cpu": 1.0, "disk": 3.0})
+    work = Workload(3, 4, 1, 40, 7, 2, 1, 3, slowstart=0.5)
+    model._FIRST_WALK.clear()
+    fresh = solve(demands, work, estimate=Estimate.TRIPATHI)
+    solve(demands, work, estimate=Estimate.FORKJOIN)
+    assert len(model._FIRST_WALK) == 1
+    reused = solve(demands, work, estimate=Estimate.TRIPATHI)
+    assert reused.response_time_s == fresh.response_time_s
+    assert reused.class_response_s.tolist() == fresh.class_response_s.tolist()
+    assert reused.iterations == fresh.iterations

@@ -59,3 +59,33 @@ def test_replicate_in_blocks_is_one_stream(monkeypatch: pytest.MonkeyPatch) -> N
     assert blocks.events == whole.events
     rng = np.random.default_rng(5)
     assert whole.makespans_s.tolist() == [simulate_once(job, rng).makespan_ms / 1000.0 for _ in range(9)]
+
+
+def test_rounds_are_the_event_loops(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The map stage by rounds (forced here: rounds priced at nothing) gives the event loop's replays."""
+    monkeypatch.setattr(simulate, "_ROUND_US", 0.0)
+    monkeypatch.setattr(simulate, "_ROUND_CELL_US", 0.0)
+    for case in CASES:
+        job = _job(*case)
+        rng = np.random.default_rng(11)
+        expected = [simulate_once(job, rng) for _ in range(4)]
+        got = simulate._replay_without_failures(job, np.random.default_rng(11), 4)
+        assert [(r.makespan_ms, r.events) for r in got] == [(r.makespan_ms, r.events) for r in expected], case
+
+
+@pytest.mark.parametrize("cv", [0.0, 0.1, 1.0])
+def test_rounds_place_maps_as_the_slot_heap(cv: float) -> None:
+    """Many waves on many slots, ties (cv 0) and a wide spread (cv 1): each row as a heap of slots places it."""
+    durations = np.random.default_rng(3).lognormal(0.0, cv, (7, 3_000)) * 100.0
+    if cv == 0.0:
+        durations = np.round(durations / 7.0) * 7.0
+    ends, rounds = simulate._map_stage_rounds(durations, 64)
+    expected = []
+    for row in durations.tolist():
+        slots = sorted(row[:64])
+        for d in row[64:]:
+            slots[0] += d
+            slots.sort()
+        expected.append(max(slots))
+    assert ends.tolist() == expected
+    assert 3_000 // 64 <= rounds <= 3_000 - 64

@@ -1,0 +1,100 @@
+"""Which tasks run beside which: the overlap weights of the Vianna model's aMVA (eq. 6).
+
+From a job's timeline, the intra-job overlap ``alpha_ij`` of Liang & Tripathi summed over
+the class-j tasks (for a shared device) and over those on the class-i task's node (for a
+node's own devices); and, for the other jobs of the workload, the class-j tasks a class-i
+task's node holds (:func:`colocation`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from predict.vianna.layout import JobLayout
+from predict.vianna.tree import Timeline
+
+__all__ = ["colocation", "overlap_weights"]
+
+def _integral_tables(
+    starts: npt.NDArray[np.float64], ends: npt.NDArray[np.float64], weight: npt.NDArray[np.float64]
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Breakpoints and cumulative integral of a sum of weighted boxes [start, end]."""
+    times = np.concatenate([starts, ends])
+    slope = np.concatenate([weight, -weight])
+    order = np.argsort(times, kind="stable")
+    times, slope = times[order], slope[order]
+    level = np.cumsum(slope)  # running count just after each breakpoint
+    area = np.concatenate([[0.0], np.cumsum(level[:-1] * np.diff(times))])
+    return times, area
+
+
+def overlap_weights(
+    layout: JobLayout, timeline: Timeline
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Class-j tasks of the same job running beside a class-i task, each weighted by its overlap.
+
+    Returns ``(anywhere, same_node)``:
+    ``anywhere[i, j] = (1 / n_i) sum_{a in i} sum_{b in j, b != a} |a cap b| / |a|`` -- the
+    intra-job overlap factor ``alpha_ij`` of Liang & Tripathi summed over the
+    class-j tasks (for the shared network) -- and ``same_node``, the same sum
+    over the class-j tasks on the class-i task's node (for CPUs, disks and
+    fiber).  Co-location comes from the threads' node shares, so lock-step
+    tasks on one reduce thread are on one node while those of different
+    reduces are not.  Computed with cumulative integrals of the number of
+    running tasks per (class, thread group): O(classes x instances).
+    """
+    inst = timeline.instances
+    size = layout.size
+    owners = sorted({i.owner for i in inst})
+    owner_index = {o: k for k, o in enumerate(owners)}
+    profile = np.vstack([layout.owner_nodes[o] for o in owners])
+    together = profile @ profile.T  # chance that tasks of two thread groups share a node
+    cls = np.array([i.cls for i in inst])
+    own = np.array([owner_index[i.owner] for i in inst])
+    cnt = np.array([float(i.count) for i in inst])
+    s = np.array([i.start for i in inst])
+    e = np.array([i.end for i in inst])
+    length = e - s
+    live = length > 0
+    anywhere = np.zeros((size, size))
+    same_node = np.zeros((size, size))
+    scale = np.where(live, cnt / np.where(live, length, 1.0), 0.0)
+    # the live tasks of each (class, thread group), in timeline order: one stable sort, not a mask each
+    live_at = np.flatnonzero(live)
+    key = cls[live_at] * len(owners) + own[live_at]
+    by_key = np.argsort(key, kind="stable")
+    order = live_at[by_key]
+    keys, first = np.unique(key[by_key], return_index=True)
+    bounds = np.append(first, order.size)
+    # The tasks that meet [t0, t1] lie between the first whose running latest end reaches t0 and
+    # the last that starts by t1, the timeline being in start order (as the walk makes it).
+    by_start = bool(np.all(s[1:] >= s[:-1]))
+    latest_end = np.maximum.accumulate(e) if by_start else e
+    for g, pair in enumerate(keys.tolist()):
+        j, o = divmod(pair, len(owners))
+        sel = order[bounds[g] : bounds[g + 1]]
+        times, area = _integral_tables(s[sel], e[sel], cnt[sel])
+        # Only tasks that meet [times[0], times[-1]] get a share: for the others both ends read
+        # the same end of the table and add exactly 0 (the order of the others' sums is kept).
+        lo, hi = 0, s.size
+        if by_start:
+            lo, hi = int(latest_end.searchsorted(times[0])), int(s.searchsorted(times[-1], side="right"))
+        near = lo + np.flatnonzero((e[lo:hi] >= times[0]) & (s[lo:hi] <= times[-1]))
+        covered = scale[near] * (np.interp(e[near], times, area) - np.interp(s[near], times, area))
+        np.add.at(anywhere[:, j], cls[near], covered)
+        np.add.at(same_node[:, j], cls[near], covered * together[own[near], o])
+    per_task = np.zeros(size)
+    np.add.at(per_task, cls[live], cnt[live])
+    out = []
+    for weights in (anywhere, same_node):
+        weights -= np.diag(per_task)  # a task does not run beside itself
+        weights /= layout.counts[:, None]
+        out.append(np.maximum(weights, 0.0))
+    return out[0], out[1]
+
+
+def colocation(layout: JobLayout) -> npt.NDArray[np.float64]:
+    """Class-j tasks of another job on a class-i task's node (jobs are placed alike)."""
+    pn = layout.per_node
+    return np.asarray((pn @ pn.T) / layout.counts[:, None])
