@@ -121,6 +121,15 @@ _JSON_COLUMNS = ("job", "case", "model", "predicted_s", "measured_s", "error", "
     help="With --summary: also each group's summary, with its own noise floor: set (held-out / tuning "
     "applications of the suite), extent (interpolation / extrapolation past the profiled size), shape.",
 )
+@click.option(
+    "--side-by-side",
+    "side_by_side",
+    multiple=True,
+    metavar="ENGINE=FILE",
+    help="Instead: two or more engines' backtests (each a suite's backtest.json, e.g. local-hadoop=A/backtest.json "
+    "yarn=B/backtest.json, the option once per engine) scored side by side over the cases all ran, per model, "
+    "held-out set first.",
+)
 @format_option
 @handle_errors
 def backtest_cmd(
@@ -136,6 +145,7 @@ def backtest_cmd(
     container_mb: int,
     summary: bool,
     by: tuple[str, ...],
+    side_by_side: tuple[str, ...],
     fmt: str,
     **cluster: int | None,
 ) -> None:
@@ -161,6 +171,9 @@ def backtest_cmd(
     """
     from predict.backtest_scores import require_rows
 
+    if side_by_side:
+        _render_engines(side_by_side, fmt)
+        return
     ctx = click.get_current_context()
     # the cluster options given (any: every run is predicted on that cluster, the others at their defaults)
     cluster_given = [
@@ -256,3 +269,21 @@ def _render(rows: list[BacktestRow], summary: bool, by: tuple[str, ...], fmt: st
             table = [{k: (("n/a" if v is None else f"{v:+.1%}") if k.endswith("_err") else v) for k, v in line.items()}
                      for line in table]  # fmt: skip
         emit(table, fmt, title="backtest: predicted vs measured (median of runs)")
+
+
+def _render_engines(pairs: tuple[str, ...], fmt: str) -> None:
+    """``--side-by-side ENGINE=FILE ...``: each engine's per-model summary over the cases all ran."""
+    from predict.backtest_engines import load_rows, side_by_side
+
+    engines = {}
+    for pair in pairs:
+        engine, sep, path = pair.partition("=")
+        if not sep or not engine or not path:
+            raise click.BadParameter(f"{pair!r} is not ENGINE=FILE (e.g. yarn=phaseline-backtest/backtest.json)",
+                                     param_hint="--side-by-side")  # fmt: skip
+        engines[engine] = load_rows(Path(path))
+    rows = [s.to_dict() for s in side_by_side(engines)]
+    if fmt == "table":  # shares as percentages; JSON and CSV keep the numbers
+        rows = [{k: f"{v:.1%}" if isinstance(v, float) else ("–" if v is None else v) for k, v in r.items()}
+                for r in rows]  # fmt: skip
+    emit(rows, fmt, title="backtest side by side: each engine over the cases all ran (shares)")

@@ -55,3 +55,25 @@ def test_rows_load_back_from_a_backtest_json_and_a_bad_file_is_named(tmp_path: P
     bad.write_text(json.dumps({"summary": []}))
     with pytest.raises(PhaselineError, match=r"other\.json: not a backtest\.json"):
         load_rows(bad)
+
+
+def test_cli_side_by_side_reads_each_engines_file_and_names_a_bad_pair(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from phaseline.cli import main
+
+    files = {}
+    for engine, error in (("local-hadoop", 0.1), ("yarn", -0.3)):
+        files[engine] = tmp_path / f"{engine}.json"
+        files[engine].write_text(json.dumps({"rows": [_row("join", 3.0, "bounds", error).to_dict()]}))
+    args = ["backtest", "--format", "json"]
+    for engine, path in files.items():
+        args += ["--side-by-side", f"{engine}={path}"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    got = json.loads(result.output)
+    assert [(r["group"], r["engine"]) for r in got][:2] == [("held-out", "local-hadoop"), ("held-out", "yarn")]
+    assert got[1]["worst_abs_error"] == pytest.approx(0.3)
+    bad = CliRunner().invoke(main, ["backtest", "--side-by-side", str(files["yarn"])])
+    assert bad.exit_code == 2
+    assert "is not ENGINE=FILE" in bad.output
