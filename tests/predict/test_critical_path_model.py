@@ -17,16 +17,14 @@ from predict.critical_path import (
     END,
     START,
     JobShape,
-    PipelineSchedule,
     _dag_longest_path,
     apply_whatif,
     critical_path,
     job_graph,
-    map_task_pipeline,
-    pipeline,
     slot_predecessors,
     spread_durations,
 )
+from predict.map_pipeline import PipelineSchedule, map_task_pipeline, pipeline
 from predict.tasks import TaskEstimate
 from tests.predict.test_predict_core import LinearPlatform, toy_profile
 
