@@ -479,7 +479,7 @@ def test_lands_whole_or_partial_in_the_store(fixtures_dir: Path, tmp_path: Path,
     assert "cut.log:3" in found[0]
 
 
-HISTORY_018 = Path(__file__).parents[2] / "data" / "history-0.18" / "1225797913475_job_200811041125_0003"
+HISTORY_018 = Path(__file__).parents[1] / "data" / "history-0.18" / "1225797913475_job_200811041125_0003"
 
 
 def test_hadoop_018_history_without_record_delimiters() -> None:

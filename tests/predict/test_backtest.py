@@ -450,7 +450,7 @@ def test_rows_know_their_extent_and_summaries_split_by_set_extent_and_shape() ->
 def test_a_local_run_on_two_slots_is_sized_by_its_splits_not_its_shared_read_counter(tmp_path: Path) -> None:
     # maps beside each other in LocalJobRunner's one JVM count each other's reads (the counter is a
     # delta of the JVM's file-system statistics): the job's BYTES_READ overstates its input
-    run_dir = Path(__file__).parents[2] / "data" / "engine-runs" / "maponly-8mb-r0-p2-0"
+    run_dir = Path(__file__).parents[1] / "data" / "engine-runs" / "maponly-8mb-r0-p2-0"
     params = json.loads((run_dir / "run.json").read_text())
     store = Store(tmp_path / "store")
     ingest_paths([run_dir], store)
@@ -464,7 +464,7 @@ def test_a_local_run_on_two_slots_is_sized_by_its_splits_not_its_shared_read_cou
 def test_a_local_run_of_several_input_formats_is_sized_by_its_splits(tmp_path: Path) -> None:
     # MultipleInputs (a reduce-side join of two inputs) counts 0 FileInputFormat BYTES_READ: the run
     # had been left out of the backtest as one "without an input size"
-    run_dir = Path(__file__).parents[2] / "data" / "engine-runs" / "join-8mb-r2-0"
+    run_dir = Path(__file__).parents[1] / "data" / "engine-runs" / "join-8mb-r2-0"
     params = json.loads((run_dir / "run.json").read_text())
     assert params["counters"]["org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter"]["BYTES_READ"] == 0
     store = Store(tmp_path / "store")
@@ -477,7 +477,7 @@ def test_a_local_run_of_several_input_formats_is_sized_by_its_splits(tmp_path: P
 
 def test_a_cluster_run_of_several_input_formats_is_sized_by_its_splits(tmp_path: Path) -> None:
     # on YARN too MultipleInputs counts 0 FileInputFormat BYTES_READ; the maps' task logs name their splits
-    run_dir = Path(__file__).parents[2] / "data" / "yarn" / "join-8mb-r2-0"
+    run_dir = Path(__file__).parents[1] / "data" / "yarn" / "join-8mb-r2-0"
     params = json.loads((run_dir / "run.json").read_text())
     assert params["counters"]["org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter"]["BYTES_READ"] == 0
     store = Store(tmp_path / "store")

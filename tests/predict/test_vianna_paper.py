@@ -57,7 +57,7 @@ from predict.vianna.tree import (
     render,
 )
 
-DATA = Path(__file__).parents[2] / "data"
+DATA = Path(__file__).parents[1] / "data"
 
 #: Table 4, "Fork-join-based model" and "Tripathi-based model" columns, seconds, by (pm, ps).
 TABLE4_FORKJOIN = {(1, 1): 732.56, (1, 5): 659.13, (4, 1): 365.51, (4, 5): 356.20}
