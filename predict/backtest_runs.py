@@ -47,9 +47,9 @@ def load_runs(con: duckdb.DuckDBPyConnection, *, skipped: list[str] | None = Non
     maps' split lengths as ``data_skew.sql`` reads them (a map run beside
     another in the one JVM counts the other's reads too, since the counter is a
     delta of the JVM's file-system statistics: 77 MiB counted for a 64 MiB input
-    on two slots), the same measure on one slot as on two.  A cluster's job that counts no
-    FileInputFormat bytes (several input formats through MultipleInputs: its splits are not
-    FileSplits to the counting reader) is sized the same way, from its maps' inputs.
+    on two slots), the same measure on one slot as on two.  A cluster's job whose FileInputFormat
+    counts 0 bytes (several input formats through MultipleInputs: its splits are not FileSplits
+    to the counting reader) is sized the same way, from its maps' inputs.
     Jobs without one (or with 0 bytes), and jobs
     without a positive task span, are left out; how many of each is appended
     to ``skipped``.
@@ -68,7 +68,7 @@ def load_runs(con: duckdb.DuckDBPyConnection, *, skipped: list[str] | None = Non
             input_bytes = _local_map_input(con, str(job_id)) or counted
             if selectivity is not None and counted is not None and input_bytes:
                 selectivity = float(selectivity) * counted / input_bytes
-        elif input_bytes is None or input_bytes <= 0:  # MultipleInputs on a cluster: its maps' own inputs
+        elif input_bytes == 0:  # counted, as 0: MultipleInputs on a cluster; its maps' own inputs
             input_bytes = _local_map_input(con, str(job_id))
         if input_bytes is None or input_bytes <= 0:
             no_input.append(str(job_id))
