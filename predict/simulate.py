@@ -38,9 +38,9 @@ from phaseline.errors import PredictionError
 from predict.core import (
     MS_PER_S,
     Cluster,
-    Dataset,
+    Inputs,
     JobSettings,
-    PhaseDurationModel,
+    Model,
     Prediction,
     register,
 )
@@ -307,7 +307,7 @@ def sim_job(
 
 
 @dataclass(frozen=True, slots=True)
-class SimulationModel:
+class SimulationModel(Model):
     """Seeded discrete-event replications: mean completion time and a ``confidence`` interval."""
 
     name: str = "simulation"
@@ -317,15 +317,10 @@ class SimulationModel:
     failure_rate: float = 0.0
     straggler_rate: float = 0.0
 
-    def predict(
-        self,
-        profile: JobProfile,
-        platform: PhaseDurationModel,
-        cluster: Cluster,
-        dataset: Dataset,
-        settings: JobSettings,
-    ) -> Prediction:
+    def predict_inputs(self, inputs: Inputs) -> Prediction:
         """Mean of the replications' makespans; ``low_s``/``high_s`` their central ``confidence`` interval."""
+        profile, platform, cluster = inputs.profile, inputs.platform, inputs.cluster
+        dataset, settings = inputs.dataset, inputs.settings
         tasks = estimate_tasks(profile, platform, dataset, settings)
         events = tasks.n_maps + 2 * tasks.n_reduces  # of one replication without failures
         if events > MAX_REPLICATION_EVENTS:

@@ -36,10 +36,8 @@ from dataclasses import dataclass
 
 from predict.core import (
     MS_PER_S,
-    Cluster,
-    Dataset,
-    JobSettings,
-    PhaseDurationModel,
+    Inputs,
+    Model,
     Prediction,
     collector_paused,
     register,
@@ -47,7 +45,6 @@ from predict.core import (
 from predict.tasks import estimate_tasks
 from predict.vianna.layout import Workload, busy_nodes
 from predict.vianna.model import Demands, Estimate, solve
-from profiles.profile import JobProfile
 
 __all__ = ["PHASE_DEVICE", "ViannaModel"]
 
@@ -92,7 +89,7 @@ def _charge(
 
 
 @dataclass(frozen=True, slots=True)
-class ViannaModel:
+class ViannaModel(Model):
     """Precedence tree + approximate MVA (Vianna et al. 2013), class formulation.
 
     Registered twice, with each of the paper's estimates of a parallel node's response
@@ -114,15 +111,10 @@ class ViannaModel:
     name: str = "vianna"
     estimate: Estimate = Estimate.FORKJOIN
 
-    def predict(
-        self,
-        profile: JobProfile,
-        platform: PhaseDurationModel,
-        cluster: Cluster,
-        dataset: Dataset,
-        settings: JobSettings,
-    ) -> Prediction:
+    def predict_inputs(self, inputs: Inputs) -> Prediction:
         """Predict the mean response time of one job alone on ``cluster`` (Vianna et al. 2013, Fig. 2b)."""
+        profile, platform, cluster = inputs.profile, inputs.platform, inputs.cluster
+        dataset, settings = inputs.dataset, inputs.settings
         tasks = estimate_tasks(profile, platform, dataset, settings)
         reduce = tasks.reduce_avg
         clamped: list[str] = []

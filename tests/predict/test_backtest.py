@@ -461,29 +461,18 @@ def test_a_local_run_on_two_slots_is_sized_by_its_splits_not_its_shared_read_cou
     assert run.input_bytes == params["params"]["input_bytes"]
 
 
-def test_a_local_run_of_several_input_formats_is_sized_by_its_splits(tmp_path: Path) -> None:
-    # MultipleInputs (a reduce-side join of two inputs) counts 0 FileInputFormat BYTES_READ: the run
-    # had been left out of the backtest as one "without an input size"
-    run_dir = Path(__file__).parents[1] / "data" / "engine-runs" / "join-8mb-r2-0"
-    params = json.loads((run_dir / "run.json").read_text())
+@pytest.mark.parametrize(("run_dir", "local"), [("engine-runs/join-8mb-r2-0", True), ("yarn/join-8mb-r2-0", False)])
+def test_a_run_of_several_input_formats_is_sized_by_its_splits(run_dir: str, local: bool, tmp_path: Path) -> None:
+    # MultipleInputs (a reduce-side join of two inputs) counts 0 FileInputFormat BYTES_READ, on LocalJobRunner
+    # and on YARN alike: the run had been left out of the backtest as one "without an input size"; the
+    # maps' task logs name their splits
+    path = Path(__file__).parents[1] / "data" / run_dir
+    params = json.loads((path / "run.json").read_text())
     assert params["counters"]["org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter"]["BYTES_READ"] == 0
     store = Store(tmp_path / "store")
-    ingest_paths([run_dir], store)
+    ingest_paths([path], store)
     skipped: list[str] = []
     (run,) = load_runs(store.connect(), skipped=skipped)
     assert skipped == []
-    assert run.input_bytes == params["params"]["input_bytes"]
-
-
-def test_a_cluster_run_of_several_input_formats_is_sized_by_its_splits(tmp_path: Path) -> None:
-    # on YARN too MultipleInputs counts 0 FileInputFormat BYTES_READ; the maps' task logs name their splits
-    run_dir = Path(__file__).parents[1] / "data" / "yarn" / "join-8mb-r2-0"
-    params = json.loads((run_dir / "run.json").read_text())
-    assert params["counters"]["org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter"]["BYTES_READ"] == 0
-    store = Store(tmp_path / "store")
-    ingest_paths([run_dir], store)
-    skipped: list[str] = []
-    (run,) = load_runs(store.connect(), skipped=skipped)
-    assert skipped == []
-    assert not run.local
+    assert run.local is local
     assert run.input_bytes == params["params"]["input_bytes"]
