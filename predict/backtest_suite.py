@@ -233,8 +233,12 @@ def loopback_cluster(shape: ClusterShape) -> Cluster:
     """The cluster a mini YARN cluster's jobs are predicted on: one node (its NodeManagers share this
     machine's CPUs and disk, on loopback) whose slots are the containers left to the job's tasks
     (:attr:`~platform_model.engine.yarn.ClusterShape.task_containers`: the ApplicationMaster holds
-    one), the same containers for maps and reduces, as YARN has no map or reduce slots."""
-    return Cluster(1, shape.task_containers, shape.task_containers, engine="yarn")
+    one), the same containers for maps and reduces, as YARN has no map or reduce slots.  Its CPUs
+    are this machine's (``os.cpu_count()``): more task containers than cores share them, which the
+    models that price CPU contention (Vianna's queuing network) then see."""
+    import os
+
+    return Cluster(1, shape.task_containers, shape.task_containers, cpus_per_node=os.cpu_count(), engine="yarn")
 
 
 def _rmtree(path: Path) -> None:

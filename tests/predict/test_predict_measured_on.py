@@ -4,6 +4,7 @@ when a prediction is for another engine or shape (issue 42)."""
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from pathlib import Path
 from typing import Any
@@ -180,4 +181,5 @@ def test_cli_predict_says_the_platform_was_measured_on_another_cluster(
 def test_a_mini_clusters_jobs_are_predicted_on_the_containers_its_application_master_leaves() -> None:
     cluster = loopback_cluster(ClusterShape(2, 2, 512))
     assert (cluster.nodes, cluster.map_slots, cluster.reduce_slots, cluster.engine) == (1, 3, 3, "yarn")
+    assert cluster.cpus_per_node == os.cpu_count()  # one host: its NodeManagers share its cores
     assert ClusterShape(3, 4, 512).task_containers == 11
