@@ -43,7 +43,7 @@ from __future__ import annotations
 import statistics
 import warnings
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -127,6 +127,29 @@ class BacktestRow:
         if self.low_s is None or self.high_s is None:
             return None
         return self.low_s <= self.measured_s <= self.high_s
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> BacktestRow:
+        """The row :meth:`to_dict` wrote (its derived keys, ``covered``, ``spread``, ``extent`` ..., are recomputed)."""
+        return cls(
+            job=d["job"],
+            case=d["case"],
+            model=d["model"],
+            predicted_s=d["predicted_s"],
+            measured_s=d["measured_s"],
+            error=d["error"],
+            low_s=d.get("low_s"),
+            high_s=d.get("high_s"),
+            runs=d["runs"],
+            profile_job=d["profile_job"],
+            warnings=tuple(d.get("warnings", ())),
+            measured_min_s=d.get("measured_min_s"),
+            measured_max_s=d.get("measured_max_s"),
+            measured_runs_s=tuple(d.get("measured_runs_s", ())),
+            profile_runs_s=tuple(d.get("profile_runs_s", ())),
+            case_job_ids=tuple(d.get("case_job_ids", ())),
+            scale=d.get("scale"),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {

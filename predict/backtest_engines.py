@@ -41,31 +41,9 @@ def load_rows(path: str | Path) -> list[BacktestRow]:
     path = Path(path)
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
-        return [_row(r) for r in doc["rows"]]
+        return [BacktestRow.from_dict(r) for r in doc["rows"]]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise PhaselineError(f"{path}: not a backtest.json ({type(exc).__name__}: {exc})") from exc
-
-
-def _row(d: Mapping[str, Any]) -> BacktestRow:
-    return BacktestRow(
-        job=d["job"],
-        case=d["case"],
-        model=d["model"],
-        predicted_s=d["predicted_s"],
-        measured_s=d["measured_s"],
-        error=d["error"],
-        low_s=d.get("low_s"),
-        high_s=d.get("high_s"),
-        runs=d["runs"],
-        profile_job=d["profile_job"],
-        warnings=tuple(d.get("warnings", ())),
-        measured_min_s=d.get("measured_min_s"),
-        measured_max_s=d.get("measured_max_s"),
-        measured_runs_s=tuple(d.get("measured_runs_s", ())),
-        profile_runs_s=tuple(d.get("profile_runs_s", ())),
-        case_job_ids=tuple(d.get("case_job_ids", ())),
-        scale=d.get("scale"),
-    )
 
 
 @dataclass(frozen=True, slots=True)
