@@ -65,11 +65,11 @@ def load_runs(con: duckdb.DuckDBPyConnection, *, skipped: list[str] | None = Non
         local = local_runner_job(str(job_id))
         if local:  # (a job of several input formats, MultipleInputs, counts no BYTES_READ at all)
             counted = float(input_bytes) if input_bytes is not None and input_bytes > 0 else None
-            input_bytes = _local_map_input(con, str(job_id)) or counted
+            input_bytes = _maps_input(con, str(job_id)) or counted
             if selectivity is not None and counted is not None and input_bytes:
                 selectivity = float(selectivity) * counted / input_bytes
         elif input_bytes == 0:  # counted, as 0: MultipleInputs on a cluster; its maps' own inputs
-            input_bytes = _local_map_input(con, str(job_id))
+            input_bytes = _maps_input(con, str(job_id))
         if input_bytes is None or input_bytes <= 0:
             no_input.append(str(job_id))
             continue
@@ -103,8 +103,8 @@ def load_runs(con: duckdb.DuckDBPyConnection, *, skipped: list[str] | None = Non
     return out
 
 
-def _local_map_input(con: duckdb.DuckDBPyConnection, job_id: str) -> float | None:
-    """The job's maps' inputs summed as ``data_skew.sql`` reads each (split lengths where maps overlapped)."""
+def _maps_input(con: duckdb.DuckDBPyConnection, job_id: str) -> float | None:
+    """The job's maps' inputs summed as ``data_skew.sql`` reads each (split lengths where the counters cannot say)."""
     maps = queries.data_skew(con, job_id)
     sizes = maps.loc[maps["task_type"] == "MAP", "input_bytes"].dropna()
     total = float(sizes.sum())
