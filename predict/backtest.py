@@ -14,7 +14,10 @@ applications):
    case's runs (their spread is the machine's run-to-run variation, which the
    bounds' and the simulator's intervals include);
 3. every other case is predicted with every registered model, with the
-   case's input size, split count and reduce count;
+   case's input size, split count and reduce count; where the job also ran on
+   other map slot counts, each count's cases are predicted once more, from
+   the smallest case on that count (:attr:`BacktestRow.slots`: the same slots
+   as the profile, or other ones);
 4. error = (predicted - measured) / measured; for models with an interval,
    whether it contains the measured time; and whether the prediction falls
    within the case's fastest and slowest runs (the noise floor);
@@ -92,6 +95,9 @@ class BacktestRow:
     case_job_ids: tuple[str, ...] = ()
     #: The case's input over the profiled run's: > 1 is an extrapolation past the profiled size.
     scale: float | None = None
+    #: The map slots of the profiled run and of the case (LocalJobRunner's parallelism; None: not known).
+    profile_slots: int | None = None
+    case_slots: int | None = None
 
     @property
     def extent(self) -> str | None:
@@ -102,9 +108,17 @@ class BacktestRow:
         return "extrapolation" if self.scale > 1 + SAME_SIZE_RTOL else "interpolation"
 
     @property
-    def case_key(self) -> tuple[str, str, tuple[str, ...]]:
-        """What tells this row's case from every other: its job, label and runs."""
-        return (self.job, self.case, self.case_job_ids)
+    def slots(self) -> str | None:
+        """``"same slots"`` for a case predicted from a profile run on as many map slots, ``"other
+        slots"`` for one predicted across slot counts (a what-if of the cluster), ``None`` unknown."""
+        if self.profile_slots is None or self.case_slots is None:
+            return None
+        return "same slots" if self.profile_slots == self.case_slots else "other slots"
+
+    @property
+    def case_key(self) -> tuple[str, str, tuple[str, ...], str]:
+        """What tells this row's case and profile from every other: its job, label, runs and profiled run."""
+        return (self.job, self.case, self.case_job_ids, self.profile_job)
 
     @property
     def spread(self) -> float | None:
@@ -149,6 +163,8 @@ class BacktestRow:
             profile_runs_s=tuple(d.get("profile_runs_s", ())),
             case_job_ids=tuple(d.get("case_job_ids", ())),
             scale=d.get("scale"),
+            profile_slots=d.get("profile_slots"),
+            case_slots=d.get("case_slots"),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -174,6 +190,9 @@ class BacktestRow:
             "case_job_ids": list(self.case_job_ids),
             "scale": self.scale,
             "extent": self.extent,
+            "profile_slots": self.profile_slots,
+            "case_slots": self.case_slots,
+            "slots": self.slots,
         }
 
 
@@ -219,12 +238,32 @@ def backtest(
             )
             continue
         warn_if_mixed(name, runs)
-        profiled = _profiled(con, name, cases[0], notes)
-        if profiled is None:
-            continue
-        for case, label in zip(cases[1:], case_labels(cases)[1:], strict=True):  # not the profiled case
-            rows.extend(_case_rows(profiled, case, label, platform, names, cluster, notes))
+        labels = case_labels(cases)
+        for profiled_case, predicted in _profiled_groups(cases, labels):
+            profiled = _profiled(con, name, profiled_case, notes)
+            if profiled is None:
+                continue
+            for case, label in predicted:
+                rows.extend(_case_rows(profiled, case, label, platform, names, cluster, notes))
     return rows
+
+
+def _profiled_groups(
+    cases: list[list[Run]], labels: list[str]
+) -> list[tuple[list[Run], list[tuple[list[Run], str]]]]:
+    """Which cases are predicted from which profiled case: every other case from the smallest case
+    (the profile a user takes once); and, where the job ran on other map slot counts too, each such
+    count's cases from the smallest case on that count, as a user profiles the cluster they predict
+    for.  The first predicts across slot counts (a what-if of the cluster: on the LocalJobRunner,
+    map threads sharing one JVM, which a cluster's own JVM per task does not); the second is the
+    promise "profile once, predict a new dataset" on one cluster (:attr:`BacktestRow.slots`)."""
+    groups = [(cases[0], list(zip(cases[1:], labels[1:], strict=True)))]
+    base_slots = cases[0][0].map_slots
+    for slots in sorted({case[0].map_slots for case in cases} - {base_slots}):
+        on = [(case, label) for case, label in zip(cases, labels, strict=True) if case[0].map_slots == slots]
+        if len(on) > 1:  # cases are ordered by size: the first on this count is its smallest
+            groups.append((on[0][0], on[1:]))
+    return groups
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,6 +356,8 @@ def _case_rows(
                 profile_runs_s=tuple(r.span_ms / MS_PER_S for r in profiled.runs),
                 case_job_ids=tuple(r.job_id for r in case),
                 scale=first.input_bytes / base.input_bytes if base.input_bytes > 0 else None,
+                profile_slots=base.map_slots,
+                case_slots=first.map_slots,
             )
         )
     return rows

@@ -151,7 +151,7 @@ def noise_floor(
     cases = {r.case_key: r for r in rows if r.measured_runs_s and r.profile_runs_s}
     if not cases:
         return None
-    profiles = {r.job: r.profile_runs_s for r in cases.values()}  # one profiled case per job
+    profiles = {(r.job, r.profile_job): r.profile_runs_s for r in cases.values()}  # a profiled case's draws
     if sigma is None:
         samples = [r.measured_runs_s for r in cases.values()] + list(profiles.values())
         devs = [np.log(s) - np.log(s).mean() for s in map(np.asarray, samples) if len(s) >= 2 and min(s) > 0]
@@ -169,10 +169,10 @@ def noise_floor(
             return np.sort(draws, axis=1)[:, profiled_index(n_runs)]
         return np.median(draws, axis=1)
 
-    profile_noise = {job: medians(len(runs), lower=True) for job, runs in sorted(profiles.items())}
+    profile_noise = {key: medians(len(runs), lower=True) for key, runs in sorted(profiles.items())}
     errors = np.empty((replications, len(cases)))
     for i, r in enumerate(cases.values()):
-        errors[:, i] = np.abs(profile_noise[r.job] / medians(len(r.measured_runs_s)) - 1)
+        errors[:, i] = np.abs(profile_noise[r.job, r.profile_job] / medians(len(r.measured_runs_s)) - 1)
     worst = errors.max(axis=1)
     return NoiseFloor(
         sigma,
@@ -196,7 +196,7 @@ def error_table(rows: Sequence[BacktestRow]) -> list[dict[str, object]]:
     require_rows(rows)
     models = list(dict.fromkeys(r.model for r in rows))
     blank = {f"{m}_{k}": None for m in models for k in ("s", "err")}
-    table: dict[tuple[str, str, tuple[str, ...]], dict[str, object]] = {}
+    table: dict[tuple[str, str, tuple[str, ...], str], dict[str, object]] = {}
     for r in rows:
         line = table.setdefault(
             r.case_key, {"job": r.job, "case": r.case, "measured_s": round(r.measured_s, 2), **blank}

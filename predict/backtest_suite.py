@@ -48,11 +48,13 @@ _APP_DIR = Path(__file__).resolve().parent / "apps"
 
 
 #: What a backtest's summary can be split by (issue 37: held-out apart from tuning, interpolation
-#: apart from extrapolation, per application shape), and how each names a row's group.
+#: apart from extrapolation, per application shape; and a profile on the case's own map slots apart
+#: from one across slot counts), and how each names a row's group.
 GROUPINGS: dict[str, Callable[[BacktestRow], str | None]] = {
     "set": lambda row: app_set(row.job),
     "extent": lambda row: row.extent,
     "shape": lambda row: app_shape(row.job) or row.job,
+    "slots": lambda row: row.slots,
 }
 
 

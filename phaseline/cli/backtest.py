@@ -114,12 +114,13 @@ _JSON_COLUMNS = ("job", "case", "model", "predicted_s", "measured_s", "error", "
 @click.option(
     "--by",
     "by",
-    type=click.Choice(["set", "extent", "shape"]),
+    type=click.Choice(["set", "extent", "shape", "slots"]),
     multiple=True,
-    default=("set", "extent"),
+    default=("set", "extent", "slots"),
     show_default=True,
     help="With --summary: also each group's summary, with its own noise floor: set (held-out / tuning "
-    "applications of the suite), extent (interpolation / extrapolation past the profiled size), shape.",
+    "applications of the suite), extent (interpolation / extrapolation past the profiled size), shape, "
+    "slots (profiled on the case's own map slots / on other ones).",
 )
 @click.option(
     "--side-by-side",

@@ -9,6 +9,7 @@ import json
 import math
 import re
 import statistics
+import warnings
 from dataclasses import replace
 from pathlib import Path
 
@@ -270,7 +271,9 @@ def test_quick_local_suite_for_real(tmp_path: Path) -> None:
 
     con = Store(tmp_path / "suite" / "store").connect()
     (job_id,) = con.execute("SELECT job_id FROM jobs ORDER BY job_id LIMIT 1").fetchone()
-    config = extract_profile(con, job_id).source.config
+    with warnings.catch_warnings():  # (a run of one or two maps says its one-time cost is uncertain:
+        warnings.simplefilter("ignore", DataQualityWarning)  # the job ids' order picks which run this is)
+        config = extract_profile(con, job_id).source.config
     plan = json.loads((tmp_path / "suite" / "plan.json").read_text())
     assert config["mapreduce.reduce.memory.totalbytes"] == str(plan["reduce_memory_mb"] * 2**20)
     assert JobSettings.from_config(config).reduce_task_heap_mb == plan["reduce_memory_mb"]

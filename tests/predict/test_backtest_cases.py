@@ -380,3 +380,28 @@ def test_measured_and_profile_runs_keep_their_medians(tmp_path: Path) -> None:
     assert row.runs == 2
     assert math.isclose(row.measured_s, statistics.median(row.measured_runs_s))
     assert json.loads(json.dumps(row.to_dict()))["case_job_ids"] == list(row.case_job_ids)
+
+
+def test_each_slot_count_is_profiled_on_its_own_and_across() -> None:
+    # A job run at 8 and 24 MiB on one map slot and on two: every case from the one-slot 8 MiB
+    # profile (a what-if across slot counts), and the two-slot 24 MiB case once more from the
+    # two-slot 8 MiB run, as a user profiles the cluster they predict for.
+    from predict.backtest import _profiled_groups
+    from predict.backtest_runs import case_labels, group_cases
+
+    def run(job: str, mib: int, slots: int) -> Run:
+        return Run(job, "j", mib // 2, 1, mib * 2.0**20, 1000.0 * mib, slots, 1, True)
+
+    runs = [run("a", 8, 1), run("b", 24, 1), run("c", 8, 2), run("d", 24, 2), run("e", 24, 2)]
+    cases = group_cases(runs)
+    groups = _profiled_groups(cases, case_labels(cases))
+    profiled = [(p[0].job_id, sorted(r.job_id for case, _ in predicted for r in case)) for p, predicted in groups]
+    assert profiled == [("a", ["b", "c", "d", "e"]), ("c", ["d", "e"])]
+
+
+def test_rows_say_whether_the_profile_ran_on_the_cases_slots() -> None:
+    same = _row("24MiB", (1.0,), (1.0,), profile_slots=2, case_slots=2)
+    other = replace(same, profile_slots=1, profile_job="p1")
+    assert (same.slots, other.slots, replace(same, case_slots=None).slots) == ("same slots", "other slots", None)
+    assert BacktestRow.from_dict(other.to_dict()) == other
+    assert same.case_key != other.case_key  # one case, two profiles: two rows the floor tells apart
