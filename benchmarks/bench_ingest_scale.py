@@ -454,31 +454,16 @@ def main(argv: list[str] | None = None) -> int:
         default=",".join(map(str, default.sizes_mb)),
         help="sizes of the generated .jhist files (default %(default)s)",
     )
-    ap.add_argument(
-        "--small-files",
-        type=int,
-        default=default.small_files,
-        help="small files in the store built for the queries (default %(default)s)",
-    )
-    ap.add_argument(
-        "--scaling-files",
-        type=int,
-        default=default.scaling_files,
-        help="small files ingested with 1 and with 2 workers (default %(default)s)",
-    )
-    ap.add_argument(
-        "--repeat", type=int, default=default.repeat, help="runs per measurement; the best is kept"
-    )
-    ap.add_argument(
-        "--query-limit-s",
-        type=float,
-        default=default.query_limit_s,
-        help="time limit of each query process (default %(default)s)",
-    )
-    ap.add_argument(
-        "--scaling-pairs", type=int, default=default.scaling_pairs,
-        help="workers=1 / workers=2 ingests run back to back, the median ratio reported (default %(default)s)",
-    )  # fmt: skip
+    # Config's tuning fields, each an option named after it and defaulting to its value
+    for name, kind, help_text in (
+        ("small_files", int, "small files in the store built for the queries (default %(default)s)"),
+        ("scaling_files", int, "small files ingested with 1 and with 2 workers (default %(default)s)"),
+        ("repeat", int, "runs per measurement; the best is kept"),
+        ("query_limit_s", float, "time limit of each query process (default %(default)s)"),
+        ("scaling_pairs", int,
+         "workers=1 / workers=2 ingests run back to back, the median ratio reported (default %(default)s)"),
+    ):  # fmt: skip
+        ap.add_argument(f"--{name.replace('_', '-')}", type=kind, default=getattr(default, name), help=help_text)
     ap.add_argument(
         "--quick", action="store_true", help="tiny sizes (1 and 2 MB, 200 files), for a smoke test"
     )

@@ -159,10 +159,12 @@ def _time(fn: Callable[[], Any], repeat: int = 3) -> tuple[float, float, Any]:
 
 
 def _cold_then_warm(
-    con: duckdb.DuckDBPyConnection, job_id: str
-) -> tuple[tuple[float, float, Any], tuple[float, float, Any]]:
-    """One job's queries timed on their first call (cold), then as the best of three (warm)."""
-    return _time(lambda: _one_job(con, job_id), repeat=1), _time(lambda: _one_job(con, job_id))
+    root: Path, job_id: str
+) -> tuple[duckdb.DuckDBPyConnection, tuple[float, float, Any], tuple[float, float, Any]]:
+    """A new connection to the store at ``root`` (cold: its first queries), and one job's queries
+    timed on their first call (cold), then as the best of three (warm)."""
+    con = _connect(root)
+    return con, _time(lambda: _one_job(con, job_id), repeat=1), _time(lambda: _one_job(con, job_id))
 
 
 def _one_job(con: duckdb.DuckDBPyConnection, job_id: str) -> int:
@@ -198,9 +200,8 @@ def main() -> None:
     n_one = pq.read_metadata(one_root / "attempts.parquet").num_rows
     n_many = pq.read_metadata(many_root / "attempts.parquet").num_rows
 
-    con = _connect(one_root)
     job = "job_1700000000000_0001"
-    (cold_wall, cold_cpu, rows), (wall, cpu, _) = _cold_then_warm(con, job)
+    con, (cold_wall, cold_cpu, rows), (wall, cpu, _) = _cold_then_warm(one_root, job)
     print(
         f"one job of {n_one:,} attempts -> {rows:,} rows (timeline + phases + skew): "
         f"first call {cold_wall:.3f} s (cpu {cold_cpu:.3f}), then wall {wall:.3f} s, cpu {cpu:.3f} s "
@@ -210,9 +211,8 @@ def main() -> None:
         w, c, _ = _time(lambda f=f: len(f(con, job)))  # type: ignore[misc]
         print(f"    {name}: wall {w:.3f} s, cpu {c:.3f} s")
 
-    con = _connect(many_root)
     some = "job_1700000000000_05000"
-    (cold_wall, cold_cpu, _), (wall, cpu, _) = _cold_then_warm(con, some)
+    con, (cold_wall, cold_cpu, _), (wall, cpu, _) = _cold_then_warm(many_root, some)
     print(
         f"one job of a 10,000-job store ({n_many:,} attempts): first call {cold_wall:.3f} s, "
         f"then wall {wall:.3f} s, cpu {cpu:.3f} s"

@@ -1,4 +1,5 @@
-"""The job, task and attempt records a ``.jhist`` file builds, and their ``tasks``/``attempts`` rows.
+"""The job, task and attempt records a ``.jhist`` file builds, and their ``tasks``/``attempts`` rows;
+the rules that read a job event's fields into a :class:`JobRecord`.
 
 :class:`ingest.jhist_state.HistoryState` fills them event by event (its docstring says which event's
 value wins); :func:`state_blocks` writes them when the file ends.
@@ -7,13 +8,14 @@ value wins); :func:`state_blocks` writes them when the file ends.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from operator import attrgetter
 from typing import Any
 
 from ingest.base import RowBlock
+from ingest.jhist_schema import opt_bool, opt_count, opt_int, opt_nonempty, opt_str
 from phaseline.schemas import ATTEMPTS, TASKS
 
 #: A held record's counter layout: group names, the counters per group, counter names (shared by tasks).
@@ -41,6 +43,39 @@ class JobRecord:
     uberized: bool | None = None
     diagnostics: str | None = None
     ended: bool = False
+
+
+#: How a job event's fields are read: (the JobRecord attribute, the event's field, the reader of its value).
+FieldRules = tuple[tuple[str, str, Callable[[Any, str], Any]], ...]
+JOB_SUBMITTED: FieldRules = (
+    ("name", "jobName", opt_str),
+    ("user", "userName", opt_str),
+    ("submit_ms", "submitTime", opt_int),
+    ("queue", "jobQueueName", opt_nonempty),
+)
+JOB_INITED: FieldRules = (
+    ("launch_ms", "launchTime", opt_int),
+    ("total_maps", "totalMaps", opt_count),
+    ("total_reduces", "totalReduces", opt_count),
+    ("uberized", "uberized", opt_bool),
+)
+JOB_INFO_CHANGED: FieldRules = (("submit_ms", "submitTime", opt_int), ("launch_ms", "launchTime", opt_int))
+#: Every end of a job: JOB_FINISHED and the unsuccessful ends.
+JOB_END: FieldRules = (
+    ("finish_ms", "finishTime", opt_int),
+    ("finished_maps", "finishedMaps", opt_count),
+    ("finished_reduces", "finishedReduces", opt_count),
+    ("failed_maps", "failedMaps", opt_count),
+    ("failed_reduces", "failedReduces", opt_count),
+    ("killed_maps", "killedMaps", opt_count),
+    ("killed_reduces", "killedReduces", opt_count),
+)
+
+
+def read_fields(record: JobRecord, p: dict[str, Any], rules: FieldRules) -> None:
+    """Set each attribute of ``record`` from its field of the event ``p``, read by its rule."""
+    for attribute, name, read in rules:
+        setattr(record, attribute, read(p.get(name), name))
 
 
 @dataclass(slots=True)

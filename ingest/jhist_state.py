@@ -59,14 +59,19 @@ from ingest.jhist_counters import CounterBlocks, counter_columns
 from ingest.jhist_packed import Packed, held, pack_done
 from ingest.jhist_records import (
     ATTEMPT_COLUMNS,
+    JOB_END,
+    JOB_INFO_CHANGED,
+    JOB_INITED,
+    JOB_SUBMITTED,
     TASK_COLUMNS,
     AttemptRecord,
     CounterLayouts,
     JobRecord,
     TaskRecord,
+    read_fields,
     state_blocks,
 )
-from ingest.jhist_schema import BadEvent, opt_bool, opt_count, opt_int, opt_nonempty, opt_str, req_str
+from ingest.jhist_schema import BadEvent, opt_int, opt_nonempty, opt_str, req_str
 from phaseline.hadoop_names import HistoryEventKind as EventKind
 from phaseline.hadoop_names import job_id_of, split_host
 from phaseline.hadoop_names import task_id_of as _task_id_of
@@ -198,22 +203,13 @@ class HistoryState:
 
     # ------------------------------------------------------------------ job events
     def _job_submitted(self, p: dict[str, Any]) -> None:
-        job = self.job
-        job.name = opt_str(p.get("jobName"), "jobName")
-        job.user = opt_str(p.get("userName"), "userName")
-        job.submit_ms = opt_int(p.get("submitTime"), "submitTime")
-        job.queue = opt_nonempty(p.get("jobQueueName"), "jobQueueName")
+        read_fields(self.job, p, JOB_SUBMITTED)
 
     def _job_inited(self, p: dict[str, Any]) -> None:
-        job = self.job
-        job.launch_ms = opt_int(p.get("launchTime"), "launchTime")
-        job.total_maps = opt_count(p.get("totalMaps"), "totalMaps")
-        job.total_reduces = opt_count(p.get("totalReduces"), "totalReduces")
-        job.uberized = opt_bool(p.get("uberized"), "uberized")
+        read_fields(self.job, p, JOB_INITED)
 
     def _job_info_changed(self, p: dict[str, Any]) -> None:
-        self.job.submit_ms = opt_int(p.get("submitTime"), "submitTime")
-        self.job.launch_ms = opt_int(p.get("launchTime"), "launchTime")
+        read_fields(self.job, p, JOB_INFO_CHANGED)
 
     def _job_queue_changed(self, p: dict[str, Any]) -> None:
         self.job.queue = opt_nonempty(p.get("jobQueueName"), "jobQueueName")
@@ -221,16 +217,7 @@ class HistoryState:
     def _job_end(self, p: dict[str, Any]) -> None:
         job = self.job
         job.ended = True
-        job.finish_ms = opt_int(p.get("finishTime"), "finishTime")
-        for column, avro in (
-            ("finished_maps", "finishedMaps"),
-            ("finished_reduces", "finishedReduces"),
-            ("failed_maps", "failedMaps"),
-            ("failed_reduces", "failedReduces"),
-            ("killed_maps", "killedMaps"),
-            ("killed_reduces", "killedReduces"),
-        ):
-            setattr(job, column, opt_count(p.get(avro), avro))
+        read_fields(job, p, JOB_END)
 
     def _job_finished(self, p: dict[str, Any]) -> None:
         self._job_end(p)

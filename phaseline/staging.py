@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -45,19 +45,9 @@ class SourceRecord:
 
     def as_row(self) -> dict[str, Any]:
         return {
-            "path": self.path,
-            "sha256": self.sha256,
-            "bytes": self.bytes,
-            "format": self.format,
-            "status": self.status,
+            **{f.name: getattr(self, f.name) for f in fields(self)},  # (asdict's deep copy: 40 us a file)
             "error": mend_text(self.error),  # an OS error may quote a file name that is not UTF-8
-            "ingested_at": self.ingested_at,
-            "events_read": self.events_read,
-            "rows_written": self.rows_written,
-            "rows_quarantined": self.rows_quarantined,
-            "record_tables": self.record_tables,
             "source_sha256": self.sha256,
-            "job_ids": list(self.job_ids),
         }
 
 

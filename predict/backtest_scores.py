@@ -7,7 +7,7 @@ import math
 import statistics
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -45,18 +45,7 @@ class ModelSummary:
     floor_worst_abs_error: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "model": self.model,
-            "cases": self.cases,
-            "median_abs_error": self.median_abs_error,
-            "worst_abs_error": self.worst_abs_error,
-            "coverage": self.coverage,
-            "within_runs": self.within_runs,
-            "median_spread": self.median_spread,
-            "median_width": self.median_width,
-            "floor_median_abs_error": self.floor_median_abs_error,
-            "floor_worst_abs_error": self.floor_worst_abs_error,
-        }
+        return asdict(self)
 
 
 def summarize(rows: Sequence[BacktestRow]) -> list[ModelSummary]:

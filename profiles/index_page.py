@@ -11,12 +11,11 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
-from string import Template
 
 from profiles.doctor import Severity
 from profiles.report_sections import severity_badge
+from profiles.templates import render_page
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,10 +57,10 @@ def render_index(rows: Sequence[IndexRow]) -> str:
 
     by_duration = sorted(rows, key=lambda r: (-duration(r), r.job_id))
     by_severity = sorted(rows, key=lambda r: (-r.worst, -duration(r), r.job_id))
-    templates = resources.files("profiles.templates")
-    return Template(templates.joinpath("index.html").read_text(encoding="utf-8")).substitute(
+    return render_page(
+        "index.html",
+        f"phaseline: {len(rows)} jobs",
         count=len(rows),
-        css=templates.joinpath("report.css").read_text(encoding="utf-8"),
         by_duration=_table(by_duration, "duration"),
         by_severity=_table(by_severity, "severity"),
         version=html.escape(__version__),

@@ -11,9 +11,7 @@ user, queue, host, attempt ids, diagnostics) is HTML-escaped.
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
-from string import Template
 
 import duckdb
 
@@ -33,6 +31,7 @@ from profiles.report_sections import (
     waste_section,
     waves_section,
 )
+from profiles.templates import render_page
 from profiles.timeline_plot import gantt_svg
 
 
@@ -58,14 +57,11 @@ def render_report(
     frames = frames or q.JobFrames.query(con, job_id)
     title, subtitle, summary_html = header(job_id, frames.summary)
     phase_table, phase_svg = phase_breakdown(frames.phases)
-    template = Template(
-        resources.files("profiles.templates").joinpath("report.html").read_text(encoding="utf-8")
-    )
-    css = resources.files("profiles.templates").joinpath("report.css").read_text(encoding="utf-8")
-    return template.substitute(
+    return render_page(
+        "report.html",
+        f"phaseline report: {esc(title)}",
         title=esc(title),
         subtitle=subtitle,
-        css=css,
         summary=summary_html,
         findings=findings_section(diagnosis if diagnosis is not None else diagnose(con, job_id)),
         timeline_svg=inline_svg(gantt or gantt_svg(frames)),

@@ -34,6 +34,11 @@ def vals(row: Row) -> dict[str, Any]:
 RECORDING = REPO / "sample_traces" / "bench-8mb-sel0.6-jfr" / "recording.jfr"
 
 
+def _test_jvm(name: str) -> Path:
+    """The classes of the test program ``tests/java/<name>.java``, compiled once."""
+    return compile_java(f"phaseline-test-{name.lower()}", [REPO / "tests" / "java" / f"{name}.java"])
+
+
 def _dump_lines() -> list[str]:
     return [
         "#jfrdump\t1",
@@ -153,14 +158,7 @@ def test_a_thread_id_past_64_bits_is_malformed(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_real_jcmd_dumps_of_a_running_jvm(tmp_path: Path) -> None:
-    src = tmp_path / "Sleeper.java"
-    src.write_text(
-        "public class Sleeper { public static void main(String[] a) throws Exception {"
-        " Thread t = new Thread(() -> { double x = 0; while (true) { x += Math.sqrt(Math.random()); } },"
-        ' "busy worker"); t.setDaemon(true); t.start(); Thread.sleep(Long.parseLong(a[0])); } }'
-    )
-    classes = compile_java("phaseline-test-sleeper", [src])
-    proc = subprocess.Popen([*java_command("Sleeper", [classes]), "8000"])
+    proc = subprocess.Popen([*java_command("BusyWorker", [_test_jvm("BusyWorker")]), "8000"])
     try:
         time.sleep(1.0)
         dumps = tmp_path / "dumps.txt"
@@ -255,18 +253,7 @@ def test_damaged_recordings_name_the_file_and_keep_what_was_read(tmp_path: Path)
 def test_a_park_until_a_deadline_is_timed_waiting(tmp_path: Path) -> None:
     # LockSupport.parkUntil: JFR records no timeout (Long.MIN_VALUE, as an untimed park) and the deadline
     # in `until`; read by the timeout alone, its parks were WAITING, the state of a park with no limit
-    src = tmp_path / "Parks.java"
-    src.write_text(
-        "import java.util.concurrent.locks.LockSupport;\n"
-        "public class Parks { public static void main(String[] a) throws Exception {\n"
-        ' Thread until = new Thread(() -> { while (true) LockSupport.parkUntil(System.currentTimeMillis() + 100); },'
-        ' "park until");\n'
-        ' Thread nanos = new Thread(() -> { while (true) LockSupport.parkNanos(100_000_000L); }, "park nanos");\n'
-        ' Thread forever = new Thread(() -> { while (true) LockSupport.park(); }, "park");\n'
-        " for (Thread t : new Thread[] {until, nanos, forever}) { t.setDaemon(true); t.start(); }\n"
-        " for (int i = 0; i < 8; i++) { Thread.sleep(100); LockSupport.unpark(forever); } } }\n"
-    )
-    classes = compile_java("phaseline-test-parks", [src])
+    classes = _test_jvm("Parks")
     recording = tmp_path / "parks.jfr"
     jfr = f"-XX:StartFlightRecording:filename={recording}"
     subprocess.run(java_command("Parks", [classes], jvm_args=(jfr,)), capture_output=True, check=True, timeout=120)
@@ -299,16 +286,9 @@ def test_chunk_fault_reads_the_state_byte_of_a_chunk_the_jvm_never_finished(tmp_
 def test_a_recording_of_a_jvm_killed_mid_recording_lands_partial_with_every_event(tmp_path: Path) -> None:
     # The chunk a JVM killed with SIGKILL left in its repository: JFR reads it to its last flush without
     # a word, and it had landed as a complete recording
-    src = tmp_path / "Spinner.java"
-    src.write_text(
-        "public class Spinner { public static void main(String[] a) throws Exception {"
-        " Thread t = new Thread(() -> { double x = 0; while (true) { x += Math.sqrt(Math.random()); } },"
-        ' "busy worker"); t.setDaemon(true); t.start(); while (true) { Thread.sleep(50); } } }'
-    )
-    classes = compile_java("phaseline-test-spinner", [src])
     repository = tmp_path / "repository"
     options = (f"-XX:FlightRecorderOptions:repository={repository}", "-XX:StartFlightRecording")
-    proc = subprocess.Popen(java_command("Spinner", [classes], jvm_args=options),
+    proc = subprocess.Popen(java_command("BusyWorker", [_test_jvm("BusyWorker")], jvm_args=options),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     chunk = None
     try:

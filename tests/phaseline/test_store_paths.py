@@ -31,6 +31,14 @@ def _inputs(tmp_path: Path, fixtures_dir: Path, files: dict[str, Path]) -> Path:
     return src
 
 
+def _ingested(tmp_path: Path, fixtures_dir: Path, store_dir: Path, files: dict[str, Path]) -> tuple[Path, Store]:
+    """:func:`_inputs` ingested into a new store at ``store_dir``: the inputs' folder and the store."""
+    src = _inputs(tmp_path, fixtures_dir, files)
+    store = Store(store_dir)
+    ingest_paths([src], store)
+    return src, store
+
+
 def _jobs(store: Store) -> list[tuple[str, int]]:
     return store.connect().execute("SELECT job_id, count(*) FROM attempts GROUP BY 1 ORDER BY 1").fetchall()
 
@@ -62,9 +70,7 @@ def test_a_copy_is_read_once_its_original_holds_other_bytes(
 def test_verify_warns_of_a_copy_whose_original_was_replaced_alone(
     fixtures_dir: Path, tmp_path: Path, store_dir: Path
 ) -> None:
-    src = _inputs(tmp_path, fixtures_dir, {"a.jhist": JHIST_A, "b.jhist": JHIST_A})
-    store = Store(store_dir)
-    ingest_paths([src], store)
+    src, store = _ingested(tmp_path, fixtures_dir, store_dir, {"a.jhist": JHIST_A, "b.jhist": JHIST_A})
     assert not verify_store(store).findings
     shutil.copy(fixtures_dir / JHIST_B, src / "a.jhist")
     ingest_paths([src / "a.jhist"], store)  # the copy is not in this ingest
@@ -160,9 +166,7 @@ def test_a_damaged_shared_file_is_named_when_a_source_in_it_is_replaced(
     # rows.  A damaged file had raised a bare OSError from pyarrow, naming no file.
     from phaseline.errors import StoreError
 
-    src = _inputs(tmp_path, fixtures_dir, {"a.jhist": JHIST_A, "b.jhist": JHIST_B})
-    store = Store(store_dir)
-    ingest_paths([src], store)
+    src, store = _ingested(tmp_path, fixtures_dir, store_dir, {"a.jhist": JHIST_A, "b.jhist": JHIST_B})
     shared = next(f for f in store.manifest().files if f.table == "counters" and len(f.sources) == 2)
     damaged = store_dir / shared.path
     damaged.write_bytes(damaged.read_bytes()[:-100])

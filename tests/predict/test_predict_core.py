@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -514,8 +515,13 @@ def _cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> str:
     return result.output
 
 
+def _cli_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> Any:
+    """:func:`_cli` with ``--format json``, its output parsed."""
+    return json.loads(_cli(tmp_path, monkeypatch, *args, "--format", "json"))
+
+
 def test_cli_predict_json_contract(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    out = _cli(
+    rows = _cli_json(
         tmp_path,
         monkeypatch,
         "predict",
@@ -529,10 +535,7 @@ def test_cli_predict_json_contract(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         "2",
         "--reduce-slots-per-node",
         "2",
-        "--format",
-        "json",
     )
-    rows = json.loads(out)
     assert isinstance(rows, list)
     assert {r["model"] for r in rows} == set(core.models())
     for row in rows:
@@ -554,8 +557,8 @@ def test_cli_predict_table_and_one_model(tmp_path: Path, monkeypatch: pytest.Mon
 
 def test_cli_predict_models_comma_separated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # `--model bounds,herodotou` was refused ('bounds,herodotou' is no model); it means both
-    out = _cli(tmp_path, monkeypatch, "predict", "--model", "bounds,herodotou", "--format", "json")
-    assert [r["model"] for r in json.loads(out)] == ["bounds", "herodotou"]
+    rows = _cli_json(tmp_path, monkeypatch, "predict", "--model", "bounds,herodotou")
+    assert [r["model"] for r in rows] == ["bounds", "herodotou"]
 
 
 def test_cli_predict_table_states_each_assumption_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -575,18 +578,8 @@ def test_cli_predict_table_states_each_assumption_once(tmp_path: Path, monkeypat
 
 
 def test_cli_whatif(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    out = _cli(
-        tmp_path,
-        monkeypatch,
-        "whatif",
-        "--set",
-        "io.sort.mb=256",
-        "--set",
-        "4 more nodes",
-        "--format",
-        "json",
-    )
-    rows = {r["figure"]: r for r in json.loads(out)}
+    figures = _cli_json(tmp_path, monkeypatch, "whatif", "--set", "io.sort.mb=256", "--set", "4 more nodes")
+    rows = {r["figure"]: r for r in figures}
     assert rows["spills"]["io.sort.mb=256"] < rows["spills"]["baseline"]
     assert rows["seconds"]["nodes=+4"] < rows["seconds"]["baseline"]
     assert "all edits" in rows["seconds"]

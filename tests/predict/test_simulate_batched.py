@@ -38,15 +38,20 @@ def _job(maps: int, reduces: int, slots: tuple[int, int, int], cv: float, slow: 
                   StageDist(20.0, cv), *slots, slowstart=slow, straggler_rate=strag)  # fmt: skip
 
 
-@pytest.mark.parametrize("way", ["numpy", "heapq"])
-def test_batched_replays_are_the_event_loops(monkeypatch: pytest.MonkeyPatch, way: str) -> None:
-    monkeypatch.setattr(simulate, "_NP_STEP_US", 0.0 if way == "numpy" else float("inf"))
+def _assert_replays_are_the_event_loops() -> None:
+    """Every case's four failure-free replays give :func:`simulate_once`'s makespans and event counts."""
     for case in CASES:
         job = _job(*case)
         rng = np.random.default_rng(11)
         expected = [simulate_once(job, rng) for _ in range(4)]
         got = simulate._replay_without_failures(job, np.random.default_rng(11), 4)
         assert [(r.makespan_ms, r.events) for r in got] == [(r.makespan_ms, r.events) for r in expected], case
+
+
+@pytest.mark.parametrize("way", ["numpy", "heapq"])
+def test_batched_replays_are_the_event_loops(monkeypatch: pytest.MonkeyPatch, way: str) -> None:
+    monkeypatch.setattr(simulate, "_NP_STEP_US", 0.0 if way == "numpy" else float("inf"))
+    _assert_replays_are_the_event_loops()
 
 
 def test_replicate_in_blocks_is_one_stream(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -65,12 +70,7 @@ def test_rounds_are_the_event_loops(monkeypatch: pytest.MonkeyPatch) -> None:
     """The map stage by rounds (forced here: rounds priced at nothing) gives the event loop's replays."""
     monkeypatch.setattr(simulate, "_ROUND_US", 0.0)
     monkeypatch.setattr(simulate, "_ROUND_CELL_US", 0.0)
-    for case in CASES:
-        job = _job(*case)
-        rng = np.random.default_rng(11)
-        expected = [simulate_once(job, rng) for _ in range(4)]
-        got = simulate._replay_without_failures(job, np.random.default_rng(11), 4)
-        assert [(r.makespan_ms, r.events) for r in got] == [(r.makespan_ms, r.events) for r in expected], case
+    _assert_replays_are_the_event_loops()
 
 
 @pytest.mark.parametrize("cv", [0.0, 0.1, 1.0])
