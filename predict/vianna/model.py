@@ -124,11 +124,8 @@ EPSILON = 1e-4
 MAX_ITERATIONS = 200
 #: Outer iterations after which response-time updates are averaged (step 1/2, 1/3, ...).
 DAMP_AFTER = 20
-#: The BLAS (OpenBLAS) numpy calls.  Its products here are small (classes x nodes at most), and
-#: after each its worker threads spin waiting for the next: on a shared two-core machine they took
-#: the core from the walk of the timeline and the tree (a 50 GiB, 64-node solve of vianna and
-#: vianna_tripathi: 1.17 s wall with them, 0.80 s with one thread).  The same products, the same
-#: kernels, one thread: the same floats (every prediction of the models to the last bit).
+#: numpy's BLAS, one thread in :func:`solve` (the same kernels: the same floats): its products are small,
+#: and OpenBLAS's idle workers spun beside the walk (a 50 GiB pair of solves: 1.17 s wall, 0.80 s on one).
 _BLAS = ThreadpoolController()
 
 #: Jobs whose layout has more task classes than this are refused: the aMVA keeps C x C overlap
@@ -323,8 +320,6 @@ def solve(
     epsilon: float = EPSILON,
 ) -> Solution:
     """Solve the model of Vianna et al. 2013 (Fig. 2b) for one job class at MPL ``work.jobs``.
-
-    Numpy's BLAS runs on one thread meanwhile (:data:`_BLAS`).
 
     Raises
     ------
