@@ -136,19 +136,21 @@ def _median_near(a: FloatArray, guess: float) -> float | None:
 
 
 def _huber_weights(z: FloatArray) -> FloatArray:
-    """HuberT.weights: 1 inside +-t, t/|z| outside."""
-    a = np.abs(z)
-    return np.minimum(1.0, _HUBER_T / np.maximum(a, 1e-300))
+    """HuberT.weights: 1 inside +-t, t/|z| outside; in place, ``z`` becomes the weights."""
+    a = np.abs(z, out=z)
+    np.maximum(a, 1e-300, out=a)
+    np.divide(_HUBER_T, a, out=a)
+    return np.minimum(1.0, a, out=a)
 
 
 def _tukey_weights(z: FloatArray) -> FloatArray:
-    """TukeyBiweight.weights: (1 - (z/c)^2)^2 inside +-c, 0 outside (in place on one temporary:
-    the same floats as ``np.where(u > 0, u * u, 0)`` at a third of its time)."""
-    u = z / _TUKEY_C
+    """TukeyBiweight.weights: (1 - (z/c)^2)^2 inside +-c, 0 outside; in place, ``z`` becomes the
+    weights (the same floats as ``np.where(u > 0, u * u, 0)`` at a third of its time)."""
+    u = np.divide(z, _TUKEY_C, out=z)
     np.multiply(u, u, out=u)
     np.subtract(1.0, u, out=u)
     np.fmax(u, 0.0, out=u)
-    return u * u
+    return np.multiply(u, u, out=u)
 
 
 def _dot(a: FloatArray, b: FloatArray) -> float:
@@ -199,6 +201,7 @@ def irls(exog: FloatArray, y: FloatArray, norm: Norm, start: FloatArray | None =
     iteration = 1
     note = ""
     converged = False
+    z = np.empty(n)
     # Stage 1 re-estimates the scale every step; stage 2 (only if stage 1 runs out, see _rlm) holds it.
     for hold, cap in ((False, MAXITER), (True, MAXITER + HELD_MAXITER)):
         while iteration < cap:
@@ -206,10 +209,15 @@ def irls(exog: FloatArray, y: FloatArray, norm: Norm, start: FloatArray | None =
                 note = "estimated scale is 0.0: the weighted data are fitted exactly"
                 converged = True
                 break
-            new = wls(exog, y, weights(resid / scale))
+            new = wls(exog, y, weights(np.divide(resid, scale, out=z)))  # (z: the weights' buffer)
             step = abs(new[0] - params[0]) + (abs(new[1] - params[1]) * xmax if p == 2 else 0.0)
             params = new
-            resid = y - (params[0] if p == 1 else params[0] + params[1] * exog[:, 1])
+            if p == 1:
+                np.subtract(y, params[0], out=resid)
+            else:  # resid = y - (a + b x), in place
+                np.multiply(params[1], exog[:, 1], out=resid)
+                np.add(params[0], resid, out=resid)
+                np.subtract(y, resid, out=resid)
             if not hold:
                 scale = _mad(resid, near=scale)
             iteration += 1

@@ -153,22 +153,35 @@ def _split_objectives(x: FloatArray, y: FloatArray, splits: npt.NDArray[np.int64
     m = x.size
     pos = np.arange(m)
     total = np.zeros(splits.size)
+    xx, xy = x * x, x * y
+    # (candidates, points) work arrays, reused in place: the same float operations as the
+    # expressions they replace, without a new array per operation
+    resid, slope = np.empty((splits.size, m)), np.empty((splits.size, m))
     for left in (True, False):
         mask = (pos[None, :] < splits[:, None]) if left else (pos[None, :] >= splits[:, None])
         maskf = mask.astype(np.float64)
         w = maskf.copy()
-        resid = np.zeros_like(w)
-        for _ in range(SEARCH_ITERATIONS):
+        for it in range(SEARCH_ITERATIONS):
             # einsum, not a BLAS product: see platform_model.fit._dot
             sw, swx, swy = w.sum(1), np.einsum("ij,j->i", w, x), np.einsum("ij,j->i", w, y)
-            swxx, swxy = np.einsum("ij,j->i", w, x * x), np.einsum("ij,j->i", w, x * y)
+            swxx, swxy = np.einsum("ij,j->i", w, xx), np.einsum("ij,j->i", w, xy)
             det = sw * swxx - swx * swx
             det = np.where(np.abs(det) < 1e-12, 1e-12, det)
             b = (sw * swxy - swx * swy) / det
             a = (swy - b * swx) / np.maximum(sw, 1e-12)
-            resid = (y[None, :] - a[:, None] - b[:, None] * x[None, :]) / scale
-            absr = np.abs(resid)
-            w = maskf * np.minimum(1.0, HUBER_C / np.maximum(absr, 1e-12))
+            # resid = (y - a - b x) / scale
+            np.subtract(y[None, :], a[:, None], out=resid)
+            np.multiply(b[:, None], x[None, :], out=slope)
+            np.subtract(resid, slope, out=resid)
+            np.divide(resid, scale, out=resid)
+            if it == SEARCH_ITERATIONS - 1:
+                break  # (the last step's weights would not be used)
+            # w = maskf * min(1, c / max(|resid|, 1e-12))
+            np.abs(resid, out=w)
+            np.maximum(w, 1e-12, out=w)
+            np.divide(HUBER_C, w, out=w)
+            np.minimum(1.0, w, out=w)
+            np.multiply(maskf, w, out=w)
         total += (maskf * _huber_rho(resid)).sum(1)
     return total
 

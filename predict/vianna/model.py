@@ -92,6 +92,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+from threadpoolctl import ThreadpoolController
 
 from phaseline.errors import ConvergenceWarning, PredictionError
 from predict.vianna.demands import DEVICES, MAX_DEMAND_S, Demands, read_demands
@@ -123,6 +124,10 @@ EPSILON = 1e-4
 MAX_ITERATIONS = 200
 #: Outer iterations after which response-time updates are averaged (step 1/2, 1/3, ...).
 DAMP_AFTER = 20
+#: numpy's BLAS, one thread in :func:`solve` (the same kernels: the same floats): its products are small,
+#: and OpenBLAS's idle workers spun beside the walk (a 50 GiB pair of solves: 1.17 s wall, 0.80 s on one).
+_BLAS = ThreadpoolController()
+
 #: Jobs whose layout has more task classes than this are refused: the aMVA keeps C x C overlap
 #: matrices (O(C^2 K) a sweep).  Measured at 2,001 classes: 10 s, 0.5 GB; at 3,001: 22 s, 1 GB.
 #: The class formulation reaches it only for jobs of hundreds of waves (2,000 maps on 2 slots).
@@ -322,6 +327,13 @@ def solve(
         The job's layout has more than :data:`CLASS_LIMIT` task classes, or the
         inputs are inconsistent.
     """
+    with _BLAS.limit(limits=1, user_api="blas"):
+        return _solve(demands, work, estimate, formulation, overlap, epsilon)
+
+
+def _solve(
+    demands: Demands, work: Workload, estimate: Estimate, formulation: Formulation, overlap: Overlap, epsilon: float
+) -> Solution:
     layout = _layout(work, formulation)
     widths = np.array([work.cpus, work.disks, 1.0, 1.0])
     total = _class_demands(demands, layout)

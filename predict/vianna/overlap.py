@@ -19,13 +19,20 @@ __all__ = ["colocation", "overlap_weights"]
 def _integral_tables(
     starts: npt.NDArray[np.float64], ends: npt.NDArray[np.float64], weight: npt.NDArray[np.float64]
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """Breakpoints and cumulative integral of a sum of weighted boxes [start, end]."""
-    times = np.concatenate([starts, ends])
-    slope = np.concatenate([weight, -weight])
+    """Breakpoints and cumulative integral of a sum of weighted boxes [start, end].
+
+    (Called once per class and thread group, 805 times a walk at 50 GiB on 64 nodes, on a few
+    dozen boxes: the ufuncs are called directly, the area written in place; np.cumsum and
+    np.diff are these same operations behind a Python wrapper each.)
+    """
+    times = np.concatenate((starts, ends))
+    slope = np.concatenate((weight, -weight))
     order = np.argsort(times, kind="stable")
     times, slope = times[order], slope[order]
-    level = np.cumsum(slope)  # running count just after each breakpoint
-    area = np.concatenate([[0.0], np.cumsum(level[:-1] * np.diff(times))])
+    level = np.add.accumulate(slope)  # running count just after each breakpoint
+    area = np.empty(times.size)
+    area[0] = 0.0
+    np.add.accumulate(level[:-1] * (times[1:] - times[:-1]), out=area[1:])
     return times, area
 
 
@@ -71,9 +78,9 @@ def overlap_weights(
     # the last that starts by t1, the timeline being in start order (as the walk makes it).
     by_start = bool(np.all(s[1:] >= s[:-1]))
     latest_end = np.maximum.accumulate(e) if by_start else e
-    for g, pair in enumerate(keys.tolist()):
+    for pair, start_at, stop_at in zip(keys.tolist(), bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
         j, o = divmod(pair, len(owners))
-        sel = order[bounds[g] : bounds[g + 1]]
+        sel = order[start_at:stop_at]
         times, area = _integral_tables(s[sel], e[sel], cnt[sel])
         # Only tasks that meet [times[0], times[-1]] get a share: for the others both ends read
         # the same end of the table and add exactly 0 (the order of the others' sums is kept).

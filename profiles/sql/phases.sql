@@ -43,10 +43,13 @@ WITH _tasklog AS (
         p.lane
     FROM attempt_phases AS p
     LEFT JOIN (
-        -- one row per attempt, should the history have been stored from several files
+        -- one row per attempt, should the history have been stored from several files; only the
+        -- attempts that have log phases (a store of history files alone has none: nothing to group)
         SELECT job_id, attempt_id, min(task_id) AS task_id, min(task_type) AS task_type,
             min(status) AS status, min(host) AS host
-        FROM attempts GROUP BY job_id, attempt_id
+        FROM attempts
+        WHERE attempt_id IN (SELECT attempt_id FROM attempt_phases)
+        GROUP BY job_id, attempt_id
     ) AS a ON a.attempt_id = p.attempt_id AND (p.job_id IS NULL OR a.job_id = p.job_id)
 )
 SELECT * FROM _tasklog
