@@ -148,30 +148,32 @@ def job_graph(shape: JobShape) -> nx.DiGraph:
     takes the first-shuffle tail, a later one the whole shuffle and also waits
     for its slot's previous reduce.
     """
-    g = nx.DiGraph()
+    edges: list[tuple[str, str, dict[str, float]]] = []  # in the order added: one add_edges_from call
     maps = shape.map_ms
     map_before = slot_predecessors(maps, shape.map_slots)
     last_on_slot = set(range(len(maps))) - {b for b in map_before if b is not None}
     for i, dur in enumerate(maps):
         prev = map_before[i]
-        g.add_edge(START if prev is None else f"map:{prev}", f"map:{i}", weight=0.0 if prev is None else maps[prev])
+        after = START if prev is None else f"map:{prev}"
+        edges.append((after, f"map:{i}", {"weight": 0.0 if prev is None else maps[prev]}))
         if i in last_on_slot:
-            g.add_edge(f"map:{i}", MAPS_DONE, weight=dur)
-    if not shape.reduce_ms:
-        g.add_edge(MAPS_DONE, END, weight=0.0)
-        return g
+            edges.append((f"map:{i}", MAPS_DONE, {"weight": dur}))
     reds = shape.reduce_ms
-    red_before = slot_predecessors(reds, shape.reduce_slots, shape.first_shuffle_ms, shape.shuffle_ms)
+    if not reds:
+        edges.append((MAPS_DONE, END, {"weight": 0.0}))
+    red_before = slot_predecessors(reds, shape.reduce_slots, shape.first_shuffle_ms, shape.shuffle_ms) if reds else []
     last_on_slot = set(range(len(reds))) - {b for b in red_before if b is not None}
     for j, dur in enumerate(reds):
         prev = red_before[j]
-        g.add_edge(MAPS_DONE, f"shuffle:{j}", weight=0.0)
+        edges.append((MAPS_DONE, f"shuffle:{j}", {"weight": 0.0}))
         if prev is not None:
-            g.add_edge(f"reduce:{prev}", f"shuffle:{j}", weight=reds[prev])
+            edges.append((f"reduce:{prev}", f"shuffle:{j}", {"weight": reds[prev]}))
         tail = shape.first_shuffle_ms if prev is None else shape.shuffle_ms
-        g.add_edge(f"shuffle:{j}", f"reduce:{j}", weight=tail)
+        edges.append((f"shuffle:{j}", f"reduce:{j}", {"weight": tail}))
         if j in last_on_slot:
-            g.add_edge(f"reduce:{j}", END, weight=dur)
+            edges.append((f"reduce:{j}", END, {"weight": dur}))
+    g = nx.DiGraph()
+    g.add_edges_from(edges)
     return g
 
 
