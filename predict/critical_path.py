@@ -172,9 +172,7 @@ def job_graph(shape: JobShape) -> nx.DiGraph:
         edges.append((f"shuffle:{j}", f"reduce:{j}", {"weight": tail}))
         if j in last_on_slot:
             edges.append((f"reduce:{j}", END, {"weight": dur}))
-    g = nx.DiGraph()
-    g.add_edges_from(edges)
-    return g
+    return nx.DiGraph(edges)  # (networkx's add_edges_from, in order)
 
 
 def _dag_longest_path(g: nx.DiGraph) -> list[str]:
