@@ -38,7 +38,7 @@ from platform_model.profile import profile_from_connection  # noqa: E402
 from predict.core import Cluster  # noqa: E402
 from predict.recommend import Recommendation, recommend_job  # noqa: E402
 from profiles import queries  # noqa: E402
-from profiles.doctor import Finding, Heuristic, Severity, diagnose  # noqa: E402
+from profiles.doctor import DoctorConfig, Finding, Heuristic, Severity, diagnose  # noqa: E402
 
 #: The saving measured must be at least this share of the saving predicted (issue 39).
 MIN_REALIZED = 0.8
@@ -53,6 +53,10 @@ class Case:
     job: EngineJob
     cluster: Cluster  # the engine's: one node, its map and reduce parallelism as slots
     heuristic: Heuristic
+    #: thresholds the doctor is run with (a ``phaseline doctor --config`` file), beside the defaults
+    config: str = ""
+    #: why the case needs ``config``
+    config_why: str = ""
 
 
 CASES = (
@@ -62,6 +66,27 @@ CASES = (
         EngineJob(input_mb=32, selectivity=1.0, maps=2, reduces=1, io_sort_mb=1, sort_factor=2, warmup_mb=4),
         Cluster(1, 1, 1),
         Heuristic.MAP_SPILLS,
+    ),
+    Case(
+        "many_small_maps",
+        "512 maps of 32 kB (8 files of 2 MB cut by a 32 kB split size): each map's start, commit and fetch "
+        "cost more than its work (an 8 MB sort buffer, ample for a split's output: with Hadoop's 100 MB, "
+        "allocated by every map, a 1,024-map run took minutes)",
+        EngineJob(input_mb=16, selectivity=1.0, maps=512, reduces=1, input_files=8, map_parallelism=2,
+                  io_sort_mb=8, warmup_mb=4),
+        Cluster(1, 2, 1),
+        Heuristic.MAPPER_TIME,
+    ),
+    Case(
+        "uncompressed_map_output",
+        "64 MB of compressible map output (the records' filler and hex numbers) moved uncompressed through "
+        "the spill, the fetch and the reduce's merge",
+        EngineJob(input_mb=64, selectivity=1.0, maps=2, reduces=1, map_parallelism=2, warmup_mb=4),
+        Cluster(1, 2, 1),
+        Heuristic.MAP_OUTPUT_COMPRESSION,
+        config="[map_output_compression]\noutput_gb = [0, 0, 0, 0]\n",
+        config_why="the default caps the grade by the map output's size (Severe from 10 GB, for clusters); a "
+                   "local run's output is MBs, so the loop grades by the share of task time moving it alone",
     ),
     Case(
         "one_reduce",
@@ -98,7 +123,7 @@ class Outcome:
             "heuristic": str(self.finding.heuristic),
             "severity": self.finding.severity.label,
             "finding": self.finding.detail,
-            "settings": {e.key: e.value for e in self.recommendation.edits},
+            "settings": self.recommendation.hadoop_settings,
             "predicted_before_s": self.recommendation.baseline_s,
             "predicted_after_s": self.recommendation.predicted_s,
             "predicted_saving_s": self.recommendation.saving_s,
@@ -130,7 +155,11 @@ def run_case(case: Case, out: Path, repeats: int, sample: Path = REPO / "sample_
     ingest_paths([sample], store)
     before = _runs(case.job, out / "before", repeats, store)
     con = store.connect()
-    diagnosis = diagnose(con, before[0])
+    config = None
+    if case.config:
+        (out / "doctor.toml").write_text(f"version = 1\n{case.config}", encoding="utf-8")
+        config = DoctorConfig.load(out / "doctor.toml")  # as `phaseline doctor --config` reads it
+    diagnosis = diagnose(con, before[0], config)
     finding = next((f for f in diagnosis.findings if f.heuristic == case.heuristic), None)
     if finding is None or finding.severity < Severity.SEVERE:
         raise AssertionError(f"{case.name}: doctor did not flag {case.heuristic} Severe or worse: {finding}")
@@ -141,7 +170,7 @@ def run_case(case: Case, out: Path, repeats: int, sample: Path = REPO / "sample_
     if not found:
         raise AssertionError(f"{case.name}: no recommendation answers {case.heuristic}")
     best = found[0]
-    fixed = dataclasses.replace(case.job, hadoop_conf={**case.job.hadoop_conf, **{e.key: e.value for e in best.edits}})
+    fixed = dataclasses.replace(case.job, hadoop_conf={**case.job.hadoop_conf, **best.hadoop_settings})
     after = _runs(fixed, out / "after", repeats, store)
     return Outcome(case.name, finding, best, tuple(_span_s(store, j) for j in before),
                    tuple(_span_s(store, j) for j in after))  # fmt: skip
@@ -169,13 +198,20 @@ def write_markdown(outcomes: list[Outcome], path: Path, repeats: int, load: tupl
         before, after = min(o.measured_before_s), min(o.measured_after_s)
         lines.append(
             f"| {o.case} | {o.finding.heuristic}: {o.finding.detail} | {o.finding.severity.label} "
-            f"| {', '.join(e.label for e in r.edits)} | {r.baseline_s:.2f} -> {r.predicted_s:.2f} s ({r.saving_s:.2f} s) "
+            f"| {', '.join(e.label for e in (*r.edits, *r.companions))} | {r.baseline_s:.2f} -> {r.predicted_s:.2f} s ({r.saving_s:.2f} s) "
             f"| {before:.2f} -> {after:.2f} s ({o.measured_saving_s:.2f} s) | {o.realized:.0%} |"
         )
+    by_name = {c.name: c for c in CASES}
+    for o in outcomes:
+        case = by_name[o.case]
+        if case.config:
+            lines += ["", f"{o.case}: doctor ran with `--config` thresholds `{case.config.strip()}`: {case.config_why}."]
     for o in outcomes:
         if o.recommendation.notes:
             lines += ["", f"{o.case}: the model warned of its prediction of the new settings:", ""]
             lines += [f"- {n}" for n in o.recommendation.notes]
+    lines += ["", "The cases:", ""]
+    lines += [f"- {o.case}: {by_name[o.case].what}" for o in outcomes]
     lines += ["", "Measured runs (s), their spread ((max - min) / median), and the saving the medians give:", ""]
     for o in outcomes:
         b, a = o.measured_before_s, o.measured_after_s
