@@ -19,6 +19,7 @@ import argparse
 import dataclasses
 import json
 import os
+import resource
 import statistics
 import sys
 import time
@@ -106,6 +107,9 @@ class Outcome:
     recommendation: Recommendation
     measured_before_s: tuple[float, ...]
     measured_after_s: tuple[float, ...]
+    #: cores other processes kept busy through each run (:func:`_others_cores`; ``None`` off Linux)
+    others_before: tuple[float | None, ...] = ()
+    others_after: tuple[float | None, ...] = ()
 
     @property
     def measured_saving_s(self) -> float:
@@ -130,6 +134,8 @@ class Outcome:
             "measured_before_s": list(self.measured_before_s),
             "measured_after_s": list(self.measured_after_s),
             "measured_saving_s": self.measured_saving_s,
+            "others_cores_before": list(self.others_before),
+            "others_cores_after": list(self.others_after),
             "realized": self.realized,
             "model_notes": list(self.recommendation.notes),
         }
@@ -140,20 +146,48 @@ def _span_s(store: Store, job_id: str) -> float:
     return float(summary["last_finish_ms"] - summary["first_start_ms"]) / 1000
 
 
-def _runs(job: EngineJob, out: Path, repeats: int, store: Store) -> list[str]:
-    ids = []
+def _busy_s() -> float | None:
+    """Seconds of CPU the whole machine has spent busy since boot (``/proc/stat``), ``None`` off Linux."""
+    try:
+        with open("/proc/stat", encoding="ascii") as stat:
+            fields = [int(v) for v in stat.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def _children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _others_cores(busy0: float | None, cpu0: float, start: float) -> float | None:
+    """Cores other processes kept busy since ``busy0``/``cpu0``/``start``: the machine's busy time less the
+    engine JVM's (a waited-for child's), over the wall time.  A run's time on a shared machine has their
+    work in it: a second reduce slot gains nothing while another process holds the second core."""
+    busy1 = _busy_s()
+    if busy0 is None or busy1 is None:
+        return None
+    return max(0.0, (busy1 - busy0) - (_children_cpu_s() - cpu0)) / (time.monotonic() - start)
+
+
+def _runs(job: EngineJob, out: Path, repeats: int, store: Store) -> tuple[list[str], list[float | None]]:
+    ids, others = [], []
     for i in range(repeats):
+        busy0, cpu0, start = _busy_s(), _children_cpu_s(), time.monotonic()
         run = run_engine(job, out / f"run{i}")
+        others.append(_others_cores(busy0, cpu0, start))
         ingest_paths([run.run_dir], store)
         ids.append(run.job_id)
-    return ids
+    return ids, others
 
 
 def run_case(case: Case, out: Path, repeats: int, sample: Path = REPO / "sample_traces") -> Outcome:
     """The loop for one case (engine runs under ``out``); raises AssertionError where doctor does not flag it."""
     store = Store(out / "store")
     ingest_paths([sample], store)
-    before = _runs(case.job, out / "before", repeats, store)
+    before, others_before = _runs(case.job, out / "before", repeats, store)
     con = store.connect()
     config = None
     if case.config:
@@ -171,9 +205,9 @@ def run_case(case: Case, out: Path, repeats: int, sample: Path = REPO / "sample_
         raise AssertionError(f"{case.name}: no recommendation answers {case.heuristic}")
     best = found[0]
     fixed = dataclasses.replace(case.job, hadoop_conf={**case.job.hadoop_conf, **best.hadoop_settings})
-    after = _runs(fixed, out / "after", repeats, store)
+    after, others_after = _runs(fixed, out / "after", repeats, store)
     return Outcome(case.name, finding, best, tuple(_span_s(store, j) for j in before),
-                   tuple(_span_s(store, j) for j in after))  # fmt: skip
+                   tuple(_span_s(store, j) for j in after), tuple(others_before), tuple(others_after))  # fmt: skip
 
 
 def write_markdown(outcomes: list[Outcome], path: Path, repeats: int, load: tuple[float, float, float]) -> None:
@@ -220,11 +254,21 @@ def write_markdown(outcomes: list[Outcome], path: Path, repeats: int, load: tupl
         lines.append(f"- {o.case}: before {', '.join(f'{v:.2f}' for v in b)} ({spread[0]:.0%}); "
                      f"after {', '.join(f'{v:.2f}' for v in a)} ({spread[1]:.0%}); medians "
                      f"{statistics.median(b):.2f} -> {statistics.median(a):.2f} s ({median_saving:.2f} s, "
-                     f"{median_saving / o.recommendation.saving_s:.0%} of the predicted saving)")  # fmt: skip
+                     f"{median_saving / o.recommendation.saving_s:.0%} of the predicted saving)"
+                     f"{_others_line(o)}")  # fmt: skip
     if load[0] > (os.cpu_count() or 1):
         lines += ["", f"The machine was loaded (load average {load[0]:.1f} on {os.cpu_count()} cores): other "
                   "processes' work is in these times, and a saving smaller than the runs' spread is not measured."]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _others_line(o: Outcome) -> str:
+    def cores(values: tuple[float | None, ...]) -> str:
+        return ", ".join("?" if v is None else f"{v:.1f}" for v in values)
+
+    if not any(v is not None for v in (*o.others_before, *o.others_after)):
+        return ""
+    return f"; other processes' busy cores through the runs: before {cores(o.others_before)}, after {cores(o.others_after)}"
 
 
 def main(argv: list[str] | None = None) -> int:
