@@ -88,7 +88,8 @@ class EngineJob:
         JVM heap; by default sized from the sort buffers and the reduce memory.
     warmup_mb
         Input of a throwaway warm-up job run first in the same JVM (MiB of records,
-        :data:`WARMUP_FILES` maps, one reduce, the job's settings); 0: no warm-up.
+        :data:`WARMUP_FILES` maps, the job's reduces up to two (its kind of map output: none, one partition or
+        hashed partitions), the job's settings); 0: no warm-up.
     warmup_app
         A user's job only, with ``warmup_mb``: after the warm-up benchmark job, run the
         job's own driver (same ``args``) once on the warm-up input.

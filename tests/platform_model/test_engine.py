@@ -587,3 +587,15 @@ def test_map_output_compressed_with_lz4_runs(tmp_path: Path) -> None:
     raw, stored = map(int, fetched[0])
     assert stored < raw / 2  # the records' filler and hex numbers compress well
     assert run.counter(TASK, "REDUCE_INPUT_RECORDS") == run.params["input_records"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("reduces", "warm_reduces"), [(0, 0), (3, 2)])
+def test_the_warm_up_runs_the_jobs_kind_of_map_output(tmp_path: Path, reduces: int, warm_reduces: int) -> None:
+    # a warm-up of one reduce left a job of more reduces' maps to run the hashed partitioner and the spills of
+    # several partitions cold: 2 reduces' maps took 0.96-1.48 s where 1 reduce's took 0.61-0.81 s (32 MiB)
+    run = run_engine(EngineJob(input_mb=1, selectivity=1.0, maps=2, reduces=reduces, warmup_mb=1, keep_data=True,
+                               seed=6), tmp_path / "warm")  # fmt: skip
+    warm_log = (run.run_dir / "tmp" / ".warmup" / "job.log").read_text()
+    assert len(set(re.findall(r"Starting task: (attempt_\w+_r_\d+_\d+)", warm_log))) == warm_reduces
+    assert len(set(re.findall(r"Starting task: (attempt_\w+_r_\d+_\d+)", run.log_path.read_text()))) == reduces
