@@ -2,7 +2,10 @@
 the recommended settings, run for real, save at least 80 % of the time the model predicted.
 
 The loop itself is ``benchmarks/bench_doctor.py`` (which also writes ``benchmarks/DOCTOR.md``); each
-case runs its job twice before and twice after (about a minute and a half per case on two idle cores).
+case runs its job twice before and twice after (about a minute and a half per case on two idle cores;
+the 512 short maps of many_small_maps about two and a half).  The four cases are issue 39's: a sort
+buffer so small each map spills many times, splits so small that hundreds of short maps run, map
+output uncompressed where compressing it pays, one reduce for the shuffle.
 """
 
 from __future__ import annotations
