@@ -19,6 +19,7 @@ import argparse
 import dataclasses
 import json
 import os
+import resource
 import statistics
 import sys
 import time
@@ -38,7 +39,7 @@ from platform_model.profile import profile_from_connection  # noqa: E402
 from predict.core import Cluster  # noqa: E402
 from predict.recommend import Recommendation, recommend_job  # noqa: E402
 from profiles import queries  # noqa: E402
-from profiles.doctor import Finding, Heuristic, Severity, diagnose  # noqa: E402
+from profiles.doctor import DoctorConfig, Finding, Heuristic, Severity, diagnose  # noqa: E402
 
 #: The saving measured must be at least this share of the saving predicted (issue 39).
 MIN_REALIZED = 0.8
@@ -53,6 +54,10 @@ class Case:
     job: EngineJob
     cluster: Cluster  # the engine's: one node, its map and reduce parallelism as slots
     heuristic: Heuristic
+    #: thresholds the doctor is run with (a ``phaseline doctor --config`` file), beside the defaults
+    config: str = ""
+    #: why the case needs ``config``
+    config_why: str = ""
 
 
 CASES = (
@@ -64,9 +69,32 @@ CASES = (
         Heuristic.MAP_SPILLS,
     ),
     Case(
+        "many_small_maps",
+        "512 maps of 32 kB (8 files of 2 MB cut by a 32 kB split size): each map's start, commit and fetch "
+        "cost more than its work (an 8 MB sort buffer, ample for a split's output: with Hadoop's 100 MB, "
+        "allocated by every map, a 1,024-map run took minutes)",
+        EngineJob(input_mb=16, selectivity=1.0, maps=512, reduces=1, input_files=8, map_parallelism=2,
+                  io_sort_mb=8, warmup_mb=4),
+        Cluster(1, 2, 1),
+        Heuristic.MAPPER_TIME,
+    ),
+    Case(
+        "uncompressed_map_output",
+        "64 MB of compressible map output (the records' filler and hex numbers) moved uncompressed through "
+        "the spill, the fetch and the reduce's merge",
+        EngineJob(input_mb=64, selectivity=1.0, maps=2, reduces=1, map_parallelism=2, warmup_mb=4),
+        Cluster(1, 2, 1),
+        Heuristic.MAP_OUTPUT_COMPRESSION,
+        config="[map_output_compression]\noutput_gb = [0, 0, 0, 0]\n",
+        config_why="the default caps the grade by the map output's size (Severe from 10 GB, for clusters); a "
+                   "local run's output is MBs, so the loop grades by the share of task time moving it alone",
+    ),
+    Case(
         "one_reduce",
-        "one reduce for the whole shuffle on two reduce slots (half of them idle through the reduce stage)",
-        EngineJob(input_mb=32, selectivity=1.0, maps=2, reduces=1, map_parallelism=2, reduce_parallelism=2,
+        "one reduce for the whole 128 MB shuffle on two reduce slots (half of them idle through the reduce "
+        "stage; at 32 MB two reduces' stage measured 0.70-0.91 s against one's 0.80-0.96 s, no saving beyond "
+        "the noise; at 128 MB 1.48-1.67 s against 2.62-2.80 s)",
+        EngineJob(input_mb=128, selectivity=1.0, maps=2, reduces=1, map_parallelism=2, reduce_parallelism=2,
                   warmup_mb=4),
         Cluster(1, 2, 2),
         Heuristic.REDUCE_SLOTS_IDLE,
@@ -81,6 +109,9 @@ class Outcome:
     recommendation: Recommendation
     measured_before_s: tuple[float, ...]
     measured_after_s: tuple[float, ...]
+    #: cores other processes kept busy through each run (:func:`_others_cores`; ``None`` off Linux)
+    others_before: tuple[float | None, ...] = ()
+    others_after: tuple[float | None, ...] = ()
 
     @property
     def measured_saving_s(self) -> float:
@@ -98,13 +129,15 @@ class Outcome:
             "heuristic": str(self.finding.heuristic),
             "severity": self.finding.severity.label,
             "finding": self.finding.detail,
-            "settings": {e.key: e.value for e in self.recommendation.edits},
+            "settings": self.recommendation.hadoop_settings,
             "predicted_before_s": self.recommendation.baseline_s,
             "predicted_after_s": self.recommendation.predicted_s,
             "predicted_saving_s": self.recommendation.saving_s,
             "measured_before_s": list(self.measured_before_s),
             "measured_after_s": list(self.measured_after_s),
             "measured_saving_s": self.measured_saving_s,
+            "others_cores_before": list(self.others_before),
+            "others_cores_after": list(self.others_after),
             "realized": self.realized,
             "model_notes": list(self.recommendation.notes),
         }
@@ -115,22 +148,54 @@ def _span_s(store: Store, job_id: str) -> float:
     return float(summary["last_finish_ms"] - summary["first_start_ms"]) / 1000
 
 
-def _runs(job: EngineJob, out: Path, repeats: int, store: Store) -> list[str]:
-    ids = []
+def _busy_s() -> float | None:
+    """Seconds of CPU the whole machine has spent busy since boot (``/proc/stat``), ``None`` off Linux."""
+    try:
+        with open("/proc/stat", encoding="ascii") as stat:
+            fields = [int(v) for v in stat.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def _children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _others_cores(busy0: float | None, cpu0: float, start: float) -> float | None:
+    """Cores other processes kept busy since ``busy0``/``cpu0``/``start``: the machine's busy time less the
+    engine JVM's (a waited-for child's), over the wall time.  A run's time on a shared machine has their
+    work in it: a second reduce slot gains nothing while another process holds the second core."""
+    busy1 = _busy_s()
+    if busy0 is None or busy1 is None:
+        return None
+    return max(0.0, (busy1 - busy0) - (_children_cpu_s() - cpu0)) / (time.monotonic() - start)
+
+
+def _runs(job: EngineJob, out: Path, repeats: int, store: Store) -> tuple[list[str], list[float | None]]:
+    ids, others = [], []
     for i in range(repeats):
+        busy0, cpu0, start = _busy_s(), _children_cpu_s(), time.monotonic()
         run = run_engine(job, out / f"run{i}")
+        others.append(_others_cores(busy0, cpu0, start))
         ingest_paths([run.run_dir], store)
         ids.append(run.job_id)
-    return ids
+    return ids, others
 
 
 def run_case(case: Case, out: Path, repeats: int, sample: Path = REPO / "sample_traces") -> Outcome:
     """The loop for one case (engine runs under ``out``); raises AssertionError where doctor does not flag it."""
     store = Store(out / "store")
     ingest_paths([sample], store)
-    before = _runs(case.job, out / "before", repeats, store)
+    before, others_before = _runs(case.job, out / "before", repeats, store)
     con = store.connect()
-    diagnosis = diagnose(con, before[0])
+    config = None
+    if case.config:
+        (out / "doctor.toml").write_text(f"version = 1\n{case.config}", encoding="utf-8")
+        config = DoctorConfig.load(out / "doctor.toml")  # as `phaseline doctor --config` reads it
+    diagnosis = diagnose(con, before[0], config)
     finding = next((f for f in diagnosis.findings if f.heuristic == case.heuristic), None)
     if finding is None or finding.severity < Severity.SEVERE:
         raise AssertionError(f"{case.name}: doctor did not flag {case.heuristic} Severe or worse: {finding}")
@@ -141,10 +206,10 @@ def run_case(case: Case, out: Path, repeats: int, sample: Path = REPO / "sample_
     if not found:
         raise AssertionError(f"{case.name}: no recommendation answers {case.heuristic}")
     best = found[0]
-    fixed = dataclasses.replace(case.job, hadoop_conf={**case.job.hadoop_conf, **{e.key: e.value for e in best.edits}})
-    after = _runs(fixed, out / "after", repeats, store)
+    fixed = dataclasses.replace(case.job, hadoop_conf={**case.job.hadoop_conf, **best.hadoop_settings})
+    after, others_after = _runs(fixed, out / "after", repeats, store)
     return Outcome(case.name, finding, best, tuple(_span_s(store, j) for j in before),
-                   tuple(_span_s(store, j) for j in after))  # fmt: skip
+                   tuple(_span_s(store, j) for j in after), tuple(others_before), tuple(others_after))  # fmt: skip
 
 
 def write_markdown(outcomes: list[Outcome], path: Path, repeats: int, load: tuple[float, float, float]) -> None:
@@ -169,13 +234,20 @@ def write_markdown(outcomes: list[Outcome], path: Path, repeats: int, load: tupl
         before, after = min(o.measured_before_s), min(o.measured_after_s)
         lines.append(
             f"| {o.case} | {o.finding.heuristic}: {o.finding.detail} | {o.finding.severity.label} "
-            f"| {', '.join(e.label for e in r.edits)} | {r.baseline_s:.2f} -> {r.predicted_s:.2f} s ({r.saving_s:.2f} s) "
+            f"| {', '.join(e.label for e in (*r.edits, *r.companions))} | {r.baseline_s:.2f} -> {r.predicted_s:.2f} s ({r.saving_s:.2f} s) "
             f"| {before:.2f} -> {after:.2f} s ({o.measured_saving_s:.2f} s) | {o.realized:.0%} |"
         )
+    by_name = {c.name: c for c in CASES}
+    for o in outcomes:
+        case = by_name[o.case]
+        if case.config:
+            lines += ["", f"{o.case}: doctor ran with `--config` thresholds `{case.config.strip()}`: {case.config_why}."]
     for o in outcomes:
         if o.recommendation.notes:
             lines += ["", f"{o.case}: the model warned of its prediction of the new settings:", ""]
             lines += [f"- {n}" for n in o.recommendation.notes]
+    lines += ["", "The cases:", ""]
+    lines += [f"- {o.case}: {by_name[o.case].what}" for o in outcomes]
     lines += ["", "Measured runs (s), their spread ((max - min) / median), and the saving the medians give:", ""]
     for o in outcomes:
         b, a = o.measured_before_s, o.measured_after_s
@@ -184,11 +256,21 @@ def write_markdown(outcomes: list[Outcome], path: Path, repeats: int, load: tupl
         lines.append(f"- {o.case}: before {', '.join(f'{v:.2f}' for v in b)} ({spread[0]:.0%}); "
                      f"after {', '.join(f'{v:.2f}' for v in a)} ({spread[1]:.0%}); medians "
                      f"{statistics.median(b):.2f} -> {statistics.median(a):.2f} s ({median_saving:.2f} s, "
-                     f"{median_saving / o.recommendation.saving_s:.0%} of the predicted saving)")  # fmt: skip
+                     f"{median_saving / o.recommendation.saving_s:.0%} of the predicted saving)"
+                     f"{_others_line(o)}")  # fmt: skip
     if load[0] > (os.cpu_count() or 1):
         lines += ["", f"The machine was loaded (load average {load[0]:.1f} on {os.cpu_count()} cores): other "
                   "processes' work is in these times, and a saving smaller than the runs' spread is not measured."]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _others_line(o: Outcome) -> str:
+    def cores(values: tuple[float | None, ...]) -> str:
+        return ", ".join("?" if v is None else f"{v:.1f}" for v in values)
+
+    if not any(v is not None for v in (*o.others_before, *o.others_after)):
+        return ""
+    return f"; other processes' busy cores through the runs: before {cores(o.others_before)}, after {cores(o.others_after)}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -33,6 +33,10 @@ _JAR_PREFIXES = (
     "log4j-1.2-api-",
     "commons-logging-",
     "jcl-over-slf4j-",  # commons-logging API over slf4j (pyspark 4.x ships this instead)
+    # Hadoop 3.3+'s Lz4Codec and SnappyCodec call these, which hadoop-client-runtime does not shade:
+    # without them a job that compresses its map output with LZ4 or Snappy fails in its first spill
+    "lz4-java-",
+    "snappy-java-",
 )
 
 INSTALL_HINT = (

@@ -37,7 +37,7 @@ from profiles.doctor import Diagnosis, Heuristic, Severity
 from profiles.extract import extract_profile
 from profiles.profile import JobProfile
 
-__all__ = ["KNOBS", "MAX_COMBINATIONS", "ModelError", "Recommendation", "backtest_error", "finding_rows", "recommend", "recommend_job"]
+__all__ = ["COMPANIONS", "KNOBS", "MAP_OUTPUT_CODEC", "MAX_COMBINATIONS", "ModelError", "Recommendation", "backtest_error", "finding_rows", "recommend", "recommend_job"]
 
 #: The most combinations one search prices (the product of the flagged knobs' values).
 MAX_COMBINATIONS = 4096
@@ -72,9 +72,10 @@ def _reduces(profile: JobProfile, s: Scenario) -> list[str]:
 
 
 def _split_bytes(profile: JobProfile, s: Scenario) -> list[str]:
-    """Split sizes from a quarter to 16 times the job's (splits of at least 1 MiB)."""
+    """Split sizes from a quarter to 16 times the job's: smaller ones down to 1 MiB, larger ones from any
+    size (maps of a few kB, too many and too short, are what the larger ones answer)."""
     base = resolve_input(profile, s.dataset, s.settings).avg_split_bytes
-    return [str(int(base * k)) for k in (0.25, 0.5, 2, 4, 8, 16) if base * k >= 2**20]
+    return [str(int(base * k)) for k in (0.25, 0.5, 2, 4, 8, 16) if k > 1 or base * k >= 2**20]
 
 
 def _slowstart(profile: JobProfile, s: Scenario) -> list[str]:
@@ -89,6 +90,18 @@ def _reduce_heap(profile: JobProfile, s: Scenario) -> list[str]:
     base = s.settings.reduce_task_heap_mb
     return [f"{base * k:g}" for k in (2, 4)]
 
+
+#: The codec a recommendation to compress map output names: the model prices compression at a fast
+#: codec's cost (Snappy-like, :data:`predict.settings.DEFAULT_INTERM_COMPRESS_MS_PER_BYTE` where the
+#: profile measured none), and Hadoop's default codec is zlib's (DefaultCodec), several times slower.
+#: LZ4 rather than Snappy: Hadoop 3.3+ runs both without native libraries (lz4-java, snappy-java), and
+#: the local engine has both; LZ4 is the faster of the two to decompress.
+MAP_OUTPUT_CODEC = "org.apache.hadoop.io.compress.Lz4Codec"
+#: Settings a searched edit is run with but that the what-if does not price: what the edit needs to
+#: mean what the model priced.  (key, value) of the edit -> the companion edits.
+COMPANIONS: dict[tuple[str, str], tuple[Edit, ...]] = {
+    ("mapreduce.map.output.compress", "true"): (Edit("mapreduce.map.output.compress.codec", MAP_OUTPUT_CODEC),),
+}
 
 #: heuristic -> the settings (whatif keys, Hadoop's 2.x names) that answer it, with their candidates.
 KNOBS: dict[Heuristic, tuple[tuple[str, Candidates], ...]] = {
@@ -160,6 +173,16 @@ class Recommendation:
         return " ".join(f"--set {e.key}={e.value}" for e in self.edits)
 
     @property
+    def companions(self) -> tuple[Edit, ...]:
+        """The settings to run the edits with that the model did not price (:data:`COMPANIONS`)."""
+        return tuple(c for e in self.edits for c in COMPANIONS.get((e.key, e.value), ()))
+
+    @property
+    def hadoop_settings(self) -> dict[str, str]:
+        """The job's ``-D`` settings: the edits and their companions."""
+        return {e.key: e.value for e in (*self.edits, *self.companions)}
+
+    @property
     def summary(self) -> str:
         """One line: the settings, the predicted time and saving, the model's backtested error, the --set line."""
         error = (
@@ -167,8 +190,9 @@ class Recommendation:
             if self.error is not None else "no backtest of the model"
         )  # fmt: skip
         caveat = f"; caution, {len(self.notes)} model warning(s): {self.notes[0]}" if self.notes else ""
+        run_with = f" (run it with {', '.join(c.label for c in self.companions)})" if self.companions else ""
         return (
-            f"{', '.join(e.label for e in self.edits)}: predicted {self.predicted_s:.2f} s against "
+            f"{', '.join(e.label for e in self.edits)}{run_with}: predicted {self.predicted_s:.2f} s against "
             f"{self.baseline_s:.2f} s, saving {self.saving_s:.2f} s ({100 * self.saving_share:.0f} %) by {self.model}, "
             f"{error}{caveat}; phaseline whatif {self.set_line}"
         )
@@ -178,6 +202,7 @@ class Recommendation:
             "job_id": self.job_id,
             "heuristics": [str(h) for h in self.heuristics],
             "settings": {e.key: e.value for e in self.edits},
+            "run_with": {e.key: e.value for e in self.companions},
             "model": self.model,
             "baseline_s": self.baseline_s,
             "predicted_s": self.predicted_s,

@@ -26,6 +26,11 @@ RECORD_BYTES = 100
 #: against 71-89 ms (a 64 ms commit in map 4), job 1.29-1.38 s; with 16, 55-65 ms but for one
 #: 141 ms map, job 0.92-1.04 s; with 32 about the same (0.85-1.04 s).  Each run takes ~1.5 s longer.
 WARMUP_FILES = 16
+#: The local file system's block size (Hadoop's ``fs.local.block.size`` default), which caps a split
+#: (``FileInputFormat.computeSplitSize``: max(min size, min(max size, block size))).
+LOCAL_BLOCK_BYTES = 32 * 1024 * 1024
+#: ``FileInputFormat.SPLIT_SLOP``: a file's last split may be this many split sizes long.
+SPLIT_SLOP = 1.1
 #: JVM flags every engine run gets, so that a run's time is the job's and not the machine's
 #: mood: the serial collector (no concurrent GC threads competing with the tasks for a small
 #: machine's cores) and JIT compilation in the thread that needs the code (not in background
@@ -48,7 +53,8 @@ class EngineJob:
     selectivity
         Map selectivity M_sel (output records per input record, >= 0).
     maps
-        Number of map tasks N_map: the input is written as this many files, one split each.
+        Number of map tasks N_map: the input is written as this many files, one split each
+        (or, with ``input_files``, as that many files cut into ``maps`` splits in all).
     reduces
         Number of reduce tasks N_red (0: map-only job).
     map_parallelism, reduce_parallelism
@@ -58,6 +64,12 @@ class EngineJob:
         side's memory (``mapreduce.reduce.memory.totalbytes``, which LocalJobRunner's
         MergeManagerImpl multiplies by ``mapreduce.reduce.shuffle.input.buffer.percent``).
         ``None`` keeps Hadoop's default.
+    input_files
+        Files the generated input is written as, when fewer than ``maps``: each is cut into
+        about ``maps / input_files`` splits by the split size (``mapreduce.input.fileinputformat.split.maxsize``;
+        the splits ``FileInputFormat`` cuts are the maps, :func:`split_count`),
+        as ``FileInputFormat`` cuts a large file on a cluster, so that a ``-D`` of the split size
+        changes the number of maps (:func:`effective`).  ``None``: one file per map, one split each.
     hadoop_conf
         Any further Hadoop settings (``-D key=value``); they override derived ones.
     jfr
@@ -76,7 +88,8 @@ class EngineJob:
         JVM heap; by default sized from the sort buffers and the reduce memory.
     warmup_mb
         Input of a throwaway warm-up job run first in the same JVM (MiB of records,
-        :data:`WARMUP_FILES` maps, one reduce, the job's settings); 0: no warm-up.
+        :data:`WARMUP_FILES` maps, the job's reduces up to two (its kind of map output: none, one partition or
+        hashed partitions), the job's settings); 0: no warm-up.
     warmup_app
         A user's job only, with ``warmup_mb``: after the warm-up benchmark job, run the
         job's own driver (same ``args``) once on the warm-up input.
@@ -91,6 +104,7 @@ class EngineJob:
     io_sort_mb: int | None = None
     sort_factor: int | None = None
     reduce_memory_mb: int | None = None
+    input_files: int | None = None
     hadoop_conf: Mapping[str, str] = field(default_factory=dict)
     jfr: bool = False
     seed: int = 0
@@ -122,6 +136,12 @@ class EngineJob:
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise EngineError(f"{name} must be >= 1, got {value}")
+        if self.input_files is not None:
+            if self.input_path is not None:
+                raise EngineError("input_files is for generated input; input_path is a user's own")
+            if not 1 <= self.input_files <= self.maps:
+                raise EngineError(f"input_files must be 1 to maps (each file cut into one split or more), "
+                                  f"got input_files={self.input_files} maps={self.maps}")  # fmt: skip
         if self.sort_factor is not None and self.sort_factor < 2:
             raise EngineError(f"sort_factor must be >= 2, got {self.sort_factor}")
         if (self.jar is None) != (self.main_class is None):
@@ -135,6 +155,11 @@ class EngineJob:
     def is_bench(self) -> bool:
         """True for phaseline's microbenchmark, False for a user's jar."""
         return self.jar is None
+
+    @property
+    def files(self) -> int:
+        """Files the generated input is written as."""
+        return self.maps if self.input_files is None else self.input_files
 
     @property
     def input_records(self) -> int:
@@ -160,10 +185,19 @@ def derived_settings(job: EngineJob, run_dir: Path, scratch: Path | None = None)
         "mapreduce.client.progressmonitor.pollinterval": "100",
         "mapreduce.client.completion.pollinterval": "100",
     }
-    if job.input_path is None:
+    if job.input_path is None and job.input_files is None:
         # One split per input file: the split size is at least the largest file.
         per_file = math.ceil(job.input_records / job.maps) * RECORD_BYTES
         settings["mapreduce.input.fileinputformat.split.minsize"] = str(per_file)
+    elif job.input_path is None:
+        # Each file cut into maps / input_files splits: the split size is the max size, in whole records
+        # (FixedLengthInputFormat's reader starts a split at the next record boundary anyway), raised by
+        # the min size too only where it is larger than a block (the split size is max(min, min(max, block))).
+        per_file = math.ceil(job.input_records / job.files)
+        per_split = math.ceil(per_file / math.ceil(job.maps / job.files)) * RECORD_BYTES
+        settings["mapreduce.input.fileinputformat.split.maxsize"] = str(per_split)
+        if per_split > LOCAL_BLOCK_BYTES:
+            settings["mapreduce.input.fileinputformat.split.minsize"] = str(per_split)
     if job.io_sort_mb is not None:
         settings["mapreduce.task.io.sort.mb"] = str(job.io_sort_mb)
     if job.sort_factor is not None:
@@ -186,24 +220,57 @@ _SHADOWED: tuple[tuple[str, tuple[str, ...], Callable[[str], Any]], ...] = (
 )
 
 
+def _setting(settings: Mapping[str, str], keys: tuple[str, ...], parse: Callable[[str], Any]) -> Any:
+    """The value of the last of ``keys`` in ``settings`` (``None`` where none is set)."""
+    given = [value for key, value in settings.items() if key in keys]
+    if not given:
+        return None
+    try:
+        return parse(given[-1].strip())
+    except ValueError:
+        raise EngineError(f"setting {keys[0]}={given[-1]!r} is not a number") from None
+
+
 def effective(job: EngineJob, settings: Mapping[str, str]) -> EngineJob:
     """``job`` as the merged ``settings`` run it: a ``-D`` that shadows an option (under Hadoop's new
     or old key name; the later in ``mapred-site.xml`` wins, as Hadoop reads it) is the option's
     value.  The heap is sized and ``run.json`` records the parameters from it: a ``-D
     mapreduce.task.io.sort.mb=600`` had run out of a heap sized for the option's default, and
-    ``-D mapred.reduce.tasks=3`` ran 3 reduces that ``run.json`` (and the store) called 1."""
+    ``-D mapred.reduce.tasks=3`` ran 3 reduces that ``run.json`` (and the store) called 1.  With
+    ``input_files`` the number of maps is the splits the settings' split size cuts the files into."""
     changes: dict[str, Any] = {}
     for name, keys, parse in _SHADOWED:
-        given = [value for key, value in settings.items() if key in keys]
-        if not given:
-            continue
-        try:
-            value = parse(given[-1].strip())
-        except ValueError:
-            raise EngineError(f"setting {keys[0]}={given[-1]!r} is not a number") from None
-        if value != getattr(job, name):
+        value = _setting(settings, keys, parse)
+        if value is not None and value != getattr(job, name):
             changes[name] = value
+    if job.input_files is not None and job.input_path is None:
+        maps = split_count(job, settings)
+        if maps != job.maps:
+            changes["maps"] = maps  # the files stay as generated: the splits, and so the maps, change
     return dataclasses.replace(job, **changes) if changes else job
+
+
+def split_count(job: EngineJob, settings: Mapping[str, str]) -> int:
+    """Splits ``FileInputFormat.getSplits`` cuts ``job``'s generated files into under ``settings``: the
+    split size max(min size, min(max size, block size)); a file's splits while more than
+    :data:`SPLIT_SLOP` split sizes remain, then one for the rest."""
+    low = _setting(settings, _MIN_SPLIT_KEYS, int) or 1
+    high = _setting(settings, _MAX_SPLIT_KEYS, int) or 2**63 - 1
+    block = _setting(settings, ("fs.local.block.size",), int) or LOCAL_BLOCK_BYTES
+    split = max(1, low, min(high, block))
+    per_file, extra = divmod(job.input_records, job.files)
+    count = 0
+    for i in range(job.files):
+        left = (per_file + (1 if i < extra else 0)) * RECORD_BYTES  # TeraRecordGen's spread of the records
+        while left / split > SPLIT_SLOP:
+            count += 1
+            left -= split
+        count += 1 if left > 0 else 0
+    return count
+
+
+_MIN_SPLIT_KEYS = ("mapreduce.input.fileinputformat.split.minsize", "mapred.min.split.size")
+_MAX_SPLIT_KEYS = ("mapreduce.input.fileinputformat.split.maxsize", "mapred.max.split.size")
 
 
 def driver_args(job: EngineJob, input_dir: Path, output_dir: Path) -> list[str]:

@@ -139,7 +139,7 @@ def _jvm_command(job: EngineJob, run_dir: Path, jar: Path, input_dir: Path) -> l
         cmd += ["--jfr", str(run_dir / "recording.jfr"), "--jfr-settings", str(etc / "phaseline.jfc")]
     if job.input_path is None:
         cmd += ["--generate", str(input_dir), "--records", str(job.input_records)]
-        cmd += ["--files", str(job.maps), "--seed", str(job.seed)]
+        cmd += ["--files", str(job.files), "--seed", str(job.seed)]
     return [*cmd, "--", *driver_args(job, input_dir, run_dir / "output")]
 
 

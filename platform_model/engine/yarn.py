@@ -271,7 +271,7 @@ class YarnCluster:
         if job.jar is not None:
             settings.setdefault("mapreduce.job.jar", str(Path(job.jar).resolve()))
         if job.input_path is None:
-            spec.update({"generate": str(input_dir), "records": str(job.input_records), "files": str(job.maps),
+            spec.update({"generate": str(input_dir), "records": str(job.input_records), "files": str(job.files),
                          "seed": str(job.seed)})  # fmt: skip
         for i, arg in enumerate(driver_args(job, input_dir, run_dir / "output")):
             spec[f"arg.{i}"] = arg

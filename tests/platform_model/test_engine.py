@@ -22,6 +22,7 @@ from phaseline.cli import main
 from phaseline.errors import EngineError
 from phaseline.java import compile_java, java_tool
 from platform_model.engine import EngineJob, EngineRun, load_run, run_engine
+from platform_model.engine.job import LOCAL_BLOCK_BYTES, derived_settings, effective, split_count
 
 TASK = "org.apache.hadoop.mapreduce.TaskCounter"
 #: One log4j2 line of logs/job.log: ms timestamp, level, [thread name], [tid:N], logger: message.
@@ -431,6 +432,8 @@ def test_missing_java_says_what_to_install(tmp_path: Path, monkeypatch: pytest.M
         ({"main_class": "x.Y"}, "jar and main_class"),
         ({"warmup_mb": -1.0}, "warmup_mb"),
         ({"warmup_mb": 1.0, "warmup_app": True}, "warmup_app needs a user's job"),
+        ({"input_files": 2}, "input_files must be 1 to maps"),
+        ({"input_files": 0}, "input_files must be 1 to maps"),
     ],
 )
 def test_invalid_jobs_are_refused(kwargs: dict[str, object], message: str) -> None:
@@ -520,3 +523,79 @@ def test_a_file_where_a_run_directory_goes_is_an_engine_error(tmp_path: Path) ->
     (tmp_path / "run").write_text("not a directory")
     with pytest.raises(EngineError, match=r"run is not a directory; give --out a new directory"):
         run_engine(EngineJob(input_mb=1, selectivity=1.0, maps=1, reduces=0), tmp_path / "run")
+
+
+MAXSIZE = "mapreduce.input.fileinputformat.split.maxsize"
+MINSIZE = "mapreduce.input.fileinputformat.split.minsize"
+
+
+def test_input_files_cut_into_splits_by_the_max_size(tmp_path: Path) -> None:
+    # 1024 maps over 16 files: each file (20,972 or 20,971 records) cut into 64 splits of 328 records
+    job = EngineJob(input_mb=32, selectivity=1.0, maps=1024, reduces=1, input_files=16)
+    settings = derived_settings(job, tmp_path)
+    assert (settings[MAXSIZE], MINSIZE in settings) == (str(328 * 100), False)
+    assert effective(job, settings) == job  # as asked: 1024 maps
+    bigger = {**settings, MAXSIZE: str(328 * 100 * 16)}  # a -D of 16 times the split size: 4 splits a file
+    assert effective(job, bigger).maps == 64
+    assert effective(job, {**settings, "mapred.max.split.size": str(10**9)}).maps == 16  # a block (32 MiB) each
+
+
+def test_split_count_follows_file_input_formats_slop() -> None:
+    # FileInputFormat.getSplits: splits of the split size while more than 1.1 of them remain, then the rest
+    job = EngineJob(input_mb=1000 * 100 / 2**20, selectivity=1.0, maps=3, reduces=1, input_files=1)
+    assert job.input_records == 1000
+    assert split_count(job, {MAXSIZE: "40000"}) == 3  # 40,000 + 40,000 + 20,000 bytes
+    assert split_count(job, {MAXSIZE: "47620"}) == 2  # 52,380 left after one: 1.1 splits, not cut
+    assert split_count(job, {MAXSIZE: "47619"}) == 3  # 52,381 left: cut
+    assert split_count(job, {MAXSIZE: "1000", MINSIZE: "50000"}) == 2  # the min size wins
+    assert split_count(job, {}) == 1  # one block (32 MiB) holds the file
+    assert LOCAL_BLOCK_BYTES == 32 * 2**20
+
+
+def test_input_files_is_for_generated_input(tmp_path: Path) -> None:
+    with pytest.raises(EngineError, match="input_files is for generated input"):
+        EngineJob(input_mb=1, selectivity=1.0, maps=2, reduces=1, input_files=1, jar=tmp_path / "a.jar",
+                  main_class="a.B", input_path=tmp_path)  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_split_size_setting_changes_the_maps_of_cut_files(tmp_path: Path) -> None:
+    # the doctor recommends a split size for too many short maps: the engine must run the maps it cuts
+    job = EngineJob(input_mb=0.4, selectivity=1.0, maps=4, reduces=1, input_files=1, seed=2)
+    four = run_engine(job, tmp_path / "four")
+    per_split = int(derived_settings(job, tmp_path)[MAXSIZE])
+    two = run_engine(EngineJob(input_mb=0.4, selectivity=1.0, maps=4, reduces=1, input_files=1, seed=2,
+                               hadoop_conf={MAXSIZE: str(2 * per_split)}), tmp_path / "two")  # fmt: skip
+    for run, maps in ((four, 4), (two, 2)):
+        log = run.log_path.read_text()
+        assert len(set(re.findall(r"Starting task: (attempt_\w+_m_\d+_\d+)", log))) == maps
+        assert len(set(re.findall(r"Processing split: (file:\S+)", log))) == maps
+        assert run.params["maps"] == maps
+        assert run.counter(TASK, "MAP_INPUT_RECORDS") == job.input_records  # every record once, none twice
+
+
+@pytest.mark.slow
+def test_map_output_compressed_with_lz4_runs(tmp_path: Path) -> None:
+    # Hadoop 3.3+'s Lz4Codec calls lz4-java, which hadoop-client-runtime does not shade: without it on the
+    # classpath the first spill fails (NoClassDefFoundError net/jpountz/lz4/LZ4Factory)
+    run = run_engine(EngineJob(input_mb=1, selectivity=1.0, maps=1, reduces=1, seed=4, hadoop_conf={
+        "mapreduce.map.output.compress": "true",
+        "mapreduce.map.output.compress.codec": "org.apache.hadoop.io.compress.Lz4Codec"}), tmp_path / "lz4")  # fmt: skip
+    assert run.status == "SUCCEEDED"
+    fetched = re.findall(r"about to shuffle output of map \S+ decomp: (\d+) len: (\d+)", run.log_path.read_text())
+    assert len(fetched) == 1
+    raw, stored = map(int, fetched[0])
+    assert stored < raw / 2  # the records' filler and hex numbers compress well
+    assert run.counter(TASK, "REDUCE_INPUT_RECORDS") == run.params["input_records"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("reduces", "warm_reduces"), [(0, 0), (3, 2)])
+def test_the_warm_up_runs_the_jobs_kind_of_map_output(tmp_path: Path, reduces: int, warm_reduces: int) -> None:
+    # a warm-up of one reduce left a job of more reduces' maps to run the hashed partitioner and the spills of
+    # several partitions cold: 2 reduces' maps took 0.96-1.48 s where 1 reduce's took 0.61-0.81 s (32 MiB)
+    run = run_engine(EngineJob(input_mb=1, selectivity=1.0, maps=2, reduces=reduces, warmup_mb=1, keep_data=True,
+                               seed=6), tmp_path / "warm")  # fmt: skip
+    warm_log = (run.run_dir / "tmp" / ".warmup" / "job.log").read_text()
+    assert len(set(re.findall(r"Starting task: (attempt_\w+_r_\d+_\d+)", warm_log))) == warm_reduces
+    assert len(set(re.findall(r"Starting task: (attempt_\w+_r_\d+_\d+)", run.log_path.read_text()))) == reduces

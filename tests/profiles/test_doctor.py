@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 from pathlib import Path
@@ -17,8 +18,15 @@ from phaseline.store import Store
 from platform_model.model import PlatformModel, fit_platform
 from platform_model.profile import profile_from_connection
 from predict import core
-from predict.edits import Scenario, apply_edits, parse_edit
-from predict.recommend import BACKTEST_JSON, backtest_error, recommend
+from predict.edits import Edit, Scenario, apply_edits, parse_edit
+from predict.recommend import (
+    BACKTEST_JSON,
+    KNOBS,
+    MAP_OUTPUT_CODEC,
+    Recommendation,
+    backtest_error,
+    recommend,
+)
 from profiles.doctor import CONFIG_VERSION, DoctorConfig, Heuristic, Severity, diagnose, diagnose_jobs
 from profiles.extract import extract_profile
 from tests.conftest import REPO
@@ -207,3 +215,33 @@ def test_cli_recommend_prints_a_set_line(sample_store: Path, platform: PlatformM
     (herodotou,) = [r for r in json.loads(BACKTEST_JSON.read_text())["summary"] if r["model"] == "herodotou"]
     assert f"backtested error {herodotou['median_abs_error']:.1%}".replace("%", " %") in best
     assert rows["mapper_skew"]["recommendation"].startswith("even out the input")  # not searched: as it was
+
+
+def test_maps_of_a_few_kb_get_larger_split_sizes_to_try(sample_store: Path) -> None:
+    # the candidates had a 1 MiB floor for all sizes: splits of 32 kB (512 short maps) got none at all
+    con = Store(sample_store).connect()
+    profile = extract_profile(con, MERGES_JOB)
+    base = Scenario.for_profile(profile, core.Cluster(1, 2, 1))
+    tiny = dataclasses.replace(base, dataset=dataclasses.replace(base.dataset, split_bytes=32768.0))
+    ((key, candidates),) = KNOBS[Heuristic.MAPPER_TIME]
+    assert key == "mapreduce.input.fileinputformat.split.maxsize"
+    # (the splits' average size: the input cut into whole splits of at most 32 kB)
+    assert [round(int(c) / 32768, 2) for c in candidates(profile, tiny)] == [2, 4, 8, 16]  # none below 1 MiB
+    large = dataclasses.replace(base, dataset=dataclasses.replace(base.dataset, split_bytes=8.0 * 2**20))
+    assert [round(int(c) / 2**20, 1) for c in candidates(profile, large)] == [2, 4, 16, 32, 64, 128]
+
+
+def test_compressing_map_output_is_run_with_the_fast_codec_the_model_priced() -> None:
+    # the model prices compression at a fast codec's cost; Hadoop's default codec (zlib) is not that
+    rec = Recommendation("job_1", (Heuristic.MAP_OUTPUT_COMPRESSION,),
+                         (Edit("mapreduce.map.output.compress", "true"), Edit("mapreduce.job.reduces", "2")),
+                         "herodotou", 5.0, 4.0, None)  # fmt: skip
+    assert rec.companions == (Edit("mapreduce.map.output.compress.codec", MAP_OUTPUT_CODEC),)
+    assert rec.hadoop_settings == {"mapreduce.map.output.compress": "true", "mapreduce.job.reduces": "2",
+                                   "mapreduce.map.output.compress.codec": MAP_OUTPUT_CODEC}  # fmt: skip
+    # the --set line stays what whatif prices (it knows no codec); the summary says what to run it with
+    assert rec.set_line == "--set mapreduce.map.output.compress=true --set mapreduce.job.reduces=2"
+    assert f"(run it with mapreduce.map.output.compress.codec={MAP_OUTPUT_CODEC})" in rec.summary
+    assert rec.to_dict()["run_with"] == {"mapreduce.map.output.compress.codec": MAP_OUTPUT_CODEC}
+    plain = dataclasses.replace(rec, edits=(Edit("mapreduce.job.reduces", "2"),))
+    assert (plain.companions, "run it with" in plain.summary) == ((), False)

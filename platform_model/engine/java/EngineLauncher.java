@@ -41,7 +41,7 @@ import org.slf4j.LoggerFactory;
  * [--jfr FILE --jfr-settings FILE] -- ARGS...}.
  *
  * <p>With {@code --warmup-dir} a small throwaway {@link PhaselineBench} job runs first
- * in this JVM (its input generated under that directory, one reduce, the same site
+ * in this JVM (its input generated under that directory, the job's reduces up to two, the same site
  * configuration), so that the measured job's tasks run on loaded classes and
  * JIT-compiled MapTask/ReduceTask code instead of paying for a cold JVM in its first
  * tasks.  The warm-up job is not part of the run: its log goes to the file that
