@@ -161,7 +161,7 @@ def job_graph(shape: JobShape) -> nx.DiGraph:
     reds = shape.reduce_ms
     if not reds:
         edges.append((MAPS_DONE, END, {"weight": 0.0}))
-    red_before = slot_predecessors(reds, shape.reduce_slots, shape.first_shuffle_ms, shape.shuffle_ms) if reds else []
+    red_before = slot_predecessors(reds, shape.reduce_slots, shape.first_shuffle_ms, shape.shuffle_ms)
     last_on_slot = set(range(len(reds))) - {b for b in red_before if b is not None}
     for j, dur in enumerate(reds):
         prev = red_before[j]
