@@ -139,7 +139,10 @@ class PhaseTimes:
         count at 16 MiB with 2 reduces, profiled with 1: +31 % on the local
         backtest of 2026-11-27, +8 % priced per record).  ``None``
         where the profile has no such span, the platform no write submodel, or
-        the run no reduce input records.
+        the run no reduce input records.  A profile merged from runs of
+        several sizes may know the span's fixed part (:attr:`JobProfile.reduce_fixed_ms`):
+        it is left out of the per-record cost, and the calibrated per-reduce overhead
+        counts it once per task instead.
         """
         span = self.profile.phases.get(f"{Phase.REDUCE.value}+{Phase.WRITE.value}")
         if span is None or self.profile.num_reduces <= 0 or not self.has(Phase.WRITE.value):
@@ -149,12 +152,14 @@ class PhaseTimes:
         if then.records <= 0:
             return None
         write = max(0.0, self.platform.duration_ms(Phase.WRITE.value, then.out_bytes))
-        cost = max(0.0, span.avg_ms - write) / then.records
+        fixed = self.profile.reduce_fixed_ms or 0.0
+        cost = max(0.0, span.avg_ms - fixed - write) / then.records
         if "lumped reduce" not in self._noted:
             self._noted.add("lumped reduce")
+            apart = f", less its fixed {fixed:.0f} ms per reduce (fitted over sizes)" if fixed > 0 else ""
             self.notes.append(
                 f"reduce function: the profiled 'reduce+write' span ({span.avg_ms:.0f} ms per task) less the "
-                f"platform's write ({write:.0f} ms), per reduce input record: {cost * 1000:.2f} us"
+                f"platform's write ({write:.0f} ms){apart}, per reduce input record: {cost * 1000:.2f} us"
             )
         return cost
 

@@ -1,7 +1,8 @@
 """Several runs of one job as one profile (:func:`merge_profiles`).
 
 Averages weighted by what they average over, maxima kept, counters added; the per-task map cost
-fitted across the runs' sizes where they differ (:mod:`profiles.task_costs`); the makespans kept
+and the reduce function's fixed and per-record cost fitted across the runs' sizes where they
+differ (:mod:`profiles.task_costs`); the makespans kept
 as run-to-run noise only where the runs are repeats of one case.  Warnings name what the merge
 cannot reconcile: settings the runs differ in, selectivities that say other data or code.
 """
@@ -17,7 +18,7 @@ from typing import TypeVar
 from phaseline.errors import DataQualityWarning, ProfileError
 from profiles.profile import SAME_CASE_RTOL, JobProfile, ProfileSource, Stage
 from profiles.profile_stats import CostStatistics, Counters, DataflowStatistics, DurationStats, InputStats
-from profiles.task_costs import fit_map_work
+from profiles.task_costs import fit_map_work, fit_reduce_work
 
 __all__ = ["SELECTIVITY_SPREAD", "merge_profiles", "selectivity_spread", "shared_run"]
 
@@ -171,7 +172,7 @@ def merge_profiles(profiles: Sequence[JobProfile]) -> JobProfile:
         hadoop_version=versions.pop() if len(versions) == 1 else None,
         config=config,
     )
-    return _with_map_costs(_merged(profiles, source), profiles)
+    return _with_reduce_costs(_with_map_costs(_merged(profiles, source), profiles), profiles)
 
 
 def _job_name(profiles: Sequence[JobProfile]) -> str | None:
@@ -310,7 +311,7 @@ def _with_map_costs(merged: JobProfile, profiles: Sequence[JobProfile]) -> JobPr
             f"one-time {one_time:.0f} ms per slot added once per job",
         )
     stage = merged.stage(Stage.MAP_TASK)
-    per_task = fit.ms_per_byte * merged.input.avg_split_bytes
+    per_task = fit.ms_per_unit * merged.input.avg_split_bytes
     stages = dict(merged.stages)
     if stage is not None and stage.avg_ms > 0:
         scale = per_task / stage.avg_ms
@@ -324,10 +325,49 @@ def _with_map_costs(merged: JobProfile, profiles: Sequence[JobProfile]) -> JobPr
         cost_evidence=(
             f"per-task map cost fitted over runs at {fit.sizes} input sizes "
             f"({min(p.input.total_bytes for p in known):,.0f}-{max(p.input.total_bytes for p in known):,.0f} B): "
-            f"total map work = {fit.fixed_ms:.0f} ms + {fit.ms_per_byte * 2**20:.1f} ms per MiB; the fixed part "
+            f"total map work = {fit.fixed_ms:.0f} ms + {fit.ms_per_unit * 2**20:.1f} ms per MiB; the fixed part "
             f"over {slots} slot(s) added once per job"
         ),
     )
+
+
+#: The reduce function's span: apart where the source marks its end, else lumped with the write.
+_REDUCE_SPANS = ("reduce", "reduce+write")
+
+
+def _reduce_records(p: JobProfile) -> float | None:
+    """One reduce's input records in a run (``None``: no reduces or no counter)."""
+    records = p.counters.reduce_input_records
+    return records / p.num_reduces if records and p.num_reduces > 0 else None
+
+
+def _with_reduce_costs(merged: JobProfile, profiles: Sequence[JobProfile]) -> JobProfile:
+    """The merged profile's reduce function cost: fixed + per record where the runs' sizes differ.
+
+    Each run's reduce function span (:data:`_REDUCE_SPANS`) is fitted against one reduce's
+    input records (:func:`profiles.task_costs.fit_reduce_work`).  With a line (two sizes
+    or more, a positive slope and fixed part), the per-record cost is the slope where the
+    source times the reduce function alone, and the fixed part is recorded
+    (:attr:`JobProfile.reduce_fixed_ms`) where it is lumped with the write, which a
+    prediction prices from the platform; either way the fixed part is what the
+    calibrated per-reduce overhead then counts, once per task.  Otherwise the runs'
+    per-record costs stay averaged, as one run's hold the fixed part.
+    """
+    span = next((s for s in _REDUCE_SPANS if all(s in p.phases for p in profiles)), None)
+    records = [_reduce_records(p) for p in profiles]
+    if span is None or merged.num_reduces <= 0 or any(r is None for r in records):
+        return merged
+    fit = fit_reduce_work([r or 0.0 for r in records], [p.phases[span].avg_ms for p in profiles])
+    if fit is None or fit.fixed_ms <= 0:
+        return merged
+    line = (
+        f"; reduce function ({span!r}) fitted over runs at {fit.sizes} sizes: {fit.fixed_ms:.0f} ms per reduce + "
+        f"{fit.ms_per_unit * 1000:.2f} us per input record, the fixed part counted once per reduce"
+    )
+    evidence = (merged.cost_evidence or "") + line if merged.cost_evidence else line[2:]
+    if span == "reduce":
+        return dataclasses.replace(merged, reduce_ms_per_record=fit.ms_per_unit, cost_evidence=evidence)
+    return dataclasses.replace(merged, reduce_fixed_ms=fit.fixed_ms, cost_evidence=evidence)
 
 
 def _repeat_makespans(profiles: Sequence[JobProfile]) -> tuple[float, ...]:

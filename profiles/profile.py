@@ -181,6 +181,11 @@ class JobProfile:
     #: One line: which evidence the per-task costs came from (one run's later waves, one wave
     #: only, or a fit over runs of several sizes).
     cost_evidence: str | None = None
+    #: The part of a reduce's function span (``reduce``, or ``reduce+write`` where lumped) that
+    #: does not grow with its input, ms per reduce task: fitted over runs of several sizes
+    #: (:func:`profiles.task_costs.fit_reduce_work`), left out of the per-record reduce cost and
+    #: so counted once per reduce.  ``None``: runs of one size, whose per-record cost holds it.
+    reduce_fixed_ms: float | None = None
     schema_version: int = PROFILE_SCHEMA_VERSION
 
     def __post_init__(self) -> None:
@@ -206,6 +211,7 @@ class JobProfile:
             "reduce_task_overhead_ms",
             "map_one_time_ms",
             "map_one_time_max_ms",
+            "reduce_fixed_ms",
         )
         if self.map_tasks_left_out < 0 or (self.map_slots is not None and self.map_slots < 1):
             fail("map_tasks_left_out", "task counts must be >= 0 and map_slots >= 1")
