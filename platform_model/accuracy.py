@@ -116,8 +116,8 @@ class AccuracyReport:
 
         def rows(rs: tuple[AccuracyRow, ...]) -> list[dict[str, object]]:
             return [
-                {"phase": r.phase, "n": r.n, "within_10": r.within[0], "within_15": r.within[1],
-                 "within_20": r.within[2], "median_error": r.median_error, "zero_ms": r.zero_ms}
+                {"phase": r.phase, "n": r.n, **_within_json(r.within), "median_error": r.median_error,
+                 "zero_ms": r.zero_ms}
                 for r in rs
             ]
 
@@ -127,13 +127,14 @@ class AccuracyReport:
             "held_out": rows(self.held_out),
             "folds": self.folds,
             "held_out_note": self.held_out_note,
-            "ceiling": [
-                {"phase": c.phase, "n": c.n, "within_10": c.within[0], "within_15": c.within[1],
-                 "within_20": c.within[2]}
-                for c in self.ceiling
-            ],
+            "ceiling": [{"phase": c.phase, "n": c.n, **_within_json(c.within)} for c in self.ceiling],
             "paper_table1": {k: list(v) for k, v in PAPER_TABLE1.items()},
         }
+
+
+def _within_json(within: tuple[float, float, float]) -> dict[str, float]:
+    """Shares within 10/15/20 % (:data:`THRESHOLDS`) under their JSON keys."""
+    return {"within_10": within[0], "within_15": within[1], "within_20": within[2]}
 
 
 def relative_errors(measured: npt.ArrayLike, predicted: npt.ArrayLike) -> npt.NDArray[np.float64]:

@@ -231,12 +231,9 @@ class DoctorSql:
 @cache
 def doctor_sql(name: str) -> DoctorSql:
     """Load and split ``profiles/sql/doctor/<name>.sql`` (helpers, ``_*``, have no final query)."""
-    resource = resources.files(_PACKAGE).joinpath(f"{name}.sql")
-    if not resource.is_file():
-        raise NotFoundError(f"no doctor SQL {name!r} in profiles/sql/doctor")
     helper = name.startswith("_")
-    where = f"profiles/sql/doctor/{name}.sql"
-    requires, statements = queries.split_sql(resource.read_text(encoding="utf-8"), where, ends_with_select=not helper)
+    missing = f"no doctor SQL {name!r} in profiles/sql/doctor"
+    requires, statements = queries.load_sql(_PACKAGE, name, missing, ends_with_select=not helper)
     setup = statements if helper else statements[:-1]
     return DoctorSql(
         name=name,
@@ -262,11 +259,7 @@ def install(con: duckdb.DuckDBPyConnection, name: str, done: set[str] | None = N
             queries.install(con, dep)
         else:
             install(con, dep, done)
-    try:
-        for statement in spec.setup:
-            con.execute(statement)
-    except duckdb.Error as exc:
-        raise QueryError(f"profiles/sql/doctor/{name}.sql: {exc}") from exc
+    queries.execute_setup(con, spec.setup, f"profiles/sql/doctor/{name}.sql")
     done.add(name)
 
 

@@ -113,13 +113,32 @@ def split_sql(text: str, where: str, *, ends_with_select: bool = True) -> tuple[
     return requires, statements
 
 
+def load_sql(
+    package: str, name: str, missing: str, *, ends_with_select: bool = True
+) -> tuple[tuple[str, ...], list[Any]]:
+    """:func:`split_sql` of ``<package>/<name>.sql`` (``package`` dotted, e.g. ``profiles.sql``), read through
+    :mod:`importlib.resources`; no such file is a :class:`NotFoundError` saying ``missing``."""
+    resource = resources.files(package).joinpath(f"{name}.sql")
+    if not resource.is_file():
+        raise NotFoundError(missing)
+    where = f"{package.replace('.', '/')}/{name}.sql"
+    return split_sql(resource.read_text(encoding="utf-8"), where, ends_with_select=ends_with_select)
+
+
+def execute_setup(con: duckdb.DuckDBPyConnection, statements: tuple[str, ...], where: str) -> None:
+    """Run a SQL file's setup statements (its views and macros); a DuckDB error names the file, ``where``."""
+    try:
+        for statement in statements:
+            con.execute(statement)
+    except duckdb.Error as exc:
+        raise QueryError(f"{where}: {exc}") from exc
+
+
 @cache
 def sql_file(name: str) -> SqlFile:
     """Load and split ``profiles/sql/<name>.sql``."""
-    resource = resources.files("profiles.sql").joinpath(f"{name}.sql")
-    if not resource.is_file():
-        raise NotFoundError(f"no SQL concept {name!r} in profiles/sql (known: {', '.join(Concept)})")
-    requires, statements = split_sql(resource.read_text(encoding="utf-8"), f"profiles/sql/{name}.sql")
+    missing = f"no SQL concept {name!r} in profiles/sql (known: {', '.join(Concept)})"
+    requires, statements = load_sql("profiles.sql", name, missing)
     return SqlFile(
         name=name,
         requires=requires,
@@ -143,11 +162,7 @@ def _install(con: duckdb.DuckDBPyConnection, name: str, existing: set[str]) -> N
     spec = sql_file(name)
     for dep in spec.requires:
         _install(con, dep, existing)
-    try:
-        for statement in spec.setup:
-            con.execute(statement)
-    except duckdb.Error as exc:
-        raise QueryError(f"profiles/sql/{name}.sql: {exc}") from exc
+    execute_setup(con, spec.setup, f"profiles/sql/{name}.sql")
     existing.add(name)
 
 

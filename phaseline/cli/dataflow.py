@@ -11,6 +11,7 @@ from phaseline.cli.output import (
     emit,
     format_option,
     handle_errors,
+    job_table_command,
     number_at_least,
     only_with,
     open_store,
@@ -179,11 +180,7 @@ def hotspots(job_id: str, top: int, vertex: str | None, out: Path | None, store_
     _emit_query(con, "hotspots", fmt, f"{job_id}: hotspots per vertex", job_id=job_id, top=top)
 
 
-@click.command("dataflow-gap")
-@click.argument("job_id")
-@store_option
-@format_option
-@handle_errors
+@job_table_command("dataflow-gap")
 def dataflow_gap(job_id: str, store_dir: Path | None, fmt: str) -> None:
     """Per reduce of JOB_ID: the gap between the end of the last map and the end of its shuffle.
 

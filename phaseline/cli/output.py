@@ -53,6 +53,18 @@ def format_option(func: F) -> F:
     )(func)
 
 
+def job_table_command(name: str) -> Callable[[Callable[..., None]], click.Command]:
+    """A command that shows a table about one job of the store: ``NAME JOB_ID [--store DIR] [--format F]``.
+
+    The function it decorates takes ``(job_id, store_dir, fmt)``; its docstring is the command's help.
+    """
+
+    def decorate(func: Callable[..., None]) -> click.Command:
+        return click.command(name)(click.argument("job_id")(store_option(format_option(handle_errors(func)))))
+
+    return decorate
+
+
 class _Size(click.ParamType[int]):
     """A byte size option: ``50G``, ``512M``, ``1e9`` (:func:`predict.units.parse_size`); ``positive``:
     0 is refused too (a usage error, exit status 2, like any other bad option value)."""

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 import pandas as pd
 
-from phaseline.cli.output import emit, format_option, handle_errors, open_store, store_option
+from phaseline.cli.output import emit, handle_errors, job_table_command, open_store, store_option
 from profiles import queries as q
 from profiles.critical_path import critical_path
 from profiles.extract import extract_profile
@@ -109,11 +109,7 @@ timeline = _job_file_command(
 )
 
 
-@click.command("phases")
-@click.argument("job_id")
-@store_option
-@format_option
-@handle_errors
+@job_table_command("phases")
 def phases(job_id: str, store_dir: Path | None, fmt: str) -> None:
     """One row per (attempt, phase): start, end, duration, data and where they came from."""
     con = open_store(store_dir).connect()
@@ -130,11 +126,7 @@ report = _job_file_command(
 )
 
 
-@click.command("critical-path")
-@click.argument("job_id")
-@store_option
-@format_option
-@handle_errors
+@job_table_command("critical-path")
 def critical_path_cmd(job_id: str, store_dir: Path | None, fmt: str) -> None:
     """The chain of attempts and phases that set the job's finish time, with each step's share."""
     con = open_store(store_dir).connect()

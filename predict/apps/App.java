@@ -5,6 +5,7 @@ import java.util.function.Consumer;
 
 import org.apache.hadoop.conf.Configured;
 import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.Job;
 import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.Reducer;
@@ -25,6 +26,9 @@ import org.apache.hadoop.util.ToolRunner;
  */
 @SuppressWarnings("rawtypes")
 public abstract class App extends Configured implements Tool {
+
+  /** Bytes of a record's key: an input line is a TeraGen-like record, its first ten bytes the key. */
+  protected static final int KEY_BYTES = 10;
 
   private final String name;
   /** Sets the job's classes: those given to the constructor. */
@@ -50,6 +54,23 @@ public abstract class App extends Configured implements Tool {
       job.setOutputKeyClass(key);
       job.setOutputValueClass(value);
     };
+  }
+
+  /** Sets {@code key} to a line's key: its first {@link #KEY_BYTES} bytes (all of a shorter line). */
+  protected static void keyOf(Text line, Text key) {
+    key.set(line.getBytes(), 0, Math.min(KEY_BYTES, line.getLength()));
+  }
+
+  /** A line's key (see {@link #keyOf(Text, Text)}), as a string. */
+  protected static String keyOf(String line) {
+    return line.substring(0, Math.min(KEY_BYTES, line.length()));
+  }
+
+  /** Sets {@code value} to the rest of a line after its key (empty for a line no longer than the key). */
+  protected static void valueOf(Text line, Text value) {
+    int n = line.getLength();
+    int cut = Math.min(KEY_BYTES, n);
+    value.set(line.getBytes(), cut, n - cut);
   }
 
   /** Set the job's classes, then read {@code args[0]} as text input (an override may read it otherwise). */

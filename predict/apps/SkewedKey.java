@@ -39,8 +39,7 @@ public final class SkewedKey extends App {
       } else {
         k.set(b, 0, Math.min(3, n));
       }
-      int cut = Math.min(10, n);
-      v.set(b, cut, n - cut);
+      valueOf(value, v);
       ctx.write(k, v);
     }
   }

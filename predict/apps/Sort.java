@@ -26,11 +26,8 @@ public final class Sort extends App {
 
     @Override
     protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
-      byte[] b = value.getBytes();
-      int n = value.getLength();
-      int cut = Math.min(10, n);
-      k.set(b, 0, cut);
-      v.set(b, cut, n - cut);
+      keyOf(value, k);
+      valueOf(value, v);
       ctx.write(k, v);
     }
   }

@@ -34,7 +34,7 @@ public final class TopN extends App {
     @Override
     protected void map(Object key, Text value, Context ctx) {
       String line = value.toString();
-      String k = line.substring(0, Math.min(10, line.length()));
+      String k = keyOf(line);
       if (top.size() < n || k.compareTo(top.firstKey()) > 0) {
         top.put(k, line);
         if (top.size() > n) {
@@ -60,7 +60,7 @@ public final class TopN extends App {
       TreeMap<String, String> top = new TreeMap<>();
       for (Text v : values) {
         String line = v.toString();
-        top.put(line.substring(0, Math.min(10, line.length())), line);
+        top.put(keyOf(line), line);
         if (top.size() > n) {
           top.pollFirstEntry();
         }

@@ -416,7 +416,14 @@ def test_noise_ceiling_bounds_every_model_of_the_data() -> None:
     report = accuracy_report(model, prof, folds=3)
     assert report.ceiling == (ceiling,)
     assert f"| {100 * ceiling.within[1]:.0f} % |" in render_markdown(report, model)
-    assert report.to_json()["ceiling"][0]["within_15"] == ceiling.within[1]
+    doc = report.to_json()
+    w10, w15, w20 = ceiling.within
+    assert doc["ceiling"] == [{"phase": "spill", "n": data.size, "within_10": w10, "within_15": w15, "within_20": w20}]
+    in_sample = doc["in_sample"]
+    assert isinstance(in_sample, list)
+    (row,) = in_sample
+    assert list(row) == ["phase", "n", "within_10", "within_15", "within_20", "median_error", "zero_ms"]
+    assert (row["within_10"], row["within_15"], row["within_20"]) == fitted.within
     # the same rows without noise: everything can be matched
     quiet = profile_from_arrays(["spill"] * data.size, data, 50 + 2e-6 * data, runs)
     assert noise_ceiling(quiet)[0].within == (1.0, 1.0, 1.0)

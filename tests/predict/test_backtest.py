@@ -27,10 +27,10 @@ from predict import core
 from predict.backtest import BacktestRow, backtest
 from predict.backtest_runs import load_runs
 from predict.backtest_scores import error_table, summarize
-from predict.jhist_writer import SimTrace, write_jhist
 from predict.simulate import SimJob, StageDist, simulate_once
 from predict.suite import QUICK
 from tests.conftest import REPO
+from tests.predict.sim_traces import write_sim_run
 from tests.predict.test_predict_core import LinearPlatform
 
 MB = 2**20
@@ -62,20 +62,9 @@ def _store(tmp_path: Path) -> tuple[Store, dict[tuple[int, int], list[float]]]:
                 reduce_slots_per_node=2,
             )
             run = simulate_once(job, np.random.default_rng(seed), record=True)
-            trace = SimTrace(
-                sequence=seq,
-                job_name="sim sort",
-                submit_ms=1_700_000_000_000 + seq * 1_000_000,
-                map_counters={"MAP_INPUT_RECORDS": 640_000, "MAP_OUTPUT_RECORDS": 640_000,
-                              "MAP_OUTPUT_BYTES": 64 * MB},
-                reduce_counters={"REDUCE_INPUT_RECORDS": 640_000 * maps // reduces,
-                                 "REDUCE_SHUFFLE_BYTES": 64 * MB * maps // reduces,
-                                 "REDUCE_OUTPUT_RECORDS": 640_000 * maps // reduces},
-                map_input_bytes=64 * MB,
-            )  # fmt: skip
-            out = tmp_path / "traces" / f"{seq}"
-            out.mkdir(parents=True)
-            paths.append(write_jhist(run, out, n_maps=maps, n_reduces=reduces, trace=trace))
+            paths.append(write_sim_run(run, tmp_path / "traces" / f"{seq}", seq=seq, name="sim sort", maps=maps,
+                                       reduces=reduces, map_bytes=64 * MB, map_records=640_000,
+                                       reduce_records=640_000 * maps // reduces))  # fmt: skip
             first = min(a.start_ms for a in run.attempts)
             spans.setdefault((maps, reduces), []).append((run.makespan_ms - first) / 1000)
             seq += 1

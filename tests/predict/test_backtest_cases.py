@@ -28,8 +28,8 @@ from predict.backtest import BacktestRow, backtest
 from predict.backtest_runs import Run, load_runs
 from predict.backtest_scores import NOTHING_TO_BACKTEST, error_table, noise_floor
 from predict.core import Cluster
-from predict.jhist_writer import SimTrace, write_jhist
 from predict.simulate import SimJob, StageDist, simulate_once
+from tests.predict.sim_traces import write_sim_run
 from tests.predict.test_predict_core import LinearPlatform
 
 MB = 2**20
@@ -56,20 +56,9 @@ def _sim_store(tmp_path: Path, specs: Sequence[tuple[str, int, float, bool]]) ->
             reduce_slots_per_node=SIM.reduce_slots_per_node,
         )
         run = simulate_once(job, np.random.default_rng(seq), record=True)
-        records = {"MAP_INPUT_RECORDS": int(per_map // 100)} if counted else {}
-        trace = SimTrace(
-            sequence=seq,
-            job_name=name,
-            submit_ms=1_700_000_000_000 + seq * 1_000_000,
-            map_counters={**records, "MAP_OUTPUT_RECORDS": int(per_map // 100), "MAP_OUTPUT_BYTES": int(per_map)},
-            reduce_counters={"REDUCE_INPUT_RECORDS": int(maps * per_map // 100),
-                             "REDUCE_SHUFFLE_BYTES": int(maps * per_map),
-                             "REDUCE_OUTPUT_RECORDS": int(maps * per_map // 100)},
-            map_input_bytes=int(per_map),
-        )  # fmt: skip
-        out = tmp_path / "traces" / str(seq)
-        out.mkdir(parents=True)
-        paths.append(write_jhist(run, out, n_maps=maps, n_reduces=1, trace=trace))
+        paths.append(write_sim_run(run, tmp_path / "traces" / str(seq), seq=seq, name=name, maps=maps, reduces=1,
+                                   map_bytes=per_map, map_records=int(per_map // 100),
+                                   reduce_records=int(maps * per_map // 100), counted=counted))  # fmt: skip
     store = Store(tmp_path / "store")
     ingest_paths(paths, store)
     return store

@@ -30,8 +30,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from phaseline import schemas
-from phaseline.errors import DataQualityWarning
+from phaseline.errors import DataQualityWarning, NotFoundError, QueryError
 from profiles import queries as q
+from profiles.doctor import doctor_sql
 
 JOB = "job_1_0001"
 
@@ -140,6 +141,32 @@ def con() -> duckdb.DuckDBPyConnection:
 
 def rows(df: pd.DataFrame, *cols: str) -> list[tuple[Any, ...]]:
     return [tuple(None if pd.isna(v) else v for v in r) for r in df[list(cols)].itertuples(index=False)]
+
+
+# -- loading the SQL files -----------------------------------------------------------------
+
+
+def test_a_sql_file_that_is_not_shipped_is_named_with_where_they_are_looked_for() -> None:
+    with pytest.raises(NotFoundError, match=r"^no SQL concept 'nope' in profiles/sql \(known: job_summary, "):
+        q.sql_file("nope")
+    with pytest.raises(NotFoundError, match=r"^no doctor SQL 'nope' in profiles/sql/doctor$"):
+        doctor_sql("nope")
+
+
+def test_a_sql_file_is_named_by_its_path_in_the_package() -> None:
+    # a doctor helper has no final SELECT: read as a concept, its path is in the error
+    missing = "not asked"
+    with pytest.raises(QueryError, match=r"^profiles/sql/doctor/_severity\.sql must end with a SELECT"):
+        q.load_sql("profiles.sql.doctor", "_severity", missing)
+    requires, statements = q.load_sql("profiles.sql.doctor", "_severity", missing, ends_with_select=False)
+    assert statements
+    assert requires == doctor_sql("_severity").requires
+
+
+def test_a_setup_statement_duckdb_refuses_names_its_file() -> None:
+    con = duckdb.connect()
+    with pytest.raises(QueryError, match=r"^profiles/sql/x\.sql: .*no_such_table"):
+        q.execute_setup(con, ("CREATE TEMP VIEW v AS SELECT * FROM no_such_table",), "profiles/sql/x.sql")
 
 
 # -- edge case: empty job ------------------------------------------------------------------
