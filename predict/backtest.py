@@ -67,7 +67,7 @@ from predict.core import MS_PER_S, Cluster, Dataset, JobSettings, PhaseDurationM
 from profiles.extract import extract_profile
 from profiles.profile import JobProfile
 
-__all__ = ["BacktestRow", "backtest"]
+__all__ = ["BacktestRow", "backtest", "case_profile"]
 
 @dataclass(frozen=True, slots=True)
 class BacktestRow:
@@ -299,6 +299,13 @@ def _profiled(
         return None
     said_here = tuple(str(w.message) for w in said if issubclass(w.category, PhaselineWarning))
     return _Profiled(name, base, tuple(smallest), profile, said_here)
+
+
+def case_profile(con: duckdb.DuckDBPyConnection, name: str, case: list[Run]) -> JobProfile | None:
+    """The profile the backtest takes of one case of job ``name``: its median run's, with the
+    makespans of all its runs (``None`` where that run cannot be profiled)."""
+    profiled = _profiled(con, name, case, [])
+    return None if profiled is None else profiled.profile
 
 
 def _case_rows(
