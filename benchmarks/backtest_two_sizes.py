@@ -12,9 +12,10 @@ application and map slot count, the median runs of the two smallest cases
 (64 MiB) is predicted on the same slots by every model, against the profile
 of the smallest case alone.
 
-Ablations show what each fit adds: the merge with neither fit (every
-statistic a weighted mean of the runs'), with one of them, and with both (the
-product).  Figures are printed per set, held-out first.
+Ablations show what each fit adds: the merge with neither fit (the runs'
+one-time terms and per-record costs averaged, as for runs of one size), with
+one of them, and with both (the product).  Figures are printed per set,
+held-out first.
 
     python benchmarks/backtest_two_sizes.py SUITE_DIR [--set held-out|tuning|both]
 """
@@ -42,8 +43,9 @@ from predict.backtest_runs import Run, group_cases, load_runs  # noqa: E402
 from predict.core import Cluster, Dataset, JobSettings  # noqa: E402
 from predict.suite import app_set  # noqa: E402
 
-#: The merge's fits, by the name an ablation leaves out.
-_FITS = {"map": "_with_map_costs", "reduce": "_with_reduce_costs"}
+#: The merge's fits, by the name an ablation leaves out: left out, the fit finds no line, as over
+#: runs of one size (the merge then averages the runs' one-time terms and per-record costs).
+_FITS = {"map": "fit_map_work", "reduce": "fit_reduce_work"}
 #: The profiles compared: label -> the fits the merge keeps (None: the smallest case alone).
 VARIANTS: dict[str, tuple[str, ...] | None] = {
     "smallest size alone": None,
@@ -56,12 +58,12 @@ VARIANTS: dict[str, tuple[str, ...] | None] = {
 
 @contextmanager
 def _fits_kept(kept: tuple[str, ...]) -> Iterator[None]:
-    """The merge with only the ``kept`` fits: the others replaced by the identity, then restored."""
+    """The merge with only the ``kept`` fits: the others find no line, then are restored."""
     saved = {name: getattr(merge_runs, attr) for name, attr in _FITS.items()}
     try:
         for name, attr in _FITS.items():
             if name not in kept:
-                setattr(merge_runs, attr, lambda merged, _profiles: merged)
+                setattr(merge_runs, attr, lambda *_args: None)
         yield
     finally:
         for name, attr in _FITS.items():

@@ -18,7 +18,7 @@ from typing import TypeVar
 from phaseline.errors import DataQualityWarning, ProfileError
 from profiles.profile import SAME_CASE_RTOL, JobProfile, ProfileSource, Stage
 from profiles.profile_stats import CostStatistics, Counters, DataflowStatistics, DurationStats, InputStats
-from profiles.task_costs import fit_map_work, fit_reduce_work
+from profiles.task_costs import fit_map_work, fit_reduce_work, pooled_rel_sd, unused_fit_reason
 
 __all__ = ["SELECTIVITY_SPREAD", "merge_profiles", "selectivity_spread", "shared_run"]
 
@@ -285,7 +285,9 @@ def _with_map_costs(merged: JobProfile, profiles: Sequence[JobProfile]) -> JobPr
 
     Runs of one size average their one-time terms (weighted by maps).  Runs at
     two or more sizes fit their total map work against their input
-    (:func:`profiles.task_costs.fit_map_work`, ``W = fixed + per_byte x bytes``):
+    (:func:`profiles.task_costs.fit_map_work`, ``W = fixed + per_byte x bytes``), where the
+    fixed part stands out of the runs' noise (repeats of a case give it: a two-point line's
+    intercept carries each run's noise amplified, and extrapolates it):
     the typical map is the proportional part at the merged split size, and the
     fixed part, spread over the slots, is the one-time term.  A one-time term
     learnt from the smallest run alone over-prices a large run whose per-byte
@@ -299,9 +301,11 @@ def _with_map_costs(merged: JobProfile, profiles: Sequence[JobProfile]) -> JobPr
         return dataclasses.replace(merged, map_tasks_left_out=left_out)
     slots = round(statistics.median(p.map_slots or 1 for p in known))
     one_time = _wmean([(p.map_one_time_ms, float(p.num_maps)) for p in known]) or 0.0
-    fit = fit_map_work([p.input.total_bytes for p in known], [_map_work_ms(p) or 0.0 for p in known])
-    if fit is None or fit.fixed_ms < 0:
-        why = "one input size" if fit is None else "a negative fixed cost (per-byte cost grows with size)"
+    fit = fit_map_work(
+        [p.input.total_bytes for p in known], [_map_work_ms(p) or 0.0 for p in known], pooled_rel_sd([p.run_log_sd() for p in known])
+    )
+    if fit is None or fit.fixed_ms < 0 or not fit.fixed_told_apart:
+        why = unused_fit_reason(fit)
         return dataclasses.replace(
             merged,
             map_one_time_ms=one_time,
@@ -350,15 +354,18 @@ def _with_reduce_costs(merged: JobProfile, profiles: Sequence[JobProfile]) -> Jo
     source times the reduce function alone, and the fixed part is recorded
     (:attr:`JobProfile.reduce_fixed_ms`) where it is lumped with the write, which a
     prediction prices from the platform; either way the fixed part is what the
-    calibrated per-reduce overhead then counts, once per task.  Otherwise the runs'
-    per-record costs stay averaged, as one run's hold the fixed part.
+    calibrated per-reduce overhead then counts, once per task.  Otherwise (and where the
+    fixed part is within the runs' noise, :attr:`~profiles.task_costs.WorkFit.fixed_told_apart`)
+    the runs' per-record costs stay averaged, as one run's hold the fixed part.
     """
     span = next((s for s in _REDUCE_SPANS if all(s in p.phases for p in profiles)), None)
     records = [_reduce_records(p) for p in profiles]
     if span is None or merged.num_reduces <= 0 or any(r is None for r in records):
         return merged
-    fit = fit_reduce_work([r or 0.0 for r in records], [p.phases[span].avg_ms for p in profiles])
-    if fit is None or fit.fixed_ms <= 0:
+    fit = fit_reduce_work(
+        [r or 0.0 for r in records], [p.phases[span].avg_ms for p in profiles], pooled_rel_sd([p.run_log_sd() for p in profiles])
+    )
+    if fit is None or fit.fixed_ms <= 0 or not fit.fixed_told_apart:
         return merged
     line = (
         f"; reduce function ({span!r}) fitted over runs at {fit.sizes} sizes: {fit.fixed_ms:.0f} ms per reduce + "

@@ -45,6 +45,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = [
+    "FIXED_Z",
     "HAMPEL_K",
     "MAD_SCALE",
     "MIN_LATER_MAPS",
@@ -53,7 +54,9 @@ __all__ = [
     "fit_map_work",
     "fit_reduce_work",
     "fit_work",
+    "pooled_rel_sd",
     "split_first_wave",
+    "unused_fit_reason",
 ]
 
 #: Hampel's identifier: a task is a slow outlier beyond the median plus this many scaled MADs
@@ -61,6 +64,9 @@ __all__ = [
 HAMPEL_K = 3.0
 #: The MAD's consistency factor for a normal distribution (1 / Phi^-1(3/4)).
 MAD_SCALE = 1.4826
+#: A fixed part fitted over sizes is kept where it exceeds this many standard errors (the usual
+#: two-sided 95 % of a normal): below, the runs' noise could have made it (:func:`fit_work`).
+FIXED_Z = 1.96
 #: Fewer later-wave maps than this judge the others on too little: the profile says so.
 MIN_LATER_MAPS = 3
 
@@ -205,17 +211,35 @@ class WorkFit:
     fixed_ms: float
     ms_per_unit: float
     sizes: int
+    #: The fixed part's standard error where the runs' noise is known (``rel_sd`` of :func:`fit_work`).
+    fixed_se_ms: float | None = None
 
     def work_ms(self, units: float) -> float:
         return self.fixed_ms + self.ms_per_unit * units
 
+    @property
+    def fixed_told_apart(self) -> bool:
+        """Whether the fixed part stands out of the runs' noise: above :data:`FIXED_Z` standard
+        errors (True where the noise is unknown: nothing says it does not)."""
+        return self.fixed_se_ms is None or self.fixed_ms > FIXED_Z * self.fixed_se_ms
 
-def fit_work(units: Sequence[float], work_ms: Sequence[float]) -> WorkFit | None:
+
+def fit_work(units: Sequence[float], work_ms: Sequence[float], rel_sd: float | None = None) -> WorkFit | None:
     """Least-squares line through (data, work) of runs at >= 2 sizes; ``None`` otherwise.
 
     Runs of one size (within 1 %) cannot tell fixed from proportional cost.
     A line with a negative slope (more data, less work) is no cost model and
     gives ``None`` too.
+
+    ``rel_sd``: the runs' multiplicative noise (the log-sd of repeated runs,
+    :meth:`~profiles.profile.JobProfile.run_log_sd`), each work figure taken
+    to vary by that share of itself.  The fixed part is a linear combination
+    of the figures, ``F = sum(c_i y_i)`` with ``c_i = 1/n - mean(x) (x_i -
+    mean(x)) / Sxx``, so its standard error is ``sqrt(sum(c_i^2 (rel_sd
+    y_i)^2))``.  Two sizes 3x apart put the intercept 1.5 sizes below the
+    smaller: 15 % noise on each run makes its error about half the smaller
+    run's work, and a fixed part smaller than that is noise that a prediction
+    2.7x past the larger size carries 2.7x further.
 
     >>> f = fit_work([1e6, 2e6, 4e6], [1500.0, 2500.0, 4500.0])
     >>> round(f.fixed_ms), round(f.ms_per_unit * 1e6), f.sizes
@@ -231,15 +255,23 @@ def fit_work(units: Sequence[float], work_ms: Sequence[float]) -> WorkFit | None
     if not (math.isfinite(slope) and slope > 0):
         return None
     sizes = len({round(x / (0.01 * max(units))) for x in units})
-    return WorkFit(my - slope * mx, slope, sizes)
+    se = None
+    if rel_sd is not None:
+        weights = [1 / len(units) - mx * (x - mx) / sxx for x in units]
+        se = math.sqrt(sum((c * rel_sd * y) ** 2 for c, y in zip(weights, work_ms, strict=True)))
+    return WorkFit(my - slope * mx, slope, sizes, se)
 
 
-def fit_map_work(input_bytes: Sequence[float], work_ms: Sequence[float]) -> WorkFit | None:
+def fit_map_work(
+    input_bytes: Sequence[float], work_ms: Sequence[float], rel_sd: float | None = None
+) -> WorkFit | None:
     """A job's total map work (typical maps plus the one-time term) against its input bytes (:func:`fit_work`)."""
-    return fit_work(input_bytes, work_ms)
+    return fit_work(input_bytes, work_ms, rel_sd)
 
 
-def fit_reduce_work(records_per_reduce: Sequence[float], span_ms: Sequence[float]) -> WorkFit | None:
+def fit_reduce_work(
+    records_per_reduce: Sequence[float], span_ms: Sequence[float], rel_sd: float | None = None
+) -> WorkFit | None:
     """A reduce's function span (``reduce``, or ``reduce+write`` where a source lumps them) against
     its input records, over runs of several sizes (:func:`fit_work`).
 
@@ -256,4 +288,27 @@ def fit_reduce_work(records_per_reduce: Sequence[float], span_ms: Sequence[float
     >>> round(f.fixed_ms), f.ms_per_unit
     (300, 0.02)
     """
-    return fit_work(records_per_reduce, span_ms)
+    return fit_work(records_per_reduce, span_ms, rel_sd)
+
+
+def pooled_rel_sd(log_sds: Sequence[float | None]) -> float | None:
+    """Runs' multiplicative noise pooled over the cases that have repeats (the root mean square of
+    their log-sds); ``None`` where none has.
+
+    >>> round(pooled_rel_sd([0.1, None, 0.2]), 4)
+    0.1581
+    """
+    known = [sd for sd in log_sds if sd is not None]
+    return math.sqrt(statistics.fmean(sd * sd for sd in known)) if known else None
+
+
+def unused_fit_reason(fit: WorkFit | None) -> str:
+    """Why a fit over sizes is not used (for a profile's evidence line)."""
+    if fit is None:
+        return "one input size"
+    if fit.fixed_ms < 0:
+        return "a negative fixed cost (per-unit cost grows with size)"
+    return (
+        f"a fixed part of {fit.fixed_ms:.0f} ms within {FIXED_Z} standard errors ({fit.fixed_se_ms or 0:.0f} ms) "
+        "of the runs' noise"
+    )

@@ -9,6 +9,7 @@ in charged every map of the larger run with it (+113 %).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from predict.simulate import Attempt, SimRun
 from profiles.extract import extract_profile
 from profiles.merge_runs import merge_profiles
 from profiles.profile import JobProfile
-from profiles.task_costs import fit_map_work, fit_reduce_work, split_first_wave
+from profiles.task_costs import fit_map_work, fit_reduce_work, fit_work, split_first_wave, unused_fit_reason
 from tests.predict.test_predict_core import LinearPlatform
 
 #: How close every model must predict the larger run (issue 37: "within 5 %").
@@ -297,3 +298,38 @@ def test_runs_at_two_sizes_fit_the_reduce_function_fixed_and_per_record(tmp_path
     rel = 0.1 if model == "vianna" else KNOWN_ANSWER_REL
     assert predicted(merged) == pytest.approx(truth_s, rel=rel)
     assert predicted(small) > truth_s * 1.2  # the smallest run alone charges the fixed part per record
+
+
+def test_a_fixed_part_within_the_runs_noise_is_not_told_apart() -> None:
+    # 8 and 24 MiB runs of 1.2 and 3.2 s: the line says 200 ms fixed, but 15 % noise on each run
+    # gives that intercept a standard error of about 240 ms
+    noisy = fit_work([8.0, 24.0], [1200.0, 3200.0], rel_sd=0.15)
+    assert noisy is not None
+    assert noisy.fixed_ms == pytest.approx(200.0)
+    c = (0.5 + 16 * 8 / 128, 0.5 - 16 * 8 / 128)  # F = sum(c_i y_i): mean x 16, Sxx 128
+    assert noisy.fixed_se_ms == pytest.approx(math.hypot(c[0] * 0.15 * 1200, c[1] * 0.15 * 3200))
+    assert not noisy.fixed_told_apart
+    assert "within 1.96 standard errors" in unused_fit_reason(noisy)
+    quiet = fit_work([8.0, 24.0], [1200.0, 3200.0], rel_sd=0.01)
+    assert quiet is not None
+    assert quiet.fixed_told_apart
+    unknown = fit_work([8.0, 24.0], [1200.0, 3200.0])
+    assert unknown is not None
+    assert unknown.fixed_told_apart  # noise unknown: kept
+
+
+def test_merged_runs_keep_the_average_where_their_noise_hides_the_fixed_part(tmp_path: Path) -> None:
+    """The two-size map-work case above, its runs given a spread of 30 % (three repeats each):
+    the 1,000 ms fixed part is within the noise, so the merge averages the runs instead."""
+    small = _profiled(tmp_path, [780.0] + [180.0] * 7, sequence=1)
+    large = _profiled(tmp_path, [600.0 + 440 / 3] + [440 / 3] * 23, sequence=2)
+    spread = (0.75, 1.0, 1.3)
+    small, large = (
+        dataclasses.replace(p, makespans_ms=tuple(p.makespans_ms[0] * f for f in spread)) for p in (small, large)
+    )
+    with pytest.warns(DataQualityWarning, match="not repeats of one case"):
+        merged = merge_profiles([small, large])
+    assert "within 1.96 standard errors" in (merged.cost_evidence or "")
+    assert merged.map_one_time_ms == pytest.approx(
+        (8 * small.map_one_time_ms + 24 * large.map_one_time_ms) / 32  # weighted by maps
+    )
