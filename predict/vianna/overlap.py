@@ -12,9 +12,10 @@ import numpy as np
 import numpy.typing as npt
 
 from predict.vianna.layout import JobLayout
+from predict.vianna.mva import SparseWeights
 from predict.vianna.tree import Timeline
 
-__all__ = ["colocation", "overlap_weights"]
+__all__ = ["colocation", "copresence", "overlap_weights"]
 
 def _integral_tables(
     starts: npt.NDArray[np.float64], ends: npt.NDArray[np.float64], weight: npt.NDArray[np.float64]
@@ -105,3 +106,36 @@ def colocation(layout: JobLayout) -> npt.NDArray[np.float64]:
     """Class-j tasks of another job on a class-i task's node (jobs are placed alike)."""
     pn = layout.per_node
     return np.asarray((pn @ pn.T) / layout.counts[:, None])
+
+
+def copresence(
+    weights: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]],
+    layout: JobLayout,
+    by_job: npt.NDArray[np.float64] | None,
+    means: npt.NDArray[np.float64],
+    job: float,
+    node_local: npt.NDArray[np.bool_],
+    n_jobs: int,
+) -> list[npt.NDArray[np.float64] | SparseWeights]:
+    """Eq. 6's weights per device type: this job's overlaps (``alpha_ij``) and the other jobs' (``beta_ij``).
+
+    ``weights`` are :func:`overlap_weights`' (anywhere, same node); ``by_job`` each class's mean over
+    the job's, where the overlaps are normalised by the job (``Overlap.JOB``), else ``None``.  A job
+    alone (``n_jobs`` 1) adds ``(n_jobs - 1) beta_ij = +0.0`` (``beta >= 0``): its weights are its
+    own overlaps, which touch few classes, so they go to the aMVA by their nonzero entries
+    (:class:`~predict.vianna.mva.SparseWeights`, scaled entry by entry as the dense matrix would be).
+    """
+    beta = means / job if job > 0 else np.zeros_like(means)  # inter-job overlap of one task
+    local = node_local.tolist()
+    if n_jobs == 1 and bool(np.all(np.isfinite(beta))):
+        sparse = {at: SparseWeights.of(weights[int(at)]) for at in set(local)}  # (anywhere, same node)[local]
+        if by_job is not None:
+            sparse = {at: m.scaled_rows(by_job) for at, m in sparse.items()}
+        return [sparse[at] for at in local]
+    over, over_local = weights if by_job is None else (m * by_job[:, None] for m in weights)
+    with_self = colocation(layout)
+    out: list[npt.NDArray[np.float64] | SparseWeights] = []
+    for here in local:
+        inter = (with_self if here else np.broadcast_to(layout.counts, over.shape)) * beta[None, :]
+        out.append((over_local if here else over) + (n_jobs - 1) * inter)
+    return out
