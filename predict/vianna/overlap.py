@@ -54,15 +54,15 @@ def overlap_weights(
     """
     inst = timeline.instances
     size = layout.size
-    owners = sorted({i.owner for i in inst})
+    owners = sorted(set(inst.owner))
     owner_index = {o: k for k, o in enumerate(owners)}
     profile = np.vstack([layout.owner_nodes[o] for o in owners])
     together = profile @ profile.T  # chance that tasks of two thread groups share a node
-    cls = np.array([i.cls for i in inst])
-    own = np.array([owner_index[i.owner] for i in inst])
-    cnt = np.array([float(i.count) for i in inst])
-    s = np.array([i.start for i in inst])
-    e = np.array([i.end for i in inst])
+    cls = np.array(inst.cls)
+    own = np.array([owner_index[o] for o in inst.owner])
+    cnt = np.array(inst.count, dtype=np.float64)
+    s = np.array(inst.start)
+    e = np.array(inst.end)
     length = e - s
     live = length > 0
     anywhere = np.zeros((size, size))
