@@ -45,6 +45,7 @@ from predict.core import (
     register,
 )
 from predict.critical_path import spread_durations
+from predict.sim_draws import normals, stream_drawer
 from predict.sim_events import (
     REDUCE_DONE,
     SHUFFLE_DONE,
@@ -193,7 +194,12 @@ def _reduce_stage(job: SimJob, py: random.Random, now: float) -> tuple[float, in
     n_red = job.n_reduces
     if n_red == 0:
         return now, 0
-    first, shuffle, reduce = (drawer(d, py, job) for d in (job.first_shuffle, job.shuffle, job.reduce))
+    stages = (job.first_shuffle, job.shuffle, job.reduce)
+    if job.straggler_rate == 0:  # every draw the next normal of one stream: at most a shuffle and a reduce each
+        stream = iter(normals(py, 2 * n_red))
+        first, shuffle, reduce = (stream_drawer(d, stream) for d in stages)
+    else:
+        first, shuffle, reduce = (drawer(d, py, job) for d in stages)
     heap: list[tuple[float, int, int, int]] = []
     seq = 0
     for task in range(min(job.nodes * job.reduce_slots_per_node, n_red)):
