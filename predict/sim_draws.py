@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import random
+import threading
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -25,22 +26,33 @@ from predict.sim_events import StageDist
 
 __all__ = ["normals", "stream_drawer"]
 
+#: Kinderman and Monahan's constant, as random.py computes its NV_MAGICCONST.
+_NV_MAGICCONST = 4 * math.exp(-0.5) / math.sqrt(2.0)
 #: Relative closeness of ``zz`` to ``-log(u2)`` within which ``math.log`` decides a try.
 _CLOSE = 1e-12
-#: The Mersenne Twister the streams are made with (its state is set from the replay's generator).
-_MT = np.random.RandomState(0)
+#: Each thread's Mersenne Twister the streams are made with (its state set from the replay's generator
+#: at every call; one made per call cost 0.14 ms, a third of what it saves).
+_LOCAL = threading.local()
+
+
+def _twister() -> np.random.RandomState:
+    mt = getattr(_LOCAL, "mt", None)
+    if mt is None:
+        mt = _LOCAL.mt = np.random.RandomState(0)
+    return mt
 
 
 def normals(py: random.Random, count: int) -> list[float]:
     """The next ``count`` values of ``py.normalvariate(0.0, 1.0)``, in order; ``py`` itself is not advanced."""
     words = py.getstate()[1]  # 624 words and the position (random.Random.getstate, version 3)
-    _MT.set_state(("MT19937", np.asarray(words[:-1], dtype=np.uint32), words[-1]))
+    mt = _twister()
+    mt.set_state(("MT19937", np.asarray(words[:-1], dtype=np.uint32), words[-1], 0, 0.0))
     out: list[float] = []
     while len(out) < count:
         tries = (count - len(out)) * 3 // 2 + 8  # ~1.37 tries a value
-        u = _MT.random_sample(2 * tries)
+        u = mt.random_sample(2 * tries)
         u1, u2 = u[0::2], 1.0 - u[1::2]
-        z = random.NV_MAGICCONST * (u1 - 0.5) / u2
+        z = _NV_MAGICCONST * (u1 - 0.5) / u2
         zz = z * z / 4.0
         bound = -np.log(u2)
         accept = zz <= bound
