@@ -9,8 +9,9 @@ its stage's mean and spread.  :func:`normals` makes that stream in one go: the g
 Mersenne Twister state copied into numpy's (the same MT19937, and ``random_sample`` the same
 53-bit doubles as ``random()``), the pairs of uniforms, the same ratio in the same float
 operations and the same acceptance test (``math.log`` deciding wherever numpy's ``log`` comes
-within 1e-12 of the bound, where the two logarithms could round apart).  At 50 GiB and 240
-reduces a prediction's 200 replays draw 96,000 of them: 64 ms one call each.
+within 1e-12 of the bound, where the two logarithms could round apart).  A prediction's 200
+replays of 240 reduces draw up to 96,000 (a shuffle and a reduce each; 48,000 in bench_predict's
+50 GiB job, whose shuffles have no spread), one Python call each.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ _NV_MAGICCONST = 4 * math.exp(-0.5) / math.sqrt(2.0)
 #: Relative closeness of ``zz`` to ``-log(u2)`` within which ``math.log`` decides a try.
 _CLOSE = 1e-12
 #: Each thread's Mersenne Twister the streams are made with (its state set from the replay's generator
-#: at every call; one made per call cost 0.14 ms, a third of what it saves).
+#: at every call; making one per call cost 0.14 ms a replay).
 _LOCAL = threading.local()
 
 
