@@ -77,8 +77,9 @@ def overlap_weights(
     order = live_at[by_key]
     keys, first = np.unique(key[by_key], return_index=True)
     bounds = np.append(first, order.size)
-    # The tasks that meet [t0, t1] lie between the first whose running latest end reaches t0 and
-    # the last that starts by t1, the timeline being in start order (as the walk makes it).
+    # The tasks that meet a pair's [t0, t1] lie between the first whose running latest end reaches t0
+    # and the last that starts by t1, the timeline being in start order (as the walk makes it): every
+    # pair at once; else every task is tested, pair by pair.
     if keys.size and bool(np.all(s[1:] >= s[:-1])):
         _all_pairs(anywhere, same_node, _Boxes(s, e, cnt, cls, own, scale), order, bounds, keys, together)
     else:
