@@ -45,6 +45,7 @@ from predict.core import (
     register,
 )
 from predict.critical_path import spread_durations
+from predict.sim_draws import normals, stream_drawer
 from predict.sim_events import (
     REDUCE_DONE,
     SHUFFLE_DONE,
@@ -160,8 +161,12 @@ def _map_stage_rounds(durations: np.ndarray, slots: int) -> tuple[np.ndarray, in
     rounds = 0
     while active.size:
         rounds += 1
-        f, at = free[active], placed[active]
-        new = f + flat[(active * n)[:, None] + np.minimum(at[:, None] + lane, n - 1)]
+        every = active.size == reps  # (most rounds: no replication done yet, no gather nor scatter)
+        f, at = (free, placed) if every else (free[active], placed[active])
+        idx = (active * n + at)[:, None] + lane  # the next maps; past a replication's last, its last
+        if int(at.max()) + slots > n:
+            np.minimum(idx, (active * n + n - 1)[:, None], out=idx)
+        new = f + flat[idx]
         ok = np.empty(f.shape, dtype=bool)
         ok[:, 0] = True
         np.less_equal(f[:, 1:], np.minimum.accumulate(new, axis=1)[:, :-1], out=ok[:, 1:])
@@ -169,8 +174,11 @@ def _map_stage_rounds(durations: np.ndarray, slots: int) -> tuple[np.ndarray, in
         take = np.where(ok.all(axis=1), slots, ok.argmin(axis=1))
         f = np.where(lane < take[:, None], new, f)
         f.sort(axis=1)
-        free[active] = f
-        placed[active] = at + take
+        if every:
+            free, placed = f, at + take
+        else:
+            free[active] = f
+            placed[active] = at + take
         active = active[placed[active] < n]
     return np.asarray(free.max(axis=1), dtype=np.float64), rounds
 
@@ -186,7 +194,12 @@ def _reduce_stage(job: SimJob, py: random.Random, now: float) -> tuple[float, in
     n_red = job.n_reduces
     if n_red == 0:
         return now, 0
-    first, shuffle, reduce = (drawer(d, py, job) for d in (job.first_shuffle, job.shuffle, job.reduce))
+    stages = (job.first_shuffle, job.shuffle, job.reduce)
+    if job.straggler_rate == 0:  # every draw the next normal of one stream: at most a shuffle and a reduce each
+        stream = iter(normals(py, 2 * n_red))
+        first, shuffle, reduce = (stream_drawer(d, stream) for d in stages)
+    else:
+        first, shuffle, reduce = (drawer(d, py, job) for d in stages)
     heap: list[tuple[float, int, int, int]] = []
     seq = 0
     for task in range(min(job.nodes * job.reduce_slots_per_node, n_red)):

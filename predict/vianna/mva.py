@@ -34,6 +34,7 @@ from phaseline.errors import PredictionError
 __all__ = [
     "MVAResult",
     "OverlapSolution",
+    "SparseWeights",
     "eq5_mva",
     "exact_mva",
     "exact_mva_multiclass",
@@ -252,10 +253,60 @@ def _presence(q: Array, spare: Array, d_k: Array, r_k: Array, resp: Array, width
         q[np.ix_(rows, cols)] = removed
 
 
+@dataclass(frozen=True, slots=True)
+class SparseWeights:
+    """One center type's co-presence weights ``weights[i, j]`` by their nonzero entries, row by row.
+
+    A job alone on its cluster weighs only the classes that overlap in its timeline: at 50 GiB
+    on 64 nodes (605 classes, 200 map waves) 0.4 % of the C x C entries; eq. 6 then needs
+    eq. 5's presences only there (:func:`overlap_amva`).
+    """
+
+    rows: npt.NDArray[np.intp]
+    cols: npt.NDArray[np.intp]
+    values: Array
+    size: int
+
+    @classmethod
+    def of(cls, dense: Array) -> SparseWeights:
+        """The nonzero entries of a ``(C, C)`` matrix, in row-major order."""
+        rows, cols = np.nonzero(dense)
+        return cls(rows, cols, dense[rows, cols], dense.shape[0])
+
+    def scaled_rows(self, by: Array) -> SparseWeights:
+        """``weights[i, j] * by[i]``, entry for entry as the dense product ``weights * by[:, None]``."""
+        return SparseWeights(self.rows, self.cols, self.values * by[self.rows], self.size)
+
+
+def _sparse_arrival(weights: SparseWeights, d_k: Array, r_k: Array, resp: Array, width: float) -> Array:
+    """``A_ik = sum_j weights[i, j] Q'_jk(i)`` (eq. 6) over the nonzero weights only.
+
+    ``Q'_jk(i)`` is :func:`_presence`'s, by the same rules and the same float operations on
+    each entry (nothing removed, ``R_jk / R_j``, where :func:`_presence` keeps a row or
+    column); only the sums' order differs from the dense product's (``np.einsum`` groups
+    its terms by SIMD lanes, this sums a row's terms in column order).
+    """
+    i, j = weights.rows, weights.cols
+    safe = np.where(resp > 0, resp, 1.0)
+    presence_i = r_k / safe  # R_ik / R_i
+    removes_col = ~((d_k == 0) & (r_k >= 0))
+    kept = math.isfinite(width) and bool(np.all(r_k[removes_col] >= d_k[removes_col]))
+    removes = removes_col[j] & (presence_i[i] != 0) if kept else removes_col[j]
+    q = r_k[j] / safe[j]
+    at = np.flatnonzero(removes)
+    ii, jj = i[at], j[at]
+    dj, rj = d_k[jj], r_k[jj]
+    removed = np.maximum(dj, rj - dj * presence_i[ii])  # R'_jk
+    rest = resp[jj] - width * (rj - removed)  # R'_j
+    np.copyto(rest, 1.0, where=~(rest > 0))
+    q[at] = removed / rest
+    return np.asarray(np.bincount(i, weights=weights.values * q, minlength=weights.size), dtype=np.float64)
+
+
 def overlap_amva(
     demands: Array,
     widths: Array,
-    weights: Array,
+    weights: Array | Sequence[Array | SparseWeights],
     *,
     start: Array | None = None,
     tol: float = AMVA_TOL,
@@ -282,7 +333,8 @@ def overlap_amva(
     widths
         ``(K,)`` number of servers of each type a task spreads over.
     weights
-        ``(K, C, C)`` non-negative co-presence weights.
+        ``(K, C, C)`` non-negative co-presence weights, or per center type
+        its ``(C, C)`` matrix or its nonzero entries (:class:`SparseWeights`).
     start
         Initial per-server residences (default: the demands).
     tol
@@ -292,13 +344,20 @@ def overlap_amva(
     w = np.asarray(widths, dtype=np.float64)
     residence = d.copy() if start is None else np.maximum(np.asarray(start, dtype=np.float64), d)
     used = [k for k in range(d.shape[1]) if np.any(d[:, k] > 0)]
-    q, spare = np.empty((d.shape[0], d.shape[0])), np.empty((d.shape[0], d.shape[0]))
+    buffers: tuple[Array, Array] | None = None  # _presence's two C x C matrices, where a weight is dense
     for it in range(1, AMVA_MAX_ITER + 1):
         resp = residence @ w
         arrival = np.zeros_like(d)
         for k in used:
+            wk = weights[k]
+            if isinstance(wk, SparseWeights):
+                arrival[:, k] = _sparse_arrival(wk, d[:, k], residence[:, k], resp, float(w[k]))
+                continue
+            if buffers is None:
+                buffers = (np.empty((d.shape[0], d.shape[0])), np.empty((d.shape[0], d.shape[0])))
+            q, spare = buffers
             _presence(q, spare, d[:, k], residence[:, k], resp, float(w[k]))
-            arrival[:, k] = np.einsum("ij,ij->i", weights[k], q)
+            arrival[:, k] = np.einsum("ij,ij->i", wk, q)
         new = d * (1.0 + arrival)
         if np.allclose(new, residence, rtol=tol, atol=1e-15):
             return OverlapSolution(new, new @ w, it)

@@ -8,13 +8,16 @@ task's node holds (:func:`colocation`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import numpy.typing as npt
 
 from predict.vianna.layout import JobLayout
+from predict.vianna.mva import SparseWeights
 from predict.vianna.tree import Timeline
 
-__all__ = ["colocation", "overlap_weights"]
+__all__ = ["colocation", "copresence", "overlap_weights"]
 
 def _integral_tables(
     starts: npt.NDArray[np.float64], ends: npt.NDArray[np.float64], weight: npt.NDArray[np.float64]
@@ -53,15 +56,15 @@ def overlap_weights(
     """
     inst = timeline.instances
     size = layout.size
-    owners = sorted({i.owner for i in inst})
+    owners = sorted(set(inst.owner))
     owner_index = {o: k for k, o in enumerate(owners)}
     profile = np.vstack([layout.owner_nodes[o] for o in owners])
     together = profile @ profile.T  # chance that tasks of two thread groups share a node
-    cls = np.array([i.cls for i in inst])
-    own = np.array([owner_index[i.owner] for i in inst])
-    cnt = np.array([float(i.count) for i in inst])
-    s = np.array([i.start for i in inst])
-    e = np.array([i.end for i in inst])
+    cls = np.array(inst.cls)
+    own = np.array([owner_index[o] for o in inst.owner])
+    cnt = np.array(inst.count, dtype=np.float64)
+    s = np.array(inst.start)
+    e = np.array(inst.end)
     length = e - s
     live = length > 0
     anywhere = np.zeros((size, size))
@@ -74,23 +77,22 @@ def overlap_weights(
     order = live_at[by_key]
     keys, first = np.unique(key[by_key], return_index=True)
     bounds = np.append(first, order.size)
-    # The tasks that meet [t0, t1] lie between the first whose running latest end reaches t0 and
-    # the last that starts by t1, the timeline being in start order (as the walk makes it).
-    by_start = bool(np.all(s[1:] >= s[:-1]))
-    latest_end = np.maximum.accumulate(e) if by_start else e
-    for pair, start_at, stop_at in zip(keys.tolist(), bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
-        j, o = divmod(pair, len(owners))
-        sel = order[start_at:stop_at]
-        times, area = _integral_tables(s[sel], e[sel], cnt[sel])
-        # Only tasks that meet [times[0], times[-1]] get a share: for the others both ends read
-        # the same end of the table and add exactly 0 (the order of the others' sums is kept).
-        lo, hi = 0, s.size
-        if by_start:
-            lo, hi = int(latest_end.searchsorted(times[0])), int(s.searchsorted(times[-1], side="right"))
-        near = lo + np.flatnonzero((e[lo:hi] >= times[0]) & (s[lo:hi] <= times[-1]))
-        covered = scale[near] * (np.interp(e[near], times, area) - np.interp(s[near], times, area))
-        np.add.at(anywhere[:, j], cls[near], covered)
-        np.add.at(same_node[:, j], cls[near], covered * together[own[near], o])
+    # The tasks that meet a pair's [t0, t1] lie between the first whose running latest end reaches t0
+    # and the last that starts by t1, the timeline being in start order (as the walk makes it): every
+    # pair at once; else every task is tested, pair by pair.
+    if keys.size and bool(np.all(s[1:] >= s[:-1])):
+        _all_pairs(anywhere, same_node, _Boxes(s, e, cnt, cls, own, scale), order, bounds, keys, together)
+    else:
+        for pair, start_at, stop_at in zip(keys.tolist(), bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+            j, o = divmod(pair, len(owners))
+            sel = order[start_at:stop_at]
+            times, area = _integral_tables(s[sel], e[sel], cnt[sel])
+            # Only tasks that meet [times[0], times[-1]] get a share: for the others both ends read
+            # the same end of the table and add exactly 0 (the order of the others' sums is kept).
+            near = np.flatnonzero((e >= times[0]) & (s <= times[-1]))
+            covered = scale[near] * (np.interp(e[near], times, area) - np.interp(s[near], times, area))
+            np.add.at(anywhere[:, j], cls[near], covered)
+            np.add.at(same_node[:, j], cls[near], covered * together[own[near], o])
     per_task = np.zeros(size)
     np.add.at(per_task, cls[live], cnt[live])
     out = []
@@ -101,7 +103,131 @@ def overlap_weights(
     return out[0], out[1]
 
 
+@dataclass(frozen=True, slots=True)
+class _Boxes:
+    """A timeline's instances as columns: start, end, task count, class, thread group (index), and
+    the weight of a second of overlap (count / length; 0 for an instance of no length)."""
+
+    s: npt.NDArray[np.float64]
+    e: npt.NDArray[np.float64]
+    cnt: npt.NDArray[np.float64]
+    cls: npt.NDArray[np.int_]
+    own: npt.NDArray[np.int_]
+    scale: npt.NDArray[np.float64]
+
+
+def _all_pairs(
+    anywhere: npt.NDArray[np.float64], same_node: npt.NDArray[np.float64], box: _Boxes, order: npt.NDArray[np.intp],
+    bounds: npt.NDArray[np.intp], keys: npt.NDArray[np.int_], together: npt.NDArray[np.float64],
+) -> None:
+    """:func:`overlap_weights`' sums for every (class, thread group) at once, into ``anywhere`` and ``same_node``.
+
+    The same floats as one pair at a time (:func:`_integral_tables`, ``np.interp``, ``np.add.at``): a
+    pair's table a row, accumulated along it; each task that meets the pair's span read off its row by
+    ``np.interp``'s rule (:func:`_read`); the shares added in the pair-by-pair order.  At 50 GiB on 64
+    nodes (805 pairs, 10,889 instances) 37 -> 12 ms a walk.
+    """
+    size = anywhere.shape[0]
+    times, area, n = _pair_tables(box, order, bounds)
+    rows = np.arange(keys.size)
+    t0, t1 = times[:, 0], times[rows, n - 1]
+    lo = np.maximum.accumulate(box.e).searchsorted(t0)  # the first task whose latest end reaches t0
+    span = np.maximum(box.s.searchsorted(t1, side="right") - lo, 0)  # ... to the last that starts by t1
+    pair = np.repeat(rows, span)
+    task = np.repeat(lo, span) + np.arange(pair.size) - np.repeat(np.cumsum(span) - span, span)
+    meets = (box.e[task] >= t0[pair]) & (box.s[task] <= t1[pair])
+    near, pair = task[meets], pair[meets]
+    ends = _read(times, area, n, np.repeat(pair, 2), np.stack((box.e[near], box.s[near]), axis=1).reshape(-1))
+    covered = box.scale[near] * (ends[0::2] - ends[1::2])
+    j, o = np.divmod(keys, together.shape[0])
+    cells = box.cls[near] * size + j[pair]
+    np.add.at(anywhere.reshape(-1), cells, covered)
+    np.add.at(same_node.reshape(-1), cells, covered * together[box.own[near], o[pair]])
+
+
+def _pair_tables(
+    box: _Boxes, order: npt.NDArray[np.intp], bounds: npt.NDArray[np.intp]
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.intp]]:
+    """:func:`_integral_tables` of every pair, a row each (+inf after a pair's breakpoints: sorted after
+    them, never read): (breakpoints, cumulative integral, breakpoints per row)."""
+    n_box = np.diff(bounds)
+    pairs, width = n_box.size, 2 * int(n_box.max())
+    row = np.repeat(np.arange(pairs), n_box)
+    at = np.arange(order.size) - np.repeat(bounds[:-1], n_box)  # each box's place in its pair
+    times, slope = np.full((pairs, width), np.inf), np.zeros((pairs, width))
+    times[row, at], times[row, n_box[row] + at] = box.s[order], box.e[order]
+    slope[row, at], slope[row, n_box[row] + at] = box.cnt[order], -box.cnt[order]
+    by_time = np.argsort(times, axis=1, kind="stable")
+    times = np.take_along_axis(times, by_time, axis=1)
+    level = np.add.accumulate(np.take_along_axis(slope, by_time, axis=1), axis=1)
+    area = np.zeros((pairs, width))
+    with np.errstate(invalid="ignore"):  # (inf - inf past a pair's breakpoints)
+        np.add.accumulate(level[:, :-1] * (times[:, 1:] - times[:, :-1]), axis=1, out=area[:, 1:])
+    return times, area, 2 * n_box
+
+
+def _read(
+    times: npt.NDArray[np.float64], area: npt.NDArray[np.float64], n: npt.NDArray[np.intp],
+    rows: npt.NDArray[np.intp], x: npt.NDArray[np.float64],
+) -> npt.NDArray[np.float64]:
+    """``np.interp(x[k], times[r, :n[r]], area[r, :n[r]])`` with ``r = rows[k]`` (``rows`` sorted), by numpy's
+    rule (numpy/_core/src/multiarray/compiled_base.c, arr_interp): the last breakpoint at or before x,
+    the value there where x is on it, the ends' values outside, else the segment's slope times the way in."""
+    j = np.empty(x.size, dtype=np.intp)
+    cuts = np.searchsorted(rows, np.arange(times.shape[0] + 1)).tolist()
+    for r, (a, b, k) in enumerate(zip(cuts[:-1], cuts[1:], n.tolist(), strict=True)):
+        if b > a:
+            j[a:b] = times[r, :k].searchsorted(x[a:b], side="right")
+    j -= 1
+    last = n[rows] - 1
+    inside = (j >= 0) & (j < last)
+    jj = np.where(inside, j, 0)
+    x0, x1, y0, y1 = times[rows, jj], times[rows, jj + 1], area[rows, jj], area[rows, jj + 1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        slope = (y1 - y0) / (x1 - x0)
+        out = slope * (x - x0) + y0
+        if np.isnan(out).any():  # numpy's second try from the segment's end, then a flat segment's value
+            out = np.where(np.isnan(out), slope * (x - x1) + y1, out)
+            out = np.where(np.isnan(out) & (y0 == y1), y0, out)
+    out = np.where(inside & (x0 == x), y0, out)
+    out = np.where(j < 0, area[rows, 0], out)
+    return np.asarray(np.where(j >= last, area[rows, last], out), dtype=np.float64)
+
+
 def colocation(layout: JobLayout) -> npt.NDArray[np.float64]:
     """Class-j tasks of another job on a class-i task's node (jobs are placed alike)."""
     pn = layout.per_node
     return np.asarray((pn @ pn.T) / layout.counts[:, None])
+
+
+def copresence(
+    weights: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]],
+    layout: JobLayout,
+    by_job: npt.NDArray[np.float64] | None,
+    means: npt.NDArray[np.float64],
+    job: float,
+    node_local: npt.NDArray[np.bool_],
+    n_jobs: int,
+) -> list[npt.NDArray[np.float64] | SparseWeights]:
+    """Eq. 6's weights per device type: this job's overlaps (``alpha_ij``) and the other jobs' (``beta_ij``).
+
+    ``weights`` are :func:`overlap_weights`' (anywhere, same node); ``by_job`` each class's mean over
+    the job's, where the overlaps are normalised by the job (``Overlap.JOB``), else ``None``.  A job
+    alone (``n_jobs`` 1) adds ``(n_jobs - 1) beta_ij = +0.0`` (``beta >= 0``): its weights are its
+    own overlaps, which touch few classes, so they go to the aMVA by their nonzero entries
+    (:class:`~predict.vianna.mva.SparseWeights`, scaled entry by entry as the dense matrix would be).
+    """
+    beta = means / job if job > 0 else np.zeros_like(means)  # inter-job overlap of one task
+    local = node_local.tolist()
+    if n_jobs == 1 and bool(np.all(np.isfinite(beta))):
+        sparse = {at: SparseWeights.of(weights[int(at)]) for at in set(local)}  # (anywhere, same node)[local]
+        if by_job is not None:
+            sparse = {at: m.scaled_rows(by_job) for at, m in sparse.items()}
+        return [sparse[at] for at in local]
+    over, over_local = weights if by_job is None else (m * by_job[:, None] for m in weights)
+    with_self = colocation(layout)
+    out: list[npt.NDArray[np.float64] | SparseWeights] = []
+    for here in local:
+        inter = (with_self if here else np.broadcast_to(layout.counts, over.shape)) * beta[None, :]
+        out.append((over_local if here else over) + (n_jobs - 1) * inter)
+    return out

@@ -20,72 +20,18 @@ precedence tree built from a timeline is :func:`predict.vianna.tree.build_tree`.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from phaseline.errors import PredictionError
+from predict.vianna.timeline_records import Instance, Instances, MapGroup, ReduceGroup, Timeline
 
-__all__ = ["SAME_TIME_RTOL", "Instance", "MapGroup", "ReduceGroup", "Timeline", "build_timeline"]
+__all__ = ["SAME_TIME_RTOL", "Instance", "Instances", "MapGroup", "ReduceGroup", "Timeline", "build_timeline"]
 
 #: Two events closer than this (relative to the clock) happen at the same time.
 SAME_TIME_RTOL = 1e-9
 
 _MAP, _SHUFFLE, _MERGE = "map", "shuffle", "merge"
-
-
-@dataclass(frozen=True, slots=True)
-class MapGroup:
-    """``count`` map threads that run the map classes ``maps`` one after the other."""
-
-    count: int
-    maps: tuple[int, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class ReduceGroup:
-    """``count`` reduce threads (symmetric reduces) of one reduce wave.
-
-    ``shuffle_of[c]`` is the shuffle-sort class a token from map class ``c``
-    becomes; ``merge`` the merge class; ``shuffles`` the shuffle-sorts each
-    reduce runs (one per map); ``after`` the index of the reduce group whose
-    merges must finish first (the previous wave on the same reduce slots).
-    """
-
-    count: int
-    shuffle_of: Mapping[int, int]
-    merge: int
-    shuffles: int
-    after: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Instance:
-    """``count`` tasks of class ``cls`` running in lock step over ``[start, end]``.
-
-    ``owner`` is ``("map", group)`` or ``("reduce", group)``; ``lanes`` the
-    shuffle slots of a reduce thread it occupies (``(-1,)`` for a merge).
-    """
-
-    cls: int
-    count: int
-    start: float
-    end: float
-    owner: tuple[str, int]
-    lanes: tuple[int, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Timeline:
-    """The average execution of one job: task instances and the synchronization points."""
-
-    instances: tuple[Instance, ...]
-    sync_points: tuple[float, ...]  # phase boundaries, from 0.0 to the job's end
-    map_groups: tuple[MapGroup, ...]
-    reduce_groups: tuple[ReduceGroup, ...]
-
-    @property
-    def makespan(self) -> float:
-        return self.sync_points[-1]
 
 
 @dataclass
@@ -118,7 +64,13 @@ class _Walk:
                  reduce_groups: Sequence[ReduceGroup], ps: int) -> None:  # fmt: skip
         self.means = [float(m) for m in means]  # Python floats: numpy scalars made every sum and heap test slow
         self.map_groups = map_groups
-        self.instances: list[Instance] = []
+        # the instances so far, by column (Instances' fields)
+        self.cls: list[int] = []
+        self.count: list[int] = []
+        self.start: list[float] = []
+        self.end: list[float] = []
+        self.owner: list[tuple[str, int]] = []
+        self.lanes: list[tuple[int, ...]] = []
         self.heap: list[tuple[float, int, str, int, int]] = []  # (end, seq, kind, group, instance index)
         self.map_next = [0] * len(map_groups)
         self.maps_running = 0
@@ -127,9 +79,26 @@ class _Walk:
             for r, g in enumerate(reduce_groups)
         ]
 
-    def push(self, inst: Instance, kind: str, group: int) -> None:
-        self.instances.append(inst)
-        heapq.heappush(self.heap, (inst.end, len(self.instances) - 1, kind, group, len(self.instances) - 1))
+    def add(self, cls: int, count: int, start: float, end: float, owner: tuple[str, int], lanes: tuple[int, ...]) -> int:
+        """A new instance; its index."""
+        self.cls.append(cls)
+        self.count.append(count)
+        self.start.append(start)
+        self.end.append(end)
+        self.owner.append(owner)
+        self.lanes.append(lanes)
+        return len(self.cls) - 1
+
+    def push(self, cls: int, count: int, now: float, owner: tuple[str, int], lanes: tuple[int, ...], kind: str,
+             group: int) -> None:  # fmt: skip
+        """A new instance of ``cls`` from ``now`` for its mean, and its end on the heap."""
+        end = now + self.means[cls]
+        idx = self.add(cls, count, now, end, owner, lanes)
+        heapq.heappush(self.heap, (end, idx, kind, group, idx))
+
+    def columns(self) -> Instances:
+        return Instances(tuple(self.cls), tuple(self.count), tuple(self.start), tuple(self.end), tuple(self.owner),
+                         tuple(self.lanes))  # fmt: skip
 
     def start_map(self, g: int, now: float) -> None:
         grp = self.map_groups[g]
@@ -137,7 +106,7 @@ class _Walk:
             cls = grp.maps[self.map_next[g]]
             self.map_next[g] += 1
             self.maps_running += 1
-            self.push(Instance(cls, grp.count, now, now + self.means[cls], ("map", g), (0,)), _MAP, g)
+            self.push(cls, grp.count, now, ("map", g), (0,), _MAP, g)
 
     def pump(self, r: int, now: float) -> None:
         """Reduce group ``r`` starts a shuffle-sort per queued token on its free lanes, or its merge."""
@@ -146,7 +115,7 @@ class _Walk:
             return
         queue, free = st.queue, st.free_lanes
         if queue and free:
-            means, instances, heap, owner, count = self.means, self.instances, self.heap, st.owner, st.group.count
+            means, add, heap, owner, count = self.means, self.add, self.heap, st.owner, st.group.count
             while queue and free:
                 head = queue[0]
                 cls, tokens = head
@@ -158,15 +127,14 @@ class _Walk:
                     queue.pop(0)
                 st.running += take
                 end = now + means[cls]
-                instances.append(Instance(cls, count * take, now, end, owner, lanes))
-                idx = len(instances) - 1
+                idx = add(cls, count * take, now, end, owner, lanes)
                 heapq.heappush(heap, (end, idx, _SHUFFLE, r, idx))  # as push()
         if st.running == 0 and st.done_shuffles == st.group.shuffles:
             st.merging = True
             merge = st.group.merge
-            self.push(Instance(merge, st.group.count, now, now + self.means[merge], st.owner, (-1,)), _MERGE, r)
+            self.push(merge, st.group.count, now, st.owner, (-1,), _MERGE, r)
 
-    def finish(self, kind: str, group: int, inst: Instance, now: float, touched: set[int]) -> bool:
+    def finish(self, kind: str, group: int, idx: int, now: float, touched: set[int]) -> bool:
         """An instance ends: its thread moves on.  Whether it was a map."""
         if kind == _MAP:
             self.maps_running -= 1
@@ -175,7 +143,7 @@ class _Walk:
         st = self.states[group]
         touched.add(group)
         if kind == _SHUFFLE:
-            self.finish_shuffle(st, inst.lanes)
+            self.finish_shuffle(st, self.lanes[idx])
         else:
             st.finished = True
             for r, other in enumerate(self.states):
@@ -204,8 +172,10 @@ class _Walk:
         width = len(free)
         if width == 0 or queue[0][1] < width:
             return now
-        heap, means, instances = self.heap, self.means, self.instances
+        heap, means = self.heap, self.means
         lanes, count, owner = tuple(free), st.group.count * width, st.owner
+        add_cls, add_count, add_start = self.cls.append, self.count.append, self.start.append  # as add(), inlined
+        add_end, add_owner, add_lanes = self.end.append, self.owner.append, self.lanes.append
         nxt = heap[0][0] if heap else float("inf")
         while queue:
             head = queue[0]
@@ -215,7 +185,12 @@ class _Walk:
             end = now + means[cls]
             if not nxt > end + SAME_TIME_RTOL * max(1.0, abs(end)):
                 break
-            instances.append(Instance(cls, count, now, end, owner, lanes))
+            add_cls(cls)
+            add_count(count)
+            add_start(now)
+            add_end(end)
+            add_owner(owner)
+            add_lanes(lanes)
             head[1] = tokens - width
             if head[1] == 0:
                 queue.pop(0)
@@ -230,15 +205,15 @@ class _Walk:
         st.free_lanes.extend(lanes)
         st.free_lanes.sort()
 
-    def deliver(self, finished_maps: list[Instance]) -> set[int]:
-        """Every unfinished reduce thread gets a token per finished map; the groups that got one."""
+    def deliver(self, finished_maps: list[int]) -> set[int]:
+        """Every unfinished reduce thread gets a token per finished map (instance); the groups that got one."""
         tokens_to: set[int] = set()
-        for inst in finished_maps:
+        for idx in finished_maps:
             for r, st in enumerate(self.states):
                 if st.finished:
                     continue
-                shuffle = st.group.shuffle_of[inst.cls]
-                per_reduce = inst.count  # every reduce gets one token per finished map
+                shuffle = st.group.shuffle_of[self.cls[idx]]
+                per_reduce = self.count[idx]  # every reduce gets one token per finished map
                 if st.queue and st.queue[-1][0] == shuffle:
                     st.queue[-1][1] += per_reduce
                 else:
@@ -253,7 +228,7 @@ class _Walk:
 
     def run(self, start_after_maps: int, map_stage_sync: bool) -> list[float]:
         """Every event in time order (events within :data:`SAME_TIME_RTOL` as one); the sync points."""
-        states, heap, instances = self.states, self.heap, self.instances
+        states, heap, lanes = self.states, self.heap, self.lanes
         syncs: list[float] = [0.0]
         for g in range(len(self.map_groups)):
             self.start_map(g, 0.0)
@@ -270,21 +245,20 @@ class _Walk:
             limit = now + SAME_TIME_RTOL * max(1.0, abs(now))
             if top[2] == _SHUFFLE and not (heap and heap[0][0] <= limit):
                 # the common event, alone in its batch: one reduce group's fetches end
-                finish_shuffle(states[top[3]], instances[top[4]].lanes)
+                finish_shuffle(states[top[3]], lanes[top[4]])
                 pump(top[3], self.rounds(top[3], now))
                 continue
             batch = [top]
             while heap and heap[0][0] <= limit:
                 batch.append(heappop(heap))
-            finished_maps: list[Instance] = []
+            finished_maps: list[int] = []
             touched: set[int] = set()
             for _, _, kind, group, idx in batch:  # (what a task started here joins the next batch)
-                inst = instances[idx]
-                if self.finish(kind, group, inst, now, touched):
-                    finished_maps.append(inst)
+                if self.finish(kind, group, idx, now, touched):
+                    finished_maps.append(idx)
             if finished_maps:
                 blocked = [st.blocked() for st in states]
-                maps_finished += sum(inst.count for inst in finished_maps)
+                maps_finished += sum(self.count[idx] for idx in finished_maps)
                 if first_wave and not states[first_wave[0]].started and maps_finished >= start_after_maps:
                     for r in first_wave:  # slow-start reached: the reduces start, with every token queued so far
                         states[r].started = True
@@ -348,8 +322,8 @@ def build_timeline(
         )
     walk = _Walk(means, map_groups, reduce_groups, ps)
     syncs = walk.run(start_after_maps, map_stage_sync)
-    states, instances = walk.states, walk.instances
-    end = max((i.end for i in instances), default=0.0)
+    states = walk.states
+    end = max(walk.end, default=0.0)
     if end > syncs[-1]:
         syncs.append(end)
     undone = [r for r, st in enumerate(states) if not st.finished]
@@ -357,4 +331,4 @@ def build_timeline(
         raise PredictionError(
             f"reduce groups {undone} never finished: tokens or shuffle counts are inconsistent"
         )
-    return Timeline(tuple(instances), tuple(syncs), tuple(map_groups), tuple(reduce_groups))
+    return Timeline(walk.columns(), tuple(syncs), tuple(map_groups), tuple(reduce_groups))

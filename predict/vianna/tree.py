@@ -215,8 +215,8 @@ def _cut(timeline: Timeline) -> tuple[list[list[tuple[int, float]]], list[int]]:
     """
     bounds = np.asarray(timeline.sync_points, dtype=np.float64)
     n_phases = bounds.size - 1
-    start = np.array([i.start for i in timeline.instances], dtype=np.float64)
-    end = np.array([i.end for i in timeline.instances], dtype=np.float64)
+    start = np.array(timeline.instances.start, dtype=np.float64)
+    end = np.array(timeline.instances.end, dtype=np.float64)
     first = np.maximum(np.searchsorted(bounds, start, side="right") - 1, 0)  # the first with bounds[p + 1] > start
     last = np.minimum(np.maximum(np.searchsorted(bounds, end, side="left"), first + 1), n_phases)
     spans = np.maximum(last - first, 0)
@@ -238,15 +238,16 @@ def _cut(timeline: Timeline) -> tuple[list[list[tuple[int, float]]], list[int]]:
     return pieces, np.bincount(np.asarray(idx, dtype=np.intp), minlength=start.size).tolist()
 
 
-def _reduce_group_node(items: list[tuple[Instance, Leaf]]) -> Node | None:
-    """One reduce group's work in a phase: its lanes' chains of shuffle-sorts in parallel, then its merge."""
+def _reduce_group_node(items: list[tuple[tuple[int, ...], Leaf]]) -> Node | None:
+    """One reduce group's work in a phase (each piece's lanes, its leaf): its lanes' chains of shuffle-sorts
+    in parallel, then its merge."""
     lanes: dict[int, list[Node]] = defaultdict(list)
     merge: list[Node] = []
-    for inst, leaf in items:
-        if inst.lanes == (-1,):
+    for on, leaf in items:
+        if on == (-1,):
             merge.append(leaf)
         else:
-            for lane in inst.lanes:
+            for lane in on:
                 lanes[lane].append(leaf)
     lane_node = _parallel([(n, 1) for n in (_chain(v) for _, v in sorted(lanes.items())) if n is not None])
     return _chain(([lane_node] if lane_node is not None else []) + merge)
@@ -260,21 +261,20 @@ def build_tree(timeline: Timeline) -> Node:
     bounds = timeline.sync_points
     if len(bounds) < 2:
         return Leaf(-1, 0.0)
-    instances = timeline.instances
+    cls, owner, lanes = timeline.instances.cls, timeline.instances.owner, timeline.instances.lanes
     pieces, parts = _cut(timeline)
-    seen = [0] * len(instances)
+    seen = [0] * len(cls)
     leaves: dict[tuple[int, float, int, int], Leaf] = {}
     phases: list[Node] = []
     for cut in pieces:
-        by_owner: dict[tuple[str, int], list[tuple[Instance, Leaf]]] = defaultdict(list)
+        by_owner: dict[tuple[str, int], list[tuple[tuple[int, ...], Leaf]]] = defaultdict(list)
         for idx, dur in cut:
-            inst = instances[idx]
             seen[idx] += 1
-            key = (inst.cls, dur, seen[idx], parts[idx])
+            key = (cls[idx], dur, seen[idx], parts[idx])
             leaf = leaves.get(key)
             if leaf is None:
                 leaf = leaves[key] = Leaf(*key)
-            by_owner[inst.owner].append((inst, leaf))
+            by_owner[owner[idx]].append((lanes[idx], leaf))
         map_node = _thread_chains(
             [([leaf for _, leaf in by_owner.get(("map", g), [])], grp.count) for g, grp in enumerate(timeline.map_groups)]
         )

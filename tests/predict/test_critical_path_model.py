@@ -17,14 +17,15 @@ from predict.critical_path import (
     END,
     START,
     JobShape,
-    _dag_longest_path,
-    apply_whatif,
     critical_path,
     job_graph,
+    slot_chain_path,
     slot_predecessors,
     spread_durations,
 )
+from predict.longest_path import _dag_longest_path
 from predict.map_pipeline import PipelineSchedule, map_task_pipeline, pipeline
+from predict.shape_whatif import apply_whatif
 from predict.tasks import TaskEstimate
 from tests.predict.test_predict_core import LinearPlatform, toy_profile
 
@@ -289,3 +290,40 @@ def test_longest_path_is_networkx_path_for_path(edges: list[tuple[int, int, floa
         return
     with pytest.raises(nx.NetworkXUnfeasible):
         _dag_longest_path(g)
+
+
+_durations = st.lists(st.sampled_from([0.0, 1.0, 2.0, 2.5, 3.0, 7.25, 1e-9]), min_size=1, max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    maps=_durations,
+    reds=st.lists(st.sampled_from([0.0, 1.0, 2.0, 4.5, 1e-9]), max_size=12),
+    first=st.sampled_from([0.0, 0.5, 3.0]),
+    later=st.sampled_from([0.0, 2.0, 6.0]),
+    map_slots=st.integers(1, 6),
+    reduce_slots=st.integers(1, 4),
+)
+def test_the_slot_chains_give_the_graphs_path(
+    maps: list[float], reds: list[float], first: float, later: float, map_slots: int, reduce_slots: int
+) -> None:
+    """Read off the slot chains, the path is the graph's: the same nodes, weights and length, ties and
+    zero durations included; where it cannot say (E not alone at the greatest distance) it says None."""
+    shape = JobShape(tuple(maps), first, later, tuple(reds), map_slots, reduce_slots)
+    fast = slot_chain_path(shape)
+    graph = critical_path(job_graph(shape))
+    if fast is not None:
+        assert (fast.length_ms, fast.nodes, fast.weights_ms) == (graph.length_ms, graph.nodes, graph.weights_ms)
+    else:
+        assert 0.0 in (*maps, *reds)  # only a task of 0 ms puts another node beside E at its distance
+
+
+def test_the_slot_chains_answer_a_large_job_and_refuse_a_negative_duration() -> None:
+    """25,601 maps of the 50 GiB benchmark's spread on 128 slots, 240 reduces on 128: read off the chains
+    (no graph), the graph's path; a negative duration (a distance the walk would cut to 0) is left to the graph."""
+    shape = JobShape(spread_durations(25_601, 900.0, 1300.0), 40.0, 300.0, spread_durations(240, 500.0, 800.0), 128, 128)
+    fast = slot_chain_path(shape)
+    assert fast is not None
+    graph = critical_path(job_graph(shape))
+    assert (fast.length_ms, fast.nodes, fast.weights_ms) == (graph.length_ms, graph.nodes, graph.weights_ms)
+    assert slot_chain_path(JobShape((3.0, -1.0), 0.0, 0.0, (1.0,), 1, 1)) is None

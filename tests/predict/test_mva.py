@@ -21,7 +21,14 @@ from phaseline.errors import ConvergenceWarning, PredictionError
 from predict.vianna.estimates import Moments, forkjoin_max, harmonic, mean_min_exponential, tripathi_max
 from predict.vianna.layout import Formulation, Workload
 from predict.vianna.model import Demands, Estimate, Overlap, evaluate_tree, solve
-from predict.vianna.mva import eq5_mva, exact_mva, exact_mva_multiclass, overlap_amva, schweitzer_mva
+from predict.vianna.mva import (
+    SparseWeights,
+    eq5_mva,
+    exact_mva,
+    exact_mva_multiclass,
+    overlap_amva,
+    schweitzer_mva,
+)
 from predict.vianna.qnsim import simulate_network
 from predict.vianna.tree import (
     Leaf,
@@ -633,3 +640,29 @@ def test_a_kept_first_walk_gives_the_solve_it_replaces() -> None:
     assert reused.response_time_s == fresh.response_time_s
     assert reused.class_response_s.tolist() == fresh.class_response_s.tolist()
     assert reused.iterations == fresh.iterations
+
+
+@pytest.mark.parametrize("negative", [False, True])
+def test_overlap_amva_by_nonzero_weights_is_the_whole_matrix(negative: bool) -> None:
+    """Weights given by their nonzero entries (a job alone: its own overlaps, few) give the whole
+    matrix's residences: the same presences entry for entry, only a row's sum in another order."""
+    rng = np.random.default_rng(11)
+    n = 60
+    d = rng.uniform(0.1, 2.0, (n, 4))
+    d[:20, 3] = 0.0  # maps: no network
+    d[20:, 0] = 0.0  # shuffle-sorts: no CPU
+    d[:, 2] = 0.0  # no fiber
+    d[:5, 1] = 0.0  # tasks that never use a disk
+    weights = rng.uniform(0.0, 0.5, (4, n, n)) * (rng.random((4, n, n)) < 0.05)
+    weights[:, 3, :] = 0.0  # a class beside nothing
+    if negative:
+        weights[1, 7, :4] = -0.3  # class 7's disk residence falls below its demand
+    widths = np.array([4.0, 2.0, 1.0, 1.0])
+    start = d * rng.uniform(1.0, 1.5, d.shape)
+    sparse = [SparseWeights.of(weights[k]) for k in range(4)]
+    assert sum(s.values.size for s in sparse) < 0.1 * weights.size
+    got = overlap_amva(d, widths, sparse, start=start, tol=1e-10)
+    expected = _overlap_amva_whole(d, widths, weights, start)
+    np.testing.assert_allclose(got.residence, expected, rtol=1e-12, atol=0.0)
+    mixed = overlap_amva(d, widths, [weights[0], sparse[1], weights[2], sparse[3]], start=start, tol=1e-10)
+    np.testing.assert_allclose(mixed.residence, expected, rtol=1e-12, atol=0.0)
