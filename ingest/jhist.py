@@ -70,6 +70,7 @@ from ingest.jhist_typed import decode_typed
 from phaseline.errors import TraceParseError, TraceTruncatedError
 from phaseline.hadoop_names import HistoryEventKind
 from phaseline.schemas import EVENTS
+from phaseline.utf8_text import Utf8Text
 
 #: ``events`` rows per block: the table's flush size, so that each block is one row group ...
 _EVENT_BLOCK_ROWS = EVENTS.flush_rows
@@ -102,9 +103,10 @@ class _JhistReader:
         self.ctx = ctx
         self.schema: WriterSchema | None = None
         self.state = HistoryState(ctx.notes)
-        # ``events`` rows not yet yielded, by column (seq, event_type, ts_ms, payload_json): they
-        # leave as one block of up to _EVENT_BLOCK_ROWS (or _EVENT_BLOCK_BYTES) once the job id is known.
-        self.event_columns: tuple[list[int], list[str], list[int | None], list[str]] = ([], [], [], [])
+        # ``events`` rows not yet yielded, by column (seq, event_type, ts_ms, payload_json as the line's
+        # UTF-8 bytes): they leave as one block of up to _EVENT_BLOCK_ROWS (or _EVENT_BLOCK_BYTES) once
+        # the job id is known.
+        self.event_columns: tuple[list[int], list[str], list[int | None], list[bytes]] = ([], [], [], [])
         self.frame = JhistLines(path, ctx)  # the header, the writer's schema, the lines
         self.lines: Iterator[bytes] = iter(())
         self.line_no = self.offset = 0
@@ -141,7 +143,7 @@ class _JhistReader:
                         continue
                     last_text = line_no
                     # The common events typed (ingest.jhist_typed), once the job id is known; others with orjson.
-                    split: tuple[str, str, dict[str, Any] | None, str] | None
+                    split: tuple[str, str, dict[str, Any] | None, bytes] | None
                     split = decode_typed(text) if fast and job.job_id is not None else None
                     if split is None and (split := self._decode_line(text, line_no, start)) is None:
                         continue  # skipped (ctx.skipped)
@@ -247,13 +249,13 @@ class _JhistReader:
 
     def _decode_line(
         self, text: bytes, line_no: int, start: int
-    ) -> tuple[str, str, dict[str, Any] | None, str] | None:
-        """``(type, record name, payload dict or None, line text)`` of an event line read with orjson
+    ) -> tuple[str, str, dict[str, Any] | None, bytes] | None:
+        """``(type, record name, payload dict or None, line as UTF-8)`` of an event line read with orjson
         (any line :func:`~ingest.jhist_typed.decode_typed` does not take); None: skipped (``ctx.skipped``).
         A second ``Avro-Json`` line raises :class:`_AnotherHistory`."""
         try:
-            ev = _loads(text)
-            payload_json = text.decode()
+            ev = _loads(text)  # (valid UTF-8, or it raises)
+            payload_json = text
         except _JSONError as exc:
             if text == MAGIC:
                 raise _AnotherHistory(line_no, start) from None
@@ -293,11 +295,11 @@ class _JhistReader:
         return RowBlock(
             "events",
             len(seqs),
-            {"seq": seqs, "event_type": types, "ts_ms": times, "payload_json": payloads},
+            {"seq": seqs, "event_type": types, "ts_ms": times, "payload_json": Utf8Text(payloads)},
             {"job_id": self.state.job.job_id},
         )
 
-    def _bad_json(self, text: bytes, exc: Exception, line_no: int, start: int) -> tuple[Any, str | None]:
+    def _bad_json(self, text: bytes, exc: Exception, line_no: int, start: int) -> tuple[Any, bytes | None]:
         """A line orjson refused: invalid UTF-8 (read with U+FFFD), else skipped (``(None, None)``):
         corrupt, or cut short if nothing but blank lines follows it (:meth:`run` tells at the end)."""
         try:
@@ -305,7 +307,7 @@ class _JhistReader:
         except UnicodeDecodeError:
             decoded = text.decode("utf-8", "replace")
             try:
-                return _loads(decoded), decoded
+                return _loads(decoded), decoded.encode()
             except _JSONError as again:
                 exc = again
         skip_record(self.ctx, self._error(f"malformed event line: {exc}", line_no, start))

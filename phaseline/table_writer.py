@@ -23,6 +23,7 @@ from phaseline.arrow import column, indices
 from phaseline.arrow import repeat as repeat_value
 from phaseline.errors import SchemaError
 from phaseline.runs import Runs
+from phaseline.utf8_text import Utf8Text
 
 #: Rows buffered per table before they are written as one Parquet row group (at most:
 #: a table's ``TableSpec.flush_rows`` may be lower).
@@ -147,7 +148,8 @@ class TableWriter:
         """Append ``n`` rows given by column (``constants``: one value for all ``n``; others NULL).
 
         A column given as :class:`~phaseline.runs.Runs` stays runs while the column
-        holds nothing else since the last flush (then it is converted by index).
+        holds nothing else since the last flush (then it is converted by index); one given as
+        :class:`~phaseline.utf8_text.Utf8Text` is kept as its bytes.
         """
         key = (tuple(columns), tuple(constants))
         if key not in self._block_keys:
@@ -175,7 +177,7 @@ class TableWriter:
                     continue
                 if run is not None:
                     self._materialise(i)
-                cols[i].extend(given)
+                cols[i].extend(given.pieces if type(given) is Utf8Text else given)  # (bytes: column() joins them)
                 continue
             v = constants.get(name)
             run = runs[i]
