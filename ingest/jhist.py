@@ -54,9 +54,9 @@ TraceTruncatedError (after all its rows).
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -64,7 +64,7 @@ from ingest.base import ReadContext, Row, RowBlock, open_binary, skip_record
 from ingest.counters_map import EVENT_SPECS, FALLBACK_TIME_FIELDS
 from ingest.formats import Format
 from ingest.jhist_lines import BLANK, MAGIC, MAX_LINE_BYTES, JhistLines, jhist_error
-from ingest.jhist_schema import BadEvent, WriterSchema, opt_int
+from ingest.jhist_schema import BadEvent, UnionFields, WriterSchema, opt_int
 from ingest.jhist_state import HistoryState
 from ingest.jhist_typed import decode_typed
 from phaseline.errors import TraceParseError, TraceTruncatedError
@@ -94,6 +94,17 @@ class _AnotherHistory(Exception):
         self.line_no, self.start = line_no, start
 
 
+class _EventPlan(NamedTuple):
+    """What applying an event of one type (carried by ``record``) does: found once per type, not per event."""
+
+    record: str
+    unknown: bool  # a type phaseline does not know: only counted, and kept in events
+    handler: Callable[[dict[str, Any]], None] | None  # HistoryState's handler; None: the event alone
+    time_field: str | None
+    wrapped: UnionFields  # the record's union fields, by the writer's schema
+    in_schema: bool  # the type is one of the writer's schema's symbols
+
+
 class _JhistReader:
     """The state of one file being read; :meth:`run` is the generator behind :func:`read_jhist`."""
 
@@ -111,6 +122,7 @@ class _JhistReader:
         self.lines: Iterator[bytes] = iter(())
         self.line_no = self.offset = 0
         self.bad_json: tuple[int, int, str] | None = None  # the last line skipped as not JSON: line, offset, why
+        self._plans: dict[str, _EventPlan] = {}  # by event type: what applying one does (:meth:`_plan`)
 
     # ------------------------------------------------------------------ reading
     def run(self) -> Iterator[Row | RowBlock]:
@@ -192,9 +204,11 @@ class _JhistReader:
 
         Raises :class:`BadEvent` where its fields are none a reader can take.
         """
-        spec = EVENT_SPECS.get(etype)
+        plan = self._plans.get(etype)
+        if plan is None or plan.record != record:
+            plan = self._plans[etype] = self._plan(etype, record)
         state = self.state
-        if spec is None:
+        if plan.unknown:
             self.ctx.unknown[etype] += 1
             if payload is None:
                 return None
@@ -202,24 +216,33 @@ class _JhistReader:
             if state.job.job_id is None:
                 state.learn_job_id(payload)
             return ts
-        event_only = spec.kind is HistoryEventKind.EVENT_ONLY
+        handler = plan.handler
         if payload is None:
-            if not event_only:
+            if handler is not None:
                 raise BadEvent("the event carries no record")
             return None
-        schema = self.schema
-        assert schema is not None
-        wrapped = schema.unions.get(record)
-        if wrapped:
-            schema.unwrap(payload, wrapped)
-        if etype not in schema.symbols:
+        if plan.wrapped:
+            WriterSchema.unwrap(payload, plan.wrapped)
+        if not plan.in_schema:
             self._note_once(f"event type {etype} is not in the file's own schema (line {line_no})")
-        ts = opt_int(payload.get(spec.time_field), spec.time_field) if spec.time_field is not None else None
+        time_field = plan.time_field
+        ts = opt_int(payload.get(time_field), time_field) if time_field is not None else None
         if state.job.job_id is None:
             state.learn_job_id(payload)
-        if not event_only:
-            state.handlers[spec.kind](payload)
+        if handler is not None:
+            handler(payload)
         return ts
+
+    def _plan(self, etype: str, record: str) -> _EventPlan:
+        """What :meth:`_apply` does with events of type ``etype`` carried by ``record`` (found once per type)."""
+        spec = EVENT_SPECS.get(etype)
+        schema = self.schema
+        assert schema is not None
+        if spec is None:
+            return _EventPlan(record, True, None, None, (), True)
+        handler = None if spec.kind is HistoryEventKind.EVENT_ONLY else self.state.handlers[spec.kind]
+        return _EventPlan(record, False, handler, spec.time_field, schema.unions.get(record, ()),
+                          etype in schema.symbols)  # fmt: skip
 
     def _end(self, last_text: int) -> Iterator[Row | RowBlock]:
         """The rows not yet yielded once the lines end; then why the file is cut short, if it is:
