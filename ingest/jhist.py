@@ -63,6 +63,7 @@ import orjson
 from ingest.base import ReadContext, Row, RowBlock, open_binary, skip_record
 from ingest.counters_map import EVENT_SPECS, FALLBACK_TIME_FIELDS
 from ingest.formats import Format
+from ingest.gc_pacing import paced
 from ingest.jhist_lines import BLANK, MAGIC, MAX_LINE_BYTES, JhistLines, jhist_error
 from ingest.jhist_schema import BadEvent, UnionFields, WriterSchema, opt_int
 from ingest.jhist_state import HistoryState
@@ -385,7 +386,7 @@ def read_jhist(path: Path, ctx: ReadContext) -> Iterator[Row | RowBlock]:
         :class:`~phaseline.errors.TraceParseError` when the file is malformed before
         its end or cannot be read (nothing it yielded should land).
     """
-    return _JhistReader(path, ctx).run()
+    return paced(_JhistReader(path, ctx).run())  # (fewer collections of the held tasks and attempts)
 
 
 FORMATS = (
