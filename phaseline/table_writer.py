@@ -261,7 +261,11 @@ class TableWriter:
             if batch.column(col).null_count:
                 raise SchemaError(f"table {self.spec.name!r}: required column {col!r} has empty values")
         if self.spec.unit:
-            self.job_ids.update(pc.unique(batch.column("job_id")).drop_null().to_pylist())
+            run = self._runs[self._names.index("job_id")]
+            if run is not None:  # a block's constant: its few values, not the column's
+                self.job_ids.update(mend_text(v) for v in run[0] if v is not None)
+            else:
+                self.job_ids.update(pc.unique(batch.column("job_id")).drop_null().to_pylist())
         self._reset()
         return batch
 
