@@ -297,9 +297,9 @@ class TableWriter:
             pending.result()
 
     def close(self) -> None:
-        # Not fsynced here: the commit makes every staged file durable with one
-        # filesystem sync before its manifest can name them (one fsync per staged
-        # file cost about half of a small file's ingest).
+        # Not fsynced here: the commit makes every staged file durable before its manifest can
+        # name them, with one filesystem sync when there are many (one fsync per staged file
+        # cost about half of a small file's ingest), phaseline.store.files.make_durable.
         self.flush(behind=False)
         if self.writer is not None:
             self.writer.close()
