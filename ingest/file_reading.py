@@ -17,6 +17,7 @@ from types import FrameType
 from ingest import formats
 from ingest.base import NotATraceError, ReadContext, RowBlock, read_head
 from ingest.formats import Format
+from ingest.gc_pacing import rarer_collections
 from phaseline.errors import PhaselineError, SchemaError, TraceParseError, TraceTruncatedError
 from phaseline.schemas import SourceStatus
 from phaseline.staged_batch import StagedBatch, StagedGroup
@@ -200,5 +201,6 @@ def read_file(work: Work, batch: StagedBatch, timeout_s: float | None) -> FileRe
 def read_chunk(chunk: Sequence[Work], staging: Path, timeout_s: float | None) -> tuple[list[FileResult], StagedGroup]:
     """Read a chunk of files (in a worker or in the parent): one result per file, and their staged rows."""
     batch = StagedBatch(staging)
-    results = [read_file(work, batch, timeout_s) for work in chunk]
+    with rarer_collections():  # (records that die young, held ones walked less often)
+        results = [read_file(work, batch, timeout_s) for work in chunk]
     return results, batch.close()

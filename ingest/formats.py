@@ -61,18 +61,27 @@ READER_MODULES: tuple[str, ...] = (
 
 @cache
 def formats() -> tuple[Format, ...]:
-    found: list[Format] = []
+    """Every format, in detection order."""
+    return tuple(_in_order())
+
+
+@cache
+def _module_formats(name: str) -> tuple[Format, ...]:
+    return tuple(importlib.import_module(name).FORMATS)
+
+
+def _in_order() -> Iterator[Format]:
+    """The formats in detection order, each reader module imported when its turn comes: detecting a
+    ``.jhist`` imports no other reader (their imports cost about 0.05 s of every CLI start)."""
     for name in READER_MODULES:
-        module = importlib.import_module(name)
-        found.extend(module.FORMATS)
-    return tuple(found)
+        yield from _module_formats(name)
 
 
 def detect(path: Path, head: bytes | None = None) -> Format | None:
     """The format of a file, judged from its first bytes; ``None`` if no reader claims it."""
     if head is None:
         head = read_head(path)
-    for fmt in formats():
+    for fmt in _in_order():
         try:
             claimed = fmt.sniff(head, path)
         except (OSError, EOFError, ValueError, zlib.error, RecursionError) as exc:

@@ -54,22 +54,24 @@ TraceTruncatedError (after all its rows).
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
 from ingest.base import ReadContext, Row, RowBlock, open_binary, skip_record
 from ingest.counters_map import EVENT_SPECS, FALLBACK_TIME_FIELDS
 from ingest.formats import Format
+from ingest.gc_pacing import paced
 from ingest.jhist_lines import BLANK, MAGIC, MAX_LINE_BYTES, JhistLines, jhist_error
-from ingest.jhist_schema import BadEvent, WriterSchema, opt_int
+from ingest.jhist_schema import BadEvent, UnionFields, WriterSchema, opt_int
 from ingest.jhist_state import HistoryState
 from ingest.jhist_typed import decode_typed
 from phaseline.errors import TraceParseError, TraceTruncatedError
 from phaseline.hadoop_names import HistoryEventKind
 from phaseline.schemas import EVENTS
+from phaseline.utf8_text import Utf8Text
 
 #: ``events`` rows per block: the table's flush size, so that each block is one row group ...
 _EVENT_BLOCK_ROWS = EVENTS.flush_rows
@@ -93,6 +95,17 @@ class _AnotherHistory(Exception):
         self.line_no, self.start = line_no, start
 
 
+class _EventPlan(NamedTuple):
+    """What applying an event of one type (carried by ``record``) does: found once per type, not per event."""
+
+    record: str
+    unknown: bool  # a type phaseline does not know: only counted, and kept in events
+    handler: Callable[[dict[str, Any]], None] | None  # HistoryState's handler; None: the event alone
+    time_field: str | None
+    wrapped: UnionFields  # the record's union fields, by the writer's schema
+    in_schema: bool  # the type is one of the writer's schema's symbols
+
+
 class _JhistReader:
     """The state of one file being read; :meth:`run` is the generator behind :func:`read_jhist`."""
 
@@ -102,13 +115,15 @@ class _JhistReader:
         self.ctx = ctx
         self.schema: WriterSchema | None = None
         self.state = HistoryState(ctx.notes)
-        # ``events`` rows not yet yielded, by column (seq, event_type, ts_ms, payload_json): they
-        # leave as one block of up to _EVENT_BLOCK_ROWS (or _EVENT_BLOCK_BYTES) once the job id is known.
-        self.event_columns: tuple[list[int], list[str], list[int | None], list[str]] = ([], [], [], [])
+        # ``events`` rows not yet yielded, by column (seq, event_type, ts_ms, payload_json as the line's
+        # UTF-8 bytes): they leave as one block of up to _EVENT_BLOCK_ROWS (or _EVENT_BLOCK_BYTES) once
+        # the job id is known.
+        self.event_columns: tuple[list[int], list[str], list[int | None], list[bytes]] = ([], [], [], [])
         self.frame = JhistLines(path, ctx)  # the header, the writer's schema, the lines
         self.lines: Iterator[bytes] = iter(())
         self.line_no = self.offset = 0
         self.bad_json: tuple[int, int, str] | None = None  # the last line skipped as not JSON: line, offset, why
+        self._plans: dict[str, _EventPlan] = {}  # by event type: what applying one does (:meth:`_plan`)
 
     # ------------------------------------------------------------------ reading
     def run(self) -> Iterator[Row | RowBlock]:
@@ -141,7 +156,7 @@ class _JhistReader:
                         continue
                     last_text = line_no
                     # The common events typed (ingest.jhist_typed), once the job id is known; others with orjson.
-                    split: tuple[str, str, dict[str, Any] | None, str] | None
+                    split: tuple[str, str, dict[str, Any] | None, bytes] | None
                     split = decode_typed(text) if fast and job.job_id is not None else None
                     if split is None and (split := self._decode_line(text, line_no, start)) is None:
                         continue  # skipped (ctx.skipped)
@@ -190,9 +205,11 @@ class _JhistReader:
 
         Raises :class:`BadEvent` where its fields are none a reader can take.
         """
-        spec = EVENT_SPECS.get(etype)
+        plan = self._plans.get(etype)
+        if plan is None or plan.record != record:
+            plan = self._plans[etype] = self._plan(etype, record)
         state = self.state
-        if spec is None:
+        if plan.unknown:
             self.ctx.unknown[etype] += 1
             if payload is None:
                 return None
@@ -200,24 +217,33 @@ class _JhistReader:
             if state.job.job_id is None:
                 state.learn_job_id(payload)
             return ts
-        event_only = spec.kind is HistoryEventKind.EVENT_ONLY
+        handler = plan.handler
         if payload is None:
-            if not event_only:
+            if handler is not None:
                 raise BadEvent("the event carries no record")
             return None
-        schema = self.schema
-        assert schema is not None
-        wrapped = schema.unions.get(record)
-        if wrapped:
-            schema.unwrap(payload, wrapped)
-        if etype not in schema.symbols:
+        if plan.wrapped:
+            WriterSchema.unwrap(payload, plan.wrapped)
+        if not plan.in_schema:
             self._note_once(f"event type {etype} is not in the file's own schema (line {line_no})")
-        ts = opt_int(payload.get(spec.time_field), spec.time_field) if spec.time_field is not None else None
+        time_field = plan.time_field
+        ts = opt_int(payload.get(time_field), time_field) if time_field is not None else None
         if state.job.job_id is None:
             state.learn_job_id(payload)
-        if not event_only:
-            state.handlers[spec.kind](payload)
+        if handler is not None:
+            handler(payload)
         return ts
+
+    def _plan(self, etype: str, record: str) -> _EventPlan:
+        """What :meth:`_apply` does with events of type ``etype`` carried by ``record`` (found once per type)."""
+        spec = EVENT_SPECS.get(etype)
+        schema = self.schema
+        assert schema is not None
+        if spec is None:
+            return _EventPlan(record, True, None, None, (), True)
+        handler = None if spec.kind is HistoryEventKind.EVENT_ONLY else self.state.handlers[spec.kind]
+        return _EventPlan(record, False, handler, spec.time_field, schema.unions.get(record, ()),
+                          etype in schema.symbols)  # fmt: skip
 
     def _end(self, last_text: int) -> Iterator[Row | RowBlock]:
         """The rows not yet yielded once the lines end; then why the file is cut short, if it is:
@@ -247,13 +273,13 @@ class _JhistReader:
 
     def _decode_line(
         self, text: bytes, line_no: int, start: int
-    ) -> tuple[str, str, dict[str, Any] | None, str] | None:
-        """``(type, record name, payload dict or None, line text)`` of an event line read with orjson
+    ) -> tuple[str, str, dict[str, Any] | None, bytes] | None:
+        """``(type, record name, payload dict or None, line as UTF-8)`` of an event line read with orjson
         (any line :func:`~ingest.jhist_typed.decode_typed` does not take); None: skipped (``ctx.skipped``).
         A second ``Avro-Json`` line raises :class:`_AnotherHistory`."""
         try:
-            ev = _loads(text)
-            payload_json = text.decode()
+            ev = _loads(text)  # (valid UTF-8, or it raises)
+            payload_json = text
         except _JSONError as exc:
             if text == MAGIC:
                 raise _AnotherHistory(line_no, start) from None
@@ -293,11 +319,11 @@ class _JhistReader:
         return RowBlock(
             "events",
             len(seqs),
-            {"seq": seqs, "event_type": types, "ts_ms": times, "payload_json": payloads},
+            {"seq": seqs, "event_type": types, "ts_ms": times, "payload_json": Utf8Text(payloads)},
             {"job_id": self.state.job.job_id},
         )
 
-    def _bad_json(self, text: bytes, exc: Exception, line_no: int, start: int) -> tuple[Any, str | None]:
+    def _bad_json(self, text: bytes, exc: Exception, line_no: int, start: int) -> tuple[Any, bytes | None]:
         """A line orjson refused: invalid UTF-8 (read with U+FFFD), else skipped (``(None, None)``):
         corrupt, or cut short if nothing but blank lines follows it (:meth:`run` tells at the end)."""
         try:
@@ -305,7 +331,7 @@ class _JhistReader:
         except UnicodeDecodeError:
             decoded = text.decode("utf-8", "replace")
             try:
-                return _loads(decoded), decoded
+                return _loads(decoded), decoded.encode()
             except _JSONError as again:
                 exc = again
         skip_record(self.ctx, self._error(f"malformed event line: {exc}", line_no, start))
@@ -360,7 +386,7 @@ def read_jhist(path: Path, ctx: ReadContext) -> Iterator[Row | RowBlock]:
         :class:`~phaseline.errors.TraceParseError` when the file is malformed before
         its end or cannot be read (nothing it yielded should land).
     """
-    return _JhistReader(path, ctx).run()
+    return paced(_JhistReader(path, ctx).run())  # (fewer collections of the held tasks and attempts)
 
 
 FORMATS = (

@@ -135,8 +135,11 @@ ATTEMPT_COLUMNS = (
 
 
 
-def state_blocks(table: str, records: Iterable[Any], names: Sequence[str], job_id: str | None) -> Iterator[RowBlock]:
-    """``tasks`` or ``attempts`` rows of ``records``, in blocks of at most :data:`STATE_BLOCK`.
+def state_blocks(
+    table: str, records: Iterable[Any], names: Sequence[str], job_id: str | None
+) -> Iterator[tuple[RowBlock, list[Any]]]:
+    """``tasks`` or ``attempts`` rows of ``records``, in blocks of at most :data:`STATE_BLOCK`, each with
+    the records it holds.
 
     A large job's rows are not all copied at once.  An attempt's ``host`` is
     its completion event's, else its STARTED event's tracker (module docstring).
@@ -146,7 +149,7 @@ def state_blocks(table: str, records: Iterable[Any], names: Sequence[str], job_i
         columns = {name: list(map(attrgetter(name), part)) for name in names}
         if table == "attempts":
             columns["host"] = [a.tracker_host if a.host is None else a.host for a in part]
-        yield RowBlock(table, len(part), columns, {"job_id": job_id})
+        yield RowBlock(table, len(part), columns, {"job_id": job_id}), part
 
 
 class CounterLayouts:

@@ -160,8 +160,8 @@ class HistoryState:
                 return
 
     def rows(self) -> Iterator[Row | RowBlock]:
-        """Rows for the state built so far: counters gathered so far and the job's, jobs, tasks and
-        attempts, then task counters."""
+        """Rows for the state built so far: counters gathered so far and the job's, jobs, tasks (and
+        the counters they held, after every other counters row), attempts."""
         jid = self.job.job_id
         for scope, columns in self._job_counters.items():
             self._counter_blocks.add(jid, scope, None, None, *columns)
@@ -173,14 +173,19 @@ class HistoryState:
             values = {name: getattr(self.job, name) for name in JobRecord.__slots__ if name != "ended"}
             values["source_format"] = "jhist"
             yield Row("jobs", values)
-        yield from state_blocks("tasks", held(self.packed_tasks, self.tasks), TASK_COLUMNS, jid)
-        yield from state_blocks("attempts", held(self.packed_attempts, self.attempts), ATTEMPT_COLUMNS, jid)
-        for t in held(self.packed_tasks, self.tasks):
-            if t.counter_values:
-                groups, sizes, names = t.counter_layout
-                self._counter_blocks.add(jid, "task", t.task_id, None, groups, sizes, names, t.counter_values.tolist())
-                yield from self.out
-                self.out.clear()
+        # One pass over the tasks (a large job's are packed: unpacked once): each block of tasks rows,
+        # then the counters its tasks held, which follow every other counters row as before.
+        for block, part in state_blocks("tasks", held(self.packed_tasks, self.tasks), TASK_COLUMNS, jid):
+            yield block
+            for t in part:
+                if t.counter_values:
+                    groups, sizes, names = t.counter_layout
+                    self._counter_blocks.add(jid, "task", t.task_id, None, groups, sizes, names,
+                                             t.counter_values.tolist())  # fmt: skip
+                    yield from self.out
+                    self.out.clear()
+        for block, _ in state_blocks("attempts", held(self.packed_attempts, self.attempts), ATTEMPT_COLUMNS, jid):
+            yield block
         self.flush_counters()
         yield from self.out
         self.out.clear()

@@ -159,8 +159,8 @@ def _envelope(etype: str, record: str, payload: type) -> type[msgspec.Struct]:
     return msgspec.defstruct(f"{etype.title().replace('_', '')}Event", [("type", str), ("event", body)], gc=False)
 
 
-#: What a typed decode gives: the event's type, its record's full name, its payload, and the line as text.
-Decoded = tuple[str, str, dict[str, Any], str]
+#: What a typed decode gives: the event's type, its record's full name, its payload, and the line (UTF-8).
+Decoded = tuple[str, str, dict[str, Any], bytes]
 _DecodeErrors = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
 
 
@@ -171,12 +171,13 @@ def _decoder(etype: str, record: str, payload: type) -> Callable[[bytes], Decode
     def read(text: bytes) -> Decoded | None:
         try:
             ev = decode(text)
-            payload_json = text.decode()
+            if not text.isascii():
+                text.decode()  # UTF-8 throughout, skipped fields too (the orjson path mends a line that is not)
         except _DecodeErrors:
             return None
         if ev.type != etype:  # (a second "type" key)
             return None
-        return etype, full, ev.event.record, payload_json
+        return etype, full, ev.event.record, text
 
     return read
 
@@ -189,7 +190,7 @@ _PREFIX = b'{"type":"'
 
 
 def decode_typed(text: bytes) -> Decoded | None:
-    """``(type, record, payload, line text)`` of an event line of the typed shape; None: decode it with orjson.
+    """``(type, record, payload, line)`` of an event line of the typed shape; None: decode it with orjson.
 
     >>> decode_typed(b'{"type":"TASK_UPDATED","event":{}}') is None  # not a typed event type
     True

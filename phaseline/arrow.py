@@ -115,6 +115,8 @@ def _string_lists(values: Sequence[Any], n: int) -> pa.Array:
 
 
 def _strings(values: Sequence[Any], n: int) -> pa.Array:
+    if n and type(values[0]) is bytes:
+        return _utf8(values, n)
     try:
         text = "".join(values)  # fails on a None (or a non-string), which the slower path sorts out
         validity: pa.Buffer | None = None
@@ -143,6 +145,29 @@ def _strings(values: Sequence[Any], n: int) -> pa.Array:
     offsets = np.zeros(n + 1, dtype=np.int32)
     np.cumsum(lengths, out=offsets[1:], dtype=np.int32)
     return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data), validity, nulls)
+
+
+def _utf8(values: Sequence[Any], n: int) -> pa.Array:
+    """A string column of text given as UTF-8 bytes (:class:`~phaseline.utf8_text.Utf8Text`), joined as it
+    is; Arrow checks that it is UTF-8 (else ``pa.array`` names the value that is not).
+
+    >>> column([b"caf\\xc3\\xa9", b""], pa.string()).to_pylist()
+    ['café', '']
+    """
+    try:
+        data = b"".join(values)  # fails on a None or a str, which pa.array sorts out
+    except TypeError:
+        raise _Unfit from None
+    if len(data) > _MAX_OFFSET:
+        raise _Unfit
+    offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(np.fromiter(map(len, values), dtype=np.int64, count=n), out=offsets[1:], dtype=np.int32)
+    array = pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))
+    try:
+        array.validate(full=True)
+    except pa.ArrowInvalid:
+        raise _Unfit from None
+    return array
 
 
 def _ints(values: Sequence[Any], n: int, typ: pa.DataType) -> pa.Array:

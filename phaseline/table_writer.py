@@ -23,6 +23,7 @@ from phaseline.arrow import column, indices
 from phaseline.arrow import repeat as repeat_value
 from phaseline.errors import SchemaError
 from phaseline.runs import Runs
+from phaseline.utf8_text import Utf8Text
 
 #: Rows buffered per table before they are written as one Parquet row group (at most:
 #: a table's ``TableSpec.flush_rows`` may be lower).
@@ -147,7 +148,8 @@ class TableWriter:
         """Append ``n`` rows given by column (``constants``: one value for all ``n``; others NULL).
 
         A column given as :class:`~phaseline.runs.Runs` stays runs while the column
-        holds nothing else since the last flush (then it is converted by index).
+        holds nothing else since the last flush (then it is converted by index); one given as
+        :class:`~phaseline.utf8_text.Utf8Text` is kept as its bytes.
         """
         key = (tuple(columns), tuple(constants))
         if key not in self._block_keys:
@@ -175,7 +177,7 @@ class TableWriter:
                     continue
                 if run is not None:
                     self._materialise(i)
-                cols[i].extend(given)
+                cols[i].extend(given.pieces if type(given) is Utf8Text else given)  # (bytes: column() joins them)
                 continue
             v = constants.get(name)
             run = runs[i]
@@ -259,7 +261,11 @@ class TableWriter:
             if batch.column(col).null_count:
                 raise SchemaError(f"table {self.spec.name!r}: required column {col!r} has empty values")
         if self.spec.unit:
-            self.job_ids.update(pc.unique(batch.column("job_id")).drop_null().to_pylist())
+            run = self._runs[self._names.index("job_id")]
+            if run is not None:  # a block's constant: its few values, not the column's
+                self.job_ids.update(mend_text(v) for v in run[0] if v is not None)
+            else:
+                self.job_ids.update(pc.unique(batch.column("job_id")).drop_null().to_pylist())
         self._reset()
         return batch
 
@@ -291,9 +297,9 @@ class TableWriter:
             pending.result()
 
     def close(self) -> None:
-        # Not fsynced here: the commit makes every staged file durable with one
-        # filesystem sync before its manifest can name them (one fsync per staged
-        # file cost about half of a small file's ingest).
+        # Not fsynced here: the commit makes every staged file durable before its manifest can
+        # name them, with one filesystem sync when there are many (one fsync per staged file
+        # cost about half of a small file's ingest), phaseline.store.files.make_durable.
         self.flush(behind=False)
         if self.writer is not None:
             self.writer.close()

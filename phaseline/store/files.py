@@ -1,5 +1,6 @@
 """Durable file operations of the store: Parquet written under a temporary name and renamed,
-one filesystem sync per commit, staging areas told in use by their marker lock."""
+one filesystem sync per commit (a commit of a few files fsyncs them), staging areas told in use
+by their marker lock."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import ctypes
 import fcntl
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pyarrow as pa
@@ -34,6 +35,40 @@ def sync_filesystem(path: Path) -> None:
             raise StoreError(f"{path}: syncfs failed: {os.strerror(err)}")
     finally:
         os.close(fd)
+
+
+#: A commit of at most this many files fsyncs each (and the directories they were renamed into);
+#: a larger one syncs the filesystem once (:func:`make_durable`).
+FSYNC_FILES_AT_MOST = 16
+
+
+def make_durable(root: Path, paths: Sequence[Path]) -> None:
+    """Make ``paths`` (files written or renamed into place under ``root``) and their directory
+    entries reach the disk.
+
+    A few files are fsynced one by one, then each directory from theirs up to ``root``: that
+    waits on these bytes alone, where a filesystem sync (``syncfs``) waits on every other
+    writer's too (a 50 MB ``.jhist`` ingest's commit of five files took 1.1 s once in three on
+    a shared machine, 0.02 s otherwise).  Past :data:`FSYNC_FILES_AT_MOST` files, one
+    :func:`sync_filesystem` costs less than a sync per file.
+    """
+    if len(paths) > FSYNC_FILES_AT_MOST:
+        sync_filesystem(root)
+        return
+    directories: set[Path] = set()
+    for path in paths:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        parent = path.parent
+        while parent not in directories and parent != root and root in parent.parents:
+            directories.add(parent)
+            parent = parent.parent
+    for directory in sorted(directories, key=lambda d: len(d.parts), reverse=True):
+        fsync_dir(directory)  # deepest first: a new directory's entries, then its own in its parent
+    fsync_dir(root)
 
 
 @functools.cache

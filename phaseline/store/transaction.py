@@ -2,8 +2,8 @@
 
 Sources are staged outside ``data/`` (by this process or by workers) and adopted
 here; :meth:`Transaction.commit`, under the store's write lock, moves their files
-into a new segment of ``data/``, writes the next ``sources`` table, syncs the
-filesystem once and renames a new ``MANIFEST.json`` into place: before the
+into a new segment of ``data/``, writes the next ``sources`` table, makes them durable
+(:func:`~phaseline.store.files.make_durable`) and renames a new ``MANIFEST.json`` into place: before the
 rename nothing is visible, after it everything is.
 """
 
@@ -28,7 +28,7 @@ from phaseline.arrow import column, table_from_rows
 from phaseline.errors import StoreError
 from phaseline.staged_batch import StagedGroup
 from phaseline.staging import SourceRecord, StagedFile, StagedSource
-from phaseline.store.files import sync_filesystem, write_parquet
+from phaseline.store.files import make_durable, write_parquet
 from phaseline.store.manifest import DataFile, Manifest, schema_fingerprint
 
 if TYPE_CHECKING:
@@ -156,7 +156,7 @@ class Transaction:
             sources_table, sources_rel = self._write_sources(current_sources, new_records, generation)
             # Every file the new manifest names (staged by this process or by workers,
             # moved into data/, and the sources file) reaches the disk before it does.
-            sync_filesystem(store.root)
+            make_durable(store.root, [*(store.root / f.path for f in new_files), store.root / sources_rel])
             files = (*keep, *new_files)
             retired, expired = store._retire(current, files, sources_rel)
             manifest = Manifest(generation, sources_rel, files, retired)

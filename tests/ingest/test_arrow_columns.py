@@ -64,6 +64,8 @@ def test_column_equals_pa_array(name: str, data: st.DataObject) -> None:
         ([1.5], pa.int64()),
         ([True], pa.int64()),
         (["\ud800"], pa.string()),  # a lone surrogate cannot be UTF-8
+        ([b"ok", b"\xff"], pa.string()),  # text given as bytes that are not UTF-8
+        ([b"bytes", "str", None], pa.string()),  # bytes beside strings and nulls
     ],
 )
 def test_values_of_another_type_meet_pa_arrays_own_verdict(values: list[Any], typ: pa.DataType) -> None:
@@ -76,6 +78,13 @@ def test_values_of_another_type_meet_pa_arrays_own_verdict(values: list[Any], ty
     else:
         with pytest.raises(expected):
             column(values, typ)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(st.characters(exclude_categories=("Cs",)))))
+def test_text_given_as_utf8_bytes_is_the_same_column(values: list[str]) -> None:
+    """Utf8Text's way in: the lines' bytes joined as they are give the strings' own column."""
+    _same(column([v.encode() for v in values], pa.string()), pa.array(values, type=pa.string()))
 
 
 def test_other_zones_and_naive_timestamps_as_pa_array_reads_them() -> None:

@@ -508,6 +508,34 @@ def test_packed_records_are_found_by_id_through_hash_collisions() -> None:
     assert again.status == "KILLED"
 
 
+class _FewHashes(str):
+    """Ids whose hashes fall on three values: many collisions, in every order of packing."""
+
+    def __hash__(self) -> int:
+        return int(self.rsplit("_", 1)[1]) % 3 - 1
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.integers(0, 30), max_size=8), st.lists(st.integers(0, 30), max_size=4)),
+                max_size=12))  # fmt: skip
+def test_packed_records_behave_as_the_dict_they_stand_for(steps: list[tuple[list[int], list[int]]]) -> None:
+    """Chunks packed one after another (the index merged, not sorted again), ids taken between: every
+    take finds what a dict would, and the records left come back in the order they were packed."""
+    packed: Packed[AttemptRecord] = Packed(
+        lambda a: _FewHashes(a.attempt_id), attrgetter(*AttemptRecord.__slots__), lambda v: AttemptRecord(*v)
+    )
+    model: dict[str, int] = {}  # packed id -> start_ms, in packing order
+    for step, (to_pack, to_take) in enumerate(steps):
+        fresh = [f"attempt_{i}" for i in dict.fromkeys(to_pack) if f"attempt_{i}" not in model]
+        packed.pack([AttemptRecord(a, "task_1", status="SUCCEEDED", start_ms=step) for a in fresh])
+        model.update((a, step) for a in fresh)
+        for i in to_take:
+            got = packed.take(_FewHashes(f"attempt_{i}"))
+            expected = model.pop(f"attempt_{i}", None)
+            assert (None if got is None else got.start_ms) == expected
+    assert [(a.attempt_id, a.start_ms) for a in packed.records()] == list(model.items())
+
+
 def test_event_blocks_are_bounded_in_bytes(fixtures_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # events that carry counters run to kilobytes: a block leaves once its text passes the bound
     monkeypatch.setattr(jhist_module, "_EVENT_BLOCK_BYTES", 20_000)

@@ -85,7 +85,7 @@ def test_typed_line_keeps_only_the_fields_read_and_counters_as_structs() -> None
     decoded = decode_typed(text)
     assert decoded is not None
     etype, record, payload, payload_json = decoded
-    assert (etype, record, payload_json) == ("MAP_ATTEMPT_FINISHED", _JH + "MapAttemptFinished", text.decode())
+    assert (etype, record, payload_json) == ("MAP_ATTEMPT_FINISHED", _JH + "MapAttemptFinished", text)  # the line as it was read
     assert set(payload) == {"taskid", "attemptId", "mapFinishTime", "finishTime", "hostname", "counters"}
     assert "shuffleFinishTime" not in payload  # absent stays absent (the handler asks)
     counters = payload["counters"]

@@ -132,6 +132,29 @@ def test_blocks_and_the_same_rows_one_by_one_give_identical_parquet(
     assert set(by_block.column("source_sha256").to_pylist()) == {"f" * 64}
 
 
+@pytest.mark.parametrize("flush_rows", [table_writer.FLUSH_ROWS, 1, 3])
+def test_a_source_names_the_jobs_of_its_rows_however_they_came(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flush_rows: int
+) -> None:
+    """``sources.job_ids``: a block's constant job id is read from its runs, per-row ids from the column."""
+    monkeypatch.setattr(table_writer, "FLUSH_ROWS", flush_rows)
+    items: list[Row | RowBlock] = [
+        *MIXED,
+        RowBlock("counters", 2, {"group_name": ["g", "g"], "counter_name": ["A", "B"], "value": [1, 2]},
+                 {"job_id": "job_2_0002", "scope": "job_total"}),
+        Row("counters", ("job_3_0003", None, None, "job_total", "g", "A", 1)),
+    ]  # fmt: skip
+    for name, ways in (("blocks", items), ("rows", list(iter_rows(items))), ("tuples", _as_tuples(items))):
+        staged = StagedSource(tmp_path / name, name, "f" * 64, 0, "test")
+        for item in ways:
+            if isinstance(item, RowBlock):
+                staged.add_columns(item.table, item.n, item.columns, item.constants)
+            else:
+                staged.add(item.table, item.values)
+        record, _ = staged.finish("landed")
+        assert record.job_ids == (JOB, "job_2_0002", "job_3_0003"), name
+
+
 def test_a_table_of_wide_rows_is_written_in_smaller_row_groups(tmp_path: Path) -> None:
     # events rows carry whole trace lines: the store buffers schemas.EVENTS.flush_rows of them, not FLUSH_ROWS
     limit = schemas.EVENTS.flush_rows

@@ -11,7 +11,7 @@ import dataclasses
 import json
 import multiprocessing
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -25,6 +25,8 @@ from phaseline import schemas
 from phaseline.errors import SchemaError, StoreError, TraceParseError, TraceTruncatedError
 from phaseline.hadoop_names import job_id_from_name
 from phaseline.store import Store
+from phaseline.store.files import FSYNC_FILES_AT_MOST
+from phaseline.store.files import make_durable as files_make_durable
 from phaseline.verify import verify_store
 
 
@@ -483,28 +485,64 @@ def test_ingest_compacts_when_a_table_has_many_small_files(tmp_path: Path, store
     assert len(job_ids(store)) == 20
 
 
-def test_one_filesystem_sync_per_commit_before_the_manifest(
+def test_what_a_commit_publishes_is_made_durable_once_before_the_manifest(
     tmp_path: Path, store_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import phaseline.store.transaction as store_module  # where a commit calls it
 
     order: list[str] = []
-    real_sync, real_write = store_module.sync_filesystem, Store._write_manifest
+    durable: list[Path] = []
+    real_durable, real_write = files_make_durable, Store._write_manifest
 
-    def sync(path: Path) -> None:
-        order.append("sync")
-        real_sync(path)
+    def make_durable(root: Path, paths: Sequence[Path]) -> None:
+        order.append("durable")
+        durable.extend(paths)
+        real_durable(root, paths)
 
     def write_manifest(self: Store, manifest: object) -> bytes:
         order.append("manifest")
         return real_write(self, manifest)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(store_module, "sync_filesystem", sync)
+    monkeypatch.setattr(store_module, "make_durable", make_durable)
     monkeypatch.setattr(Store, "_write_manifest", write_manifest)
     files = [write(tmp_path / f"{i}.toy", f"j{i},n{i}") for i in range(5)]
-    pipeline.ingest_paths(files, Store(store_dir), compact_over=None)
-    assert order == ["sync", "manifest"]  # five sources, one commit, one sync, before the manifest
+    store = Store(store_dir)
+    pipeline.ingest_paths(files, store, compact_over=None)
+    assert order == ["durable", "manifest"]  # five sources, one commit, one sync, before the manifest
+    manifest = store.manifest()
+    assert manifest.sources_file is not None
+    assert set(durable) == {store_dir / f.path for f in manifest.files} | {store_dir / manifest.sources_file}
     assert job_ids(Store(store_dir)) == [f"j{i}" for i in range(5)]
+
+
+@pytest.mark.parametrize("count", [1, FSYNC_FILES_AT_MOST, FSYNC_FILES_AT_MOST + 1])
+def test_a_few_files_are_fsynced_and_many_sync_the_filesystem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, count: int
+) -> None:
+    """A few files wait on their own bytes (not on every writer's, as a filesystem sync does)."""
+    import phaseline.store.files as files_module
+
+    synced: list[Path] = []
+    fsynced: list[int] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        fsynced.append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(files_module, "sync_filesystem", synced.append)
+    monkeypatch.setattr(os, "fsync", fsync)
+    paths = [tmp_path / "data" / "seg" / f"t{i % 3}" / f"{i}.parquet" for i in range(count)]
+    for path in paths:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"x")
+    files_module.make_durable(tmp_path, paths)
+    if count > FSYNC_FILES_AT_MOST:
+        assert synced == [tmp_path]
+        assert not fsynced
+    else:  # each file, then its directories up to the root (data/seg/t*, data/seg, data, the root)
+        assert not synced
+        assert len(fsynced) == count + min(count, 3) + 3
 
 
 def test_a_job_two_files_describe_has_one_account_in_the_views(tmp_path: Path, store_dir: Path) -> None:
