@@ -22,17 +22,13 @@ from typing import Any
 
 import pytest
 
-from ingest.pipeline import ingest_paths
-from phaseline.schemas import GENERIC_PHASES
-from phaseline.store import Store
-from platform_model.fit import MIN_POINTS
-from platform_model.model import fit_platform
-from platform_model.profile import profile_from_store
 from predict import core
 from predict.core import Cluster
 from predict.edits import Scenario
-from profiles.extract import extract_profile
 from tests.conftest import REPO
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+import bench_predict  # benchmarks/ is a script directory, not a package
 
 GOLDEN = REPO / "tests" / "data" / "predict_golden.json"
 #: How far a recorded number may move (relative): summation order in numpy's reductions, no more.
@@ -42,17 +38,9 @@ GIB = 2**30
 
 def predictions(tmp: Path) -> dict[str, dict[str, Any]]:
     """Every model's prediction (``Prediction.to_dict``) per case: ``own`` size and ``50GiB``."""
-    runs = sorted(d for d in (REPO / "sample_traces").iterdir() if (d / "run.json").is_file())
-    store = Store(tmp / "store")
-    ingest_paths(runs, store)
-    first = json.loads((runs[0] / "run.json").read_text())
-    profile = extract_profile(store.connect(), first["job_id"])
-    training = profile_from_store(tmp / "store")
-    phases = [p.value for p in GENERIC_PHASES if training.arrays(p.value)[0].size >= MIN_POINTS]
-    platform = fit_platform(training, phases=phases, split=False, settings=dict(profile.source.config))
-    params = first["params"]
+    profile, platform, own = bench_predict.sample_job(tmp)
     cases = {
-        "own": Scenario.for_profile(profile, Cluster(1, params["map_parallelism"], params["reduce_parallelism"])),
+        "own": Scenario.for_profile(profile, own),
         "50GiB": Scenario.for_profile(profile, Cluster(64, 2, 2), input_bytes=50 * GIB, reduces=240),
     }
     out: dict[str, dict[str, Any]] = {}
