@@ -73,6 +73,7 @@ class Concept(enum.StrEnum):
     REDUCE_STAGES = "reduce_stages"
     MAP_TASK_WAVES = "map_task_waves"
     JOB_CONF = "job_conf"
+    OTHER_SIZES = "other_sizes"
     ATTEMPT_COUNTERS = "_attempt_counters"
     PHASE_DURATIONS = "_phase_durations"
 
@@ -323,6 +324,12 @@ def job_conf(con: duckdb.DuckDBPyConnection, job_id: str) -> dict[str, str]:
     return {str(k): str(v) for k, v in zip(df["key"], df["value"], strict=True) if v is not None}
 
 
+def other_sizes(con: duckdb.DuckDBPyConnection, job_id: str) -> list[str]:
+    """The store's other successful runs of the job's name at another input size, smallest first
+    (``other_sizes.sql``): what a profile of one size may be merged with."""
+    return [str(j) for j in frame(con, Concept.OTHER_SIZES, job_id=job_id)["job_id"]]
+
+
 def job_ids(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Every job id the store knows, sorted."""
     install(con, Concept.JOB_SUMMARY)
@@ -387,4 +394,3 @@ def job_has_rows(con: duckdb.DuckDBPyConnection, table: str, job_id: str) -> boo
     """Whether the store's table (view) ``table`` holds any row of ``job_id``."""
     rel = con.table(table).filter(duckdb.ColumnExpression("job_id") == duckdb.ConstantExpression(job_id))
     return bool(rel.limit(1).fetchall())
-

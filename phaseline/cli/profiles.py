@@ -63,6 +63,12 @@ def profile(job_ids: tuple[str, ...], out: Path, store_dir: Path | None) -> None
     merged.save(out)
     click.echo(f"profile of {', '.join(job_ids)} -> {out}", err=True)
     click.echo(f"  {evidence_line(merged)}", err=True)
+    if len(job_ids) == 1 and (others := q.other_sizes(con, job_ids[0])):
+        click.echo(
+            f"  the store holds {len(others)} run(s) of this job at other input sizes (e.g. {others[-1]}): "
+            f"`phaseline profile {job_ids[0]} {others[-1]} --out ...` fits its fixed and per-byte cost across them",
+            err=True,
+        )
 
 
 def _timeline_file(ctx: click.Context, param: click.Parameter, out: Path) -> Path:

@@ -14,14 +14,17 @@ import math
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from ingest.pipeline import ingest_paths
+from phaseline.cli import main
 from phaseline.errors import DataQualityWarning
 from phaseline.store import Store
 from predict import core
 from predict.core import Cluster, Dataset, JobSettings
 from predict.jhist_writer import SimTrace, write_jhist
 from predict.simulate import Attempt, SimRun
+from profiles import queries as q
 from profiles.extract import extract_profile
 from profiles.merge_runs import merge_profiles
 from profiles.profile import JobProfile
@@ -289,9 +292,13 @@ def test_runs_at_two_sizes_fit_the_reduce_function_fixed_and_per_record(tmp_path
     assert JobProfile.from_json(merged.to_json()) == merged
 
     def predicted(profile: JobProfile) -> float:
-        return core.get(model).predict(
-            profile, PLATFORM, Cluster(1, 1, 1), Dataset(32 * SPLIT, splits=32), JobSettings(reduces=1)
-        ).seconds
+        return (
+            core.get(model)
+            .predict(
+                profile, PLATFORM, Cluster(1, 1, 1), Dataset(32 * SPLIT, splits=32), JobSettings(reduces=1)
+            )
+            .seconds
+        )
 
     truth_s = (32 * 40.0 + 20.0 + REDUCE_FIXED_MS + REDUCE_MS_PER_RECORD * 32 * RECORDS) / 1000
     # Vianna's queueing network prices the one node's CPU contention on top (+7 % here, at every size)
@@ -325,7 +332,8 @@ def test_merged_runs_keep_the_average_where_their_noise_hides_the_fixed_part(tmp
     large = _profiled(tmp_path, [600.0 + 440 / 3] + [440 / 3] * 23, sequence=2)
     spread = (0.75, 1.0, 1.3)
     small, large = (
-        dataclasses.replace(p, makespans_ms=tuple(p.makespans_ms[0] * f for f in spread)) for p in (small, large)
+        dataclasses.replace(p, makespans_ms=tuple(p.makespans_ms[0] * f for f in spread))
+        for p in (small, large)
     )
     with pytest.warns(DataQualityWarning, match="not repeats of one case"):
         merged = merge_profiles([small, large])
@@ -333,3 +341,33 @@ def test_merged_runs_keep_the_average_where_their_noise_hides_the_fixed_part(tmp
     assert merged.map_one_time_ms == pytest.approx(
         (8 * small.map_one_time_ms + 24 * large.map_one_time_ms) / 32  # weighted by maps
     )
+
+
+def test_a_profile_of_one_size_names_the_stores_runs_at_other_sizes(tmp_path: Path) -> None:
+    """`phaseline profile` of one run says which runs of the same job at other sizes it could be
+    merged with (the two-size profile is what predicts a larger run best: benchmarks/BACKTEST.md)."""
+    store = Store(tmp_path / "store")
+    paths = []
+    for sequence, n_maps in ((1, 8), (2, 24), (3, 8)):  # run 3 repeats run 1's size
+        trace = SimTrace(
+            sequence=sequence,
+            job_name="filter",
+            map_counters={"MAP_INPUT_RECORDS": RECORDS, "MAP_OUTPUT_RECORDS": RECORDS // 2},
+            map_input_bytes=SPLIT,
+            map_output_file_bytes=SPLIT // 2,
+        )
+        out = tmp_path / f"run{sequence}"
+        out.mkdir()
+        paths.append(
+            write_jhist(_map_only_run([40.0] * n_maps), out, n_maps=n_maps, n_reduces=0, trace=trace)
+        )
+    ingest_paths(paths, store)
+    small, large, repeat = (SimTrace(sequence=s).job_id for s in (1, 2, 3))
+    assert q.other_sizes(store.connect(), small) == [large]
+    assert q.other_sizes(store.connect(), large) == [small, repeat]
+    result = CliRunner().invoke(
+        main, ["profile", small, "--out", str(tmp_path / "p.json"), "--store", str(tmp_path / "store")]
+    )
+    assert result.exit_code == 0, result.output
+    assert f"1 run(s) of this job at other input sizes (e.g. {large})" in result.output
+    assert f"phaseline profile {small} {large}" in result.output
