@@ -112,7 +112,8 @@ def _map_only_run(durations: list[float]) -> SimRun:
     return SimRun(makespan_ms=t, events=2 * len(durations), attempts=tuple(attempts))
 
 
-def _profiled(tmp_path: Path, durations: list[float], sequence: int = 1) -> JobProfile:
+def _filter_run(tmp_path: Path, durations: list[float], sequence: int) -> tuple[Path, str]:
+    """A run of the map-only filter (one map a duration) written as a ``.jhist``; its path and job id."""
     trace = SimTrace(
         sequence=sequence,
         job_name="filter",
@@ -123,9 +124,14 @@ def _profiled(tmp_path: Path, durations: list[float], sequence: int = 1) -> JobP
     out = tmp_path / f"run{sequence}"
     out.mkdir()
     path = write_jhist(_map_only_run(durations), out, n_maps=len(durations), n_reduces=0, trace=trace)
+    return path, trace.job_id
+
+
+def _profiled(tmp_path: Path, durations: list[float], sequence: int = 1) -> JobProfile:
+    path, job_id = _filter_run(tmp_path, durations, sequence)
     store = Store(tmp_path / f"store{sequence}")
     ingest_paths([path], store)
-    return extract_profile(store.connect(), trace.job_id)
+    return extract_profile(store.connect(), job_id)
 
 
 #: Read and write priced well under the typical map: the rest is per-task overhead.
@@ -347,22 +353,9 @@ def test_a_profile_of_one_size_names_the_stores_runs_at_other_sizes(tmp_path: Pa
     """`phaseline profile` of one run says which runs of the same job at other sizes it could be
     merged with (the two-size profile is what predicts a larger run best: benchmarks/BACKTEST.md)."""
     store = Store(tmp_path / "store")
-    paths = []
-    for sequence, n_maps in ((1, 8), (2, 24), (3, 8)):  # run 3 repeats run 1's size
-        trace = SimTrace(
-            sequence=sequence,
-            job_name="filter",
-            map_counters={"MAP_INPUT_RECORDS": RECORDS, "MAP_OUTPUT_RECORDS": RECORDS // 2},
-            map_input_bytes=SPLIT,
-            map_output_file_bytes=SPLIT // 2,
-        )
-        out = tmp_path / f"run{sequence}"
-        out.mkdir()
-        paths.append(
-            write_jhist(_map_only_run([40.0] * n_maps), out, n_maps=n_maps, n_reduces=0, trace=trace)
-        )
-    ingest_paths(paths, store)
-    small, large, repeat = (SimTrace(sequence=s).job_id for s in (1, 2, 3))
+    runs = [_filter_run(tmp_path, [40.0] * n, s) for s, n in ((1, 8), (2, 24), (3, 8))]  # 3 repeats 1's size
+    ingest_paths([path for path, _ in runs], store)
+    small, large, repeat = (job_id for _, job_id in runs)
     assert q.other_sizes(store.connect(), small) == [large]
     assert q.other_sizes(store.connect(), large) == [small, repeat]
     result = CliRunner().invoke(
