@@ -172,7 +172,10 @@ def merge_profiles(profiles: Sequence[JobProfile]) -> JobProfile:
         hadoop_version=versions.pop() if len(versions) == 1 else None,
         config=config,
     )
-    return _with_reduce_costs(_with_map_costs(_merged(profiles, source), profiles), profiles)
+    # the runs' noise, from the repeats each profile carries: what a fit's fixed part must stand out of
+    noise = pooled_rel_sd([p.run_log_sd() for p in profiles])
+    merged = _with_map_costs(_merged(profiles, source), profiles, noise)
+    return _with_reduce_costs(merged, profiles, noise)
 
 
 def _job_name(profiles: Sequence[JobProfile]) -> str | None:
@@ -280,7 +283,7 @@ def _map_work_ms(p: JobProfile) -> float | None:
     return p.num_maps * typical.avg_ms + p.map_slots * p.map_one_time_ms
 
 
-def _with_map_costs(merged: JobProfile, profiles: Sequence[JobProfile]) -> JobProfile:
+def _with_map_costs(merged: JobProfile, profiles: Sequence[JobProfile], noise: float | None) -> JobProfile:
     """The merged profile's one-time and per-task map cost: fitted over the runs' sizes where they differ.
 
     Runs of one size average their one-time terms (weighted by maps).  Runs at
@@ -302,7 +305,7 @@ def _with_map_costs(merged: JobProfile, profiles: Sequence[JobProfile]) -> JobPr
     slots = round(statistics.median(p.map_slots or 1 for p in known))
     one_time = _wmean([(p.map_one_time_ms, float(p.num_maps)) for p in known]) or 0.0
     fit = fit_map_work(
-        [p.input.total_bytes for p in known], [_map_work_ms(p) or 0.0 for p in known], pooled_rel_sd([p.run_log_sd() for p in known])
+        [p.input.total_bytes for p in known], [_map_work_ms(p) or 0.0 for p in known], noise
     )
     if fit is None or fit.fixed_ms < 0 or not fit.fixed_told_apart:
         why = unused_fit_reason(fit)
@@ -345,7 +348,7 @@ def _reduce_records(p: JobProfile) -> float | None:
     return records / p.num_reduces if records and p.num_reduces > 0 else None
 
 
-def _with_reduce_costs(merged: JobProfile, profiles: Sequence[JobProfile]) -> JobProfile:
+def _with_reduce_costs(merged: JobProfile, profiles: Sequence[JobProfile], noise: float | None) -> JobProfile:
     """The merged profile's reduce function cost: fixed + per record where the runs' sizes differ.
 
     Each run's reduce function span (:data:`_REDUCE_SPANS`) is fitted against one reduce's
@@ -363,7 +366,7 @@ def _with_reduce_costs(merged: JobProfile, profiles: Sequence[JobProfile]) -> Jo
     if span is None or merged.num_reduces <= 0 or any(r is None for r in records):
         return merged
     fit = fit_reduce_work(
-        [r or 0.0 for r in records], [p.phases[span].avg_ms for p in profiles], pooled_rel_sd([p.run_log_sd() for p in profiles])
+        [r or 0.0 for r in records], [p.phases[span].avg_ms for p in profiles], noise
     )
     if fit is None or fit.fixed_ms <= 0 or not fit.fixed_told_apart:
         return merged
@@ -371,7 +374,7 @@ def _with_reduce_costs(merged: JobProfile, profiles: Sequence[JobProfile]) -> Jo
         f"; reduce function ({span!r}) fitted over runs at {fit.sizes} sizes: {fit.fixed_ms:.0f} ms per reduce + "
         f"{fit.ms_per_unit * 1000:.2f} us per input record, the fixed part counted once per reduce"
     )
-    evidence = (merged.cost_evidence or "") + line if merged.cost_evidence else line[2:]
+    evidence = merged.cost_evidence + line if merged.cost_evidence else line[2:]
     if span == "reduce":
         return dataclasses.replace(merged, reduce_ms_per_record=fit.ms_per_unit, cost_evidence=evidence)
     return dataclasses.replace(merged, reduce_fixed_ms=fit.fixed_ms, cost_evidence=evidence)
