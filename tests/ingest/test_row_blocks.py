@@ -93,17 +93,22 @@ MIXED: list[Row | RowBlock] = [
 ]
 
 
-def _stage(tmp_path: Path, name: str, items: Sequence[Row | RowBlock], table: str = "counters") -> pa.Table:
-    """Write items through a StagedSource as the pipeline does; the file it produced for ``table``."""
-    staging = tmp_path / name / table
-    staging.mkdir(parents=True)
+def _staged(staging: Path, name: str, items: Sequence[Row | RowBlock]) -> StagedSource:
+    """Items added to a StagedSource as the pipeline adds them (blocks by column, rows by value)."""
     staged = StagedSource(staging, name, "f" * 64, 0, "test")
     for item in items:
         if isinstance(item, RowBlock):
             staged.add_columns(item.table, item.n, item.columns, item.constants)
         else:
             staged.add(item.table, item.values)
-    _, files = staged.finish("landed")
+    return staged
+
+
+def _stage(tmp_path: Path, name: str, items: Sequence[Row | RowBlock], table: str = "counters") -> pa.Table:
+    """Write items through a StagedSource as the pipeline does; the file it produced for ``table``."""
+    staging = tmp_path / name / table
+    staging.mkdir(parents=True)
+    _, files = _staged(staging, name, items).finish("landed")
     (written,) = [f for f in files if f.table == table]
     return pq.read_table(written.path)
 
@@ -145,13 +150,7 @@ def test_a_source_names_the_jobs_of_its_rows_however_they_came(
         Row("counters", ("job_3_0003", None, None, "job_total", "g", "A", 1)),
     ]  # fmt: skip
     for name, ways in (("blocks", items), ("rows", list(iter_rows(items))), ("tuples", _as_tuples(items))):
-        staged = StagedSource(tmp_path / name, name, "f" * 64, 0, "test")
-        for item in ways:
-            if isinstance(item, RowBlock):
-                staged.add_columns(item.table, item.n, item.columns, item.constants)
-            else:
-                staged.add(item.table, item.values)
-        record, _ = staged.finish("landed")
+        record, _ = _staged(tmp_path / name, name, ways).finish("landed")
         assert record.job_ids == (JOB, "job_2_0002", "job_3_0003"), name
 
 
