@@ -600,6 +600,17 @@ def _overlap_amva_whole(demands: np.ndarray, widths: np.ndarray, weights: np.nda
     raise AssertionError("the reference did not converge")
 
 
+def _task_demands(rng: np.random.Generator, n: int, *, maps: int) -> np.ndarray:
+    """Demands of ``n`` task classes on CPU, disk, fiber, network: ``maps`` maps (no network), then
+    shuffle-sorts (no CPU); no fiber, and five classes that never use a disk."""
+    d = rng.uniform(0.1, 2.0, (n, 4))
+    d[:maps, 3] = 0.0  # maps: no network
+    d[maps:, 0] = 0.0  # shuffle-sorts: no CPU
+    d[:, 2] = 0.0  # no fiber
+    d[:5, 1] = 0.0  # tasks that never use a disk
+    return d
+
+
 @pytest.mark.parametrize("negative", [False, True])
 def test_overlap_amva_block_is_the_whole_matrix(negative: bool) -> None:
     """Only the rows and columns where a task is removed are computed: the same residences, bit for bit.
@@ -610,11 +621,7 @@ def test_overlap_amva_block_is_the_whole_matrix(negative: bool) -> None:
     """
     rng = np.random.default_rng(7)
     n = 40
-    d = rng.uniform(0.1, 2.0, (n, 4))
-    d[:15, 3] = 0.0  # maps: no network
-    d[15:, 0] = 0.0  # shuffle-sorts: no CPU
-    d[:, 2] = 0.0  # no fiber
-    d[:5, 1] = 0.0  # tasks that never use a disk
+    d = _task_demands(rng, n, maps=15)
     weights = rng.uniform(0.0, 0.05, (4, n, n))
     if negative:
         weights[1, 7, :] = -0.3  # class 7's disk residence falls below its demand
@@ -648,11 +655,7 @@ def test_overlap_amva_by_nonzero_weights_is_the_whole_matrix(negative: bool) -> 
     matrix's residences: the same presences entry for entry, only a row's sum in another order."""
     rng = np.random.default_rng(11)
     n = 60
-    d = rng.uniform(0.1, 2.0, (n, 4))
-    d[:20, 3] = 0.0  # maps: no network
-    d[20:, 0] = 0.0  # shuffle-sorts: no CPU
-    d[:, 2] = 0.0  # no fiber
-    d[:5, 1] = 0.0  # tasks that never use a disk
+    d = _task_demands(rng, n, maps=20)
     weights = rng.uniform(0.0, 0.5, (4, n, n)) * (rng.random((4, n, n)) < 0.05)
     weights[:, 3, :] = 0.0  # a class beside nothing
     if negative:
