@@ -15,9 +15,10 @@ Whether any job is shared is read from ``sources.job_ids`` without reading the d
 so a store without overlaps never opens DuckDB here.
 
 A store may be partitioned, as one store per partition under a common root
-(``<root>/day=2026-11-28/``, ``<root>/day=2026-11-29/``, each ingested on its own; see
-``docs/SCALE.md``): the views are then the partitions' unions with the keys as
-columns, and a query that filters on a key reads only that partition's files.
+(``<root>/day=2026-11-28/cluster=1526555215992/``, written by ``phaseline ingest
+--partition-by``; :mod:`phaseline.store.partitioned`): the views are then the partitions'
+unions with the keys as columns, as DuckDB's, and a query that filters on a key reads only
+that partition's files.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import pyarrow as pa
 from phaseline import schemas
 from phaseline.errors import StoreError, first_line
 from phaseline.schemas import SourceStatus
-from phaseline.store import Manifest, Store
+from phaseline.store import Manifest, Store, partitions
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -111,36 +112,10 @@ def _store_frames(spark: SparkSession, store: Store, manifest: Manifest) -> _Fra
     return _Frames(raw, main, overlaps)
 
 
-def partitions(root: Path) -> list[tuple[tuple[tuple[str, str], ...], Store]]:
-    """The stores of a partitioned store: directories under ``root`` named ``key=value`` (nested:
-    ``day=2026-11-28/cluster=1526555215992``), each a store, every one with the same keys.
-
-    ``root`` itself a store: one partition without keys.
-    """
-    if Store(root).exists():
-        return [((), Store(root))]
-    found: list[tuple[tuple[tuple[str, str], ...], Store]] = []
-    for manifest in sorted(root.rglob("MANIFEST.json")):
-        parts = manifest.parent.relative_to(root).parts
-        if not parts or not all("=" in p for p in parts):
-            continue  # not a partition directory
-        found.append((tuple(tuple(p.split("=", 1)) for p in parts), Store(manifest.parent)))  # type: ignore[misc]
-    keys = {tuple(k for k, _ in spec) for spec, _ in found}
-    if not found:
-        raise StoreError(
-            f"{root}: no store there, nor partitions (key=value directories holding stores) under it"
-        )
-    if len(keys) > 1:
-        raise StoreError(
-            f"{root}: its partitions have different keys ({sorted(keys)}); each must have the same"
-        )
-    return found
-
-
 def register_store(spark: SparkSession, store: Store | Path) -> int:
     """Register a store's tables as temporary views of ``spark`` (see the module); returns the partitions read.
 
-    ``store`` may be a partitioned store (:func:`partitions`): each view is then the union of
+    ``store`` may be a partitioned store (:func:`phaseline.store.partitions`): each view is then the union of
     every partition's, with one string column per partition key (``day``, ``cluster``) after
     the table's columns.  A query that filters on a key reads only the matching partitions'
     files (Spark folds the other branches of the union away before reading); each
