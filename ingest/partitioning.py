@@ -194,6 +194,7 @@ def ingest_partitioned(
     *,
     engine: str = "local",
     master: str | None = None,
+    spark: Any = None,
     on_file: ProgressFn | None = None,
     workers: int = 1,
     **options: Any,
@@ -208,9 +209,10 @@ def ingest_partitioned(
         The partitioned store's root (no store itself).
     keys
         Partition keys from :data:`PARTITION_KEYS`, outermost first.
-    engine, master
+    engine, master, spark
         ``"local"`` (``workers`` processes, one pool for every partition) or ``"spark"``
-        (one session on ``master`` for every partition, :mod:`ingest.spark_ingest`).
+        (one session for every partition, :mod:`ingest.spark_ingest`: ``spark``, else one
+        started on ``master`` and stopped after).
     on_file, **options
         As :func:`ingest.pipeline.ingest_paths` (``commit_every_files``, ``new_only``, ...).
     """
@@ -224,10 +226,10 @@ def ingest_partitioned(
             from ingest.spark_ingest import ingest_paths_spark
             from phaseline.spark import DEFAULT_MASTER, spark_session
 
-            spark = stack.enter_context(spark_session(master or DEFAULT_MASTER))
+            session = spark or stack.enter_context(spark_session(master or DEFAULT_MASTER))
 
             def ingest_one(files: list[Path], store: Store) -> IngestSummary:
-                return ingest_paths_spark(files, store, spark=spark, on_file=on_file, **options)
+                return ingest_paths_spark(files, store, spark=session, on_file=on_file, **options)
         else:
             pool = worker_pool(stack, workers, "forkserver")
 
