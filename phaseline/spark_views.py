@@ -31,8 +31,8 @@ import pyarrow as pa
 
 from phaseline import schemas
 from phaseline.errors import StoreError, first_line
-from phaseline.schemas import SourceStatus
 from phaseline.store import Manifest, Store, partitions
+from phaseline.store.partitioned import shared_jobs
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -54,27 +54,6 @@ def _read_table(spark: SparkSession, store: Store, spec: schemas.TableSpec, path
     if not paths:
         return spark.createDataFrame([], spark_schema(spec))
     return spark.read.schema(spark_schema(spec)).parquet(*(str(store.root / p) for p in paths))
-
-
-def shared_jobs(sources: pa.Table) -> bool:
-    """Whether two landed sources name one job (``sources.job_ids``; unknown -> assume so)."""
-    seen: dict[str, str] = {}
-    rows = zip(
-        sources.column("status").to_pylist(),
-        sources.column("rows_written").to_pylist(),
-        sources.column("sha256").to_pylist(),
-        sources.column("job_ids").to_pylist(),
-        strict=True,
-    )
-    for status, written, sha, job_ids in rows:
-        if status not in (SourceStatus.LANDED, SourceStatus.PARTIAL) or not written:
-            continue
-        if job_ids is None:
-            return True  # ingested before the column existed: the store's views read the data to know
-        for job in job_ids:
-            if seen.setdefault(job, sha) != sha:
-                return True
-    return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +79,7 @@ def _store_frames(spark: SparkSession, store: Store, manifest: Manifest) -> _Fra
     except Exception as exc:  # Spark's AnalysisException: a file gone or of another type
         raise StoreError(f"{store.root}: Spark cannot read the store's files ({first_line(exc)}); "
                          "see `phaseline verify`") from exc  # fmt: skip
-    if shared_jobs(store.sources(manifest)):
+    if shared_jobs(store.sources(manifest), manifest):
         overlaps, kept = _one_account(spark, store, manifest)
     else:
         overlaps, kept = spark.createDataFrame([], _overlaps_schema()), {}

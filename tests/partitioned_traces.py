@@ -6,7 +6,8 @@ every id inside) and every timestamp shifted so that the job was submitted at 10
 on its day.  The first day's files sit in a history server's ``done/YYYY/MM/DD/<serial>/``
 tree under done-file names; the second day's lie flat, named ``job_<id>.jhist``, so that
 their day comes from the submit time inside.  Beside them: a file with no job (not a
-trace) and a ``.jhist`` whose header is unusable (quarantined).
+trace), a ``.jhist`` whose header is unusable (quarantined), and a cut copy of one of the
+second day's histories (lands partial; the views keep the whole copy's account of the job).
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ JOBS_PER_PARTITION = 2
 BAD_NAME = f"job_{CLUSTERS[0]}_0009.jhist"
 BAD_TEXT = 'Avro-Json\n{"type":"record","name":"Event","fields":[]}\n\n{"type":"JOB_SUBMITTED","event":{'
 NOT_A_TRACE = "notes.txt"
+#: The job two sources describe: its whole history and a copy cut at half its lines.
+CUT_JOB = f"job_{CLUSTERS[1]}_0003"
+CUT_NAME = f"{CUT_JOB}-cut.jhist"
 #: A timestamp of the seed's run (2018-05-17), not the cluster part of an id (``_`` before it).
 _SEED_TIME = re.compile(r"(?<![\d_])1526\d{9}(?![\d_])")
 
@@ -65,5 +69,7 @@ def write_traces(fixtures_dir: Path, out: Path) -> Path:
         (directory / name).write_text(_shift(seed.read_text().replace(SEED_JOB, run), shift))
         (directory / f"{job}_conf.xml").write_text(_shift(conf.read_text().replace(SEED_JOB, run), shift))
     (out / "flat" / BAD_NAME).write_text(BAD_TEXT)
+    lines = (out / "flat" / f"{CUT_JOB}.jhist").read_text().splitlines(keepends=True)
+    (out / "flat" / CUT_NAME).write_text("".join(lines[: len(lines) // 2]))
     (out / "flat" / NOT_A_TRACE).write_text("a note beside the traces, naming no job\n")
     return out

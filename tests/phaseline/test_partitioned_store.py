@@ -32,6 +32,8 @@ from profiles.spark_sql import spark_concepts
 from tests.partitioned_traces import (
     BAD_NAME,
     CLUSTERS,
+    CUT_JOB,
+    CUT_NAME,
     DAYS,
     JOBS_PER_PARTITION,
     NOT_A_TRACE,
@@ -88,7 +90,8 @@ def test_each_file_keyed_by_its_directory_name_or_head(traces: Path) -> None:
     assert conf in routed[(("day", DAYS[1]), ("cluster", CLUSTERS[1]))]
     assert routed[(("day", "unknown"), ("cluster", "unknown"))] == [traces / "flat" / NOT_A_TRACE]
     assert routed[(("day", "unknown"), ("cluster", CLUSTERS[0]))] == [traces / "flat" / BAD_NAME]
-    assert sum(map(len, routed.values())) == 2 * len(job_ids()) + 2
+    assert (traces / "flat" / CUT_NAME) in routed[(("day", DAYS[1]), ("cluster", CLUSTERS[1]))]
+    assert sum(map(len, routed.values())) == 2 * len(job_ids()) + 3
 
 
 def test_partition_by_names_known_keys() -> None:
@@ -116,7 +119,7 @@ def test_every_partition_verifies(stores: tuple[Path, Store]) -> None:
     root, _ = stores
     report = verify_store(Store(root))
     assert report.ok, [f for f in report.findings if f.severity == "error"]
-    assert report.sources_checked == 2 * len(job_ids()) + 2
+    assert report.sources_checked == 2 * len(job_ids()) + 3
     for _, part in find_partitions(root):
         assert verify_store(part).ok
 
@@ -171,6 +174,25 @@ def test_keys_are_the_jobs_day_and_cluster(stores: tuple[Path, Store]) -> None:
         assert cluster == cluster_of(job)
 
 
+def test_a_job_two_sources_describe_is_kept_once(stores: tuple[Path, Store]) -> None:
+    """The cut copy and the whole history land in one partition, whose own account of the job
+    (the whole copy's rows) is the root's, as in the one store."""
+    root, one = stores
+    whole, single = Store(root).connect(), one.connect()
+    try:
+        sql = "SELECT job_id, path, preference, day, cluster FROM overlapping_sources"
+        overlaps = _rows(whole, sql, set())
+        assert {(j, d, c) for j, _, _, d, c in overlaps} == {(CUT_JOB, DAYS[1], CLUSTERS[1])}
+        expected = _rows(single, "SELECT job_id, path, preference FROM overlapping_sources", set())
+        assert [r[:3] for r in overlaps] == expected
+        sql = f"SELECT count(*) FROM {{}} WHERE job_id = '{CUT_JOB}'"
+        kept, raw = whole.sql(sql.format("tasks")).fetchall(), whole.sql(sql.format("raw.tasks")).fetchall()
+    finally:
+        whole.close()
+        single.close()
+    assert kept[0][0] < raw[0][0], "the cut copy's rows of the job are set aside"
+
+
 @pytest.mark.parametrize("concept", spark_concepts())
 def test_profiles_queries_over_the_root(stores: tuple[Path, Store], concept: str) -> None:
     """Each profiles query (those Spark runs too) gives the one store's rows over the root."""
@@ -221,6 +243,8 @@ def test_one_day_query_scans_only_that_days_files(stores: tuple[Path, Store]) ->
     try:
         one_day = _files_scanned(con, f"SELECT count(*) FROM attempts WHERE day = '{DAYS[1]}'")
         every_day = _files_scanned(con, "SELECT count(*) FROM attempts")
+        # a table whose view sets a job's rows aside (the cut copy's, in the second day) prunes as well
+        tasks = _files_scanned(con, f"SELECT count(*) FROM tasks WHERE day = '{DAYS[0]}'")
         ((n,),) = con.sql(f"SELECT count(*) FROM attempts WHERE day = '{DAYS[1]}'").fetchall()
     finally:
         con.close()
@@ -228,6 +252,8 @@ def test_one_day_query_scans_only_that_days_files(stores: tuple[Path, Store]) ->
     assert all(f"/day={DAYS[1]}/" in f for f in one_day), one_day
     assert {f for f in every_day if f"/day={DAYS[1]}/" in f} == set(one_day)
     assert any(f"/day={DAYS[0]}/" in f for f in every_day)
+    assert tasks
+    assert all(f"/day={DAYS[0]}/" in f for f in tasks), tasks
     assert n == len(CLUSTERS) * JOBS_PER_PARTITION * 2  # the seed job has 2 attempts
 
 
