@@ -244,9 +244,9 @@ def query(sql: str, store_dir: Path | None, fmt: str, engine: str, master: str) 
     ``raw.<table>`` has every file's rows, and ``overlapping_sources`` lists
     such jobs with the file each view keeps.  With --engine spark the SQL is
     Spark SQL on --master, over the same views (``raw_<table>`` for
-    ``raw.<table>``); only queries run; --store may then also be a directory
-    of stores named key=value (one per day: day=2026-11-28), queried as one
-    with the keys as columns.
+    ``raw.<table>``); only queries run.  On either engine --store may be the
+    root of a partitioned store (ingest --partition-by), queried as one with
+    the keys as columns: WHERE day = '2026-11-28' reads that day's files.
     """
     import duckdb  # loaded by connect() already
 
