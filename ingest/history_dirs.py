@@ -117,13 +117,27 @@ def dated_span(path: Path) -> tuple[int, int] | None:
     return None
 
 
-def _day_of(path: Path) -> tuple[int, int] | None:
+def day_dir_span(path: Path) -> tuple[int, int] | None:
     """The span of the ``YYYY/MM/DD`` directory a file sits in, directly or in a serial directory below it."""
     for parent in (path.parent, path.parent.parent):
         span = dated_span(parent)
         if span is not None and span[1] - span[0] <= _DAY_MS:
             return span
     return None
+
+
+def done_name_times(name: str) -> tuple[str, int, int] | None:
+    """A done-file name's job id, submit and finish times (epoch ms), or None for another name.
+
+    >>> done_name_times("job_1526555215992_0001-1526555642677-user-QuasiMonteCarlo-1526555658299-1-1-SUCCEEDED-default-1526555648931.jhist")
+    ('job_1526555215992_0001', 1526555642677, 1526555658299)
+    >>> done_name_times("job_1526555215992_0001_conf.xml")
+    """
+    done = _DONE_NAME.match(name) if name.endswith((".jhist", ".jhist.gz")) else None
+    if done is None:
+        return None
+    submit, finish = (int(t) * (1000 if len(t) == 10 else 1) for t in done.group(2, 3))
+    return done.group(1), submit, finish
 
 
 def history_files(paths: Iterable[str | Path], window: TimeWindow | None = None) -> Iterator[Path]:
@@ -146,10 +160,10 @@ def history_files(paths: Iterable[str | Path], window: TimeWindow | None = None)
             yield f
             continue
         name = f.name
-        done = _DONE_NAME.match(name) if name.endswith((".jhist", ".jhist.gz")) else None
+        done = done_name_times(name)
         if done is not None:
-            finish = int(done.group(3)) * (1000 if len(done.group(3)) == 10 else 1)
-            kept = kept_jobs[(f.parent, done.group(1))] = window.holds(finish)
+            job_id, _, finish = done
+            kept = kept_jobs[(f.parent, job_id)] = window.holds(finish)
         elif conf := _CONF_NAME.match(name):  # (sorted after its job's "job_<id>-....jhist": '-' < '_')
             job = kept_jobs.get((f.parent, conf.group(1)))
             kept = _in_window(f, window) if job is None else job
@@ -160,7 +174,7 @@ def history_files(paths: Iterable[str | Path], window: TimeWindow | None = None)
 
 
 def _in_window(f: Path, window: TimeWindow) -> bool:
-    span = _day_of(f)
+    span = day_dir_span(f)
     if span is not None:
         return window.overlaps(*span)
     try:

@@ -108,7 +108,7 @@ def _chunk_files(files: int, workers: int, commit_every_files: int) -> int:
     return chunk_files
 
 
-def _worker_pool(stack: ExitStack, workers: int, start_method: str) -> Executor | None:
+def worker_pool(stack: ExitStack, workers: int, start_method: str) -> Executor | None:
     """Worker processes for ``workers > 1``, else None.
 
     ``"forkserver"`` by default, with this module preloaded: workers fork from a clean
@@ -188,7 +188,7 @@ def ingest_paths(
         hashing, planning and commits stay in this process.
     start_method
         How worker processes start (a :mod:`multiprocessing` start method;
-        ``"forkserver"`` by default, why in :func:`_worker_pool`).  As with any
+        ``"forkserver"`` by default, why in :func:`worker_pool`).  As with any
         start method but fork, a script that calls this with workers needs the
         ``if __name__ == "__main__":`` guard.
     file_timeout_s
@@ -223,7 +223,7 @@ def ingest_paths(
     with ExitStack() as stack:
         txn = stack.enter_context(store.begin())
         txn.is_copy = is_copy
-        pool = executor if executor is not None else _worker_pool(stack, workers, start_method)
+        pool = executor if executor is not None else worker_pool(stack, workers, start_method)
         commits = _Commits(txn, on_file, commit_every_files, commit_every_s)
         chunks = Planner(found, live, txn, stack).chunks(chunk_files)
         if pool is None:

@@ -32,6 +32,7 @@ Ids
     * :func:`attempt_job_id`, :func:`attempt_task_id`, :func:`attempt_task_type` (task
       logs): exactly ``attempt_<job>_<m|r>_<task>_<n>``, the job part may be a
       LocalJobRunner's (``local2090949264_0001``); anything else is a ``ValueError``.
+    * :func:`first_job_id`, :func:`cluster_of` (a file's partition): the first id in a text, its cluster.
 Hosts
     Three spellings, three functions: :func:`split_host` (``.jhist``: ``/rack/host:port``
     and 1.x ``tracker_host:...``), :func:`split_rack_host` (1.x history and Rumen:
@@ -214,6 +215,31 @@ def job_id_from_name(name: str) -> str | None:
     """
     m = _JOB_ID_IN_TEXT.search(name)
     return m.group(0) if m else None
+
+
+#: Any Hadoop id in free text, its cluster part a timestamp or a LocalJobRunner's ``local<n>``.
+_ANY_ID_IN_TEXT = re.compile(r"(?<![A-Za-z])(?:job|task|attempt|application|appattempt)_((?:local)?\d+)_(\d+)")
+
+
+def first_job_id(text: str) -> str | None:
+    """The job id of the first Hadoop id (job, task, attempt, application) in ``text``, or ``None``.
+
+    >>> first_job_id("attempt_1526555215992_0001_m_000000_0"), first_job_id("h_1265_job_2010_40864_conf.xml")
+    ('job_1526555215992_0001', 'job_2010_40864')
+    """
+    m = _ANY_ID_IN_TEXT.search(text)
+    return f"job_{m.group(1)}_{m.group(2)}" if m else None
+
+
+def cluster_of(job_id: str) -> str | None:
+    """A job id's cluster part (``job_<cluster>_<seq>``: the ResourceManager's start time, or
+    ``local<n>``), or ``None``.
+
+    >>> cluster_of("job_1526555215992_0001"), cluster_of("job_local42_0001"), cluster_of("x")
+    ('1526555215992', 'local42', None)
+    """
+    m = _ANY_ID_IN_TEXT.fullmatch(job_id)
+    return m.group(1) if m and job_id.startswith("job_") else None
 
 
 def _attempt(attempt_id: str) -> re.Match[str]:

@@ -15,9 +15,10 @@ Whether any job is shared is read from ``sources.job_ids`` without reading the d
 so a store without overlaps never opens DuckDB here.
 
 A store may be partitioned, as one store per partition under a common root
-(``<root>/day=2026-11-28/``, ``<root>/day=2026-11-29/``, each ingested on its own; see
-``docs/SCALE.md``): the views are then the partitions' unions with the keys as
-columns, and a query that filters on a key reads only that partition's files.
+(``<root>/day=2026-11-28/cluster=1526555215992/``, written by ``phaseline ingest
+--partition-by``; :mod:`phaseline.store.partitioned`): the views are then the partitions'
+unions with the keys as columns, as DuckDB's, and a query that filters on a key reads only
+that partition's files.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ import pyarrow as pa
 
 from phaseline import schemas
 from phaseline.errors import StoreError, first_line
-from phaseline.schemas import SourceStatus
-from phaseline.store import Manifest, Store
+from phaseline.store import Manifest, Store, partitions
+from phaseline.store.partitioned import shared_jobs
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -53,27 +54,6 @@ def _read_table(spark: SparkSession, store: Store, spec: schemas.TableSpec, path
     if not paths:
         return spark.createDataFrame([], spark_schema(spec))
     return spark.read.schema(spark_schema(spec)).parquet(*(str(store.root / p) for p in paths))
-
-
-def shared_jobs(sources: pa.Table) -> bool:
-    """Whether two landed sources name one job (``sources.job_ids``; unknown -> assume so)."""
-    seen: dict[str, str] = {}
-    rows = zip(
-        sources.column("status").to_pylist(),
-        sources.column("rows_written").to_pylist(),
-        sources.column("sha256").to_pylist(),
-        sources.column("job_ids").to_pylist(),
-        strict=True,
-    )
-    for status, written, sha, job_ids in rows:
-        if status not in (SourceStatus.LANDED, SourceStatus.PARTIAL) or not written:
-            continue
-        if job_ids is None:
-            return True  # ingested before the column existed: the store's views read the data to know
-        for job in job_ids:
-            if seen.setdefault(job, sha) != sha:
-                return True
-    return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +79,7 @@ def _store_frames(spark: SparkSession, store: Store, manifest: Manifest) -> _Fra
     except Exception as exc:  # Spark's AnalysisException: a file gone or of another type
         raise StoreError(f"{store.root}: Spark cannot read the store's files ({first_line(exc)}); "
                          "see `phaseline verify`") from exc  # fmt: skip
-    if shared_jobs(store.sources(manifest)):
+    if shared_jobs(store.sources(manifest), manifest):
         overlaps, kept = _one_account(spark, store, manifest)
     else:
         overlaps, kept = spark.createDataFrame([], _overlaps_schema()), {}
@@ -111,36 +91,10 @@ def _store_frames(spark: SparkSession, store: Store, manifest: Manifest) -> _Fra
     return _Frames(raw, main, overlaps)
 
 
-def partitions(root: Path) -> list[tuple[tuple[tuple[str, str], ...], Store]]:
-    """The stores of a partitioned store: directories under ``root`` named ``key=value`` (nested:
-    ``day=2026-11-28/cluster=1526555215992``), each a store, every one with the same keys.
-
-    ``root`` itself a store: one partition without keys.
-    """
-    if Store(root).exists():
-        return [((), Store(root))]
-    found: list[tuple[tuple[tuple[str, str], ...], Store]] = []
-    for manifest in sorted(root.rglob("MANIFEST.json")):
-        parts = manifest.parent.relative_to(root).parts
-        if not parts or not all("=" in p for p in parts):
-            continue  # not a partition directory
-        found.append((tuple(tuple(p.split("=", 1)) for p in parts), Store(manifest.parent)))  # type: ignore[misc]
-    keys = {tuple(k for k, _ in spec) for spec, _ in found}
-    if not found:
-        raise StoreError(
-            f"{root}: no store there, nor partitions (key=value directories holding stores) under it"
-        )
-    if len(keys) > 1:
-        raise StoreError(
-            f"{root}: its partitions have different keys ({sorted(keys)}); each must have the same"
-        )
-    return found
-
-
 def register_store(spark: SparkSession, store: Store | Path) -> int:
     """Register a store's tables as temporary views of ``spark`` (see the module); returns the partitions read.
 
-    ``store`` may be a partitioned store (:func:`partitions`): each view is then the union of
+    ``store`` may be a partitioned store (:func:`phaseline.store.partitions`): each view is then the union of
     every partition's, with one string column per partition key (``day``, ``cluster``) after
     the table's columns.  A query that filters on a key reads only the matching partitions'
     files (Spark folds the other branches of the union away before reading); each

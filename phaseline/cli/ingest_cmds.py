@@ -6,6 +6,7 @@ import contextlib
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -83,6 +84,12 @@ def engine_options(func: Callable[..., None]) -> Callable[..., None]:
     is_flag=True,
     help="Resume a growing directory: files the store holds with the same path and size are not hashed or read.",
 )
+@click.option(
+    "--partition-by",
+    type=click.Choice(["day", "cluster", "day,cluster"]),
+    help="One store per partition under --store (day=YYYY-MM-DD[/cluster=<ts>]): a job's files go to its "
+    "UTC submit day and cluster (job_<cluster>_<seq>), others to day=unknown / cluster=unknown.",
+)
 @engine_options
 @handle_errors
 def ingest(
@@ -95,6 +102,7 @@ def ingest(
     since: str | None,
     until: str | None,
     new_only: bool,
+    partition_by: str | None,
     engine: str,
     master: str,
 ) -> None:
@@ -106,8 +114,13 @@ def ingest(
     snappy as Hadoop and Spark write them.  A file that is no trace is skipped
     ("not a trace: ...").  Exit status: 0 when every file landed
     (or was unchanged/skipped), 3 when any file was quarantined.
+
+    With --partition-by, --store is the root of a partitioned store: each file
+    goes to the store of its partition, created as needed (how a file's day
+    and cluster are found: ``ingest.partitioning``).
     """
-    store = open_store(store_dir, create=True)
+    root = store_dir if store_dir is not None else default_store_path()
+    stores = [] if partition_by else [open_store(store_dir, create=True)]
     # walked once (by date, within --since/--until): counted for the progress bar, then ingested
     files = list(history_files(paths, TimeWindow.parse(since, until)))
 
@@ -136,27 +149,26 @@ def ingest(
             echo(text, advance=not last or last[-1] != path)  # an archive's members: one step
             last[:] = [path]
 
-        if engine == ENGINE_SPARK:
+        options: dict[str, Any] = {"commit_every_files": commit_every, "file_timeout_s": file_timeout, "new_only": new_only}
+        if partition_by:
+            from ingest.partitioning import ingest_partitioned, parse_partition_by
+
+            parted = ingest_partitioned(
+                files, root, parse_partition_by(partition_by), engine=engine, master=master,
+                on_file=on_file, workers=workers, **options,
+            )  # fmt: skip
+            summary, stores = parted.summary, [store for _, store, _ in parted.parts]
+        elif engine == ENGINE_SPARK:
             from ingest.spark_ingest import ingest_paths_spark
 
-            summary = ingest_paths_spark(
-                files, store, master=master, on_file=on_file,
-                commit_every_files=commit_every, file_timeout_s=file_timeout, new_only=new_only,
-            )  # fmt: skip
+            summary = ingest_paths_spark(files, stores[0], master=master, on_file=on_file, **options)
         else:
-            summary = ingest_paths(
-                files,
-                store,
-                on_file=on_file,
-                workers=workers,
-                commit_every_files=commit_every,
-                file_timeout_s=file_timeout,
-                new_only=new_only,
-            )
-    _print_summary(summary, store.root)
+            summary = ingest_paths(files, stores[0], on_file=on_file, workers=workers, **options)
+    _print_summary(summary, root)
     landed = {r.path for r in summary.results if r.status in (SourceStatus.LANDED, SourceStatus.PARTIAL)}
-    for finding in other_runs(store, landed):
-        click.echo(f"warning: {finding.subject}: {finding.detail}", err=True)
+    for store in stores:
+        for finding in other_runs(store, landed):
+            click.echo(f"warning: {finding.subject}: {finding.detail}", err=True)
     warn_if_no_files(len(files), paths)
     if summary.quarantined:
         raise SystemExit(EXIT_QUARANTINED)
@@ -232,9 +244,9 @@ def query(sql: str, store_dir: Path | None, fmt: str, engine: str, master: str) 
     ``raw.<table>`` has every file's rows, and ``overlapping_sources`` lists
     such jobs with the file each view keeps.  With --engine spark the SQL is
     Spark SQL on --master, over the same views (``raw_<table>`` for
-    ``raw.<table>``); only queries run; --store may then also be a directory
-    of stores named key=value (one per day: day=2026-11-28), queried as one
-    with the keys as columns.
+    ``raw.<table>``); only queries run.  On either engine --store may be the
+    root of a partitioned store (ingest --partition-by), queried as one with
+    the keys as columns: WHERE day = '2026-11-28' reads that day's files.
     """
     import duckdb  # loaded by connect() already
 

@@ -21,8 +21,15 @@ from typing import Any, TypeVar
 
 import click
 
-from phaseline.errors import ExtrapolationWarning, NotFoundError, PhaselineError, PhaselineWarning, first_line
-from phaseline.store import Store, default_store_path
+from phaseline.errors import (
+    ExtrapolationWarning,
+    NotFoundError,
+    PhaselineError,
+    PhaselineWarning,
+    StoreError,
+    first_line,
+)
+from phaseline.store import Store, default_store_path, is_partitioned
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -127,8 +134,19 @@ def only_with(param: str, condition: str, holds: bool) -> None:
 
 def open_store(store_dir: Path | None, *, create: bool = False) -> Store:
     """The store at ``--store`` (or its default); one that does not exist is an error unless a
-    command that writes (``create``) makes it: a mistyped path must not read as an empty store."""
+    command that writes (``create``) makes it: a mistyped path must not read as an empty store.
+
+    A partitioned store's root (``day=.../`` stores under it) is read as one store
+    (:meth:`Store.connect`); written into only by ``ingest --partition-by``.
+    """
     store = Store(store_dir if store_dir is not None else default_store_path())
+    if is_partitioned(store.root):
+        if create:
+            raise StoreError(
+                f"{store.root} holds a partitioned store (key=value directories of stores): "
+                "write into it with `phaseline ingest --partition-by`, or give another --store"
+            )
+        return store
     if not create and not store.exists():
         what = "holds no phaseline store (no MANIFEST.json)" if store.root.is_dir() else "does not exist"
         raise NotFoundError(

@@ -45,6 +45,7 @@ The parts, mechanism first, then the one policy:
 ``compaction``         merging small files
 ``views``              the ``raw`` DuckDB views over a generation's files
 ``one_account``        the policy: one account per job where sources overlap
+``partitioned``        a root of partition stores (``day=.../cluster=...``) read as one
 ``sql/``               the SQL of the views and of ``phaseline verify``
 =====================  =====================================================
 """
@@ -60,6 +61,14 @@ from phaseline.store.directory import (
 from phaseline.store.files import sync_filesystem
 from phaseline.store.manifest import EMPTY_MANIFEST, DataFile, Manifest, Retired, schema_fingerprint
 from phaseline.store.one_account import SAME_RUN_SLACK_MS
+from phaseline.store.partitioned import (
+    PartitionSpec,
+    connect_partitions,
+    find_partitions,
+    is_partitioned,
+    partition_dir,
+    partitions,
+)
 from phaseline.store.transaction import COPY_OF, Transaction
 
 __all__ = [
@@ -72,10 +81,16 @@ __all__ = [
     "SMALL_FILE_ROWS",
     "DataFile",
     "Manifest",
+    "PartitionSpec",
     "Retired",
     "Store",
     "Transaction",
+    "connect_partitions",
     "default_store_path",
+    "find_partitions",
+    "is_partitioned",
+    "partition_dir",
+    "partitions",
     "schema_fingerprint",
     "sync_filesystem",
 ]

@@ -122,9 +122,18 @@ class Store:
         ``overlapping_sources`` (``table_name, job_id, path, format, rows,
         preference, stand_in, other_run, submit_ms``; preference 1 is kept; a
         ``stand_in`` source adds no unit to the others') lists every such case.
+
+        A directory that is no store but holds partition stores (``day=2026-11-28/``...,
+        :mod:`phaseline.store.partitioned`) gives the partitions' unions, with the keys as
+        VARCHAR columns (:func:`~phaseline.store.partitioned.connect_partitions`).
         """
         import duckdb  # loaded by duckdb_memory already
 
+        if manifest is None and not self.exists() and self.root.is_dir():
+            from phaseline.store.partitioned import connect_partitions, find_partitions  # (it imports Store)
+
+            if parts := find_partitions(self.root):
+                return connect_partitions(self.root, parts)
         manifest = manifest or self.manifest()
         con = duckdb_memory()
         try:

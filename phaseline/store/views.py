@@ -61,16 +61,24 @@ def create_views(con: duckdb.DuckDBPyConnection, root: Path, manifest: Manifest)
 
 def create_parquet_view(
     con: duckdb.DuckDBPyConnection, name: str, paths: Sequence[str], *, uniform: bool,
-    spec: schemas.TableSpec | None = None,
+    spec: schemas.TableSpec | None = None, keys: Sequence[str] = (),
 ) -> None:
     """A view (``name`` is quoted SQL) over Parquet files; files of older schemas are unified by column name,
     and a column of ``spec`` that none of them has is NULL (queries may name every declared column).
 
+    ``keys``: the files' paths hold ``key=value`` directories (a partitioned store's); each key is
+    a VARCHAR column after the others, and a filter on it leaves the other directories' files unread.
+
     A view's definition takes no bound parameters: each path is written as an SQL string
-    literal (quotes doubled); ``name`` and the added columns come from the declared schemas.
+    literal (quotes doubled); ``name`` and the added columns come from the declared schemas,
+    ``keys`` from checked identifiers (:mod:`phaseline.store.partitioned`).
     """
     listing = ", ".join(_string_literal(p) for p in paths)
-    source = f"read_parquet([{listing}]{'' if uniform else ', union_by_name = true'})"
+    hive = ", hive_partitioning = false"  # (DuckDB's default reads key=value dirs of any path as columns)
+    if keys:
+        typed = ", ".join(f"{_string_literal(k)}: VARCHAR" for k in keys)
+        hive = f", hive_partitioning = true, hive_types = {{{typed}}}"
+    source = f"read_parquet([{listing}]{'' if uniform else ', union_by_name = true'}{hive})"
     added = ""
     if not uniform and spec is not None:
         have = set(con.sql(f"SELECT * FROM {source} LIMIT 0").columns)
@@ -78,7 +86,9 @@ def create_parquet_view(
         if len(missing):
             types = con.from_arrow(missing.empty_table()).dtypes
             added = "".join(f', CAST(NULL AS {t}) AS "{f.name}"' for f, t in zip(missing, types, strict=True))
-    con.execute(f"CREATE VIEW {name} AS SELECT *{added} FROM {source}")
+    quoted = ", ".join(f'"{k}"' for k in keys)
+    star = f"* EXCLUDE ({quoted}){added}, {quoted}" if keys else f"*{added}"
+    con.execute(f"CREATE VIEW {name} AS SELECT {star} FROM {source}")
 
 
 def _string_literal(text: str) -> str:

@@ -22,6 +22,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from ingest.partitioning import PARTITION_KEYS, PartitionedIngest, ingest_partitioned
 from ingest.pipeline import IngestSummary, ingest_paths
 from ingest.spark_ingest import ingest_paths_spark
 from phaseline import schemas
@@ -29,10 +30,11 @@ from phaseline.errors import QueryError, StoreError
 from phaseline.schemas import SourceStatus
 from phaseline.spark import spark_session
 from phaseline.spark_query import read_only_statements
-from phaseline.spark_views import partitions, register_store
+from phaseline.spark_views import RAW_PREFIX, partitions, register_store
 from phaseline.store import Store
 from phaseline.verify import verify_store
 from profiles import queries, spark_sql
+from tests.partitioned_traces import CLUSTERS, DAYS, JOBS_PER_PARTITION, write_traces
 
 pytest.importorskip("pyspark")
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]  # (a JVM per session, on a loaded machine)
@@ -286,6 +288,39 @@ def test_partitioned_store_reads_one_day_alone(spark: Any, fixtures_dir: Path, t
     assert all("day=2026-11-28" in f for f in files), files
     with pytest.raises(StoreError, match="no store there"):
         partitions(tmp_path / "2026-11-27")
+
+
+def test_partitioned_ingest_same_on_both_engines(spark: Any, fixtures_dir: Path, tmp_path: Path) -> None:
+    """``--partition-by day,cluster`` through Spark tasks gives the partitions and the outcome of a
+    local ingest; the root's views hold identical rows, keys included, on Spark SQL and DuckDB."""
+    traces = write_traces(fixtures_dir, tmp_path / "traces")
+    local = ingest_partitioned([traces], tmp_path / "local", PARTITION_KEYS, workers=2)
+    on_spark = ingest_partitioned([traces], tmp_path / "spark", PARTITION_KEYS, engine="spark", spark=spark)
+    assert [spec for spec, _, _ in on_spark.parts] == [spec for spec, _, _ in local.parts]
+    assert len(local.parts) == len(DAYS) * len(CLUSTERS) + 2  # and day=unknown: the bad file, the note
+
+    def outcome(parted: PartitionedIngest) -> dict[str, Any]:
+        return {r.path: (r.status, r.error, r.events_read, r.rows) for r in parted.summary.results}
+
+    assert outcome(on_spark) == outcome(local)
+    assert register_store(spark, on_spark.root) == len(on_spark.parts)
+    duck_local, duck_spark = Store(local.root).connect(), Store(on_spark.root).connect()
+    try:
+        for table in schemas.TABLES:
+            drop = DIFFERS_BY_INGEST.get(table, set())
+            for view in (table, RAW_PREFIX + table):
+                duck = duck_spark.sql(f"SELECT * FROM {view.replace(RAW_PREFIX, 'raw.')}").to_arrow_table()
+                assert duck.column_names[-2:] == list(PARTITION_KEYS)
+                rows = _sorted_rows(duck, drop)
+                _assert_same_rows(_sorted_rows(spark.table(view).toArrow(), drop), rows, f"{view} (Spark SQL)")
+                other = duck_local.sql(f"SELECT * FROM {view.replace(RAW_PREFIX, 'raw.')}").to_arrow_table()
+                _assert_same_rows(_sorted_rows(other, drop), rows, f"{view} (ingested locally)")
+    finally:
+        duck_local.close()
+        duck_spark.close()
+    one_day = spark.sql(f"SELECT * FROM attempts WHERE day = '{DAYS[1]}'")
+    assert one_day.count() == len(CLUSTERS) * JOBS_PER_PARTITION * 2
+    assert all(f"day={DAYS[1]}" in f for f in one_day.inputFiles())
 
 
 # -- a driver killed mid-ingest ----------------------------------------------------------------
