@@ -65,7 +65,8 @@ def spark_query(store: Store | Path, sql: str, *, master: str = DEFAULT_MASTER) 
     """Run read-only Spark SQL over ``store``'s tables on ``master``; the last statement's rows.
 
     ``store`` may be the root of a partitioned store (one store per ``key=value`` directory,
-    :func:`phaseline.spark_views.partitions`).  Timestamps come back time-zone aware in
+    :func:`phaseline.store.partitions`), a :class:`Store` with a ``where`` only the partitions
+    it chooses (:func:`phaseline.spark_views.register_store`).  Timestamps come back time-zone aware in
     UTC, as DuckDB gives them.
     """
     statements = read_only_statements(sql)
