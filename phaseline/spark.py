@@ -46,7 +46,8 @@ def _code_roots() -> list[str]:
 
 @contextmanager
 def spark_session(master: str = DEFAULT_MASTER, *, app_name: str = APP_NAME) -> Iterator[SparkSession]:
-    """A Spark session on ``master``, stopped on exit.
+    """A Spark session on ``master``, stopped on exit; a session already active in this process on
+    the same master (a caller's, a notebook's) is used as it is and left running.
 
     Timestamps are read and shown in UTC (the store's ``_ms`` columns are integers; a
     query that turns them into timestamps gets the same text as DuckDB's), ANSI mode
@@ -62,6 +63,10 @@ def spark_session(master: str = DEFAULT_MASTER, *, app_name: str = APP_NAME) -> 
         from pyspark.sql import SparkSession
     except ImportError as exc:  # the `engine` extra
         raise EngineError("--engine spark needs pyspark: pip install 'phaseline[engine]'") from exc
+    active = SparkSession.getActiveSession()
+    if active is not None and active.sparkContext.master == master:  # (one context a JVM: not ours to stop)
+        yield active
+        return
     with ExitStack() as stack:
         yield _start(SparkSession, master, app_name, stack)
 

@@ -65,7 +65,8 @@ def spark_query(store: Store | Path, sql: str, *, master: str = DEFAULT_MASTER) 
     """Run read-only Spark SQL over ``store``'s tables on ``master``; the last statement's rows.
 
     ``store`` may be the root of a partitioned store (one store per ``key=value`` directory,
-    :func:`phaseline.spark_views.partitions`).  Timestamps come back time-zone aware in
+    :func:`phaseline.store.partitions`), a :class:`Store` with a ``where`` only the partitions
+    it chooses (:func:`phaseline.spark_views.register_store`).  Timestamps come back time-zone aware in
     UTC, as DuckDB gives them.
     """
     statements = read_only_statements(sql)
@@ -78,8 +79,25 @@ def spark_query(store: Store | Path, sql: str, *, master: str = DEFAULT_MASTER) 
                 frame = spark.sql(statement)
             table = frame.toArrow()
         except Exception as exc:  # Spark's AnalysisException / ParseException: its message, first line
-            raise QueryError(f"query failed: {first_line(exc)}") from exc
+            raise QueryError(f"query failed: {_reason(exc)}") from exc
     columns = tuple(table.column_names)
     values = [table.column(i).to_pylist() for i in range(table.num_columns)]  # (names may repeat)
     rows = tuple(zip(*values, strict=True)) if values else ()
     return QueryResult(columns, rows, len(statements))
+
+
+def _reason(exc: Exception, depth: int = 32) -> str:
+    """Why a query failed, one line: for a Spark job that failed in the JVM (py4j's
+    ``java_exception``: "An error occurred while calling o1477.getResult"), the innermost Java
+    cause's message, which names a file that cannot be read ("file:/... is not a Parquet file");
+    else the exception's own first line."""
+    cause = getattr(exc, "java_exception", None)
+    try:
+        while cause is not None and depth and cause.getCause() is not None:
+            cause, depth = cause.getCause(), depth - 1
+        if cause is not None:
+            text = str(cause.getMessage() or cause.toString())
+            return text.strip().splitlines()[0] if text.strip() else first_line(exc)
+    except Exception:  # the JVM gone meanwhile: what py4j said
+        pass
+    return first_line(exc)

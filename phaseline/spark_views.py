@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from phaseline import schemas
 from phaseline.errors import StoreError, first_line
-from phaseline.store import Manifest, Store, partitions
+from phaseline.store import Manifest, PartitionFilter, Store, select_partitions
 from phaseline.store.partitioned import shared_jobs
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ def _store_frames(spark: SparkSession, store: Store, manifest: Manifest) -> _Fra
     return _Frames(raw, main, overlaps)
 
 
-def register_store(spark: SparkSession, store: Store | Path) -> int:
+def register_store(spark: SparkSession, store: Store | Path, *, where: PartitionFilter | None = None) -> int:
     """Register a store's tables as temporary views of ``spark`` (see the module); returns the partitions read.
 
     ``store`` may be a partitioned store (:func:`phaseline.store.partitions`): each view is then the union of
@@ -99,11 +99,16 @@ def register_store(spark: SparkSession, store: Store | Path) -> int:
     the table's columns.  A query that filters on a key reads only the matching partitions'
     files (Spark folds the other branches of the union away before reading); each
     partition keeps its own one account of jobs that several of its sources describe.
+    ``where`` (else a :class:`Store`'s own ``where``) keeps only some partitions
+    (:func:`phaseline.store.select_partitions`, its errors too): the others' manifests and
+    files are never opened.
     """
     from pyspark.sql import functions as F
 
     root = store.root if isinstance(store, Store) else store
-    stores = partitions(root)
+    if where is None and isinstance(store, Store):
+        where = store.where
+    stores = select_partitions(root, where)
     unions: dict[str, list[DataFrame]] = {}
     for spec, one in stores:
         got = _store_frames(spark, one, one.manifest())

@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING
 import click
 
 from phaseline.cli.engine import ENGINES, cluster_shape
-from phaseline.cli.output import emit, format_option, handle_errors, open_store, store_option
+from phaseline.cli.output import emit, format_option, handle_errors, open_store, read_store_option
 from phaseline.cli.predict import CLUSTER_PARAMS, cluster_from, cluster_options
 from predict.suite import FULL, QUICK
 
 if TYPE_CHECKING:
     import duckdb
 
-    from phaseline.store import Store
+    from phaseline.store import PartitionFilter, Store
     from platform_model.engine.yarn import ClusterShape
     from platform_model.model import PlatformModel
     from predict.backtest import BacktestRow
@@ -64,7 +64,7 @@ def _mib(sizes: tuple[float, ...]) -> str:
 _JSON_COLUMNS = ("job", "case", "model", "predicted_s", "measured_s", "error", "low_s", "high_s", "covered")
 
 @click.command("backtest")
-@store_option
+@read_store_option
 @click.option(
     "--platform",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -135,6 +135,7 @@ _JSON_COLUMNS = ("job", "case", "model", "predicted_s", "measured_s", "error", "
 @handle_errors
 def backtest_cmd(
     store_dir: Path | None,
+    where: PartitionFilter,
     platform: Path | None,
     suite: str | None,
     quick: bool,
@@ -193,7 +194,7 @@ def backtest_cmd(
                                       ("--out", out_given)) if v]  # fmt: skip
         if given:
             raise click.UsageError(f"{given[0]} goes with --suite local")
-        rows, skipped = _store_rows(store_dir, platform, cluster_from(cluster) if cluster_given else None)
+        rows, skipped = _store_rows(store_dir, where, platform, cluster_from(cluster) if cluster_given else None)
     for note in skipped:
         click.echo(f"skipped: {note}", err=True)
     require_rows(rows)  # the same error whatever the format: an empty JSON list had exited 0
@@ -205,6 +206,8 @@ def _refuse_with_suite(ctx: click.Context, platform: Path | None, out_dir: Path,
     given_store = ctx.get_parameter_source("store_dir")
     if given_store is click.core.ParameterSource.COMMANDLINE:  # PHASELINE_STORE may be set: not an error
         raise click.UsageError(f"--store goes without --suite: the suite keeps its runs' store under --out ({out_dir})")
+    if ctx.params.get("where"):
+        raise click.UsageError(f"--partition goes without --suite: the suite keeps its runs' store under --out ({out_dir})")
     if platform is not None:  # the suite fits its own from the microbenchmark runs it makes
         raise click.UsageError(
             "--platform goes without --suite: the suite fits its platform model from its own "
@@ -236,14 +239,14 @@ def _suite_rows(
 
 
 def _store_rows(
-    store_dir: Path | None, platform: Path | None, cluster: Cluster | None
+    store_dir: Path | None, where: PartitionFilter, platform: Path | None, cluster: Cluster | None
 ) -> tuple[list[BacktestRow], list[str]]:
     """Backtest the runs a store holds: its rows and what it skipped."""
     from platform_model.model import PlatformModel
     from predict.backtest import backtest
 
     skipped: list[str] = []
-    store = open_store(store_dir)
+    store = open_store(store_dir, where=where)
     con = store.connect()
     model = PlatformModel.load(platform) if platform is not None else _bench_platform(store, con)
     return backtest(con, model, cluster=cluster, skipped=skipped), skipped

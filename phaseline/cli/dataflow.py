@@ -180,7 +180,7 @@ def hotspots(job_id: str, top: int, vertex: str | None, out: Path | None, store_
     _emit_query(con, "hotspots", fmt, f"{job_id}: hotspots per vertex", job_id=job_id, top=top)
 
 
-@job_table_command("dataflow-gap")
+@job_table_command("dataflow-gap", partition=False)  # (it may store the job's vertex instances)
 def dataflow_gap(job_id: str, store_dir: Path | None, fmt: str) -> None:
     """Per reduce of JOB_ID: the gap between the end of the last map and the end of its shuffle.
 

@@ -7,8 +7,9 @@ from typing import Any
 
 import click
 
-from phaseline.cli.output import emit, format_option, handle_errors, open_store, store_option
+from phaseline.cli.output import emit, format_option, handle_errors, open_store, read_store_option
 from phaseline.errors import PhaselineError
+from phaseline.store import PartitionFilter
 
 #: The output contract of ``--format json``/``csv`` (issue 39): one row per finding.
 COLUMNS = ("job_id", "heuristic", "severity", "value", "threshold", "detail", "recommendation")
@@ -22,7 +23,7 @@ def _cluster_options(func: Any) -> Any:
 
 @click.command()
 @click.argument("job_ids", nargs=-1)
-@store_option
+@read_store_option
 @click.option(
     "--config",
     "config_path",
@@ -51,6 +52,7 @@ def _cluster_options(func: Any) -> Any:
 def doctor(
     job_ids: tuple[str, ...],
     store_dir: Path | None,
+    where: PartitionFilter,
     config_path: Path | None,
     recommend: bool,
     platform: Path | None,
@@ -78,7 +80,7 @@ def doctor(
     if recommend and platform is None:
         raise click.UsageError("--recommend needs --platform FILE (a platform model from `phaseline fit`)")
     config = DoctorConfig.load(config_path) if config_path is not None else DoctorConfig.default()
-    con = open_store(store_dir).connect()
+    con = open_store(store_dir, where=where).connect()
     diagnoses = diagnose_jobs(con, job_ids, config)
     for d in diagnoses:
         for s in d.skipped:

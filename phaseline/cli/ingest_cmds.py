@@ -18,12 +18,13 @@ from phaseline.cli.output import (
     handle_errors,
     number_at_least,
     open_store,
+    read_store_option,
     store_option,
     warn_if_no_files,
 )
 from phaseline.errors import QueryError
 from phaseline.schemas import TABLES, SourceStatus
-from phaseline.store import default_store_path
+from phaseline.store import PartitionFilter, default_store_path
 from phaseline.verify import other_runs
 
 EXIT_QUARANTINED = 3
@@ -231,11 +232,11 @@ def _print_summary(summary: IngestSummary, root: Path) -> None:
 
 @click.command()
 @click.argument("sql")
-@store_option
+@read_store_option
 @format_option
 @engine_options
 @handle_errors
-def query(sql: str, store_dir: Path | None, fmt: str, engine: str, master: str) -> None:
+def query(sql: str, store_dir: Path | None, where: PartitionFilter, fmt: str, engine: str, master: str) -> None:
     """Run DuckDB SQL over the store's tables (one view per table).
 
     Read-only: statements that write files or load extensions (COPY, EXPORT,
@@ -246,7 +247,8 @@ def query(sql: str, store_dir: Path | None, fmt: str, engine: str, master: str) 
     Spark SQL on --master, over the same views (``raw_<table>`` for
     ``raw.<table>``); only queries run.  On either engine --store may be the
     root of a partitioned store (ingest --partition-by), queried as one with
-    the keys as columns: WHERE day = '2026-11-28' reads that day's files.
+    the keys as columns: WHERE day = '2026-11-28' reads that day's files, and
+    --partition day=2026-11-28 opens no other day's files at all.
     """
     import duckdb  # loaded by connect() already
 
@@ -256,7 +258,7 @@ def query(sql: str, store_dir: Path | None, fmt: str, engine: str, master: str) 
         from phaseline.spark_query import spark_query
 
         # (a partitioned store's root holds no manifest of its own: spark_query finds its partitions)
-        result = spark_query(store_dir or default_store_path(), sql, master=master)
+        result = spark_query(open_store(store_dir, where=where), sql, master=master)
         if result.statements > 1:
             click.echo(f"warning: {result.statements} statements ran; the rows are the last one's", err=True)
         cols = _unique_names(list(result.columns))
@@ -278,7 +280,7 @@ def query(sql: str, store_dir: Path | None, fmt: str, engine: str, master: str) 
             param_hint="SQL",
         )
     statements = len(kinds)
-    con = open_store(store_dir).connect()
+    con = open_store(store_dir, where=where).connect()
     try:
         # one at a time: run as one script, a last statement that returns no rows (a CREATE) left
         # the rows of the one before it, which the warning below then called the last one's
@@ -319,10 +321,10 @@ def _unique_names(names: list[str]) -> list[str]:
 
 
 @click.command()
-@store_option
+@read_store_option
 @format_option
 @handle_errors
-def jobs(store_dir: Path | None, fmt: str) -> None:
+def jobs(store_dir: Path | None, where: PartitionFilter, fmt: str) -> None:
     """List the jobs in the store.
 
     ``duration_s`` is submit to finish, the job's makespan as `analyze` and `report` give it;
@@ -332,19 +334,19 @@ def jobs(store_dir: Path | None, fmt: str) -> None:
     """
     from profiles.queries import job_list
 
-    con = open_store(store_dir).connect()
+    con = open_store(store_dir, where=where).connect()
     rel = job_list(con)
     cols = list(rel.columns)
     emit([dict(zip(cols, r, strict=True)) for r in rel.fetchall()], fmt, columns=cols)
 
 
 @click.command()
-@store_option
+@read_store_option
 @format_option
 @handle_errors
-def tables(store_dir: Path | None, fmt: str) -> None:
+def tables(store_dir: Path | None, where: PartitionFilter, fmt: str) -> None:
     """List the store's tables with their row counts and columns."""
-    store = open_store(store_dir)
+    store = open_store(store_dir, where=where)
     con = store.connect()
     from profiles.queries import table_rows
 
@@ -353,48 +355,3 @@ def tables(store_dir: Path | None, fmt: str) -> None:
         for name, spec in TABLES.items()
     ]
     emit(rows, fmt)
-
-
-@click.command()
-@store_option
-@format_option
-@handle_errors
-def verify(store_dir: Path | None, fmt: str) -> None:
-    """Re-check the whole store: schemas, row counts against sources, reconciliation, orphans.
-
-    Exit status 0 when consistent, 1 when any error was found.
-    """
-    from phaseline.verify import findings_rows, verify_store
-
-    report = verify_store(open_store(store_dir))
-    emit(findings_rows(report), fmt, columns=["severity", "check", "subject", "detail"])
-    click.echo(
-        f"{report.files_checked} files, {report.sources_checked} sources: "
-        + ("consistent" if report.ok else "INCONSISTENT"),
-        err=True,
-    )
-    if not report.ok:
-        raise SystemExit(1)
-
-
-@click.command()
-@store_option
-@click.option(
-    "--min-files",
-    type=click.IntRange(2),
-    default=16,
-    show_default=True,
-    help="Merge a table's small files when it has at least this many.",
-)
-@handle_errors
-def compact(store_dir: Path | None, min_files: int) -> None:
-    """Merge the store's many small Parquet files into few large ones (queries get faster).
-
-    ``phaseline ingest`` does this by itself when a table passes 256 small files.
-    Merged and replaced files stay on disk for an hour, for readers that opened
-    the store before; a later commit or compaction deletes them.
-    """
-    store = open_store(store_dir)
-    before = len(store.manifest().files)
-    merged = store.compact(min_files=min_files)
-    click.echo(f"{merged} files merged: {before} -> {len(store.manifest().files)} files", err=True)

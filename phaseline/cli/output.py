@@ -29,7 +29,7 @@ from phaseline.errors import (
     StoreError,
     first_line,
 )
-from phaseline.store import Store, default_store_path, is_partitioned
+from phaseline.store import PartitionFilter, Store, default_store_path, is_partitioned, partition_filter
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -49,6 +49,39 @@ def store_option(func: F) -> F:
     )(func)
 
 
+class _KeyValue(click.ParamType[tuple[str, str]]):
+    """``KEY=VALUE`` (``day=2026-11-28``) as ``(key, value)``."""
+
+    name = "KEY=VALUE"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> tuple[str, str]:
+        if isinstance(value, tuple):
+            return value
+        key, sep, val = str(value).partition("=")
+        if not sep or not key.strip() or not val.strip():
+            self.fail(f"{value!r} is not KEY=VALUE (e.g. day=2026-11-28)", param, ctx)
+        return key.strip(), val.strip()
+
+
+def partition_option(func: F) -> F:
+    """``--partition KEY=VALUE`` (repeatable): the partitions of a partitioned --store to read, as
+    ``where`` for :func:`open_store` (keys ANDed, one key's values ORed; ``{}`` for all)."""
+    return click.option(
+        "--partition",
+        "where",
+        type=_KeyValue(),
+        multiple=True,
+        callback=lambda ctx, param, pairs: partition_filter(pairs),
+        help="Read only these partitions of a partitioned --store (ingest --partition-by), the others "
+        "unopened: day=2026-11-28, cluster=<ts>; repeat it (keys ANDed, a key's values ORed).",
+    )(func)
+
+
+def read_store_option(func: F) -> F:
+    """``--store DIR`` and ``--partition KEY=VALUE``: the options of a command that reads a store."""
+    return store_option(partition_option(func))
+
+
 def format_option(func: F) -> F:
     return click.option(
         "--format",
@@ -60,14 +93,18 @@ def format_option(func: F) -> F:
     )(func)
 
 
-def job_table_command(name: str) -> Callable[[Callable[..., None]], click.Command]:
-    """A command that shows a table about one job of the store: ``NAME JOB_ID [--store DIR] [--format F]``.
+def job_table_command(name: str, *, partition: bool = True) -> Callable[[Callable[..., None]], click.Command]:
+    """A command that shows a table about one job of the store:
+    ``NAME JOB_ID [--store DIR] [--partition KEY=VALUE] [--format F]``.
 
-    The function it decorates takes ``(job_id, store_dir, fmt)``; its docstring is the command's help.
+    The function it decorates takes ``(job_id, store_dir, where, fmt)``, or without ``partition``
+    (a command that may write into the store) ``(job_id, store_dir, fmt)``; its docstring is the
+    command's help.
     """
+    stores = read_store_option if partition else store_option
 
     def decorate(func: Callable[..., None]) -> click.Command:
-        return click.command(name)(click.argument("job_id")(store_option(format_option(handle_errors(func)))))
+        return click.command(name)(click.argument("job_id")(stores(format_option(handle_errors(func)))))
 
     return decorate
 
@@ -132,14 +169,19 @@ def only_with(param: str, condition: str, holds: bool) -> None:
         raise click.UsageError(f"{option.opts[0]} only applies {condition}; it would be ignored here")
 
 
-def open_store(store_dir: Path | None, *, create: bool = False) -> Store:
+def open_store(store_dir: Path | None, *, create: bool = False, where: PartitionFilter | None = None) -> Store:
     """The store at ``--store`` (or its default); one that does not exist is an error unless a
     command that writes (``create``) makes it: a mistyped path must not read as an empty store.
 
     A partitioned store's root (``day=.../`` stores under it) is read as one store
-    (:meth:`Store.connect`); written into only by ``ingest --partition-by``.
+    (:meth:`Store.connect`), or only the partitions ``where`` (``--partition``) chooses;
+    written into only by ``ingest --partition-by``.  ``where`` on a store of its own, or
+    naming a key or value its partitions do not have, is an error here, before any read.
     """
-    store = Store(store_dir if store_dir is not None else default_store_path())
+    store = Store(store_dir if store_dir is not None else default_store_path(), where=where)
+    if where:
+        store.partitions()  # the StoreError that says why it cannot choose them, if it cannot
+        return store
     if is_partitioned(store.root):
         if create:
             raise StoreError(

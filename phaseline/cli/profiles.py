@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 import click
 import pandas as pd
 
-from phaseline.cli.output import emit, handle_errors, job_table_command, open_store, store_option
+from phaseline.cli.output import emit, handle_errors, job_table_command, open_store, read_store_option
+from phaseline.store import PartitionFilter
 from profiles import queries as q
 from profiles.critical_path import critical_path
 from profiles.extract import extract_profile
@@ -53,11 +54,11 @@ def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
     required=True,
     help="Profile JSON to write (several JOB_IDs: runs of one job, merged).",
 )
-@store_option
+@read_store_option
 @handle_errors
-def profile(job_ids: tuple[str, ...], out: Path, store_dir: Path | None) -> None:
+def profile(job_ids: tuple[str, ...], out: Path, store_dir: Path | None, where: PartitionFilter) -> None:
     """Extract the job profile of one or more past runs (Zhang 2013, Herodotou 2011)."""
-    con = open_store(store_dir).connect()
+    con = open_store(store_dir, where=where).connect()
     job_ids = tuple(dict.fromkeys(job_ids))  # a run named twice is one run, not two to merge
     merged = merge_profiles([extract_profile(con, j) for j in job_ids])
     merged.save(out)
@@ -96,10 +97,10 @@ def _job_file_command(
         callback=check_out,
         help=out_help,
     )
-    @store_option
+    @read_store_option
     @handle_errors
-    def command(job_id: str, out: Path, store_dir: Path | None) -> None:
-        con = open_store(store_dir).connect()
+    def command(job_id: str, out: Path, store_dir: Path | None, where: PartitionFilter) -> None:
+        con = open_store(store_dir, where=where).connect()
         write(con, job_id, out)
         click.echo(f"{name} of {job_id} -> {out}", err=True)
 
@@ -116,9 +117,9 @@ timeline = _job_file_command(
 
 
 @job_table_command("phases")
-def phases(job_id: str, store_dir: Path | None, fmt: str) -> None:
+def phases(job_id: str, store_dir: Path | None, where: PartitionFilter, fmt: str) -> None:
     """One row per (attempt, phase): start, end, duration, data and where they came from."""
-    con = open_store(store_dir).connect()
+    con = open_store(store_dir, where=where).connect()
     q.require_job(con, job_id)
     df = q.phases(con, job_id)
     emit(_records(df[list(PHASE_COLUMNS)]), fmt, columns=PHASE_COLUMNS)
@@ -133,9 +134,9 @@ report = _job_file_command(
 
 
 @job_table_command("critical-path")
-def critical_path_cmd(job_id: str, store_dir: Path | None, fmt: str) -> None:
+def critical_path_cmd(job_id: str, store_dir: Path | None, where: PartitionFilter, fmt: str) -> None:
     """The chain of attempts and phases that set the job's finish time, with each step's share."""
-    con = open_store(store_dir).connect()
+    con = open_store(store_dir, where=where).connect()
     df = critical_path(con, job_id).to_frame()
     df["share"] = df["share"].round(4)
     emit(_records(df), fmt, columns=list(df.columns))

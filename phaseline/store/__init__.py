@@ -62,12 +62,16 @@ from phaseline.store.files import sync_filesystem
 from phaseline.store.manifest import EMPTY_MANIFEST, DataFile, Manifest, Retired, schema_fingerprint
 from phaseline.store.one_account import SAME_RUN_SLACK_MS
 from phaseline.store.partitioned import (
+    PartitionFilter,
     PartitionSpec,
     connect_partitions,
+    describe_filter,
     find_partitions,
     is_partitioned,
     partition_dir,
+    partition_filter,
     partitions,
+    select_partitions,
 )
 from phaseline.store.transaction import COPY_OF, Transaction
 
@@ -81,16 +85,20 @@ __all__ = [
     "SMALL_FILE_ROWS",
     "DataFile",
     "Manifest",
+    "PartitionFilter",
     "PartitionSpec",
     "Retired",
     "Store",
     "Transaction",
     "connect_partitions",
     "default_store_path",
+    "describe_filter",
     "find_partitions",
     "is_partitioned",
     "partition_dir",
+    "partition_filter",
     "partitions",
     "schema_fingerprint",
+    "select_partitions",
     "sync_filesystem",
 ]

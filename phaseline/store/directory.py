@@ -36,6 +36,8 @@ from phaseline.store.views import create_views, duckdb_memory
 if TYPE_CHECKING:
     import duckdb
 
+    from phaseline.store.partitioned import PartitionFilter, PartitionSpec
+
 DEFAULT_STORE = "phaseline-store"
 LOCK_TIMEOUT_S = 600.0
 #: Seconds a file replaced by a commit or a compaction stays on disk for readers of older generations.
@@ -54,12 +56,19 @@ class Store:
     ----------
     root
         The store directory; created on first write.
+    where
+        For the root of a partitioned store (:mod:`phaseline.store.partitioned`): the partitions
+        that :meth:`connect`, :meth:`compact` and :meth:`partitions` read (``{"day":
+        ("2026-11-28",)}``); the others are never opened.  A store of its own has no partitions
+        to choose: those methods raise :class:`StoreError` when it is given one.
     """
 
-    def __init__(self, root: str | Path | None = None) -> None:
+    def __init__(self, root: str | Path | None = None, *, where: PartitionFilter | None = None) -> None:
         self.root = Path(root) if root is not None else default_store_path()
         #: Seconds replaced files stay on disk (:data:`RETAIN_REPLACED_S`).
         self.retain_s = RETAIN_REPLACED_S
+        #: The partitions read of a partitioned root (``None``: all of them).
+        self.where: PartitionFilter | None = dict(where) if where else None
 
     # -- reading -----------------------------------------------------------------
 
@@ -85,6 +94,20 @@ class Store:
 
     def _parse_manifest(self, raw: bytes | None) -> Manifest:
         return parse_manifest(raw, self.manifest_path)
+
+    def is_root(self) -> bool:
+        """Whether this is the root of a partitioned store (no store itself, partition stores under
+        it), or is told to choose partitions (``where``: then :meth:`partitions` says if it can)."""
+        from phaseline.store.partitioned import is_partitioned  # (it imports Store)
+
+        return self.where is not None or is_partitioned(self.root)
+
+    def partitions(self) -> list[tuple[PartitionSpec, Store]]:
+        """The partition stores read (:func:`~phaseline.store.partitioned.select_partitions` by
+        ``where``): a store of its own is its only partition, without keys."""
+        from phaseline.store.partitioned import select_partitions
+
+        return select_partitions(self.root, self.where) if self.is_root() else [((), self)]
 
     def sources(self, manifest: Manifest | None = None) -> pa.Table:
         """The ``sources`` table of a generation (empty table for a new store)."""
@@ -125,15 +148,15 @@ class Store:
 
         A directory that is no store but holds partition stores (``day=2026-11-28/``...,
         :mod:`phaseline.store.partitioned`) gives the partitions' unions, with the keys as
-        VARCHAR columns (:func:`~phaseline.store.partitioned.connect_partitions`).
+        VARCHAR columns (:func:`~phaseline.store.partitioned.connect_partitions`), of the
+        partitions ``where`` chooses.
         """
         import duckdb  # loaded by duckdb_memory already
 
-        if manifest is None and not self.exists() and self.root.is_dir():
-            from phaseline.store.partitioned import connect_partitions, find_partitions  # (it imports Store)
+        if manifest is None and self.is_root():
+            from phaseline.store.partitioned import connect_partitions  # (it imports Store)
 
-            if parts := find_partitions(self.root):
-                return connect_partitions(self.root, parts)
+            return connect_partitions(self.root, self.partitions())
         manifest = manifest or self.manifest()
         con = duckdb_memory()
         try:
@@ -225,7 +248,13 @@ class Store:
         self, *, min_files: int = 16, target_rows: int = 2_000_000, small_rows: int = SMALL_FILE_ROWS
     ) -> int:
         """Merge small Parquet files of each table into few large ones; returns files merged
-        (:func:`phaseline.store.compaction.compact`)."""
+        (:func:`phaseline.store.compaction.compact`).  A partitioned root: in each of its
+        :meth:`partitions`, one after the other (each atomically)."""
+        if self.is_root():
+            return sum(
+                one.compact(min_files=min_files, target_rows=target_rows, small_rows=small_rows)
+                for _, one in self.partitions()
+            )
         return compact(self, min_files=min_files, target_rows=target_rows, small_rows=small_rows)
 
     def collect_garbage(self, manifest: Manifest) -> int:

@@ -24,7 +24,9 @@ before scanning (``tests/phaseline/test_partitioned_store.py`` checks the files
 EXPLAIN ANALYZE names).  Binding the view still looks up every listed path and reads
 the first one's footer (its schema), once per table a query names, whatever the filter
 (measured: a damaged footer of another day fails a one-day query only when it is the
-first listed); ``connect_partitions(where=...)`` lists only the matching partitions.  An earlier build, a union of each partition's own views,
+first listed); ``connect_partitions(where=...)`` lists only the matching partitions
+(:func:`select_partitions`: keys ANDed, a key's values ORed; ``phaseline query --partition
+day=2026-11-28``), so the others' manifests and files are never opened.  An earlier build, a union of each partition's own views,
 bound every branch on every query: 60 partitions took 4.9 s to connect and 0.17 s per
 one-day query, against 0.36 s and 0.007 s this way (docs/SCALE.md).
 """
@@ -33,7 +35,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -52,6 +54,10 @@ if TYPE_CHECKING:
 
 #: A partition's keys and values, outermost first: ``(("day", "2026-11-28"), ("cluster", "1526555215992"))``.
 PartitionSpec = tuple[tuple[str, str], ...]
+
+#: Which partitions to read: each key's values (``{"day": ("2026-11-27", "2026-11-28")}``); the keys
+#: are ANDed, a key's values ORed (:func:`select_partitions`).
+PartitionFilter = Mapping[str, Collection[str]]
 
 #: A key is a column name of every view; a value is one directory name.
 _KEY = re.compile(r"[a-z_][a-z0-9_]*")
@@ -105,6 +111,73 @@ def partitions(root: Path) -> list[tuple[PartitionSpec, Store]]:
     return found
 
 
+def partition_filter(pairs: Iterable[tuple[str, str]]) -> dict[str, tuple[str, ...]]:
+    """``(key, value)`` pairs (``--partition day=2026-11-28``, repeated) as a :data:`PartitionFilter`.
+
+    >>> partition_filter([("day", "2026-11-27"), ("cluster", "17"), ("day", "2026-11-28")])
+    {'day': ('2026-11-27', '2026-11-28'), 'cluster': ('17',)}
+    """
+    where: dict[str, tuple[str, ...]] = {}
+    for key, value in pairs:
+        if value not in where.get(key, ()):
+            where[key] = (*where.get(key, ()), value)
+    return where
+
+
+def describe_filter(where: PartitionFilter) -> str:
+    """A filter as its options read: ``day=2026-11-27 or day=2026-11-28, and cluster=17``.
+
+    >>> describe_filter({"day": ("2026-11-27", "2026-11-28"), "cluster": ("17",)})
+    'day=2026-11-27 or day=2026-11-28, and cluster=17'
+    """
+    return ", and ".join(" or ".join(f"{k}={v}" for v in _values(vs)) for k, vs in where.items())
+
+
+def _values(values: str | Collection[str]) -> tuple[str, ...]:
+    return (values,) if isinstance(values, str) else tuple(values)
+
+
+def select_partitions(root: Path, where: PartitionFilter | None = None) -> list[tuple[PartitionSpec, Store]]:
+    """The stores of :func:`partitions` that ``where`` keeps (all of them without one), found from
+    the directory names alone: no other partition's manifest or file is opened.
+
+    Raises :class:`StoreError` naming ``root`` when ``where`` is given and ``root`` is a store of
+    its own (it has no partitions to choose), names a key the partitions do not have (listing
+    theirs) or a value no partition has (listing the key's values there), or keeps no partition.
+    """
+    if where and Store(root).exists():
+        raise StoreError(
+            f"{root} is a store, not a partitioned one (key=value directories of stores): it has no "
+            f"partitions to choose {describe_filter(where)} from; read it whole"
+        )
+    return _narrow(root, partitions(root), where)
+
+
+def _narrow(
+    root: Path, parts: Sequence[tuple[PartitionSpec, Store]], where: PartitionFilter | None
+) -> list[tuple[PartitionSpec, Store]]:
+    """The partitions of ``parts`` (a partitioned root's) that ``where`` keeps (see :func:`select_partitions`)."""
+    if not where:
+        return list(parts)
+    keys = [k for k, _ in parts[0][0]] if parts else []
+    for key, values in where.items():
+        if key not in keys:
+            raise StoreError(
+                f"{root}: its partitions have no key {key!r}; their keys are {', '.join(keys) or 'none'}"
+            )
+        have = sorted({dict(spec)[key] for spec, _ in parts})
+        if missing := [v for v in _values(values) if v not in have]:
+            raise StoreError(
+                f"{root}: no partition has {' or '.join(f'{key}={v}' for v in missing)}; "
+                f"its values of {key} are {', '.join(have)}"
+            )
+    kept = [(s, one) for s, one in parts if all(dict(s)[k] in _values(vs) for k, vs in where.items())]
+    if not kept:
+        have_specs = ", ".join("/".join(f"{k}={v}" for k, v in s) for s, _ in parts)
+        raise StoreError(f"{root}: no partition has {describe_filter(where)}; its partitions are {have_specs}")
+    return kept
+
+
 def is_partitioned(root: Path) -> bool:
     """Whether ``root`` is no store itself but holds partition stores."""
     return not Store(root).exists() and root.is_dir() and bool(find_partitions(root))
@@ -114,7 +187,7 @@ def connect_partitions(
     root: Path,
     parts: Sequence[tuple[PartitionSpec, Store]] | None = None,
     *,
-    where: Mapping[str, str] | None = None,
+    where: PartitionFilter | None = None,
 ) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection over a partitioned store, its views the partitions' unions.
 
@@ -127,17 +200,15 @@ def connect_partitions(
     only) replaces their raw rows, as :func:`phaseline.spark_views.register_store` does on
     Spark.  ``overlapping_sources`` lists every partition's, keys included.
 
-    ``where`` (``{"day": "2026-11-28"}``) keeps only the matching partitions: the others'
-    files are not even listed, nor looked up when a query binds.
+    ``where`` (``{"day": "2026-11-28"}``, or ``{"day": ("2026-11-27", "2026-11-28")}``) keeps only
+    the matching partitions (:func:`select_partitions`, its errors too): the others' manifests
+    and files are not even listed, nor looked up when a query binds.
     """
     import duckdb  # loaded by duckdb_memory
 
-    parts = list(parts) if parts is not None else find_partitions(root)
-    if where:
-        parts = [(spec, one) for spec, one in parts if all(dict(spec).get(k) == v for k, v in where.items())]
+    parts = _narrow(root, list(parts) if parts is not None else find_partitions(root), where)
     if not parts:
-        wanted = f" matching {dict(where)}" if where else ""
-        raise StoreError(f"{root}: no partitions{wanted} (key=value directories holding stores) under it")
+        raise StoreError(f"{root}: no partitions (key=value directories holding stores) under it")
     keys = [k for k, _ in parts[0][0]]
     for key in keys:
         _identifier(key)

@@ -47,7 +47,7 @@ from dataclasses import replace
 from typing import Any
 
 from phaseline.errors import StoreError
-from phaseline.store import Store, find_partitions, is_partitioned
+from phaseline.store import Store
 from phaseline.verify.data import check_data, other_runs
 from phaseline.verify.files import check_files, check_orphans, check_sources
 from phaseline.verify.findings import Finding, VerifyReport, findings_rows
@@ -59,12 +59,13 @@ def verify_store(store: Store) -> VerifyReport:
     """Check a store's consistency; never modifies it.
 
     A partitioned store's root (:mod:`phaseline.store.partitioned`): every partition store
-    is checked on its own, each finding's subject led by its partition (``day=2026-11-28/...: ``).
+    (of the store's ``where``) is checked on its own, each finding's subject led by its
+    partition (``day=2026-11-28/...: ``).
     """
-    if is_partitioned(store.root):
+    if store.is_root():
         findings: list[Finding] = []
         files = sources = 0
-        for _, part in find_partitions(store.root):
+        for _, part in store.partitions():
             report = verify_store(part)
             where = part.root.relative_to(store.root).as_posix()
             findings += [replace(f, subject=f"{where}: {f.subject}") for f in report.findings]

@@ -8,6 +8,7 @@ Slow (a JVM and Spark on ``local[2]``): one Spark session serves the module.
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import os
 import signal
@@ -21,17 +22,19 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from click.testing import CliRunner
 
 from ingest.partitioning import PARTITION_KEYS, PartitionedIngest, ingest_partitioned
 from ingest.pipeline import IngestSummary, ingest_paths
 from ingest.spark_ingest import ingest_paths_spark
 from phaseline import schemas
+from phaseline.cli import main as cli
 from phaseline.errors import QueryError, StoreError
 from phaseline.schemas import SourceStatus
 from phaseline.spark import spark_session
 from phaseline.spark_query import read_only_statements
-from phaseline.spark_views import RAW_PREFIX, partitions, register_store
-from phaseline.store import Store
+from phaseline.spark_views import RAW_PREFIX, register_store
+from phaseline.store import Store, partitions
 from phaseline.verify import verify_store
 from profiles import queries, spark_sql
 from tests.partitioned_traces import CLUSTERS, DAYS, JOBS_PER_PARTITION, write_traces
@@ -321,6 +324,43 @@ def test_partitioned_ingest_same_on_both_engines(spark: Any, fixtures_dir: Path,
     one_day = spark.sql(f"SELECT * FROM attempts WHERE day = '{DAYS[1]}'")
     assert one_day.count() == len(CLUSTERS) * JOBS_PER_PARTITION * 2
     assert all(f"day={DAYS[1]}" in f for f in one_day.inputFiles())
+
+
+def test_cli_partitioned_ingest_and_partition_on_spark(spark: Any, fixtures_dir: Path, tmp_path: Path) -> None:
+    """``phaseline ingest --engine spark --partition-by day`` and ``query --engine spark --partition``
+    through the CLI, on the module's session (an active session is used, not stopped): one day read
+    while another day's data files are damaged; the whole root's read fails; a store of its own
+    has no partitions to choose."""
+    traces = write_traces(fixtures_dir, tmp_path / "traces")
+    root = tmp_path / "warehouse"
+    out = CliRunner().invoke(
+        cli, ["ingest", "--engine", "spark", "--partition-by", "day", "-q", "--store", str(root), str(traces)]
+    )
+    assert out.exit_code == 3, out.output  # the bad file is quarantined (in day=unknown)
+    assert [dict(spec) for spec, _ in partitions(root)] == [{"day": d} for d in (*DAYS, "unknown")]
+    damaged = sorted(str(p) for p in (root / f"day={DAYS[0]}").rglob("data/**/*.parquet"))
+    assert damaged
+    for path in damaged:
+        Path(path).write_bytes(b"not parquet at all")
+
+    def query(*args: str) -> Any:
+        return CliRunner().invoke(cli, ["query", "--engine", "spark", "--format", "json", *args])
+
+    sql = "SELECT day, count(*) AS n FROM attempts GROUP BY day"
+    one_day = query("--store", str(root), "--partition", f"day={DAYS[1]}", sql)
+    assert one_day.exit_code == 0, one_day.output
+    assert json.loads(one_day.stdout) == [{"day": DAYS[1], "n": len(CLUSTERS) * JOBS_PER_PARTITION * 2}]
+    whole = query("--store", str(root), sql)
+    assert whole.exit_code == 1, whole.output
+    assert "query failed" in whole.output
+    assert any(path.removeprefix("/") in whole.output for path in damaged), whole.output  # (Spark: file:/...)
+    plain = query("--store", str(root / f"day={DAYS[1]}"), "--partition", f"day={DAYS[1]}", sql)
+    assert plain.exit_code == 1
+    assert "is a store, not a partitioned one" in plain.output
+    unknown = query("--store", str(root), "--partition", "cluster=1", sql)
+    assert unknown.exit_code == 1
+    assert "their keys are day" in unknown.output
+    assert spark.sql("SELECT 1 AS one").collect()[0]["one"] == 1  # the module's session still runs
 
 
 # -- a driver killed mid-ingest ----------------------------------------------------------------
