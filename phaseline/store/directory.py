@@ -170,7 +170,16 @@ class Store:
     # -- writing -----------------------------------------------------------------
 
     def begin(self) -> Transaction:
-        """Start staging files; nothing is visible until :meth:`Transaction.commit`."""
+        """Start staging files; nothing is visible until :meth:`Transaction.commit`.
+
+        A partitioned root is refused: a manifest written there would make the root one store
+        and hide its partitions from every reader.
+        """
+        if self.is_root():
+            raise StoreError(
+                f"{self.root}: a root of partition stores is read, not written; write into one "
+                "partition's store (`phaseline ingest --partition-by` chooses it)"
+            )
         self.root.mkdir(parents=True, exist_ok=True)
         return Transaction(self)
 

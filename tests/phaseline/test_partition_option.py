@@ -191,3 +191,13 @@ def test_compact_one_partition(copy: Path) -> None:
     after = _files(copy)
     for name, n in before.items():
         assert (after[name] < n) if name.startswith(f"day={DAYS[1]}/") else (after[name] == n), (name, before, after)
+
+
+def test_a_partitioned_root_is_never_written_as_one_store(copy: Path, traces: Path) -> None:
+    """A write into the root itself is refused before anything lands: a manifest there would make
+    the root one store and hide its partitions."""
+    before = _json("query", "--store", str(copy), "select count(*) as n from attempts")
+    with pytest.raises(StoreError, match="read, not written"):
+        Store(copy).begin()
+    assert not (copy / "MANIFEST.json").exists()
+    assert _json("query", "--store", str(copy), "select count(*) as n from attempts") == before
