@@ -109,12 +109,16 @@ class _EventPlan(NamedTuple):
 class _JhistReader:
     """The state of one file being read; :meth:`run` is the generator behind :func:`read_jhist`."""
 
-    def __init__(self, path: Path, ctx: ReadContext, *, typed: bool = True) -> None:
+    def __init__(
+        self, path: Path, ctx: ReadContext, *, typed: bool = True, span: tuple[int, int, int] | None = None
+    ) -> None:
         self.path = path
         self.typed = typed  # False: every line the dict way (the typed path's equivalence tests)
         self.ctx = ctx
+        # A byte range of the file (start, end, lines before start), :mod:`ingest.jhist_split`; None: all of it
+        self.span = span
         self.schema: WriterSchema | None = None
-        self.state = HistoryState(ctx.notes)
+        self.state = self._state(ctx)
         # ``events`` rows not yet yielded, by column (seq, event_type, ts_ms, payload_json as the line's
         # UTF-8 bytes): they leave as one block of up to _EVENT_BLOCK_ROWS (or _EVENT_BLOCK_BYTES) once
         # the job id is known.
@@ -137,13 +141,21 @@ class _JhistReader:
             try:
                 line_no, offset = self.frame.header(fh)
                 self.schema = self.frame.schema
+                limit = None
+                if self.span is not None:  # one byte range: from its start (or the header's end) to its end
+                    start, end, before = self.span
+                    if start > offset:
+                        fh.seek(start)
+                        line_no, offset = before, start
+                    limit = max(0, end - offset)
                 out = self.state.out
                 ctx = self.ctx
                 job = self.state.job
                 apply = self._apply
                 seqs, types, times, payloads = self.event_columns
                 fast = self.typed
-                lines = self.lines = self.frame.lines(fh)
+                lines = self.lines = self.frame.lines(fh, limit)
+                state = self.state
                 block_bytes = 0
                 for raw in lines:
                     line_no += 1
@@ -167,6 +179,9 @@ class _JhistReader:
                     except BadEvent as exc:  # fields no reader can take: skipped like a corrupt line
                         ctx.events_read -= 1
                         skip_record(ctx, self._error(f"{etype}: {exc}", line_no, start))
+                        continue
+                    if state.pending is not None:  # a range's event left to the merge, its row too
+                        self._defer(line_no, start, etype, ts, payload_json)
                         continue
                     seqs.append(line_no)
                     types.append(etype)
@@ -199,6 +214,12 @@ class _JhistReader:
                 raise self._error(f"reading stopped: {exc}", line_no, offset) from None
         self.line_no, self.offset = line_no, offset - self.frame.unterminated
         yield from self._end(last_text)
+
+    def _state(self, ctx: ReadContext) -> HistoryState:
+        return HistoryState(ctx.notes)
+
+    def _defer(self, line_no: int, start: int, etype: str, ts: int | None, payload_json: bytes) -> None:
+        raise NotImplementedError  # (only a range's state defers events: ingest.jhist_split)
 
     def _apply(self, etype: str, record: str, payload: dict[str, Any] | None, line_no: int) -> int | None:
         """Apply one event to the state (:class:`HistoryState`'s handler of its kind); its time.
