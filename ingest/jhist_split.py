@@ -93,7 +93,7 @@ class LineCuts:
     >>> cuts = LineCuts(10)
     >>> cuts.feed(b"Avro-Json\\n{}\\nabc\\ndefghijk\\nl\\nmnopqrstuvw\\n")
     >>> cuts.spans()
-    [Span(start=0, end=26, lines_before=0), Span(start=26, end=40, lines_before=4)]
+    [Span(start=0, end=17, lines_before=0), Span(start=17, end=28, lines_before=3), Span(start=28, end=40, lines_before=5)]
     """
 
     def __init__(self, range_bytes: int) -> None:
