@@ -43,7 +43,14 @@ from ingest.base import MAX_SKIPPED_RECORDS, ReadContext, Row, RowBlock
 from ingest.jhist import read_jhist
 from ingest.jhist_lines import jhist_error
 from ingest.jhist_packed import Packed
-from ingest.jhist_records import AttemptRecord, JobRecord, TaskRecord
+from ingest.jhist_records import (
+    ATTEMPT_COLUMNS,
+    STATE_BLOCK,
+    TASK_COLUMNS,
+    AttemptRecord,
+    JobRecord,
+    TaskRecord,
+)
 from ingest.jhist_schema import BadEvent
 from ingest.jhist_split import RangeResult, Span, raise_again, read_range
 from ingest.jhist_state import HistoryState
@@ -68,9 +75,13 @@ class _Adopted(Packed[Any]):
         return None if got is None else self.make(*got)
 
     def records(self) -> Iterator[Any]:
-        make = self.make
-        for _, values in self.by_id.values():
-            yield make(-1, values)  # (not taken: -1, nothing to track)
+        return iter(())  # the untouched ones are written from their tuples (MergeState.rows)
+
+    def untouched(self) -> list[tuple[Any, ...]]:
+        return [values for _, values in self.by_id.values()]
+
+
+_ATTEMPT_FIELD = {name: i for i, name in enumerate(AttemptRecord.__slots__)}
 
 
 def _task_of(values: tuple[Any, ...]) -> TaskRecord:
@@ -106,6 +117,25 @@ class MergeState(HistoryState):
                 if key in by_id or key in live:
                     raise CannotMerge(f"{what} {key} is started in two ranges")
                 by_id[key] = (index, values)
+
+    def rows(self) -> Iterator[Row | RowBlock]:
+        """:meth:`HistoryState.rows` for the job and the tasks and attempts an event touched here; the
+        others' rows straight from the ranges' tuples (their counters are the ranges')."""
+        yield from super().rows()
+        jid = self.job.job_id
+        for table, adopted, names in (("tasks", self.packed_tasks, TASK_COLUMNS),
+                                      ("attempts", self.packed_attempts, ATTEMPT_COLUMNS)):  # fmt: skip
+            assert isinstance(adopted, _Adopted)
+            records = adopted.untouched()
+            for at in range(0, len(records), STATE_BLOCK):
+                by_field = list(zip(*records[at : at + STATE_BLOCK], strict=True))
+                if table == "tasks":
+                    columns = {name: list(by_field[i]) for i, name in enumerate(names)}
+                else:
+                    columns = {name: list(by_field[_ATTEMPT_FIELD[name]]) for name in names}
+                    columns["host"] = [t if h is None else h for h, t in zip(columns["host"],
+                                       by_field[_ATTEMPT_FIELD["tracker_host"]], strict=True)]  # fmt: skip
+                yield RowBlock(table, len(by_field[0]), columns, {"job_id": jid})
 
     def _hold_task_counters(self, task: TaskRecord, counters: Any) -> None:
         index = self.spec_held.pop(task.task_id, None)

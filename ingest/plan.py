@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -34,14 +35,19 @@ _HASH_CHUNK = 1 << 20
 
 
 def sha256_file(path: Path, cuts: LineCuts | None = None) -> tuple[str, int]:
-    """The file's hash and size; ``cuts``: fed every block too (the ranges of a file read in ranges)."""
+    """The file's hash and size; ``cuts``: fed every block too (the ranges of a file read in ranges),
+    in a thread beside the hash (both let the GIL go: the workers are not reading yet)."""
     digest = hashlib.sha256()
     size = 0
-    with open(path, "rb") as fh:
+    with open(path, "rb") as fh, ExitStack() as stack:
+        beside = stack.enter_context(ThreadPoolExecutor(1)) if cuts is not None else None
         while chunk := fh.read(_HASH_CHUNK):
-            digest.update(chunk)
-            if cuts is not None:
-                cuts.feed(chunk)
+            if beside is not None and cuts is not None:
+                fed = beside.submit(cuts.feed, chunk)
+                digest.update(chunk)
+                fed.result()
+            else:
+                digest.update(chunk)
             size += len(chunk)
     return digest.hexdigest(), size
 
