@@ -29,6 +29,7 @@ from ingest import formats
 from ingest.base import ReadContext, Row, RowBlock
 from ingest.file_reading import FileResult, Work, _FileRead
 from ingest.formats import Format
+from ingest.gc_pacing import rarer_collections
 from ingest.jhist import read_jhist
 from ingest.jhist_merge import CannotMerge, merge_ranges
 from ingest.jhist_split import RangeResult, Span, read_range
@@ -64,9 +65,10 @@ def read_range_work(work: Work, spans: tuple[Span, ...], index: int, staging: Pa
     staged = StagedSource(staging, work.key, work.sha256, work.size, "jhist")
     held = StagedSource(staging, work.key, work.sha256, work.size, "jhist")
     try:
-        result = read_range(work.path, list(spans), index, _sink(staged), _sink(held))  # type: ignore[arg-type]
-        _, files = staged.finish(SourceStatus.LANDED)
-        _, held_files = held.finish(SourceStatus.LANDED)
+        with rarer_collections():  # (as read_chunk reads: records that die young, held ones walked less often)
+            result = read_range(work.path, list(spans), index, _sink(staged), _sink(held))  # type: ignore[arg-type]
+            _, files = staged.finish(SourceStatus.LANDED)
+            _, held_files = held.finish(SourceStatus.LANDED)
     except (PhaselineError, RecursionError, MemoryError, UnicodeError, OverflowError) as exc:
         staged.discard(SourceStatus.QUARANTINED, str(exc))
         held.discard(SourceStatus.QUARANTINED, str(exc))
