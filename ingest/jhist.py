@@ -32,6 +32,11 @@ blocks of up to 8,192), written when the file ends (or at a cut).  Which
 event's value wins for each column is documented in :mod:`ingest.jhist_state`
 (as Hadoop's ``JobHistoryParser`` decides, with the noted exceptions).
 
+With several workers, a large plain file is read in byte ranges, one per
+process, and merged into the same rows (:mod:`ingest.jhist_split`,
+:mod:`ingest.jhist_merge`): :class:`_JhistReader` reads a range (``span``) with
+these same steps.
+
 Bad input
 ---------
 A line that is not JSON, or not a history event, is skipped and remembered in
