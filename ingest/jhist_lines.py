@@ -45,6 +45,19 @@ _NO_SCHEMA = WriterSchema(frozenset(EVENT_SPECS), {
 })  # fmt: skip
 
 
+def sniff_jhist(head: bytes, path: Path) -> bool:
+    """True when the first line is ``Avro-Json`` (the JSON flavour of Hadoop's EventWriter)."""
+    return head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n", 1)[0].rstrip() == MAGIC
+
+
+class AnotherHistory(Exception):
+    """A second ``Avro-Json`` line (files concatenated) at ``line_no`` / byte ``start``."""
+
+    def __init__(self, line_no: int, start: int) -> None:
+        super().__init__(line_no, start)
+        self.line_no, self.start = line_no, start
+
+
 def jhist_error(path: Path, message: str, line_no: int, offset: int) -> TraceParseError:
     """An error in the middle of a ``.jhist`` file (what to do: copy it again)."""
     return TraceParseError(
@@ -115,6 +128,19 @@ class JhistLines:
         skip_record(self.ctx, self._error(f"the writer's schema is unusable ({why}); the events are read without it",
                                           line_no, start))  # fmt: skip
         self.schema = _NO_SCHEMA
+
+    @staticmethod
+    def seek(fh: IO[bytes], span: tuple[int, int, int] | None, line_no: int, offset: int) -> tuple[int, int, int | None]:
+        """Where reading goes on after the header (``line_no``, ``offset``): for a byte range ``span`` of the
+        file (start, end, lines before start; :mod:`ingest.jhist_split`) its start unless the header is in
+        it; ``(line_no, offset, bytes to read or None: all)``."""
+        if span is None:
+            return line_no, offset, None
+        start, end, before = span
+        if start > offset:
+            fh.seek(start)
+            line_no, offset = before, start
+        return line_no, offset, max(0, end - offset)
 
     def lines(self, fh: IO[bytes], limit: int | None = None) -> Iterator[bytes]:
         """The rest of the file's lines, without their line ends (:meth:`blocks`, one line at a time)."""

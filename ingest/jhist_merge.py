@@ -154,6 +154,23 @@ class MergeOutcome:
     error: TraceParseError | None = None
 
 
+def _file_end(path: Path, results: list[RangeResult], ended: bool) -> tuple[TraceTruncatedError | None, int | None]:
+    """Why the file is cut short, if it is (every range read): its last event line cut mid-line (and that
+    line), or no end of the job (as :meth:`ingest.jhist._JhistReader._end` tells a whole file)."""
+    last_text = max(r.last_text for r in results)
+    bad = next((r.bad_json for r in reversed(results) if r.bad_json is not None), None)
+    if bad is not None and bad[0] == last_text:  # the last event line was cut short
+        return TraceTruncatedError(path, f"the last event is cut short ({bad[2]}); the writer stopped mid-line",
+                                   line=bad[0], offset=bad[1], hint="every event before this line was kept"), bad[0]  # fmt: skip
+    if not ended:
+        return TraceTruncatedError(
+            path, "the history ends before JOB_FINISHED/JOB_FAILED/JOB_KILLED: the job was still running or "
+            "its ApplicationMaster died", line=results[-1].line_no, offset=results[-1].offset,
+            hint="every event before the end was kept",
+        ), None  # fmt: skip
+    return None, None
+
+
 def _note_key(note: str) -> str:
     return note.split(" (line", 1)[0]  # (a note said once per kind names the first line: ingest.jhist._note_once)
 
@@ -219,21 +236,11 @@ def merge_ranges(path: Path, ctx: ReadContext, results: list[RangeResult]) -> Me
             line=first.line, offset=first.offset, hint="not a trace of this format, or too corrupt to trust"))  # fmt: skip
     if stop is not None and not isinstance(stop, TraceTruncatedError):
         return MergeOutcome([], used, error=stop)
-    last = results[used - 1]
     error = stop
     if stop is None:
-        last_text = max(r.last_text for r in results)
-        bad = next((r.bad_json for r in reversed(results) if r.bad_json is not None), None)
-        if bad is not None and bad[0] == last_text:  # the last event line was cut short
-            skipped = [e for e in skipped if e.line != bad[0]]
-            error = TraceTruncatedError(path, f"the last event is cut short ({bad[2]}); the writer stopped mid-line",
-                                        line=bad[0], offset=bad[1], hint="every event before this line was kept")  # fmt: skip
-        elif not state.job.ended:
-            error = TraceTruncatedError(
-                path, "the history ends before JOB_FINISHED/JOB_FAILED/JOB_KILLED: the job was still running or "
-                "its ApplicationMaster died", line=last.line_no, offset=last.offset,
-                hint="every event before the end was kept",
-            )  # fmt: skip
+        error, cut_line = _file_end(path, results, state.job.ended)
+        if cut_line is not None:  # the cut is not a skipped line
+            skipped = [e for e in skipped if e.line != cut_line]
     if seqs:
         items.append(RowBlock("events", len(seqs), {"seq": seqs, "event_type": types, "ts_ms": times,
                                                     "payload_json": Utf8Text(payloads)}, {"job_id": state.job.job_id}))  # fmt: skip

@@ -236,10 +236,7 @@ def ingest_paths(
         the futures' results come back here): Spark tasks, :mod:`ingest.spark_ingest`.
         ``workers`` then sizes the chunks and how many are in flight.
     split_bytes
-        With ``workers > 1`` (and no ``executor``), a plain ``.jhist`` of this
-        many bytes or more is read in ``2 * workers`` ranges by the workers and
-        merged here (:mod:`ingest.split_reading`): the same rows as read whole.
-        ``None``: every file is read whole by one process.
+        A plain ``.jhist`` this large is read in ranges by the workers (:func:`_split`); ``None``: never.
 
     Returns
     -------
@@ -254,9 +251,7 @@ def ingest_paths(
         txn.is_copy = is_copy
         pool = executor if executor is not None else _worker_pool(stack, workers, start_method)
         commits = _Commits(txn, on_file, commit_every_files, commit_every_s, file_timeout_s)
-        ranges = 2 * workers if workers > 1 and executor is None and split_bytes is not None else 0
-        planner = Planner(found, live, txn, stack, split_bytes=split_bytes, split_ranges=ranges)
-        chunks = planner.chunks(chunk_files)
+        chunks = Planner(found, live, txn, stack, *_split(workers, executor, split_bytes)).chunks(chunk_files)
         if pool is None:
             for chunk in chunks:
                 commits.finish(chunk, read_chunk(chunk.work, txn.staging, file_timeout_s))
@@ -265,6 +260,12 @@ def ingest_paths(
         manifest = txn.commit()
     _compact_if_many(store, manifest, compact_over)
     return IngestSummary(tuple(commits.results))
+
+
+def _split(workers: int, executor: Executor | None, split_bytes: int | None) -> tuple[int | None, int]:
+    """The size from which a file is read in ranges, and in how many: two per worker process
+    (:mod:`ingest.split_reading`: the same rows as read whole); none with one process or an executor."""
+    return (split_bytes, 2 * workers) if workers > 1 and executor is None and split_bytes is not None else (None, 0)
 
 
 def _result(item: tuple[Chunk, Future[_Outcome | RangeOutcome]]) -> tuple[Chunk, _Outcome | RangeOutcome]:

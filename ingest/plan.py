@@ -211,7 +211,7 @@ class Planner:
 
     def __init__(
         self, found: Sequence[tuple[Path, Path]], live: Live, txn: Transaction, stack: ExitStack,
-        *, split_bytes: int | None = None, split_ranges: int = 0,
+        split_bytes: int | None = None, split_ranges: int = 0,
     ) -> None:  # fmt: skip
         #: A plain ``.jhist`` of ``split_bytes`` or more is read in ``split_ranges`` ranges (0: none is).
         self.split_bytes, self.split_ranges = split_bytes, split_ranges
