@@ -154,7 +154,7 @@ def _read_in_pool(
         future: Future[_Outcome | RangeOutcome]
         if chunk.split is not None:
             work, index = chunk.split
-            future = pool.submit(read_range_work, work, work.spans, index, staging)
+            future = pool.submit(read_range_work, work, work.spans, index, staging, file_timeout_s)
         elif chunk.work:
             future = pool.submit(read_chunk, chunk.work, staging, file_timeout_s)
         else:  # nothing to read: no round trip to a worker

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import signal
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +28,7 @@ import pyarrow.parquet as pq
 
 from ingest import formats
 from ingest.base import ReadContext, Row, RowBlock
-from ingest.file_reading import FileResult, Work, _FileRead
+from ingest.file_reading import FileResult, Work, _FileRead, _FileTimeout, _on_alarm
 from ingest.formats import Format
 from ingest.gc_pacing import rarer_collections
 from ingest.jhist import read_jhist
@@ -60,11 +61,20 @@ def _sink(staged: StagedSource) -> object:
     return add
 
 
-def read_range_work(work: Work, spans: tuple[Span, ...], index: int, staging: Path) -> RangeOutcome:
-    """Read and stage range ``index`` of a split file (in a worker); never raises for bad content."""
+def read_range_work(
+    work: Work, spans: tuple[Span, ...], index: int, staging: Path, timeout_s: float | None = None
+) -> RangeOutcome:
+    """Read and stage range ``index`` of a split file (in a worker); never raises for bad content.
+
+    A range that takes longer than ``timeout_s`` fails (the file is quarantined, as one read whole).
+    """
     staged = StagedSource(staging, work.key, work.sha256, work.size, "jhist")
     held = StagedSource(staging, work.key, work.sha256, work.size, "jhist")
+    use_alarm = timeout_s is not None and hasattr(signal, "setitimer")
+    previous = signal.signal(signal.SIGALRM, _on_alarm) if use_alarm else None
     try:
+        if use_alarm and timeout_s is not None:
+            signal.setitimer(signal.ITIMER_REAL, timeout_s)
         with rarer_collections():  # (as read_chunk reads: records that die young, held ones walked less often)
             result = read_range(work.path, list(spans), index, _sink(staged), _sink(held))  # type: ignore[arg-type]
             _, files = staged.finish(SourceStatus.LANDED)
@@ -72,7 +82,13 @@ def read_range_work(work: Work, spans: tuple[Span, ...], index: int, staging: Pa
     except (PhaselineError, RecursionError, MemoryError, UnicodeError, OverflowError) as exc:
         staged.discard(SourceStatus.QUARANTINED, str(exc))
         held.discard(SourceStatus.QUARANTINED, str(exc))
-        return RangeOutcome(None, (), (), f"{work.path}: {type(exc).__name__}: {exc}")
+        why = f"{exc} ({timeout_s:g} s), range {index + 1} of {len(spans)}" if isinstance(exc, _FileTimeout) else (
+            f"{type(exc).__name__}: {exc}")  # fmt: skip
+        return RangeOutcome(None, (), (), f"{work.path}: {why}")
+    finally:
+        if use_alarm:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
     return RangeOutcome(result, files, held_files)
 
 

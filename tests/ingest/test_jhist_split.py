@@ -19,10 +19,12 @@ from typing import Any
 import pytest
 
 from ingest.base import ReadContext, iter_rows
+from ingest.file_reading import Work
 from ingest.jhist import read_jhist
 from ingest.jhist_merge import merge_ranges, read_jhist_split
 from ingest.jhist_split import Span, line_cuts, read_range
 from ingest.pipeline import ingest_paths
+from ingest.split_reading import read_range_work
 from phaseline import schemas
 from phaseline.errors import PhaselineError
 from phaseline.store import Store
@@ -283,3 +285,15 @@ def test_two_workers_read_files_in_ranges_into_the_same_store(tmp_path: Path) ->
     assert _store_tables(tmp_path / "split") == _store_tables(tmp_path / "whole")
     # read in ranges indeed: a source's rows are in several staged files per table
     assert len(Store(tmp_path / "split").manifest().files) > 2 * len(Store(tmp_path / "whole").manifest().files)
+
+
+def test_a_range_over_the_time_limit_fails_its_file(tmp_path: Path) -> None:
+    path, spans = _history(tmp_path, [_started(0), None, _map_finished(0, 1), _task_finished(MAP, 2, _attempt(0))])
+    work = Work(str(path), path, "0" * 64, path.stat().st_size, tuple(spans))
+    staging = tmp_path / "staging"
+    outcome = read_range_work(work, work.spans, 1, staging, timeout_s=1e-6)
+    assert outcome.result is None
+    assert outcome.failure is not None
+    assert "per-file time limit" in outcome.failure
+    assert "range 2 of 2" in outcome.failure
+    assert not list(staging.rglob("*.parquet"))  # nothing of the range stays staged
