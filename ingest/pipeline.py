@@ -21,11 +21,13 @@ quarantined file instead of a stuck ingest.
 from __future__ import annotations
 
 import multiprocessing
+import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
-from contextlib import ExitStack
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import ExitStack, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -135,13 +137,29 @@ def _worker_pool(stack: ExitStack, workers: int, start_method: str) -> Executor 
     Arrow's threads and whatever locks they hold, and a forked worker has crashed that way;
     ``"spawn"`` is as safe but starts each worker ~0.5 s slower.  ``"fork"`` lets workers
     inherit what was patched into this process (formats registered at run time).
+
+    Unless they fork from this process, the workers start in a thread while this one plans
+    (hashes) the first files: the first ``submit`` waits for the server's start and its
+    preload, about half a second, which a large file read in ranges would otherwise wait too.
     """
     context = multiprocessing.get_context(start_method)
     if isinstance(context, multiprocessing.context.ForkServerContext):
         context.set_forkserver_preload([__name__])  # once the server runs, this is a no-op
     if workers <= 1:
         return None
-    return stack.enter_context(ProcessPoolExecutor(workers, mp_context=context))
+    pool = stack.enter_context(ProcessPoolExecutor(workers, mp_context=context))
+    if start_method != "fork":
+        starting = threading.Thread(target=_start_workers, args=(pool, workers), name="start-workers", daemon=True)
+        starting.start()
+        stack.callback(starting.join)  # (before the pool shuts down)
+    return pool
+
+
+def _start_workers(pool: Executor, workers: int) -> None:
+    """Have ``pool`` start its ``workers`` processes (one each per ``submit`` of a no-op)."""
+    with suppress(RuntimeError, BrokenProcessPool):  # shut down or broken already: the ingest says why
+        for _ in range(workers):
+            pool.submit(int)
 
 
 def _read_in_pool(
