@@ -36,6 +36,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,7 @@ from ingest.jhist_records import (
     TaskRecord,
 )
 from ingest.jhist_schema import BadEvent
-from ingest.jhist_split import RangeResult, Span, raise_again, read_range
+from ingest.jhist_split import TASK_FIELDS, RangeResult, Span, raise_again, read_range
 from ingest.jhist_state import HistoryState
 from phaseline.errors import TraceParseError, TraceTruncatedError
 from phaseline.utf8_text import Utf8Text
@@ -63,25 +64,47 @@ class CannotMerge(Exception):
 
 
 class _Adopted(Packed[Any]):
-    """The tasks or attempts the ranges left, as field tuples by id; :meth:`take` makes one an object."""
+    """The tasks or attempts the ranges left, as the ranges' columns; :meth:`take` makes one an object."""
 
     def __init__(self, make: Callable[[int, tuple[Any, ...]], Any]) -> None:
         super().__init__(lambda r: r[0], lambda r: r, lambda v: v)
         self.make = make
-        self.by_id: dict[str, tuple[int, tuple[Any, ...]]] = {}
+        self.parts: list[tuple[int, list[list[Any]], set[int]]] = []  # range, its columns, rows taken
+        self.by_id: dict[str, tuple[int, int]] = {}  # id -> part, row
+
+    def add(self, index: int, columns: list[list[Any]], live: dict[str, Any], what: str) -> None:
+        """A range's records; :class:`CannotMerge` for one already known (started in two ranges)."""
+        ids = columns[0]
+        if not (self.by_id.keys().isdisjoint(ids) and live.keys().isdisjoint(ids)):
+            known = next(i for i in ids if i in self.by_id or i in live)
+            raise CannotMerge(f"{what} {known} is started in two ranges")
+        part = len(self.parts)
+        self.parts.append((index, columns, set()))
+        self.by_id.update(zip(ids, zip(repeat(part), range(len(ids))), strict=True))
 
     def take(self, key: str) -> Any:
         got = self.by_id.pop(key, None)
-        return None if got is None else self.make(*got)
+        if got is None:
+            return None
+        index, columns, taken = self.parts[got[0]]
+        taken.add(got[1])
+        return self.make(index, tuple(c[got[1]] for c in columns))
 
     def records(self) -> Iterator[Any]:
-        return iter(())  # the untouched ones are written from their tuples (MergeState.rows)
+        return iter(())  # the untouched ones are written from the columns (MergeState.rows)
 
-    def untouched(self) -> list[tuple[Any, ...]]:
-        return [values for _, values in self.by_id.values()]
+    def untouched(self) -> Iterator[list[list[Any]]]:
+        """Each range's columns without the records taken (made objects)."""
+        for _, columns, taken in self.parts:
+            if taken:
+                keep = [i for i in range(len(columns[0])) if i not in taken]
+                columns = [[c[i] for i in keep] for c in columns]
+            yield columns
 
 
 _ATTEMPT_FIELD = {name: i for i, name in enumerate(AttemptRecord.__slots__)}
+_TASK_FIELD = {name: i for i, name in enumerate(TASK_FIELDS)}
+_HOST, _TRACKER = _ATTEMPT_FIELD["host"], _ATTEMPT_FIELD["tracker_host"]
 
 
 def _task_of(values: tuple[Any, ...]) -> TaskRecord:
@@ -101,22 +124,16 @@ class MergeState(HistoryState):
         self.packed_attempts = _Adopted(lambda index, v: AttemptRecord(*v))
 
     def _take_task(self, index: int, values: tuple[Any, ...]) -> TaskRecord:
-        if values[9] and index >= 0:
+        if values[9]:
             self.spec_held[values[0]] = index
         return _task_of(values)
 
     def adopt(self, result: RangeResult) -> None:
         """Take a range's tasks and attempts; raise :class:`CannotMerge` for one already known (started twice)."""
-        index = result.index
-        for adopted, live, rows, what in ((self.packed_tasks, self.tasks, result.tasks, "task"),
-                                          (self.packed_attempts, self.attempts, result.attempts, "attempt")):  # fmt: skip
-            assert isinstance(adopted, _Adopted)
-            by_id = adopted.by_id
-            for values in rows:
-                key = values[0]
-                if key in by_id or key in live:
-                    raise CannotMerge(f"{what} {key} is started in two ranges")
-                by_id[key] = (index, values)
+        assert isinstance(self.packed_tasks, _Adopted)
+        assert isinstance(self.packed_attempts, _Adopted)
+        self.packed_tasks.add(result.index, result.tasks, self.tasks, "task")
+        self.packed_attempts.add(result.index, result.attempts, self.attempts, "attempt")
 
     def rows(self) -> Iterator[Row | RowBlock]:
         """:meth:`HistoryState.rows` for the job and the tasks and attempts an event touched here; the
@@ -126,16 +143,14 @@ class MergeState(HistoryState):
         for table, adopted, names in (("tasks", self.packed_tasks, TASK_COLUMNS),
                                       ("attempts", self.packed_attempts, ATTEMPT_COLUMNS)):  # fmt: skip
             assert isinstance(adopted, _Adopted)
-            records = adopted.untouched()
-            for at in range(0, len(records), STATE_BLOCK):
-                by_field = list(zip(*records[at : at + STATE_BLOCK], strict=True))
-                if table == "tasks":
-                    columns = {name: list(by_field[i]) for i, name in enumerate(names)}
-                else:
-                    columns = {name: list(by_field[_ATTEMPT_FIELD[name]]) for name in names}
-                    columns["host"] = [t if h is None else h for h, t in zip(columns["host"],
-                                       by_field[_ATTEMPT_FIELD["tracker_host"]], strict=True)]  # fmt: skip
-                yield RowBlock(table, len(by_field[0]), columns, {"job_id": jid})
+            for part in adopted.untouched():
+                if table == "attempts":  # an attempt's host: its completion's, else its start's tracker
+                    part = list(part)
+                    part[_HOST] = [t if h is None else h for h, t in zip(part[_HOST], part[_TRACKER], strict=True)]
+                field_of = _TASK_FIELD if table == "tasks" else _ATTEMPT_FIELD
+                for at in range(0, len(part[0]), STATE_BLOCK):
+                    columns = {name: part[field_of[name]][at : at + STATE_BLOCK] for name in names}
+                    yield RowBlock(table, len(columns[names[0]]), columns, {"job_id": jid})
 
     def _hold_task_counters(self, task: TaskRecord, counters: Any) -> None:
         index = self.spec_held.pop(task.task_id, None)

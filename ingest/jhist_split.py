@@ -63,7 +63,7 @@ from ingest.base import ReadContext, Row, RowBlock
 from ingest.jhist import _JhistReader
 from ingest.jhist_lines import BLANK, JhistLines
 from ingest.jhist_packed import held
-from ingest.jhist_records import AttemptRecord, JobRecord
+from ingest.jhist_records import AttemptRecord, JobRecord, TaskRecord
 from ingest.jhist_state import HistoryState
 from phaseline.errors import TraceParseError, TraceTruncatedError
 from phaseline.hadoop_names import HistoryEventKind as EventKind
@@ -77,6 +77,13 @@ _TASK_KINDS = frozenset({EventKind.TASK_STARTED, EventKind.TASK_FINISHED, EventK
                          EventKind.TASK_UPDATED})  # fmt: skip
 _ATTEMPT_KINDS = frozenset({EventKind.ATTEMPT_STARTED, EventKind.ATTEMPT_FINISHED, EventKind.ATTEMPT_UNSUCCESSFUL})
 _attempt_values = attrgetter(*AttemptRecord.__slots__)
+#: What a range hands over of each task: TaskRecord's row fields, whether its counters were written, and
+#: whether its held counters were (at the range's end).
+TASK_FIELDS = (*TaskRecord.__slots__[:8], "counters_emitted", "held_written")
+
+
+def _columns(records: list[tuple[Any, ...]], width: int) -> list[list[Any]]:
+    return [list(c) for c in zip(*records, strict=True)] if records else [[] for _ in range(width)]
 _job_values = attrgetter(*JobRecord.__slots__)
 
 
@@ -262,8 +269,10 @@ class RangeResult:
     job: tuple[Any, ...]  # range 0: the job as it stands at the end of the range (JobRecord's fields)
     job_counters: dict[str, tuple[list[str], list[int], list[str], list[int]]]  # range 0: the last JOB_FINISHED's
     log: list[LogEntry]
-    tasks: list[tuple[Any, ...]]  # task_id ... error (TaskRecord's first 8 fields), counters written, held written
-    attempts: list[tuple[Any, ...]]  # AttemptRecord's fields
+    #: The range's tasks by field (:data:`TASK_FIELDS`) and its attempts (AttemptRecord's fields): columns,
+    #: so that the merge writes the rows of those no later event touches without handling them one by one.
+    tasks: list[list[Any]]
+    attempts: list[list[Any]]
     held_tasks: frozenset[str]  # tasks whose held counters this range wrote at its end
 
 
@@ -330,10 +339,11 @@ class _RangeReader(_JhistReader):
 
     def result(self, index: int, stop: TraceParseError | None) -> RangeResult:
         state, ctx = self.state, self.ctx
-        tasks = [(t.task_id, t.task_type, t.status, t.start_ms, t.finish_ms, t.successful_attempt_id, t.splits,
-                  t.error, t.counters_emitted, t.task_id in self.held_tasks)
-                 for t in held(state.packed_tasks, state.tasks)]  # fmt: skip
-        attempts = list(map(_attempt_values, held(state.packed_attempts, state.attempts)))
+        tasks = _columns([(t.task_id, t.task_type, t.status, t.start_ms, t.finish_ms, t.successful_attempt_id,
+                           t.splits, t.error, t.counters_emitted, t.task_id in self.held_tasks)
+                          for t in held(state.packed_tasks, state.tasks)], len(TASK_FIELDS))  # fmt: skip
+        attempts = _columns(list(map(_attempt_values, held(state.packed_attempts, state.attempts))),
+                            len(AttemptRecord.__slots__))  # fmt: skip
         return RangeResult(
             index, ctx.events_read, dict(ctx.unknown), list(ctx.notes), [stop_error(e) for e in ctx.skipped],
             self.last_text, self.bad_json, self.line_no, self.offset, None if stop is None else stop_error(stop),
