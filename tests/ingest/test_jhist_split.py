@@ -11,6 +11,7 @@ Through the pipeline, a file read in ranges by two workers lands as one source, 
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections import Counter
 from pathlib import Path
@@ -297,3 +298,14 @@ def test_a_range_over_the_time_limit_fails_its_file(tmp_path: Path) -> None:
     assert "per-file time limit" in outcome.failure
     assert "range 2 of 2" in outcome.failure
     assert not list(staging.rglob("*.parquet"))  # nothing of the range stays staged
+
+
+def test_a_compressed_history_is_read_whole(tmp_path: Path) -> None:
+    """A gzipped ``.jhist`` has no place to start in the middle: one process reads it, however large."""
+    seed = next(p for p in _jhist_fixtures() if p.name.startswith("job_1526555215992_0001"))
+    packed = tmp_path / (seed.name + ".gz")
+    packed.write_bytes(gzip.compress(seed.read_bytes()))
+    store = Store(tmp_path / "store")
+    (result,) = ingest_paths([packed], store, workers=2, split_bytes=1_000, start_method="fork").results
+    assert result.status == "landed"
+    assert len({f.table for f in store.manifest().files}) == len(store.manifest().files)  # a file per table
