@@ -29,6 +29,7 @@ from ingest.split_reading import read_range_work
 from phaseline import schemas
 from phaseline.errors import PhaselineError
 from phaseline.store import Store
+from phaseline.verify import verify_store
 from tests.conftest import FIXTURES
 
 _JH = "org.apache.hadoop.mapreduce.jobhistory."
@@ -283,6 +284,7 @@ def test_two_workers_read_files_in_ranges_into_the_same_store(tmp_path: Path) ->
     assert landed.status == "partial"
     assert f":{bad + 1} (byte " in (landed.error or "")
     assert _sources(tmp_path / "split") == _sources(tmp_path / "whole")
+    assert verify_store(Store(tmp_path / "split")).ok  # every count reconciles
     assert _store_tables(tmp_path / "split") == _store_tables(tmp_path / "whole")
     # read in ranges indeed: a source's rows are in several staged files per table
     assert len(Store(tmp_path / "split").manifest().files) > 2 * len(Store(tmp_path / "whole").manifest().files)
