@@ -12,8 +12,12 @@ options; ``--json PATH`` writes the figures), or all benchmarks with ``benchmark
    ``JobHistoryParser`` through ``tests/oracles/JhistDump.java`` (process wall
    time with JVM start-up, and ``parse()`` alone); a bare line-by-line decode
    of the same bytes with orjson (the target's peer) and with stdlib json.
+   The full ingest runs with ``-j 2`` too (a large file is then read in ranges).
    Targets: phaseline >= 2x Hadoop's throughput, >= 50 % of the bare orjson
    decode; peak RSS flat as the file grows (streaming).
+   **One large file on two workers**: ``ingest_paths`` of the 500 MB file with
+   ``workers=1`` and ``workers=2`` (read in byte ranges, :mod:`ingest.split_reading`),
+   in interleaved pairs.  Target: 2 workers >= 1.5x one.
 2. **Many small files** (default 20,000 copies of the same job under fresh job
    ids, ~33 kB each): files/s of :func:`ingest.pipeline.ingest_paths` with
    ``workers=1`` and ``workers=2`` into fresh stores, beside Hadoop's parser on
@@ -94,6 +98,13 @@ def _child(mode: str, target: Path, store: str | None, workers: int, limit: int)
                 if line.strip():
                     loads(line)
                     events += 1
+    elif mode == "ingest-file":  # one file, read in ranges by the workers when it is large (ingest.split_reading)
+        assert store is not None
+        summary = ingest_paths([target], Store(store), workers=workers)
+        (result,) = summary.results
+        if result.status != "landed":
+            raise SystemExit(f"{target} did not land: {result}")
+        files, events, rows = 1, result.events_read, result.rows_written
     elif mode == "ingest-dir":
         assert store is not None
         paths = sorted(p for p in target.iterdir() if p.suffix == ".jhist")[: limit or None]
@@ -177,6 +188,13 @@ def bench_large(sizes_mb: Sequence[int], workdir: Path, repeat: int) -> list[Fig
             finally:
                 shutil.rmtree(store, ignore_errors=True)
             keep("ingest", wall=run.wall_s, cpu=run.cpu_s, rss=run.peak_rss_mb)
+            store = Path(tempfile.mkdtemp(prefix="bench-ingest-", dir=workdir))
+            try:
+                run = run_measured([sys.executable, "-m", "phaseline", "ingest", str(path), "--store", str(store), "-q",
+                                    "-j", "2"], cwd=REPO)  # fmt: skip
+            finally:
+                shutil.rmtree(store, ignore_errors=True)
+            keep("ingest_j2", wall=run.wall_s, cpu=run.cpu_s, rss=run.peak_rss_mb)
             wall, cpu, parse, hrss, attempts = _hadoop([path], heap)
             keep("hadoop", wall=wall, loop=parse, cpu=cpu, rss=hrss, attempts=attempts)
             for mode in ("orjson", "json"):
@@ -206,6 +224,11 @@ def bench_large(sizes_mb: Sequence[int], workdir: Path, repeat: int) -> list[Fig
                         "(the JVM parses the 33 kB seed file first)"),
             Figure(AREA_BIG, f"{size} MB: phaseline ingest (full CLI: hash, read, Parquet, commit)",
                    mb / ing["wall"], "MB/s", "Hadoop JobHistoryParser, JVM incl. start-up", mb / h["wall"], hadoop_t),
+            Figure(AREA_BIG, f"{size} MB: phaseline ingest -j 2 (full CLI; a large file read in ranges)",
+                   mb / best["ingest_j2"]["wall"], "MB/s", "Hadoop JobHistoryParser, JVM incl. start-up",
+                   mb / h["wall"], hadoop_t,
+                   note="the CLI's default is -j 1 (the row above); with 2 workers a plain .jhist of 64 MiB or more "
+                        "is read in 4 byte ranges and merged (ingest.split_reading)"),
             Figure(AREA_BIG, f"{size} MB: read_jhist vs bare decode", mb / r["loop"], "MB/s",
                    "orjson.loads per line, nothing else", mb / oj["loop"], bare_t),
             Figure(AREA_BIG, f"{size} MB: phaseline ingest vs bare decode", mb / ing["wall"], "MB/s",
@@ -238,6 +261,36 @@ def bench_large(sizes_mb: Sequence[int], workdir: Path, repeat: int) -> list[Fig
                  "nor the Parquet writer's row groups: the growth from the smallest size is mostly that fill",
         ))  # fmt: skip
     return figures
+
+
+def bench_split(size_mb: int, workdir: Path, pairs: int) -> list[Figure]:
+    """One large ``.jhist`` ingested with 1 and 2 workers (the file read in ranges), ``pairs`` times each,
+    interleaved; the pair with the median ratio is reported."""
+    path = write_big_jhist(Seed.load(), workdir / f"big-{size_mb}mb.jhist", size_mb * MB)
+    mb = path.stat().st_size / MB
+    rounds: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    for i in range(pairs):
+        got: dict[int, dict[str, Any]] = {}
+        for workers in (1, 2) if i % 2 == 0 else (2, 1):
+            store = Path(tempfile.mkdtemp(prefix="bench-split-", dir=workdir))
+            try:
+                run, res = _run_child("ingest-file", path, store=store, workers=workers)
+            finally:
+                shutil.rmtree(store, ignore_errors=True)
+            got[workers] = {"seconds": res["seconds"], "process_s": run.wall_s, "cpu_s": run.cpu_s,
+                            "peak_rss_mb": run.peak_rss_mb, "rows": res["rows"], "events": res["events"]}  # fmt: skip
+        rounds.append((got[1], got[2]))
+    ratios = [one["seconds"] / two["seconds"] for one, two in rounds]
+    one, two = rounds[sorted(range(pairs), key=ratios.__getitem__)[(pairs - 1) // 2]]
+    details = {"file_mb": round(mb, 1), "workers_1": one, "workers_2": two, "pair_ratios": [round(r, 3) for r in ratios]}
+    return [
+        Figure(AREA_BIG, f"one {size_mb} MB .jhist: ingest_paths, workers=2 vs workers=1", mb / two["seconds"],
+               "MB/s", "the same ingest with workers=1", mb / one["seconds"],
+               Target(Goal.RATIO_AT_LEAST, WORKERS_SCALING_TARGET), details=details,
+               note=f"hash, read in 4 byte ranges by 2 workers, merge, Parquet, commit; the machine has {CORES} "
+                    f"cores; the median of {pairs} pairs run back to back "
+                    f"(ratios {', '.join(f'{r:.2f}' for r in sorted(ratios))})"),
+    ]  # fmt: skip
 
 
 # ---------------------------------------------------------------------- 2. many small files
@@ -428,18 +481,24 @@ class Config:
     )
     #: workers=1 / workers=2 ingests of ``scaling_files``, back to back: their ratio drifts with the machine
     scaling_pairs: int = 5
+    #: the one large file ingested with 1 and with 2 workers (read in ranges), and its pairs
+    split_mb: int = 500
+    split_pairs: int = 3
     query_limit_s: float = 300.0
     workdir: Path = Path(tempfile.gettempdir()) / "phaseline-bench"
 
     @classmethod
     def quick(cls) -> Config:
-        return cls(sizes_mb=(1, 2), small_files=200, scaling_files=200, repeat=1, query_limit_s=60.0, scaling_pairs=1)
+        return cls(sizes_mb=(1, 2), small_files=200, scaling_files=200, repeat=1, query_limit_s=60.0, scaling_pairs=1,
+                   split_mb=2, split_pairs=1)  # fmt: skip
 
 
 def run(config: Config) -> list[Figure]:
     """Every figure of this benchmark."""
     config.workdir.mkdir(parents=True, exist_ok=True)
     figures = bench_large(config.sizes_mb, config.workdir, config.repeat)
+    if config.split_pairs:
+        figures += bench_split(config.split_mb, config.workdir, config.split_pairs)
     store = config.workdir / f"store-small-{config.small_files}"
     figures += bench_small(config.small_files, config.scaling_files, config.workdir, store, config.scaling_pairs)
     figures += bench_queries(store, config.workdir, config.repeat, config.query_limit_s)
@@ -462,6 +521,8 @@ def main(argv: list[str] | None = None) -> int:
         ("query_limit_s", float, "time limit of each query process (default %(default)s)"),
         ("scaling_pairs", int,
          "workers=1 / workers=2 ingests run back to back, the median ratio reported (default %(default)s)"),
+        ("split_mb", int, "the large file ingested with 1 and 2 workers, in MB (default %(default)s)"),
+        ("split_pairs", int, "its workers=1 / workers=2 pairs; 0 skips it (default %(default)s)"),
     ):  # fmt: skip
         ap.add_argument(f"--{name.replace('_', '-')}", type=kind, default=getattr(default, name), help=help_text)
     ap.add_argument(
@@ -492,6 +553,7 @@ def main(argv: list[str] | None = None) -> int:
         config = Config(
             sizes_mb=sizes, small_files=args.small_files, scaling_files=args.scaling_files, repeat=args.repeat,
             scaling_pairs=args.scaling_pairs, query_limit_s=args.query_limit_s, workdir=args.workdir,
+            split_mb=args.split_mb, split_pairs=args.split_pairs,
         )  # fmt: skip
     figures = run(config)
     for f in figures:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from ingest import formats
 from ingest.base import NotATraceError, ReadContext, RowBlock, read_head
@@ -22,6 +23,9 @@ from phaseline.errors import PhaselineError, SchemaError, TraceParseError, Trace
 from phaseline.schemas import SourceStatus
 from phaseline.staged_batch import StagedBatch, StagedGroup
 from phaseline.staging import SourceRecord, StagedSource
+
+if TYPE_CHECKING:
+    from ingest.jhist_split import Span
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,12 +50,14 @@ class FileResult:
 
 @dataclass(frozen=True, slots=True)
 class Work:
-    """One file to read: its store key, where its bytes are, and their hash."""
+    """One file to read: its store key, where its bytes are, and their hash; a large ``.jhist`` read
+    in ranges by several workers, its ranges (:mod:`ingest.split_reading`)."""
 
     key: str
     path: Path
     sha256: str
     size: int
+    spans: tuple[Span, ...] = ()
 
 
 class _FileTimeout(PhaselineError, TimeoutError):

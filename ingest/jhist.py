@@ -32,6 +32,9 @@ blocks of up to 8,192), written when the file ends (or at a cut).  Which
 event's value wins for each column is documented in :mod:`ingest.jhist_state`
 (as Hadoop's ``JobHistoryParser`` decides, with the noted exceptions).
 
+A large plain file may be read in byte ranges (``span``), each in its own process,
+and merged into the same rows: :mod:`ingest.jhist_split`, :mod:`ingest.jhist_merge`.
+
 Bad input
 ---------
 A line that is not JSON, or not a history event, is skipped and remembered in
@@ -61,11 +64,12 @@ from typing import Any, NamedTuple
 import orjson
 
 from ingest.base import ReadContext, Row, RowBlock, open_binary, skip_record
-from ingest.counters_map import EVENT_SPECS, FALLBACK_TIME_FIELDS
+from ingest.counters_map import EVENT_SPECS
 from ingest.formats import Format
 from ingest.gc_pacing import paced
-from ingest.jhist_lines import BLANK, MAGIC, MAX_LINE_BYTES, JhistLines, jhist_error
-from ingest.jhist_schema import BadEvent, UnionFields, WriterSchema, opt_int
+from ingest.jhist_lines import BLANK, MAGIC, MAX_LINE_BYTES, AnotherHistory, JhistLines, jhist_error
+from ingest.jhist_lines import sniff_jhist as sniff_jhist  # (defined with the framing; a Format's sniffer)
+from ingest.jhist_schema import BadEvent, UnionFields, WriterSchema, fallback_time, opt_int
 from ingest.jhist_state import HistoryState
 from ingest.jhist_typed import decode_typed
 from phaseline.errors import TraceParseError, TraceTruncatedError
@@ -82,19 +86,6 @@ _loads = orjson.loads
 _JSONError = orjson.JSONDecodeError
 
 
-def sniff_jhist(head: bytes, path: Path) -> bool:
-    """True when the first line is ``Avro-Json`` (the JSON flavour of Hadoop's EventWriter)."""
-    return head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n", 1)[0].rstrip() == MAGIC
-
-
-class _AnotherHistory(Exception):
-    """A second ``Avro-Json`` line (files concatenated) at ``line_no`` / byte ``start``."""
-
-    def __init__(self, line_no: int, start: int) -> None:
-        super().__init__(line_no, start)
-        self.line_no, self.start = line_no, start
-
-
 class _EventPlan(NamedTuple):
     """What applying an event of one type (carried by ``record``) does: found once per type, not per event."""
 
@@ -109,12 +100,16 @@ class _EventPlan(NamedTuple):
 class _JhistReader:
     """The state of one file being read; :meth:`run` is the generator behind :func:`read_jhist`."""
 
-    def __init__(self, path: Path, ctx: ReadContext, *, typed: bool = True) -> None:
+    def __init__(
+        self, path: Path, ctx: ReadContext, *, typed: bool = True, span: tuple[int, int, int] | None = None
+    ) -> None:
         self.path = path
         self.typed = typed  # False: every line the dict way (the typed path's equivalence tests)
         self.ctx = ctx
+        # A byte range of the file (start, end, lines before start), :mod:`ingest.jhist_split`; None: all of it
+        self.span = span
         self.schema: WriterSchema | None = None
-        self.state = HistoryState(ctx.notes)
+        self.state = self._state(ctx)
         # ``events`` rows not yet yielded, by column (seq, event_type, ts_ms, payload_json as the line's
         # UTF-8 bytes): they leave as one block of up to _EVENT_BLOCK_ROWS (or _EVENT_BLOCK_BYTES) once
         # the job id is known.
@@ -137,13 +132,15 @@ class _JhistReader:
             try:
                 line_no, offset = self.frame.header(fh)
                 self.schema = self.frame.schema
+                line_no, offset, limit = self.frame.seek(fh, self.span, line_no, offset)
                 out = self.state.out
                 ctx = self.ctx
                 job = self.state.job
                 apply = self._apply
                 seqs, types, times, payloads = self.event_columns
                 fast = self.typed
-                lines = self.lines = self.frame.lines(fh)
+                lines = self.lines = self.frame.lines(fh, limit)
+                state = self.state
                 block_bytes = 0
                 for raw in lines:
                     line_no += 1
@@ -168,6 +165,9 @@ class _JhistReader:
                         ctx.events_read -= 1
                         skip_record(ctx, self._error(f"{etype}: {exc}", line_no, start))
                         continue
+                    if state.pending is not None:  # a range's event left to the merge, its row too
+                        self._defer(line_no, start, etype, ts, payload_json)
+                        continue
                     seqs.append(line_no)
                     types.append(etype)
                     times.append(ts)
@@ -181,7 +181,7 @@ class _JhistReader:
                     if out:
                         yield from out
                         out.clear()
-            except _AnotherHistory as exc:  # files concatenated
+            except AnotherHistory as exc:  # files concatenated
                 self.line_no, self.offset = exc.line_no, exc.start
                 yield from self._finish()
                 raise TraceTruncatedError(
@@ -200,6 +200,12 @@ class _JhistReader:
         self.line_no, self.offset = line_no, offset - self.frame.unterminated
         yield from self._end(last_text)
 
+    def _state(self, ctx: ReadContext) -> HistoryState:
+        return HistoryState(ctx.notes)
+
+    def _defer(self, line_no: int, start: int, etype: str, ts: int | None, payload_json: bytes) -> None:
+        raise NotImplementedError  # (only a range's state defers events: ingest.jhist_split)
+
     def _apply(self, etype: str, record: str, payload: dict[str, Any] | None, line_no: int) -> int | None:
         """Apply one event to the state (:class:`HistoryState`'s handler of its kind); its time.
 
@@ -213,7 +219,7 @@ class _JhistReader:
             self.ctx.unknown[etype] += 1
             if payload is None:
                 return None
-            ts = self._fallback_time(payload)
+            ts = fallback_time(payload)
             if state.job.job_id is None:
                 state.learn_job_id(payload)
             return ts
@@ -276,13 +282,13 @@ class _JhistReader:
     ) -> tuple[str, str, dict[str, Any] | None, bytes] | None:
         """``(type, record name, payload dict or None, line as UTF-8)`` of an event line read with orjson
         (any line :func:`~ingest.jhist_typed.decode_typed` does not take); None: skipped (``ctx.skipped``).
-        A second ``Avro-Json`` line raises :class:`_AnotherHistory`."""
+        A second ``Avro-Json`` line raises :class:`AnotherHistory`."""
         try:
             ev = _loads(text)  # (valid UTF-8, or it raises)
             payload_json = text
         except _JSONError as exc:
             if text == MAGIC:
-                raise _AnotherHistory(line_no, start) from None
+                raise AnotherHistory(line_no, start) from None
             ev, repaired = self._bad_json(text, exc, line_no, start)
             if repaired is None:
                 return None
@@ -345,14 +351,6 @@ class _JhistReader:
         key = note.split(" (line", 1)[0]
         if not any(n.startswith(key) for n in self.ctx.notes):
             self.ctx.notes.append(note)
-
-    @staticmethod
-    def _fallback_time(payload: dict[str, Any]) -> int | None:
-        for name in FALLBACK_TIME_FIELDS:
-            v = payload.get(name)
-            if type(v) is int:
-                return v
-        return None
 
     def _finish(self) -> Iterator[Row | RowBlock]:
         """Every row not yet yielded (called at the end or at a cut)."""

@@ -6,7 +6,7 @@ events themselves are :mod:`ingest.jhist`'s.
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache, partial
 from itertools import chain
 from pathlib import Path
@@ -43,6 +43,19 @@ _NO_SCHEMA = WriterSchema(frozenset(EVENT_SPECS), {
     _JH + record: _COUNTER_UNIONS for record in ("TaskFailed", "TaskAttemptUnsuccessfulCompletion", "TaskFinished",
                                                   "MapAttemptFinished", "ReduceAttemptFinished")
 })  # fmt: skip
+
+
+def sniff_jhist(head: bytes, path: Path) -> bool:
+    """True when the first line is ``Avro-Json`` (the JSON flavour of Hadoop's EventWriter)."""
+    return head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n", 1)[0].rstrip() == MAGIC
+
+
+class AnotherHistory(Exception):
+    """A second ``Avro-Json`` line (files concatenated) at ``line_no`` / byte ``start``."""
+
+    def __init__(self, line_no: int, start: int) -> None:
+        super().__init__(line_no, start)
+        self.line_no, self.start = line_no, start
 
 
 def jhist_error(path: Path, message: str, line_no: int, offset: int) -> TraceParseError:
@@ -116,11 +129,24 @@ class JhistLines:
                                           line_no, start))  # fmt: skip
         self.schema = _NO_SCHEMA
 
-    def lines(self, fh: IO[bytes]) -> Iterator[bytes]:
-        """The rest of the file's lines, without their line ends (:meth:`blocks`, one line at a time)."""
-        return chain.from_iterable(self.blocks(fh))
+    @staticmethod
+    def seek(fh: IO[bytes], span: tuple[int, int, int] | None, line_no: int, offset: int) -> tuple[int, int, int | None]:
+        """Where reading goes on after the header (``line_no``, ``offset``): for a byte range ``span`` of the
+        file (start, end, lines before start; :mod:`ingest.jhist_split`) its start unless the header is in
+        it; ``(line_no, offset, bytes to read or None: all)``."""
+        if span is None:
+            return line_no, offset, None
+        start, end, before = span
+        if start > offset:
+            fh.seek(start)
+            line_no, offset = before, start
+        return line_no, offset, max(0, end - offset)
 
-    def blocks(self, fh: IO[bytes]) -> Iterator[list[bytes]]:
+    def lines(self, fh: IO[bytes], limit: int | None = None) -> Iterator[bytes]:
+        """The rest of the file's lines, without their line ends (:meth:`blocks`, one line at a time)."""
+        return chain.from_iterable(self.blocks(fh, limit))
+
+    def blocks(self, fh: IO[bytes], limit: int | None = None) -> Iterator[list[bytes]]:
         """The rest of the file's lines, without their line ends, a list at a time.
 
         A plain file is read in blocks of :data:`_READ_BLOCK` split at ``\n``, and
@@ -130,7 +156,8 @@ class JhistLines:
         line before the cut.  A line of :data:`MAX_LINE_BYTES` or more is given as
         the first that many bytes or more (the caller refuses it) and nothing after
         it is read; the last line, when the file does not end with ``\n``, sets
-        :attr:`unterminated`.
+        :attr:`unterminated`.  ``limit`` (a plain file only): read no more than that
+        many bytes from here (one byte range of a split file, :mod:`ingest.jhist_split`).
         """
         if not isinstance(getattr(fh, "raw", None), io.FileIO):  # a compressed stream
             for raw in iter(partial(fh.readline, MAX_LINE_BYTES), b""):
@@ -142,7 +169,17 @@ class JhistLines:
                 yield [raw]
                 return
             return
-        read = fh.read
+        read: Callable[[int], bytes] = fh.read
+        if limit is not None:
+            left = [limit]
+
+            def read_within(n: int) -> bytes:
+                block = fh.read(min(n, left[0]))
+                left[0] -= len(block)
+                return block
+
+            read = read_within
+
         head: list[bytes] = []  # the pieces of a line that runs on past a block
         carried = 0
         while block := read(_READ_BLOCK):

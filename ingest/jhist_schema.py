@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ingest.counters_map import FALLBACK_TIME_FIELDS
 from ingest.mrcommon import INT64_MAX, INT64_MIN, parse_int64
 
 
@@ -185,3 +186,12 @@ def checked_counter(group: str, c: Any) -> tuple[str, int]:
     if value is None:
         raise BadEvent(f"counter {group}/{name} has no value")
     return name, value
+
+
+def fallback_time(payload: dict[str, Any]) -> int | None:
+    """The time of an event of a type phaseline does not know: its first integer time field, if any."""
+    for name in FALLBACK_TIME_FIELDS:
+        v = payload.get(name)
+        if type(v) is int:
+            return v
+    return None

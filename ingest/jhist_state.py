@@ -93,6 +93,10 @@ class HistoryState:
     reader yields and clears it); :meth:`rows` yields the rest at the end.
     """
 
+    #: An event a range's state (:mod:`ingest.jhist_split`) leaves to the merge: its kind and payload,
+    #: set by the handler that declined it; a whole file's state applies every event (always None).
+    pending: tuple[EventKind, dict[str, Any]] | None = None
+
     def __init__(self, notes: list[str]) -> None:
         self.notes = notes
         self.job = JobRecord()

@@ -8,8 +8,9 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,10 @@ import pyarrow as pa
 
 from ingest import formats
 from ingest.archives import MAX_NESTING, MAX_UNPACKED_BYTES, is_archive, unpacked
+from ingest.base import read_head
 from ingest.file_reading import FileResult, Work
+from ingest.jhist import sniff_jhist
+from ingest.jhist_split import LineCuts
 from ingest.walk import key_text
 from phaseline.errors import TraceParseError
 from phaseline.schemas import SourceStatus
@@ -30,12 +34,20 @@ CHUNK_BYTES = 32 << 20
 _HASH_CHUNK = 1 << 20
 
 
-def sha256_file(path: Path) -> tuple[str, int]:
+def sha256_file(path: Path, cuts: LineCuts | None = None) -> tuple[str, int]:
+    """The file's hash and size; ``cuts``: fed every block too (the ranges of a file read in ranges),
+    in a thread beside the hash (both let the GIL go: the workers are not reading yet)."""
     digest = hashlib.sha256()
     size = 0
-    with open(path, "rb") as fh:
+    with open(path, "rb") as fh, ExitStack() as stack:
+        beside = stack.enter_context(ThreadPoolExecutor(1)) if cuts is not None else None
         while chunk := fh.read(_HASH_CHUNK):
-            digest.update(chunk)
+            if beside is not None and cuts is not None:
+                fed = beside.submit(cuts.feed, chunk)
+                digest.update(chunk)
+                fed.result()
+            else:
+                digest.update(chunk)
             size += len(chunk)
     return digest.hexdigest(), size
 
@@ -102,6 +114,9 @@ class Chunk:
     entries: list[tuple[Path, FileResult | None]] = field(default_factory=list)
     work: list[Work] = field(default_factory=list)
     size: int = 0
+    #: One range of a file read in ranges (the file, the range's index) instead of whole files; the
+    #: file's entry is in its last range's chunk.
+    split: tuple[Work, int] | None = None
 
 
 @dataclass
@@ -195,8 +210,11 @@ class Planner:
     """
 
     def __init__(
-        self, found: Sequence[tuple[Path, Path]], live: Live, txn: Transaction, stack: ExitStack
-    ) -> None:
+        self, found: Sequence[tuple[Path, Path]], live: Live, txn: Transaction, stack: ExitStack,
+        split_bytes: int | None = None, split_ranges: int = 0,
+    ) -> None:  # fmt: skip
+        #: A plain ``.jhist`` of ``split_bytes`` or more is read in ``split_ranges`` ranges (0: none is).
+        self.split_bytes, self.split_ranges = split_bytes, split_ranges
         self.files = [path for path, _ in found]
         self.keys = [key_text(str(real)) for _, real in found]
         self.live = live
@@ -243,7 +261,8 @@ class Planner:
                 continue
             for member_key, member, unreadable in expand(path, key, self.stack, self.unpacking):
                 try:
-                    sha, size = sha256_file(member)
+                    cuts = self._cuts(member)
+                    sha, size = sha256_file(member, cuts)
                 except OSError as exc:
                     error = f"{member_key}: cannot read: {exc}"
                     yield path, unread(txn, member_key, "", 0, None, SourceStatus.QUARANTINED, error)
@@ -252,6 +271,8 @@ class Planner:
                     yield path, unread(txn, member_key, sha, size, "archive", SourceStatus.QUARANTINED, unreadable)
                     continue
                 decided = self.decide(member_key, member, sha, size)
+                if isinstance(decided, Work) and cuts is not None and len(spans := cuts.spans()) > 1:
+                    decided = replace(decided, spans=tuple(spans))
                 if decided is None:
                     waiting.append((path, member_key, member, sha, size))
                 else:
@@ -261,10 +282,35 @@ class Planner:
             assert decided is not None  # every twin is planned by now
             yield path, decided
 
+    def _cuts(self, member: Path) -> LineCuts | None:
+        """Where to cut a file read in ranges (fed as it is hashed), or None: it is read whole.
+
+        Only a plain ``.jhist`` is cut (a compressed stream has no place to start
+        in the middle), in ``split_ranges`` ranges of at least half ``split_bytes``.
+        """
+        if not self.split_ranges or self.split_bytes is None:
+            return None
+        try:
+            size = member.stat().st_size
+            if size < self.split_bytes or not sniff_jhist(read_head(member), member):
+                return None
+        except OSError:
+            return None  # hashing it says why
+        return LineCuts(max(self.split_bytes // 2, -(-size // self.split_ranges)))
+
     def chunks(self, chunk_files: int) -> Iterator[Chunk]:
-        """:meth:`plan` cut into chunks of at most ``chunk_files`` files or :data:`CHUNK_BYTES` bytes."""
+        """:meth:`plan` cut into chunks of at most ``chunk_files`` files or :data:`CHUNK_BYTES` bytes;
+        a file read in ranges is a chunk per range."""
         chunk = Chunk()
         for path, item in self.plan():
+            if isinstance(item, Work) and item.spans:
+                if chunk.entries:
+                    yield chunk
+                    chunk = Chunk()
+                last = len(item.spans) - 1
+                for index in range(last + 1):
+                    yield Chunk([(path, None)] if index == last else [], split=(item, index))
+                continue
             if isinstance(item, FileResult):
                 chunk.entries.append((path, item))
             else:

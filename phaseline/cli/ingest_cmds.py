@@ -57,7 +57,8 @@ def engine_options(func: Callable[..., None]) -> Callable[..., None]:
 @store_option
 @click.option("--quiet", "-q", is_flag=True, help="Only the final summary.")
 @click.option(
-    "--workers", "-j", type=click.IntRange(1), default=1, show_default=True, help="Parser processes."
+    "--workers", "-j", type=click.IntRange(1), default=1, show_default=True,
+    help="Parser processes (a plain .jhist of 64 MiB or more is read in ranges by them).",
 )
 @click.option(
     "--commit-every",

@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 
 import pytest
 
-from ingest.base import ReadContext, read_head, row_count
-from ingest.formats import detect
+from ingest.base import ReadContext, Row, RowBlock, read_head, row_count
+from ingest.formats import Reader, detect
+from ingest.jhist import sniff_jhist
+from ingest.jhist_merge import read_jhist_split
+from ingest.jhist_split import line_cuts
 from ingest.pipeline import ingest_paths
 from phaseline.errors import PhaselineError
 from phaseline.store import Store
@@ -27,6 +31,8 @@ DEFAULT_CASES = int(os.environ.get("PHASELINE_FUZZ_CASES", "500"))
 FULL_CASES = 10_000
 CASE_TIME_LIMIT_S = 20  # CPU seconds per case (wall-clock limit for the batch test)
 _SKIP = {"MANIFEST.tsv", "SOURCES.md"}
+#: Ranges of a plain ``.jhist`` read in ranges: a few lines each, so every file is cut many times.
+SPLIT_RANGE_BYTES = 3_000
 
 
 def fixture_files() -> list[Path]:
@@ -41,13 +47,38 @@ def _alarm(signum: int, frame: FrameType | None) -> None:
     raise CaseTimeout
 
 
+def _rows_and_error(read: Reader, path: Path) -> tuple[int, PhaselineError | None]:
+    ctx = ReadContext(path=path, sha256="0" * 64)
+    rows = 0
+    try:
+        for item in read(path, ctx):
+            rows += row_count(item)
+    except PhaselineError as exc:
+        return rows, exc
+    return rows, None
+
+
+def _read_split(path: Path, ctx: ReadContext) -> Iterator[Row | RowBlock]:
+    return read_jhist_split(path, ctx, line_cuts(path, SPLIT_RANGE_BYTES))
+
+
 def read_all(path: Path) -> int:
-    """Detect and read a file like the pipeline does; returns rows produced."""
-    fmt = detect(path, read_head(path))
+    """Detect and read a file like the pipeline does; returns rows produced.
+
+    A plain ``.jhist`` is also read in ranges (:mod:`ingest.jhist_split`, as workers read a large
+    one): the same rows and the same error, or none.
+    """
+    head = read_head(path)
+    fmt = detect(path, head)
     if fmt is None or not fmt.landed:
         return 0
-    ctx = ReadContext(path=path, sha256="0" * 64)
-    return sum(map(row_count, fmt.read(path, ctx)))
+    rows, error = _rows_and_error(fmt.read, path)
+    if fmt.name == "jhist" and sniff_jhist(head, path):
+        split_rows, split_error = _rows_and_error(_read_split, path)
+        assert (split_rows, str(split_error)) == (rows, str(error)), "read in ranges, the file reads otherwise"
+    if error is not None:
+        raise error
+    return rows
 
 
 def run_cases(tmp_path: Path, n: int, offset: int) -> None:

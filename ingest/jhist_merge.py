@@ -1,0 +1,310 @@
+"""The ranges of one split ``.jhist`` (:mod:`ingest.jhist_split`) joined into the whole file's rows.
+
+:func:`merge_ranges` walks the ranges in file order with one :class:`MergeState`
+(a :class:`~ingest.jhist_state.HistoryState`, so Hadoop's rules are applied by
+the same handlers): range 0's job is the job so far; each range's tasks and
+attempts are adopted as the range left them (held as field tuples, made
+objects only when an event touches them again), then the events the range
+left to the merge are applied in file order: the job events (the last
+JOB_FINISHED's counters are the job's), and the events of tasks and attempts
+started before the range.  So an attempt started in one range and finished
+in another gets its counters at its first completion that carries any; a
+``*_ATTEMPT_FAILED``/``KILLED`` of an attempt that never started is dropped
+(Hadoop's ``handleTaskAttemptFailedEvent``), and of one that started is
+applied; a late KILLED of the attempt that made a map task succeed re-opens the
+task, and the task's counters are those of its last TASK_FINISHED (the
+successful attempt's), as when the file is read whole.  A map task's counters a
+range wrote at its end and a later event replaced are dropped
+(:attr:`MergeOutcome.drops`).  An event left to the merge whose fields no
+reader can take is skipped here, with its true line, as the whole read skips it.
+
+Then the file's end as :meth:`~ingest.jhist._JhistReader._end` tells it: its last
+event line cut short, or no end of the job, or another history starting in a
+range (the ranges after it are not used); a fatal error in a range counts only
+if the whole read would have reached it.  Skipped records are counted over the
+file (past 100 the file is given up, naming its first).
+
+A file the rules cannot join exactly is read whole instead (:class:`CannotMerge`):
+one whose head names no job id (a range could not know it), whose JOB_INITED
+comes after the first megabyte with another number of reduces, or where one
+task or attempt is *started* in two ranges (Hadoop never writes that).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from itertools import repeat
+from pathlib import Path
+from typing import Any
+
+from ingest.base import MAX_SKIPPED_RECORDS, ReadContext, Row, RowBlock
+from ingest.jhist import read_jhist
+from ingest.jhist_lines import jhist_error
+from ingest.jhist_packed import Packed
+from ingest.jhist_records import (
+    ATTEMPT_COLUMNS,
+    STATE_BLOCK,
+    TASK_COLUMNS,
+    AttemptRecord,
+    JobRecord,
+    TaskRecord,
+)
+from ingest.jhist_schema import BadEvent
+from ingest.jhist_split import TASK_FIELDS, RangeResult, Span, raise_again, read_range
+from ingest.jhist_state import HistoryState
+from phaseline.errors import TraceParseError, TraceTruncatedError
+from phaseline.utf8_text import Utf8Text
+
+
+class CannotMerge(Exception):
+    """The ranges of a file cannot be joined exactly (why, in the message): read it whole."""
+
+
+class _Adopted(Packed[Any]):
+    """The tasks or attempts the ranges left, as the ranges' columns; :meth:`take` makes one an object."""
+
+    def __init__(self, make: Callable[[int, tuple[Any, ...]], Any]) -> None:
+        super().__init__(lambda r: r[0], lambda r: r, lambda v: v)
+        self.make = make
+        self.parts: list[tuple[int, list[list[Any]], set[int]]] = []  # range, its columns, rows taken
+        self.by_id: dict[str, tuple[int, int]] = {}  # id -> part, row
+
+    def add(self, index: int, columns: list[list[Any]], live: dict[str, Any], what: str) -> None:
+        """A range's records; :class:`CannotMerge` for one already known (started in two ranges)."""
+        ids = columns[0]
+        if not (self.by_id.keys().isdisjoint(ids) and live.keys().isdisjoint(ids)):
+            known = next(i for i in ids if i in self.by_id or i in live)
+            raise CannotMerge(f"{what} {known} is started in two ranges")
+        part = len(self.parts)
+        self.parts.append((index, columns, set()))
+        self.by_id.update(zip(ids, zip(repeat(part), range(len(ids))), strict=True))
+
+    def take(self, key: str) -> Any:
+        got = self.by_id.pop(key, None)
+        if got is None:
+            return None
+        index, columns, taken = self.parts[got[0]]
+        taken.add(got[1])
+        return self.make(index, tuple(c[got[1]] for c in columns))
+
+    def records(self) -> Iterator[Any]:
+        return iter(())  # the untouched ones are written from the columns (MergeState.rows)
+
+    def untouched(self) -> Iterator[list[list[Any]]]:
+        """Each range's columns without the records taken (made objects)."""
+        for _, columns, taken in self.parts:
+            if taken:
+                keep = [i for i in range(len(columns[0])) if i not in taken]
+                columns = [[c[i] for i in keep] for c in columns]
+            yield columns
+
+
+_ATTEMPT_FIELD = {name: i for i, name in enumerate(AttemptRecord.__slots__)}
+_TASK_FIELD = {name: i for i, name in enumerate(TASK_FIELDS)}
+_HOST, _TRACKER = _ATTEMPT_FIELD["host"], _ATTEMPT_FIELD["tracker_host"]
+
+
+def _task_of(values: tuple[Any, ...]) -> TaskRecord:
+    task_id, task_type, status, start, finish, successful, splits, error, emitted = values[:9]
+    return TaskRecord(task_id, task_type, status, start, finish, successful, splits, error, counters_emitted=emitted)
+
+
+class MergeState(HistoryState):
+    """One job's state over the ranges: the ranges' tasks and attempts adopted, their logged events applied."""
+
+    def __init__(self, notes: list[str]) -> None:
+        super().__init__(notes)
+        self._pack_at = sys.maxsize  # nothing is packed: the adopted records stay tuples until touched
+        self.spec_held: dict[str, int] = {}  # task -> the range that wrote its held counters (taken tasks)
+        self.drops: dict[int, set[str]] = {}
+        self.packed_tasks = _Adopted(self._take_task)
+        self.packed_attempts = _Adopted(lambda index, v: AttemptRecord(*v))
+
+    def _take_task(self, index: int, values: tuple[Any, ...]) -> TaskRecord:
+        if values[9]:
+            self.spec_held[values[0]] = index
+        return _task_of(values)
+
+    def adopt(self, result: RangeResult) -> None:
+        """Take a range's tasks and attempts; raise :class:`CannotMerge` for one already known (started twice)."""
+        assert isinstance(self.packed_tasks, _Adopted)
+        assert isinstance(self.packed_attempts, _Adopted)
+        self.packed_tasks.add(result.index, result.tasks, self.tasks, "task")
+        self.packed_attempts.add(result.index, result.attempts, self.attempts, "attempt")
+
+    def rows(self) -> Iterator[Row | RowBlock]:
+        """:meth:`HistoryState.rows` for the job and the tasks and attempts an event touched here; the
+        others' rows straight from the ranges' tuples (their counters are the ranges')."""
+        yield from super().rows()
+        jid = self.job.job_id
+        for table, adopted, names in (("tasks", self.packed_tasks, TASK_COLUMNS),
+                                      ("attempts", self.packed_attempts, ATTEMPT_COLUMNS)):  # fmt: skip
+            assert isinstance(adopted, _Adopted)
+            for part in adopted.untouched():
+                if table == "attempts":  # an attempt's host: its completion's, else its start's tracker
+                    part = list(part)
+                    part[_HOST] = [t if h is None else h for h, t in zip(part[_HOST], part[_TRACKER], strict=True)]
+                field_of = _TASK_FIELD if table == "tasks" else _ATTEMPT_FIELD
+                for at in range(0, len(part[0]), STATE_BLOCK):
+                    columns = {name: part[field_of[name]][at : at + STATE_BLOCK] for name in names}
+                    yield RowBlock(table, len(columns[names[0]]), columns, {"job_id": jid})
+
+    def _hold_task_counters(self, task: TaskRecord, counters: Any) -> None:
+        index = self.spec_held.pop(task.task_id, None)
+        if index is not None:  # the counters a range wrote at its end are replaced
+            self.drops.setdefault(index, set()).add(task.task_id)
+        super()._hold_task_counters(task, counters)
+
+
+@dataclass
+class MergeOutcome:
+    """The merged rows, how many ranges are used (from the first), which held counters to drop, the file's error."""
+
+    items: list[Row | RowBlock]
+    ranges_used: int
+    drops: dict[int, set[str]] = field(default_factory=dict)
+    error: TraceParseError | None = None
+
+
+def _file_end(path: Path, results: list[RangeResult], ended: bool) -> tuple[TraceTruncatedError | None, int | None]:
+    """Why the file is cut short, if it is (every range read): its last event line cut mid-line (and that
+    line), or no end of the job (as :meth:`ingest.jhist._JhistReader._end` tells a whole file)."""
+    last_text = max(r.last_text for r in results)
+    bad = next((r.bad_json for r in reversed(results) if r.bad_json is not None), None)
+    if bad is not None and bad[0] == last_text:  # the last event line was cut short
+        return TraceTruncatedError(path, f"the last event is cut short ({bad[2]}); the writer stopped mid-line",
+                                   line=bad[0], offset=bad[1], hint="every event before this line was kept"), bad[0]  # fmt: skip
+    if not ended:
+        return TraceTruncatedError(
+            path, "the history ends before JOB_FINISHED/JOB_FAILED/JOB_KILLED: the job was still running or "
+            "its ApplicationMaster died", line=results[-1].line_no, offset=results[-1].offset,
+            hint="every event before the end was kept",
+        ), None  # fmt: skip
+    return None, None
+
+
+def _note_key(note: str) -> str:
+    return note.split(" (line", 1)[0]  # (a note said once per kind names the first line: ingest.jhist._note_once)
+
+
+def merge_ranges(path: Path, ctx: ReadContext, results: list[RangeResult]) -> MergeOutcome:
+    """Join the ranges' results (in file order) into the rows the merge adds and the file's end.
+
+    ``ctx`` is updated (events read, unknown, notes, skipped) as the whole read would
+    leave it; only on success (:class:`CannotMerge`: read the file whole).
+    """
+    state = MergeState([])
+    seqs: list[int] = []  # the events rows of the events applied here
+    types: list[str] = []
+    times: list[int | None] = []
+    payloads: list[bytes] = []
+    skipped: list[TraceParseError] = []
+    items: list[Row | RowBlock] = []
+    events_read = 0
+    unknown: Counter[str] = Counter()
+    notes: list[str] = []
+    stop: TraceParseError | None = None
+    used = 0
+    for result in results:
+        used += 1
+        if result.index == 0:
+            state.job = JobRecord(*result.job)
+            state._job_counters = dict(result.job_counters)
+            if state.job.job_id is None:
+                raise CannotMerge("no job id in the file's first range")
+        elif result.preset != (state.job.job_id, state.job.total_reduces):
+            raise CannotMerge(f"range {result.index} started as job {result.preset}, the file says "
+                              f"{(state.job.job_id, state.job.total_reduces)}")  # fmt: skip
+        state.adopt(result)
+        events_read += result.events_read
+        unknown.update(result.unknown)
+        notes += result.notes
+        skipped += [raise_again(path, s) for s in result.skipped]
+        for kind, payload, row in result.log:
+            try:
+                state.handlers[kind](payload)
+            except BadEvent as exc:
+                if row is not None:  # (a job event's row was decided in its range)
+                    events_read -= 1
+                    skipped.append(jhist_error(path, f"{row[2]}: {exc}", row[0], row[1]))
+                continue
+            if row is not None:
+                line_no, _, etype, ts, payload_json = row
+                seqs.append(line_no)
+                types.append(etype)
+                times.append(ts)
+                payloads.append(payload_json)
+            if state.out:
+                items += state.out
+                state.out.clear()
+        if result.stop is not None:
+            stop = raise_again(path, result.stop)
+            break
+    skipped.sort(key=lambda e: e.line or 0)
+    if len(skipped) > MAX_SKIPPED_RECORDS:  # as skip_record gives the file up, naming its first
+        first = skipped[0]
+        return MergeOutcome([], used, error=TraceParseError(
+            path, f"more than {MAX_SKIPPED_RECORDS} unreadable records; the first: {first.message}",
+            line=first.line, offset=first.offset, hint="not a trace of this format, or too corrupt to trust"))  # fmt: skip
+    if stop is not None and not isinstance(stop, TraceTruncatedError):
+        return MergeOutcome([], used, error=stop)
+    error = stop
+    if stop is None:
+        error, cut_line = _file_end(path, results, state.job.ended)
+        if cut_line is not None:  # the cut is not a skipped line
+            skipped = [e for e in skipped if e.line != cut_line]
+    if seqs:
+        items.append(RowBlock("events", len(seqs), {"seq": seqs, "event_type": types, "ts_ms": times,
+                                                    "payload_json": Utf8Text(payloads)}, {"job_id": state.job.job_id}))  # fmt: skip
+    items += state.rows()
+    seen: set[str] = set()
+    ctx.notes += [n for n in [*notes, *state.notes] if _note_key(n) not in seen and not seen.add(_note_key(n))]  # type: ignore[func-returns-value]
+    ctx.events_read += events_read
+    ctx.unknown.update(unknown)
+    ctx.skipped += skipped
+    return MergeOutcome(items, used, state.drops, error)
+
+
+def without_tasks(block: RowBlock, tasks: set[str]) -> RowBlock | None:
+    """A block of held task counters without the rows of ``tasks`` (None: no row left)."""
+    keep = [i for i, t in enumerate(block.columns["task_id"]) if t not in tasks]
+    if len(keep) == block.n:
+        return block
+    if not keep:
+        return None
+    columns = {name: [values[i] for i in keep] for name, values in block.columns.items()}
+    return RowBlock(block.table, len(keep), columns, block.constants)
+
+
+def read_jhist_split(path: Path, ctx: ReadContext, spans: list[Span]) -> Iterator[Row | RowBlock]:
+    """The rows of ``path`` read range by range in this process and merged: the same rows as
+    :func:`~ingest.jhist.read_jhist` (as a multiset; tests and a single process use it, workers
+    read the ranges of a large file in parallel, :mod:`ingest.split_reading`)."""
+    parts: list[list[Row | RowBlock]] = []
+    held: list[list[RowBlock]] = []
+    results = []
+    for index in range(len(spans)):
+        parts.append([])
+        held.append([])
+        results.append(read_range(path, spans, index, parts[-1].append, held[-1].append))
+    try:
+        outcome = merge_ranges(path, ctx, results)
+    except CannotMerge as exc:
+        ctx.notes.append(f"read whole, not split: {exc}")
+        yield from read_jhist(path, ctx)
+        return
+    if outcome.error is not None and not isinstance(outcome.error, TraceTruncatedError):
+        raise outcome.error
+    for index in range(outcome.ranges_used):
+        yield from parts[index]
+        dropped = outcome.drops.get(index, set())
+        for block in held[index]:
+            kept = without_tasks(block, dropped)
+            if kept is not None:
+                yield kept
+    yield from outcome.items
+    if outcome.error is not None:
+        raise outcome.error
