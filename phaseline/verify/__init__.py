@@ -32,8 +32,9 @@ Checks
   the same job id (submitted more than :data:`~phaseline.store.SAME_RUN_SLACK_MS`
   from the kept source's run): none of its rows are in the views; ``phaseline
   ingest`` warns of it as it lands (:func:`other_runs`).
-* ``times`` (warnings): jobs with attempts that start before the job was submitted, or
-  that finish before they start.
+* ``times`` (warnings): jobs with attempts that start before the job was submitted or
+  before their task was started (a tracker's clock behind the JobTracker's), or that
+  finish before they start.
 * ``counts`` (warnings): jobs with more successful map (or reduce) tasks than the
   job's own total, or than it says finished: a file edited by hand, or two runs'
   tasks under one job id.
