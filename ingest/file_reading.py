@@ -9,7 +9,8 @@ per-file time limit turns a reader that hangs on hostile input into a quarantine
 from __future__ import annotations
 
 import signal
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -66,6 +67,22 @@ class _FileTimeout(PhaselineError, TimeoutError):
 
 def _on_alarm(signum: int, frame: FrameType | None) -> None:
     raise _FileTimeout("reading took longer than the per-file time limit")
+
+
+@contextmanager
+def time_limit(timeout_s: float | None) -> Iterator[None]:
+    """Raise :class:`_FileTimeout` in the block once it has run ``timeout_s`` seconds (a SIGALRM
+    timer, so in the main thread only; no limit with ``None`` or where the platform lacks timers)."""
+    if timeout_s is None or not hasattr(signal, "setitimer"):
+        yield
+        return
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, timeout_s)
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _by_key(message: str, work: Work) -> str:
@@ -129,18 +146,15 @@ class _FileRead:
         """Stage the reader's rows: the status and error so far, or the file's result if it is discarded."""
         work, ctx, staged, timeout_s = self.work, self.ctx, self.staged, self.timeout_s
         status, error = SourceStatus.LANDED, None
-        use_alarm = timeout_s is not None and hasattr(signal, "setitimer")
-        previous = signal.signal(signal.SIGALRM, _on_alarm) if use_alarm else None
         try:
-            if use_alarm and timeout_s is not None:
-                signal.setitimer(signal.ITIMER_REAL, timeout_s)
-            for item in fmt.read(work.path, ctx):
-                if isinstance(item, RowBlock):  # n rows by column: appended whole, counted n
-                    staged.add_columns(item.table, item.n, item.columns, item.constants)
-                else:
-                    staged.add(item.table, item.values)
-            if ctx.cut is not None:  # a gzip stream cut short: the reader read up to the cut as the whole file
-                raise ctx.cut
+            with time_limit(timeout_s):
+                for item in fmt.read(work.path, ctx):
+                    if isinstance(item, RowBlock):  # n rows by column: appended whole, counted n
+                        staged.add_columns(item.table, item.n, item.columns, item.constants)
+                    else:
+                        staged.add(item.table, item.values)
+                if ctx.cut is not None:  # a gzip stream cut short: the reader read up to the cut as the whole file
+                    raise ctx.cut
         except TraceTruncatedError as exc:
             status, error = SourceStatus.PARTIAL, _by_key(str(exc), work)
         except NotATraceError as exc:
@@ -159,10 +173,6 @@ class _FileRead:
             msg = (f"{work.path}: internal error while reading it ({type(exc).__name__}: {exc}); a phaseline bug: "
                    "please report it with this file")  # fmt: skip
             return self.discard(SourceStatus.QUARANTINED, msg, staged.rows_by_table())
-        finally:
-            if use_alarm:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-                signal.signal(signal.SIGALRM, previous)
         return status, error
 
     def skipped_records(self) -> str:

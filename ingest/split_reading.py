@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import signal
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +27,7 @@ import pyarrow.parquet as pq
 
 from ingest import formats
 from ingest.base import ReadContext, Row, RowBlock
-from ingest.file_reading import FileResult, Work, _FileRead, _FileTimeout, _on_alarm
+from ingest.file_reading import FileResult, Work, _FileRead, _FileTimeout, time_limit
 from ingest.formats import Format
 from ingest.gc_pacing import rarer_collections
 from ingest.jhist import read_jhist
@@ -70,12 +69,9 @@ def read_range_work(
     """
     staged = StagedSource(staging, work.key, work.sha256, work.size, "jhist")
     held = StagedSource(staging, work.key, work.sha256, work.size, "jhist")
-    use_alarm = timeout_s is not None and hasattr(signal, "setitimer")
-    previous = signal.signal(signal.SIGALRM, _on_alarm) if use_alarm else None
     try:
-        if use_alarm and timeout_s is not None:
-            signal.setitimer(signal.ITIMER_REAL, timeout_s)
-        with rarer_collections():  # (as read_chunk reads: records that die young, held ones walked less often)
+        # (rarer collections as read_chunk reads: records that die young, held ones walked less often)
+        with time_limit(timeout_s), rarer_collections():
             result = read_range(work.path, list(spans), index, _sink(staged), _sink(held))  # type: ignore[arg-type]
             _, files = staged.finish(SourceStatus.LANDED)
             _, held_files = held.finish(SourceStatus.LANDED)
@@ -85,10 +81,6 @@ def read_range_work(
         why = f"{exc} ({timeout_s:g} s), range {index + 1} of {len(spans)}" if isinstance(exc, _FileTimeout) else (
             f"{type(exc).__name__}: {exc}")  # fmt: skip
         return RangeOutcome(None, (), (), f"{work.path}: {why}")
-    finally:
-        if use_alarm:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
     return RangeOutcome(result, files, held_files)
 
 
