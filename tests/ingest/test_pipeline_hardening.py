@@ -122,6 +122,7 @@ def test_worker_processes_give_the_same_store_as_one_process(tmp_path: Path) -> 
     assert len(job_ids(Store(tmp_path / "s2"))) == 24
 
 
+@pytest.mark.alone  # asserts the limit ends the read within seconds
 def test_a_reader_that_hangs_is_quarantined_after_the_time_limit(tmp_path: Path, store_dir: Path) -> None:
     slow = tmp_path / "slow.trace"
     slow.write_text("SLOW\n")

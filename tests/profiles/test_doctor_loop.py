@@ -23,8 +23,12 @@ import bench_doctor  # noqa: E402 - benchmarks/ is a script directory, not a pac
 
 from profiles.doctor import Severity  # noqa: E402
 
-#: Above this load average per core the machine runs others' work beside the jobs, and their times
-#: measure it: the saving is then not asserted (the findings and the recommendation still are).
+#: Where other processes kept more than this many cores busy through a run (measured around each engine
+#: run: the machine's busy time less the run's own, ``bench_doctor._others_cores``), the runs' times measure
+#: their work too: the saving is then not asserted (the findings and the recommendation still are).  Half a
+#: core of the two is a quarter of the machine.
+MAX_OTHERS_CORES = 0.5
+#: Off Linux (no /proc/stat) the load average stands in: above this per core, others run beside the jobs.
 MAX_LOAD_PER_CORE = 1.0
 #: Issue 39's loop is not closed for these cases (benchmarks/DOCTOR.md); not strict: a run that realizes
 #: the saving passes.  one_reduce: the saving is the second reduce slot's, and it needs the machine's
@@ -39,6 +43,7 @@ MISSES = {
 }
 
 @pytest.mark.slow
+@pytest.mark.alone  # the saving is measured in seconds: ./dev test runs it after the tests it runs two at a time
 # a small job's profile says its split of one-time from per-task cost rests on few maps (shown, not raised:
 # the loop is what this test checks)
 @pytest.mark.filterwarnings("default::phaseline.errors.DataQualityWarning")
@@ -55,9 +60,13 @@ def test_the_loop_closes(case: bench_doctor.Case, tmp_path: Path) -> None:
     assert outcome.finding.severity >= Severity.SEVERE
     assert outcome.recommendation.saving_s > 0
     assert case.heuristic in outcome.recommendation.heuristics
-    load = os.getloadavg()[0] / (os.cpu_count() or 1)
-    if load > MAX_LOAD_PER_CORE:
-        pytest.skip(f"load average {load:.1f} per core: the measured saving "
+    others = [c for c in (*outcome.others_before, *outcome.others_after) if c is not None]
+    if others:  # measured around the runs themselves (the load average lags: it still shows earlier tests)
+        busy, limit, what = max(others), MAX_OTHERS_CORES, "core(s) busy with other processes through a run"
+    else:
+        busy, limit, what = os.getloadavg()[0] / (os.cpu_count() or 1), MAX_LOAD_PER_CORE, "load average per core"
+    if busy > limit:
+        pytest.skip(f"{busy:.1f} {what}: the measured saving "
                     f"({outcome.measured_saving_s:.2f} s of {outcome.recommendation.saving_s:.2f} s predicted) "
                     "measures the other processes too")  # fmt: skip
     assert outcome.realized >= bench_doctor.MIN_REALIZED, outcome.to_dict()
