@@ -2,8 +2,9 @@
 
 Most of a history's bytes are four event types (TASK_STARTED, *_ATTEMPT_STARTED,
 *_ATTEMPT_FINISHED, TASK_FINISHED), and most of their bytes are counters.
-:func:`decode_typed` decodes such a line with a ``msgspec.json.Decoder`` of
-that event type whose ``TypedDict`` s name only the fields
+:func:`decode_typed` decodes such a line with one ``msgspec.json.Decoder`` of a
+tagged union of those event types (``type`` is the tag that picks the
+envelope), whose ``TypedDict`` s name only the fields
 :class:`~ingest.jhist_state.HistoryState` reads: the others (display names,
 progress splits, ACLs...) are skipped unparsed, and the kept ones are checked
 for type as they are decoded.
@@ -17,7 +18,8 @@ decoded here only if it has exactly the shape the orjson path reads without
 repair; every other line is read the orjson way (``_JhistReader._decode_line``):
 
 * ``{"type":"<TYPE>", "event": {"org.apache.hadoop.mapreduce.jobhistory.<Record>": {...}}}``
-  with ``type`` first, spelt without escapes, and nothing else in ``event``;
+  with nothing else in ``event`` (``type`` is read wherever it stands, escaped or not, as orjson
+  reads it; a second ``type`` of another value fails);
 * integers within 64 bits, strings (or ``{"string": "..."}`` where Hadoop
   writes a union), counters as a bare JhCounters record of plainly typed counters.
 
@@ -34,7 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from operator import attrgetter
-from typing import Annotated, Any, Final, TypedDict
+from typing import Annotated, Any, Final, TypedDict, Union
 
 import msgspec
 
@@ -151,42 +153,24 @@ TYPED_EVENTS: Final[dict[str, tuple[str, type]]] = {
 
 
 def _envelope(etype: str, record: str, payload: type) -> type[msgspec.Struct]:
-    """``{"type": ..., "event": {"<namespace>.<record>": <payload>}}`` (``event`` holds that one key)."""
+    """``{"type": "<etype>", "event": {"<namespace>.<record>": <payload>}}`` (``event`` holds that one key),
+    one member of the tagged union :data:`_DECODE` reads: its ``type`` is the tag that picks it."""
     body = msgspec.defstruct(
         f"{record}Body", [("record", payload, msgspec.field(name=_JH + record))], forbid_unknown_fields=True,
         gc=False,
     )  # fmt: skip
-    return msgspec.defstruct(f"{etype.title().replace('_', '')}Event", [("type", str), ("event", body)], gc=False)
+    return msgspec.defstruct(f"{etype.title().replace('_', '')}Event", [("event", body)], tag_field="type",
+                             tag=etype, gc=False, namespace={"etype": etype, "record": _JH + record})  # fmt: skip
 
 
 #: What a typed decode gives: the event's type, its record's full name, its payload, and the line (UTF-8).
 Decoded = tuple[str, str, dict[str, Any], bytes]
 _DecodeErrors = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
-
-
-def _decoder(etype: str, record: str, payload: type) -> Callable[[bytes], Decoded | None]:
-    decode: Callable[[bytes], Any] = msgspec.json.Decoder(_envelope(etype, record, payload)).decode
-    full = _JH + record
-
-    def read(text: bytes) -> Decoded | None:
-        try:
-            ev = decode(text)
-            if not text.isascii():
-                text.decode()  # UTF-8 throughout, skipped fields too (the orjson path mends a line that is not)
-        except _DecodeErrors:
-            return None
-        if ev.type != etype:  # (a second "type" key)
-            return None
-        return etype, full, ev.event.record, text
-
-    return read
-
-
-#: ``type`` bytes (as they follow ``{"type":"``) -> the decoder of that event type's lines.
-DECODERS: Final[dict[bytes, Callable[[bytes], Decoded | None]]] = {
-    etype.encode(): _decoder(etype, record, payload) for etype, (record, payload) in TYPED_EVENTS.items()
-}
-_PREFIX = b'{"type":"'
+#: One decoder for every typed event type: ``type`` (a tag; a second ``type`` key of another value
+#: fails) picks the envelope, so a line is read in one call, with no look-up of its type in Python.
+_DECODE: Final[Callable[[bytes], Any]] = msgspec.json.Decoder(
+    Union[tuple(_envelope(etype, record, payload) for etype, (record, payload) in TYPED_EVENTS.items())]  # noqa: UP007
+).decode
 
 
 def decode_typed(text: bytes) -> Decoded | None:
@@ -201,7 +185,10 @@ def decode_typed(text: bytes) -> Decoded | None:
     ...              b'{"taskid":"task_1_0001_m_000000","startTime":5.0}}}') is None  # a float: the orjson path
     True
     """
-    if text[:9] != _PREFIX:
+    try:
+        ev = _DECODE(text)
+        if not text.isascii():
+            text.decode()  # UTF-8 throughout, skipped fields too (the orjson path mends a line that is not)
+    except _DecodeErrors:
         return None
-    read = DECODERS.get(text[9 : text.find(b'"', 9)])
-    return None if read is None else read(text)
+    return ev.etype, ev.record, ev.event.record, text
