@@ -12,7 +12,7 @@ import zlib
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
-from itertools import chain, islice
+from itertools import chain, compress, islice
 from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
@@ -95,11 +95,14 @@ class Packed(Generic[_R]):
 
     def records(self) -> Iterator[_R]:
         """Every record still packed, chunk by chunk, in the order they were packed."""
-        from_values = self.from_values
+        return map(self.from_values, self.values())
+
+    def values(self) -> Iterator[tuple[Any, ...]]:
+        """The values (``to_values``) of every record still packed, in the order they were packed: rows
+        are written from them without making each record an object again."""
         for blob, alive in zip(self.chunks, self.alive, strict=True):
-            for values, packed in zip(marshal.loads(zlib.decompress(blob)), alive.tolist(), strict=True):
-                if packed:
-                    yield from_values(values)
+            chunk = marshal.loads(zlib.decompress(blob))
+            yield from chunk if alive.all() else compress(chunk, alive.tolist())
 
 
 def pack_done(live: dict[str, _R], packed: Packed[_R]) -> None:

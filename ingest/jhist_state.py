@@ -51,12 +51,13 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Iterator
+from itertools import chain
 from operator import attrgetter
 from typing import Any
 
 from ingest.base import Row, RowBlock
 from ingest.jhist_counters import CounterBlocks, counter_columns
-from ingest.jhist_packed import Packed, held, pack_done
+from ingest.jhist_packed import Packed, pack_done
 from ingest.jhist_records import (
     ATTEMPT_COLUMNS,
     JOB_END,
@@ -64,12 +65,13 @@ from ingest.jhist_records import (
     JOB_INITED,
     JOB_SUBMITTED,
     TASK_COLUMNS,
+    TASK_VALUES,
     AttemptRecord,
     CounterLayouts,
     JobRecord,
     TaskRecord,
     read_fields,
-    state_blocks,
+    value_blocks,
 )
 from ingest.jhist_schema import BadEvent, opt_int, opt_nonempty, opt_str, req_str
 from phaseline.hadoop_names import HistoryEventKind as EventKind
@@ -79,6 +81,9 @@ from phaseline.hadoop_names import task_type as _task_type
 from phaseline.schemas import Status, TaskType, normalize_status
 
 _SUCCEEDED = Status.SUCCEEDED.value
+_COUNTER_LAYOUT = TASK_VALUES.index("counter_layout")
+_COUNTER_VALUES = TASK_VALUES.index("counter_values")
+_attempt_values = attrgetter(*AttemptRecord.__slots__)
 _MAP = TaskType.MAP.value
 
 
@@ -109,7 +114,7 @@ class HistoryState:
             attrgetter("task_id"), self._layouts.task_values, self._layouts.task_of
         )
         self.packed_attempts: Packed[AttemptRecord] = Packed(
-            attrgetter("attempt_id"), attrgetter(*AttemptRecord.__slots__), lambda v: AttemptRecord(*v)
+            attrgetter("attempt_id"), _attempt_values, lambda v: AttemptRecord(*v)
         )
         self._pack_at = LIVE_RECORDS
         self.out: list[Row | RowBlock] = []
@@ -177,18 +182,22 @@ class HistoryState:
             values = {name: getattr(self.job, name) for name in JobRecord.__slots__ if name != "ended"}
             values["source_format"] = "jhist"
             yield Row("jobs", values)
-        # One pass over the tasks (a large job's are packed: unpacked once): each block of tasks rows,
-        # then the counters its tasks held, which follow every other counters row as before.
-        for block, part in state_blocks("tasks", held(self.packed_tasks, self.tasks), TASK_COLUMNS, jid):
+        # One pass over the tasks, packed (a large job's) then held, as values (no object made again):
+        # each block of tasks rows, then the counters its tasks held, which follow every other counters
+        # row as before.
+        layouts = self._layouts
+        tasks = chain(self.packed_tasks.values(), map(layouts.task_values, self.tasks.values()))
+        for block, part in value_blocks("tasks", tasks, TASK_VALUES, TASK_COLUMNS, jid):
             yield block
             for t in part:
-                if t.counter_values:
-                    groups, sizes, names = t.counter_layout
-                    self._counter_blocks.add(jid, "task", t.task_id, None, groups, sizes, names,
-                                             t.counter_values.tolist())  # fmt: skip
+                if t[_COUNTER_VALUES]:
+                    groups, sizes, names = layouts.layout(t[_COUNTER_LAYOUT])
+                    self._counter_blocks.add(jid, "task", t[0], None, groups, sizes, names,
+                                             memoryview(t[_COUNTER_VALUES]).cast("q").tolist())  # fmt: skip
                     yield from self.out
                     self.out.clear()
-        for block, _ in state_blocks("attempts", held(self.packed_attempts, self.attempts), ATTEMPT_COLUMNS, jid):
+        attempts = chain(self.packed_attempts.values(), map(_attempt_values, self.attempts.values()))
+        for block, _ in value_blocks("attempts", attempts, AttemptRecord.__slots__, ATTEMPT_COLUMNS, jid):
             yield block
         self.flush_counters()
         yield from self.out
