@@ -21,7 +21,7 @@ from phaseline.errors import TraceParseError, TraceTruncatedError
 
 MAGIC = b"Avro-Json"
 MAX_LINE_BYTES = 64 << 20  # no real event comes near; guards memory against garbage without line ends
-_READ_BLOCK = 1 << 20
+_READ_BLOCK = 256 << 10  # (the lines of a block live on in the events rows until they leave: kept small)
 BLANK = b" \t\r\n\x00"
 _loads = orjson.loads
 _JSONError = orjson.JSONDecodeError

@@ -74,6 +74,7 @@ from ingest.jhist_records import (
     value_blocks,
 )
 from ingest.jhist_schema import BadEvent, opt_int, opt_nonempty, opt_str, req_str
+from ingest.jhist_typed import JhCounters
 from phaseline.hadoop_names import HistoryEventKind as EventKind
 from phaseline.hadoop_names import job_id_of, split_host
 from phaseline.hadoop_names import task_id_of as _task_id_of
@@ -211,6 +212,8 @@ class HistoryState:
         """
         if counters is None:
             return 0
+        if type(counters) is JhCounters:  # (decoded as structs, checked: taken apart in bulk)
+            return self._counter_blocks.add_record(self.job.job_id, scope, task_id, attempt_id, counters)
         groups, sizes, names, values = counter_columns(counters)
         self._counter_blocks.add(self.job.job_id, scope, task_id, attempt_id, groups, sizes, names, values)
         return len(names)
