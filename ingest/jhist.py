@@ -71,7 +71,7 @@ from ingest.jhist_lines import BLANK, MAGIC, MAX_LINE_BYTES, AnotherHistory, Jhi
 from ingest.jhist_lines import sniff_jhist as sniff_jhist  # (defined with the framing; a Format's sniffer)
 from ingest.jhist_schema import BadEvent, UnionFields, WriterSchema, fallback_time, opt_int
 from ingest.jhist_state import HistoryState
-from ingest.jhist_typed import decode_typed
+from ingest.jhist_typed import Envelope, decode_event
 from phaseline.errors import TraceParseError, TraceTruncatedError
 from phaseline.hadoop_names import HistoryEventKind
 from phaseline.schemas import EVENTS
@@ -100,6 +100,15 @@ class _EventPlan(NamedTuple):
     in_schema: bool  # the type is one of the writer's schema's symbols
 
 
+class _TypedPlan(NamedTuple):
+    """:class:`_EventPlan` for a typed line (:mod:`ingest.jhist_typed`) of one class: a known type with a handler."""
+
+    etype: str
+    handler: Callable[[dict[str, Any]], None]
+    time_field: str | None
+    wrapped: UnionFields  # the union fields the typed payload may hold a dict in
+
+
 class _JhistReader:
     """The state of one file being read; :meth:`run` is the generator behind :func:`read_jhist`."""
 
@@ -122,6 +131,7 @@ class _JhistReader:
         self.line_no = self.offset = 0
         self.bad_json: tuple[int, int, str] | None = None  # the last line skipped as not JSON: line, offset, why
         self._plans: dict[str, _EventPlan] = {}  # by event type: what applying one does (:meth:`_plan`)
+        self._typed_plans: dict[type, _TypedPlan] = {}  # the same for a typed line, by its class (:meth:`_typed_plan`)
 
     # ------------------------------------------------------------------ reading
     def run(self) -> Iterator[Row | RowBlock]:
@@ -142,6 +152,8 @@ class _JhistReader:
                 apply = self._apply
                 seqs, types, times, payloads = self.event_columns
                 fast = self.typed
+                typed_plans = self._typed_plans
+                unwrap = WriterSchema.unwrap
                 lines = self.lines = self.frame.lines(fh, limit)
                 state = self.state
                 block_bytes = 0
@@ -156,18 +168,33 @@ class _JhistReader:
                         continue
                     last_text = line_no
                     # The common events typed (ingest.jhist_typed), once the job id is known; others with orjson.
-                    split: tuple[str, str, dict[str, Any] | None, bytes] | None
-                    split = decode_typed(text) if fast and job.job_id is not None else None
-                    if split is None and (split := self._decode_line(text, line_no, start)) is None:
-                        continue  # skipped (ctx.skipped)
-                    etype, record, payload, payload_json = split
-                    ctx.events_read += 1
-                    try:
-                        ts = apply(etype, record, payload, line_no)
-                    except BadEvent as exc:  # fields no reader can take: skipped like a corrupt line
-                        ctx.events_read -= 1
-                        skip_record(ctx, self._error(f"{etype}: {exc}", line_no, start))
-                        continue
+                    ev = decode_event(text) if fast and job.job_id is not None else None
+                    if ev is not None:  # (what _apply does, with what its type's plan already knows)
+                        plan = typed_plans.get(ev.__class__) or self._typed_plan(ev, line_no)
+                        etype = plan.etype
+                        payload_json = text
+                        ctx.events_read += 1
+                        try:
+                            payload = ev.event.record
+                            if plan.wrapped:
+                                unwrap(payload, plan.wrapped)
+                            ts = payload.get(plan.time_field)  # (an int or None: checked as decoded)
+                            plan.handler(payload)
+                        except BadEvent as exc:  # (as below)
+                            ctx.events_read -= 1
+                            skip_record(ctx, self._error(f"{etype}: {exc}", line_no, start))
+                            continue
+                    else:
+                        if (split := self._decode_line(text, line_no, start)) is None:
+                            continue  # skipped (ctx.skipped)
+                        etype, record, payload, payload_json = split
+                        ctx.events_read += 1
+                        try:
+                            ts = apply(etype, record, payload, line_no)
+                        except BadEvent as exc:  # fields no reader can take: skipped like a corrupt line
+                            ctx.events_read -= 1
+                            skip_record(ctx, self._error(f"{etype}: {exc}", line_no, start))
+                            continue
                     if state.pending is not None:  # a range's event left to the merge, its row too
                         self._defer(line_no, start, etype, ts, payload_json)
                         continue
@@ -253,6 +280,19 @@ class _JhistReader:
         handler = None if spec.kind is HistoryEventKind.EVENT_ONLY else self.state.handlers[spec.kind]
         return _EventPlan(record, False, handler, spec.time_field, schema.unions.get(record, ()),
                           etype in schema.symbols)  # fmt: skip
+
+    def _typed_plan(self, ev: Envelope, line_no: int) -> _TypedPlan:
+        """What applying a typed line of ``ev``'s class does (:meth:`_plan`'s, found once per class): the
+        writer's union fields only where the payload may hold a dict, the time field read as it stands."""
+        etype = ev.etype
+        plan = self._plan(etype, ev.record)
+        assert plan.handler is not None  # (every type of TYPED_EVENTS has a handler ...)
+        assert plan.time_field is None or plan.time_field in ev.fields  # (... and decodes its time field)
+        if not plan.in_schema:
+            self._note_once(f"event type {etype} is not in the file's own schema (line {line_no})")
+        wrapped = tuple((name, branches) for name, branches in plan.wrapped if name in ev.dict_fields)
+        typed = self._typed_plans[ev.__class__] = _TypedPlan(etype, plan.handler, plan.time_field, wrapped)
+        return typed
 
     def _end(self, last_text: int) -> Iterator[Row | RowBlock]:
         """The rows not yet yielded once the lines end; then why the file is cut short, if it is:

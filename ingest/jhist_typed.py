@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from operator import attrgetter
-from typing import Annotated, Any, Final, TypedDict, Union
+from typing import Annotated, Any, ClassVar, Final, Protocol, TypedDict, Union, get_args, get_type_hints
 
 import msgspec
 
@@ -159,8 +159,11 @@ def _envelope(etype: str, record: str, payload: type) -> type[msgspec.Struct]:
         f"{record}Body", [("record", payload, msgspec.field(name=_JH + record))], forbid_unknown_fields=True,
         gc=False,
     )  # fmt: skip
+    hints = get_type_hints(payload)
+    namespace = {"etype": etype, "record": _JH + record, "fields": frozenset(hints),
+                 "dict_fields": frozenset(name for name, t in hints.items() if dict[str, str] in get_args(t))}
     return msgspec.defstruct(f"{etype.title().replace('_', '')}Event", [("event", body)], tag_field="type",
-                             tag=etype, gc=False, namespace={"etype": etype, "record": _JH + record})  # fmt: skip
+                             tag=etype, gc=False, namespace=namespace)  # fmt: skip
 
 
 #: What a typed decode gives: the event's type, its record's full name, its payload, and the line (UTF-8).
@@ -171,6 +174,30 @@ _DecodeErrors = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
 _DECODE: Final[Callable[[bytes], Any]] = msgspec.json.Decoder(
     Union[tuple(_envelope(etype, record, payload) for etype, (record, payload) in TYPED_EVENTS.items())]  # noqa: UP007
 ).decode
+
+
+class Envelope(Protocol):
+    """A typed event line as :func:`decode_event` gives it; its class says what the line is."""
+
+    etype: ClassVar[str]  # the event type
+    record: ClassVar[str]  # its Avro record's full name
+    fields: ClassVar[frozenset[str]]  # the payload's fields that are read (no other is kept)
+    dict_fields: ClassVar[frozenset[str]]  # those of them a dict may stand in (a union's ``{"string": x}``)
+
+    @property
+    def event(self) -> Any: ...  # ``.record``: the payload
+
+
+def decode_event(text: bytes) -> Envelope | None:
+    """An event line of the typed shape, decoded (:func:`decode_typed`, without taking it apart);
+    None: decode it with orjson."""
+    try:
+        ev = _DECODE(text)
+        if not text.isascii():
+            text.decode()  # UTF-8 throughout, skipped fields too (the orjson path mends a line that is not)
+    except _DecodeErrors:
+        return None
+    return ev  # type: ignore[no-any-return]
 
 
 def decode_typed(text: bytes) -> Decoded | None:
@@ -185,10 +212,5 @@ def decode_typed(text: bytes) -> Decoded | None:
     ...              b'{"taskid":"task_1_0001_m_000000","startTime":5.0}}}') is None  # a float: the orjson path
     True
     """
-    try:
-        ev = _DECODE(text)
-        if not text.isascii():
-            text.decode()  # UTF-8 throughout, skipped fields too (the orjson path mends a line that is not)
-    except _DecodeErrors:
-        return None
-    return ev.etype, ev.record, ev.event.record, text
+    ev = decode_event(text)
+    return None if ev is None else (ev.etype, ev.record, ev.event.record, text)

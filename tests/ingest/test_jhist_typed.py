@@ -10,15 +10,17 @@ be the same.  A few hand-made lines show which shapes go which way.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
 
 import orjson
 import pytest
 
 from ingest.base import ReadContext, iter_rows
+from ingest.counters_map import EVENT_SPECS
 from ingest.jhist import _JhistReader
-from ingest.jhist_typed import JhCounters, decode_typed
+from ingest.jhist_typed import TYPED_EVENTS, JhCounters, decode_typed
 from phaseline.errors import PhaselineError
+from phaseline.hadoop_names import HistoryEventKind
 from tests.conftest import FIXTURES
 from tests.mutations import mutate
 
@@ -139,3 +141,12 @@ def test_type_is_read_wherever_it_stands_as_orjson_reads_it(why: str, text: byte
     ev = orjson.loads(text)
     ((record, payload),) = ev["event"].items()
     assert decoded == (ev["type"], record, payload, text)
+
+
+def test_every_typed_event_type_has_a_handler_and_decodes_its_time_field() -> None:
+    # the reader applies a typed line by its class's plan: a handler, the time field read as decoded
+    for etype, (record, payload) in TYPED_EVENTS.items():
+        spec = EVENT_SPECS[etype]
+        assert spec.kind is not HistoryEventKind.EVENT_ONLY, etype
+        assert spec.record == record, etype
+        assert spec.time_field is None or spec.time_field in get_type_hints(payload), etype
