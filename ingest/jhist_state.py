@@ -122,6 +122,8 @@ class HistoryState:
         # One object per distinct host, rack, status, locality...: a job's tasks and attempts
         # repeat a few dozen values, and each decoded event brings fresh copies.
         self._strings: dict[str, str] = {}
+        self._hosts: dict[str, tuple[str | None, str | None]] = {}  # a host as written -> (host, rack), shared
+        self._statuses: dict[str | None, str | None] = {}  # a status as written -> as a Status value, shared
         # Counter rows of consecutive JhCounters records, gathered into blocks for :attr:`out`.
         self._counter_blocks = CounterBlocks(self.out)
         # The last JOB_FINISHED's counters by scope, as columns (groups, sizes, names, values): written
@@ -346,16 +348,31 @@ class HistoryState:
         a.http_port = opt_int(p.get("httpPort"), "httpPort")
         tracker = opt_str(p.get("trackerName"), "trackerName")
         if tracker:
-            a.tracker_host = self._share(split_host(tracker)[0])
+            a.tracker_host = self._host(tracker)[0]
+
+    def _host(self, raw: str) -> tuple[str | None, str | None]:
+        """:func:`split_host` of ``raw``, once per distinct value (shared strings: :meth:`_share`)."""
+        got = self._hosts.get(raw)
+        if got is None:
+            host, rack = split_host(raw)
+            got = self._hosts[raw] = (self._share(host), self._share(rack))
+        return got
+
+    def _status(self, raw: str | None) -> str | None:
+        """:func:`normalize_status` of ``raw``, once per distinct value (shared strings: :meth:`_share`)."""
+        try:
+            return self._statuses[raw]
+        except KeyError:
+            got = self._statuses[raw] = self._share(normalize_status(raw))
+            return got
 
     def _attempt_done(self, a: AttemptRecord, p: dict[str, Any], status_field: str) -> None:
         a.finish_ms = opt_int(p.get("finishTime"), "finishTime")
-        share = self._share
-        a.status = share(normalize_status(opt_str(p.get(status_field), status_field)))
+        a.status = self._status(opt_str(p.get(status_field), status_field))
         hostname = opt_str(p.get("hostname"), "hostname")
-        host, rack = split_host(hostname) if hostname else (None, None)
-        a.host = share(host)
-        a.rack = share(opt_nonempty(p.get("rackname"), "rackname") or rack)
+        host, rack = self._host(hostname) if hostname else (None, None)
+        a.host = host
+        a.rack = self._share(opt_nonempty(p.get("rackname"), "rackname") or rack)
         if not a.has_counters:
             counters = p.get("counters")
             a.has_counters = self._counters(counters, "attempt", a.task_id, a.attempt_id) > 0
