@@ -159,6 +159,9 @@ class _JhistReader:
                 block_bytes = 0
                 for raw in lines:
                     line_no += 1
+                    if not raw:  # (Hadoop writes a blank line after each event)
+                        offset += 1
+                        continue
                     start = offset
                     offset += len(raw) + 1
                     if len(raw) >= MAX_LINE_BYTES:

@@ -280,11 +280,15 @@ class HistoryState:
         task.splits = self._share(opt_nonempty(p.get("splitLocations"), "splitLocations"))
 
     def _hold_task_counters(self, task: TaskRecord, counters: Any) -> None:
+        if type(counters) is JhCounters:  # (decoded as structs, checked)
+            layout, values = counters.held()
+            task.counter_layout = self._layouts.shared(layout)
+            task.counter_values = values
+            return
         no_counters: tuple[list[str], list[int], list[str], list[int]] = ([], [], [], [])
-        groups, sizes, names, values = no_counters if counters is None else counter_columns(counters)
-        key = (tuple(groups), tuple(sizes), tuple(names))
-        task.counter_layout = self._layouts.shared(key)
-        task.counter_values = array("q", values)
+        groups, sizes, names, values_ = no_counters if counters is None else counter_columns(counters)
+        task.counter_layout = self._layouts.shared((tuple(groups), tuple(sizes), tuple(names)))
+        task.counter_values = array("q", values_)
 
     def _task_counters(self, task: TaskRecord, counters: Any) -> None:
         """A task's counters: final at once unless a lost map output may re-open the task.

@@ -34,7 +34,9 @@ orjson refuses the whole line; the event is kept.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable
+from itertools import chain
 from operator import attrgetter
 from typing import Annotated, Any, ClassVar, Final, Protocol, TypedDict, Union, get_args, get_type_hints
 
@@ -62,6 +64,7 @@ class CounterGroup(msgspec.Struct, gc=False):
 
 _name_of = attrgetter("name")
 _value_of = attrgetter("value")
+_counts_of = attrgetter("counts")
 
 
 class JhCounters(msgspec.Struct, gc=False):
@@ -81,6 +84,15 @@ class JhCounters(msgspec.Struct, gc=False):
             sizes.append(len(got))
             counts += got
         return groups, sizes, list(map(_name_of, counts)), list(map(_value_of, counts))
+
+    def held(self) -> tuple[tuple[tuple[str, ...], tuple[int, ...], tuple[str, ...]], array[int]]:
+        """The record as a held task keeps it: its layout (group names, counters per group, counter
+        names) and its values; :meth:`columns`' content without the lists between."""
+        groups = self.groups
+        counts = list(map(_counts_of, groups))
+        every = list(chain.from_iterable(counts))
+        layout = (tuple(map(_name_of, groups)), tuple(map(len, counts)), tuple(map(_name_of, every)))
+        return layout, array("q", map(_value_of, every))
 
 
 class TaskStarted(TypedDict, total=False):
