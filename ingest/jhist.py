@@ -157,14 +157,16 @@ class _JhistReader:
                 lines = self.lines = self.frame.lines(fh, limit)
                 state = self.state
                 block_bytes = 0
+                max_bytes, max_rows = _EVENT_BLOCK_BYTES, _EVENT_BLOCK_ROWS
                 for raw in lines:
                     line_no += 1
                     if not raw:  # (Hadoop writes a blank line after each event)
                         offset += 1
                         continue
                     start = offset
-                    offset += len(raw) + 1
-                    if len(raw) >= MAX_LINE_BYTES:
+                    n = len(raw)
+                    offset += n + 1
+                    if n >= MAX_LINE_BYTES:
                         raise self._error(f"a line longer than {MAX_LINE_BYTES >> 20} MiB", line_no, start)
                     text = raw.strip(BLANK)
                     if not text:
@@ -173,16 +175,16 @@ class _JhistReader:
                     # The common events typed (ingest.jhist_typed), once the job id is known; others with orjson.
                     ev = decode_event(text) if fast and job.job_id is not None else None
                     if ev is not None:  # (what _apply does, with what its type's plan already knows)
-                        plan = typed_plans.get(ev.__class__) or self._typed_plan(ev, line_no)
-                        etype = plan.etype
+                        etype, handler, time_field, wrapped = (typed_plans.get(ev.__class__)
+                                                               or self._typed_plan(ev, line_no))  # fmt: skip
                         payload_json = text
                         ctx.events_read += 1
                         try:
                             payload = ev.event.record
-                            if plan.wrapped:
-                                unwrap(payload, plan.wrapped)
-                            ts = payload.get(plan.time_field)  # (an int or None: checked as decoded)
-                            plan.handler(payload)
+                            if wrapped:
+                                unwrap(payload, wrapped)
+                            ts = payload.get(time_field)  # (an int or None: checked as decoded)
+                            handler(payload)
                         except BadEvent as exc:  # (as below)
                             ctx.events_read -= 1
                             skip_record(ctx, self._error(f"{etype}: {exc}", line_no, start))
@@ -206,8 +208,7 @@ class _JhistReader:
                     times.append(ts)
                     payloads.append(payload_json)
                     block_bytes += len(text)
-                    full = len(seqs) >= _EVENT_BLOCK_ROWS or block_bytes >= _EVENT_BLOCK_BYTES
-                    if full and job.job_id is not None:
+                    if (block_bytes >= max_bytes or len(seqs) >= max_rows) and job.job_id is not None:
                         yield self._event_block()
                         seqs, types, times, payloads = self.event_columns
                         block_bytes = 0

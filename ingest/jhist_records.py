@@ -10,6 +10,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import islice
 from typing import Any
 
@@ -90,7 +91,7 @@ class TaskRecord:
     # Counters of a task a later event may re-open, held to the end: a shared layout
     # (group names, counters per group, counter names) + values.
     counter_layout: Layout = ((), (), ())
-    counter_values: array[int] = field(default_factory=lambda: array("q"))
+    counter_values: array[int] = field(default_factory=partial(array, "q"))
     counters_emitted: bool = False
 
 
