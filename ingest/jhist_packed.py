@@ -8,7 +8,6 @@ large history's memory stays about flat.
 from __future__ import annotations
 
 import marshal
-import zlib
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
@@ -16,6 +15,7 @@ from itertools import chain, compress, islice
 from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
+import zstandard
 
 
 class _Record(Protocol):
@@ -32,7 +32,7 @@ class Packed(Generic[_R]):
     still change a finished task or attempt), so a file of 70,000 tasks and
     attempts would hold 70,000 objects (about 1 kB each with their strings
     and ints).  Finished records are instead packed a batch at a time into
-    one zlib-compressed ``marshal`` chunk of their field values, indexed by
+    one zstd-compressed ``marshal`` chunk of their field values, indexed by
     the hash of their id in one sorted array (16 bytes a record; a hash
     match is confirmed on the unpacked id).  A packed record an event touches
     again is unpacked (:meth:`take`) and lives on as an object; the rest come
@@ -55,11 +55,15 @@ class Packed(Generic[_R]):
         self._search = array("q")
         self._where = np.empty(0, np.int64)  # ... and their records: chunk << 32 | position
         self._cached: tuple[int, list[tuple[Any, ...]]] = (-1, [])  # the last chunk unpacked
+        # zstd at level 1: a chunk of 1,024 attempts packed in ~0.09 ms to ~3.5 kB (zlib at level 1:
+        # ~0.36 ms to ~9.7 kB), unpacked in ~0.04 ms (zlib: ~0.15 ms)
+        self._zip = zstandard.ZstdCompressor(level=1)
+        self._unzip = zstandard.ZstdDecompressor()
 
     def pack(self, records: Sequence[_R]) -> None:
         """Pack ``records`` as one chunk (the caller drops its own references)."""
         number, n = len(self.chunks), len(records)
-        self.chunks.append(zlib.compress(marshal.dumps(list(map(self.to_values, records))), 1))
+        self.chunks.append(self._zip.compress(marshal.dumps(list(map(self.to_values, records)))))
         self.alive.append(np.ones(n, np.bool_))
         hashes = np.fromiter(map(hash, map(self.key, records)), np.int64, n)
         order = np.argsort(hashes, kind="stable")
@@ -73,7 +77,7 @@ class Packed(Generic[_R]):
 
     def _chunk(self, number: int) -> list[tuple[Any, ...]]:
         if self._cached[0] != number:
-            self._cached = (number, marshal.loads(zlib.decompress(self.chunks[number])))
+            self._cached = (number, marshal.loads(self._unzip.decompress(self.chunks[number])))
         return self._cached[1]
 
     def take(self, key: str) -> _R | None:
@@ -101,7 +105,7 @@ class Packed(Generic[_R]):
         """The values (``to_values``) of every record still packed, in the order they were packed: rows
         are written from them without making each record an object again."""
         for blob, alive in zip(self.chunks, self.alive, strict=True):
-            chunk = marshal.loads(zlib.decompress(blob))
+            chunk = marshal.loads(self._unzip.decompress(blob))
             yield from chunk if alive.all() else compress(chunk, alive.tolist())
 
 
