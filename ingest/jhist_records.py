@@ -11,7 +11,6 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import islice
 from typing import Any
 
 from ingest.base import RowBlock
@@ -141,25 +140,38 @@ _ATTEMPT_HOST = AttemptRecord.__slots__.index("host")
 _ATTEMPT_TRACKER = AttemptRecord.__slots__.index("tracker_host")
 
 
-def value_blocks(
-    table: str, values: Iterable[tuple[Any, ...]], fields: Sequence[str], names: Sequence[str], job_id: str | None
-) -> Iterator[tuple[RowBlock, list[tuple[Any, ...]]]]:
-    """``tasks`` or ``attempts`` rows of records given as values (``fields``: what each value is), in
-    blocks of at most :data:`STATE_BLOCK`, each with the values it holds.
+def field_blocks(
+    table: str, chunks: Iterable[Sequence[Sequence[Any]]], fields: Sequence[str], names: Sequence[str],
+    job_id: str | None,
+) -> Iterator[tuple[RowBlock, list[Sequence[Any]]]]:
+    """``tasks`` or ``attempts`` rows of records given by field a chunk at a time (``fields``: what
+    each is; :meth:`ingest.jhist_packed.Packed.columns`), in blocks of at most :data:`STATE_BLOCK`,
+    each with its values by field.
 
     A large job's rows are not all copied at once, and no record is made an object
     again to be written.  An attempt's ``host`` is its completion event's, else its
     STARTED event's tracker (:mod:`ingest.jhist_state`'s docstring).
     """
     at = [fields.index(name) for name in names]
-    it = iter(values)
-    while part := list(islice(it, STATE_BLOCK)):
-        by_field = list(zip(*part, strict=True))
+
+    def block(by_field: list[Sequence[Any]]) -> tuple[RowBlock, list[Sequence[Any]]]:
         columns: dict[str, Sequence[Any]] = {name: by_field[i] for name, i in zip(names, at, strict=True)}
         if table == "attempts":
             columns["host"] = [t if h is None else h for h, t in zip(by_field[_ATTEMPT_HOST],
                                                                      by_field[_ATTEMPT_TRACKER], strict=True)]
-        yield RowBlock(table, len(part), columns, {"job_id": job_id}), part
+        return RowBlock(table, len(by_field[0]), columns, {"job_id": job_id}), by_field
+
+    gathered: list[list[Any]] = [[] for _ in fields]
+    for chunk in chunks:
+        if not chunk or not chunk[0]:
+            continue
+        for values, more in zip(gathered, chunk, strict=True):
+            values += more
+        while len(gathered[0]) >= STATE_BLOCK:
+            yield block([values[:STATE_BLOCK] for values in gathered])
+            gathered = [values[STATE_BLOCK:] for values in gathered]
+    if gathered[0]:
+        yield block(list(gathered))
 
 
 class CounterLayouts:

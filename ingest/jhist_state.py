@@ -50,7 +50,7 @@ Which value wins (as Hadoop's ``JobHistoryParser`` does, unless noted)
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from itertools import chain
 from operator import attrgetter
 from typing import Any
@@ -70,8 +70,8 @@ from ingest.jhist_records import (
     CounterLayouts,
     JobRecord,
     TaskRecord,
+    field_blocks,
     read_fields,
-    value_blocks,
 )
 from ingest.jhist_schema import BadEvent, opt_int, opt_nonempty, opt_str, req_str
 from ingest.jhist_typed import JhCounters
@@ -185,22 +185,25 @@ class HistoryState:
             values = {name: getattr(self.job, name) for name in JobRecord.__slots__ if name != "ended"}
             values["source_format"] = "jhist"
             yield Row("jobs", values)
-        # One pass over the tasks, packed (a large job's) then held, as values (no object made again):
-        # each block of tasks rows, then the counters its tasks held, which follow every other counters
-        # row as before.
+        # One pass over the tasks, packed (a large job's) then held, by field (no object made again):
+        # each block of tasks rows, then the counters its tasks held, which follow every other
+        # counters row as before.
         layouts = self._layouts
-        tasks = chain(self.packed_tasks.values(), map(layouts.task_values, self.tasks.values()))
-        for block, part in value_blocks("tasks", tasks, TASK_VALUES, TASK_COLUMNS, jid):
+        held_tasks: list[Sequence[Any]] = list(zip(*map(layouts.task_values, self.tasks.values()), strict=True))
+        tasks = chain(self.packed_tasks.columns(), [held_tasks])
+        for block, by_field in field_blocks("tasks", tasks, TASK_VALUES, TASK_COLUMNS, jid):
             yield block
-            for t in part:
-                if t[_COUNTER_VALUES]:
-                    groups, sizes, names = layouts.layout(t[_COUNTER_LAYOUT])
-                    self._counter_blocks.add(jid, "task", t[0], None, groups, sizes, names,
-                                             memoryview(t[_COUNTER_VALUES]).cast("q").tolist())  # fmt: skip
+            for task_id, layout, values in zip(by_field[0], by_field[_COUNTER_LAYOUT], by_field[_COUNTER_VALUES],
+                                               strict=True):  # fmt: skip
+                if values:
+                    groups, sizes, names = layouts.layout(layout)
+                    self._counter_blocks.add(jid, "task", task_id, None, groups, sizes, names,
+                                             memoryview(values).cast("q").tolist())  # fmt: skip
                     yield from self.out
                     self.out.clear()
-        attempts = chain(self.packed_attempts.values(), map(_attempt_values, self.attempts.values()))
-        for block, _ in value_blocks("attempts", attempts, AttemptRecord.__slots__, ATTEMPT_COLUMNS, jid):
+        held_attempts: list[Sequence[Any]] = list(zip(*map(_attempt_values, self.attempts.values()), strict=True))
+        attempts = chain(self.packed_attempts.columns(), [held_attempts])
+        for block, _ in field_blocks("attempts", attempts, AttemptRecord.__slots__, ATTEMPT_COLUMNS, jid):
             yield block
         self.flush_counters()
         yield from self.out
