@@ -69,6 +69,7 @@ from ingest.jhist_records import (
     AttemptRecord,
     CounterLayouts,
     JobRecord,
+    Layout,
     TaskRecord,
     field_blocks,
     read_fields,
@@ -111,6 +112,7 @@ class HistoryState:
         self.attempts: dict[str, AttemptRecord] = {}
         # Held counter layouts, one object each (tasks share them), numbered (packed tasks name them so).
         self._layouts = CounterLayouts()
+        self._held_layout: Layout | None = None  # the layout a task's counters were last held in (shared)
         self.packed_tasks: Packed[TaskRecord] = Packed(
             attrgetter("task_id"), self._layouts.task_values, self._layouts.task_of
         )
@@ -284,8 +286,9 @@ class HistoryState:
 
     def _hold_task_counters(self, task: TaskRecord, counters: Any) -> None:
         if type(counters) is JhCounters:  # (decoded as structs, checked)
-            layout, values = counters.held()
-            task.counter_layout = self._layouts.shared(layout)
+            like = self._held_layout
+            layout, values = counters.held(like)
+            task.counter_layout = self._held_layout = layout if layout is like else self._layouts.shared(layout)
             task.counter_values = values
             return
         no_counters: tuple[list[str], list[int], list[str], list[int]] = ([], [], [], [])

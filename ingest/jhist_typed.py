@@ -37,11 +37,12 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable
 from itertools import chain
-from operator import attrgetter
+from operator import attrgetter, eq
 from typing import Annotated, Any, ClassVar, Final, Protocol, TypedDict, Union, get_args, get_type_hints
 
 import msgspec
 
+from ingest.jhist_records import Layout
 from ingest.mrcommon import INT64_MAX, INT64_MIN
 
 _JH = "org.apache.hadoop.mapreduce.jobhistory."
@@ -85,13 +86,23 @@ class JhCounters(msgspec.Struct, gc=False):
             counts += got
         return groups, sizes, list(map(_name_of, counts)), list(map(_value_of, counts))
 
-    def held(self) -> tuple[tuple[tuple[str, ...], tuple[int, ...], tuple[str, ...]], array[int]]:
+    def held(self, like: Layout | None = None) -> tuple[Layout, array[int]]:
         """The record as a held task keeps it: its layout (group names, counters per group, counter
-        names) and its values; :meth:`columns`' content without the lists between."""
+        names) and its values; :meth:`columns`' content without the lists between.  The layout is
+        ``like`` itself when equal to it (a job's tasks mostly share one: compared, not built and hashed)."""
         groups = self.groups
         counts = list(map(_counts_of, groups))
         every = list(chain.from_iterable(counts))
-        layout = (tuple(map(_name_of, groups)), tuple(map(len, counts)), tuple(map(_name_of, every)))
+        if (
+            like is not None
+            and len(like[2]) == len(every)
+            and list(map(len, counts)) == list(like[1])
+            and all(map(eq, map(_name_of, every), like[2]))
+            and all(map(eq, map(_name_of, groups), like[0]))
+        ):
+            layout = like
+        else:
+            layout = (tuple(map(_name_of, groups)), tuple(map(len, counts)), tuple(map(_name_of, every)))
         return layout, array("q", map(_value_of, every))
 
 
