@@ -76,7 +76,9 @@ class Packed(Generic[_R]):
         # By field: turned so while the records are at hand, the rows at the end are the fields
         # laid side by side (a field's values in one tuple also unmarshal faster than a tuple each).
         by_field = list(zip(*map(self.to_values, records), strict=True))
-        self.chunks.append(self._zip.compress(marshal.dumps(by_field)))
+        # (copied: zstandard's result keeps the allocation of its worst-case bound, ~the uncompressed size;
+        # 150,000 records packed so held ~25 MB more at their peak)
+        self.chunks.append(memoryview(self._zip.compress(marshal.dumps(by_field))).tobytes())
         self.alive.append(np.ones(n, np.bool_))
         hashes = np.fromiter(map(hash, map(self.key, records)), np.int64, n)
         if not self._bitmap:
