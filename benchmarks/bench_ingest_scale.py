@@ -257,7 +257,7 @@ def bench_large(sizes_mb: Sequence[int], workdir: Path, repeat: int) -> list[Fig
         figures.append(Figure(
             AREA_BIG, f"peak RSS growth {mid} MB -> {hi} MB: phaseline ingest", rss["ingest"][hi] / rss["ingest"][mid],
             "x", "Hadoop JobHistoryParser (JVM)", rss["hadoop"][hi] / rss["hadoop"][mid],
-            note="a file of a few MB never fills the reader's blocks (2 MiB of event text, 32,768 counter rows) "
+            note="a file of a few MB never fills the reader's blocks (256 KiB of event text, 4,096 counter rows) "
                  "nor the Parquet writer's row groups: the growth from the smallest size is mostly that fill",
         ))  # fmt: skip
     return figures

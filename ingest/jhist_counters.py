@@ -8,7 +8,8 @@ the rows of consecutive records into one ``counters`` block.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from operator import itemgetter
+from itertools import chain
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from ingest.base import Row, RowBlock
@@ -17,8 +18,9 @@ from ingest.jhist_typed import JhCounters
 from ingest.mrcommon import INT64_MAX, INT64_MIN
 from phaseline.runs import Runs
 
-#: Counter rows gathered into one block (about a flush of the store's counters table).
-COUNTER_BLOCK_ROWS = 32_768
+#: Counter rows gathered into one block: few enough that the rows not yet yielded stay in a core's
+#: cache while the reader goes on (the store gathers blocks into a flush of its counters table).
+COUNTER_BLOCK_ROWS = 4_096
 
 
 def counter_entries(counters: Any) -> Iterator[tuple[str, str, int]]:
@@ -95,11 +97,19 @@ def _counter_lists() -> tuple[list[Any], ...]:
     return ([], [], [], [], [], [], [], [])
 
 
+_groups_of = attrgetter("groups")
+_counts_of = attrgetter("counts")
+_struct_name = attrgetter("name")
+_struct_value = attrgetter("value")
+
+
 class CounterBlocks:
     """Counter rows of consecutive JhCounters records, by column, until a block is full.
 
     Per-record blocks cost more to stage than the rows themselves; a block leaves for
     ``out`` at :data:`COUNTER_BLOCK_ROWS` rows, when the job id changes, or on :meth:`flush`.
+    Records decoded as structs (:meth:`add_record`) are taken apart into columns all at
+    once, when the block is written or rows of another kind are added behind them.
     """
 
     def __init__(self, out: list[Row | RowBlock]) -> None:
@@ -107,6 +117,7 @@ class CounterBlocks:
         self._rows = 0
         self._job: str | None = None
         self._cols: tuple[list[Any], ...] = _counter_lists()
+        self._groups: list[Any] = []  # the CounterGroup structs of records added whole, not yet in columns
 
     def add(
         self,
@@ -127,6 +138,8 @@ class CounterBlocks:
         if n:
             if self._rows and job_id != self._job:
                 self.flush()
+            if self._groups:
+                self._take_apart()
             self._job = job_id
             scopes, tasks, attempts, record_sizes, group_col, group_sizes, name_col, value_col = self._cols
             scopes.append(scope)
@@ -141,10 +154,45 @@ class CounterBlocks:
             if self._rows >= COUNTER_BLOCK_ROWS:
                 self.flush()
 
+    def add_record(
+        self, job_id: str | None, scope: str, task_id: str | None, attempt_id: str | None, counters: JhCounters
+    ) -> int:
+        """Gather the rows of one record decoded as structs (:meth:`add` of its :meth:`JhCounters.columns`,
+        taken apart later with the others); return how many."""
+        groups = counters.groups
+        n = sum(map(len, map(_counts_of, groups)))
+        if n:
+            if self._rows and job_id != self._job:
+                self.flush()
+            self._job = job_id
+            scopes, tasks, attempts, record_sizes = self._cols[:4]
+            scopes.append(scope)
+            tasks.append(task_id)
+            attempts.append(attempt_id)
+            record_sizes.append(n)
+            self._groups += groups
+            self._rows += n
+            if self._rows >= COUNTER_BLOCK_ROWS:
+                self.flush()
+        return n
+
+    def _take_apart(self) -> None:
+        """The records added whole, into the columns: group names and sizes, counter names and values."""
+        groups, self._groups = self._groups, []
+        group_col, group_sizes, name_col, value_col = self._cols[4:]
+        counts = list(map(_counts_of, groups))
+        group_col += map(_struct_name, groups)
+        group_sizes += map(len, counts)
+        every = list(chain.from_iterable(counts))
+        name_col += map(_struct_name, every)
+        value_col += map(_struct_value, every)
+
     def flush(self) -> None:
         """Move the gathered counter rows to ``out`` as one block."""
         if not self._rows:
             return
+        if self._groups:
+            self._take_apart()
         scopes, tasks, attempts, record_sizes, groups, group_sizes, names, values = self._cols
         columns = {"scope": Runs(scopes, record_sizes), "task_id": Runs(tasks, record_sizes),
                    "attempt_id": Runs(attempts, record_sizes), "group_name": Runs(groups, group_sizes),

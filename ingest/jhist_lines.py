@@ -21,7 +21,7 @@ from phaseline.errors import TraceParseError, TraceTruncatedError
 
 MAGIC = b"Avro-Json"
 MAX_LINE_BYTES = 64 << 20  # no real event comes near; guards memory against garbage without line ends
-_READ_BLOCK = 1 << 20
+_READ_BLOCK = 256 << 10  # (the lines of a block live on in the events rows until they leave: kept small)
 BLANK = b" \t\r\n\x00"
 _loads = orjson.loads
 _JSONError = orjson.JSONDecodeError
@@ -183,23 +183,20 @@ class JhistLines:
         head: list[bytes] = []  # the pieces of a line that runs on past a block
         carried = 0
         while block := read(_READ_BLOCK):
-            first: list[bytes] = []
+            lines = block.split(b"\n")
+            last = lines.pop()
             if head:
-                end = block.find(b"\n")
-                if end < 0:
-                    head.append(block)
-                    carried += len(block)
+                if not lines:  # no line end in the block: the line runs on
+                    head.append(last)
+                    carried += len(last)
                     if carried >= MAX_LINE_BYTES:
                         yield [b"".join(head)]
                         return
                     continue
-                head.append(block[:end])
-                first = [b"".join(head)]
-                block = block[end + 1 :]
+                head.append(lines[0])
+                lines[0] = b"".join(head)
                 head = []
-            lines = block.split(b"\n")
-            last = lines.pop()
-            yield first + lines if first else lines
+            yield lines
             if last:
                 head = [last]
                 carried = len(last)

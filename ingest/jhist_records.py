@@ -10,8 +10,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import islice
-from operator import attrgetter
+from functools import partial
 from typing import Any
 
 from ingest.base import RowBlock
@@ -91,7 +90,7 @@ class TaskRecord:
     # Counters of a task a later event may re-open, held to the end: a shared layout
     # (group names, counters per group, counter names) + values.
     counter_layout: Layout = ((), (), ())
-    counter_values: array[int] = field(default_factory=lambda: array("q"))
+    counter_values: array[int] = field(default_factory=partial(array, "q"))
     counters_emitted: bool = False
 
 
@@ -135,21 +134,44 @@ ATTEMPT_COLUMNS = (
 
 
 
-def state_blocks(
-    table: str, records: Iterable[Any], names: Sequence[str], job_id: str | None
-) -> Iterator[tuple[RowBlock, list[Any]]]:
-    """``tasks`` or ``attempts`` rows of ``records``, in blocks of at most :data:`STATE_BLOCK`, each with
-    the records it holds.
+#: The values a packed task is made of (:meth:`CounterLayouts.task_values`), by name.
+TASK_VALUES = (*TASK_COLUMNS, "counter_layout", "counter_values", "counters_emitted")
+_ATTEMPT_HOST = AttemptRecord.__slots__.index("host")
+_ATTEMPT_TRACKER = AttemptRecord.__slots__.index("tracker_host")
 
-    A large job's rows are not all copied at once.  An attempt's ``host`` is
-    its completion event's, else its STARTED event's tracker (module docstring).
+
+def field_blocks(
+    table: str, chunks: Iterable[Sequence[Sequence[Any]]], fields: Sequence[str], names: Sequence[str],
+    job_id: str | None,
+) -> Iterator[tuple[RowBlock, list[Sequence[Any]]]]:
+    """``tasks`` or ``attempts`` rows of records given by field a chunk at a time (``fields``: what
+    each is; :meth:`ingest.jhist_packed.Packed.columns`), in blocks of at most :data:`STATE_BLOCK`,
+    each with its values by field.
+
+    A large job's rows are not all copied at once, and no record is made an object
+    again to be written.  An attempt's ``host`` is its completion event's, else its
+    STARTED event's tracker (:mod:`ingest.jhist_state`'s docstring).
     """
-    it = iter(records)
-    while part := list(islice(it, STATE_BLOCK)):
-        columns = {name: list(map(attrgetter(name), part)) for name in names}
+    at = [fields.index(name) for name in names]
+
+    def block(by_field: list[Sequence[Any]]) -> tuple[RowBlock, list[Sequence[Any]]]:
+        columns: dict[str, Sequence[Any]] = {name: by_field[i] for name, i in zip(names, at, strict=True)}
         if table == "attempts":
-            columns["host"] = [a.tracker_host if a.host is None else a.host for a in part]
-        yield RowBlock(table, len(part), columns, {"job_id": job_id}), part
+            columns["host"] = [t if h is None else h for h, t in zip(by_field[_ATTEMPT_HOST],
+                                                                     by_field[_ATTEMPT_TRACKER], strict=True)]
+        return RowBlock(table, len(by_field[0]), columns, {"job_id": job_id}), by_field
+
+    gathered: list[list[Any]] = [[] for _ in fields]
+    for chunk in chunks:
+        if not chunk or not chunk[0]:
+            continue
+        for values, more in zip(gathered, chunk, strict=True):
+            values += more
+        while len(gathered[0]) >= STATE_BLOCK:
+            yield block([values[:STATE_BLOCK] for values in gathered])
+            gathered = [values[STATE_BLOCK:] for values in gathered]
+    if gathered[0]:
+        yield block(list(gathered))
 
 
 class CounterLayouts:
@@ -162,14 +184,26 @@ class CounterLayouts:
     def __init__(self) -> None:
         self._layouts: list[Layout] = []
         self._numbers: dict[Layout, int] = {}
+        # The number of each layout object kept, by its id (a tuple's hash is not cached: each look-up
+        # by value hashed every counter name of the layout again).
+        self._by_id: dict[int, tuple[Layout, int]] = {}
 
     def number(self, layout: Layout) -> int:
         """The number of ``layout`` among the held counter layouts (added if new)."""
+        known = self._by_id.get(id(layout))
+        if known is not None and known[0] is layout:
+            return known[1]
         number = self._numbers.get(layout)
         if number is None:
             number = self._numbers[layout] = len(self._layouts)
             self._layouts.append(layout)
+        if self._layouts[number] is layout:  # (the one object kept: its id is its while it lives)
+            self._by_id[id(layout)] = (layout, number)
         return number
+
+    def layout(self, number: int) -> Layout:
+        """The layout numbered ``number``."""
+        return self._layouts[number]
 
     def shared(self, layout: Layout) -> Layout:
         """The one object kept for layouts equal to ``layout``."""

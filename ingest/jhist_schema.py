@@ -171,7 +171,10 @@ def opt_bool(v: Any, name: str) -> bool | None:
 
 def req_str(p: dict[str, Any], name: str) -> str:
     """A string field the event cannot do without (an id)."""
-    v = opt_str(p.get(name), name)
+    v = p.get(name)
+    if type(v) is str and v:
+        return v  # (the usual case, first)
+    v = opt_str(v, name)
     if not v:
         raise BadEvent(f"it lacks {name}")
     return v

@@ -50,13 +50,14 @@ Which value wins (as Hadoop's ``JobHistoryParser`` does, unless noted)
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from itertools import chain
 from operator import attrgetter
 from typing import Any
 
 from ingest.base import Row, RowBlock
 from ingest.jhist_counters import CounterBlocks, counter_columns
-from ingest.jhist_packed import Packed, held, pack_done
+from ingest.jhist_packed import Packed, pack_done
 from ingest.jhist_records import (
     ATTEMPT_COLUMNS,
     JOB_END,
@@ -64,14 +65,17 @@ from ingest.jhist_records import (
     JOB_INITED,
     JOB_SUBMITTED,
     TASK_COLUMNS,
+    TASK_VALUES,
     AttemptRecord,
     CounterLayouts,
     JobRecord,
+    Layout,
     TaskRecord,
+    field_blocks,
     read_fields,
-    state_blocks,
 )
 from ingest.jhist_schema import BadEvent, opt_int, opt_nonempty, opt_str, req_str
+from ingest.jhist_typed import JhCounters
 from phaseline.hadoop_names import HistoryEventKind as EventKind
 from phaseline.hadoop_names import job_id_of, split_host
 from phaseline.hadoop_names import task_id_of as _task_id_of
@@ -79,6 +83,9 @@ from phaseline.hadoop_names import task_type as _task_type
 from phaseline.schemas import Status, TaskType, normalize_status
 
 _SUCCEEDED = Status.SUCCEEDED.value
+_COUNTER_LAYOUT = TASK_VALUES.index("counter_layout")
+_COUNTER_VALUES = TASK_VALUES.index("counter_values")
+_attempt_values = attrgetter(*AttemptRecord.__slots__)
 _MAP = TaskType.MAP.value
 
 
@@ -105,17 +112,20 @@ class HistoryState:
         self.attempts: dict[str, AttemptRecord] = {}
         # Held counter layouts, one object each (tasks share them), numbered (packed tasks name them so).
         self._layouts = CounterLayouts()
+        self._held_layout: Layout | None = None  # the layout a task's counters were last held in (shared)
         self.packed_tasks: Packed[TaskRecord] = Packed(
             attrgetter("task_id"), self._layouts.task_values, self._layouts.task_of
         )
         self.packed_attempts: Packed[AttemptRecord] = Packed(
-            attrgetter("attempt_id"), attrgetter(*AttemptRecord.__slots__), lambda v: AttemptRecord(*v)
+            attrgetter("attempt_id"), _attempt_values, lambda v: AttemptRecord(*v)
         )
         self._pack_at = LIVE_RECORDS
         self.out: list[Row | RowBlock] = []
         # One object per distinct host, rack, status, locality...: a job's tasks and attempts
         # repeat a few dozen values, and each decoded event brings fresh copies.
         self._strings: dict[str, str] = {}
+        self._hosts: dict[str, tuple[str | None, str | None]] = {}  # a host as written -> (host, rack), shared
+        self._statuses: dict[str | None, str | None] = {}  # a status as written -> as a Status value, shared
         # Counter rows of consecutive JhCounters records, gathered into blocks for :attr:`out`.
         self._counter_blocks = CounterBlocks(self.out)
         # The last JOB_FINISHED's counters by scope, as columns (groups, sizes, names, values): written
@@ -177,18 +187,25 @@ class HistoryState:
             values = {name: getattr(self.job, name) for name in JobRecord.__slots__ if name != "ended"}
             values["source_format"] = "jhist"
             yield Row("jobs", values)
-        # One pass over the tasks (a large job's are packed: unpacked once): each block of tasks rows,
-        # then the counters its tasks held, which follow every other counters row as before.
-        for block, part in state_blocks("tasks", held(self.packed_tasks, self.tasks), TASK_COLUMNS, jid):
+        # One pass over the tasks, packed (a large job's) then held, by field (no object made again):
+        # each block of tasks rows, then the counters its tasks held, which follow every other
+        # counters row as before.
+        layouts = self._layouts
+        held_tasks: list[Sequence[Any]] = list(zip(*map(layouts.task_values, self.tasks.values()), strict=True))
+        tasks = chain(self.packed_tasks.columns(), [held_tasks])
+        for block, by_field in field_blocks("tasks", tasks, TASK_VALUES, TASK_COLUMNS, jid):
             yield block
-            for t in part:
-                if t.counter_values:
-                    groups, sizes, names = t.counter_layout
-                    self._counter_blocks.add(jid, "task", t.task_id, None, groups, sizes, names,
-                                             t.counter_values.tolist())  # fmt: skip
+            for task_id, layout, values in zip(by_field[0], by_field[_COUNTER_LAYOUT], by_field[_COUNTER_VALUES],
+                                               strict=True):  # fmt: skip
+                if values:
+                    groups, sizes, names = layouts.layout(layout)
+                    self._counter_blocks.add(jid, "task", task_id, None, groups, sizes, names,
+                                             memoryview(values).cast("q").tolist())  # fmt: skip
                     yield from self.out
                     self.out.clear()
-        for block, _ in state_blocks("attempts", held(self.packed_attempts, self.attempts), ATTEMPT_COLUMNS, jid):
+        held_attempts: list[Sequence[Any]] = list(zip(*map(_attempt_values, self.attempts.values()), strict=True))
+        attempts = chain(self.packed_attempts.columns(), [held_attempts])
+        for block, _ in field_blocks("attempts", attempts, AttemptRecord.__slots__, ATTEMPT_COLUMNS, jid):
             yield block
         self.flush_counters()
         yield from self.out
@@ -202,6 +219,8 @@ class HistoryState:
         """
         if counters is None:
             return 0
+        if type(counters) is JhCounters:  # (decoded as structs, checked: taken apart in bulk)
+            return self._counter_blocks.add_record(self.job.job_id, scope, task_id, attempt_id, counters)
         groups, sizes, names, values = counter_columns(counters)
         self._counter_blocks.add(self.job.job_id, scope, task_id, attempt_id, groups, sizes, names, values)
         return len(names)
@@ -266,11 +285,16 @@ class HistoryState:
         task.splits = self._share(opt_nonempty(p.get("splitLocations"), "splitLocations"))
 
     def _hold_task_counters(self, task: TaskRecord, counters: Any) -> None:
+        if type(counters) is JhCounters:  # (decoded as structs, checked)
+            like = self._held_layout
+            layout, values = counters.held(like)
+            task.counter_layout = self._held_layout = layout if layout is like else self._layouts.shared(layout)
+            task.counter_values = values
+            return
         no_counters: tuple[list[str], list[int], list[str], list[int]] = ([], [], [], [])
-        groups, sizes, names, values = no_counters if counters is None else counter_columns(counters)
-        key = (tuple(groups), tuple(sizes), tuple(names))
-        task.counter_layout = self._layouts.shared(key)
-        task.counter_values = array("q", values)
+        groups, sizes, names, values_ = no_counters if counters is None else counter_columns(counters)
+        task.counter_layout = self._layouts.shared((tuple(groups), tuple(sizes), tuple(names)))
+        task.counter_values = array("q", values_)
 
     def _task_counters(self, task: TaskRecord, counters: Any) -> None:
         """A task's counters: final at once unless a lost map output may re-open the task.
@@ -334,16 +358,31 @@ class HistoryState:
         a.http_port = opt_int(p.get("httpPort"), "httpPort")
         tracker = opt_str(p.get("trackerName"), "trackerName")
         if tracker:
-            a.tracker_host = self._share(split_host(tracker)[0])
+            a.tracker_host = self._host(tracker)[0]
+
+    def _host(self, raw: str) -> tuple[str | None, str | None]:
+        """:func:`split_host` of ``raw``, once per distinct value (shared strings: :meth:`_share`)."""
+        got = self._hosts.get(raw)
+        if got is None:
+            host, rack = split_host(raw)
+            got = self._hosts[raw] = (self._share(host), self._share(rack))
+        return got
+
+    def _status(self, raw: str | None) -> str | None:
+        """:func:`normalize_status` of ``raw``, once per distinct value (shared strings: :meth:`_share`)."""
+        try:
+            return self._statuses[raw]
+        except KeyError:
+            got = self._statuses[raw] = self._share(normalize_status(raw))
+            return got
 
     def _attempt_done(self, a: AttemptRecord, p: dict[str, Any], status_field: str) -> None:
         a.finish_ms = opt_int(p.get("finishTime"), "finishTime")
-        share = self._share
-        a.status = share(normalize_status(opt_str(p.get(status_field), status_field)))
+        a.status = self._status(opt_str(p.get(status_field), status_field))
         hostname = opt_str(p.get("hostname"), "hostname")
-        host, rack = split_host(hostname) if hostname else (None, None)
-        a.host = share(host)
-        a.rack = share(opt_nonempty(p.get("rackname"), "rackname") or rack)
+        host, rack = self._host(hostname) if hostname else (None, None)
+        a.host = host
+        a.rack = self._share(opt_nonempty(p.get("rackname"), "rackname") or rack)
         if not a.has_counters:
             counters = p.get("counters")
             a.has_counters = self._counters(counters, "attempt", a.task_id, a.attempt_id) > 0

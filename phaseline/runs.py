@@ -34,7 +34,7 @@ class Runs(Sequence[Any]):
     def __init__(self, values: list[Any], counts: list[int]) -> None:
         if len(values) != len(counts):
             raise ValueError(f"runs need one count per value, got {len(values)} values and {len(counts)} counts")
-        if any(c < 0 for c in counts):
+        if counts and min(counts) < 0:  # (min in C: a reader's block has a run per record and group)
             raise ValueError("a run cannot repeat a value a negative number of times")
         self.values = values
         self.counts = counts

@@ -10,14 +10,17 @@ be the same.  A few hand-made lines show which shapes go which way.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
 
+import orjson
 import pytest
 
 from ingest.base import ReadContext, iter_rows
+from ingest.counters_map import EVENT_SPECS
 from ingest.jhist import _JhistReader
-from ingest.jhist_typed import JhCounters, decode_typed
+from ingest.jhist_typed import TYPED_EVENTS, JhCounters, decode_typed
 from phaseline.errors import PhaselineError
+from phaseline.hadoop_names import HistoryEventKind
 from tests.conftest import FIXTURES
 from tests.mutations import mutate
 
@@ -103,14 +106,12 @@ def test_typed_line_keeps_only_the_fields_read_and_counters_as_structs() -> None
         ("another record name", _line("TASK_STARTED", "Other", '{"taskid":"t"}')),
         ("two records", b'{"type":"TASK_STARTED","event":{"' + _JH.encode() + b'TaskStarted":{},"x":{}}}'),
         ("a second type key", _line("TASK_STARTED", "TaskStarted", "{}")[:-1] + b',"type":"TASK_UPDATED"}'),
-        ("an escaped type", _line("TASK\\u005fSTARTED", "TaskStarted", "{}")),
         ("a counter without a value", _line("TASK_FINISHED", "TaskFinished",
                                             '{"counters":{"groups":[{"name":"g","counts":[{"name":"n"}]}]}}')),
         ("counters in a union", _line("TASK_FINISHED", "TaskFinished",
                                       '{"counters":{"' + _JH + 'JhCounters":' + _COUNTERS + "}}")),
         ("invalid UTF-8 in a field not read", _line("TASK_STARTED", "TaskStarted", '{"x":"\xff"}')
          .replace("\xff".encode(), b"\xff")),
-        ("a leading space", b" " + _line("TASK_STARTED", "TaskStarted", "{}")),
         ("an event type not typed", _line("TASK_UPDATED", "TaskUpdated", '{"taskid":"t"}')),
     ],
 )  # fmt: skip
@@ -122,3 +123,30 @@ def test_wrapped_string_is_left_for_the_schema_unwrap() -> None:
     decoded = decode_typed(_line("TASK_FINISHED", "TaskFinished", '{"successfulAttemptId":{"string":"a"}}'))
     assert decoded is not None
     assert decoded[2] == {"successfulAttemptId": {"string": "a"}}  # as orjson gives it; the reader unwraps it
+
+
+@pytest.mark.parametrize(
+    ("why", "text"),
+    [
+        ("an escaped type", _line("TASK\\u005fSTARTED", "TaskStarted", '{"taskid":"t"}')),
+        ("a leading space", b" " + _line("TASK_STARTED", "TaskStarted", '{"taskid":"t"}')),
+        ("type after event", b'{"event":{"' + _JH.encode() + b'TaskStarted":{"taskid":"t"}},"type":"TASK_STARTED"}'),
+        ("the same type twice", _line("TASK_STARTED", "TaskStarted", '{"taskid":"t"}')[:-1] + b',"type":"TASK_STARTED"}'),
+    ],
+)  # fmt: skip
+def test_type_is_read_wherever_it_stands_as_orjson_reads_it(why: str, text: bytes) -> None:
+    # ``type`` is the tag of one decoder's union: read as orjson reads it, where it stands
+    decoded = decode_typed(text)
+    assert decoded is not None, why
+    ev = orjson.loads(text)
+    ((record, payload),) = ev["event"].items()
+    assert decoded == (ev["type"], record, payload, text)
+
+
+def test_every_typed_event_type_has_a_handler_and_decodes_its_time_field() -> None:
+    # the reader applies a typed line by its class's plan: a handler, the time field read as decoded
+    for etype, (record, payload) in TYPED_EVENTS.items():
+        spec = EVENT_SPECS[etype]
+        assert spec.kind is not HistoryEventKind.EVENT_ONLY, etype
+        assert spec.record == record, etype
+        assert spec.time_field is None or spec.time_field in get_type_hints(payload), etype
