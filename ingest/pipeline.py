@@ -31,6 +31,7 @@ from contextlib import ExitStack, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
+from ingest.archives import is_archive
 from ingest.file_reading import FileResult, read_chunk
 from ingest.plan import CHUNK_FILES, Chunk, Live, Planner, is_copy
 from ingest.split_reading import RangeOutcome, land_split, read_range_work
@@ -262,6 +263,7 @@ def ingest_paths(
         One :class:`FileResult` per file, unchanged files included.
     """
     found = list(resolved_files(paths))
+    workers = _useful_workers(found, workers, executor, split_bytes)
     live = Live.of(store.sources(), new_only)
     chunk_files = _chunk_files(len(found), workers, commit_every_files)
     with ExitStack() as stack:
@@ -278,6 +280,21 @@ def ingest_paths(
         manifest = txn.commit()
     _compact_if_many(store, manifest, compact_over)
     return IngestSummary(tuple(commits.results))
+
+
+def _useful_workers(
+    found: Sequence[tuple[Path, Path]], workers: int, executor: Executor | None, split_bytes: int | None
+) -> int:
+    """``workers``, or 1 where there is one file, not an archive, too small to be read in ranges: there is
+    nothing to share among processes, and starting them would be all they add."""
+    if workers <= 1 or executor is not None or len(found) != 1:
+        return workers
+    path = found[0][0]
+    try:
+        small = split_bytes is None or path.stat().st_size < split_bytes
+        return 1 if small and not is_archive(path) else workers
+    except OSError:  # gone or unreadable: the read names it, as with workers
+        return workers
 
 
 def _split(workers: int, executor: Executor | None, split_bytes: int | None) -> tuple[int | None, int]:

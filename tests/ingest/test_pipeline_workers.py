@@ -271,3 +271,27 @@ def test_workers_start_clean_rather_than_as_forks_of_this_process(tmp_path: Path
     assert all("format not recognised" in (r.error or "") for r in summary.results)
     forked = pipeline.ingest_paths(files, Store(tmp_path / "forked"), workers=2, start_method="fork")
     assert [r.status for r in forked.results] == ["landed"] * 4
+
+
+def test_one_small_file_is_read_here_whatever_the_workers(
+    tmp_path: Path, store_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lone file below the range size has nothing to share: no worker process starts for it."""
+    pools: list[int] = []
+    real_pool = pipeline.worker_pool
+
+    def counted(stack: object, workers: int, start_method: str) -> object:
+        pools.append(workers)
+        return real_pool(stack, workers, start_method)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pipeline, "worker_pool", counted)
+    one = typed(tmp_path / "one.typed", "j1,100")
+    summary = pipeline.ingest_paths([one], Store(store_dir), workers=2, start_method="fork")
+    assert [r.status for r in summary.results] == ["landed"]
+    assert job_ids(Store(store_dir)) == ["j1"]
+    assert pools == [1]
+    # two files, or one the workers would read in ranges, still get the workers
+    two = typed(tmp_path / "two.typed", "j2,200")
+    pipeline.ingest_paths([one, two], Store(tmp_path / "s2"), workers=2, start_method="fork")
+    pipeline.ingest_paths([one], Store(tmp_path / "s3"), workers=2, start_method="fork", split_bytes=1)
+    assert pools == [1, 2, 2]
