@@ -43,10 +43,13 @@ merge (:attr:`RangeResult.log`, with their ``events`` rows).  Hadoop's rules
   unknown types) are only ``events`` rows, read where they are.
 
 A range writes its ``events`` rows and the ``counters`` its state emits (an
-attempt's at its first completion with counters, a task's at its end); the
-counters of map tasks that wait for the end of the file are written at the end
-of the range (:attr:`RangeResult.held_tasks`: the merge drops them where a later
-event replaced them), and the jobs, tasks and attempts are handed to the merge.
+attempt's at its first completion with counters, a task's at its end); at its
+end, the counters of map tasks that wait for the end of the file
+(:attr:`RangeResult.held_tasks`) and the rows of its tasks and attempts, which
+the merge leaves out where a later event changed them (:data:`DROP_KEYS`): most
+of a file's tasks and attempts are written by the workers, not the merge.  The
+job and the tasks and attempts (their fields, for those a later event takes
+up) are handed to the merge too.
 """
 
 from __future__ import annotations
@@ -63,7 +66,14 @@ from ingest.base import ReadContext, Row, RowBlock
 from ingest.jhist import _JhistReader
 from ingest.jhist_lines import BLANK, JhistLines
 from ingest.jhist_packed import held
-from ingest.jhist_records import AttemptRecord, JobRecord, TaskRecord
+from ingest.jhist_records import (
+    ATTEMPT_COLUMNS,
+    STATE_BLOCK,
+    TASK_COLUMNS,
+    AttemptRecord,
+    JobRecord,
+    TaskRecord,
+)
 from ingest.jhist_state import HistoryState
 from phaseline.errors import TraceParseError, TraceTruncatedError
 from phaseline.hadoop_names import HistoryEventKind as EventKind
@@ -82,9 +92,30 @@ _attempt_values = attrgetter(*AttemptRecord.__slots__)
 TASK_FIELDS = (*TaskRecord.__slots__[:8], "counters_emitted", "held_written")
 
 
+#: The rows a range writes at its end that the merge may leave out, by table: the column naming the
+#: task or attempt a later event changed (:attr:`ingest.jhist_merge.MergeOutcome.drops`).
+DROP_KEYS = {"counters": "task_id", "tasks": "task_id", "attempts": "attempt_id"}
+
+
 def _columns(records: list[tuple[Any, ...]], width: int) -> list[list[Any]]:
     return [list(c) for c in zip(*records, strict=True)] if records else [[] for _ in range(width)]
 _job_values = attrgetter(*JobRecord.__slots__)
+_TASK_FIELD = {name: i for i, name in enumerate(TASK_FIELDS)}
+_ATTEMPT_FIELD = {name: i for i, name in enumerate(AttemptRecord.__slots__)}
+_HOST, _TRACKER = _ATTEMPT_FIELD["host"], _ATTEMPT_FIELD["tracker_host"]
+
+
+def record_blocks(tasks: list[list[Any]], attempts: list[list[Any]], job_id: str | None) -> Iterator[RowBlock]:
+    """The ``tasks`` and ``attempts`` rows of a range's records by field (:attr:`RangeResult.tasks`,
+    :attr:`RangeResult.attempts`), as :meth:`HistoryState.rows` writes them: an attempt's host is its
+    completion's, else its start's tracker."""
+    attempts = list(attempts)
+    attempts[_HOST] = [t if h is None else h for h, t in zip(attempts[_HOST], attempts[_TRACKER], strict=True)]
+    for table, part, names, field_of in (("tasks", tasks, TASK_COLUMNS, _TASK_FIELD),
+                                         ("attempts", attempts, ATTEMPT_COLUMNS, _ATTEMPT_FIELD)):  # fmt: skip
+        for at in range(0, len(part[0]), STATE_BLOCK):
+            columns = {name: part[field_of[name]][at : at + STATE_BLOCK] for name in names}
+            yield RowBlock(table, len(columns[names[0]]), columns, {"job_id": job_id})
 
 
 @dataclass(frozen=True, slots=True)
@@ -368,8 +399,9 @@ def read_range(
     path: Path, spans: list[Span], index: int, sink: Callable[[Row | RowBlock], None],
     held_sink: Callable[[RowBlock], None],
 ) -> RangeResult:  # fmt: skip
-    """Read range ``index`` of ``spans``: its rows to ``sink``, its held task counters to ``held_sink``;
-    what the merge needs back.  Never raises for bad content (the error is in :attr:`RangeResult.stop`)."""
+    """Read range ``index`` of ``spans``: its rows to ``sink``, those the merge may leave out (:data:`DROP_KEYS`:
+    its held task counters, its tasks and attempts) to ``held_sink``; what the merge needs back.  Never
+    raises for bad content (the error is in :attr:`RangeResult.stop`)."""
     first = index == 0
     preset = (None, None) if first else _probe(path, spans[index].start)
     reader = _RangeReader(path, ReadContext(path), spans[index], first, preset)
@@ -383,4 +415,7 @@ def read_range(
         return reader.result(index, stop)  # fatal: nothing of the file lands
     for block in reader.held_counters():
         held_sink(block)
-    return reader.result(index, stop)
+    result = reader.result(index, stop)
+    for block in record_blocks(result.tasks, result.attempts, reader.state.job.job_id):
+        held_sink(block)
+    return result
