@@ -15,8 +15,9 @@ applied; a late KILLED of the attempt that made a map task succeed re-opens the
 task, and the task's counters are those of its last TASK_FINISHED (the
 successful attempt's), as when the file is read whole.  The rows a range wrote at
 its end and the merge replaces are dropped (:attr:`MergeOutcome.drops`): a map
-task's counters a later event replaced, the tasks and attempts an event took up
-here (the merge writes their rows; the others' are the range's).  An event left to the merge whose fields no
+task's counters a later event replaced, the finished tasks and attempts an event
+took up here (the merge writes their rows, and those of the tasks and attempts
+still running at their range's end; the others' are the ranges').  An event left to the merge whose fields no
 reader can take is skipped here, with its true line, as the whole read skips it.
 
 Then the file's end as :meth:`~ingest.jhist._JhistReader._end` tells it: its last
@@ -47,7 +48,16 @@ from ingest.jhist_lines import jhist_error
 from ingest.jhist_packed import Packed
 from ingest.jhist_records import AttemptRecord, JobRecord, TaskRecord
 from ingest.jhist_schema import BadEvent
-from ingest.jhist_split import DROP_KEYS, RangeResult, Span, raise_again, read_range
+from ingest.jhist_split import (
+    DROP_KEYS,
+    RangeResult,
+    Span,
+    raise_again,
+    read_range,
+    record_blocks,
+    select,
+    settled,
+)
 from ingest.jhist_state import HistoryState
 from phaseline.errors import TraceParseError, TraceTruncatedError
 from phaseline.utf8_text import Utf8Text
@@ -60,17 +70,19 @@ class CannotMerge(Exception):
 class _Adopted(Packed[Any]):
     """The tasks or attempts the ranges left, as the ranges' columns; :meth:`take` makes one an object.
 
-    Their rows are the ranges' own (the workers write them, :func:`~ingest.jhist_split.record_blocks`),
-    without those of the records taken (:attr:`taken`): the merge writes those.
+    The rows of those finished at their range's end are the range's own (the workers write them,
+    :func:`~ingest.jhist_split.settled`), without those of the records taken (:attr:`taken`); the merge
+    writes the others' (:meth:`open_blocks`) and those of the records taken.
     """
 
-    def __init__(self, make: Callable[[int, tuple[Any, ...]], Any]) -> None:
+    def __init__(self, table: str, make: Callable[[int, tuple[Any, ...]], Any]) -> None:
         super().__init__(lambda r: r[0], lambda r: r, lambda v: v)
-        self.make = make
-        self.parts: list[tuple[int, list[list[Any]]]] = []  # range, its columns
+        self.table, self.make = table, make
+        self.parts: list[tuple[int, list[list[Any]], list[bool]]] = []  # range, its columns, which are settled
         self.starts: list[int] = []  # the number of each part's first record over the parts
         self.by_id: dict[str, int] = {}  # id -> its record's number over the parts
-        self.taken: dict[int, set[str]] = {}  # range -> the ids of its records taken
+        self.taken: dict[int, set[str]] = {}  # range -> the ids of its settled records taken
+        self.open_taken: set[int] = set()  # the numbers of the open records taken
 
     def add(self, index: int, columns: list[list[Any]], live: dict[str, Any], what: str) -> None:
         """A range's records; :class:`CannotMerge` for one already known (started in two ranges)."""
@@ -79,10 +91,10 @@ class _Adopted(Packed[Any]):
         known = len(self.by_id)
         self.by_id.update(zip(ids, range(start, start + len(ids)), strict=True))
         if len(self.by_id) != known + len(ids) or not live.keys().isdisjoint(ids):
-            seen = {i for _, c in self.parts for i in c[0]}
+            seen = {i for _, c, _ in self.parts for i in c[0]}
             again = next(i for i in ids if i in seen or i in live)
             raise CannotMerge(f"{what} {again} is started in two ranges")
-        self.parts.append((index, columns))
+        self.parts.append((index, columns, settled(self.table, columns)))
         self.starts.append(start)
 
     def take(self, key: str) -> Any:
@@ -90,13 +102,23 @@ class _Adopted(Packed[Any]):
         if number is None:
             return None
         part = bisect_right(self.starts, number) - 1
-        index, columns = self.parts[part]
-        self.taken.setdefault(index, set()).add(key)
+        index, columns, done = self.parts[part]
         row = number - self.starts[part]
+        if done[row]:
+            self.taken.setdefault(index, set()).add(key)
+        else:
+            self.open_taken.add(number)
         return self.make(index, tuple(c[row] for c in columns))
 
     def records(self) -> Iterator[Any]:
-        return iter(())  # the others' rows are the ranges' own
+        return iter(())  # the others' rows are the ranges' own or open_blocks'
+
+    def open_blocks(self, job_id: str | None) -> Iterator[RowBlock]:
+        """The rows of the records open at their range's end and not taken (their range did not write them)."""
+        for (_, columns, done), start in zip(self.parts, self.starts, strict=True):
+            keep = [not d and start + i not in self.open_taken for i, d in enumerate(done)]
+            if any(keep):
+                yield from record_blocks(self.table, select(columns, keep), job_id)
 
 
 def _task_of(values: tuple[Any, ...]) -> TaskRecord:
@@ -112,8 +134,8 @@ class MergeState(HistoryState):
         self._pack_at = sys.maxsize  # nothing is packed: the adopted records stay tuples until touched
         self.spec_held: dict[str, int] = {}  # task -> the range that wrote its held counters (taken tasks)
         self.counters_replaced: dict[int, set[str]] = {}  # range -> tasks whose held counters are replaced
-        self.packed_tasks = _Adopted(self._take_task)
-        self.packed_attempts = _Adopted(lambda index, v: AttemptRecord(*v))
+        self.packed_tasks = _Adopted("tasks", self._take_task)
+        self.packed_attempts = _Adopted("attempts", lambda index, v: AttemptRecord(*v))
 
     def _take_task(self, index: int, values: tuple[Any, ...]) -> TaskRecord:
         if values[9]:
@@ -126,6 +148,14 @@ class MergeState(HistoryState):
         assert isinstance(self.packed_attempts, _Adopted)
         self.packed_tasks.add(result.index, result.tasks, self.tasks, "task")
         self.packed_attempts.add(result.index, result.attempts, self.attempts, "attempt")
+
+    def rows(self) -> Iterator[Row | RowBlock]:
+        """:meth:`HistoryState.rows` for the job and the tasks and attempts an event took up here; then those
+        of the tasks and attempts open at their range's end (the ranges wrote the others')."""
+        yield from super().rows()
+        for adopted in (self.packed_tasks, self.packed_attempts):
+            assert isinstance(adopted, _Adopted)
+            yield from adopted.open_blocks(self.job.job_id)
 
     def drops(self) -> dict[int, dict[str, set[str]]]:
         """The rows of each range the merge replaces (by table, :data:`~ingest.jhist_split.DROP_KEYS`): its

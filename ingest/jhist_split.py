@@ -45,11 +45,12 @@ merge (:attr:`RangeResult.log`, with their ``events`` rows).  Hadoop's rules
 A range writes its ``events`` rows and the ``counters`` its state emits (an
 attempt's at its first completion with counters, a task's at its end); at its
 end, the counters of map tasks that wait for the end of the file
-(:attr:`RangeResult.held_tasks`) and the rows of its tasks and attempts, which
-the merge leaves out where a later event changed them (:data:`DROP_KEYS`): most
-of a file's tasks and attempts are written by the workers, not the merge.  The
-job and the tasks and attempts (their fields, for those a later event takes
-up) are handed to the merge too.
+(:attr:`RangeResult.held_tasks`) and the rows of its finished tasks and
+attempts (:func:`settled`), which the merge leaves out where a later event
+changed them (:data:`DROP_KEYS`): most of a file's tasks and attempts are
+written by the workers, not the merge.  The job and the tasks and attempts
+(their fields: the merge writes the rows of those still running at the
+range's end, and of those a later event takes up) are handed to the merge too.
 """
 
 from __future__ import annotations
@@ -100,22 +101,38 @@ DROP_KEYS = {"counters": "task_id", "tasks": "task_id", "attempts": "attempt_id"
 def _columns(records: list[tuple[Any, ...]], width: int) -> list[list[Any]]:
     return [list(c) for c in zip(*records, strict=True)] if records else [[] for _ in range(width)]
 _job_values = attrgetter(*JobRecord.__slots__)
-_TASK_FIELD = {name: i for i, name in enumerate(TASK_FIELDS)}
-_ATTEMPT_FIELD = {name: i for i, name in enumerate(AttemptRecord.__slots__)}
-_HOST, _TRACKER = _ATTEMPT_FIELD["host"], _ATTEMPT_FIELD["tracker_host"]
+_FIELDS = {"tasks": {name: i for i, name in enumerate(TASK_FIELDS)},
+           "attempts": {name: i for i, name in enumerate(AttemptRecord.__slots__)}}  # fmt: skip
+_NAMES = {"tasks": TASK_COLUMNS, "attempts": ATTEMPT_COLUMNS}
 
 
-def record_blocks(tasks: list[list[Any]], attempts: list[list[Any]], job_id: str | None) -> Iterator[RowBlock]:
-    """The ``tasks`` and ``attempts`` rows of a range's records by field (:attr:`RangeResult.tasks`,
+def settled(table: str, columns: list[list[Any]]) -> list[bool]:
+    """Which of a range's tasks or attempts (by field, :attr:`RangeResult.tasks`, :attr:`RangeResult.attempts`)
+    are finished at its end: the range writes their rows (:func:`record_blocks`), the merge those of the others
+    (mostly taken up by a later event anyway) and of those a later event took up."""
+    return [status is not None for status in columns[_FIELDS[table]["status"]]]
+
+
+def select(columns: list[list[Any]], keep: list[bool]) -> list[list[Any]]:
+    """The records of ``columns`` (by field) that ``keep`` keeps."""
+    if all(keep):
+        return columns
+    rows = [i for i, k in enumerate(keep) if k]
+    return [[c[i] for i in rows] for c in columns]
+
+
+def record_blocks(table: str, columns: list[list[Any]], job_id: str | None) -> Iterator[RowBlock]:
+    """The ``tasks`` or ``attempts`` rows of a range's records by field (:attr:`RangeResult.tasks`,
     :attr:`RangeResult.attempts`), as :meth:`HistoryState.rows` writes them: an attempt's host is its
     completion's, else its start's tracker."""
-    attempts = list(attempts)
-    attempts[_HOST] = [t if h is None else h for h, t in zip(attempts[_HOST], attempts[_TRACKER], strict=True)]
-    for table, part, names, field_of in (("tasks", tasks, TASK_COLUMNS, _TASK_FIELD),
-                                         ("attempts", attempts, ATTEMPT_COLUMNS, _ATTEMPT_FIELD)):  # fmt: skip
-        for at in range(0, len(part[0]), STATE_BLOCK):
-            columns = {name: part[field_of[name]][at : at + STATE_BLOCK] for name in names}
-            yield RowBlock(table, len(columns[names[0]]), columns, {"job_id": job_id})
+    field_of, names = _FIELDS[table], _NAMES[table]
+    if table == "attempts":
+        host, tracker = field_of["host"], field_of["tracker_host"]
+        columns = list(columns)
+        columns[host] = [t if h is None else h for h, t in zip(columns[host], columns[tracker], strict=True)]
+    for at in range(0, len(columns[0]), STATE_BLOCK):
+        part = {name: columns[field_of[name]][at : at + STATE_BLOCK] for name in names}
+        yield RowBlock(table, len(part[names[0]]), part, {"job_id": job_id})
 
 
 @dataclass(frozen=True, slots=True)
@@ -416,6 +433,7 @@ def read_range(
     for block in reader.held_counters():
         held_sink(block)
     result = reader.result(index, stop)
-    for block in record_blocks(result.tasks, result.attempts, reader.state.job.job_id):
-        held_sink(block)
+    for table, columns in (("tasks", result.tasks), ("attempts", result.attempts)):
+        for block in record_blocks(table, select(columns, settled(table, columns)), reader.state.job.job_id):
+            held_sink(block)
     return result
