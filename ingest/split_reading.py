@@ -5,10 +5,11 @@ The ranges and the merge are :mod:`ingest.jhist_split` and :mod:`ingest.jhist_me
 stages them.  A worker writes its range's ``events`` and ``counters`` rows to its own staged Parquet
 files (the bulk of the file: its event lines and counters) and hands back what the merge needs
 (:class:`~ingest.jhist_split.RangeResult`); at its end, in files of their own, it writes its held task
-counters and its tasks and attempts, which the merge may replace.  The ingest process merges, stages
-the merge's rows (the job, the tasks and attempts an event took up there, the events and counters it
-applied), drops the rows it replaced from the ranges' files of them (written again without those
-rows: a few tasks and attempts around each cut) and lands one source whose
+counters and its finished tasks and attempts, which the merge may replace.  The ingest process merges,
+stages the merge's rows (the job, the tasks and attempts still running at their range's end or taken
+up by a later event, the events and counters it applied), drops the rows it replaced from the ranges'
+files of them (a file written again without those rows, when a later event re-opened a finished task
+or replaced a task's held counters) and lands one source whose
 rows are spread over every range's files, with the status, error and counts of the whole read
 (:class:`~ingest.file_reading._FileRead`, the same steps).  Files of ranges the whole read would not
 reach (after another history begins) are left out; when the rules cannot join the ranges
