@@ -46,18 +46,10 @@ from ingest.base import MAX_SKIPPED_RECORDS, ReadContext, Row, RowBlock
 from ingest.jhist import read_jhist
 from ingest.jhist_lines import jhist_error
 from ingest.jhist_packed import Packed
+from ingest.jhist_range_rows import DROP_KEYS, record_blocks, select, settled
 from ingest.jhist_records import AttemptRecord, JobRecord, TaskRecord
 from ingest.jhist_schema import BadEvent
-from ingest.jhist_split import (
-    DROP_KEYS,
-    RangeResult,
-    Span,
-    raise_again,
-    read_range,
-    record_blocks,
-    select,
-    settled,
-)
+from ingest.jhist_split import RangeResult, Span, raise_again, read_range
 from ingest.jhist_state import HistoryState
 from phaseline.errors import TraceParseError, TraceTruncatedError
 from phaseline.utf8_text import Utf8Text
@@ -71,7 +63,7 @@ class _Adopted(Packed[Any]):
     """The tasks or attempts the ranges left, as the ranges' columns; :meth:`take` makes one an object.
 
     The rows of those finished at their range's end are the range's own (the workers write them,
-    :func:`~ingest.jhist_split.settled`), without those of the records taken (:attr:`taken`); the merge
+    :func:`~ingest.jhist_range_rows.settled`), without those of the records taken (:attr:`taken`); the merge
     writes the others' (:meth:`open_blocks`) and those of the records taken.
     """
 
@@ -158,7 +150,7 @@ class MergeState(HistoryState):
             yield from adopted.open_blocks(self.job.job_id)
 
     def drops(self) -> dict[int, dict[str, set[str]]]:
-        """The rows of each range the merge replaces (by table, :data:`~ingest.jhist_split.DROP_KEYS`): its
+        """The rows of each range the merge replaces (by table, :data:`~ingest.jhist_range_rows.DROP_KEYS`): its
         tasks and attempts an event took up, its held task counters a later event replaced."""
         assert isinstance(self.packed_tasks, _Adopted)
         assert isinstance(self.packed_attempts, _Adopted)
@@ -179,7 +171,7 @@ class MergeState(HistoryState):
 @dataclass
 class MergeOutcome:
     """The merged rows, how many ranges are used (from the first), which of each range's rows to drop (by table,
-    the ids in :data:`~ingest.jhist_split.DROP_KEYS`' column: the merge replaced them), the file's error."""
+    the ids in :data:`~ingest.jhist_range_rows.DROP_KEYS`' column: the merge replaced them), the file's error."""
 
     items: list[Row | RowBlock]
     ranges_used: int
@@ -288,7 +280,7 @@ def merge_ranges(path: Path, ctx: ReadContext, results: list[RangeResult]) -> Me
 
 def without(block: RowBlock, drops: dict[str, set[str]]) -> RowBlock | None:
     """A block a range wrote for the merge to drop some of, without the rows the merge replaced
-    (``drops``: by table, the ids in :data:`~ingest.jhist_split.DROP_KEYS`' column; None: no row left)."""
+    (``drops``: by table, the ids in :data:`~ingest.jhist_range_rows.DROP_KEYS`' column; None: no row left)."""
     dropped = drops.get(block.table)
     if not dropped:
         return block

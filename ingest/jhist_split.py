@@ -46,8 +46,8 @@ A range writes its ``events`` rows and the ``counters`` its state emits (an
 attempt's at its first completion with counters, a task's at its end); at its
 end, the counters of map tasks that wait for the end of the file
 (:attr:`RangeResult.held_tasks`) and the rows of its finished tasks and
-attempts (:func:`settled`), which the merge leaves out where a later event
-changed them (:data:`DROP_KEYS`): most of a file's tasks and attempts are
+attempts (:mod:`ingest.jhist_range_rows`), which the merge leaves out where a
+later event changed them: most of a file's tasks and attempts are
 written by the workers, not the merge.  The job and the tasks and attempts
 (their fields: the merge writes the rows of those still running at the
 range's end, and of those a later event takes up) are handed to the merge too.
@@ -67,14 +67,8 @@ from ingest.base import ReadContext, Row, RowBlock
 from ingest.jhist import _JhistReader
 from ingest.jhist_lines import BLANK, JhistLines
 from ingest.jhist_packed import held
-from ingest.jhist_records import (
-    ATTEMPT_COLUMNS,
-    STATE_BLOCK,
-    TASK_COLUMNS,
-    AttemptRecord,
-    JobRecord,
-    TaskRecord,
-)
+from ingest.jhist_range_rows import TASK_FIELDS, record_blocks, select, settled
+from ingest.jhist_records import AttemptRecord, JobRecord
 from ingest.jhist_state import HistoryState
 from phaseline.errors import TraceParseError, TraceTruncatedError
 from phaseline.hadoop_names import HistoryEventKind as EventKind
@@ -88,51 +82,11 @@ _TASK_KINDS = frozenset({EventKind.TASK_STARTED, EventKind.TASK_FINISHED, EventK
                          EventKind.TASK_UPDATED})  # fmt: skip
 _ATTEMPT_KINDS = frozenset({EventKind.ATTEMPT_STARTED, EventKind.ATTEMPT_FINISHED, EventKind.ATTEMPT_UNSUCCESSFUL})
 _attempt_values = attrgetter(*AttemptRecord.__slots__)
-#: What a range hands over of each task: TaskRecord's row fields, whether its counters were written, and
-#: whether its held counters were (at the range's end).
-TASK_FIELDS = (*TaskRecord.__slots__[:8], "counters_emitted", "held_written")
-
-
-#: The rows a range writes at its end that the merge may leave out, by table: the column naming the
-#: task or attempt a later event changed (:attr:`ingest.jhist_merge.MergeOutcome.drops`).
-DROP_KEYS = {"counters": "task_id", "tasks": "task_id", "attempts": "attempt_id"}
 
 
 def _columns(records: list[tuple[Any, ...]], width: int) -> list[list[Any]]:
     return [list(c) for c in zip(*records, strict=True)] if records else [[] for _ in range(width)]
 _job_values = attrgetter(*JobRecord.__slots__)
-_FIELDS = {"tasks": {name: i for i, name in enumerate(TASK_FIELDS)},
-           "attempts": {name: i for i, name in enumerate(AttemptRecord.__slots__)}}  # fmt: skip
-_NAMES = {"tasks": TASK_COLUMNS, "attempts": ATTEMPT_COLUMNS}
-
-
-def settled(table: str, columns: list[list[Any]]) -> list[bool]:
-    """Which of a range's tasks or attempts (by field, :attr:`RangeResult.tasks`, :attr:`RangeResult.attempts`)
-    are finished at its end: the range writes their rows (:func:`record_blocks`), the merge those of the others
-    (mostly taken up by a later event anyway) and of those a later event took up."""
-    return [status is not None for status in columns[_FIELDS[table]["status"]]]
-
-
-def select(columns: list[list[Any]], keep: list[bool]) -> list[list[Any]]:
-    """The records of ``columns`` (by field) that ``keep`` keeps."""
-    if all(keep):
-        return columns
-    rows = [i for i, k in enumerate(keep) if k]
-    return [[c[i] for i in rows] for c in columns]
-
-
-def record_blocks(table: str, columns: list[list[Any]], job_id: str | None) -> Iterator[RowBlock]:
-    """The ``tasks`` or ``attempts`` rows of a range's records by field (:attr:`RangeResult.tasks`,
-    :attr:`RangeResult.attempts`), as :meth:`HistoryState.rows` writes them: an attempt's host is its
-    completion's, else its start's tracker."""
-    field_of, names = _FIELDS[table], _NAMES[table]
-    if table == "attempts":
-        host, tracker = field_of["host"], field_of["tracker_host"]
-        columns = list(columns)
-        columns[host] = [t if h is None else h for h, t in zip(columns[host], columns[tracker], strict=True)]
-    for at in range(0, len(columns[0]), STATE_BLOCK):
-        part = {name: columns[field_of[name]][at : at + STATE_BLOCK] for name in names}
-        yield RowBlock(table, len(part[names[0]]), part, {"job_id": job_id})
 
 
 @dataclass(frozen=True, slots=True)

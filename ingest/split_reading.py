@@ -34,7 +34,8 @@ from ingest.formats import Format
 from ingest.gc_pacing import rarer_collections
 from ingest.jhist import read_jhist
 from ingest.jhist_merge import CannotMerge, merge_ranges
-from ingest.jhist_split import DROP_KEYS, RangeResult, Span, read_range
+from ingest.jhist_range_rows import DROP_KEYS
+from ingest.jhist_split import RangeResult, Span, read_range
 from phaseline import schemas
 from phaseline.arrow import column
 from phaseline.errors import PhaselineError, SchemaError
@@ -90,7 +91,7 @@ def read_range_work(
 
 def _without(files: tuple[StagedFile, ...], drops: dict[str, set[str]]) -> tuple[StagedFile, ...]:
     """A range's files of rows the merge may replace, those of a table with rows it replaced (``drops``: by
-    table, the ids in :data:`~ingest.jhist_split.DROP_KEYS`' column) written again without them."""
+    table, the ids in :data:`~ingest.jhist_range_rows.DROP_KEYS`' column) written again without them."""
     kept = []
     for f in files:
         dropped = drops.get(f.table)
