@@ -13,9 +13,11 @@ in another gets its counters at its first completion that carries any; a
 (Hadoop's ``handleTaskAttemptFailedEvent``), and of one that started is
 applied; a late KILLED of the attempt that made a map task succeed re-opens the
 task, and the task's counters are those of its last TASK_FINISHED (the
-successful attempt's), as when the file is read whole.  A map task's counters a
-range wrote at its end and a later event replaced are dropped
-(:attr:`MergeOutcome.drops`).  An event left to the merge whose fields no
+successful attempt's), as when the file is read whole.  The rows a range wrote at
+its end and the merge replaces are dropped (:attr:`MergeOutcome.drops`): a map
+task's counters a later event replaced, the finished tasks and attempts an event
+took up here (the merge writes their rows, and those of the tasks and attempts
+still running at their range's end; the others' are the ranges').  An event left to the merge whose fields no
 reader can take is skipped here, with its true line, as the whole read skips it.
 
 Then the file's end as :meth:`~ingest.jhist._JhistReader._end` tells it: its last
@@ -33,10 +35,10 @@ task or attempt is *started* in two ranges (Hadoop never writes that).
 from __future__ import annotations
 
 import sys
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -44,16 +46,10 @@ from ingest.base import MAX_SKIPPED_RECORDS, ReadContext, Row, RowBlock
 from ingest.jhist import read_jhist
 from ingest.jhist_lines import jhist_error
 from ingest.jhist_packed import Packed
-from ingest.jhist_records import (
-    ATTEMPT_COLUMNS,
-    STATE_BLOCK,
-    TASK_COLUMNS,
-    AttemptRecord,
-    JobRecord,
-    TaskRecord,
-)
+from ingest.jhist_range_rows import DROP_KEYS, record_blocks, select, settled
+from ingest.jhist_records import AttemptRecord, JobRecord, TaskRecord
 from ingest.jhist_schema import BadEvent
-from ingest.jhist_split import TASK_FIELDS, RangeResult, Span, raise_again, read_range
+from ingest.jhist_split import RangeResult, Span, raise_again, read_range
 from ingest.jhist_state import HistoryState
 from phaseline.errors import TraceParseError, TraceTruncatedError
 from phaseline.utf8_text import Utf8Text
@@ -64,47 +60,57 @@ class CannotMerge(Exception):
 
 
 class _Adopted(Packed[Any]):
-    """The tasks or attempts the ranges left, as the ranges' columns; :meth:`take` makes one an object."""
+    """The tasks or attempts the ranges left, as the ranges' columns; :meth:`take` makes one an object.
 
-    def __init__(self, make: Callable[[int, tuple[Any, ...]], Any]) -> None:
+    The rows of those finished at their range's end are the range's own (the workers write them,
+    :func:`~ingest.jhist_range_rows.settled`), without those of the records taken (:attr:`taken`); the merge
+    writes the others' (:meth:`open_blocks`) and those of the records taken.
+    """
+
+    def __init__(self, table: str, make: Callable[[int, tuple[Any, ...]], Any]) -> None:
         super().__init__(lambda r: r[0], lambda r: r, lambda v: v)
-        self.make = make
-        self.parts: list[tuple[int, list[list[Any]], set[int]]] = []  # range, its columns, rows taken
-        self.by_id: dict[str, tuple[int, int]] = {}  # id -> part, row
+        self.table, self.make = table, make
+        self.parts: list[tuple[int, list[list[Any]], list[bool]]] = []  # range, its columns, which are settled
+        self.starts: list[int] = []  # the number of each part's first record over the parts
+        self.by_id: dict[str, int] = {}  # id -> its record's number over the parts
+        self.taken: dict[int, set[str]] = {}  # range -> the ids of its settled records taken
+        self.open_taken: set[int] = set()  # the numbers of the open records taken
 
     def add(self, index: int, columns: list[list[Any]], live: dict[str, Any], what: str) -> None:
         """A range's records; :class:`CannotMerge` for one already known (started in two ranges)."""
         ids = columns[0]
-        if not (self.by_id.keys().isdisjoint(ids) and live.keys().isdisjoint(ids)):
-            known = next(i for i in ids if i in self.by_id or i in live)
-            raise CannotMerge(f"{what} {known} is started in two ranges")
-        part = len(self.parts)
-        self.parts.append((index, columns, set()))
-        self.by_id.update(zip(ids, zip(repeat(part), range(len(ids))), strict=True))
+        start = self.starts[-1] + len(self.parts[-1][1][0]) if self.parts else 0
+        known = len(self.by_id)
+        self.by_id.update(zip(ids, range(start, start + len(ids)), strict=True))
+        if len(self.by_id) != known + len(ids) or not live.keys().isdisjoint(ids):
+            seen = {i for _, c, _ in self.parts for i in c[0]}
+            again = next(i for i in ids if i in seen or i in live)
+            raise CannotMerge(f"{what} {again} is started in two ranges")
+        self.parts.append((index, columns, settled(self.table, columns)))
+        self.starts.append(start)
 
     def take(self, key: str) -> Any:
-        got = self.by_id.pop(key, None)
-        if got is None:
+        number = self.by_id.pop(key, None)
+        if number is None:
             return None
-        index, columns, taken = self.parts[got[0]]
-        taken.add(got[1])
-        return self.make(index, tuple(c[got[1]] for c in columns))
+        part = bisect_right(self.starts, number) - 1
+        index, columns, done = self.parts[part]
+        row = number - self.starts[part]
+        if done[row]:
+            self.taken.setdefault(index, set()).add(key)
+        else:
+            self.open_taken.add(number)
+        return self.make(index, tuple(c[row] for c in columns))
 
     def records(self) -> Iterator[Any]:
-        return iter(())  # the untouched ones are written from the columns (MergeState.rows)
+        return iter(())  # the others' rows are the ranges' own or open_blocks'
 
-    def untouched(self) -> Iterator[list[list[Any]]]:
-        """Each range's columns without the records taken (made objects)."""
-        for _, columns, taken in self.parts:
-            if taken:
-                keep = [i for i in range(len(columns[0])) if i not in taken]
-                columns = [[c[i] for i in keep] for c in columns]
-            yield columns
-
-
-_ATTEMPT_FIELD = {name: i for i, name in enumerate(AttemptRecord.__slots__)}
-_TASK_FIELD = {name: i for i, name in enumerate(TASK_FIELDS)}
-_HOST, _TRACKER = _ATTEMPT_FIELD["host"], _ATTEMPT_FIELD["tracker_host"]
+    def open_blocks(self, job_id: str | None) -> Iterator[RowBlock]:
+        """The rows of the records open at their range's end and not taken (their range did not write them)."""
+        for (_, columns, done), start in zip(self.parts, self.starts, strict=True):
+            keep = [not d and start + i not in self.open_taken for i, d in enumerate(done)]
+            if any(keep):
+                yield from record_blocks(self.table, select(columns, keep), job_id)
 
 
 def _task_of(values: tuple[Any, ...]) -> TaskRecord:
@@ -119,9 +125,9 @@ class MergeState(HistoryState):
         super().__init__(notes)
         self._pack_at = sys.maxsize  # nothing is packed: the adopted records stay tuples until touched
         self.spec_held: dict[str, int] = {}  # task -> the range that wrote its held counters (taken tasks)
-        self.drops: dict[int, set[str]] = {}
-        self.packed_tasks = _Adopted(self._take_task)
-        self.packed_attempts = _Adopted(lambda index, v: AttemptRecord(*v))
+        self.counters_replaced: dict[int, set[str]] = {}  # range -> tasks whose held counters are replaced
+        self.packed_tasks = _Adopted("tasks", self._take_task)
+        self.packed_attempts = _Adopted("attempts", lambda index, v: AttemptRecord(*v))
 
     def _take_task(self, index: int, values: tuple[Any, ...]) -> TaskRecord:
         if values[9]:
@@ -136,36 +142,40 @@ class MergeState(HistoryState):
         self.packed_attempts.add(result.index, result.attempts, self.attempts, "attempt")
 
     def rows(self) -> Iterator[Row | RowBlock]:
-        """:meth:`HistoryState.rows` for the job and the tasks and attempts an event touched here; the
-        others' rows straight from the ranges' tuples (their counters are the ranges')."""
+        """:meth:`HistoryState.rows` for the job and the tasks and attempts an event took up here; then those
+        of the tasks and attempts open at their range's end (the ranges wrote the others')."""
         yield from super().rows()
-        jid = self.job.job_id
-        for table, adopted, names in (("tasks", self.packed_tasks, TASK_COLUMNS),
-                                      ("attempts", self.packed_attempts, ATTEMPT_COLUMNS)):  # fmt: skip
+        for adopted in (self.packed_tasks, self.packed_attempts):
             assert isinstance(adopted, _Adopted)
-            for part in adopted.untouched():
-                if table == "attempts":  # an attempt's host: its completion's, else its start's tracker
-                    part = list(part)
-                    part[_HOST] = [t if h is None else h for h, t in zip(part[_HOST], part[_TRACKER], strict=True)]
-                field_of = _TASK_FIELD if table == "tasks" else _ATTEMPT_FIELD
-                for at in range(0, len(part[0]), STATE_BLOCK):
-                    columns = {name: part[field_of[name]][at : at + STATE_BLOCK] for name in names}
-                    yield RowBlock(table, len(columns[names[0]]), columns, {"job_id": jid})
+            yield from adopted.open_blocks(self.job.job_id)
+
+    def drops(self) -> dict[int, dict[str, set[str]]]:
+        """The rows of each range the merge replaces (by table, :data:`~ingest.jhist_range_rows.DROP_KEYS`): its
+        tasks and attempts an event took up, its held task counters a later event replaced."""
+        assert isinstance(self.packed_tasks, _Adopted)
+        assert isinstance(self.packed_attempts, _Adopted)
+        drops: dict[int, dict[str, set[str]]] = {}
+        for table, by_range in (("counters", self.counters_replaced), ("tasks", self.packed_tasks.taken),
+                                ("attempts", self.packed_attempts.taken)):  # fmt: skip
+            for index, ids in by_range.items():
+                drops.setdefault(index, {})[table] = ids
+        return drops
 
     def _hold_task_counters(self, task: TaskRecord, counters: Any) -> None:
         index = self.spec_held.pop(task.task_id, None)
         if index is not None:  # the counters a range wrote at its end are replaced
-            self.drops.setdefault(index, set()).add(task.task_id)
+            self.counters_replaced.setdefault(index, set()).add(task.task_id)
         super()._hold_task_counters(task, counters)
 
 
 @dataclass
 class MergeOutcome:
-    """The merged rows, how many ranges are used (from the first), which held counters to drop, the file's error."""
+    """The merged rows, how many ranges are used (from the first), which of each range's rows to drop (by table,
+    the ids in :data:`~ingest.jhist_range_rows.DROP_KEYS`' column: the merge replaced them), the file's error."""
 
     items: list[Row | RowBlock]
     ranges_used: int
-    drops: dict[int, set[str]] = field(default_factory=dict)
+    drops: dict[int, dict[str, set[str]]] = field(default_factory=dict)
     error: TraceParseError | None = None
 
 
@@ -215,9 +225,9 @@ def merge_ranges(path: Path, ctx: ReadContext, results: list[RangeResult]) -> Me
             state._job_counters = dict(result.job_counters)
             if state.job.job_id is None:
                 raise CannotMerge("no job id in the file's first range")
-        elif result.preset != (state.job.job_id, state.job.total_reduces):
-            raise CannotMerge(f"range {result.index} started as job {result.preset}, the file says "
-                              f"{(state.job.job_id, state.job.total_reduces)}")  # fmt: skip
+        elif result.preset != (state.job.job_id, state.job.total_reduces) or result.job[0] != state.job.job_id:
+            raise CannotMerge(f"range {result.index} started as job {result.preset} and ended as {result.job[0]}, "
+                              f"the file says {(state.job.job_id, state.job.total_reduces)}")  # fmt: skip
         state.adopt(result)
         events_read += result.events_read
         unknown.update(result.unknown)
@@ -265,12 +275,16 @@ def merge_ranges(path: Path, ctx: ReadContext, results: list[RangeResult]) -> Me
     ctx.events_read += events_read
     ctx.unknown.update(unknown)
     ctx.skipped += skipped
-    return MergeOutcome(items, used, state.drops, error)
+    return MergeOutcome(items, used, state.drops(), error)
 
 
-def without_tasks(block: RowBlock, tasks: set[str]) -> RowBlock | None:
-    """A block of held task counters without the rows of ``tasks`` (None: no row left)."""
-    keep = [i for i, t in enumerate(block.columns["task_id"]) if t not in tasks]
+def without(block: RowBlock, drops: dict[str, set[str]]) -> RowBlock | None:
+    """A block a range wrote for the merge to drop some of, without the rows the merge replaced
+    (``drops``: by table, the ids in :data:`~ingest.jhist_range_rows.DROP_KEYS`' column; None: no row left)."""
+    dropped = drops.get(block.table)
+    if not dropped:
+        return block
+    keep = [i for i, t in enumerate(block.columns[DROP_KEYS[block.table]]) if t not in dropped]
     if len(keep) == block.n:
         return block
     if not keep:
@@ -300,9 +314,9 @@ def read_jhist_split(path: Path, ctx: ReadContext, spans: list[Span]) -> Iterato
         raise outcome.error
     for index in range(outcome.ranges_used):
         yield from parts[index]
-        dropped = outcome.drops.get(index, set())
+        drops = outcome.drops.get(index, {})
         for block in held[index]:
-            kept = without_tasks(block, dropped)
+            kept = without(block, drops)
             if kept is not None:
                 yield kept
     yield from outcome.items

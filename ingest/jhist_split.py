@@ -43,10 +43,14 @@ merge (:attr:`RangeResult.log`, with their ``events`` rows).  Hadoop's rules
   unknown types) are only ``events`` rows, read where they are.
 
 A range writes its ``events`` rows and the ``counters`` its state emits (an
-attempt's at its first completion with counters, a task's at its end); the
-counters of map tasks that wait for the end of the file are written at the end
-of the range (:attr:`RangeResult.held_tasks`: the merge drops them where a later
-event replaced them), and the jobs, tasks and attempts are handed to the merge.
+attempt's at its first completion with counters, a task's at its end); at its
+end, the counters of map tasks that wait for the end of the file
+(:attr:`RangeResult.held_tasks`) and the rows of its finished tasks and
+attempts (:mod:`ingest.jhist_range_rows`), which the merge leaves out where a
+later event changed them: most of a file's tasks and attempts are
+written by the workers, not the merge.  The job and the tasks and attempts
+(their fields: the merge writes the rows of those still running at the
+range's end, and of those a later event takes up) are handed to the merge too.
 """
 
 from __future__ import annotations
@@ -63,7 +67,8 @@ from ingest.base import ReadContext, Row, RowBlock
 from ingest.jhist import _JhistReader
 from ingest.jhist_lines import BLANK, JhistLines
 from ingest.jhist_packed import held
-from ingest.jhist_records import AttemptRecord, JobRecord, TaskRecord
+from ingest.jhist_range_rows import TASK_FIELDS, record_blocks, select, settled
+from ingest.jhist_records import AttemptRecord, JobRecord
 from ingest.jhist_state import HistoryState
 from phaseline.errors import TraceParseError, TraceTruncatedError
 from phaseline.hadoop_names import HistoryEventKind as EventKind
@@ -77,9 +82,6 @@ _TASK_KINDS = frozenset({EventKind.TASK_STARTED, EventKind.TASK_FINISHED, EventK
                          EventKind.TASK_UPDATED})  # fmt: skip
 _ATTEMPT_KINDS = frozenset({EventKind.ATTEMPT_STARTED, EventKind.ATTEMPT_FINISHED, EventKind.ATTEMPT_UNSUCCESSFUL})
 _attempt_values = attrgetter(*AttemptRecord.__slots__)
-#: What a range hands over of each task: TaskRecord's row fields, whether its counters were written, and
-#: whether its held counters were (at the range's end).
-TASK_FIELDS = (*TaskRecord.__slots__[:8], "counters_emitted", "held_written")
 
 
 def _columns(records: list[tuple[Any, ...]], width: int) -> list[list[Any]]:
@@ -368,8 +370,9 @@ def read_range(
     path: Path, spans: list[Span], index: int, sink: Callable[[Row | RowBlock], None],
     held_sink: Callable[[RowBlock], None],
 ) -> RangeResult:  # fmt: skip
-    """Read range ``index`` of ``spans``: its rows to ``sink``, its held task counters to ``held_sink``;
-    what the merge needs back.  Never raises for bad content (the error is in :attr:`RangeResult.stop`)."""
+    """Read range ``index`` of ``spans``: its rows to ``sink``, those the merge may leave out (:data:`DROP_KEYS`:
+    its held task counters, its tasks and attempts) to ``held_sink``; what the merge needs back.  Never
+    raises for bad content (the error is in :attr:`RangeResult.stop`)."""
     first = index == 0
     preset = (None, None) if first else _probe(path, spans[index].start)
     reader = _RangeReader(path, ReadContext(path), spans[index], first, preset)
@@ -383,4 +386,8 @@ def read_range(
         return reader.result(index, stop)  # fatal: nothing of the file lands
     for block in reader.held_counters():
         held_sink(block)
-    return reader.result(index, stop)
+    result = reader.result(index, stop)
+    for table, columns in (("tasks", result.tasks), ("attempts", result.attempts)):
+        for block in record_blocks(table, select(columns, settled(table, columns)), reader.state.job.job_id):
+            held_sink(block)
+    return result

@@ -4,9 +4,12 @@ then joined in the ingest process into one source (:func:`land_split`).
 The ranges and the merge are :mod:`ingest.jhist_split` and :mod:`ingest.jhist_merge`; this module
 stages them.  A worker writes its range's ``events`` and ``counters`` rows to its own staged Parquet
 files (the bulk of the file: its event lines and counters) and hands back what the merge needs
-(:class:`~ingest.jhist_split.RangeResult`).  The ingest process merges, stages the merge's rows (jobs,
-tasks, attempts, the events and counters it applied), drops the held task counters a later event
-replaced (the range's file of them is written again without those rows) and lands one source whose
+(:class:`~ingest.jhist_split.RangeResult`); at its end, in files of their own, it writes its held task
+counters and its finished tasks and attempts, which the merge may replace.  The ingest process merges,
+stages the merge's rows (the job, the tasks and attempts still running at their range's end or taken
+up by a later event, the events and counters it applied), drops the rows it replaced from the ranges'
+files of them (a file written again without those rows, when a later event re-opened a finished task
+or replaced a task's held counters) and lands one source whose
 rows are spread over every range's files, with the status, error and counts of the whole read
 (:class:`~ingest.file_reading._FileRead`, the same steps).  Files of ranges the whole read would not
 reach (after another history begins) are left out; when the rules cannot join the ranges
@@ -21,7 +24,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
@@ -32,8 +34,10 @@ from ingest.formats import Format
 from ingest.gc_pacing import rarer_collections
 from ingest.jhist import read_jhist
 from ingest.jhist_merge import CannotMerge, merge_ranges
+from ingest.jhist_range_rows import DROP_KEYS
 from ingest.jhist_split import RangeResult, Span, read_range
 from phaseline import schemas
+from phaseline.arrow import column
 from phaseline.errors import PhaselineError, SchemaError
 from phaseline.schemas import SourceStatus
 from phaseline.staged_batch import StagedBatch, StagedGroup
@@ -42,7 +46,8 @@ from phaseline.staging import StagedFile, StagedSource
 
 @dataclass(frozen=True, slots=True)
 class RangeOutcome:
-    """One range as a worker staged it: what the merge needs, its files, its held task counters' files."""
+    """One range as a worker staged it: what the merge needs, its files, and those of the rows the merge may
+    replace (its held task counters, its tasks and attempts)."""
 
     result: RangeResult | None  # None: the range's rows could not be staged (``failure`` says why)
     files: tuple[StagedFile, ...]
@@ -84,15 +89,20 @@ def read_range_work(
     return RangeOutcome(result, files, held_files)
 
 
-def _without_tasks(files: tuple[StagedFile, ...], tasks: set[str]) -> tuple[StagedFile, ...]:
-    """The held counters' files written again without the rows of ``tasks`` (a later event replaced them)."""
+def _without(files: tuple[StagedFile, ...], drops: dict[str, set[str]]) -> tuple[StagedFile, ...]:
+    """A range's files of rows the merge may replace, those of a table with rows it replaced (``drops``: by
+    table, the ids in :data:`~ingest.jhist_range_rows.DROP_KEYS`' column) written again without them."""
     kept = []
-    options = schemas.table("counters").parquet_options()
     for f in files:
-        table = pq.read_table(f.path)
-        table = table.filter(pc.invert(pc.is_in(table.column("task_id"), value_set=pa.array(sorted(tasks)))))
+        dropped = drops.get(f.table)
+        if not dropped:
+            kept.append(f)
+            continue
+        table = pq.ParquetFile(f.path).read()  # (not pq.read_table: it imports pyarrow.dataset and pandas, 0.6 s)
+        ids = column(sorted(dropped), table.schema.field(DROP_KEYS[f.table]).type)  # (pa.array imports pandas)
+        table = table.filter(pc.invert(pc.is_in(table.column(DROP_KEYS[f.table]), value_set=ids)))
         if table.num_rows:
-            pq.write_table(table, f.path, **options)
+            pq.write_table(table, f.path, **schemas.table(f.table).parquet_options())
             kept.append(StagedFile(f.table, f.path, table.num_rows))
         else:
             f.path.unlink(missing_ok=True)
@@ -138,7 +148,7 @@ class _SplitRead(_FileRead):
         for index, r in enumerate(used):
             files += r.files
             drops = outcome.drops.get(index)
-            files += _without_tasks(r.held_files, drops) if drops else r.held_files
+            files += _without(r.held_files, drops) if drops else r.held_files
         self._drop_ranges(tuple(files))
         yield from outcome.items
         if outcome.error is not None:

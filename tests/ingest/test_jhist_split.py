@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from ingest.base import ReadContext, iter_rows
+from ingest.base import ReadContext, RowBlock, iter_rows
 from ingest.file_reading import Work
 from ingest.jhist import read_jhist
 from ingest.jhist_merge import merge_ranges, read_jhist_split
@@ -203,7 +203,11 @@ def test_lost_map_output_in_a_later_range_replaces_the_counters_a_range_wrote(tm
     ])  # fmt: skip
     results = [read_range(path, spans, i, lambda _: None, lambda _: None) for i in range(len(spans))]
     assert MAP in results[0].held_tasks
-    assert merge_ranges(path, ReadContext(path), results).drops == {0: {MAP}}
+    # range 0's rows the merge replaces: the map's held counters, the finished task and attempt a later event
+    # took up (the merge writes their rows, and the reduce's: still running at range 0's end, range 0 wrote none)
+    assert merge_ranges(path, ReadContext(path), results).drops == {
+        0: {"counters": {MAP}, "tasks": {MAP}, "attempts": {_attempt(0)}}
+    }
     whole, split = whole_and_split(path, spans)
     _not_read_whole(split)
     assert split == whole
@@ -213,6 +217,28 @@ def test_lost_map_output_in_a_later_range_replaces_the_counters_a_range_wrote(tm
     assert task_cpu == [5]
     (killed,) = [a for a in tables["attempts"] if a["attempt_id"] == _attempt(0)]
     assert killed["status"] == "KILLED"
+
+
+def test_a_range_writes_its_finished_tasks_and_attempts_the_merge_the_others(tmp_path: Path) -> None:
+    """The map task and its attempt finish in range 0: range 0 writes their rows (at its end, beside its held
+    counters); the reduce is still running at range 0's end and finishes in range 1: the merge writes its."""
+    path, spans = _history(tmp_path, [_started(0), _map_finished(0, 1), _task_finished(MAP, 2, _attempt(0)), None])
+    held: list[list[RowBlock]] = [[], []]
+    results = [read_range(path, spans, i, lambda _: None, held[i].append) for i in range(2)]
+    outcome = merge_ranges(path, ReadContext(path), results)
+    assert outcome.drops == {}
+
+    def ids(blocks: list[Any], table: str, column: str) -> list[str]:
+        return [v for b in blocks if isinstance(b, RowBlock) and b.table == table for v in b.columns[column]]
+
+    assert (ids(held[0], "tasks", "task_id"), ids(held[0], "attempts", "attempt_id")) == ([MAP], [_attempt(0)])
+    assert (ids(held[1], "tasks", "task_id"), ids(held[1], "attempts", "attempt_id")) == ([], [])
+    merged = [(r.table, r.as_dict()) for r in iter_rows(outcome.items)]
+    assert [r["task_id"] for table, r in merged if table == "tasks"] == [RED]
+    assert [r["attempt_id"] for table, r in merged if table == "attempts"] == [_attempt(0, RED)]
+    whole, split = whole_and_split(path, spans)
+    _not_read_whole(split)
+    assert split == whole
 
 
 def test_killed_before_it_started_is_dropped_across_a_cut(tmp_path: Path) -> None:
