@@ -59,19 +59,18 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
-
-import orjson
+from typing import IO, Any, NamedTuple
 
 from ingest.base import ReadContext, Row, RowBlock, open_binary, skip_record
 from ingest.counters_map import EVENT_SPECS
 from ingest.formats import Format
 from ingest.gc_pacing import paced
-from ingest.jhist_lines import BLANK, MAGIC, MAX_LINE_BYTES, AnotherHistory, JhistLines, jhist_error
+from ingest.jhist_lines import BLANK, MAX_LINE_BYTES, AnotherHistory, JhistLines, jhist_error
 from ingest.jhist_lines import sniff_jhist as sniff_jhist  # (defined with the framing; a Format's sniffer)
 from ingest.jhist_schema import BadEvent, UnionFields, WriterSchema, fallback_time, opt_int
 from ingest.jhist_state import HistoryState
 from ingest.jhist_typed import Envelope, decode_event
+from ingest.jhist_untyped import decode_untyped
 from phaseline.errors import TraceParseError, TraceTruncatedError
 from phaseline.hadoop_names import HistoryEventKind
 from phaseline.schemas import EVENTS
@@ -85,8 +84,6 @@ _EVENT_BLOCK_ROWS = EVENTS.flush_rows
 #: gathers blocks into row groups itself): 2 MiB -> 256 KiB, with the counters' smaller blocks,
 #: read_jhist ~8-20 % less CPU on the 50 MB file.
 _EVENT_BLOCK_BYTES = 256 << 10
-_loads = orjson.loads
-_JSONError = orjson.JSONDecodeError
 
 
 class _EventPlan(NamedTuple):
@@ -129,92 +126,25 @@ class _JhistReader:
         self.frame = JhistLines(path, ctx)  # the header, the writer's schema, the lines
         self.lines: Iterator[bytes] = iter(())
         self.line_no = self.offset = 0
+        self._reached = (0, 0, 0)  # where :meth:`_read_lines` got to: line, offset, last line not blank
         self.bad_json: tuple[int, int, str] | None = None  # the last line skipped as not JSON: line, offset, why
         self._plans: dict[str, _EventPlan] = {}  # by event type: what applying one does (:meth:`_plan`)
         self._typed_plans: dict[type, _TypedPlan] = {}  # the same for a typed line, by its class (:meth:`_typed_plan`)
 
     # ------------------------------------------------------------------ reading
     def run(self) -> Iterator[Row | RowBlock]:
-        """All rows of the file; the body of :func:`read_jhist` (one generator: rows pass one frame)."""
+        """All rows of the file; the body of :func:`read_jhist` (its lines in :meth:`_read_lines`)."""
         try:
             fh = open_binary(self.path)
         except OSError as exc:
             raise TraceParseError(self.path, f"cannot open: {exc}") from None
-        line_no = offset = last_text = 0
         with fh:
             try:
                 line_no, offset = self.frame.header(fh)
                 self.schema = self.frame.schema
                 line_no, offset, limit = self.frame.seek(fh, self.span, line_no, offset)
-                out = self.state.out
-                ctx = self.ctx
-                job = self.state.job
-                apply = self._apply
-                seqs, types, times, payloads = self.event_columns
-                fast = self.typed
-                typed_plans = self._typed_plans
-                unwrap = WriterSchema.unwrap
-                lines = self.lines = self.frame.lines(fh, limit)
-                state = self.state
-                block_bytes = 0
-                max_bytes, max_rows = _EVENT_BLOCK_BYTES, _EVENT_BLOCK_ROWS
-                for raw in lines:
-                    line_no += 1
-                    if not raw:  # (Hadoop writes a blank line after each event)
-                        offset += 1
-                        continue
-                    start = offset
-                    n = len(raw)
-                    offset += n + 1
-                    if n >= MAX_LINE_BYTES:
-                        raise self._error(f"a line longer than {MAX_LINE_BYTES >> 20} MiB", line_no, start)
-                    text = raw.strip(BLANK)
-                    if not text:
-                        continue
-                    last_text = line_no
-                    # The common events typed (ingest.jhist_typed), once the job id is known; others with orjson.
-                    ev = decode_event(text) if fast and job.job_id is not None else None
-                    if ev is not None:  # (what _apply does, with what its type's plan already knows)
-                        etype, handler, time_field, wrapped = (typed_plans.get(ev.__class__)
-                                                               or self._typed_plan(ev, line_no))  # fmt: skip
-                        payload_json = text
-                        ctx.events_read += 1
-                        try:
-                            payload = ev.event.record
-                            if wrapped:
-                                unwrap(payload, wrapped)
-                            ts = payload.get(time_field)  # (an int or None: checked as decoded)
-                            handler(payload)
-                        except BadEvent as exc:  # (as below)
-                            ctx.events_read -= 1
-                            skip_record(ctx, self._error(f"{etype}: {exc}", line_no, start))
-                            continue
-                    else:
-                        if (split := self._decode_line(text, line_no, start)) is None:
-                            continue  # skipped (ctx.skipped)
-                        etype, record, payload, payload_json = split
-                        ctx.events_read += 1
-                        try:
-                            ts = apply(etype, record, payload, line_no)
-                        except BadEvent as exc:  # fields no reader can take: skipped like a corrupt line
-                            ctx.events_read -= 1
-                            skip_record(ctx, self._error(f"{etype}: {exc}", line_no, start))
-                            continue
-                    if state.pending is not None:  # a range's event left to the merge, its row too
-                        self._defer(line_no, start, etype, ts, payload_json)
-                        continue
-                    seqs.append(line_no)
-                    types.append(etype)
-                    times.append(ts)
-                    payloads.append(payload_json)
-                    block_bytes += len(text)
-                    if (block_bytes >= max_bytes or len(seqs) >= max_rows) and job.job_id is not None:
-                        yield self._event_block()
-                        seqs, types, times, payloads = self.event_columns
-                        block_bytes = 0
-                    if out:
-                        yield from out
-                        out.clear()
+                self._reached = (line_no, offset, 0)
+                yield from self._read_lines(fh, limit, line_no, offset)
             except AnotherHistory as exc:  # files concatenated
                 self.line_no, self.offset = exc.line_no, exc.start
                 yield from self._finish()
@@ -224,15 +154,85 @@ class _JhistReader:
                     hint="split the file at this line and ingest each part",
                 ) from None  # fmt: skip
             except EOFError as exc:  # a gzip stream cut short: keep what came before
+                line_no, offset, _ = self._reached
                 self.line_no, self.offset = line_no, offset - self.frame.unterminated
                 yield from self._finish()
                 raise TraceTruncatedError(
                     self.path, f"compressed stream ends early: {exc}", line=self.line_no, offset=self.offset
                 ) from None
             except (zlib.error, OSError) as exc:
+                line_no, offset, _ = self._reached
                 raise self._error(f"reading stopped: {exc}", line_no, offset) from None
+        line_no, offset, last_text = self._reached
         self.line_no, self.offset = line_no, offset - self.frame.unterminated
         yield from self._end(last_text)
+
+    def _read_lines(self, fh: IO[bytes], limit: int | None, line_no: int, offset: int) -> Iterator[Row | RowBlock]:
+        """The rows of the event lines after ``line_no`` (at ``offset``) up to ``limit``: one loop, its
+        names local (it runs once a line).  Where it got to, however it ends, is left in :attr:`_reached`
+        (line, offset, the last line that was not blank)."""
+        last_text = 0
+        try:
+            out, ctx, state, job, apply = self.state.out, self.ctx, self.state, self.state.job, self._apply
+            seqs, types, times, payloads = self.event_columns
+            fast, typed_plans, unwrap = self.typed, self._typed_plans, WriterSchema.unwrap
+            lines = self.lines = self.frame.lines(fh, limit)
+            block_bytes = 0
+            max_bytes, max_rows = _EVENT_BLOCK_BYTES, _EVENT_BLOCK_ROWS
+            for raw in lines:
+                line_no += 1
+                if not raw:  # (Hadoop writes a blank line after each event)
+                    offset += 1
+                    continue
+                start = offset
+                n = len(raw)
+                offset += n + 1
+                if n >= MAX_LINE_BYTES:
+                    raise self._error(f"a line longer than {MAX_LINE_BYTES >> 20} MiB", line_no, start)
+                text = raw.strip(BLANK)
+                if not text:
+                    continue
+                last_text = line_no
+                # The common events typed (ingest.jhist_typed), once the job id is known; others with orjson.
+                ev = decode_event(text) if fast and job.job_id is not None else None
+                if ev is None:
+                    if (split := self._decode_line(text, line_no, start)) is None:
+                        continue  # skipped (ctx.skipped)
+                    etype, record, payload, payload_json = split
+                else:  # (what _apply does, with what its type's plan already knows)
+                    etype, handler, time_field, wrapped = typed_plans.get(ev.__class__) or self._typed_plan(ev, line_no)
+                    payload_json = text
+                ctx.events_read += 1
+                try:
+                    if ev is None:
+                        ts = apply(etype, record, payload, line_no)
+                    else:
+                        payload = ev.event.record
+                        if wrapped:
+                            unwrap(payload, wrapped)
+                        ts = payload.get(time_field)  # (an int or None: checked as decoded)
+                        handler(payload)
+                except BadEvent as exc:  # fields no reader can take: skipped like a corrupt line
+                    ctx.events_read -= 1
+                    skip_record(ctx, self._error(f"{etype}: {exc}", line_no, start))
+                    continue
+                if state.pending is not None:  # a range's event left to the merge, its row too
+                    self._defer(line_no, start, etype, ts, payload_json)
+                    continue
+                seqs.append(line_no)
+                types.append(etype)
+                times.append(ts)
+                payloads.append(payload_json)
+                block_bytes += len(text)
+                if (block_bytes >= max_bytes or len(seqs) >= max_rows) and job.job_id is not None:
+                    yield self._event_block()
+                    seqs, types, times, payloads = self.event_columns
+                    block_bytes = 0
+                if out:
+                    yield from out
+                    out.clear()
+        finally:
+            self._reached = (line_no, offset, last_text)
 
     def _state(self, ctx: ReadContext) -> HistoryState:
         return HistoryState(ctx.notes)
@@ -327,43 +327,11 @@ class _JhistReader:
     def _decode_line(
         self, text: bytes, line_no: int, start: int
     ) -> tuple[str, str, dict[str, Any] | None, bytes] | None:
-        """``(type, record name, payload dict or None, line as UTF-8)`` of an event line read with orjson
-        (any line :func:`~ingest.jhist_typed.decode_typed` does not take); None: skipped (``ctx.skipped``).
-        A second ``Avro-Json`` line raises :class:`AnotherHistory`."""
-        try:
-            ev = _loads(text)  # (valid UTF-8, or it raises)
-            payload_json = text
-        except _JSONError as exc:
-            if text == MAGIC:
-                raise AnotherHistory(line_no, start) from None
-            ev, repaired = self._bad_json(text, exc, line_no, start)
-            if repaired is None:
-                return None
-            payload_json = repaired
-        body = ev.get("event") if type(ev) is dict else None
-        if type(body) is dict and len(body) == 1 and type(etype := ev.get("type")) is str:
-            ((record, payload),) = body.items()
-            if type(payload) is dict:
-                return etype, record, payload, payload_json
-        split = self._split_event(ev, line_no, start)  # not the usual shape: an event-only type, or no event
-        return None if split is None else (*split, payload_json)
-
-    def _split_event(self, ev: Any, line_no: int, start: int) -> tuple[str, str, dict[str, Any] | None] | None:
-        """``(type, record name, payload)`` of a decoded event line; ``None``: not an event, skipped."""
-        if type(ev) is dict:
-            etype = ev.get("type")
-            body = ev.get("event")
-            if type(etype) is str:
-                if type(body) is dict and len(body) == 1:
-                    ((record, payload),) = body.items()
-                    if type(payload) is dict:
-                        return etype, record, payload
-                elif body is None:
-                    return etype, "", None
-                skip_record(self.ctx, self._error(f"{etype}: `event` is not one typed record", line_no, start))
-                return None
-        skip_record(self.ctx, self._error("a JSON value that is not a history event", line_no, start))
-        return None
+        """An event line read with orjson (:func:`~ingest.jhist_untyped.decode_untyped`); None: skipped."""
+        split, bad = decode_untyped(self.path, self.ctx, text, line_no, start)
+        if bad is not None:
+            self.bad_json = bad
+        return split
 
     def _event_block(self) -> RowBlock:
         """The ``events`` rows gathered so far, as one block (the gathering lists start again)."""
@@ -375,21 +343,6 @@ class _JhistReader:
             {"seq": seqs, "event_type": types, "ts_ms": times, "payload_json": Utf8Text(payloads)},
             {"job_id": self.state.job.job_id},
         )
-
-    def _bad_json(self, text: bytes, exc: Exception, line_no: int, start: int) -> tuple[Any, bytes | None]:
-        """A line orjson refused: invalid UTF-8 (read with U+FFFD), else skipped (``(None, None)``):
-        corrupt, or cut short if nothing but blank lines follows it (:meth:`run` tells at the end)."""
-        try:
-            text.decode()
-        except UnicodeDecodeError:
-            decoded = text.decode("utf-8", "replace")
-            try:
-                return _loads(decoded), decoded.encode()
-            except _JSONError as again:
-                exc = again
-        skip_record(self.ctx, self._error(f"malformed event line: {exc}", line_no, start))
-        self.bad_json = (line_no, start, str(exc))
-        return None, None
 
     def _error(self, message: str, line_no: int, offset: int) -> TraceParseError:
         return jhist_error(self.path, message, line_no, offset)

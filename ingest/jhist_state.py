@@ -76,8 +76,9 @@ from ingest.jhist_records import (
 )
 from ingest.jhist_schema import BadEvent, opt_int, opt_nonempty, opt_str, req_str
 from ingest.jhist_typed import JhCounters
+from ingest.shared_values import SharedValues
 from phaseline.hadoop_names import HistoryEventKind as EventKind
-from phaseline.hadoop_names import job_id_of, split_host
+from phaseline.hadoop_names import job_id_of
 from phaseline.hadoop_names import task_id_of as _task_id_of
 from phaseline.hadoop_names import task_type as _task_type
 from phaseline.schemas import Status, TaskType, normalize_status
@@ -121,11 +122,9 @@ class HistoryState:
         )
         self._pack_at = LIVE_RECORDS
         self.out: list[Row | RowBlock] = []
-        # One object per distinct host, rack, status, locality...: a job's tasks and attempts
-        # repeat a few dozen values, and each decoded event brings fresh copies.
-        self._strings: dict[str, str] = {}
-        self._hosts: dict[str, tuple[str | None, str | None]] = {}  # a host as written -> (host, rack), shared
-        self._statuses: dict[str | None, str | None] = {}  # a status as written -> as a Status value, shared
+        # One object per distinct host, rack, status, locality... (:class:`SharedValues`)
+        self.shared = shared = SharedValues()
+        self._share, self._host, self._status = shared.text, shared.host, shared.status
         # Counter rows of consecutive JhCounters records, gathered into blocks for :attr:`out`.
         self._counter_blocks = CounterBlocks(self.out)
         # The last JOB_FINISHED's counters by scope, as columns (groups, sizes, names, values): written
@@ -158,12 +157,6 @@ class HistoryState:
         pack_done(self.tasks, self.packed_tasks)
         pack_done(self.attempts, self.packed_attempts)
         self._pack_at = len(self.tasks) + len(self.attempts) + LIVE_RECORDS
-
-    def _share(self, text: str | None) -> str | None:
-        """``text``, as the one object kept for equal strings (held state stays small on large jobs)."""
-        if text is None:
-            return None
-        return self._strings.setdefault(text, text)
 
     def learn_job_id(self, payload: dict[str, Any]) -> None:
         """Take the job id from the first id an event carries (jobid, taskid, attemptId...)."""
@@ -359,22 +352,6 @@ class HistoryState:
         tracker = opt_str(p.get("trackerName"), "trackerName")
         if tracker:
             a.tracker_host = self._host(tracker)[0]
-
-    def _host(self, raw: str) -> tuple[str | None, str | None]:
-        """:func:`split_host` of ``raw``, once per distinct value (shared strings: :meth:`_share`)."""
-        got = self._hosts.get(raw)
-        if got is None:
-            host, rack = split_host(raw)
-            got = self._hosts[raw] = (self._share(host), self._share(rack))
-        return got
-
-    def _status(self, raw: str | None) -> str | None:
-        """:func:`normalize_status` of ``raw``, once per distinct value (shared strings: :meth:`_share`)."""
-        try:
-            return self._statuses[raw]
-        except KeyError:
-            got = self._statuses[raw] = self._share(normalize_status(raw))
-            return got
 
     def _attempt_done(self, a: AttemptRecord, p: dict[str, Any], status_field: str) -> None:
         a.finish_ms = opt_int(p.get("finishTime"), "finishTime")

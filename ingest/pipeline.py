@@ -227,13 +227,12 @@ def ingest_paths(
         Called for each file with its result, in input order, once its chunk
         is read (progress reporting).
     workers
-        Parser processes; 1 parses in this process.  Workers read whole chunks;
-        hashing, planning and commits stay in this process.
+        Parser processes; 1 parses in this process (as does a lone file too small for ranges).
+        Workers read whole chunks; hashing, planning and commits stay in this process.
     start_method
-        How worker processes start (a :mod:`multiprocessing` start method;
-        ``"forkserver"`` by default, why in :func:`worker_pool`).  As with any
-        start method but fork, a script that calls this with workers needs the
-        ``if __name__ == "__main__":`` guard.
+        How worker processes start (a :mod:`multiprocessing` start method; ``"forkserver"`` by default,
+        why in :func:`worker_pool`).  As with any start method but fork, a script that calls this with
+        workers needs the ``if __name__ == "__main__":`` guard.
     file_timeout_s
         A file whose reading takes longer is quarantined (``None``: no limit).
     commit_every_files, commit_every_s
