@@ -123,7 +123,7 @@ class HistoryState:
         self._pack_at = LIVE_RECORDS
         self.out: list[Row | RowBlock] = []
         # One object per distinct host, rack, status, locality... (:class:`SharedValues`)
-        self.shared = shared = SharedValues()
+        shared = SharedValues()
         self._share, self._host, self._status = shared.text, shared.host, shared.status
         # Counter rows of consecutive JhCounters records, gathered into blocks for :attr:`out`.
         self._counter_blocks = CounterBlocks(self.out)

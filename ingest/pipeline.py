@@ -33,7 +33,7 @@ from pathlib import Path
 
 from ingest.archives import is_archive
 from ingest.file_reading import FileResult, read_chunk
-from ingest.plan import CHUNK_FILES, Chunk, Live, Planner, is_copy
+from ingest.plan import CHUNK_FILES, Chunk, Live, Planner, is_copy, read_in_ranges
 from ingest.split_reading import RangeOutcome, land_split, read_range_work
 from ingest.walk import iter_files, resolved_files
 from phaseline.schemas import SourceStatus
@@ -284,14 +284,14 @@ def ingest_paths(
 def _useful_workers(
     found: Sequence[tuple[Path, Path]], workers: int, executor: Executor | None, split_bytes: int | None
 ) -> int:
-    """``workers``, or 1 where there is one file, not an archive, too small to be read in ranges: there is
-    nothing to share among processes, and starting them would be all they add."""
+    """``workers``, or 1 where there is one file, not an archive, that the workers would not read in ranges
+    (:func:`~ingest.plan.read_in_ranges`): there is nothing to share among processes, and starting them would
+    be all they add."""
     if workers <= 1 or executor is not None or len(found) != 1:
         return workers
     path = found[0][0]
     try:
-        small = split_bytes is None or path.stat().st_size < split_bytes
-        return 1 if small and not is_archive(path) else workers
+        return workers if is_archive(path) or read_in_ranges(path, split_bytes) else 1
     except OSError:  # gone or unreadable: the read names it, as with workers
         return workers
 

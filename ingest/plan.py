@@ -55,6 +55,15 @@ def sha256_file(path: Path, cuts: LineCuts | None = None) -> tuple[str, int]:
 _JOB_IN_NAME = re.compile(r"job_(?:local)?\d+_\d+")
 
 
+def read_in_ranges(path: Path, split_bytes: int | None) -> bool:
+    """Whether workers that share a file read it in ranges: a plain ``.jhist`` of ``split_bytes`` or more
+    (a compressed stream has no place to start in the middle); False where it cannot be read."""
+    try:
+        return split_bytes is not None and path.stat().st_size >= split_bytes and sniff_jhist(read_head(path), path)
+    except OSError:
+        return False
+
+
 def _name_job(key: str) -> str | None:
     match = _JOB_IN_NAME.search(key.rsplit("/", 1)[-1])
     return match.group(0) if match else None
@@ -288,12 +297,10 @@ class Planner:
         Only a plain ``.jhist`` is cut (a compressed stream has no place to start
         in the middle), in ``split_ranges`` ranges of at least half ``split_bytes``.
         """
-        if not self.split_ranges or self.split_bytes is None:
+        if not self.split_ranges or self.split_bytes is None or not read_in_ranges(member, self.split_bytes):
             return None
         try:
             size = member.stat().st_size
-            if size < self.split_bytes or not sniff_jhist(read_head(member), member):
-                return None
         except OSError:
             return None  # hashing it says why
         return LineCuts(max(self.split_bytes // 2, -(-size // self.split_ranges)))

@@ -316,6 +316,16 @@ def test_two_workers_read_files_in_ranges_into_the_same_store(tmp_path: Path) ->
     assert len(Store(tmp_path / "split").manifest().files) > 2 * len(Store(tmp_path / "whole").manifest().files)
 
 
+def test_a_lone_history_large_enough_is_read_in_ranges_by_the_workers(tmp_path: Path) -> None:
+    """One file alone gets the workers only where they read it in ranges (ingest.plan.read_in_ranges)."""
+    seed = next(p for p in _jhist_fixtures() if p.name.startswith("job_1526555215992_0001"))
+    whole = ingest_paths([seed], Store(tmp_path / "whole"), workers=1)
+    split = ingest_paths([seed], Store(tmp_path / "split"), workers=2, split_bytes=2_000, start_method="fork")
+    assert [(r.status, r.rows) for r in split.results] == [(r.status, r.rows) for r in whole.results]
+    assert _store_tables(tmp_path / "split") == _store_tables(tmp_path / "whole")
+    assert len(Store(tmp_path / "split").manifest().files) > len(Store(tmp_path / "whole").manifest().files)
+
+
 def test_a_range_over_the_time_limit_fails_its_file(tmp_path: Path) -> None:
     path, spans = _history(tmp_path, [_started(0), None, _map_finished(0, 1), _task_finished(MAP, 2, _attempt(0))])
     work = Work(str(path), path, "0" * 64, path.stat().st_size, tuple(spans))

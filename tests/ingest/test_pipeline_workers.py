@@ -290,8 +290,10 @@ def test_one_small_file_is_read_here_whatever_the_workers(
     assert [r.status for r in summary.results] == ["landed"]
     assert job_ids(Store(store_dir)) == ["j1"]
     assert pools == [1]
-    # two files, or one the workers would read in ranges, still get the workers
+    # however large, a file that is no plain .jhist is never read in ranges: still here
+    pipeline.ingest_paths([one], Store(tmp_path / "s3"), workers=2, start_method="fork", split_bytes=1)
+    assert pools == [1, 1]
+    # two files get the workers (a lone .jhist they read in ranges does too: test_jhist_split)
     two = typed(tmp_path / "two.typed", "j2,200")
     pipeline.ingest_paths([one, two], Store(tmp_path / "s2"), workers=2, start_method="fork")
-    pipeline.ingest_paths([one], Store(tmp_path / "s3"), workers=2, start_method="fork", split_bytes=1)
-    assert pools == [1, 2, 2]
+    assert pools == [1, 1, 2]
