@@ -37,12 +37,15 @@ from platform_model.engine.runner import run_engine  # noqa: E402
 from platform_model.model import fit_platform  # noqa: E402
 from platform_model.profile import profile_from_connection  # noqa: E402
 from predict.core import Cluster  # noqa: E402
-from predict.recommend import Recommendation, recommend_job  # noqa: E402
+from predict.recommend import Recommendation, search_job  # noqa: E402
 from profiles import queries  # noqa: E402
 from profiles.doctor import DoctorConfig, Finding, Heuristic, Severity, diagnose  # noqa: E402
 
 #: The saving measured must be at least this share of the saving predicted (issue 39).
 MIN_REALIZED = 0.8
+#: Where the model rejects a finding's own setting (it predicts no saving), the setting run for real must
+#: save less than this share of the job's time: a saving the runs' own spread (6-28 % in DOCTOR.md) hides.
+MAX_UNPAID_SHARE = 0.10
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +61,9 @@ class Case:
     config: str = ""
     #: why the case needs ``config``
     config_why: str = ""
+    #: whether the finding's setting pays on this engine: where it does not, the search must pass it over,
+    #: and the loop runs it anyway to measure that it does not (the model's "no" checked like its "yes")
+    pays: bool = True
 
 
 CASES = (
@@ -88,6 +94,7 @@ CASES = (
         config="[map_output_compression]\noutput_gb = [0, 0, 0, 0]\n",
         config_why="the default caps the grade by the map output's size (Severe from 10 GB, for clusters); a "
                    "local run's output is MBs, so the loop grades by the share of task time moving it alone",
+        pays=False,  # the engine's spills and fetches go through the page cache: a codec only adds its CPU
     ),
     Case(
         "one_reduce",
@@ -201,11 +208,15 @@ def run_case(case: Case, out: Path, repeats: int, sample: Path = REPO / "sample_
         raise AssertionError(f"{case.name}: doctor did not flag {case.heuristic} Severe or worse: {finding}")
     platform = fit_platform(profile_from_connection(con, source="doctor loop", job_name=BENCH_APP),
                             skip_unfittable=True)  # fmt: skip
-    found = [r for r in recommend_job(con, diagnosis, platform, case.cluster, min_severity=Severity.SEVERE)
-             if case.heuristic in r.heuristics]  # fmt: skip
-    if not found:
+    search = search_job(con, diagnosis, platform, case.cluster, min_severity=Severity.SEVERE)
+    found = [r for r in search.found if case.heuristic in r.heuristics]
+    if case.pays and not found:
         raise AssertionError(f"{case.name}: no recommendation answers {case.heuristic}")
-    best = found[0]
+    if not case.pays and found:
+        raise AssertionError(f"{case.name}: the model recommends what does not pay here: {found[0].summary}")
+    if not case.pays and case.heuristic not in search.passed_over:
+        raise AssertionError(f"{case.name}: the search priced no setting of {case.heuristic}")
+    best = found[0] if found else search.passed_over[case.heuristic]
     fixed = dataclasses.replace(case.job, hadoop_conf={**case.job.hadoop_conf, **best.hadoop_settings})
     after, others_after = _runs(fixed, out / "after", repeats, store)
     return Outcome(case.name, finding, best, tuple(_span_s(store, j) for j in before),
@@ -229,15 +240,22 @@ def write_markdown(outcomes: list[Outcome], path: Path, repeats: int, load: tupl
         "| case | finding | severity | settings | predicted before -> after (saving) | measured before -> after (saving) | realized |",
         "|---|---|---|---|---|---|---|",
     ]
+    by_name = {c.name: c for c in CASES}
     for o in outcomes:
         r = o.recommendation
         before, after = min(o.measured_before_s), min(o.measured_after_s)
+        realized = (f"{o.realized:.0%}" if by_name[o.case].pays else
+                    f"not recommended; measured {o.measured_saving_s / before:.0%} of the job")  # fmt: skip
         lines.append(
             f"| {o.case} | {o.finding.heuristic}: {o.finding.detail} | {o.finding.severity.label} "
             f"| {', '.join(e.label for e in (*r.edits, *r.companions))} | {r.baseline_s:.2f} -> {r.predicted_s:.2f} s ({r.saving_s:.2f} s) "
-            f"| {before:.2f} -> {after:.2f} s ({o.measured_saving_s:.2f} s) | {o.realized:.0%} |"
+            f"| {before:.2f} -> {after:.2f} s ({o.measured_saving_s:.2f} s) | {realized} |"
         )
-    by_name = {c.name: c for c in CASES}
+    unpaid = [o.case for o in outcomes if not by_name[o.case].pays]
+    if unpaid:
+        lines += ["", f"{', '.join(unpaid)}: the finding's own setting is predicted slower, so `--recommend` passes it "
+                  "over; the loop runs it anyway and asks its measured saving to stay under "
+                  f"{MAX_UNPAID_SHARE:.0%} of the job's time (the model's \"no\", checked as its \"yes\" is)."]
     for o in outcomes:
         case = by_name[o.case]
         if case.config:

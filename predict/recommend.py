@@ -21,8 +21,8 @@ from __future__ import annotations
 import itertools
 import json
 import warnings
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,7 @@ from profiles.doctor import Diagnosis, Heuristic, Severity
 from profiles.extract import extract_profile
 from profiles.profile import JobProfile
 
-__all__ = ["COMPANIONS", "KNOBS", "MAP_OUTPUT_CODEC", "MAX_COMBINATIONS", "ModelError", "Recommendation", "backtest_error", "finding_rows", "recommend", "recommend_job"]
+__all__ = ["COMPANIONS", "KNOBS", "MAP_OUTPUT_CODEC", "MAX_COMBINATIONS", "ModelError", "Recommendation", "Search", "backtest_error", "finding_rows", "recommend", "recommend_job", "search", "search_job"]
 
 #: The most combinations one search prices (the product of the flagged knobs' values).
 MAX_COMBINATIONS = 4096
@@ -215,6 +215,16 @@ class Recommendation:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class Search:
+    """What one search found: the recommendations (faster than the job's own settings, best first), and
+    for each flagged finding none of them answers, the fastest of its own settings, which the model
+    predicts no faster (the doctor says so instead of staying silent)."""
+
+    found: list[Recommendation]
+    passed_over: dict[Heuristic, Recommendation]
+
+
 def recommend(
     diagnosis: Diagnosis,
     profile: JobProfile,
@@ -226,10 +236,25 @@ def recommend(
     min_severity: Severity = Severity.MODERATE,
 ) -> list[Recommendation]:
     """The ``top`` configurations that the model predicts fastest, among the knobs of the findings of
-    ``diagnosis`` at ``min_severity`` or worse; only those faster than the job's own settings.
+    ``diagnosis`` at ``min_severity`` or worse; only those faster than the job's own settings
+    (:func:`search`'s ``found``)."""
+    return search(diagnosis, profile, platform, base, model=model, top=top, min_severity=min_severity).found
 
-    Every combination of the knobs' candidate values (each knob also left as it is) is priced;
-    a combination the model cannot price (a :class:`~phaseline.errors.PhaselineError`) is passed
+
+def search(
+    diagnosis: Diagnosis,
+    profile: JobProfile,
+    platform: PhaseDurationModel,
+    base: Scenario,
+    *,
+    model: str = "herodotou",
+    top: int = 3,
+    min_severity: Severity = Severity.MODERATE,
+) -> Search:
+    """Price every combination of the flagged findings' knobs (each knob also left as it is); keep the
+    ``top`` fastest that beat the job's own settings, and each unanswered finding's best own setting.
+
+    A combination the model cannot price (a :class:`~phaseline.errors.PhaselineError`) is passed
     over.  Of equal predictions (within :data:`SAME_S`) only the first is kept: the one with fewer
     edits, then the smaller values (each knob's candidates rise).
     """
@@ -243,38 +268,49 @@ def recommend(
                 candidates[key] = values(profile, base)
     keys = [k for k in knobs if candidates[k]]
     if not keys:
-        return []
+        return Search([], {})
     predictor = core.get(model)
-
-    def price(scenario: Scenario) -> tuple[float, tuple[str, ...]]:
-        """The predicted seconds, and the model's warnings (an extrapolating platform model) about them."""
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", PhaselineWarning)
-            p = predictor.predict(profile, platform, scenario.cluster, scenario.dataset, scenario.settings)
-        said = (str(w.message) for w in caught if issubclass(w.category, PhaselineWarning))
-        return p.seconds, tuple(dict.fromkeys(said))
-
-    baseline_s, baseline_notes = price(base)
+    baseline_s, baseline_notes = _price(predictor, profile, platform, base)
     error = backtest_error(model)
-    priced: list[tuple[float, tuple[Edit, ...], tuple[str, ...]]] = []
+    priced: list[Recommendation] = []
     for combo in itertools.islice(_combinations(keys, candidates), MAX_COMBINATIONS):
         if not combo:
             continue
         try:
-            seconds, notes = price(apply_edits(base, combo, profile))
+            seconds, notes = _price(predictor, profile, platform, apply_edits(base, combo, profile))
         except PhaselineError:
             continue
-        priced.append((seconds, combo, tuple(n for n in notes if n not in baseline_notes)))
-    priced.sort(key=lambda p: (round(p[0], 6), len(p[1])))
-    out: list[Recommendation] = []
-    for seconds, combo, notes in priced:
-        if seconds >= baseline_s or len(out) >= top:
-            break
-        if out and abs(seconds - out[-1].predicted_s) < SAME_S:  # the same time by more change: not another choice
-            continue
         answered = tuple(dict.fromkeys(h for e in combo for h in knobs[e.key]))
-        out.append(Recommendation(diagnosis.job_id, answered, combo, model, baseline_s, seconds, error, notes))
-    return out
+        fresh = tuple(n for n in notes if n not in baseline_notes)
+        priced.append(Recommendation(diagnosis.job_id, answered, combo, model, baseline_s, seconds, error, fresh))
+    priced.sort(key=lambda r: (round(r.predicted_s, 6), len(r.edits)))
+    out: list[Recommendation] = []
+    for r in priced:
+        if r.predicted_s >= baseline_s or len(out) >= top:
+            break
+        if out and abs(r.predicted_s - out[-1].predicted_s) < SAME_S:  # the same time by more change: not another choice
+            continue
+        out.append(r)
+    passed_over: dict[Heuristic, Recommendation] = {}
+    for heuristic in dict.fromkeys(flagged):
+        own = {key for key, _ in KNOBS[heuristic]}
+        if any(heuristic in r.heuristics for r in out):
+            continue
+        best = next((r for r in priced if {e.key for e in r.edits} <= own), None)  # priced is fastest first
+        if best is not None and best.saving_s <= 0:  # (a faster one only missed the top few)
+            passed_over[heuristic] = replace(best, heuristics=(heuristic,))
+    return Search(out, passed_over)
+
+
+def _price(
+    predictor: core.Model, profile: JobProfile, platform: PhaseDurationModel, scenario: Scenario
+) -> tuple[float, tuple[str, ...]]:
+    """The predicted seconds, and the model's warnings (an extrapolating platform model) about them."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PhaselineWarning)
+        p = predictor.predict(profile, platform, scenario.cluster, scenario.dataset, scenario.settings)
+    said = (str(w.message) for w in caught if issubclass(w.category, PhaselineWarning))
+    return p.seconds, tuple(dict.fromkeys(said))
 
 
 def _combinations(keys: Sequence[str], candidates: dict[str, list[str]]) -> Iterable[tuple[Edit, ...]]:
@@ -285,17 +321,46 @@ def _combinations(keys: Sequence[str], candidates: dict[str, list[str]]) -> Iter
 
 
 
-def finding_rows(diagnosis: Diagnosis, found: Sequence[Recommendation]) -> list[dict[str, Any]]:
+def finding_rows(
+    diagnosis: Diagnosis, found: Sequence[Recommendation], passed_over: Mapping[Heuristic, Recommendation] | None = None
+) -> list[dict[str, Any]]:
     """The diagnosis' findings as output rows, the recommendation of each that a search answered
-    replaced by the searched settings (best first, ``; or`` between them)."""
+    replaced by the searched settings (best first, ``; or`` between them), and of each whose own
+    settings the model predicts no faster (``passed_over``) by that verdict."""
     rows = []
     for finding in diagnosis.findings:
         row = finding.to_dict()
         answers = [r.summary for r in found if finding.heuristic in r.heuristics]
         if answers:
             row["recommendation"] = "; or ".join(answers)
+        elif passed_over and (r := passed_over.get(finding.heuristic)) is not None:
+            row["recommendation"] = (
+                f"{', '.join(e.label for e in r.edits)}: predicted {r.predicted_s:.2f} s against the job's "
+                f"{r.baseline_s:.2f} s by {r.model}, no faster here, so not recommended (the heuristic's advice: "
+                f"{finding.recommendation})"
+            )
         rows.append(row)
     return rows
+
+
+def search_job(
+    con: duckdb.DuckDBPyConnection,
+    diagnosis: Diagnosis,
+    platform: PhaseDurationModel,
+    cluster: Cluster,
+    *,
+    model: str = "herodotou",
+    top: int = 3,
+    min_severity: Severity = Severity.MODERATE,
+) -> Search:
+    """:func:`search` for a job of the store: its profile extracted, its own settings as the baseline
+    on ``cluster``.  A job whose profile cannot be extracted raises
+    :class:`~phaseline.errors.ProfileError` saying why."""
+    if not any(f.severity >= min_severity and f.heuristic in KNOBS for f in diagnosis.findings):
+        return Search([], {})
+    profile = extract_profile(con, diagnosis.job_id)
+    base = Scenario.for_profile(profile, cluster)
+    return search(diagnosis, profile, platform, base, model=model, top=top, min_severity=min_severity)
 
 
 def recommend_job(
@@ -308,11 +373,5 @@ def recommend_job(
     top: int = 3,
     min_severity: Severity = Severity.MODERATE,
 ) -> list[Recommendation]:
-    """:func:`recommend` for a job of the store: its profile extracted, its own settings as the baseline
-    on ``cluster``.  A job whose profile cannot be extracted raises
-    :class:`~phaseline.errors.ProfileError` saying why."""
-    if not any(f.severity >= min_severity and f.heuristic in KNOBS for f in diagnosis.findings):
-        return []
-    profile = extract_profile(con, diagnosis.job_id)
-    base = Scenario.for_profile(profile, cluster)
-    return recommend(diagnosis, profile, platform, base, model=model, top=top, min_severity=min_severity)
+    """:func:`search_job`'s recommendations (``found``)."""
+    return search_job(con, diagnosis, platform, cluster, model=model, top=top, min_severity=min_severity).found

@@ -85,13 +85,15 @@ def doctor(
     for d in diagnoses:
         for s in d.skipped:
             click.echo(f"skipped {s.heuristic} for {s.job_id}: {s.reason}", err=True)
-    found: dict[str, list[Any]] = {}
+    searches: dict[str, Any] = {}
     if recommend:
         assert platform is not None
-        found = _search(con, diagnoses, platform, model_name, top, min_severity, cluster_kw)
+        searches = _search(con, diagnoses, platform, model_name, top, min_severity, cluster_kw)
     from predict.recommend import finding_rows
 
-    rows = [row for d in diagnoses for row in finding_rows(d, found.get(d.job_id, []))]
+    found = {job: s.found for job, s in searches.items()}
+    rows = [row for d in diagnoses
+            for row in finding_rows(d, found.get(d.job_id, []), searches[d.job_id].passed_over if d.job_id in searches else None)]  # fmt: skip
     if fmt == "table":  # (csv and json keep every digit)
         rows = [r | {"value": None if r["value"] is None else float(f"{r['value']:.4g}")} for r in rows]
     emit(rows, fmt, columns=list(COLUMNS), title="phaseline doctor")
@@ -100,25 +102,25 @@ def doctor(
 
 
 def _search(con: Any, diagnoses: list[Any], platform: Path, model: str, top: int, min_severity: str,
-            cluster_kw: dict[str, Any]) -> dict[str, list[Any]]:
-    """Each job's recommendations (a job without any is named on stderr, with why)."""
+            cluster_kw: dict[str, Any]) -> dict[str, Any]:
+    """Each job's search (a job without a recommendation is named on stderr, with why)."""
     from phaseline.cli.predict import cluster_from
     from platform_model.model import PlatformModel
-    from predict.recommend import recommend_job
+    from predict.recommend import search_job
     from profiles.doctor import Severity
 
     fitted = PlatformModel.load(platform)
-    found: dict[str, list[Any]] = {}
+    found: dict[str, Any] = {}
     for d in diagnoses:
         try:
-            found[d.job_id] = recommend_job(
+            found[d.job_id] = search_job(
                 con, d, fitted, cluster_from(cluster_kw), model=model, top=top,
                 min_severity=Severity[min_severity.upper()],
             )  # fmt: skip
         except PhaselineError as exc:
             click.echo(f"no recommendation for {d.job_id}: {exc}", err=True)
             continue
-        if not found[d.job_id]:
+        if not found[d.job_id].found:
             click.echo(f"no recommendation for {d.job_id}: no {min_severity}-or-worse finding with a setting "
                        f"to change, or no setting the {model} model predicts faster", err=True)
     return found

@@ -25,7 +25,9 @@ from predict.recommend import (
     MAP_OUTPUT_CODEC,
     Recommendation,
     backtest_error,
+    finding_rows,
     recommend,
+    search,
 )
 from profiles.doctor import CONFIG_VERSION, DoctorConfig, Heuristic, Severity, diagnose, diagnose_jobs
 from profiles.extract import extract_profile
@@ -245,3 +247,39 @@ def test_compressing_map_output_is_run_with_the_fast_codec_the_model_priced() ->
     assert rec.to_dict()["run_with"] == {"mapreduce.map.output.compress.codec": MAP_OUTPUT_CODEC}
     plain = dataclasses.replace(rec, edits=(Edit("mapreduce.job.reduces", "2"),))
     assert (plain.companions, "run it with" in plain.summary) == ((), False)
+
+
+@pytest.mark.parametrize(("ms_per_byte", "pays"), [(1e-4, True), (1e-7, False)])
+def test_a_setting_the_model_predicts_no_faster_is_named_not_recommended(
+    sample_store: Path, tmp_path: Path, ms_per_byte: float, pays: bool
+) -> None:
+    """Compressing map output pays where the shuffle moves bytes slowly and only costs the codec's CPU where it
+    moves them at memory speed (predict.herodotou_stats): the search recommends it in the first case; in the
+    second the finding says the model's verdict instead of the heuristic's advice alone."""
+    from tests.predict.test_predict_core import LinearPlatform
+
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"map_output_compression": {"io_share": [0, 0, 0, 0], "output_gb": [0, 0, 0, 0]}}))
+    con = Store(sample_store).connect()
+    diagnosis = diagnose(con, MERGES_JOB, DoctorConfig.load(path))
+    (finding,) = [f for f in diagnosis.findings if f.heuristic == Heuristic.MAP_OUTPUT_COMPRESSION]
+    assert finding.severity == Severity.CRITICAL
+    profile = extract_profile(con, MERGES_JOB)
+    base = Scenario.for_profile(profile, core.Cluster(1, 2, 1))
+    plat = LinearPlatform(coef={**LinearPlatform().coef, "shuffle": (200.0, ms_per_byte)})
+    result = search(diagnosis, profile, plat, base, min_severity=Severity.CRITICAL)
+    compressing = [r for r in result.found if Heuristic.MAP_OUTPUT_COMPRESSION in r.heuristics]
+    assert bool(compressing) is pays
+    rows = {r["heuristic"]: r for r in finding_rows(diagnosis, result.found, result.passed_over)}
+    said = rows["map_output_compression"]["recommendation"]
+    if pays:
+        assert Heuristic.MAP_OUTPUT_COMPRESSION not in result.passed_over
+        assert compressing[0].saving_s > 0
+        assert said.startswith("mapreduce.map.output.compress=true")
+        assert "saving" in said
+    else:
+        verdict = result.passed_over[Heuristic.MAP_OUTPUT_COMPRESSION]
+        assert verdict.saving_s <= 0
+        assert verdict.edits == (Edit("mapreduce.map.output.compress", "true"),)
+        assert said.startswith(f"mapreduce.map.output.compress=true: predicted {verdict.predicted_s:.2f} s against the "
+                               f"job's {verdict.baseline_s:.2f} s by herodotou, no faster here, so not recommended")  # fmt: skip

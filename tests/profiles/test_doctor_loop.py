@@ -1,11 +1,14 @@
 """The doctor's loop on the local engine (slow): misconfigured jobs are flagged Severe or Critical, and
-the recommended settings, run for real, save at least 80 % of the time the model predicted.
+the recommended settings, run for real, save at least 80 % of the time the model predicted; where the
+model predicts that the finding's own setting does not pay, it is not recommended, and run anyway it
+saves less than 10 % of the job.
 
 The loop itself is ``benchmarks/bench_doctor.py`` (which also writes ``benchmarks/DOCTOR.md``); each
 case runs its job twice before and twice after (about a minute and a half per case on two idle cores;
 the 512 short maps of many_small_maps about two and a half).  The four cases are issue 39's: a sort
 buffer so small each map spills many times, splits so small that hundreds of short maps run, map
-output uncompressed where compressing it pays, one reduce for the shuffle.
+output uncompressed (where compressing it would pay on a cluster's disks and network; on this engine's
+page cache and loopback copy it does not, and the model says so), one reduce for the shuffle.
 """
 
 from __future__ import annotations
@@ -32,14 +35,11 @@ MAX_OTHERS_CORES = 0.5
 MAX_LOAD_PER_CORE = 1.0
 #: Issue 39's loop is not closed for these cases (benchmarks/DOCTOR.md); not strict: a run that realizes
 #: the saving passes.  one_reduce: the saving is the second reduce slot's, and it needs the machine's
-#: second core.  uncompressed_map_output: the what-if halves the reduce phase with its assumed 0.5
-#: compression ratio, where the reduce's time is not its bytes (Herodotou's reduce phase of the profiled run
-#: is 10.2 s against 1.5-1.8 s measured, offset by a calibrated -11 s overhead that the edit rescales with it).
+#: second core.  (uncompressed_map_output, whose setting does not pay on this engine, is a case of the
+#: model's "no": ``bench_doctor.Case.pays``.)
 MISSES = {
     "one_reduce": "two reduces on two slots, 128 MB: predicted 1.14 s saving, measured 0.32 s (best of 3) while "
                   "another process held one of the two cores; 0.96 s (84 %) on an idle machine",
-    "uncompressed_map_output": "LZ4 map output: predicted 1.10 s saving, measured 0.16 s (best of 3) and 0.37-0.57 "
-                               "s in 3 interleaved pairs: the model over-prices the reduce's bytes",
 }
 
 @pytest.mark.slow
@@ -56,9 +56,9 @@ MISSES = {
     ],
 )  # fmt: skip
 def test_the_loop_closes(case: bench_doctor.Case, tmp_path: Path) -> None:
-    outcome = bench_doctor.run_case(case, tmp_path, repeats=2)
+    outcome = bench_doctor.run_case(case, tmp_path, repeats=2)  # raises where --recommend does not answer as `pays` says
     assert outcome.finding.severity >= Severity.SEVERE
-    assert outcome.recommendation.saving_s > 0
+    assert (outcome.recommendation.saving_s > 0) is case.pays
     assert case.heuristic in outcome.recommendation.heuristics
     others = [c for c in (*outcome.others_before, *outcome.others_after) if c is not None]
     if others:  # measured around the runs themselves (the load average lags: it still shows earlier tests)
@@ -69,4 +69,7 @@ def test_the_loop_closes(case: bench_doctor.Case, tmp_path: Path) -> None:
         pytest.skip(f"{busy:.1f} {what}: the measured saving "
                     f"({outcome.measured_saving_s:.2f} s of {outcome.recommendation.saving_s:.2f} s predicted) "
                     "measures the other processes too")  # fmt: skip
-    assert outcome.realized >= bench_doctor.MIN_REALIZED, outcome.to_dict()
+    if case.pays:
+        assert outcome.realized >= bench_doctor.MIN_REALIZED, outcome.to_dict()
+    else:  # the setting the search passed over, run anyway: it must not pay either
+        assert outcome.measured_saving_s < bench_doctor.MAX_UNPAID_SHARE * min(outcome.measured_before_s), outcome.to_dict()
