@@ -73,7 +73,8 @@ def doctor(
     predicted time and saving, the model's backtested error, and a --set line to
     paste into `phaseline whatif` (or as -D options); they replace the flagged
     findings' recommendation (csv, json) and follow the findings as a table
-    (table).  Exit status 0 whatever the findings.
+    (table).  A flagged finding none of whose own settings the model predicts
+    faster says so in its recommendation.  Exit status 0 whatever the findings.
     """
     from profiles.doctor import DoctorConfig, diagnose_jobs
 
