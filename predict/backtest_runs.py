@@ -11,9 +11,9 @@ from dataclasses import dataclass
 import duckdb
 
 from phaseline.errors import DataQualityWarning
+from phaseline.hadoop_names import local_runner_job
 from profiles import queries
 from profiles.merge_runs import SELECTIVITY_SPREAD, selectivity_spread
-from profiles.profile import local_runner_job
 
 __all__ = [
     "SAME_SIZE_RTOL", "Run", "case_labels", "group_cases", "load_runs", "profiled_index", "warn_if_mixed",

@@ -29,6 +29,7 @@ from phaseline.hadoop_names import (
     FILE_INPUT_FORMAT_COUNTER_GROUP,
     FILE_OUTPUT_FORMAT_COUNTER_GROUP,
     TASK_COUNTER_GROUP,
+    local_runner_job,
 )
 from predict.simulate import Attempt, SimRun
 
@@ -80,13 +81,16 @@ class SimTrace:
     reduce_counters: Mapping[str, int] = field(default_factory=dict)
     map_input_bytes: int | None = None
     map_output_file_bytes: int | None = None
+    #: the job tracker's identifier in the ids where it is not ``cluster_ts``: LocalJobRunner's is
+    #: ``local`` and a number (``job_local42_0001``)
+    tracker: str | None = None
 
     @property
     def job_id(self) -> str:
-        return f"job_{self.cluster_ts}_{self.sequence:04d}"
+        return f"job_{self.tracker or self.cluster_ts}_{self.sequence:04d}"
 
     def task_id(self, kind: str, index: int) -> str:
-        return f"task_{self.cluster_ts}_{self.sequence:04d}_{kind}_{index:06d}"
+        return f"task_{self.tracker or self.cluster_ts}_{self.sequence:04d}_{kind}_{index:06d}"
 
 
 def _name_field(text: str) -> str:
@@ -275,9 +279,10 @@ def _task_events(run: SimRun, trace: SimTrace, t0: int) -> list[bytes]:
 
 
 def _job_head(trace: SimTrace, t0: int, n_maps: int, n_reduces: int) -> list[bytes]:
-    """The job's events before its tasks': the AM's start, submission, initialisation, launch time."""
+    """The job's events before its tasks': the AM's start (none in LocalJobRunner's, which has no AM),
+    submission, initialisation, launch time."""
     jid = trace.job_id
-    return [
+    head = [
         _event(
             "AM_STARTED",
             "AMStarted",
@@ -323,6 +328,7 @@ def _job_head(trace: SimTrace, t0: int, n_maps: int, n_reduces: int) -> list[byt
             {"jobid": jid, "submitTime": trace.submit_ms, "launchTime": t0},
         ),
     ]
+    return head[1:] if local_runner_job(jid) else head
 
 
 def _job_finished(run: SimRun, trace: SimTrace, t0: int, done: set[tuple[str, int]]) -> bytes:

@@ -37,6 +37,7 @@ import duckdb
 import pandas as pd
 
 from phaseline.errors import DataQualityWarning, ProfileError
+from phaseline.hadoop_names import local_runner_job
 from phaseline.schemas import Phase
 from profiles import queries as q
 from profiles.phase_spans import overheads, own_side, per_unit
@@ -356,7 +357,8 @@ def _first_wave_split(
     if waves.empty:
         return None, frozenset()
     split = split_first_wave(
-        [float(d) for d in waves["dur_ms"]], [int(w) for w in waves["wave"]], int(waves["slots"].max())
+        [float(d) for d in waves["dur_ms"]], [int(w) for w in waves["wave"]], int(waves["slots"].max()),
+        one_jvm=local_runner_job(job_id),
     )
     if split.caveat is not None and len(waves) > 1:
         warnings.warn(DataQualityWarning(f"{job_id}: {split.caveat}"), stacklevel=3)

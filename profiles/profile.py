@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from phaseline.errors import ProfileError
+from phaseline.hadoop_names import local_runner_job
 from phaseline.schemas import Phase
 from profiles.profile_json import from_plain, to_plain
 from profiles.profile_stats import (
@@ -62,7 +63,6 @@ __all__ = [
     "ProfileSource",
     "Stage",
     "evidence_line",
-    "local_runner_job",
 ]
 
 PROFILE_SCHEMA_VERSION = 1
@@ -102,15 +102,6 @@ class ProfileSource:
     def local_runner(self) -> bool:
         """Whether every run was the LocalJobRunner's (:func:`local_runner_job`)."""
         return all(map(local_runner_job, self.job_ids))
-
-
-def local_runner_job(job_id: str) -> bool:
-    """Whether a job id is the LocalJobRunner's (``job_local<n>_<seq>``): one JVM, reduces after the maps.
-
-    >>> local_runner_job("job_local1827494099_0001"), local_runner_job("job_1416424547277_0002")
-    (True, False)
-    """
-    return job_id.startswith("job_local")
 
 
 _PHASE_KEY = re.compile(r"^[a-z][a-z_]*(\+[a-z][a-z_]*)*$")

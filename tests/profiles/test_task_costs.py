@@ -87,6 +87,25 @@ def test_one_wave_cannot_tell_and_says_how_to_fix_it() -> None:
     assert "profile a run with more maps than slots, or a second input size" in s.evidence
 
 
+def test_in_one_jvm_the_fastest_map_is_the_typical_one() -> None:
+    """LocalJobRunner's maps share one JVM, whose compiles stall two of a 4-map run's three later maps (the
+    backtest suite's skewed-key job, one slot): more than the later waves' cut survives, so the fastest map
+    (and any within MIN_REL_SPREAD of it) is the typical one, and the rest is the JVM's one-time warm-up."""
+    durs = [114.0, 71.0, 212.0, 259.0]
+    apart = split_first_wave(durs, [1, 2, 3, 4], 1)
+    assert apart.left_out == 0  # judged against the later waves, nothing stands out
+    one = split_first_wave(durs, [1, 2, 3, 4], 1, one_jvm=True)
+    assert one.fastest
+    assert (one.typical_count, one.left_out, one.typical_index) == (1, 3, (1,))
+    assert one.typical_avg_ms == 71.0
+    assert one.one_time_ms == pytest.approx(sum(durs) - 4 * 71.0)
+    assert one.caveat is None  # in one JVM a warm-up larger than a small run's work is the rule
+    assert "fastest of 4 maps (one JVM" in one.evidence
+    close = split_first_wave([100.0, 41.0, 40.0, 90.0], [1, 2, 3, 4], 1, one_jvm=True)
+    assert close.typical_index == (1, 2)  # 41 ms is within 5 % of the fastest: as typical
+    assert close.typical_avg_ms == pytest.approx(40.5)
+
+
 def test_split_rejects_mismatched_input() -> None:
     with pytest.raises(ValueError, match="one wave per duration"):
         split_first_wave([1.0, 2.0], [1], 1)
@@ -162,6 +181,30 @@ def test_one_slow_first_map_predicts_a_six_times_larger_run(tmp_path: Path, mode
         profile, PLATFORM, Cluster(1, 1, 1), Dataset(8 * SPLIT, splits=8), JobSettings(reduces=0)
     )
     assert same.seconds == pytest.approx(sum(profiled) / 1000, rel=KNOWN_ANSWER_REL)
+
+
+@pytest.mark.parametrize("model", core.models())
+def test_a_local_run_whose_later_maps_stall_predicts_an_eight_times_larger_run(tmp_path: Path, model: str) -> None:
+    """The known answer in one JVM (LocalJobRunner's ids): two of three later maps carry the JVM's compiles;
+    a run of 32 maps pays them once, its other maps at the warm cost."""
+    profiled = [114.0, 71.0, 212.0, 259.0]
+    trace = SimTrace(sequence=1, job_name="skewed", tracker="local42",
+                     map_counters={"MAP_INPUT_RECORDS": RECORDS, "MAP_OUTPUT_RECORDS": RECORDS // 2},
+                     map_input_bytes=SPLIT, map_output_file_bytes=SPLIT // 2)  # fmt: skip
+    out = tmp_path / "run"
+    out.mkdir()
+    path = write_jhist(_map_only_run(profiled), out, n_maps=4, n_reduces=0, trace=trace)
+    store = Store(tmp_path / "store")
+    ingest_paths([path], store)
+    profile = extract_profile(store.connect(), trace.job_id)
+    assert trace.job_id == "job_local42_0001"
+    assert profile.map_tasks_left_out == 3
+    assert "fastest of 4 maps" in (profile.cost_evidence or "")
+    truth_s = (sum(profiled) - 4 * 71.0 + 32 * 71.0) / 1000  # the warm-up once, 32 warm maps
+    pred = core.get(model).predict(
+        profile, PLATFORM, Cluster(1, 1, 1), Dataset(32 * SPLIT, splits=32), JobSettings(reduces=0)
+    )
+    assert pred.seconds == pytest.approx(truth_s, rel=KNOWN_ANSWER_REL)
 
 
 def test_a_profile_of_one_wave_warns_and_names_the_fix(tmp_path: Path) -> None:
