@@ -29,21 +29,23 @@ its extra lengthens the map stage by the excess per slot).  Work is kept:
 **Tasks of one JVM.**  LocalJobRunner runs every task of a job in the JVM
 that started it, so the JVM's warm-up (class loading, and the JIT compiles
 that the local engine makes blocking, ``MEASURING_JVM_FLAGS``) lands on
-whichever of the first maps trigger it: in the backtest suite's 4-map runs,
-two of the three later maps at once (a skewed-key job's maps took 114, 71,
-212 and 259 ms, its maps 64 ms in a run eight times larger).  That is more
-than the half of the later maps any robust statistic of them survives, so
-where the maps shared one JVM the typical map is the fastest one (with the
-maps within :data:`MIN_REL_SPREAD` of it): a task is never faster than its
-warm cost, as ``timeit`` takes the least of its repeats, and the rest is the
-JVM's one-time warm-up.  Beside another map a map also runs faster when it
-has the machine to itself, a second reason to be fast; kept to runs of one
-slot, the rule was worse on the backtest's tuning set (2026-11-29, the
-committed suite's runs: best median 11.3 % and worst 76.6 %, against 10.7 %
-and 42.2 % for every run of one JVM and 10.6 % and 76.6 % before), whose
-worst cases were two-slot profiles whose two maps of a wave stalled
-together.  On a cluster every task starts its own JVM and pays its own
-warm-up; there the later waves' cut stands.
+whichever of the first maps trigger it.  In the backtest suite's 4-map
+profiles on two slots it stalled both later maps at once (sort: 124, 116,
+362 and 349 ms; 73-110 ms in runs eight times larger), and a cut judged
+against two stalled maps keeps them.  So where the maps shared one JVM and
+the later waves hold fewer than :data:`MIN_LATER_MAPS` maps (the evidence
+the profile already calls thin), the typical map is the fastest one (with
+the maps within :data:`MIN_REL_SPREAD` of it): a task is never faster than
+its warm cost, as ``timeit`` takes the least of its repeats, and the rest is
+the JVM's one-time warm-up.  With more later maps their cut stands: taken as
+the fastest, a 512-map run's maps (12 ms the fastest, 21-25 ms the median)
+put every map's variation into the one-time term, and the doctor's loop
+predicted 0.91 s of saving from fewer maps where 7.65 s were measured.
+Chosen on the backtest's tuning set (2026-11-29, the committed suite's runs,
+best median / worst): 10.6 % / 76.6 % before, 10.7 % / 42.2 % with the
+fastest map in every run of one JVM, 10.1 % / 38.4 % with this rule.  On a
+cluster every task starts its own JVM and pays its own warm-up: the later
+waves' cut stands there.
 
 When a job has runs at two or more input sizes, :func:`fit_map_work` fits the
 job's total map work against its input, ``W = F + P x bytes`` (fixed +
@@ -132,7 +134,7 @@ class FirstWaveSplit:
     later_count: int
     can_tell: bool
     max_extra_ms: float = 0.0
-    #: whether the typical map is the fastest (the maps ran in one JVM: module docstring)
+    #: whether the typical map is the fastest (one JVM, few later maps: module docstring)
     fastest: bool = False
 
     @property
@@ -151,8 +153,7 @@ class FirstWaveSplit:
                 f"one-time and per-task cost is uncertain; {fix}"
             )
         typical_work = (self.typical_count + self.left_out) * self.typical_avg_ms
-        # (in one JVM a warm-up larger than a small run's work is the rule, not a doubtful split)
-        if not self.fastest and self.slots * self.one_time_ms > typical_work:
+        if self.slots * self.one_time_ms > typical_work:
             return (
                 f"the maps it set apart as one-time cost ({self.slots * self.one_time_ms:.0f} ms) outweigh all "
                 f"its maps at the typical duration ({typical_work:.0f} ms): a larger run's prediction rests on "
@@ -194,7 +195,7 @@ def split_first_wave(
     durations_ms: Sequence[float], waves: Sequence[int], slots: int, *, one_jvm: bool = False
 ) -> FirstWaveSplit:
     """Split successful map durations into the typical map and a one-time term (module docstring);
-    ``one_jvm``: the maps ran in one JVM (LocalJobRunner): the typical map is then the fastest.
+    ``one_jvm``: the maps ran in one JVM (LocalJobRunner): with few later maps the typical one is the fastest.
 
     >>> s = split_first_wave([600, 40, 42, 38, 40], [1, 2, 3, 4, 5], 1)
     >>> round(s.typical_avg_ms), round(s.one_time_ms), s.left_out
@@ -205,8 +206,8 @@ def split_first_wave(
     if len(durations_ms) != len(waves) or not durations_ms:
         raise ValueError("split_first_wave needs one wave per duration, and at least one")
     slots = max(1, slots)
-    fastest = one_jvm
     later = [d for d, w in zip(durations_ms, waves, strict=True) if w > 1]
+    fastest = one_jvm and len(later) < MIN_LATER_MAPS
     kept = tuple(range(len(durations_ms)))  # every map, where nothing is set apart
     excess = 0.0
     if later:

