@@ -42,6 +42,7 @@ from typing import Any
 from phaseline.errors import ProfileError
 from phaseline.hadoop_names import local_runner_job
 from phaseline.schemas import Phase
+from phaseline.text_file import read_text_file
 from profiles.profile_json import from_plain, to_plain
 from profiles.profile_stats import (
     CostStatistics,
@@ -317,13 +318,7 @@ class JobProfile:
     def load(cls, path: str | Path) -> JobProfile:
         """Read and validate a profile file (``phaseline profile JOB --out profile.json`` writes them)."""
         p = Path(path)
-        try:
-            text = p.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ProfileError(f"{p}: cannot read profile ({exc.strerror})") from exc
-        except UnicodeDecodeError as exc:
-            raise ProfileError(f"{p}: not a profile (not UTF-8 text at byte {exc.start})") from None
-        return cls.from_json(text, where=str(p))
+        return cls.from_json(read_text_file(p, "profile", ProfileError), where=str(p))
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(self.to_json(), encoding="utf-8")

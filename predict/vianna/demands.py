@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from phaseline.errors import PredictionError
+from phaseline.text_file import read_text_file
 from predict.vianna.layout import TaskKind
 
 __all__ = ["DEVICES", "MAX_DEMAND_S", "Demands", "read_demands"]
@@ -97,7 +98,8 @@ def read_demands(path: str | Path, *, map_only: bool = False) -> Demands:
     """
 
     where = Path(path)
-    reader = csv.DictReader(io.StringIO(_read_text(where), newline=""))
+    text = read_text_file(where, "demand table", PredictionError, encoding="utf-8-sig")
+    reader = csv.DictReader(io.StringIO(text, newline=""))
     # csv over the text itself (not its lines): a quoted cell may hold a line break, and
     # reader.line_num is then the file's line, blank lines included
     try:
@@ -119,15 +121,6 @@ def read_demands(path: str | Path, *, map_only: bool = False) -> Demands:
 
 #: A demand cell: an ASCII decimal number (``\d`` is any Unicode digit without ``re.ASCII``).
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
-
-
-def _read_text(where: Path) -> str:
-    try:
-        return where.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise PredictionError(f"{where}: cannot read the demand table ({exc.strerror})") from exc
-    except UnicodeDecodeError as exc:
-        raise PredictionError(f"{where}: not a demand table (not UTF-8 text at byte {exc.start})") from None
 
 
 def _header(reader: csv.DictReader[str], where: Path) -> list[str]:

@@ -54,6 +54,14 @@ def overlap_weights(
     reduces are not.  Computed with cumulative integrals of the number of
     running tasks per (class, thread group): O(classes x instances).
     """
+    return _overlap_weights(layout, timeline, pair_by_pair=False)
+
+
+def _overlap_weights(
+    layout: JobLayout, timeline: Timeline, *, pair_by_pair: bool
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """:func:`overlap_weights`, its sums taken every pair at once where the timeline allows (the same
+    floats as ``pair_by_pair``, which takes them one (class, thread group) at a time)."""
     inst = timeline.instances
     size = layout.size
     owners = sorted(set(inst.owner))
@@ -80,19 +88,11 @@ def overlap_weights(
     # The tasks that meet a pair's [t0, t1] lie between the first whose running latest end reaches t0
     # and the last that starts by t1, the timeline being in start order (as the walk makes it): every
     # pair at once; else every task is tested, pair by pair.
-    if keys.size and bool(np.all(s[1:] >= s[:-1])):
-        _all_pairs(anywhere, same_node, _Boxes(s, e, cnt, cls, own, scale), order, bounds, keys, together)
+    boxes = _Boxes(s, e, cnt, cls, own, scale)
+    if keys.size and not pair_by_pair and bool(np.all(s[1:] >= s[:-1])):
+        _all_pairs(anywhere, same_node, boxes, order, bounds, keys, together)
     else:
-        for pair, start_at, stop_at in zip(keys.tolist(), bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
-            j, o = divmod(pair, len(owners))
-            sel = order[start_at:stop_at]
-            times, area = _integral_tables(s[sel], e[sel], cnt[sel])
-            # Only tasks that meet [times[0], times[-1]] get a share: for the others both ends read
-            # the same end of the table and add exactly 0 (the order of the others' sums is kept).
-            near = np.flatnonzero((e >= times[0]) & (s <= times[-1]))
-            covered = scale[near] * (np.interp(e[near], times, area) - np.interp(s[near], times, area))
-            np.add.at(anywhere[:, j], cls[near], covered)
-            np.add.at(same_node[:, j], cls[near], covered * together[own[near], o])
+        _each_pair(anywhere, same_node, boxes, order, bounds, keys, together)
     per_task = np.zeros(size)
     np.add.at(per_task, cls[live], cnt[live])
     out = []
@@ -144,6 +144,24 @@ def _all_pairs(
     np.add.at(anywhere.reshape(-1), cells, covered)
     np.add.at(same_node.reshape(-1), cells, covered * together[box.own[near], o[pair]])
 
+
+
+def _each_pair(
+    anywhere: npt.NDArray[np.float64], same_node: npt.NDArray[np.float64], box: _Boxes, order: npt.NDArray[np.intp],
+    bounds: npt.NDArray[np.intp], keys: npt.NDArray[np.int_], together: npt.NDArray[np.float64],
+) -> None:
+    """:func:`_all_pairs`' sums one (class, thread group) at a time, every task tested against each (any
+    timeline; the reference :func:`_all_pairs` is held to, bit for bit)."""
+    for pair, start_at, stop_at in zip(keys.tolist(), bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        j, o = divmod(pair, together.shape[0])
+        sel = order[start_at:stop_at]
+        times, area = _integral_tables(box.s[sel], box.e[sel], box.cnt[sel])
+        # Only tasks that meet [times[0], times[-1]] get a share: for the others both ends read
+        # the same end of the table and add exactly 0 (the order of the others' sums is kept).
+        near = np.flatnonzero((box.e >= times[0]) & (box.s <= times[-1]))
+        covered = box.scale[near] * (np.interp(box.e[near], times, area) - np.interp(box.s[near], times, area))
+        np.add.at(anywhere[:, j], box.cls[near], covered)
+        np.add.at(same_node[:, j], box.cls[near], covered * together[box.own[near], o])
 
 def _pair_tables(
     box: _Boxes, order: npt.NDArray[np.intp], bounds: npt.NDArray[np.intp]

@@ -35,6 +35,7 @@ from importlib import resources
 from pathlib import Path
 
 from phaseline.errors import SpecError
+from phaseline.text_file import read_text_file
 from profiles.dataflow.model import (
     Alternative,
     Cardinality,
@@ -356,14 +357,7 @@ def parse_spec(text: str, path: str = "<spec>") -> DataflowSpec:
 def load_spec(path: str | Path) -> DataflowSpec:
     """Parse a specification file."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SpecError(f"{p}: cannot read the specification: {exc}") from exc
-    except UnicodeDecodeError as exc:
-        line = p.read_bytes()[: exc.start].count(b"\n") + 1
-        raise SpecError(f"{p}:{line}: the specification is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    return parse_spec(text, str(p))
+    return parse_spec(read_text_file(p, "specification", SpecError), str(p))
 
 
 def shipped_spec(name: str) -> DataflowSpec:

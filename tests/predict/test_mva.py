@@ -346,7 +346,7 @@ def test_cli_mva_bad_demand_file_names_the_line(tmp_path: Path) -> None:
     assert "--simulate simulates a job with reduces" in result.output
     path.write_bytes("task,cpu\nmap,1\n".encode("utf-16"))
     result = CliRunner().invoke(main, [*args, "--reduces", "1", "--pm", "1", "--pr", "1", "--ps", "1"])
-    assert f"{path}: not a demand table (not UTF-8 text at byte 0)" in result.stderr
+    assert f"{path}:1: not a demand table (not UTF-8 text at byte 0: " in result.stderr
 
 
 def test_predictor_charges_phase_times_to_devices() -> None:
