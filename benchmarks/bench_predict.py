@@ -82,7 +82,7 @@ def time_doctor(store_dir: Path, platform: PhaseDurationModel, repeat: int) -> f
     """``doctor --recommend`` at 50 GiB, 240 reduces, 64 nodes: each stored job diagnosed and its search,
     then the largest search (every knob); prints a line each.  The slowest job's best time."""
     from phaseline.store import Store
-    from predict.recommend import KNOBS, MAX_COMBINATIONS, recommend
+    from predict.recommend import KNOBS, MAX_COMBINATIONS, search
     from profiles.doctor import Diagnosis, Finding, Severity, diagnose, diagnose_jobs
     from profiles.extract import extract_profile
 
@@ -96,7 +96,7 @@ def time_doctor(store_dir: Path, platform: PhaseDurationModel, repeat: int) -> f
             diagnosis = diagnose(con, job_id)
             profile = extract_profile(con, job_id)
             base = Scenario.for_profile(profile, Cluster(64, 2, 2), input_bytes=50 * 2**30, reduces=240)
-            found = recommend(diagnosis, profile, platform, base, min_severity=Severity.LOW)
+            found = search(diagnosis, profile, platform, base, min_severity=Severity.LOW).found
             times.append(time.perf_counter() - t0)
         flagged = sum(f.severity >= Severity.LOW and f.heuristic in KNOBS for f in diagnosis.findings)
         best = found[0].summary.split("; phaseline whatif")[0] if found else "none faster"
@@ -111,7 +111,7 @@ def time_doctor(store_dir: Path, platform: PhaseDurationModel, repeat: int) -> f
         profile = extract_profile(con, jobs[0])
         base = Scenario.for_profile(profile, Cluster(64, 2, 2), input_bytes=50 * 2**30, reduces=240)
         every = Diagnosis(jobs[0], tuple(Finding(jobs[0], h, Severity.SEVERE, None, "", "", "") for h in KNOBS), ())
-        recommend(every, profile, platform, base)
+        search(every, profile, platform, base)
         times.append(time.perf_counter() - t0)
     print(f"4. doctor --recommend's largest search ({MAX_COMBINATIONS:,} configurations, every knob flagged) on "
           f"{jobs[0]} at 50 GiB, 240 reduces, 64 nodes (herodotou), with its diagnosis: best {min(times):.3f} s")  # fmt: skip

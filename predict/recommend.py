@@ -37,7 +37,7 @@ from profiles.doctor import Diagnosis, Heuristic, Severity
 from profiles.extract import extract_profile
 from profiles.profile import JobProfile
 
-__all__ = ["COMPANIONS", "KNOBS", "MAP_OUTPUT_CODEC", "MAX_COMBINATIONS", "ModelError", "Recommendation", "Search", "backtest_error", "finding_rows", "recommend", "recommend_job", "search", "search_job"]
+__all__ = ["COMPANIONS", "KNOBS", "MAP_OUTPUT_CODEC", "MAX_COMBINATIONS", "ModelError", "Recommendation", "Search", "backtest_error", "finding_rows", "recommend_job", "search", "search_job"]
 
 #: The most combinations one search prices (the product of the flagged knobs' values).
 MAX_COMBINATIONS = 4096
@@ -223,22 +223,6 @@ class Search:
 
     found: list[Recommendation]
     passed_over: dict[Heuristic, Recommendation]
-
-
-def recommend(
-    diagnosis: Diagnosis,
-    profile: JobProfile,
-    platform: PhaseDurationModel,
-    base: Scenario,
-    *,
-    model: str = "herodotou",
-    top: int = 3,
-    min_severity: Severity = Severity.MODERATE,
-) -> list[Recommendation]:
-    """The ``top`` configurations that the model predicts fastest, among the knobs of the findings of
-    ``diagnosis`` at ``min_severity`` or worse; only those faster than the job's own settings
-    (:func:`search`'s ``found``)."""
-    return search(diagnosis, profile, platform, base, model=model, top=top, min_severity=min_severity).found
 
 
 def search(

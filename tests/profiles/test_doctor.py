@@ -26,7 +26,6 @@ from predict.recommend import (
     Recommendation,
     backtest_error,
     finding_rows,
-    recommend,
     search,
 )
 from profiles.doctor import CONFIG_VERSION, DoctorConfig, Heuristic, Severity, diagnose, diagnose_jobs
@@ -176,7 +175,7 @@ def test_recommendations_are_what_whatif_predicts_for_their_set_line(sample_stor
     diagnosis = diagnose(con, MERGES_JOB)
     profile = extract_profile(con, MERGES_JOB)
     base = Scenario.for_profile(profile, core.Cluster(1, 2, 1))
-    found = recommend(diagnosis, profile, platform, base, min_severity=Severity.LOW)
+    found = search(diagnosis, profile, platform, base, min_severity=Severity.LOW).found
     assert found, "the spills and merge passes (Low) have knobs: io.sort.mb, io.sort.factor"
     assert len({round(r.predicted_s, 3) for r in found}) == len(found)  # distinct choices, best first
     assert [r.predicted_s for r in found] == sorted(r.predicted_s for r in found)
@@ -198,7 +197,7 @@ def test_no_recommendation_without_a_finding_that_bad(sample_store: Path, platfo
     con = Store(sample_store).connect()
     profile = extract_profile(con, MERGES_JOB)
     base = Scenario.for_profile(profile, core.Cluster(1, 2, 1))
-    assert recommend(diagnose(con, MERGES_JOB), profile, platform, base, min_severity=Severity.CRITICAL) == []
+    assert search(diagnose(con, MERGES_JOB), profile, platform, base, min_severity=Severity.CRITICAL).found == []
 
 
 def test_cli_recommend_prints_a_set_line(sample_store: Path, platform: PlatformModel, tmp_path: Path) -> None:
