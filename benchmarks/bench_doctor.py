@@ -100,7 +100,8 @@ CASES = (
         "one_reduce",
         "one reduce for the whole 128 MB shuffle on two reduce slots (half of them idle through the reduce "
         "stage; at 32 MB two reduces' stage measured 0.70-0.91 s against one's 0.80-0.96 s, no saving beyond "
-        "the noise; at 128 MB 1.48-1.67 s against 2.62-2.80 s)",
+        "the noise; at 128 MB 1.48-1.67 s against 2.62-2.80 s; at 256 MB whole runs of 6.96-8.77 s against "
+        "6.86-7.28 s, none either)",
         EngineJob(input_mb=128, selectivity=1.0, maps=2, reduces=1, map_parallelism=2, reduce_parallelism=2,
                   warmup_mb=4),
         Cluster(1, 2, 2),
