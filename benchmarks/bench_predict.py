@@ -20,7 +20,7 @@ its own size on the local engine, the target; (2) the same profile on 50 GiB,
 store and its flagged findings' settings (Low or worse: at the shipped thresholds
 the sample jobs' findings are Low) searched with Herodotou's what-if at
 50 GiB, 240 reduces, 64 nodes (:func:`predict.recommend.recommend`, what
-``recommend_job`` does with the job's own size), and the largest search the
+``search_job`` does with the job's own size), and the largest search the
 doctor makes (every heuristic with a knob flagged: ``MAX_COMBINATIONS``).
 The machine is shared: figures are the best of ``--repeat`` runs.
 """

@@ -37,7 +37,7 @@ from profiles.doctor import Diagnosis, Heuristic, Severity
 from profiles.extract import extract_profile
 from profiles.profile import JobProfile
 
-__all__ = ["COMPANIONS", "KNOBS", "MAP_OUTPUT_CODEC", "MAX_COMBINATIONS", "ModelError", "Recommendation", "Search", "backtest_error", "finding_rows", "recommend_job", "search", "search_job"]
+__all__ = ["COMPANIONS", "KNOBS", "MAP_OUTPUT_CODEC", "MAX_COMBINATIONS", "ModelError", "Recommendation", "Search", "backtest_error", "finding_rows", "search", "search_job"]
 
 #: The most combinations one search prices (the product of the flagged knobs' values).
 MAX_COMBINATIONS = 4096
@@ -345,17 +345,3 @@ def search_job(
     profile = extract_profile(con, diagnosis.job_id)
     base = Scenario.for_profile(profile, cluster)
     return search(diagnosis, profile, platform, base, model=model, top=top, min_severity=min_severity)
-
-
-def recommend_job(
-    con: duckdb.DuckDBPyConnection,
-    diagnosis: Diagnosis,
-    platform: PhaseDurationModel,
-    cluster: Cluster,
-    *,
-    model: str = "herodotou",
-    top: int = 3,
-    min_severity: Severity = Severity.MODERATE,
-) -> list[Recommendation]:
-    """:func:`search_job`'s recommendations (``found``)."""
-    return search_job(con, diagnosis, platform, cluster, model=model, top=top, min_severity=min_severity).found
