@@ -184,8 +184,13 @@ class CounterBlocks:
             group_sizes.append(len(got))
             every += got
         # (comprehensions: a struct's attribute read so costs half of map(attrgetter(...))'s, Python 3.11)
-        name_col += [c.name for c in every]
-        value_col += [c.value for c in every]
+        names = [c.name for c in every]
+        values = [c.value for c in every]
+        if name_col:
+            name_col += names
+            value_col += values
+        else:  # (the usual block, of struct records only: its columns as made, not copied once more)
+            self._cols = (*self._cols[:6], names, values)
 
     def flush(self) -> None:
         """Move the gathered counter rows to ``out`` as one block."""
