@@ -8,8 +8,7 @@ the rows of consecutive records into one ``counters`` block.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from itertools import chain
-from operator import attrgetter, itemgetter
+from operator import itemgetter
 from typing import Any
 
 from ingest.base import Row, RowBlock
@@ -97,10 +96,6 @@ def _counter_lists() -> tuple[list[Any], ...]:
     return ([], [], [], [], [], [], [], [])
 
 
-_groups_of = attrgetter("groups")
-_counts_of = attrgetter("counts")
-_struct_name = attrgetter("name")
-_struct_value = attrgetter("value")
 
 
 class CounterBlocks:
@@ -160,7 +155,9 @@ class CounterBlocks:
         """Gather the rows of one record decoded as structs (:meth:`add` of its :meth:`JhCounters.columns`,
         taken apart later with the others); return how many."""
         groups = counters.groups
-        n = sum(map(len, map(_counts_of, groups)))
+        n = 0
+        for g in groups:  # (a loop: ~3x faster than sum(map(len, ...)) over a record's few groups)
+            n += len(g.counts)
         if n:
             if self._rows and job_id != self._job:
                 self.flush()
@@ -180,12 +177,20 @@ class CounterBlocks:
         """The records added whole, into the columns: group names and sizes, counter names and values."""
         groups, self._groups = self._groups, []
         group_col, group_sizes, name_col, value_col = self._cols[4:]
-        counts = list(map(_counts_of, groups))
-        group_col += map(_struct_name, groups)
-        group_sizes += map(len, counts)
-        every = list(chain.from_iterable(counts))
-        name_col += map(_struct_name, every)
-        value_col += map(_struct_value, every)
+        every: list[Any] = []
+        for g in groups:
+            got = g.counts
+            group_col.append(g.name)
+            group_sizes.append(len(got))
+            every += got
+        # (comprehensions: a struct's attribute read so costs half of map(attrgetter(...))'s, Python 3.11)
+        names = [c.name for c in every]
+        values = [c.value for c in every]
+        if name_col:
+            name_col += names
+            value_col += values
+        else:  # (the usual block, of struct records only: its columns as made, not copied once more)
+            self._cols = (*self._cols[:6], names, values)
 
     def flush(self) -> None:
         """Move the gathered counter rows to ``out`` as one block."""

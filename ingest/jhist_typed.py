@@ -36,8 +36,6 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable
-from itertools import chain
-from operator import attrgetter, eq
 from typing import Annotated, Any, ClassVar, Final, Protocol, TypedDict, Union, get_args, get_type_hints
 
 import msgspec
@@ -63,47 +61,44 @@ class CounterGroup(msgspec.Struct, gc=False):
     counts: list[Counter]
 
 
-_name_of = attrgetter("name")
-_value_of = attrgetter("value")
-_counts_of = attrgetter("counts")
-
-
 class JhCounters(msgspec.Struct, gc=False):
-    """A bare JhCounters record as structs, checked as decoded (its name and display names not kept)."""
+    """A bare JhCounters record as structs, checked as decoded (its name and display names not kept).
+
+    Its counters are read with list comprehensions: a slotted struct's attribute in a comprehension
+    costs about half of ``map(attrgetter(...))``'s call per counter (Python 3.11).
+    """
 
     groups: list[CounterGroup]
 
-    def columns(self) -> tuple[list[str], list[int], list[str], list[int]]:
-        """Group names, counters per group, counter names, values: ``jhist_counters.counter_columns``'s
-        result for the same record read from a dict, without its type checks (msgspec made them)."""
+    def _parts(self) -> tuple[list[str], list[int], list[Counter]]:
+        """Group names, counters per group, and the counters of every group in order."""
         groups: list[str] = []
         sizes: list[int] = []
-        counts: list[Counter] = []
+        every: list[Counter] = []
         for g in self.groups:
             got = g.counts
             groups.append(g.name)
             sizes.append(len(got))
-            counts += got
-        return groups, sizes, list(map(_name_of, counts)), list(map(_value_of, counts))
+            every += got
+        return groups, sizes, every
+
+    def columns(self) -> tuple[list[str], list[int], list[str], list[int]]:
+        """Group names, counters per group, counter names, values: ``jhist_counters.counter_columns``'s
+        result for the same record read from a dict, without its type checks (msgspec made them)."""
+        groups, sizes, every = self._parts()
+        return groups, sizes, [c.name for c in every], [c.value for c in every]
 
     def held(self, like: Layout | None = None) -> tuple[Layout, array[int]]:
         """The record as a held task keeps it: its layout (group names, counters per group, counter
         names) and its values; :meth:`columns`' content without the lists between.  The layout is
-        ``like`` itself when equal to it (a job's tasks mostly share one: compared, not built and hashed)."""
-        groups = self.groups
-        counts = list(map(_counts_of, groups))
-        every = list(chain.from_iterable(counts))
-        if (
-            like is not None
-            and len(like[2]) == len(every)
-            and list(map(len, counts)) == list(like[1])
-            and all(map(eq, map(_name_of, every), like[2]))
-            and all(map(eq, map(_name_of, groups), like[0]))
-        ):
+        ``like`` itself when equal to it (a job's tasks mostly share one: compared, not hashed)."""
+        groups, sizes, every = self._parts()
+        names = tuple([c.name for c in every])
+        if like is not None and like[2] == names and like[1] == tuple(sizes) and like[0] == tuple(groups):
             layout = like
         else:
-            layout = (tuple(map(_name_of, groups)), tuple(map(len, counts)), tuple(map(_name_of, every)))
-        return layout, array("q", list(map(_value_of, every)))  # (from a list: ~20 % faster than from the map)
+            layout = (tuple(groups), tuple(sizes), names)
+        return layout, array("q", [c.value for c in every])
 
 
 class TaskStarted(TypedDict, total=False):
