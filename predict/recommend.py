@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 import json
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -277,9 +277,9 @@ def search(
         out.append(r)
     passed_over: dict[Heuristic, Recommendation] = {}
     for heuristic in dict.fromkeys(flagged):
-        own = {key for key, _ in KNOBS[heuristic]}
         if any(heuristic in r.heuristics for r in out):
             continue
+        own = {key for key, _ in KNOBS[heuristic]}
         best = next((r for r in priced if {e.key for e in r.edits} <= own), None)  # priced is fastest first
         if best is not None and best.saving_s <= 0:  # (a faster one only missed the top few)
             passed_over[heuristic] = replace(best, heuristics=(heuristic,))
@@ -305,19 +305,19 @@ def _combinations(keys: Sequence[str], candidates: dict[str, list[str]]) -> Iter
 
 
 
-def finding_rows(
-    diagnosis: Diagnosis, found: Sequence[Recommendation], passed_over: Mapping[Heuristic, Recommendation] | None = None
-) -> list[dict[str, Any]]:
-    """The diagnosis' findings as output rows, the recommendation of each that a search answered
-    replaced by the searched settings (best first, ``; or`` between them), and of each whose own
-    settings the model predicts no faster (``passed_over``) by that verdict."""
+def finding_rows(diagnosis: Diagnosis, searched: Search | None = None) -> list[dict[str, Any]]:
+    """The diagnosis' findings as output rows; with the job's search, the recommendation of each that
+    it answered replaced by the searched settings (best first, ``; or`` between them), and of each
+    whose own settings the model predicts no faster (``passed_over``) by that verdict."""
+    found = searched.found if searched is not None else []
+    passed_over = searched.passed_over if searched is not None else {}
     rows = []
     for finding in diagnosis.findings:
         row = finding.to_dict()
         answers = [r.summary for r in found if finding.heuristic in r.heuristics]
         if answers:
             row["recommendation"] = "; or ".join(answers)
-        elif passed_over and (r := passed_over.get(finding.heuristic)) is not None:
+        elif (r := passed_over.get(finding.heuristic)) is not None:
             row["recommendation"] = (
                 f"{', '.join(e.label for e in r.edits)}: predicted {r.predicted_s:.2f} s against the job's "
                 f"{r.baseline_s:.2f} s by {r.model}, no faster here, so not recommended (the heuristic's advice: "

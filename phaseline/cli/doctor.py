@@ -92,14 +92,13 @@ def doctor(
         searches = _search(con, diagnoses, platform, model_name, top, min_severity, cluster_kw)
     from predict.recommend import finding_rows
 
-    found = {job: s.found for job, s in searches.items()}
-    rows = [row for d in diagnoses
-            for row in finding_rows(d, found.get(d.job_id, []), searches[d.job_id].passed_over if d.job_id in searches else None)]  # fmt: skip
+    rows = [row for d in diagnoses for row in finding_rows(d, searches.get(d.job_id))]
     if fmt == "table":  # (csv and json keep every digit)
         rows = [r | {"value": None if r["value"] is None else float(f"{r['value']:.4g}")} for r in rows]
     emit(rows, fmt, columns=list(COLUMNS), title="phaseline doctor")
-    if fmt == "table" and any(found.values()):
-        _recommendation_table([r for d in diagnoses for r in found.get(d.job_id, [])], model_name)
+    found = [r for d in diagnoses if d.job_id in searches for r in searches[d.job_id].found]
+    if fmt == "table" and found:
+        _recommendation_table(found, model_name)
 
 
 def _search(con: Any, diagnoses: list[Any], platform: Path, model: str, top: int, min_severity: str,
@@ -111,20 +110,20 @@ def _search(con: Any, diagnoses: list[Any], platform: Path, model: str, top: int
     from profiles.doctor import Severity
 
     fitted = PlatformModel.load(platform)
-    found: dict[str, Any] = {}
+    searches: dict[str, Any] = {}
     for d in diagnoses:
         try:
-            found[d.job_id] = search_job(
+            searches[d.job_id] = search_job(
                 con, d, fitted, cluster_from(cluster_kw), model=model, top=top,
                 min_severity=Severity[min_severity.upper()],
             )  # fmt: skip
         except PhaselineError as exc:
             click.echo(f"no recommendation for {d.job_id}: {exc}", err=True)
             continue
-        if not found[d.job_id].found:
+        if not searches[d.job_id].found:
             click.echo(f"no recommendation for {d.job_id}: no {min_severity}-or-worse finding with a setting "
                        f"to change, or no setting the {model} model predicts faster", err=True)
-    return found
+    return searches
 
 
 def _recommendation_table(found: list[Any], model: str) -> None:

@@ -269,7 +269,7 @@ def test_a_setting_the_model_predicts_no_faster_is_named_not_recommended(
     result = search(diagnosis, profile, plat, base, min_severity=Severity.CRITICAL)
     compressing = [r for r in result.found if Heuristic.MAP_OUTPUT_COMPRESSION in r.heuristics]
     assert bool(compressing) is pays
-    rows = {r["heuristic"]: r for r in finding_rows(diagnosis, result.found, result.passed_over)}
+    rows = {r["heuristic"]: r for r in finding_rows(diagnosis, result)}
     said = rows["map_output_compression"]["recommendation"]
     if pays:
         assert Heuristic.MAP_OUTPUT_COMPRESSION not in result.passed_over
