@@ -207,7 +207,7 @@ def split_first_wave(
         raise ValueError("split_first_wave needs one wave per duration, and at least one")
     slots = max(1, slots)
     later = [d for d, w in zip(durations_ms, waves, strict=True) if w > 1]
-    fastest = one_jvm and len(later) < MIN_LATER_MAPS
+    fastest = one_jvm and 0 < len(later) < MIN_LATER_MAPS  # (one wave: no later maps, nothing to set apart)
     kept = tuple(range(len(durations_ms)))  # every map, where nothing is set apart
     excess = 0.0
     if later:
@@ -230,7 +230,7 @@ def split_first_wave(
         len(later),
         bool(later),
         max([0.0, *left]),
-        fastest and bool(later),
+        fastest,
     )
 
 
