@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import resource
 import shutil
 import subprocess
 import sys
@@ -35,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from common import FIXTURES
+from common import FIXTURES, own_peak_rss_mb
 
 REPO = Path(__file__).resolve().parents[1]
 SEED_FILE = "job_1526555215992_0001-1526555642677-user-QuasiMonteCarlo-1526555658299-1-1-SUCCEEDED-default-1526555648931.jhist"
@@ -111,7 +110,7 @@ def _child(mode: str, path: Path, store_dir: str | None) -> dict[str, Any]:
     seconds = time.perf_counter() - t0
     cpu = time.process_time() - c0
     return {"mode": mode, "seconds": seconds, "cpu_seconds": cpu, "events": events, "rows": rows,
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}  # fmt: skip
+            "peak_rss_mb": own_peak_rss_mb()}  # fmt: skip
 
 
 def _decode_and_build_rows(path: Path) -> tuple[int, int]:

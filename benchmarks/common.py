@@ -9,7 +9,8 @@ and writes ``results.json`` (:func:`write_json`) and ``RESULTS.md``
 
 Child processes are measured the way ``/usr/bin/time`` measures them
 (:func:`run_measured`): wall time, user and system CPU of the process and all
-its threads, and peak resident set size from ``wait4``'s ``rusage``.
+its threads, and peak resident set size from ``wait4``'s ``rusage``, taken by
+a small launcher process (:data:`_LAUNCHER`) that forks the command itself.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import json
 import os
 import platform
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -271,6 +273,30 @@ class ChildRun:
         raise ValueError(f"no JSON object in the output of {' '.join(self.argv)}:\n{self.stdout[-2000:]}")
 
 
+#: Forks the command and reports its ``wait4`` rusage as JSON to the file in argv[1].
+#: Linux keeps a process's peak RSS across ``exec`` (``signal->maxrss`` takes the
+#: old address space's high-water mark), and a child that Python spawns starts
+#: from its parent's address space (``vfork``): measured directly, any child of a
+#: 700 MB test or benchmark process reports at least 700 MB.  This launcher is a
+#: fresh interpreter of ~10 MB, so the peak it reports is the command's own.
+_LAUNCHER = r"""
+import json, os, sys
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execvp(sys.argv[2], sys.argv[2:])
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as fh:
+    json.dump({"user_s": usage.ru_utime, "sys_s": usage.ru_stime, "peak_rss_mb": usage.ru_maxrss / 1024}, fh)
+code = os.waitstatus_to_exitcode(status)
+if code < 0:
+    os.kill(os.getpid(), -code)  # die of the same signal, as the shell would show it
+os._exit(code if code >= 0 else 128 - code)
+"""
+
+
 def run_measured(
     argv: Sequence[str],
     *,
@@ -286,34 +312,48 @@ def run_measured(
     RuntimeError
         When ``check`` and the command exits non-zero (the message ends with its stderr).
 
-    A child running longer than ``timeout_s`` is killed (SIGKILL): its return
-    code is then -9 and its output is what it printed until then.
+    The command runs under :data:`_LAUNCHER` in a session of its own.  One
+    running longer than ``timeout_s`` is killed (SIGKILL, with the launcher):
+    its return code is then -9, its output is what it printed until then, and
+    its CPU and peak RSS are unknown (0).
     """
     full_env = {**os.environ, **(env or {})}
-    with tempfile.TemporaryFile("w+") as out_fh, tempfile.TemporaryFile("w+") as err_fh:
+    with (
+        tempfile.TemporaryFile("w+") as out_fh,
+        tempfile.TemporaryFile("w+") as err_fh,
+        tempfile.TemporaryDirectory() as report_dir,
+    ):
+        report = Path(report_dir) / "rusage.json"
+        launcher = [sys.executable, "-S", "-c", _LAUNCHER, str(report), *argv]
         t0 = time.perf_counter()
-        proc = subprocess.Popen(list(argv), cwd=cwd, env=full_env, stdout=out_fh, stderr=err_fh, text=True)
-        while True:  # reap with wait4 (not Popen.wait) to get the child's rusage
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if timeout_s is not None and time.perf_counter() - t0 > timeout_s:
-                proc.kill()
-                _, status, usage = os.wait4(proc.pid, 0)
-                break
-            time.sleep(0.01)
+        proc = subprocess.Popen(
+            launcher, cwd=cwd, env=full_env, stdout=out_fh, stderr=err_fh, text=True, start_new_session=True
+        )
+        try:
+            returncode = proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            returncode = proc.wait()
         wall = time.perf_counter() - t0
-        returncode = os.waitstatus_to_exitcode(status)
-        proc.returncode = returncode
+        usage = json.loads(report.read_text()) if report.exists() else {"user_s": 0.0, "sys_s": 0.0, "peak_rss_mb": 0.0}
         out_fh.seek(0)
         err_fh.seek(0)
         out, err = out_fh.read(), err_fh.read()
-    run = ChildRun(
-        tuple(argv), returncode, wall, usage.ru_utime, usage.ru_stime, usage.ru_maxrss / 1024, out, err
-    )
+    run = ChildRun(tuple(argv), returncode, wall, usage["user_s"], usage["sys_s"], usage["peak_rss_mb"], out, err)
     if check and returncode != 0:
         raise RuntimeError(f"{' '.join(argv)} exited {returncode}:\n{err[-3000:]}")
     return run
+
+
+def own_peak_rss_mb() -> float:
+    """This process's peak RSS since its ``exec``: ``VmHWM``, where ``ru_maxrss`` may be its parent's (see :data:`_LAUNCHER`)."""
+    try:
+        with open("/proc/self/status") as fh:
+            return next(int(line.split()[1]) for line in fh if line.startswith("VmHWM:")) / 1024
+    except (OSError, StopIteration):
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def python_child(script: Path, *args: str) -> list[str]:

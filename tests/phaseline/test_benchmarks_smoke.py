@@ -82,6 +82,20 @@ def test_run_measured_reports_child_peak_rss_and_cpu() -> None:
     assert run.last_json() == {"ok": 1}
 
 
+def test_run_measured_peak_rss_is_the_childs_own_not_its_parents() -> None:
+    # Linux carries a process's peak RSS across exec, and Python spawns from its own address space
+    ballast = bytearray(400 << 20)
+    ballast[:: 4096] = b"\x01" * len(ballast[:: 4096])  # touch every page, so it is resident
+    run = common.run_measured([sys.executable, "-c", "print('{}')"])
+    assert run.peak_rss_mb < 100, run.peak_rss_mb
+    assert len(ballast) == 400 << 20
+
+
+def test_run_measured_reports_a_signal_as_a_negative_code() -> None:
+    run = common.run_measured([sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGTERM)"], check=False)
+    assert run.returncode == -15
+
+
 def test_run_measured_kills_at_the_time_limit_and_keeps_output() -> None:
     code = "import time; print('{\"step\": 1}', flush=True); time.sleep(30)"
     run = common.run_measured([sys.executable, "-c", code], timeout_s=2.0, check=False)

@@ -34,9 +34,9 @@ from profiles.doctor import Severity  # noqa: E402
 MAX_OTHERS_CORES = 0.5
 #: Off Linux (no /proc/stat) the load average stands in: above this per core, others run beside the jobs.
 MAX_LOAD_PER_CORE = 1.0
-#: Issue 39's loop is not closed for these cases (benchmarks/DOCTOR.md); not strict: a run that realizes
-#: the saving passes.  one_reduce: the saving is the second reduce slot's, and it needs the machine's
-#: second core.  (uncompressed_map_output, whose setting does not pay on this engine, is a case of the
+#: Issue 39's loop is not closed for these cases (benchmarks/DOCTOR.md): their finding and recommendation
+#: are asserted, their saving is reported (an xfail with what one run realized), never asserted.
+#: one_reduce: the saving is the second reduce slot's, and it needs the machine's second core.  (uncompressed_map_output, whose setting does not pay on this engine, is a case of the
 #: model's "no": ``bench_doctor.Case.pays``.)
 MISSES = {
     "one_reduce": "two reduces on two slots, 128 MB: the saving is 1-1.3 s of 4-5 s runs that spread by 18-36 %; on "
@@ -44,21 +44,17 @@ MISSES = {
                   "(2026-11-29), 84 % before; 28 % while another process held a core",
 }
 
+
 @pytest.mark.slow
 @pytest.mark.alone  # the saving is measured in seconds: ./dev test runs it after the tests it runs two at a time
 # a small job's profile says its split of one-time from per-task cost rests on few maps (shown, not raised:
 # the loop is what this test checks)
 @pytest.mark.filterwarnings("default::phaseline.errors.DataQualityWarning")
-@pytest.mark.parametrize(
-    "case",
-    [
-        pytest.param(c, id=c.name, marks=pytest.mark.xfail(strict=False, reason=MISSES[c.name]))
-        if c.name in MISSES else pytest.param(c, id=c.name)
-        for c in bench_doctor.CASES
-    ],
-)  # fmt: skip
+@pytest.mark.parametrize("case", bench_doctor.CASES, ids=lambda c: c.name)
 def test_the_loop_closes(case: bench_doctor.Case, tmp_path: Path) -> None:
-    outcome = bench_doctor.run_case(case, tmp_path, repeats=3)  # raises where --recommend does not answer as `pays` says
+    # a case in MISSES is run once: its finding and recommendation are asserted, its saving only reported
+    repeats = 1 if case.name in MISSES else 3
+    outcome = bench_doctor.run_case(case, tmp_path, repeats=repeats)  # raises where --recommend does not answer as `pays` says
     assert outcome.finding.severity >= Severity.SEVERE
     assert (outcome.recommendation.saving_s > 0) is case.pays
     assert case.heuristic in outcome.recommendation.heuristics
@@ -71,6 +67,8 @@ def test_the_loop_closes(case: bench_doctor.Case, tmp_path: Path) -> None:
         pytest.skip(f"{busy:.1f} {what}: the measured saving "
                     f"({outcome.measured_saving_s:.2f} s of {outcome.recommendation.saving_s:.2f} s predicted) "
                     "measures the other processes too")  # fmt: skip
+    if case.name in MISSES:
+        pytest.xfail(f"realized {outcome.realized:.0%} in one run: {MISSES[case.name]}")
     if case.pays:
         assert outcome.realized >= bench_doctor.MIN_REALIZED, outcome.to_dict()
     else:  # the setting the search passed over, run anyway: it must not pay either
