@@ -35,6 +35,7 @@ from phaseline.schemas.trace_tables import (
     COUNTERS,
     DERIVED_FORMATS,
     EVENTS,
+    HISTORY_FORMATS,
     JOBS,
     SOURCES,
     TASKS,
@@ -51,7 +52,7 @@ from phaseline.schemas.sample_tables import (  # isort: skip  (after the trace t
 
 __all__ = [
     "ATTEMPTS", "ATTEMPT_EVENTS", "ATTEMPT_PHASES", "CONF", "COUNTERS", "DERIVED_FORMATS", "EVENTS",
-    "GENERIC_PHASES", "JOBS", "SAMPLES", "SCHEMA_VERSION", "SOURCES", "STACKS", "SYSTEM_SAMPLES", "TABLES",
+    "GENERIC_PHASES", "HISTORY_FORMATS", "JOBS", "SAMPLES", "SCHEMA_VERSION", "SOURCES", "STACKS", "SYSTEM_SAMPLES", "TABLES",
     "TASKS", "TOPOLOGY", "VERTEX_BREAKDOWN", "VERTEX_INSTANCES", "CounterScope", "Phase", "SourceStatus",
     "Status", "TableSpec", "TaskType", "ThreadState", "normalize_status", "register", "table",
 ]  # fmt: skip

@@ -11,6 +11,13 @@ from phaseline.schemas.table_spec import I64, STR, TableSpec, _s, register
 #: logs): where a first-hand trace describes the same unit (``TableSpec.unit``), the
 #: store's views keep the first-hand rows.
 DERIVED_FORMATS = frozenset({"rumen"})
+#: Formats that are a job's own history: the ApplicationMaster's (on Hadoop 1, the JobTracker's)
+#: record of when each attempt was launched and when it ended, and of the job's counters.  A task
+#: log sees its attempt from inside the task's JVM: its first line comes after the JVM has started
+#: (4-5 s after the container's launch on a loaded mini YARN cluster), so where a history and a
+#: job's task logs describe the same unit (an attempt's start and end, a task, the counters) the
+#: store's views keep the history's rows; the logs' own units (phases, attempt events) stay.
+HISTORY_FORMATS = frozenset({"jhist", "history_v1", "rest_json"})
 
 SOURCES = register(
     TableSpec(

@@ -134,7 +134,9 @@ class Store:
         once, for all tables: a first-hand format before a derived one
         (:data:`~phaseline.schemas.DERIVED_FORMATS`), a source whose successful
         tasks fit its own job totals before one with more (edited by hand, or
-        two runs under one id), the source with more rows
+        two runs under one id), the job's own complete history before its task
+        logs (:data:`~phaseline.schemas.HISTORY_FORMATS`: an attempt's launch and
+        end as the ApplicationMaster recorded them), the source with more rows
         about the job (a complete copy before a truncated one), a landed
         source before a partial one, the first path in sort order.  A derived
         source stands in only where no first-hand one has rows of the table for

@@ -59,7 +59,11 @@ def find_overlaps(con: duckdb.DuckDBPyConnection, tables: Sequence[str]) -> set[
         con.execute(render(per_table, table=name), {"table_name": name})
     con.execute(
         load("overlapping_sources"),
-        {"derived_formats": sorted(schemas.DERIVED_FORMATS), "same_run_slack_ms": SAME_RUN_SLACK_MS},
+        {
+            "derived_formats": sorted(schemas.DERIVED_FORMATS),
+            "history_formats": sorted(schemas.HISTORY_FORMATS),
+            "same_run_slack_ms": SAME_RUN_SLACK_MS,
+        },
     )
     con.execute(load("_drop_steps"))
     return {r[0] for r in con.execute(load("overlapping_tables")).fetchall()}

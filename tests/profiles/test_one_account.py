@@ -107,9 +107,48 @@ def test_a_derived_trace_adds_nothing_to_a_first_hand_account(fixtures_dir: Path
 
 def test_derived_formats_name_real_readers() -> None:
     from ingest.formats import formats
-    from phaseline.schemas import DERIVED_FORMATS
+    from phaseline.schemas import DERIVED_FORMATS, HISTORY_FORMATS
 
     assert DERIVED_FORMATS.issubset(f.name for f in formats())
+    assert HISTORY_FORMATS.issubset(f.name for f in formats())
+
+
+#: A YARN run's .jhist and aggregated task logs (tests/data/yarn/README.md), which describe the same
+#: job, tasks, attempts and counters; its 12 maps' logs hold more rows about the job than its history
+#: (where the store's files hold rows of several sources, every table's rows count).
+YARN_RUN = Path(__file__).resolve().parents[1] / "data" / "yarn" / "cpumap-24mb-r1-0"
+
+
+def test_a_jobs_history_times_its_attempts_and_its_task_logs_give_their_phases(store_dir: Path) -> None:
+    """The task logs hold more rows about the job than its .jhist, but an attempt's launch is the
+    ApplicationMaster's to say: the logs' first line comes only once the task's JVM runs."""
+    import gzip
+    import json
+
+    (jhist,) = YARN_RUN.glob("*.jhist.gz")
+    started = {}
+    for line in gzip.decompress(jhist.read_bytes()).decode().splitlines()[2:]:
+        if not line.strip():
+            continue
+        event = json.loads(line)
+        if event["type"] in ("MAP_ATTEMPT_STARTED", "REDUCE_ATTEMPT_STARTED"):
+            body = next(iter(event["event"].values()))
+            started[body["attemptId"]] = body["startTime"]
+    store = Store(store_dir)
+    ingest_paths([YARN_RUN, YARN_RUN.with_name("join-8mb-r2-0")], store)  # a folder of runs, as users feed it
+    con = store.connect()
+    job = "job_1795902326022_0016"
+    got = dict(con.execute("SELECT attempt_id, start_ms FROM attempts WHERE job_id = ?", [job]).fetchall())
+    assert got == started
+    # the logs' first lines come seconds later: they would have cut the JVM's start from every attempt
+    logs_start = dict(con.execute(
+        "SELECT attempt_id, start_ms FROM raw.attempts AS a JOIN raw.sources AS s ON s.sha256 = a.source_sha256 "
+        "WHERE format = 'yarn-aggregated-logs' AND a.job_id = ?", [job]
+    ).fetchall())  # fmt: skip
+    assert all(logs_start[a] > started[a] for a in started)
+    # what only the logs have stays: every attempt's phases
+    (phased,) = con.execute("SELECT count(DISTINCT attempt_id) FROM attempt_phases WHERE job_id = ?", [job]).fetchone()
+    assert phased == len(started)
 
 
 def test_verify_names_attempts_that_start_before_their_job(fixtures_dir: Path, store_dir: Path) -> None:

@@ -3,13 +3,16 @@
 --
 -- Sources of a job are ranked once, for all tables: a first-hand format before a derived one
 -- ($derived_formats: Rumen's parse of a history), a source whose successful tasks fit its own job
--- totals before one with more (edited by hand, or two runs under one id), the source with more
+-- totals before one with more (edited by hand, or two runs under one id), the job's own complete
+-- history before its task logs ($history_formats: the ApplicationMaster's record of each attempt's
+-- launch and end, where a task log starts only once the task's JVM runs; a history cut short
+-- competes on its rows like any other source), the source with more
 -- rows about the job (a complete copy before a truncated one), a landed source before a partial
 -- one, the first path in sort order.  A source that says the job was submitted more than
 -- $same_run_slack_ms from the kept one's submit time is another run under the same id.
 --
 -- Reads _per_job (filled per table before).
--- Parameters: $derived_formats (VARCHAR[]), $same_run_slack_ms
+-- Parameters: $derived_formats (VARCHAR[]), $history_formats (VARCHAR[]), $same_run_slack_ms
 --
 -- Output columns
 --   table_name, job_id, source_sha256, path, format, rows
@@ -39,6 +42,7 @@ submitted AS (  -- when each source says the job was submitted
 sources_of_job AS (  -- one row per (job, source): its rows, and what ranks it
     SELECT p.job_id, p.source_sha256, src.path, src.format, src.status, sum(p.rows) AS rows,
            coalesce(list_contains($derived_formats, src.format), false) AS derived,
+           coalesce(list_contains($history_formats, src.format), false) AS history,
            (p.job_id, p.source_sha256) IN (SELECT (job_id, source_sha256) FROM overfull) AS overfull,
            any_value(t.submit_ms) AS submit_ms
     FROM _per_job AS p LEFT JOIN src ON src.sha256 = p.source_sha256
@@ -49,7 +53,7 @@ sources_of_job AS (  -- one row per (job, source): its rows, and what ranks it
 ranked AS (
     SELECT *, row_number() OVER (
                PARTITION BY job_id
-               ORDER BY derived, overfull, rows DESC, status = 'landed' DESC, path, source_sha256
+               ORDER BY derived, overfull, history AND status = 'landed' DESC, rows DESC, status = 'landed' DESC, path, source_sha256
            ) AS preference
     FROM sources_of_job
 ),
