@@ -127,7 +127,9 @@ class BoundsModel(Model):
 
     def predict_inputs(self, inputs: Inputs) -> Prediction:
         """Predict the completion time of ``profile``'s job on ``dataset`` (Verma et al. 2011; Zhang et al. 2013, sec. 5)."""
-        tasks = estimate_tasks(inputs.profile, inputs.platform, inputs.dataset, inputs.settings)
+        tasks = estimate_tasks(
+            inputs.profile, inputs.platform, inputs.dataset, inputs.settings, cluster=inputs.cluster
+        )
         stages = job_bounds(tasks, inputs.cluster)
         low = sum(s.low for s in stages.values()) / MS_PER_S
         high = sum(s.high for s in stages.values()) / MS_PER_S

@@ -31,6 +31,7 @@ import networkx as nx
 
 from phaseline.errors import PredictionError
 from phaseline.schemas import Phase
+from predict.contention import map_contention
 from predict.core import (
     MS_PER_S,
     Cluster,
@@ -252,7 +253,8 @@ def job_shape(
     The per-task overhead is recalibrated for the pipeline: at the profiled
     size and settings, overhead = measured average map task - the pipeline's
     time without overhead (the tasks.py calibration counted the phases as
-    serial, the pipeline overlaps spills with the map thread).
+    serial, the pipeline overlaps spills with the map thread).  The maps then
+    take :func:`~predict.contention.map_contention`'s factor.
     """
     tasks = estimate_tasks(profile, platform, dataset, settings)
     if tasks.n_maps + tasks.n_reduces > MAX_GRAPH_TASKS:
@@ -288,6 +290,10 @@ def job_shape(
         )
 
     avg, biggest = task_ms(tasks.map_avg, out_avg), task_ms(tasks.map_max, out_max)
+    factor, contended = map_contention(profile, cluster, tasks.n_maps)  # after the pipeline's recalibration
+    if contended is not None:
+        avg, biggest = avg * factor, biggest * factor
+        notes.append(contended)
     first, typical, reds = _shuffle_and_reduce(tasks)
     shape = JobShape(
         map_ms=spread_durations(tasks.n_maps, avg, max(avg, biggest)),

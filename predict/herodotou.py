@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 
 from phaseline.schemas import Phase
+from predict.contention import map_contention
 from predict.core import (
     MS_PER_S,
     Cluster,
@@ -218,6 +219,7 @@ def job_cost(
     The per-task overhead (setup, cleanup: csSetupCPUCost, csCleanupCPUCost)
     is calibrated on the profiled run where it measured whole tasks: what the
     measured average task adds to the model at the profiled size and settings.
+    The maps then take :func:`~predict.contention.map_contention`'s factor.
     """
     shape = resolve_input(profile, dataset, settings)
     now = _tasks(profile, platform, shape, settings)
@@ -239,6 +241,11 @@ def job_cost(
         reduce_over = overlap_scaled(
             reduce_over, then.reduce_ms, now.reduce_ms, notes=notes, what="reduce task"
         )
+    # more maps at once on a node than it has cores share them (the fixed costs take the factor with
+    # the overhead, so the phases and the overhead still add up to the map)
+    factor, contended = map_contention(profile, cluster, shape.splits)
+    if contended is not None:
+        notes.append(contended)
     return JobCost(
         maps=shape.splits,
         map_waves=-(-shape.splits // cluster.map_slots),
@@ -246,12 +253,12 @@ def job_cost(
         map_avg=now.map_avg,
         map_max=now.map_max,
         reduce=now.reduce,
-        map_phases_ms=now.map_phases_ms,
-        map_max_ms=max(0.0, now.map_max_ms + map_max_over),
+        map_phases_ms={k: v * factor for k, v in now.map_phases_ms.items()},
+        map_max_ms=max(0.0, now.map_max_ms + map_max_over) * factor,
         reduce_phases_ms=now.reduce_phases_ms,
         reduce_ms=max(0.0, now.reduce_ms + reduce_over) if now.reduce is not None else 0.0,
         costs=now.costs,
-        map_overhead_ms=map_over,
+        map_overhead_ms=map_over * factor + now.costs.map_fixed_ms * (factor - 1),
         reduce_overhead_ms=reduce_over,
         notes=tuple(dict.fromkeys(notes)),
     )

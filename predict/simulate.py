@@ -334,7 +334,7 @@ class SimulationModel(Model):
         """Mean of the replications' makespans; ``low_s``/``high_s`` their central ``confidence`` interval."""
         profile, platform, cluster = inputs.profile, inputs.platform, inputs.cluster
         dataset, settings = inputs.dataset, inputs.settings
-        tasks = estimate_tasks(profile, platform, dataset, settings)
+        tasks = estimate_tasks(profile, platform, dataset, settings, cluster=cluster)
         events = tasks.n_maps + 2 * tasks.n_reduces  # of one replication without failures
         if events > MAX_REPLICATION_EVENTS:
             raise PredictionError(

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 
 from phaseline.errors import PredictionError
 from phaseline.schemas import Phase
-from predict.core import Dataset, PhaseDurationModel
+from predict.contention import map_contention
+from predict.core import Cluster, Dataset, PhaseDurationModel
 from predict.dataflow import ACCOUNTING_BYTES_PER_RECORD, MB
 from predict.phase_times import PhaseTimes, calibrate, overlap_scaled, warn_if_mismatched
 from predict.profiled import InputShape, profiled_settings, profiled_shape
@@ -173,6 +174,10 @@ class TaskEstimate:
         """Phases plus overhead (a negative, calibrated overhead never makes a task shorter than 0)."""
         return max(0.0, sum(self.phases_ms.values()) + self.overhead_ms)
 
+    def scaled(self, factor: float) -> TaskEstimate:
+        """The same task running ``factor`` times slower in every phase (the data it processes kept)."""
+        return TaskEstimate({k: v * factor for k, v in self.phases_ms.items()}, self.data_bytes, self.overhead_ms * factor)
+
 
 @dataclass(frozen=True, slots=True)
 class TaskEstimates:
@@ -208,7 +213,12 @@ def single_spill(out_bytes: float, out_records: float, settings: JobSettings) ->
 
 
 def estimate_tasks(
-    profile: JobProfile, platform: PhaseDurationModel, dataset: Dataset, settings: JobSettings
+    profile: JobProfile,
+    platform: PhaseDurationModel,
+    dataset: Dataset,
+    settings: JobSettings,
+    *,
+    cluster: Cluster | None = None,
 ) -> TaskEstimates:
     """Average and maximum map, shuffle and reduce durations for ``dataset`` (Zhang et al. 2013, section 5).
 
@@ -222,6 +232,10 @@ def estimate_tasks(
     write, :meth:`PhaseTimes.lumped_reduce_cost`.  The typical shuffle's
     maximum carries the profiled max/avg ratio over (eq. 2 itself assumes a
     uniform partition); the first shuffle is :func:`~predict.shuffle_estimate.first_shuffle`'s.
+
+    With ``cluster`` (models that price no CPU contention themselves), the maps
+    take :func:`~predict.contention.map_contention`'s factor: more maps at once
+    on a node than it has cores share them.
     """
     shape = resolve_input(profile, dataset, settings)
     notes = list(shape.assumptions)
@@ -229,6 +243,10 @@ def estimate_tasks(
     costs = _FunctionCosts.of(profile, times, settings, notes)
     before = profiled_settings(profile)
     map_avg, map_max = _map_tasks(profile, costs, shape, before, settings, notes)
+    factor, note = map_contention(profile, cluster, shape.splits)
+    if note is not None:
+        map_avg, map_max = map_avg.scaled(factor), map_max.scaled(factor)
+        notes.append(note)
     if settings.reduces == 0:
         return TaskEstimates(
             shape.splits, 0, map_avg, map_max, None, None, 0.0, 0.0, 0.0, 0.0, 0.0, tuple(notes)

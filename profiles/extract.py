@@ -142,6 +142,7 @@ def extract_profile(
         map_tasks_left_out=split.left_out if split is not None else 0,
         cost_evidence=split.evidence if split is not None else None,
         reduce_task_overhead_ms=overhead.get("REDUCE"),
+        map_concurrency=_map_concurrency(con, job_id, atypical),
         stages=_stages(typ_ok, rs),
         phases=_phase_stats(typ_phases),
         counters=run_counters(con, job_id, _totals(totals, "MAP"), _totals(totals, "REDUCE")),
@@ -364,6 +365,20 @@ def _first_wave_split(
         warnings.warn(DataQualityWarning(f"{job_id}: {split.caveat}"), stacklevel=3)
     typical = {waves["attempt_id"].iloc[i] for i in split.typical_index}
     return split, frozenset(str(a) for a in waves["attempt_id"] if a not in typical)
+
+
+def _map_concurrency(con: duckdb.DuckDBPyConnection, job_id: str, atypical: frozenset[str]) -> float | None:
+    """How many of the job's attempts shared a typical map's host while it ran: the typical maps'
+    concurrency (``attempt_concurrency.sql``), weighted by their durations as the typical map's
+    average is; ``None`` where no typical map has one."""
+    df = q.attempt_concurrency(con, job_id)
+    df = df[(df["task_type"] == "MAP") & (df["status"] == "SUCCEEDED") & ~df["attempt_id"].isin(atypical)]
+    conc = pd.to_numeric(df["concurrency"], errors="coerce")
+    dur = pd.to_numeric(df["finish_ms"] - df["start_ms"], errors="coerce")
+    known = conc.notna() & (dur > 0)
+    if not known.any():
+        return None
+    return float((conc[known] * dur[known]).sum() / dur[known].sum())
 
 
 def _task_span(summary: pd.Series) -> tuple[float, ...]:

@@ -296,6 +296,8 @@ def _with_map_costs(merged: JobProfile, profiles: Sequence[JobProfile], noise: f
     learnt from the smallest run alone over-prices a large run whose per-byte
     cost keeps falling (a JIT that keeps improving: issue 37's group-by).
     """
+    concurrency = _wmean([(p.map_concurrency, float(p.num_maps)) for p in profiles])
+    merged = dataclasses.replace(merged, map_concurrency=concurrency)
     known = [p for p in profiles if _map_work_ms(p) is not None]
     left_out = sum(p.map_tasks_left_out for p in profiles)
     extras = [p.map_one_time_max_ms for p in profiles if p.map_one_time_max_ms is not None]

@@ -178,6 +178,11 @@ class JobProfile:
     #: (:func:`profiles.task_costs.fit_reduce_work`), left out of the per-record reduce cost and
     #: so counted once per reduce.  ``None``: runs of one size, whose per-record cost holds it.
     reduce_fixed_ms: float | None = None
+    #: The mean number of the job's attempts that ran on a typical map's host while it ran (itself
+    #: included; time-weighted, ``attempt_concurrency.sql``): how many task JVMs shared the node's
+    #: CPUs with the typical map.  A prediction for nodes with fewer cores than that scales its maps
+    #: by the change of CPU share (:mod:`predict.contention`).  ``None``: not known (no hosts or times).
+    map_concurrency: float | None = None
     schema_version: int = PROFILE_SCHEMA_VERSION
 
     def __post_init__(self) -> None:
@@ -204,6 +209,7 @@ class JobProfile:
             "map_one_time_ms",
             "map_one_time_max_ms",
             "reduce_fixed_ms",
+            "map_concurrency",
         )
         if self.map_tasks_left_out < 0 or (self.map_slots is not None and self.map_slots < 1):
             fail("map_tasks_left_out", "task counts must be >= 0 and map_slots >= 1")

@@ -72,6 +72,7 @@ class Concept(enum.StrEnum):
     JOB_COUNTERS = "job_counters"
     REDUCE_STAGES = "reduce_stages"
     MAP_TASK_WAVES = "map_task_waves"
+    ATTEMPT_CONCURRENCY = "attempt_concurrency"
     JOB_CONF = "job_conf"
     OTHER_SIZES = "other_sizes"
     ATTEMPT_COUNTERS = "_attempt_counters"
@@ -316,6 +317,12 @@ def reduce_stages(con: duckdb.DuckDBPyConnection, job_id: str) -> pd.DataFrame:
 def map_task_waves(con: duckdb.DuckDBPyConnection, job_id: str) -> pd.DataFrame:
     """Successful map attempts with their wave and duration (``map_task_waves.sql``)."""
     return frame(con, Concept.MAP_TASK_WAVES, job_id=job_id)
+
+
+def attempt_concurrency(con: duckdb.DuckDBPyConnection, job_id: str) -> pd.DataFrame:
+    """Every timed attempt with the mean number of the job's attempts running on its host meanwhile
+    (``attempt_concurrency.sql``)."""
+    return frame(con, Concept.ATTEMPT_CONCURRENCY, job_id=job_id)
 
 
 def job_conf(con: duckdb.DuckDBPyConnection, job_id: str) -> dict[str, str]:

@@ -1,0 +1,56 @@
+"""CPU contention: a node whose task JVMs outnumber its cores runs each task slower.
+
+A YARN node runs as many task containers as its memory allows, whatever its
+cores: on this project's mini cluster, three task JVMs (and the
+ApplicationMaster's) share two cores.  Under the operating system's
+processor sharing, ``n`` CPU-bound tasks on ``P`` cores each progress at
+``P / n`` of their own speed once ``n > P`` (the processor-sharing queue of
+Kleinrock 1967; Vianna et al. 2013 model the node's CPUs as such a centre).
+A profile's typical map ran beside :attr:`~profiles.profile.JobProfile.map_concurrency`
+of its job's attempts on its host; a larger run fills every container with a
+map at once.  The models that price no contention themselves (ARIA's bounds,
+the critical path, the simulation) scale the profiled map by the change of
+CPU share::
+
+    factor = max(1, n_target / P) / max(1, n_profile / P)
+
+``n_target`` is the maps a node runs at once (its map slots, or fewer where
+the job has fewer maps per node), ``P`` the node's cores
+(:attr:`~predict.core.Cluster.cpus_per_node`; the profile is taken as run on
+such nodes).  Where the cores are not given, or the profile does not say its
+concurrency, the factor is 1; where a node has at least as many cores as
+tasks (the LocalJobRunner's two slots on two cores), it is 1 on both sides.
+Vianna's models are left out: their queueing network prices the CPUs itself.
+Tasks are taken as CPU-bound throughout (a task waiting on disk or network
+shares less), so the factor is an upper estimate of the slowdown.
+"""
+
+from __future__ import annotations
+
+import math
+
+from predict.core import Cluster
+from profiles.profile import JobProfile
+
+__all__ = ["cpu_share_factor", "map_contention"]
+
+
+def cpu_share_factor(tasks: float, cpus: int) -> float:
+    """How much slower each of ``tasks`` CPU-bound tasks runs on ``cpus`` cores than alone (>= 1)."""
+    return max(1.0, tasks / cpus)
+
+
+def map_contention(profile: JobProfile, cluster: Cluster | None, n_maps: int) -> tuple[float, str | None]:
+    """The factor a profiled map's duration takes on ``cluster`` for a run of ``n_maps`` maps, and the
+    note that says so (``None`` where the factor is 1)."""
+    if cluster is None or cluster.cpus_per_node is None or profile.map_concurrency is None or n_maps < 1:
+        return 1.0, None
+    cpus = cluster.cpus_per_node
+    at_once = min(cluster.map_slots_per_node, math.ceil(n_maps / cluster.nodes))
+    factor = cpu_share_factor(at_once, cpus) / cpu_share_factor(profile.map_concurrency, cpus)
+    if math.isclose(factor, 1.0):
+        return 1.0, None
+    return factor, (
+        f"maps x {factor:.2f} for CPU contention: {at_once} map(s) at once on a node of {cpus} core(s), "
+        f"where the profiled typical map shared its node with {profile.map_concurrency:.1f} task(s) on average"
+    )
