@@ -244,6 +244,11 @@ def cluster_of(job_id: str) -> str | None:
     return m.group(1) if m and job_id.startswith("job_") else None
 
 
+#: The engine name of a YARN cluster (``Cluster.engine``, a platform model's ``cluster.engine.name``):
+#: its nodes' containers run maps and reduces alike, each task in its own JVM.
+YARN_ENGINE = "yarn"
+
+
 def local_runner_job(job_id: str) -> bool:
     """Whether a job id is the LocalJobRunner's (``job_local<n>_<seq>``): one JVM, reduces after the maps.
 

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from phaseline.errors import EngineError, PhaselineWarning
+from phaseline.hadoop_names import YARN_ENGINE
 from predict.backtest import BacktestRow, backtest
 from predict.backtest_scores import ModelSummary, summarize
 from predict.core import Cluster
@@ -240,7 +241,7 @@ def loopback_cluster(shape: ClusterShape) -> Cluster:
     models that price CPU contention (Vianna's queuing network) then see."""
     import os
 
-    return Cluster(1, shape.task_containers, shape.task_containers, cpus_per_node=os.cpu_count(), engine="yarn")
+    return Cluster(1, shape.task_containers, shape.task_containers, cpus_per_node=os.cpu_count(), engine=YARN_ENGINE)
 
 
 def _rmtree(path: Path) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from phaseline.errors import PlatformMismatchWarning
+from phaseline.hadoop_names import YARN_ENGINE
 
 if TYPE_CHECKING:
     from predict.core import Cluster, PhaseDurationModel
@@ -28,7 +29,7 @@ def _measured_fits(measured: Mapping[str, Any], cluster: Cluster) -> bool:
         return False
     if name == "local-hadoop":  # LocalJobRunner: one node, its parallelism as slots
         return cluster.nodes == 1
-    if name == "yarn":
+    if name == YARN_ENGINE:
         shape = (
             (measured.get("nodes"), cluster.nodes),
             (measured.get("containers_per_node"), cluster.map_slots_per_node),
@@ -54,7 +55,7 @@ def _describe_engine(measured: Mapping[str, Any]) -> str:
         return "several: " + "; ".join(_describe_engine(m) for m in measured.get("engines", []))
     if name == "local-hadoop":
         return "LocalJobRunner (local-hadoop, one node)"
-    if name == "yarn":
+    if name == YARN_ENGINE:
         nodes, per, mb = (measured.get(k) for k in ("nodes", "containers_per_node", "container_mb"))
         return (f"YARN, {nodes if nodes is not None else '?'} node(s) x {per if per is not None else '?'} "
                 f"container(s) of {mb if mb is not None else '?'} MiB")  # fmt: skip

@@ -58,6 +58,7 @@ class JobSettings:
     compress_map_output: bool = False
     compress_output: bool = False
     slowstart: float = 0.05
+    reduce_rampup_limit: float = 0.5
     shuffle_input_buffer_percent: float = 0.70
     shuffle_merge_percent: float = 0.66
     inmem_merge_threshold: int = 1000
@@ -79,6 +80,7 @@ class JobSettings:
         for name in (
             "sort_spill_percent",
             "slowstart",
+            "reduce_rampup_limit",
             "shuffle_input_buffer_percent",
             "shuffle_merge_percent",
             "reduce_input_buffer_percent",
@@ -155,6 +157,7 @@ SETTING_KEYS: Mapping[str, str] = types.MappingProxyType(
         "mapreduce.output.fileoutputformat.compress": "compress_output",
         "mapred.reduce.slowstart.completed.maps": "slowstart",
         "mapreduce.job.reduce.slowstart.completedmaps": "slowstart",
+        "yarn.app.mapreduce.am.job.reduce.rampup.limit": "reduce_rampup_limit",
         "mapred.job.shuffle.input.buffer.percent": "shuffle_input_buffer_percent",
         "mapreduce.reduce.shuffle.input.buffer.percent": "shuffle_input_buffer_percent",
         "mapred.job.shuffle.merge.percent": "shuffle_merge_percent",

@@ -8,6 +8,11 @@ slots per node (Hadoop 1 slots; a YARN node's containers play the same role):
 * reduce slow start: reduces are launched once ``slowstart`` of the maps have
   finished (``mapreduce.job.reduce.slowstart.completedmaps``; 1.0 for the
   LocalJobRunner, which has none);
+* on YARN (``shared_containers``) maps and reduces take the same containers,
+  and the ApplicationMaster ramps the reduces up as the maps complete
+  (:func:`reduces_allowed`, Hadoop's ``RMContainerAllocator.scheduleReduces``):
+  a container a map frees goes to a reduce first where one is allowed, so the
+  maps left run on fewer containers;
 * the shuffle overlaps the map stage: a first-wave reduce (launched while
   maps run, or as the map stage ends) ends its shuffle a first-shuffle tail
   after the last map (ARIA's first shuffle, Verma et al. 2011: the part that
@@ -62,6 +67,7 @@ __all__ = [
     "StageDist",
     "drawer",
     "first_attempts",
+    "reduces_allowed",
     "simulate_once",
 ]
 
@@ -114,6 +120,12 @@ class SimJob:
     env_cv: float = 0.0
     #: How many runs ``env_cv`` was measured on (0 or 1: taken as known exactly).
     env_runs: int = 0
+    #: YARN: maps and reduces share each node's ``map_slots_per_node`` containers, the reduces
+    #: ramped up as the maps complete (:func:`reduces_allowed`); ``reduce_slots_per_node`` unused.
+    shared_containers: bool = False
+    #: ``yarn.app.mapreduce.am.job.reduce.rampup.limit``: the share of the containers the reduces may
+    #: hold while maps wait for one (Hadoop's default 0.5).
+    rampup_limit: float = 0.5
 
     def __post_init__(self) -> None:
         if (
@@ -123,7 +135,7 @@ class SimJob:
             or self.reduce_slots_per_node < 1
         ):
             raise PredictionError("a simulated job needs >= 1 map task, node, map slot and reduce slot")
-        for name in ("slowstart", "straggler_rate", "failure_rate"):
+        for name in ("slowstart", "straggler_rate", "failure_rate", "rampup_limit"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise PredictionError(f"{name} must be within [0, 1], got {getattr(self, name)}")
         if not (math.isfinite(self.env_cv) and self.env_cv >= 0):
@@ -239,6 +251,24 @@ def first_attempts(
     return d, failed
 
 
+def reduces_allowed(containers: int, n_maps: int, maps_done: int, maps_waiting: int, n_reduces: int, rampup: float) -> int:
+    """How many reduces may hold containers, by the ApplicationMaster's rule (Hadoop 2-3,
+    ``RMContainerAllocator.scheduleReduces``, memory taken as whole containers).
+
+    Once no map waits for a container, every reduce.  Before, the reduces'
+    share of the ``containers`` grows with the maps completed, ``min(done / maps,
+    rampup)``, and where the maps not yet done fit in what that leaves them, the
+    rest goes to the reduces too.  (Slow start, which comes first, is the
+    caller's.)
+    """
+    if maps_waiting == 0:
+        return n_reduces
+    share = containers * min(maps_done / n_maps, rampup)
+    if math.floor(containers - share) >= n_maps - maps_done:
+        share = containers - (n_maps - maps_done)
+    return min(n_reduces, max(0, math.floor(share)))
+
+
 def simulate_once(job: SimJob, rng: np.random.Generator, *, record: bool = False) -> SimRun:
     """Replay ``job`` once with random durations from ``rng``; a heap of (time, seq, kind, task, slot).
 
@@ -259,8 +289,15 @@ class _Replay:
         self.n_maps, n_red = len(job.map_means_ms), job.n_reduces
         # a freed slot is taken again first, so no more slots than tasks are ever used (the lowest
         # numbered): a cluster of a million nodes needs no list of its slots
-        self.map_slots = list(range(min(job.nodes * job.map_slots_per_node, self.n_maps)))[::-1]
-        self.red_slots = list(range(min(job.nodes * job.reduce_slots_per_node, n_red)))[::-1]
+        self.shared = job.shared_containers
+        self.containers = job.nodes * job.map_slots_per_node
+        if self.shared:  # one pool: the maps start on it, the reduces take from it as they are allowed
+            self.map_slots = list(range(self.containers))[::-1]
+            self.red_slots = []
+        else:
+            self.map_slots = list(range(min(self.containers, self.n_maps)))[::-1]
+            self.red_slots = list(range(min(job.nodes * job.reduce_slots_per_node, n_red)))[::-1]
+        self.red_running = 0  # reduces holding a container (shared containers only)
         self.heap: list[tuple[float, int, int, int, int]] = []
         self.seq = 0
         self.map_queue = list(range(self.n_maps))[::-1]  # pop() from the end = task 0 first
@@ -282,6 +319,7 @@ class _Replay:
         """The events in time order; the common one (a map ends, its slot takes the next) inlined."""
         heap, map_queue, map_tries, red_slots = self.heap, self.map_queue, self.map_tries, self.red_slots
         first_map, first_fail, record, need = self.first_map, self.first_fail, self.record, self.need_for_reduces
+        shared = self.shared
         heapreplace = heapq.heapreplace
         while self.map_slots and map_queue:
             heapq.heappush(heap, self.map_event(map_queue.pop(), self.map_slots.pop()))
@@ -295,6 +333,7 @@ class _Replay:
                 kind == map_done
                 and map_queue
                 and not record
+                and not shared
                 and (launched or maps_done + 1 < need)
                 and not (self.red_queue and red_slots)
             ):
@@ -341,7 +380,8 @@ class _Replay:
             task, slot = self.red_queue.pop(), self.red_slots.pop()
             self.red_tries[task] += 1
             if self.record:
-                self.started[-1 - task] = (now, slot // job.reduce_slots_per_node)
+                per_node = job.map_slots_per_node if self.shared else job.reduce_slots_per_node
+                self.started[-1 - task] = (now, slot // per_node)
             if self.maps_done < self.n_maps:
                 self.waiting[task] = slot
             else:  # the first wave, launched as the map stage ends, only has the tail left
@@ -357,6 +397,17 @@ class _Replay:
             self.attempts.append(Attempt("MAP", task, self.map_tries[task] - 1, node, t0, now, ok))
         if not ok:  # retried at once, on the slot it freed
             heapq.heapreplace(heap, self.map_event(task, slot))
+        elif self.shared:
+            heapq.heappop(heap)
+            self.maps_done += 1
+            self.map_slots.append(slot)
+            if self.maps_done == self.n_maps:
+                self.end_waiting_shuffles()
+            if not self.reduces_launched and self.maps_done >= self.need_for_reduces:
+                self.reduces_launched = True
+                self.red_queue = list(range(job.n_reduces))[::-1]
+            self.fill_containers()
+            return
         elif self.map_queue:  # the freed slot takes the next map at once
             self.maps_done += 1
             heapq.heapreplace(heap, self.map_event(self.map_queue.pop(), slot))
@@ -364,16 +415,41 @@ class _Replay:
             heapq.heappop(heap)
             self.maps_done += 1
             if self.maps_done == self.n_maps:
-                for r, r_slot in self.waiting.items():
-                    tail, _ = _dur(job.first_shuffle.mean_ms, job.first_shuffle.cv, self.py, job)
-                    self.push(now + tail, SHUFFLE_DONE, r, r_slot)
-                self.waiting.clear()
+                self.end_waiting_shuffles()
             self.map_slots.append(slot)
         if ok and not self.reduces_launched and self.maps_done >= self.need_for_reduces:
             self.reduces_launched = True
             self.red_queue = list(range(job.n_reduces))[::-1]
         if self.red_queue and self.red_slots:
             self.start_reduces()
+
+    def end_waiting_shuffles(self) -> None:
+        """The last map ended: every reduce shuffling beside the maps has its first-shuffle tail left."""
+        job = self.job
+        for r, r_slot in self.waiting.items():
+            tail, _ = _dur(job.first_shuffle.mean_ms, job.first_shuffle.cv, self.py, job)
+            self.push(self.now + tail, SHUFFLE_DONE, r, r_slot)
+        self.waiting.clear()
+
+    def fill_containers(self) -> None:
+        """Shared containers: the free ones go to the reduces the ApplicationMaster allows (a reduce's
+        request has the higher priority), then to waiting maps."""
+        job = self.job
+        while self.map_slots:
+            allowed = reduces_allowed(
+                self.containers, self.n_maps, self.maps_done, len(self.map_queue), job.n_reduces, job.rampup_limit
+            )
+            if self.red_queue and self.red_running < allowed:
+                self.red_slots.append(self.map_slots.pop())
+                self.red_running += 1
+                self.start_reduces()
+            elif self.map_queue:
+                self.push_event(self.map_event(self.map_queue.pop(), self.map_slots.pop()))
+            else:
+                break
+
+    def push_event(self, event: tuple[float, int, int, int, int]) -> None:
+        heapq.heappush(self.heap, event)
 
     def shuffle_ended(self, task: int, slot: int) -> None:
         """A reduce's shuffle ends: its reduce phase starts on the same slot."""
@@ -388,7 +464,11 @@ class _Replay:
         """A reduce attempt ends: its slot is free (a failed reduce queued again), the next reduces start."""
         heapq.heappop(self.heap)
         self.first_wave = False
-        self.red_slots.append(slot)
+        if self.shared:  # the container returns to the pool
+            self.red_running -= 1
+            self.map_slots.append(slot)
+        else:
+            self.red_slots.append(slot)
         if self.record:
             t0, node = self.started.pop(-1 - task)
             self.attempts.append(
@@ -397,4 +477,7 @@ class _Replay:
         self.red_phase.pop(task, None)
         if not ok:
             self.red_queue.append(task)
-        self.start_reduces()
+        if self.shared:
+            self.fill_containers()
+        else:
+            self.start_reduces()

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from phaseline.errors import PredictionError
+from phaseline.hadoop_names import YARN_ENGINE
 from predict.core import (
     MS_PER_S,
     Cluster,
@@ -272,7 +273,8 @@ def replicate(
     rng = np.random.default_rng(seed)
     spans = np.empty(replications)
     events = 0
-    if job.failure_rate == 0.0:  # no retries: the maps of all replications are scheduled together
+    if job.failure_rate == 0.0 and not job.shared_containers:  # no retries, maps alone on their slots:
+        # the maps of all replications are scheduled together
         block = max(1, _BLOCK_CELLS // len(job.map_means_ms))
         runs = []
         for lo in range(0, replications, block):
@@ -315,6 +317,8 @@ def sim_job(
         map_slots_per_node=cluster.map_slots_per_node,
         reduce_slots_per_node=cluster.reduce_slots_per_node,
         slowstart=settings.slowstart,
+        shared_containers=cluster.engine == YARN_ENGINE,
+        rampup_limit=settings.reduce_rampup_limit,
         **rates,  # type: ignore[arg-type]
     )
 

@@ -38,6 +38,7 @@ from types import TracebackType
 from typing import IO, Any
 
 from phaseline.errors import EngineError
+from phaseline.hadoop_names import YARN_ENGINE
 from phaseline.java import compile_java, java_tool
 from platform_model.engine import reaper
 from platform_model.engine.job import BENCH_CLASS, EngineJob, derived_settings, driver_args, effective
@@ -45,7 +46,7 @@ from platform_model.engine.run_dir import EngineRun, load_run, prepare_run_dir, 
 from platform_model.engine.runner import engine_jar
 from platform_model.engine.yarn_jars import yarn_classpath
 
-ENGINE_NAME = "yarn"
+ENGINE_NAME = YARN_ENGINE
 _LAUNCHER = "phaseline.engine.YarnLauncher"
 _JAVA_DIR = Path(__file__).resolve().parent / "java" / "yarn"
 #: The smallest container a MapReduce task JVM (Hadoop's default 100 MiB sort buffer at 0.8 of
