@@ -273,8 +273,7 @@ def replicate(
     rng = np.random.default_rng(seed)
     spans = np.empty(replications)
     events = 0
-    if job.failure_rate == 0.0 and not job.shared_containers:  # no retries, maps alone on their slots:
-        # the maps of all replications are scheduled together
+    if job.failure_rate == 0.0 and not job.shared_containers:  # the maps of all replications at once
         block = max(1, _BLOCK_CELLS // len(job.map_means_ms))
         runs = []
         for lo in range(0, replications, block):

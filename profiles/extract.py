@@ -106,8 +106,7 @@ def extract_profile(
     frames = frames or q.JobFrames.query(con, job_id)
     summary = frames.summary
     conf = q.job_conf(con, job_id)
-    splits_df = q.data_skew(con, job_id)
-    splits_df = splits_df[splits_df["task_type"] == "MAP"]
+    splits_df = q.data_skew(con, job_id).query("task_type == 'MAP'")
     ok_phases = frames.phases[frames.phases["status"] == "SUCCEEDED"]
     timeline = frames.attempts
     ok = timeline[timeline["status"] == "SUCCEEDED"]

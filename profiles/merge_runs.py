@@ -296,8 +296,7 @@ def _with_map_costs(merged: JobProfile, profiles: Sequence[JobProfile], noise: f
     learnt from the smallest run alone over-prices a large run whose per-byte
     cost keeps falling (a JIT that keeps improving: issue 37's group-by).
     """
-    concurrency = _wmean([(p.map_concurrency, float(p.num_maps)) for p in profiles])
-    merged = dataclasses.replace(merged, map_concurrency=concurrency)
+    merged = dataclasses.replace(merged, map_concurrency=_wmean([(p.map_concurrency, p.num_maps) for p in profiles]))
     known = [p for p in profiles if _map_work_ms(p) is not None]
     left_out = sum(p.map_tasks_left_out for p in profiles)
     extras = [p.map_one_time_max_ms for p in profiles if p.map_one_time_max_ms is not None]
@@ -367,9 +366,7 @@ def _with_reduce_costs(merged: JobProfile, profiles: Sequence[JobProfile], noise
     records = [_reduce_records(p) for p in profiles]
     if span is None or merged.num_reduces <= 0 or any(r is None for r in records):
         return merged
-    fit = fit_reduce_work(
-        [r or 0.0 for r in records], [p.phases[span].avg_ms for p in profiles], noise
-    )
+    fit = fit_reduce_work([r or 0.0 for r in records], [p.phases[span].avg_ms for p in profiles], noise)
     if fit is None or fit.fixed_ms <= 0 or not fit.fixed_told_apart:
         return merged
     line = (

@@ -43,9 +43,7 @@ def _pandas_type(arrow_type: pa.DataType) -> Any:
     """Arrow -> pandas dtypes for frames: nullable integers and booleans."""
     if pa.types.is_integer(arrow_type):
         return pd.Int64Dtype()
-    if pa.types.is_boolean(arrow_type):
-        return pd.BooleanDtype()
-    return None
+    return pd.BooleanDtype() if pa.types.is_boolean(arrow_type) else None
 
 
 #: Default straggler threshold: an attempt (or phase) at least this many times its phase median.
@@ -320,8 +318,7 @@ def map_task_waves(con: duckdb.DuckDBPyConnection, job_id: str) -> pd.DataFrame:
 
 
 def attempt_concurrency(con: duckdb.DuckDBPyConnection, job_id: str) -> pd.DataFrame:
-    """Every timed attempt with the mean number of the job's attempts running on its host meanwhile
-    (``attempt_concurrency.sql``)."""
+    """Every timed attempt, with how many of the job's ran on its host meanwhile (``attempt_concurrency.sql``)."""
     return frame(con, Concept.ATTEMPT_CONCURRENCY, job_id=job_id)
 
 
@@ -332,8 +329,7 @@ def job_conf(con: duckdb.DuckDBPyConnection, job_id: str) -> dict[str, str]:
 
 
 def other_sizes(con: duckdb.DuckDBPyConnection, job_id: str) -> list[str]:
-    """The store's other successful runs of the job's name at another input size, smallest first
-    (``other_sizes.sql``): what a profile of one size may be merged with."""
+    """Other successful runs of the job's name at other sizes, smallest first (``other_sizes.sql``)."""
     return [str(j) for j in frame(con, Concept.OTHER_SIZES, job_id=job_id)["job_id"]]
 
 

@@ -1,0 +1,131 @@
+"""What the simulator replays and what a replay gives: a stage's duration law, the job
+(:class:`SimJob`: task counts, per-stage laws, the cluster's slots or containers, slow start,
+stragglers and failures), an attempt, a replay, the replications' result.  The event loop that
+replays a :class:`SimJob` is :mod:`predict.sim_events`."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from phaseline.errors import PredictionError
+from profiles.profile import DurationStats
+
+__all__ = ["Attempt", "SimJob", "SimResult", "SimRun", "StageDist"]
+
+
+@dataclass(frozen=True, slots=True)
+class StageDist:
+    """Per-attempt duration of one stage: lognormal with mean ``mean_ms`` and coefficient of variation ``cv``."""
+
+    mean_ms: float
+    cv: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not (
+            math.isfinite(self.mean_ms) and self.mean_ms >= 0 and math.isfinite(self.cv) and self.cv >= 0
+        ):
+            raise PredictionError(f"a stage distribution needs mean >= 0 and cv >= 0, got {self}")
+
+    @classmethod
+    def from_stats(cls, mean_ms: float, stats: DurationStats | None) -> StageDist:
+        """Mean ``mean_ms`` with the profiled spread: ``sd = (max - avg) / sqrt(2 ln count)``."""
+        if stats is None or stats.count < 2 or stats.avg_ms <= 0:
+            return cls(mean_ms, 0.0)
+        sd = (stats.max_ms - stats.avg_ms) / math.sqrt(2 * math.log(stats.count))
+        return cls(mean_ms, sd / stats.avg_ms)
+
+
+@dataclass(frozen=True, slots=True)
+class SimJob:
+    """What the simulator replays: task counts, per-stage distributions, cluster and scheduling."""
+
+    map_means_ms: tuple[float, ...]  # per map task, in launch order
+    map_cv: float
+    n_reduces: int
+    first_shuffle: StageDist  # tail of a shuffle that overlaps the map stage
+    shuffle: StageDist  # a whole shuffle (reduce launched after the maps)
+    reduce: StageDist  # reduce phase after the shuffle
+    nodes: int
+    map_slots_per_node: int
+    reduce_slots_per_node: int
+    slowstart: float = 0.05
+    straggler_rate: float = 0.0
+    straggler_factor: float = 1.5
+    failure_rate: float = 0.0
+    max_attempts: int = 4
+    #: Run-to-run variation of the environment: each replication's durations are all scaled
+    #: by one factor of this coefficient of variation (0: none), see :func:`replicate`.
+    env_cv: float = 0.0
+    #: How many runs ``env_cv`` was measured on (0 or 1: taken as known exactly).
+    env_runs: int = 0
+    #: YARN: maps and reduces share each node's ``map_slots_per_node`` containers, the reduces
+    #: ramped up as the maps complete (:func:`reduces_allowed`); ``reduce_slots_per_node`` unused.
+    shared_containers: bool = False
+    #: ``yarn.app.mapreduce.am.job.reduce.rampup.limit``: the share of the containers the reduces may
+    #: hold while maps wait for one (Hadoop's default 0.5).
+    rampup_limit: float = 0.5
+
+    def __post_init__(self) -> None:
+        if (
+            not self.map_means_ms
+            or self.nodes < 1
+            or self.map_slots_per_node < 1
+            or self.reduce_slots_per_node < 1
+        ):
+            raise PredictionError("a simulated job needs >= 1 map task, node, map slot and reduce slot")
+        for name in ("slowstart", "straggler_rate", "failure_rate", "rampup_limit"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise PredictionError(f"{name} must be within [0, 1], got {getattr(self, name)}")
+        if not (math.isfinite(self.env_cv) and self.env_cv >= 0):
+            raise PredictionError(f"env_cv must be a finite number >= 0, got {self.env_cv}")
+        if self.env_runs < 0:
+            raise PredictionError(f"env_runs must be >= 0, got {self.env_runs}")
+        if self.failure_rate >= 1.0 or self.straggler_factor < 1.0 or self.max_attempts < 1:
+            raise PredictionError("need failure_rate < 1, straggler_factor >= 1 and max_attempts >= 1")
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One simulated task attempt (ms from job start); ``shuffle_end_ms`` only for reduces."""
+
+    task_type: str  # "MAP" or "REDUCE"
+    task: int
+    attempt: int
+    node: int
+    start_ms: float
+    end_ms: float
+    succeeded: bool
+    shuffle_end_ms: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SimRun:
+    """One replication: the makespan (ms), how many events it took, the attempts if recorded."""
+
+    makespan_ms: float
+    events: int
+    attempts: tuple[Attempt, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SimResult:
+    """Replications' makespans (s) and the interval at ``confidence``.
+
+    ``mean_s`` is the replays' mean before any run-to-run factor (the estimate:
+    the factor widens the interval, it does not move the centre; a Student t
+    factor's exponential has no finite mean to estimate).
+    """
+
+    makespans_s: np.ndarray = field(repr=False)
+    confidence: float
+    events: int
+    mean_s: float
+
+    @property
+    def interval_s(self) -> tuple[float, float]:
+        tail = (1 - self.confidence) / 2
+        lo, hi = np.quantile(self.makespans_s, [tail, 1 - tail])
+        return float(lo), float(hi)
