@@ -43,9 +43,20 @@ put every map's variation into the one-time term, and the doctor's loop
 predicted 0.91 s of saving from fewer maps where 7.65 s were measured.
 Chosen on the backtest's tuning set (2026-11-29, the committed suite's runs,
 best median / worst): 10.6 % / 76.6 % before, 10.7 % / 42.2 % with the
-fastest map in every run of one JVM, 10.1 % / 38.4 % with this rule.  On a
-cluster every task starts its own JVM and pays its own warm-up: the later
-waves' cut stands there.
+fastest map in every run of one JVM, 10.1 % / 38.4 % with this rule.
+
+**Tasks of a cluster.**  On a cluster every task starts its own JVM and pays
+its own warm-up, so the first wave holds no warm-up the later waves inherit:
+what sets it apart is that all its maps start at once, on nodes whose cores
+they share (and their containers' launch), which the profile's concurrency
+prices (:mod:`predict.contention`).  The later waves' cut stands where they
+hold :data:`MIN_LATER_MAPS` maps or more; with fewer, every map is typical.
+A lone later map runs as the first wave's JVMs exit, nearly alone on its
+node: on the mini YARN cluster (3 task containers on 2 cores) such a map took
+2.2-4.4 s where the same application's maps took 5-13 s in every wave of a
+run three times larger.  Chosen on the YARN backtest's tuning set (2026-11-29,
+its 8 cases at 3x, best median / worst): 25.1 % / 42.5 % with the first wave set
+apart, 15.3 % / 28.7 % with every map typical (benchmarks/BACKTEST.md).
 
 When a job has runs at two or more input sizes, :func:`fit_map_work` fits the
 job's total map work against its input, ``W = F + P x bytes`` (fixed +
@@ -136,6 +147,8 @@ class FirstWaveSplit:
     max_extra_ms: float = 0.0
     #: whether the typical map is the fastest (one JVM, few later maps: module docstring)
     fastest: bool = False
+    #: whether every map is typical because a cluster's few later maps set nothing apart
+    pooled: bool = False
 
     @property
     def caveat(self) -> str | None:
@@ -170,6 +183,12 @@ class FirstWaveSplit:
                 f"per-task map cost from all {total} maps of one wave ({self.slots} slot(s)): a one-time "
                 "cost cannot be told from a per-task one; profile a run with more maps than slots, or a "
                 "second input size"
+            )
+        if self.pooled:
+            return (
+                f"per-task map cost from all {total} maps: each started its own JVM, and {self.later_count} "
+                f"map(s) of later waves are too few to set the first wave apart; profile a run with more maps "
+                "than slots, or a second input size"
             )
         if self.fastest:
             return (
@@ -207,10 +226,11 @@ def split_first_wave(
         raise ValueError("split_first_wave needs one wave per duration, and at least one")
     slots = max(1, slots)
     later = [d for d, w in zip(durations_ms, waves, strict=True) if w > 1]
-    fastest = one_jvm and 0 < len(later) < MIN_LATER_MAPS  # (one wave: no later maps, nothing to set apart)
+    thin = 0 < len(later) < MIN_LATER_MAPS  # (one wave: no later maps, nothing to set apart)
+    fastest = one_jvm and thin
     kept = tuple(range(len(durations_ms)))  # every map, where nothing is set apart
     excess = 0.0
-    if later:
+    if later and (one_jvm or not thin):  # a cluster's few later maps set nothing apart (module docstring)
         cut = min(durations_ms) * (1 + MIN_REL_SPREAD) if fastest else _outlier_cut(later)
         kept = tuple(i for i, d in enumerate(durations_ms) if d <= cut)
         excess = sum(durations_ms) - statistics.fmean(durations_ms[i] for i in kept) * len(durations_ms)
@@ -231,6 +251,7 @@ def split_first_wave(
         bool(later),
         max([0.0, *left]),
         fastest,
+        thin and not one_jvm,
     )
 
 

@@ -111,6 +111,25 @@ def test_in_one_jvm_with_few_later_maps_the_fastest_map_is_the_typical_one() -> 
     assert many.typical_avg_ms == pytest.approx(40.8)
 
 
+def test_on_a_cluster_few_later_maps_set_nothing_apart() -> None:
+    """Each map of a cluster starts its own JVM: the first wave holds no warm-up the later maps inherit, and a
+    lone later map, run as the first wave's JVMs exit, is no measure of a typical one (the mini YARN cluster's
+    maponly: 5.5, 4.7, 6.1 s in the first wave, 2.2 s alone after it, 5-7 s in every wave of a larger run)."""
+    durs, waves = [5500.0, 4700.0, 6100.0, 2200.0], [1, 1, 1, 2]
+    s = split_first_wave(durs, waves, 3)
+    assert s.pooled
+    assert not s.fastest
+    assert (s.typical_count, s.left_out, s.one_time_ms) == (4, 0, 0.0)
+    assert s.typical_avg_ms == pytest.approx(sum(durs) / 4)
+    assert "too few to set the first wave apart" in s.evidence
+    assert s.caveat is not None
+    assert s.caveat.startswith("only 1 map(s) of later waves")
+    # with enough later maps the cut stands on a cluster too
+    many = split_first_wave([9000.0, 4000.0, 4100.0, 3900.0, 4000.0], [1, 2, 3, 4, 5], 1)
+    assert not many.pooled
+    assert (many.left_out, many.typical_count) == (1, 4)
+
+
 def test_split_rejects_mismatched_input() -> None:
     with pytest.raises(ValueError, match="one wave per duration"):
         split_first_wave([1.0, 2.0], [1], 1)
