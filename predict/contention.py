@@ -20,7 +20,9 @@ the job has fewer maps per node), ``P`` the node's cores
 such nodes).  Where the cores are not given, or the profile does not say its
 concurrency, the factor is 1; where a node has at least as many cores as
 tasks (the LocalJobRunner's two slots on two cores), it is 1 on both sides.
-Vianna's models are left out: their queueing network prices the CPUs itself.
+Vianna's models price the CPUs themselves (a queueing network of the nodes'
+cores): they take the profiled map's demand alone, ``1 / max(1, n_profile / P)``
+(:func:`map_demand_factor`), so that contention is not counted twice.
 Tasks are taken as CPU-bound throughout (a task waiting on disk or network
 shares less), so the factor is an upper estimate of the slowdown.
 """
@@ -32,7 +34,7 @@ import math
 from predict.core import Cluster
 from profiles.profile import JobProfile
 
-__all__ = ["cpu_share_factor", "map_contention"]
+__all__ = ["cpu_share_factor", "map_contention", "map_demand_factor"]
 
 
 def cpu_share_factor(tasks: float, cpus: int) -> float:
@@ -53,4 +55,18 @@ def map_contention(profile: JobProfile, cluster: Cluster | None, n_maps: int) ->
     return factor, (
         f"maps x {factor:.2f} for CPU contention: {at_once} map(s) at once on a node of {cpus} core(s), "
         f"where the profiled typical map shared its node with {profile.map_concurrency:.1f} task(s) on average"
+    )
+
+
+def map_demand_factor(profile: JobProfile, cluster: Cluster | None) -> tuple[float, str | None]:
+    """The factor that takes a profiled map to its demand alone on ``cluster``'s cores (for a model that
+    prices the contention itself), and the note that says so (``None`` where it is 1)."""
+    if cluster is None or cluster.cpus_per_node is None or profile.map_concurrency is None:
+        return 1.0, None
+    shared = cpu_share_factor(profile.map_concurrency, cluster.cpus_per_node)
+    if math.isclose(shared, 1.0):
+        return 1.0, None
+    return 1.0 / shared, (
+        f"maps / {shared:.2f}: their demand alone, where the profiled typical map shared its node's "
+        f"{cluster.cpus_per_node} core(s) with {profile.map_concurrency:.1f} task(s) on average"
     )

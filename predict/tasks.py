@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from phaseline.errors import PredictionError
 from phaseline.schemas import Phase
-from predict.contention import map_contention
+from predict.contention import map_contention, map_demand_factor
 from predict.core import Cluster, Dataset, PhaseDurationModel
 from predict.dataflow import ACCOUNTING_BYTES_PER_RECORD, MB
 from predict.phase_times import PhaseTimes, calibrate, overlap_scaled, warn_if_mismatched
@@ -219,6 +219,7 @@ def estimate_tasks(
     settings: JobSettings,
     *,
     cluster: Cluster | None = None,
+    demand_only: bool = False,
 ) -> TaskEstimates:
     """Average and maximum map, shuffle and reduce durations for ``dataset`` (Zhang et al. 2013, section 5).
 
@@ -235,7 +236,8 @@ def estimate_tasks(
 
     With ``cluster`` (models that price no CPU contention themselves), the maps
     take :func:`~predict.contention.map_contention`'s factor: more maps at once
-    on a node than it has cores share them.
+    on a node than it has cores share them; with ``demand_only`` too (a model
+    whose queueing network prices the cores), :func:`~predict.contention.map_demand_factor`'s.
     """
     shape = resolve_input(profile, dataset, settings)
     notes = list(shape.assumptions)
@@ -243,7 +245,7 @@ def estimate_tasks(
     costs = _FunctionCosts.of(profile, times, settings, notes)
     before = profiled_settings(profile)
     map_avg, map_max = _map_tasks(profile, costs, shape, before, settings, notes)
-    factor, note = map_contention(profile, cluster, shape.splits)
+    factor, note = map_demand_factor(profile, cluster) if demand_only else map_contention(profile, cluster, shape.splits)
     if note is not None:
         map_avg, map_max = map_avg.scaled(factor), map_max.scaled(factor)
         notes.append(note)

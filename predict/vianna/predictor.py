@@ -115,7 +115,7 @@ class ViannaModel(Model):
         """Predict the mean response time of one job alone on ``cluster`` (Vianna et al. 2013, Fig. 2b)."""
         profile, platform, cluster = inputs.profile, inputs.platform, inputs.cluster
         dataset, settings = inputs.dataset, inputs.settings
-        tasks = estimate_tasks(profile, platform, dataset, settings)
+        tasks = estimate_tasks(profile, platform, dataset, settings, cluster=cluster, demand_only=True)
         reduce = tasks.reduce_avg
         clamped: list[str] = []
         demands = Demands(

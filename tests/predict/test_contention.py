@@ -63,12 +63,22 @@ def test_models_that_price_no_contention_scale_their_maps(model: str) -> None:
     assert any("CPU contention" in note for note in shared.assumptions)
 
 
-def test_vianna_prices_the_cpus_itself_and_takes_no_factor() -> None:
-    profile = toy_profile(map_concurrency=2.0)
-    settings = JobSettings(reduces=4, io_sort_mb=100)
+def test_vianna_prices_the_cpus_itself_and_takes_the_maps_demand_alone() -> None:
+    """Its queueing network shares the cores: it takes the profiled map's demand alone, the profile's
+    share undone (3 tasks on 2 cores: the map alone takes 2/3 of its profiled time), never the factor."""
+    from predict.contention import map_demand_factor
+
     cluster = Cluster(4, 6, 6, cpus_per_node=2)
-    got = core.get("vianna").predict(profile, LinearPlatform(), cluster, Dataset(4 * GB), settings)
-    assert not any("CPU contention" in note for note in got.assumptions)
+    assert map_demand_factor(toy_profile(map_concurrency=3.0), cluster)[0] == pytest.approx(2 / 3)
+    assert map_demand_factor(toy_profile(map_concurrency=2.0), cluster) == (1.0, None)
+    assert map_demand_factor(toy_profile(map_concurrency=3.0), Cluster(4, 6, 6)) == (1.0, None)
+    settings = JobSettings(reduces=4, io_sort_mb=100)
+    vianna = core.get("vianna")
+    crowded = vianna.predict(toy_profile(map_concurrency=3.0), LinearPlatform(), cluster, Dataset(4 * GB), settings)
+    alone = vianna.predict(toy_profile(map_concurrency=2.0), LinearPlatform(), cluster, Dataset(4 * GB), settings)
+    assert not any("CPU contention" in note for note in crowded.assumptions)
+    assert any("their demand alone" in note for note in crowded.assumptions)
+    assert crowded.seconds < alone.seconds
 
 
 def test_attempt_concurrency_is_the_time_weighted_count_on_the_host() -> None:
