@@ -83,7 +83,11 @@ def cluster_options(func: F) -> F:
             "--reduce-slots-per-node", type=click.IntRange(min=1), default=2, show_default=True,
             help="Reduce slots per node."
         ),
-        click.option("--cpus-per-node", type=click.IntRange(min=1), help="CPUs per node (models that use it)."),
+        click.option(
+            "--cpus-per-node", type=click.IntRange(min=1),
+            help="CPUs per node: Vianna's queueing network shares them; the other models slow the maps where "
+            "more run at once on a node than it has cores (the profile's own sharing taken out).",
+        ),
         click.option("--disks-per-node", type=click.IntRange(min=1), help="Disks per node (models that use it)."),
     ]
     for option in reversed(options):
