@@ -9,8 +9,8 @@ Kleinrock 1967; Vianna et al. 2013 model the node's CPUs as such a centre).
 A profile's typical map ran beside :attr:`~profiles.profile.JobProfile.map_concurrency`
 of its job's attempts on its host; a larger run fills every container with a
 map at once.  The models that price no contention themselves (ARIA's bounds,
-the critical path, the simulation) scale the profiled map by the change of
-CPU share::
+Herodotou's cost model, the critical path, the simulation) scale the profiled
+map by the change of CPU share::
 
     factor = max(1, n_target / P) / max(1, n_profile / P)
 
