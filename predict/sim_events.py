@@ -280,21 +280,10 @@ class _Replay:
             self.attempts.append(Attempt("MAP", task, self.map_tries[task] - 1, node, t0, now, ok))
         if not ok:  # retried at once, on the slot it freed
             heapq.heapreplace(heap, self.map_event(task, slot))
-        elif self.shared:
-            heapq.heappop(heap)
-            self.maps_done += 1
-            self.map_slots.append(slot)
-            if self.maps_done == self.n_maps:
-                self.end_waiting_shuffles()
-            if not self.reduces_launched and self.maps_done >= self.need_for_reduces:
-                self.reduces_launched = True
-                self.red_queue = list(range(job.n_reduces))[::-1]
-            self.fill_containers()
-            return
-        elif self.map_queue:  # the freed slot takes the next map at once
+        elif self.map_queue and not self.shared:  # the freed slot takes the next map at once
             self.maps_done += 1
             heapq.heapreplace(heap, self.map_event(self.map_queue.pop(), slot))
-        else:
+        else:  # the slot is free (shared containers: for fill_containers to give out)
             heapq.heappop(heap)
             self.maps_done += 1
             if self.maps_done == self.n_maps:
@@ -303,7 +292,10 @@ class _Replay:
         if ok and not self.reduces_launched and self.maps_done >= self.need_for_reduces:
             self.reduces_launched = True
             self.red_queue = list(range(job.n_reduces))[::-1]
-        if self.red_queue and self.red_slots:
+        if self.shared:
+            if ok:
+                self.fill_containers()
+        elif self.red_queue and self.red_slots:
             self.start_reduces()
 
     def end_waiting_shuffles(self) -> None:
@@ -327,12 +319,9 @@ class _Replay:
                 self.red_running += 1
                 self.start_reduces()
             elif self.map_queue:
-                self.push_event(self.map_event(self.map_queue.pop(), self.map_slots.pop()))
+                heapq.heappush(self.heap, self.map_event(self.map_queue.pop(), self.map_slots.pop()))
             else:
                 break
-
-    def push_event(self, event: tuple[float, int, int, int, int]) -> None:
-        heapq.heappush(self.heap, event)
 
     def shuffle_ended(self, task: int, slot: int) -> None:
         """A reduce's shuffle ends: its reduce phase starts on the same slot."""
