@@ -8,12 +8,15 @@ beside it, and stay far below the line's size in memory.
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+sys.path.insert(0, str(BENCH))
+
+import common  # noqa: E402 - benchmarks/ is a script directory, not a package
 
 GIB = 1 << 30
 RSS_LIMIT_MB = 512  # half the line; the readers peak near 210 MB (VmHWM, 2026-11-29)
@@ -31,9 +34,7 @@ from pathlib import Path
 from ingest.pipeline import ingest_paths
 from phaseline.store import Store
 summary = ingest_paths([sys.argv[1], sys.argv[2]], Store(sys.argv[3]), file_timeout_s=120)
-# VmHWM, not ru_maxrss: Linux carries the peak RSS across exec, so ru_maxrss would be the pytest worker's
-rss_mb = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:")) / 1024
-print(json.dumps({"results": [[r.path, r.status, r.error] for r in summary.results], "rss_mb": rss_mb}))
+print(json.dumps({"results": [[r.path, r.status, r.error] for r in summary.results]}))
 """
 
 
@@ -45,17 +46,15 @@ def test_a_one_gigabyte_record_is_refused_with_bounded_memory(tmp_path: Path, fm
         fh.write(HEADERS[fmt])
         fh.truncate(len(HEADERS[fmt]) + GIB)  # sparse: a 1 GiB run of NUL bytes, no line end
     good = fixtures_dir / "apache-hadoop" / "mapreduce-client-hs" / "job_2.4.0-FAILED.jhist"
-    proc = subprocess.run(
-        [sys.executable, "-c", CHILD, str(huge), str(good), str(tmp_path / "store")],
-        capture_output=True,
-        text=True,
-        timeout=600,
+    # the child's own peak RSS (the benchmarks' measure: a pytest worker's would be inherited across exec)
+    run = common.run_measured(
+        [sys.executable, "-c", CHILD, str(huge), str(good), str(tmp_path / "store")], timeout_s=600, check=False
     )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert run.returncode == 0, run.stderr[-2000:]
+    out = run.last_json()
     status = {Path(p).name: (s, e) for p, s, e in out["results"]}
     assert status[good.name][0] == "landed"
     huge_status, error = status[huge.name]
     assert huge_status == "quarantined", (huge_status, error)
     assert str(huge) in error
-    assert out["rss_mb"] < RSS_LIMIT_MB, f"peak RSS {out['rss_mb']:.0f} MB for a 1 GiB record"
+    assert run.peak_rss_mb < RSS_LIMIT_MB, f"peak RSS {run.peak_rss_mb:.0f} MB for a 1 GiB record"
