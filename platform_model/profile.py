@@ -37,6 +37,10 @@ import pandas as pd
 
 from phaseline.errors import QueryError, SchemaError, StoreError
 from phaseline.schemas import GENERIC_PHASES
+from profiles.queries import Concept, install
+
+#: ``PlatformProfile.cluster`` key of the measured slot handover: task type -> {"ms", "handovers", "jobs"}.
+SLOT_HANDOVER = "slot_handover"
 
 #: The profile's columns.
 COLUMNS = ("phase", "run_id", "attempt_id", "data_bytes", "dur_ms")
@@ -215,6 +219,8 @@ def profile_from_connection(
         ).fetchall()
         cluster_row = con.execute(load_sql("platform_cluster"), name).fetchdf()
         engine_rows = con.execute(load_sql("platform_engine"), name).fetchall()
+        install(con, Concept.SLOT_HANDOVER)
+        handover_rows = con.execute(load_sql("platform_handover"), name).fetchall()
     except duckdb.Error as exc:
         raise QueryError(f"platform profile query failed: {exc}") from exc
     dur = raw["dur_ms"]
@@ -249,6 +255,8 @@ def profile_from_connection(
     engine = _measured_engine(engine_rows)
     if engine is not None:
         cluster["engine"] = engine
+    if handover_rows:  # the cluster's scheduling, not a phase (predict/handover.py)
+        cluster[SLOT_HANDOVER] = {str(t): {"ms": ms, "handovers": n, "jobs": j} for t, ms, n, j in handover_rows}
     return PlatformProfile(frame, missing, settings, cluster, source)
 
 

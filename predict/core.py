@@ -264,8 +264,9 @@ class Model(abc.ABC):
 class _Framed(Model):
     """A registered model as every caller gets it (:func:`get`): what holds for every model is done
     here, once, around its own prediction: the warning for a cluster of another engine or shape than
-    the platform's (:func:`warn_if_other_cluster`), and the profile's one-time map cost
-    (:func:`with_one_time`)."""
+    the platform's (:func:`warn_if_other_cluster`), the profile's one-time map cost
+    (:func:`with_one_time`), and the scheduler's waits between a slot's tasks
+    (:func:`predict.handover.with_handover`)."""
 
     model: Predictor
 
@@ -277,9 +278,15 @@ class _Framed(Model):
         return getattr(self.model, attr)
 
     def predict_inputs(self, inputs: Inputs) -> Prediction:
+        # (imported here: the input's splits are predict.tasks', which builds on this module)
+        from predict.handover import with_handover
+        from predict.tasks import resolve_input
+
         warn_if_other_cluster(inputs.platform, inputs.cluster, stacklevel=4)
         i = inputs
-        return with_one_time(self.model.predict(i.profile, i.platform, i.cluster, i.dataset, i.settings), i.profile)
+        own = self.model.predict(i.profile, i.platform, i.cluster, i.dataset, i.settings)
+        maps = resolve_input(i.profile, i.dataset, i.settings).splits
+        return with_handover(with_one_time(own, i.profile), i, maps)
 
 
 def register(predictor: Predictor) -> Predictor:

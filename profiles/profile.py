@@ -83,7 +83,7 @@ class Stage(enum.StrEnum):
     FIRST_SHUFFLE = "first_shuffle"  # first-wave shuffle, the part not overlapping the map stage
     TYPICAL_SHUFFLE = "typical_shuffle"  # shuffle of a reduce from a later wave
     REDUCE_PHASE = "reduce_phase"  # reduce task after its shuffle (sort + reduce + write)
-    REDUCE_TASK = "reduce_task"  # a whole reduce task
+    REDUCE_TASK = "reduce_task"  # a whole reduce task that waited for no map (all, where every one did)
 
 
 @dataclass(frozen=True, slots=True)

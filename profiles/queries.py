@@ -71,6 +71,7 @@ class Concept(enum.StrEnum):
     REDUCE_STAGES = "reduce_stages"
     MAP_TASK_WAVES = "map_task_waves"
     ATTEMPT_CONCURRENCY = "attempt_concurrency"
+    SLOT_HANDOVER = "slot_handover"
     JOB_CONF = "job_conf"
     OTHER_SIZES = "other_sizes"
     ATTEMPT_COUNTERS = "_attempt_counters"
