@@ -182,22 +182,22 @@ def _others_cores(busy0: float | None, cpu0: float, start: float) -> float | Non
     return max(0.0, (busy1 - busy0) - (_children_cpu_s() - cpu0)) / (time.monotonic() - start)
 
 
-def _runs(job: EngineJob, out: Path, repeats: int, store: Store) -> tuple[list[str], list[float | None]]:
-    ids, others = [], []
-    for i in range(repeats):
-        busy0, cpu0, start = _busy_s(), _children_cpu_s(), time.monotonic()
-        run = run_engine(job, out / f"run{i}")
-        others.append(_others_cores(busy0, cpu0, start))
-        ingest_paths([run.run_dir], store)
-        ids.append(run.job_id)
-    return ids, others
+def _run(job: EngineJob, run_dir: Path, store: Store, ids: list[str], others: list[float | None]) -> None:
+    """Run ``job`` once into ``run_dir`` and the store; its job id and the cores others kept busy appended."""
+    busy0, cpu0, start = _busy_s(), _children_cpu_s(), time.monotonic()
+    run = run_engine(job, run_dir)
+    others.append(_others_cores(busy0, cpu0, start))
+    ingest_paths([run.run_dir], store)
+    ids.append(run.job_id)
 
 
 def run_case(case: Case, out: Path, repeats: int, sample: Path = REPO / "sample_traces") -> Outcome:
     """The loop for one case (engine runs under ``out``); raises AssertionError where doctor does not flag it."""
     store = Store(out / "store")
     ingest_paths([sample], store)
-    before, others_before = _runs(case.job, out / "before", repeats, store)
+    before: list[str] = []
+    others_before: list[float | None] = []
+    _run(case.job, out / "before" / "run0", store, before, others_before)  # the run the doctor reads
     con = store.connect()
     config = None
     if case.config:
@@ -222,7 +222,13 @@ def run_case(case: Case, out: Path, repeats: int, sample: Path = REPO / "sample_
             raise AssertionError(f"{case.name}: the search priced no setting of {case.heuristic}")
         best = search.passed_over[case.heuristic]
     fixed = dataclasses.replace(case.job, hadoop_conf={**case.job.hadoop_conf, **best.hadoop_settings})
-    after, others_after = _runs(fixed, out / "after", repeats, store)
+    # the other runs alternate, after then before, so that a drift of the machine falls on both alike
+    after: list[str] = []
+    others_after: list[float | None] = []
+    for i in range(repeats):
+        _run(fixed, out / "after" / f"run{i}", store, after, others_after)
+        if i + 1 < repeats:
+            _run(case.job, out / "before" / f"run{i + 1}", store, before, others_before)
     return Outcome(case.name, finding, best, tuple(_span_s(store, j) for j in before),
                    tuple(_span_s(store, j) for j in after), tuple(others_before), tuple(others_after))  # fmt: skip
 
@@ -234,7 +240,8 @@ def write_markdown(outcomes: list[Outcome], path: Path, repeats: int, load: tupl
         "Misconfigured jobs run on LocalJobRunner, diagnosed by `phaseline doctor`, re-run with the best",
         "`--recommend` settings (Herodotou's what-if, platform model fitted from the bundled sample",
         f"traces and these runs) as `-D` options.  Times are the best of {repeats} runs each (the least disturbed by",
-        "other work), first task start to last task finish.",
+        "other work), first task start to last task finish; after the first run before (the one the doctor",
+        "reads), the runs after and before alternate, so that a drift of the machine falls on both alike.",
         "`benchmarks/bench_doctor.py` regenerates this file; `tests/profiles/test_doctor_loop.py` (slow) runs the",
         f"same loop and asks the measured saving to be at least {MIN_REALIZED:.0%} of the predicted one.",
         "",
