@@ -41,7 +41,7 @@ MAX_LOAD_PER_CORE = 1.0
 MISSES = {
     "one_reduce": "two reduces on two slots, 128 MB: the saving is 1-1.3 s of 4-5 s runs that spread by 18-36 %; on "
                   "an idle machine (others' cores 0.0) it realized 61 % and 112 % in two runs of 3 repeats run "
-                  "before, then after (2026-11-29), 84 % before; 86, 142 and 90 % in three with the runs after and "
+                  "before, then after (2026-11-29), 84 % before; 86, 142, 90 and 52 % in four with the runs after and "
                   "before alternated (17:10-17:17 UTC); 28 % while another process held a core",
 }
 
