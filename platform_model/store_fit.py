@@ -22,7 +22,7 @@ from phaseline.errors import InsufficientDataError, QueryError
 from platform_model.engine.job import BENCH_APP
 from platform_model.fit import Norm
 from platform_model.model import PlatformModel, fit_platform
-from platform_model.profile import PlatformProfile, profile_from_store
+from platform_model.profile import SLOT_HANDOVER, PlatformProfile, profile_from_store
 from platform_model.segments import Criterion
 
 if TYPE_CHECKING:
@@ -152,4 +152,14 @@ def fit_notes(model: PlatformModel, profile: PlatformProfile) -> list[str]:
     return notes
 
 
-__all__ = ["JobChoice", "StoreFit", "choose_jobs", "fit_bench_runs", "fit_from_store", "fit_notes"]
+def handover_note(model: PlatformModel) -> str | None:
+    """The slot handover the fit measured (``cluster.slot_handover``), one line; None where it measured none."""
+    measured = model.cluster.get(SLOT_HANDOVER) or {}
+    parts = [f"{task_type.lower()} {r['ms']:.0f} ms (the median of {r['handovers']} in {r['jobs']} job(s))"
+             for task_type, r in sorted(measured.items())]  # fmt: skip
+    if not parts:
+        return None
+    return "slot handover: " + ", ".join(parts) + ": a freed slot's wait for the next task, which every model adds"
+
+
+__all__ = ["JobChoice", "StoreFit", "choose_jobs", "fit_bench_runs", "fit_from_store", "fit_notes", "handover_note"]

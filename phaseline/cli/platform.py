@@ -254,7 +254,7 @@ def fit_cmd(
     from platform_model.model import fit_platform
     from platform_model.profile import profile_from_csv
     from platform_model.segments import Criterion
-    from platform_model.store_fit import JobChoice, fit_from_store, fit_notes
+    from platform_model.store_fit import JobChoice, fit_from_store, fit_notes, handover_note
 
     extra = _key_values(settings)
     if all_jobs and job_name is not None:
@@ -284,6 +284,8 @@ def fit_cmd(
     model.save(out)
     click.echo(f"platform model ({norm} norm) -> {out}", err=True)
     click.echo(_plain_table(_line_rows(model)))
+    if (handover := handover_note(model)) is not None:
+        click.echo(handover, err=True)
     for note in fit_notes(model, profile):
         click.echo(f"warning: {note}", err=True)
     if plot_dir is not None:

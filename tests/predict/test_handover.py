@@ -138,3 +138,17 @@ def test_a_real_clusters_sort_at_its_own_size(tmp_path: Path) -> None:
     for model in ("bounds", "herodotou", "critical_path", "simulation"):
         got = core.get(model).predict(profile, platform, Cluster(1, 1, 1), Dataset(profile.input.total_bytes), settings)
         assert got.seconds == pytest.approx(measured_s, rel=0.02), model
+
+
+def test_fit_says_what_handover_it_measured() -> None:
+    from platform_model.model import PlatformModel
+    from platform_model.store_fit import handover_note
+
+    record = {"MAP": {"ms": 839.5, "handovers": 28, "jobs": 12}, "REDUCE": {"ms": 611.0, "handovers": 8, "jobs": 4}}
+    note = handover_note(PlatformModel(phases={}, cluster={SLOT_HANDOVER: record}))
+    assert note is not None
+    assert note.startswith("slot handover: map 840 ms (the median of 28 in 12 job(s)), reduce 611 ms")
+    assert handover_note(PlatformModel(phases={})) is None  # a CSV fit measures none
+    # and the model keeps it through its JSON
+    saved = PlatformModel.from_json(PlatformModel(phases={}, cluster={SLOT_HANDOVER: record}).to_json())
+    assert slot_handover_ms(saved, TaskType.MAP) == 839.5
