@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     base = Scenario.for_profile(profile, Cluster(64, 2, 2), input_bytes=50 * 2**30, reduces=240)
     print(f"2. {job} on 50 GiB, 240 reduces, 64 nodes x 2+2 slots (issue 39's target)")
-    scaled = time_models(names, profile, platform, base, 1)
+    scaled = time_models(names, profile, platform, base, args.repeat)  # best of N, as the other rows
     print(f"   target: all models under {ONE_PREDICTION_TARGET_S:.0f} s -> "
           f"{'met' if scaled < ONE_PREDICTION_TARGET_S else 'MISSED'}")  # fmt: skip
     doctor_s = 0.0
