@@ -69,8 +69,9 @@ class ShufflePrice:
     benchmark's 100-byte records sort faster) leaves no share for the shuffle, which the
     platform then cannot tell from the sort: the profiled shuffle is kept (``kept_ms``: ARIA's
     typical shuffle where later reduce waves ran, since a first-wave reduce launched under the
-    maps waits for them within its shuffle), and scaled as the platform's shuffle + sort scales.  Priced at 0 instead, word count and the
-    inverted index of the backtest suite had shuffled as long at 64 MiB as at 16.
+    maps waits for them within its shuffle), and scaled as the platform's shuffle + sort scales.
+    Priced at 0 instead, word count and the inverted index of the backtest suite had shuffled as
+    long at 64 MiB as at 16.
     """
 
     times: PhaseTimes
