@@ -271,11 +271,8 @@ def fit_cmd(
     else:  # profile_from_store says what to run when there is no store
         def say(choice: JobChoice) -> None:
             if choice.left_out:
-                click.echo(
-                    f"fit: {choice.kept} job(s) named {choice.job_name!r}; the store's {choice.left_out} other "
-                    "job(s) left out (--all-jobs fits every job)",
-                    err=True,
-                )
+                click.echo(f"fit: {choice.kept} job(s) named {choice.job_name!r}; the store's {choice.left_out} "
+                           "other job(s) left out (--all-jobs fits every job)", err=True)  # fmt: skip
 
         fitted = fit_from_store(
             store_dir or default_store_path(), job_name=job_name, all_jobs=all_jobs, on_choice=say, **options
