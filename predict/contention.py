@@ -42,31 +42,40 @@ def cpu_share_factor(tasks: float, cpus: int) -> float:
     return max(1.0, tasks / cpus)
 
 
+def _profiled_share(profile: JobProfile, cluster: Cluster | None) -> tuple[int, float, float] | None:
+    """A node's cores, the profiled map's concurrency and its CPU share factor on those cores; ``None``
+    where the cluster's cores or the profile's concurrency are not known."""
+    if cluster is None or cluster.cpus_per_node is None or profile.map_concurrency is None:
+        return None
+    cpus, concurrency = cluster.cpus_per_node, profile.map_concurrency
+    return cpus, concurrency, cpu_share_factor(concurrency, cpus)
+
+
 def map_contention(profile: JobProfile, cluster: Cluster | None, n_maps: int) -> tuple[float, str | None]:
     """The factor a profiled map's duration takes on ``cluster`` for a run of ``n_maps`` maps, and the
     note that says so (``None`` where the factor is 1)."""
-    if cluster is None or cluster.cpus_per_node is None or profile.map_concurrency is None or n_maps < 1:
+    known = _profiled_share(profile, cluster)
+    if known is None or cluster is None or n_maps < 1:
         return 1.0, None
-    cpus = cluster.cpus_per_node
+    cpus, concurrency, shared = known
     at_once = min(cluster.map_slots_per_node, math.ceil(n_maps / cluster.nodes))
-    factor = cpu_share_factor(at_once, cpus) / cpu_share_factor(profile.map_concurrency, cpus)
+    factor = cpu_share_factor(at_once, cpus) / shared
     if math.isclose(factor, 1.0):
         return 1.0, None
     return factor, (
         f"maps x {factor:.2f} for CPU contention: {at_once} map(s) at once on a node of {cpus} core(s), "
-        f"where the profiled typical map shared its node with {profile.map_concurrency:.1f} task(s) on average"
+        f"where the profiled typical map shared its node with {concurrency:.1f} task(s) on average"
     )
 
 
 def map_demand_factor(profile: JobProfile, cluster: Cluster | None) -> tuple[float, str | None]:
     """The factor that takes a profiled map to its demand alone on ``cluster``'s cores (for a model that
     prices the contention itself), and the note that says so (``None`` where it is 1)."""
-    if cluster is None or cluster.cpus_per_node is None or profile.map_concurrency is None:
+    known = _profiled_share(profile, cluster)
+    if known is None or math.isclose(known[2], 1.0):
         return 1.0, None
-    shared = cpu_share_factor(profile.map_concurrency, cluster.cpus_per_node)
-    if math.isclose(shared, 1.0):
-        return 1.0, None
+    cpus, concurrency, shared = known
     return 1.0 / shared, (
         f"maps / {shared:.2f}: their demand alone, where the profiled typical map shared its node's "
-        f"{cluster.cpus_per_node} core(s) with {profile.map_concurrency:.1f} task(s) on average"
+        f"{cpus} core(s) with {concurrency:.1f} task(s) on average"
     )
