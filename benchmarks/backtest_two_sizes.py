@@ -17,7 +17,7 @@ one-time terms and per-record costs averaged, as for runs of one size), with
 one of them, and with both (the product).  Figures are printed per set,
 held-out first.
 
-    python benchmarks/backtest_two_sizes.py SUITE_DIR [--set held-out|tuning|both]
+    python benchmarks/backtest_two_sizes.py SUITE_DIR [--set held-out|tuning|both] [--yarn 2,2,512]
 """
 
 from __future__ import annotations
@@ -70,8 +70,12 @@ def _fits_kept(kept: tuple[str, ...]) -> Iterator[None]:
             setattr(merge_runs, attr, saved[name])
 
 
-def _errors(suite_dir: Path, which: str) -> tuple[dict[str, dict[str, list[float]]], list[str]]:
-    """|error| per variant and model over the set's (job, slots) cases, and one line per case."""
+def _errors(
+    suite_dir: Path, which: str, cluster: Cluster | None = None
+) -> tuple[dict[str, dict[str, list[float]]], list[str]]:
+    """|error| per variant and model over the set's (job, slots) cases, and one line per case; on
+    ``cluster`` where given (a YARN suite's: :func:`predict.backtest_suite.loopback_cluster`), as
+    ``phaseline backtest`` predicts it."""
     con = Store(suite_dir / "store").connect()
     platform = PlatformModel.load(suite_dir / "platform.json")
     by_name: dict[str, list[Run]] = defaultdict(list)
@@ -92,8 +96,10 @@ def _errors(suite_dir: Path, which: str) -> tuple[dict[str, dict[str, list[float
             target = cases[-1]
             measured = statistics.median(r.span_ms / 1000 for r in target)
             first = target[0]
-            settings = JobSettings.from_config(small.source.config, reduces=first.reduces, slowstart=1.0)
-            where = Cluster(1, first.map_slots, first.reduce_slots)
+            settings = JobSettings.from_config(
+                small.source.config, reduces=first.reduces, **({"slowstart": 1.0} if first.local else {})
+            )
+            where = cluster or Cluster(1, first.map_slots, first.reduce_slots)
             dataset = Dataset(input_bytes=first.input_bytes, splits=first.maps)
             shown = []
             for label, kept in VARIANTS.items():
@@ -114,12 +120,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("suite_dir", type=Path)
     parser.add_argument("--set", choices=("held-out", "tuning", "both"), default="both")
+    parser.add_argument("--yarn", metavar="NODES,CONTAINERS,MB",
+                        help="a YARN suite's cluster shape (e.g. 2,2,512), as `backtest --suite --engine yarn` ran it")  # fmt: skip
     args = parser.parse_args(argv)
+    cluster = None
+    if args.yarn:
+        from platform_model.engine.yarn import ClusterShape
+        from predict.backtest_suite import loopback_cluster
+
+        cluster = loopback_cluster(ClusterShape(*(int(v) for v in args.yarn.split(","))))
     sets = ("held-out", "tuning") if args.set == "both" else (args.set,)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for which in sets:
-            errors, lines = _errors(args.suite_dir, which)
+            errors, lines = _errors(args.suite_dir, which, cluster)
             cases = len(lines)
             print(f"== {which}: the largest case predicted, {cases} (application, slots) cases")
             print("\n".join(lines))
