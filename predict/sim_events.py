@@ -50,6 +50,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from predict.contention import cpu_share_factor
 from predict.sim_job import Attempt, SimJob, SimResult, SimRun, StageDist
 
 __all__ = [
@@ -181,6 +182,8 @@ class _Replay:
             self.map_slots = list(range(min(self.containers, self.n_maps)))[::-1]
             self.red_slots = list(range(min(job.nodes * job.reduce_slots_per_node, n_red)))[::-1]
         self.red_running = 0  # reduces holding a container (shared containers only)
+        # maps running per node, where they share its cores (shared containers with cpus_per_node)
+        self.node_maps: dict[int, int] | None = {} if job.cpus_per_node is not None else None
         self.heap: list[tuple[float, int, int, int, int]] = []
         self.seq = 0
         self.map_queue = list(range(self.n_maps))[::-1]  # pop() from the end = task 0 first
@@ -204,8 +207,10 @@ class _Replay:
         first_map, first_fail, record, need = self.first_map, self.first_fail, self.record, self.need_for_reduces
         shared = self.shared
         heapreplace = heapq.heapreplace
+        first_wave = []
         while self.map_slots and map_queue:
-            heapq.heappush(heap, self.map_event(map_queue.pop(), self.map_slots.pop()))
+            first_wave.append((map_queue.pop(), self.map_slots.pop()))
+        self.start_maps(first_wave)
         map_done, map_fail, shuffle_done = MAP_DONE, MAP_FAIL, SHUFFLE_DONE
         seq, maps_done, launched = self.seq, self.maps_done, self.reduces_launched
         now, events = 0.0, 0
@@ -243,8 +248,19 @@ class _Replay:
         heapq.heappush(self.heap, (t, self.seq, kind, task, slot))
         self.seq += 1
 
-    def map_event(self, task: int, slot: int) -> tuple[float, int, int, int, int]:
-        """Start map ``task`` on ``slot``: its end event (the caller puts it on the heap)."""
+    def start_maps(self, batch: list[tuple[int, int]]) -> None:
+        """Start maps (task, slot) at once: where the nodes' cores are shared, each is priced with all of
+        the batch running (the maps of one instant share the cores alike)."""
+        if self.node_maps is not None:
+            for _, slot in batch:
+                node = slot // self.job.map_slots_per_node
+                self.node_maps[node] = self.node_maps.get(node, 0) + 1
+        for task, slot in batch:
+            heapq.heappush(self.heap, self.map_event(task, slot, counted=True))
+
+    def map_event(self, task: int, slot: int, *, counted: bool = False) -> tuple[float, int, int, int, int]:
+        """Start map ``task`` on ``slot``: its end event (the caller puts it on the heap); ``counted``: the
+        node's running maps already count it (:meth:`start_maps`)."""
         tries = self.map_tries[task]
         if tries == 0:
             d, failed = self.first_map[task], self.first_fail[task]
@@ -252,6 +268,11 @@ class _Replay:
             job = self.job
             d, failed = _dur(job.map_means_ms[task], job.map_cv, self.py, job, may_fail=tries + 1 < job.max_attempts)
         self.map_tries[task] = tries + 1
+        if self.node_maps is not None:  # the node's cores shared with the maps running there
+            node = slot // self.job.map_slots_per_node
+            if not counted:
+                self.node_maps[node] = self.node_maps.get(node, 0) + 1
+            d *= cpu_share_factor(self.node_maps[node], self.job.cpus_per_node or 1)
         if self.record:
             self.started[task] = (self.now, slot // self.job.map_slots_per_node)
         self.seq += 1
@@ -275,6 +296,8 @@ class _Replay:
     def map_ended(self, ok: bool, task: int, slot: int) -> None:
         """A map attempt ends: retried if it failed, else its slot takes the next map; reduces may start."""
         heap, now, job = self.heap, self.now, self.job
+        if self.node_maps is not None:
+            self.node_maps[slot // job.map_slots_per_node] -= 1
         if self.record:
             t0, node = self.started.pop(task)
             self.attempts.append(Attempt("MAP", task, self.map_tries[task] - 1, node, t0, now, ok))
@@ -310,6 +333,7 @@ class _Replay:
         """Shared containers: the free ones go to the reduces the ApplicationMaster allows (a reduce's
         request has the higher priority), then to waiting maps."""
         job = self.job
+        maps: list[tuple[int, int]] = []
         while self.map_slots:
             allowed = reduces_allowed(
                 self.containers, self.n_maps, self.maps_done, len(self.map_queue), job.n_reduces, job.rampup_limit
@@ -319,9 +343,10 @@ class _Replay:
                 self.red_running += 1
                 self.start_reduces()
             elif self.map_queue:
-                heapq.heappush(self.heap, self.map_event(self.map_queue.pop(), self.map_slots.pop()))
+                maps.append((self.map_queue.pop(), self.map_slots.pop()))
             else:
                 break
+        self.start_maps(maps)
 
     def shuffle_ended(self, task: int, slot: int) -> None:
         """A reduce's shuffle ends: its reduce phase starts on the same slot."""

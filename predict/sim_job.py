@@ -68,6 +68,10 @@ class SimJob:
     #: ``yarn.app.mapreduce.am.job.reduce.rampup.limit``: the share of the containers the reduces may
     #: hold while maps wait for one (Hadoop's default 0.5).
     rampup_limit: float = 0.5
+    #: Shared containers: each node's cores, which the maps running on it share.  A map's mean is then
+    #: its demand alone, slowed as it starts by the share of the cores the node's running maps leave it
+    #: (processor sharing, fixed for the attempt); None: the means hold as given.
+    cpus_per_node: int | None = None
 
     def __post_init__(self) -> None:
         if (
@@ -82,6 +86,8 @@ class SimJob:
                 raise PredictionError(f"{name} must be within [0, 1], got {getattr(self, name)}")
         if not (math.isfinite(self.env_cv) and self.env_cv >= 0):
             raise PredictionError(f"env_cv must be a finite number >= 0, got {self.env_cv}")
+        if self.cpus_per_node is not None and (self.cpus_per_node < 1 or not self.shared_containers):
+            raise PredictionError("cpus_per_node is for shared containers, and needs >= 1 core")
         if self.env_runs < 0:
             raise PredictionError(f"env_runs must be >= 0, got {self.env_runs}")
         if self.failure_rate >= 1.0 or self.straggler_factor < 1.0 or self.max_attempts < 1:

@@ -298,6 +298,12 @@ def replicate(
     return SimResult(spans, confidence, events, replayed)
 
 
+def shares_cores(profile: JobProfile, cluster: Cluster) -> bool:
+    """Whether the replay shares each node's cores among the maps running there itself (YARN's shared
+    containers, the cores and the profiled map's sharing known): its maps are then their demand alone."""
+    return cluster.engine == YARN_ENGINE and cluster.cpus_per_node is not None and profile.map_concurrency is not None
+
+
 def sim_job(
     profile: JobProfile, tasks: TaskEstimates, cluster: Cluster, settings: JobSettings, **rates: float
 ) -> SimJob:
@@ -318,6 +324,7 @@ def sim_job(
         slowstart=settings.slowstart,
         shared_containers=cluster.engine == YARN_ENGINE,
         rampup_limit=settings.reduce_rampup_limit,
+        cpus_per_node=cluster.cpus_per_node if shares_cores(profile, cluster) else None,
         **rates,  # type: ignore[arg-type]
     )
 
@@ -337,7 +344,9 @@ class SimulationModel(Model):
         """Mean of the replications' makespans; ``low_s``/``high_s`` their central ``confidence`` interval."""
         profile, platform, cluster = inputs.profile, inputs.platform, inputs.cluster
         dataset, settings = inputs.dataset, inputs.settings
-        tasks = estimate_tasks(profile, platform, dataset, settings, cluster=cluster)
+        tasks = estimate_tasks(
+            profile, platform, dataset, settings, cluster=cluster, demand_only=shares_cores(profile, cluster)
+        )
         events = tasks.n_maps + 2 * tasks.n_reduces  # of one replication without failures
         if events > MAX_REPLICATION_EVENTS:
             raise PredictionError(

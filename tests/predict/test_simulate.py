@@ -526,3 +526,37 @@ def test_the_simulation_on_a_yarn_cluster_shares_containers_and_replicates_the_s
     assert sim.predict(p0, LinearPlatform(), yarn, Dataset(4 * 2**30), map_only).seconds == pytest.approx(
         sim.predict(p0, LinearPlatform(), slots, Dataset(4 * 2**30), map_only).seconds
     )
+
+
+def test_on_shared_containers_the_maps_share_the_nodes_cores() -> None:
+    """The twelve maps of 10 s (their demand alone) on 3 containers of a 2-core node, cores given.
+
+    The first two waves run three maps at once, each at 2/3 of a core: 15 s each, 0-15 and 15-30 s (at
+    15 s three maps done allow no reduce yet).  At 30 s, six done, the reduce takes a container: the six
+    maps left run two at a time on the two cores, 10 s each, 30-40, 40-50, 50-60; then 1 s of shuffle
+    tail and 2 s of reduce: 63 s.
+    Without the cores (each map as given, however many share the node) it is 53 s, as above.
+    """
+    job = dataclasses.replace(_twelve_maps(True), cpus_per_node=2)
+    run = simulate_once(job, np.random.default_rng(0), record=True)
+    assert run.makespan_ms == pytest.approx(63_000)
+    first_wave = [a for a in run.attempts if a.task_type == "MAP" and a.start_ms == 0]
+    assert [a.end_ms for a in first_wave] == pytest.approx([15_000] * 3)  # all three priced as sharing
+    with pytest.raises(PredictionError, match="shared containers"):
+        dataclasses.replace(_twelve_maps(False), cpus_per_node=2)
+
+
+def test_the_yarn_simulation_shares_the_cores_where_the_profile_says_how_its_map_shared_them() -> None:
+    """With the cores and the profiled map's sharing known, the replay takes the map's demand alone and
+    shares the cores itself (no factor fixed for the whole run); without either, the means as given."""
+    from predict.simulate import shares_cores
+
+    yarn = Cluster(1, 3, 3, cpus_per_node=2, engine="yarn")
+    assert shares_cores(toy_profile(map_concurrency=3.0), yarn)
+    assert not shares_cores(toy_profile(), yarn)
+    assert not shares_cores(toy_profile(map_concurrency=3.0), Cluster(1, 3, 3, cpus_per_node=2))
+    settings = JobSettings(reduces=1, io_sort_mb=100)
+    got = core.get("simulation").predict(toy_profile(map_concurrency=3.0), LinearPlatform(), yarn,
+                                         Dataset(4 * 2**30), settings)  # fmt: skip
+    assert any("their demand alone" in note for note in got.assumptions)
+    assert not any("for CPU contention" in note for note in got.assumptions)
