@@ -237,7 +237,8 @@ def estimate_tasks(
     With ``cluster`` (models that price no CPU contention themselves), the maps
     take :func:`~predict.contention.map_contention`'s factor: more maps at once
     on a node than it has cores share them; with ``demand_only`` too (a model
-    whose queueing network prices the cores), :func:`~predict.contention.map_demand_factor`'s.
+    that shares the cores itself: Vianna's queueing network, the YARN replay),
+    :func:`~predict.contention.map_demand_factor`'s.
     """
     shape = resolve_input(profile, dataset, settings)
     notes = list(shape.assumptions)

@@ -85,8 +85,9 @@ def cluster_options(func: F) -> F:
         ),
         click.option(
             "--cpus-per-node", type=click.IntRange(min=1),
-            help="CPUs per node: Vianna's queueing network shares them; the other models slow the maps where "
-            "more run at once on a node than it has cores (the profile's own sharing taken out).",
+            help="CPUs per node: Vianna's queueing network, and on YARN the simulation's replay, share them; the "
+            "other models slow the maps where more run at once on a node than it has cores (the profile's own "
+            "sharing taken out).",
         ),
         click.option("--disks-per-node", type=click.IntRange(min=1), help="Disks per node (models that use it)."),
     ]
