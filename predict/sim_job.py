@@ -1,7 +1,8 @@
 """What the simulator replays and what a replay gives: a stage's duration law, the job
 (:class:`SimJob`: task counts, per-stage laws, the cluster's slots or containers, slow start,
 stragglers and failures), an attempt, a replay, the replications' result.  The event loop that
-replays a :class:`SimJob` is :mod:`predict.sim_events`."""
+replays a :class:`SimJob` is :mod:`predict.sim_events`; :func:`sim_job` makes one of a prediction's
+task estimates."""
 
 from __future__ import annotations
 
@@ -11,9 +12,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from phaseline.errors import PredictionError
-from profiles.profile import DurationStats
+from phaseline.hadoop_names import YARN_ENGINE
+from predict.core import Cluster
+from predict.critical_path import spread_durations
+from predict.settings import JobSettings
+from predict.tasks import TaskEstimates
+from profiles.profile import DurationStats, JobProfile, Stage
 
-__all__ = ["Attempt", "SimJob", "SimResult", "SimRun", "StageDist"]
+__all__ = ["Attempt", "SimJob", "SimResult", "SimRun", "StageDist", "shares_cores", "sim_job"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,3 +142,34 @@ class SimResult:
         tail = (1 - self.confidence) / 2
         lo, hi = np.quantile(self.makespans_s, [tail, 1 - tail])
         return float(lo), float(hi)
+
+
+def shares_cores(profile: JobProfile, cluster: Cluster) -> bool:
+    """Whether the replay shares each node's cores among the maps running there itself (YARN's shared
+    containers, the cores and the profiled map's sharing known): its maps are then their demand alone."""
+    return cluster.engine == YARN_ENGINE and cluster.cpus_per_node is not None and profile.map_concurrency is not None
+
+
+def sim_job(
+    profile: JobProfile, tasks: TaskEstimates, cluster: Cluster, settings: JobSettings, **rates: float
+) -> SimJob:
+    """The simulated job for Zhang et al. 2013 task estimates, with the profile's spread per stage."""
+    map_stats = profile.stage(Stage.MAP_TASK)
+    map_cv = StageDist.from_stats(tasks.map_avg.total_ms, map_stats).cv
+    reduce_ms = tasks.reduce_avg.total_ms if tasks.reduce_avg is not None else 0.0
+    return SimJob(
+        map_means_ms=spread_durations(tasks.n_maps, tasks.map_avg.total_ms, tasks.map_max.total_ms),
+        map_cv=map_cv,
+        n_reduces=tasks.n_reduces,
+        first_shuffle=StageDist.from_stats(tasks.first_shuffle_avg_ms, profile.stage(Stage.FIRST_SHUFFLE)),
+        shuffle=StageDist.from_stats(tasks.shuffle_avg_ms, profile.stage(Stage.TYPICAL_SHUFFLE)),
+        reduce=StageDist.from_stats(reduce_ms, profile.stage(Stage.REDUCE_PHASE)),
+        nodes=cluster.nodes,
+        map_slots_per_node=cluster.map_slots_per_node,
+        reduce_slots_per_node=cluster.reduce_slots_per_node,
+        slowstart=settings.slowstart,
+        shared_containers=cluster.engine == YARN_ENGINE,
+        rampup_limit=settings.reduce_rampup_limit,
+        cpus_per_node=cluster.cpus_per_node if shares_cores(profile, cluster) else None,
+        **rates,  # type: ignore[arg-type]
+    )

@@ -35,17 +35,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from phaseline.errors import PredictionError
-from phaseline.hadoop_names import YARN_ENGINE
 from predict.core import (
     MS_PER_S,
-    Cluster,
     Inputs,
-    JobSettings,
     Model,
     Prediction,
     register,
 )
-from predict.critical_path import spread_durations
 from predict.sim_draws import normals, stream_drawer
 from predict.sim_events import (
     REDUCE_DONE,
@@ -59,8 +55,8 @@ from predict.sim_events import (
     first_attempts,
     simulate_once,
 )
-from predict.tasks import TaskEstimates, estimate_tasks
-from profiles.profile import JobProfile, Stage
+from predict.sim_job import shares_cores, sim_job
+from predict.tasks import estimate_tasks
 
 __all__ = [
     "Attempt",
@@ -296,37 +292,6 @@ def replicate(
             env = env_rng.lognormal(-sigma2 / 2, math.sqrt(sigma2), replications)
         spans *= env
     return SimResult(spans, confidence, events, replayed)
-
-
-def shares_cores(profile: JobProfile, cluster: Cluster) -> bool:
-    """Whether the replay shares each node's cores among the maps running there itself (YARN's shared
-    containers, the cores and the profiled map's sharing known): its maps are then their demand alone."""
-    return cluster.engine == YARN_ENGINE and cluster.cpus_per_node is not None and profile.map_concurrency is not None
-
-
-def sim_job(
-    profile: JobProfile, tasks: TaskEstimates, cluster: Cluster, settings: JobSettings, **rates: float
-) -> SimJob:
-    """The simulated job for Zhang et al. 2013 task estimates, with the profile's spread per stage."""
-    map_stats = profile.stage(Stage.MAP_TASK)
-    map_cv = StageDist.from_stats(tasks.map_avg.total_ms, map_stats).cv
-    reduce_ms = tasks.reduce_avg.total_ms if tasks.reduce_avg is not None else 0.0
-    return SimJob(
-        map_means_ms=spread_durations(tasks.n_maps, tasks.map_avg.total_ms, tasks.map_max.total_ms),
-        map_cv=map_cv,
-        n_reduces=tasks.n_reduces,
-        first_shuffle=StageDist.from_stats(tasks.first_shuffle_avg_ms, profile.stage(Stage.FIRST_SHUFFLE)),
-        shuffle=StageDist.from_stats(tasks.shuffle_avg_ms, profile.stage(Stage.TYPICAL_SHUFFLE)),
-        reduce=StageDist.from_stats(reduce_ms, profile.stage(Stage.REDUCE_PHASE)),
-        nodes=cluster.nodes,
-        map_slots_per_node=cluster.map_slots_per_node,
-        reduce_slots_per_node=cluster.reduce_slots_per_node,
-        slowstart=settings.slowstart,
-        shared_containers=cluster.engine == YARN_ENGINE,
-        rampup_limit=settings.reduce_rampup_limit,
-        cpus_per_node=cluster.cpus_per_node if shares_cores(profile, cluster) else None,
-        **rates,  # type: ignore[arg-type]
-    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -549,7 +549,7 @@ def test_on_shared_containers_the_maps_share_the_nodes_cores() -> None:
 def test_the_yarn_simulation_shares_the_cores_where_the_profile_says_how_its_map_shared_them() -> None:
     """With the cores and the profiled map's sharing known, the replay takes the map's demand alone and
     shares the cores itself (no factor fixed for the whole run); without either, the means as given."""
-    from predict.simulate import shares_cores
+    from predict.sim_job import shares_cores
 
     yarn = Cluster(1, 3, 3, cpus_per_node=2, engine="yarn")
     assert shares_cores(toy_profile(map_concurrency=3.0), yarn)
