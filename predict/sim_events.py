@@ -256,11 +256,11 @@ class _Replay:
                 node = slot // self.job.map_slots_per_node
                 self.node_maps[node] = self.node_maps.get(node, 0) + 1
         for task, slot in batch:
-            heapq.heappush(self.heap, self.map_event(task, slot, counted=True))
+            heapq.heappush(self.heap, self.map_event(task, slot))
 
-    def map_event(self, task: int, slot: int, *, counted: bool = False) -> tuple[float, int, int, int, int]:
-        """Start map ``task`` on ``slot``: its end event (the caller puts it on the heap); ``counted``: the
-        node's running maps already count it (:meth:`start_maps`)."""
+    def map_event(self, task: int, slot: int) -> tuple[float, int, int, int, int]:
+        """Start map ``task`` on ``slot``: its end event (the caller puts it on the heap; where the nodes'
+        cores are shared, :meth:`start_maps` has counted it among its node's running maps)."""
         tries = self.map_tries[task]
         if tries == 0:
             d, failed = self.first_map[task], self.first_fail[task]
@@ -269,10 +269,7 @@ class _Replay:
             d, failed = _dur(job.map_means_ms[task], job.map_cv, self.py, job, may_fail=tries + 1 < job.max_attempts)
         self.map_tries[task] = tries + 1
         if self.node_maps is not None:  # the node's cores shared with the maps running there
-            node = slot // self.job.map_slots_per_node
-            if not counted:
-                self.node_maps[node] = self.node_maps.get(node, 0) + 1
-            d *= cpu_share_factor(self.node_maps[node], self.job.cpus_per_node or 1)
+            d *= cpu_share_factor(self.node_maps[slot // self.job.map_slots_per_node], self.job.cpus_per_node or 1)
         if self.record:
             self.started[task] = (self.now, slot // self.job.map_slots_per_node)
         self.seq += 1
@@ -296,7 +293,7 @@ class _Replay:
     def map_ended(self, ok: bool, task: int, slot: int) -> None:
         """A map attempt ends: retried if it failed, else its slot takes the next map; reduces may start."""
         heap, now, job = self.heap, self.now, self.job
-        if self.node_maps is not None:
+        if self.node_maps is not None and ok:  # (a failed map is retried at once on its container)
             self.node_maps[slot // job.map_slots_per_node] -= 1
         if self.record:
             t0, node = self.started.pop(task)
