@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import IO, Any, NamedTuple
 
 from ingest.compression import SNIFF_BYTES, Codec, decompressed, sniff_codec
+from ingest.yarn_tfile import is_tfile, open_rendered
 from phaseline.errors import TraceParseError, TraceTruncatedError
 from phaseline.schemas import table as table_spec
 
@@ -253,18 +254,26 @@ class _UntilCut(io.RawIOBase):
 
 def open_binary(path: Path, ctx: ReadContext | None = None) -> IO[bytes]:
     """Open a file for reading, decompressing it transparently (by content, not name): gzip, and
-    the other codecs Hadoop and Spark write (:mod:`ingest.compression`).
+    the other codecs Hadoop and Spark write (:mod:`ingest.compression`); YARN's aggregated logs as a
+    NodeManager uploads them (a TFile) as the ``yarn logs`` output they hold (:mod:`ingest.yarn_tfile`).
 
     With ``ctx``, a compressed stream cut short ends at the cut (:class:`_UntilCut`)
     and ``ctx.cut`` says so; without, reading at the cut raises ``EOFError``.
     A plain file comes back as the ``io.BufferedReader`` of the file itself.
     """
     raw = io.BufferedReader(io.FileIO(path), SNIFF_BYTES)  # returned to the caller, who closes it
-    codec = sniff_codec(raw.peek(SNIFF_BYTES))
-    if codec is None:
+    head = raw.peek(SNIFF_BYTES)
+    codec = sniff_codec(head)
+    if codec is None and not is_tfile(head):
         return raw
-    gz = codec is Codec.GZIP
-    stream: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="rb") if gz else decompressed(raw, codec)  # type: ignore[assignment]
+    stream: IO[bytes]
+    if codec is None:  # YARN's aggregated logs as a NodeManager uploads them: read as `yarn logs` prints them
+        raw.close()
+        stream = open_rendered(path)
+    elif codec is Codec.GZIP:
+        stream = gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[assignment]
+    else:
+        stream = decompressed(raw, codec)
     if ctx is None:
         return stream
     return io.BufferedReader(_UntilCut(stream, path, ctx))
@@ -282,13 +291,15 @@ def read_head(path: Path, n: int = HEAD_BYTES) -> bytes:
     """The first ``n`` decompressed bytes of a file, for format sniffing (of a gzip stream
     cut short, the bytes before the cut)."""
     with io.BufferedReader(io.FileIO(path), SNIFF_BYTES) as raw:
-        if sniff_codec(raw.peek(SNIFF_BYTES)) is None:
+        head = raw.peek(SNIFF_BYTES)
+        if sniff_codec(head) is None and not is_tfile(head):
             return raw.read(n)
     try:
         with open_binary(path, ReadContext(path)) as fh:
-            return fh.read(n)
+            text = fh.read(n)
     except (OSError, EOFError, zlib.error):
-        return b""
+        text = b""
+    return text if text or not is_tfile(head) else bytes(head[:n])  # a TFile it cannot render: its magic names it
 
 
 def iter_lines(path: Path, ctx: ReadContext, *, max_chars: int = MAX_RECORD_CHARS) -> Iterator[tuple[int, str]]:

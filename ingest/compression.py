@@ -233,26 +233,22 @@ _STREAMS: dict[Codec, Callable[[IO[bytes]], Iterator[bytes]]] = {
 }
 
 
-class _Decompressed(io.RawIOBase):
-    """The decompressed bytes of ``raw`` as a raw stream (codec errors as ``OSError``, a cut as ``EOFError``)."""
+class ChunkStream(io.RawIOBase):
+    """An iterator of byte chunks as a raw stream (``io.BufferedReader`` reads it)."""
 
-    def __init__(self, raw: IO[bytes], codec: Codec) -> None:
-        self._raw = raw
-        self._codec = codec
-        self._chunks = _STREAMS[codec](raw)
+    def __init__(self, chunks: Iterator[bytes]) -> None:
+        self._chunks = chunks
         self._pending = memoryview(b"")
 
     def readable(self) -> bool:
         return True
 
+    def _next(self) -> bytes | None:
+        return next(self._chunks, None)
+
     def readinto(self, buffer: Any) -> int:
         while not self._pending:
-            try:
-                chunk = next(self._chunks, None)
-            except (EOFError, OSError):
-                raise
-            except (zstandard.ZstdError, RuntimeError, ValueError, cramjam.DecompressionError) as exc:
-                raise OSError(f"corrupt {self._codec} stream: {exc}") from None
+            chunk = self._next()
             if chunk is None:
                 return 0
             self._pending = memoryview(chunk)
@@ -260,6 +256,23 @@ class _Decompressed(io.RawIOBase):
         buffer[:n] = self._pending[:n]
         self._pending = self._pending[n:]
         return n
+
+
+class _Decompressed(ChunkStream):
+    """The decompressed bytes of ``raw`` as a raw stream (codec errors as ``OSError``, a cut as ``EOFError``)."""
+
+    def __init__(self, raw: IO[bytes], codec: Codec) -> None:
+        super().__init__(_STREAMS[codec](raw))
+        self._raw = raw
+        self._codec = codec
+
+    def _next(self) -> bytes | None:
+        try:
+            return super()._next()
+        except (EOFError, OSError):
+            raise
+        except (zstandard.ZstdError, RuntimeError, ValueError, cramjam.DecompressionError) as exc:
+            raise OSError(f"corrupt {self._codec} stream: {exc}") from None
 
     def close(self) -> None:
         self._raw.close()

@@ -61,6 +61,7 @@ from ingest.tasklog import LOG_RECORD_TABLES, log_line_row, rows_of_records, tas
 from ingest.tasklog_lines import LINE_RE, parse_records, parse_timestamp
 from ingest.tasklog_patterns import AttemptLog, LogRecord
 from ingest.yarn_log_sections import CONTAINER, LOGTYPE, sections
+from ingest.yarn_tfile import is_tfile, open_rendered
 from phaseline.errors import PhaselineError, TraceParseError
 from phaseline.schemas import normalize_status
 
@@ -234,8 +235,25 @@ def read_yarn_logs(path: Path, ctx: ReadContext) -> Iterator[Row]:
         })
 
 
+def read_unreadable_tfile(path: Path, ctx: ReadContext) -> Iterator[Row]:
+    """A NodeManager's uploaded TFile whose first container cannot be rendered (:mod:`ingest.yarn_tfile`;
+    a readable one is detected by its rendered text): raises the reason, naming the file."""
+    try:
+        with open_rendered(path) as fh:
+            fh.read(1)
+    except (OSError, EOFError, UnicodeError) as exc:
+        raise TraceParseError(path, f"YARN aggregated logs (a NodeManager's TFile) that cannot be read: {exc}",
+                              hint="run `yarn logs -applicationId <app>` and ingest its output") from None  # fmt: skip
+    yield from ()  # (a reader is a generator)
+    raise TraceParseError(path, "a TFile that changed while it was read (it reads now): ingest it again")
+
+
 FORMATS: tuple[Format, ...] = (
     Format(FORMAT_NAME, sniff_yarn_logs, read_yarn_logs,
-           "`yarn logs -applicationId` output: every container's syslog, syslog.shuffle, stderr, ...",
+           "`yarn logs -applicationId` output: every container's syslog, syslog.shuffle, stderr, ...; "
+           "also the NodeManagers' uploaded TFiles, read as that output (ingest.yarn_tfile)",
+           record_tables=LOG_RECORD_TABLES),
+    Format("yarn-aggregated-tfile", lambda head, path: is_tfile(head), read_unreadable_tfile,
+           "a NodeManager's uploaded TFile of aggregated logs that cannot be read (its reason)",
            record_tables=LOG_RECORD_TABLES),
 )

@@ -1,0 +1,160 @@
+"""YARN's aggregated logs as the NodeManagers uploaded them (TFiles), read as `yarn logs` prints them.
+
+The files and Hadoop's own `yarn logs -applicationId` output of the same applications are in
+`tests/data/yarn/tfile` (README there): Hadoop's LogsCLI is the oracle, frame for frame.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ingest.base import read_head
+from ingest.formats import detect
+from ingest.pipeline import ingest_paths
+from ingest.yarn_tfile import MAGIC, _Bytes, is_tfile, open_rendered
+from phaseline.store import Store
+from profiles import queries
+
+DATA = Path(__file__).parents[1] / "data" / "yarn" / "tfile"
+NONE_APP = DATA / "none" / "application_1795978996971_0001"
+GZ_APP = DATA / "gz" / "application_1795979106815_0001"
+
+
+def _frames(text: bytes) -> list[bytes]:
+    """`yarn logs` output cut at its `Container:` lines (one frame per container and file), sorted."""
+    return sorted(f for f in re.split(rb"(?=^Container: )", text, flags=re.M) if f)
+
+
+def _oracle(app: Path) -> bytes:
+    return gzip.decompress((DATA / "yarn-logs" / f"{app.name}.log").with_suffix(".log.gz").read_bytes())
+
+
+def _rendered(path: Path) -> bytes:
+    with open_rendered(path) as fh:
+        return fh.read()
+
+
+def _kept_mtime(copy: Path, original: Path) -> None:
+    """The oracle's `LogLastModifiedTime` is the uploaded file's time; a checkout's files are newer."""
+    node = re.escape(original.name.encode())
+    found = re.search(rb"on " + node + rb"\n(?:.*\n){3}LogLastModifiedTime:(.*)", _oracle(original.parent))
+    assert found is not None
+    stamp = found.group(1).decode()
+    when = dt.datetime.strptime(stamp, "%a %b %d %H:%M:%S %z %Y").timestamp()
+    os.utime(copy, (when, when))
+
+
+def test_vlongs_decode_as_hadoops_utils_reads_them() -> None:
+    # bytes of the fixtures' own blocks: a 16-byte offset, a 45,737-byte value chunk, -1 (a null string)
+    assert [_Bytes(iter((bytes.fromhex(h),))).vlong() for h in ("10", "a8b2a9", "ff", "e0", "df00", "840100000000")] == [
+        16, 45737, -1, -32, 4864, 1 << 32]  # fmt: skip
+
+
+@pytest.mark.parametrize("app", [NONE_APP, GZ_APP], ids=["none", "gz"])
+def test_each_node_file_renders_as_hadoops_yarn_logs_prints_it(app: Path, tmp_path: Path) -> None:
+    oracle = _frames(_oracle(app))
+    rendered: list[bytes] = []
+    for node_file in sorted(app.iterdir()):
+        copy = tmp_path / node_file.name
+        shutil.copyfile(node_file, copy)
+        _kept_mtime(copy, node_file)
+        frames = _frames(_rendered(copy))
+        assert frames, node_file
+        assert all(f.startswith(b"Container: container_") and f" on {node_file.name}\n".encode() in f
+                   for f in frames)  # fmt: skip
+        rendered += frames
+    if app is GZ_APP:  # both nodes' files are here: the whole output, byte for byte
+        assert sorted(rendered) == oracle
+    else:  # one node of two: its frames are the oracle's frames of that node
+        assert rendered == [f for f in oracle if b" on localhost_33093\n" in f.split(b"\n", 1)[0] + b"\n"]
+
+
+def test_a_tfile_is_sniffed_from_its_magic_and_detected_as_yarn_logs() -> None:
+    node_file = next(GZ_APP.iterdir())
+    assert is_tfile(node_file.read_bytes()[:64])
+    assert node_file.read_bytes().endswith(MAGIC)
+    head = read_head(node_file)
+    assert head.startswith(b"Container: container_1795979106815_0001_01_")
+    fmt = detect(node_file, head)
+    assert fmt is not None
+    assert fmt.name == "yarn-aggregated-logs"
+
+
+def _phases(con: Any, job_id: str) -> list[tuple[Any, ...]]:
+    frame = queries.phases(con, job_id)
+    columns = ["attempt_id", "phase", "start_ms", "end_ms", "data_bytes", "data_records"]
+    return sorted(frame[columns].astype(str).itertuples(index=False, name=None))
+
+
+def test_the_uploaded_files_land_the_same_rows_as_their_yarn_logs_output(tmp_path: Path) -> None:
+    oracle = tmp_path / "application_1795979106815_0001.log"
+    oracle.write_bytes(_oracle(GZ_APP))
+    from_files = ingest_paths([GZ_APP], Store(tmp_path / "a"))
+    from_output = ingest_paths([oracle], Store(tmp_path / "b"))
+    assert [r.status for r in from_files.results] == ["landed", "landed"]
+    assert {r.format for r in from_files.results} == {"yarn-aggregated-logs"}
+    assert from_output.results[0].status == "landed"
+    rows = {t: sum(r.rows.get(t, 0) for r in from_files.results) for t in ("attempts", "tasks", "counters", "attempt_phases")}
+    assert rows == {t: from_output.results[0].rows.get(t, 0) for t in rows}
+    job = "job_1795979106815_0001"
+    a, b = Store(tmp_path / "a").connect(), Store(tmp_path / "b").connect()
+    assert _phases(a, job) == _phases(b, job)
+    assert len(_phases(a, job)) > 20
+    for con in (a, b):
+        summary = queries.job_summary(con, job)
+        assert summary[["status", "total_maps", "total_reduces"]].values.tolist() == [["SUCCEEDED", 2, 1]]
+
+
+def test_an_upload_cut_short_keeps_the_files_before_the_cut(tmp_path: Path) -> None:
+    node_file = NONE_APP / "localhost_33093"
+    data = node_file.read_bytes()
+    whole = _rendered(node_file)
+    syslog_at = data.index(b"syslog\x00")  # the task's syslog, the container's last file
+    cut = tmp_path / "localhost_33093"
+    cut.write_bytes(data[: syslog_at + 4000])
+    result = ingest_paths([cut], Store(tmp_path / "store")).results[0]
+    assert result.status == "partial", result
+    assert "trailer" in (result.error or "") or "cut" in (result.error or ""), result.error
+    text = bytearray()
+
+    def read_all() -> None:
+        with open_rendered(cut) as fh:
+            while piece := fh.read1(1 << 16):
+                text.extend(piece)
+
+    with pytest.raises(EOFError, match="no trailer"):
+        read_all()
+    files = re.findall(rb"^LogType:(\S+)", text, flags=re.M)
+    assert files == re.findall(rb"^LogType:(\S+)", whole, flags=re.M)  # every file's frame, the last one cut
+    assert text.count(b"End of LogType:") == len(files) - 1
+    assert whole.startswith(text.split(b"LogLastModifiedTime")[0])
+
+
+@pytest.mark.parametrize("damage", ["lzo", "not-logs"])
+def test_a_tfile_it_cannot_read_is_quarantined_with_the_reason(damage: str, tmp_path: Path) -> None:
+    source = GZ_APP / "localhost_46247" if damage == "lzo" else NONE_APP / "localhost_33093"
+    data = bytearray(source.read_bytes())
+    if damage == "lzo":  # the meta index names the data index's compression: `gz` -> one it cannot read
+        at = data.index(b"data:BCFile.index\x02gz") + len(b"data:BCFile.index")
+        data[at : at + 3] = b"\x02lz"
+        want: str | None = "'lz'"
+    else:  # the first key of an aggregated log is VERSION; another key is no log of containers
+        at = data.index(b"\x00\x07VERSION")
+        data[at + 2 : at + 9] = b"VARSION"
+        want = None
+    bad = tmp_path / source.name
+    bad.write_bytes(bytes(data))
+    result = ingest_paths([bad], Store(tmp_path / "store")).results[0]
+    assert result.status in ("quarantined", "skipped"), result
+    assert str(bad) in (result.error or "")
+    if want is not None:
+        assert want in (result.error or "")
+        assert "yarn logs -applicationId" in (result.error or "")
