@@ -23,12 +23,14 @@ import gzip
 import io
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
 from ingest.compression import SNIFF_BYTES, Codec, decompressed, sniff_codec
+from ingest.yarn_ifile import is_ifile
+from ingest.yarn_ifile import open_rendered as open_ifile
 from ingest.yarn_tfile import is_tfile, open_rendered
 from phaseline.errors import TraceParseError, TraceTruncatedError
 from phaseline.schemas import table as table_spec
@@ -255,7 +257,8 @@ class _UntilCut(io.RawIOBase):
 def open_binary(path: Path, ctx: ReadContext | None = None) -> IO[bytes]:
     """Open a file for reading, decompressing it transparently (by content, not name): gzip, and
     the other codecs Hadoop and Spark write (:mod:`ingest.compression`); YARN's aggregated logs as a
-    NodeManager uploads them (a TFile) as the ``yarn logs`` output they hold (:mod:`ingest.yarn_tfile`).
+    NodeManager uploads them (a TFile or the indexed format) as the ``yarn logs`` output they hold
+    (:mod:`ingest.yarn_tfile`, :mod:`ingest.yarn_ifile`).
 
     With ``ctx``, a compressed stream cut short ends at the cut (:class:`_UntilCut`)
     and ``ctx.cut`` says so; without, reading at the cut raises ``EOFError``.
@@ -264,12 +267,14 @@ def open_binary(path: Path, ctx: ReadContext | None = None) -> IO[bytes]:
     raw = io.BufferedReader(io.FileIO(path), SNIFF_BYTES)  # returned to the caller, who closes it
     head = raw.peek(SNIFF_BYTES)
     codec = sniff_codec(head)
-    if codec is None and not is_tfile(head):
+    uploaded = None if codec is not None else uploaded_logs(path, head)
+    if codec is None and uploaded is None:
         return raw
     stream: IO[bytes]
     if codec is None:  # YARN's aggregated logs as a NodeManager uploads them: read as `yarn logs` prints them
+        assert uploaded is not None
         raw.close()
-        stream = open_rendered(path)
+        stream = uploaded(path)
     elif codec is Codec.GZIP:
         stream = gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[assignment]
     else:
@@ -277,6 +282,16 @@ def open_binary(path: Path, ctx: ReadContext | None = None) -> IO[bytes]:
     if ctx is None:
         return stream
     return io.BufferedReader(_UntilCut(stream, path, ctx))
+
+
+def uploaded_logs(path: Path, head: bytes) -> Callable[[Path], IO[bytes]] | None:
+    """How to open YARN's aggregated logs as a NodeManager uploads them (a TFile, or the indexed
+    format), as the ``yarn logs`` output they hold; ``None`` for any other file."""
+    if is_tfile(head):
+        return open_rendered
+    if is_ifile(path, head):
+        return open_ifile
+    return None
 
 
 def open_text(path: Path, ctx: ReadContext | None = None) -> IO[str]:
@@ -292,14 +307,16 @@ def read_head(path: Path, n: int = HEAD_BYTES) -> bytes:
     cut short, the bytes before the cut)."""
     with io.BufferedReader(io.FileIO(path), SNIFF_BYTES) as raw:
         head = raw.peek(SNIFF_BYTES)
-        if sniff_codec(head) is None and not is_tfile(head):
+        if sniff_codec(head) is None and uploaded_logs(path, head) is None:
             return raw.read(n)
     try:
         with open_binary(path, ReadContext(path)) as fh:
             text = fh.read(n)
     except (OSError, EOFError, zlib.error):
         text = b""
-    return text if text or not is_tfile(head) else bytes(head[:n])  # a TFile it cannot render: its magic names it
+    if text or uploaded_logs(path, head) is None:
+        return text
+    return bytes(head[:n])  # uploaded logs it cannot render: their own bytes name them (yarn_logs' formats)
 
 
 def iter_lines(path: Path, ctx: ReadContext, *, max_chars: int = MAX_RECORD_CHARS) -> Iterator[tuple[int, str]]:

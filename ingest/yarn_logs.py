@@ -54,14 +54,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ingest.base import ReadContext, Row, iter_lines, skip_record
+from ingest.base import ReadContext, Row, iter_lines, skip_record, uploaded_logs
 from ingest.formats import Format
 from ingest.mrcommon import DONE_FILE_NAME, done_file_fields, event_row, parse_int64
 from ingest.tasklog import LOG_RECORD_TABLES, log_line_row, rows_of_records, task_rows
 from ingest.tasklog_lines import LINE_RE, parse_records, parse_timestamp
 from ingest.tasklog_patterns import AttemptLog, LogRecord
 from ingest.yarn_log_sections import CONTAINER, LOGTYPE, sections
-from ingest.yarn_tfile import is_tfile, open_rendered
 from phaseline.errors import PhaselineError, TraceParseError
 from phaseline.schemas import normalize_status
 
@@ -235,25 +234,30 @@ def read_yarn_logs(path: Path, ctx: ReadContext) -> Iterator[Row]:
         })
 
 
-def read_unreadable_tfile(path: Path, ctx: ReadContext) -> Iterator[Row]:
-    """A NodeManager's uploaded TFile whose first container cannot be rendered (:mod:`ingest.yarn_tfile`;
-    a readable one is detected by its rendered text): raises the reason, naming the file."""
+def read_unreadable_upload(path: Path, ctx: ReadContext) -> Iterator[Row]:
+    """A NodeManager's uploaded file of aggregated logs (:mod:`ingest.yarn_tfile`, :mod:`ingest.yarn_ifile`)
+    whose head cannot be rendered (a readable one is detected by its rendered text): raises the
+    reason, naming the file."""
+    with open(path, "rb") as raw:
+        opened = uploaded_logs(path, raw.read(64))  # (the file's own bytes: read_head gives what it renders)
     try:
-        with open_rendered(path) as fh:
-            fh.read(1)
+        if opened is not None:
+            with opened(path) as fh:
+                while fh.read(1 << 20):  # (its head did not render: the error is somewhere in it)
+                    pass
     except (OSError, EOFError, UnicodeError) as exc:
-        raise TraceParseError(path, f"YARN aggregated logs (a NodeManager's TFile) that cannot be read: {exc}",
+        raise TraceParseError(path, f"YARN aggregated logs as a NodeManager uploads them, that cannot be read: {exc}",
                               hint="run `yarn logs -applicationId <app>` and ingest its output") from None  # fmt: skip
     yield from ()  # (a reader is a generator)
-    raise TraceParseError(path, "a TFile that changed while it was read (it reads now): ingest it again")
+    raise TraceParseError(path, "uploaded aggregated logs that changed while they were read: ingest them again")
 
 
 FORMATS: tuple[Format, ...] = (
     Format(FORMAT_NAME, sniff_yarn_logs, read_yarn_logs,
            "`yarn logs -applicationId` output: every container's syslog, syslog.shuffle, stderr, ...; "
-           "also the NodeManagers' uploaded TFiles, read as that output (ingest.yarn_tfile)",
+           "also the NodeManagers' uploaded files (TFile, indexed format), read as that output",
            record_tables=LOG_RECORD_TABLES),
-    Format("yarn-aggregated-tfile", lambda head, path: is_tfile(head), read_unreadable_tfile,
-           "a NodeManager's uploaded TFile of aggregated logs that cannot be read (its reason)",
-           record_tables=LOG_RECORD_TABLES),
+    Format("yarn-uploaded-logs", lambda head, path: uploaded_logs(path, head) is not None, read_unreadable_upload,
+           "a NodeManager's uploaded file of aggregated logs (TFile, indexed format) that cannot be read: "
+           "its reason", record_tables=LOG_RECORD_TABLES),
 )

@@ -36,11 +36,11 @@ import io
 import struct
 import zlib
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
 from ingest.compression import ChunkStream, Codec, decompressed
+from ingest.yarn_log_frames import frame_end, frame_head, log_time
 
 #: The BCFile magic, at the start and at the end of every TFile.
 MAGIC = bytes.fromhex("d111d36891b5d7b639df414092bae150")
@@ -50,6 +50,7 @@ _DATA_INDEX = "data:BCFile.index"
 #: The keys AggregatedLogFormat writes before the containers'.
 _RESERVED_KEYS = frozenset(("VERSION", "APPLICATION_ACL", "APPLICATION_OWNER"))
 _PIECE = 1 << 20
+_INFLATE_STEP = 1 << 12
 _READ = 1 << 18
 
 
@@ -161,18 +162,26 @@ def _region(fh: IO[bytes], offset: int, size: int) -> Iterator[bytes]:
 
 
 def _zlib(chunks: Iterator[bytes], *, blocks: bool = False) -> Iterator[bytes]:
-    """TFile's ``gz``: Hadoop's DefaultCodec, a zlib stream (with ``blocks``, one after another)."""
+    """TFile's ``gz``: Hadoop's DefaultCodec, a zlib stream (with ``blocks``, one after another).
+
+    It is fed :data:`_INFLATE_STEP` bytes at a time, so that damage keeps the output before it.
+    """
     inflate = zlib.decompressobj()
-    for chunk in chunks:
-        while chunk:
-            if inflate.eof:
-                if not blocks:
-                    break
-                inflate = zlib.decompressobj()
-            out = inflate.decompress(chunk)
-            chunk = inflate.unused_data
-            if out:
-                yield out
+    for piece in chunks:
+        for at in range(0, len(piece), _INFLATE_STEP):
+            chunk = piece[at : at + _INFLATE_STEP]
+            while chunk:
+                if inflate.eof:
+                    if not blocks:
+                        break
+                    inflate = zlib.decompressobj()
+                try:
+                    out = inflate.decompress(chunk)
+                except zlib.error as exc:
+                    raise OSError(f"corrupt gz (zlib) data: {exc}") from None
+                chunk = inflate.unused_data
+                if out:
+                    yield out
     if not inflate.eof:
         raise EOFError("a gz block ends inside its zlib stream")
 
@@ -189,16 +198,22 @@ def _through(stream: IO[bytes]) -> Iterator[bytes]:
 _CODECS = {"snappy": Codec.HADOOP_SNAPPY, "zstd": Codec.ZSTD, "lz4": Codec.HADOOP_LZ4}
 
 
-def _block(fh: IO[bytes], algorithm: str, offset: int, size: int) -> _Bytes:
+def stored_bytes(fh: IO[bytes], algorithm: str, offset: int, size: int) -> Iterator[bytes]:
+    """The ``size`` bytes at ``offset``, decompressed by Hadoop's ``Compression.Algorithm`` named
+    ``algorithm`` (as TFile blocks and indexed-format logs are stored)."""
     raw = _region(fh, offset, size)
     if algorithm == "none":
-        return _Bytes(raw)
+        return raw
     if algorithm == "gz":
-        return _Bytes(_zlib(raw))
+        return _zlib(raw)
     if algorithm in _CODECS:
-        return _Bytes(_through(decompressed(io.BufferedReader(ChunkStream(raw)), _CODECS[algorithm])))
-    raise OSError(f"TFile blocks compressed with {algorithm!r}, which phaseline cannot read "
+        return _through(decompressed(io.BufferedReader(ChunkStream(raw)), _CODECS[algorithm]))
+    raise OSError(f"aggregated logs compressed with {algorithm!r}, which phaseline cannot read "
                   "(run `yarn logs -applicationId <app>` and ingest its output)")  # fmt: skip
+
+
+def _block(fh: IO[bytes], algorithm: str, offset: int, size: int) -> _Bytes:
+    return _Bytes(stored_bytes(fh, algorithm, offset, size))
 
 
 def _trailer(fh: IO[bytes], size: int) -> int | None:
@@ -235,18 +250,15 @@ def _data_blocks(fh: IO[bytes], meta_offset: int, size: int) -> list[tuple[str, 
 
 def _container_frames(container: str, node: str, mtime: str, value: _Value) -> Iterator[bytes]:
     """One container's log files framed as ``yarn logs`` prints them (Hadoop 3's ``LogToolUtils``)."""
-    header = f"Container: {container} on {node}"
     while (name := value.utf()) is not None:
         length_text = value.utf()
         try:
             length = int(length_text or "")
         except ValueError:
             raise OSError(f"corrupt aggregated log: container {container}'s {name} has length {length_text!r}") from None
-        yield (f"{header}\nLogAggregationType: AGGREGATED\n{'=' * len(header)}\nLogType:{name}\n"
-               f"LogLastModifiedTime:{mtime}\nLogLength:{length}\nLogContents:\n").encode()  # fmt: skip
+        yield frame_head(container, node, name, mtime, length)
         yield from value.take(length)
-        end = f"End of LogType:{name}"
-        yield f"\n{end}\n{'*' * (len(end) + 50)}\n\n".encode()
+        yield frame_end(name)
 
 
 def _entries(block: _Bytes, node: str, mtime: str) -> Iterator[bytes]:
@@ -265,16 +277,34 @@ def _entries(block: _Bytes, node: str, mtime: str) -> Iterator[bytes]:
 def rendered(path: Path) -> Iterator[bytes]:
     """The ``yarn logs`` output of the aggregated-log TFile at ``path``, a piece at a time.
 
-    Raises ``OSError`` for a file that is not one (or is corrupt), ``EOFError`` where it was cut short
-    (after every whole container's frames).
+    Raises ``OSError`` for a file that is not one (or whose start is damaged), ``EOFError`` where it
+    was cut short or damaged later (after every piece before the cut or damage).
     """
     stat = path.stat()
-    mtime = datetime.fromtimestamp(stat.st_mtime, UTC).strftime("%a %b %d %H:%M:%S +0000 %Y")
+    mtime = log_time(int(stat.st_mtime * 1000))
     node = path.name
+    yield from kept_until_damage(_checked(path, node, mtime, stat.st_size))
+
+
+def _checked(path: Path, node: str, mtime: str, size: int) -> Iterator[bytes]:
     try:
-        yield from _rendered(path, node, mtime, stat.st_size)
+        yield from _rendered(path, node, mtime, size)
     except (zlib.error, struct.error, ValueError, IndexError, OverflowError) as exc:
         raise OSError(f"corrupt TFile: {exc}") from None
+
+
+def kept_until_damage(pieces: Iterator[bytes]) -> Iterator[bytes]:
+    """``pieces``, where damage (``OSError``) after the first piece ends them as a cut (``EOFError``): the
+    containers before it land (the file as partial, the damage named), as a cut upload's do."""
+    started = False
+    try:
+        for piece in pieces:
+            started = True
+            yield piece
+    except OSError as exc:
+        if not started:
+            raise
+        raise EOFError(f"damaged, the logs after it unread: {exc}") from None
 
 
 def _rendered(path: Path, node: str, mtime: str, size: int) -> Iterator[bytes]:

@@ -35,13 +35,14 @@ _SKIP = {"MANIFEST.tsv", "SOURCES.md"}
 SPLIT_RANGE_BYTES = 3_000
 
 
-#: YARN aggregated logs as the NodeManagers uploaded them (binary TFiles, made by this project's YARN engine).
-TFILES = Path(__file__).parents[1] / "data" / "yarn" / "tfile"
+#: YARN aggregated logs as the NodeManagers uploaded them (binary TFiles and indexed-format files, made by this
+#: project's YARN engine).
+UPLOADED = Path(__file__).parents[1] / "data" / "yarn" / "uploaded"
 
 
 def fixture_files() -> list[Path]:
-    tfiles = [p for p in TFILES.rglob("localhost_*") if p.is_file()]
-    return sorted(p for p in FIXTURES.rglob("*") if p.is_file() and p.name not in _SKIP) + sorted(tfiles)
+    uploaded = [p for p in UPLOADED.rglob("localhost_*") if p.is_file()]
+    return sorted(p for p in FIXTURES.rglob("*") if p.is_file() and p.name not in _SKIP) + sorted(uploaded)
 
 
 class CaseTimeout(Exception):

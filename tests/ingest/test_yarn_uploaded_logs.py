@@ -1,7 +1,8 @@
-"""YARN's aggregated logs as the NodeManagers uploaded them (TFiles), read as `yarn logs` prints them.
+"""YARN's aggregated logs as the NodeManagers uploaded them (TFiles, the indexed format), read as
+`yarn logs` prints them.
 
 The files and Hadoop's own `yarn logs -applicationId` output of the same applications are in
-`tests/data/yarn/tfile` (README there): Hadoop's LogsCLI is the oracle, frame for frame.
+`tests/data/yarn/uploaded` (README there): Hadoop's LogsCLI is the oracle, frame for frame.
 """
 
 from __future__ import annotations
@@ -16,16 +17,17 @@ from typing import Any
 
 import pytest
 
-from ingest.base import read_head
+from ingest.base import open_binary, read_head
 from ingest.formats import detect
 from ingest.pipeline import ingest_paths
 from ingest.yarn_tfile import MAGIC, _Bytes, is_tfile, open_rendered
 from phaseline.store import Store
 from profiles import queries
 
-DATA = Path(__file__).parents[1] / "data" / "yarn" / "tfile"
-NONE_APP = DATA / "none" / "application_1795978996971_0001"
-GZ_APP = DATA / "gz" / "application_1795979106815_0001"
+DATA = Path(__file__).parents[1] / "data" / "yarn" / "uploaded"
+NONE_APP = DATA / "tfile-none" / "application_1795978996971_0001"
+GZ_APP = DATA / "tfile-gz" / "application_1795979106815_0001"
+IFILE_APP = DATA / "ifile-gz" / "application_1795979624443_0001"
 
 
 def _frames(text: bytes) -> list[bytes]:
@@ -38,7 +40,7 @@ def _oracle(app: Path) -> bytes:
 
 
 def _rendered(path: Path) -> bytes:
-    with open_rendered(path) as fh:
+    with open_binary(path) as fh:  # as every reader opens a file
         return fh.read()
 
 
@@ -58,7 +60,7 @@ def test_vlongs_decode_as_hadoops_utils_reads_them() -> None:
         16, 45737, -1, -32, 4864, 1 << 32]  # fmt: skip
 
 
-@pytest.mark.parametrize("app", [NONE_APP, GZ_APP], ids=["none", "gz"])
+@pytest.mark.parametrize("app", [NONE_APP, GZ_APP, IFILE_APP], ids=["tfile-none", "tfile-gz", "ifile-gz"])
 def test_each_node_file_renders_as_hadoops_yarn_logs_prints_it(app: Path, tmp_path: Path) -> None:
     oracle = _frames(_oracle(app))
     rendered: list[bytes] = []
@@ -71,7 +73,7 @@ def test_each_node_file_renders_as_hadoops_yarn_logs_prints_it(app: Path, tmp_pa
         assert all(f.startswith(b"Container: container_") and f" on {node_file.name}\n".encode() in f
                    for f in frames)  # fmt: skip
         rendered += frames
-    if app is GZ_APP:  # both nodes' files are here: the whole output, byte for byte
+    if app is not NONE_APP:  # both nodes' files are here: the whole output, byte for byte
         assert sorted(rendered) == oracle
     else:  # one node of two: its frames are the oracle's frames of that node
         assert rendered == [f for f in oracle if b" on localhost_33093\n" in f.split(b"\n", 1)[0] + b"\n"]
@@ -94,17 +96,18 @@ def _phases(con: Any, job_id: str) -> list[tuple[Any, ...]]:
     return sorted(frame[columns].astype(str).itertuples(index=False, name=None))
 
 
-def test_the_uploaded_files_land_the_same_rows_as_their_yarn_logs_output(tmp_path: Path) -> None:
-    oracle = tmp_path / "application_1795979106815_0001.log"
-    oracle.write_bytes(_oracle(GZ_APP))
-    from_files = ingest_paths([GZ_APP], Store(tmp_path / "a"))
+@pytest.mark.parametrize("app", [GZ_APP, IFILE_APP], ids=["tfile", "ifile"])
+def test_the_uploaded_files_land_the_same_rows_as_their_yarn_logs_output(app: Path, tmp_path: Path) -> None:
+    oracle = tmp_path / f"{app.name}.log"
+    oracle.write_bytes(_oracle(app))
+    from_files = ingest_paths([app], Store(tmp_path / "a"))
     from_output = ingest_paths([oracle], Store(tmp_path / "b"))
     assert [r.status for r in from_files.results] == ["landed", "landed"]
     assert {r.format for r in from_files.results} == {"yarn-aggregated-logs"}
     assert from_output.results[0].status == "landed"
     rows = {t: sum(r.rows.get(t, 0) for r in from_files.results) for t in ("attempts", "tasks", "counters", "attempt_phases")}
     assert rows == {t: from_output.results[0].rows.get(t, 0) for t in rows}
-    job = "job_1795979106815_0001"
+    job = app.name.replace("application_", "job_")
     a, b = Store(tmp_path / "a").connect(), Store(tmp_path / "b").connect()
     assert _phases(a, job) == _phases(b, job)
     assert len(_phases(a, job)) > 20
@@ -138,23 +141,47 @@ def test_an_upload_cut_short_keeps_the_files_before_the_cut(tmp_path: Path) -> N
     assert whole.startswith(text.split(b"LogLastModifiedTime")[0])
 
 
-@pytest.mark.parametrize("damage", ["lzo", "not-logs"])
-def test_a_tfile_it_cannot_read_is_quarantined_with_the_reason(damage: str, tmp_path: Path) -> None:
-    source = GZ_APP / "localhost_46247" if damage == "lzo" else NONE_APP / "localhost_33093"
+@pytest.mark.parametrize("damage", ["lzo", "not-logs", "ifile-codec", "ifile-index"])
+def test_uploaded_logs_it_cannot_read_are_quarantined_with_the_reason(damage: str, tmp_path: Path) -> None:
+    source = {"lzo": GZ_APP / "localhost_46247", "not-logs": NONE_APP / "localhost_33093"}.get(
+        damage, IFILE_APP / "localhost_34781")
     data = bytearray(source.read_bytes())
+    want: str | None = None
     if damage == "lzo":  # the meta index names the data index's compression: `gz` -> one it cannot read
         at = data.index(b"data:BCFile.index\x02gz") + len(b"data:BCFile.index")
         data[at : at + 3] = b"\x02lz"
-        want: str | None = "'lz'"
-    else:  # the first key of an aggregated log is VERSION; another key is no log of containers
+        want = "'lz'"
+    elif damage == "not-logs":  # the first key of an aggregated log is VERSION; another key is no log of containers
         at = data.index(b"\x00\x07VERSION")
         data[at + 2 : at + 9] = b"VARSION"
-        want = None
+    elif damage == "ifile-codec":  # the serialized index names the logs' codec; its first log is empty
+        at = data.index(b"\x00\x02gz")
+        data[at + 2 : at + 4] = b"lz"
+        want = "'lz'"
+    else:  # a file's start, past the logs
+        at = data.index(b"startIndex")
+        data[at - 40 : at] = bytes(40)
+        want = "IFile"
     bad = tmp_path / source.name
     bad.write_bytes(bytes(data))
     result = ingest_paths([bad], Store(tmp_path / "store")).results[0]
-    assert result.status in ("quarantined", "skipped"), result
+    # a codec it cannot read, met after the first log (an empty one) was rendered: what came before lands
+    assert result.status == ("partial" if damage == "ifile-codec" else "quarantined"), result
     assert str(bad) in (result.error or "")
     if want is not None:
         assert want in (result.error or "")
         assert "yarn logs -applicationId" in (result.error or "")
+
+
+def test_damage_after_the_first_container_keeps_the_containers_before_it(tmp_path: Path) -> None:
+    node_file = GZ_APP / "localhost_36643"  # the ApplicationMaster's container first, then a map and the reduce
+    data = bytearray(node_file.read_bytes())
+    at = len(data) * 3 // 4  # inside the one gz block, past the AM's logs
+    data[at : at + 8] = bytes(8)
+    damaged = tmp_path / node_file.name
+    damaged.write_bytes(bytes(data))
+    result = ingest_paths([damaged], Store(tmp_path / "store")).results[0]
+    assert result.status == "partial", result
+    assert "damaged, the logs after it unread" in (result.error or "")
+    assert result.rows.get("jobs") == 1  # the AM's container: the job's row
+    assert result.rows.get("events", 0) > 100
