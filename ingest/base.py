@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
-from ingest.compression import SNIFF_BYTES, Codec, decompressed, sniff_codec
+from ingest.compression import SNIFF_BYTES, ChunkStream, Codec, decompressed, sniff_codec
+from ingest.jhist_binary import is_binary_history, json_history
 from ingest.yarn_ifile import is_ifile
 from ingest.yarn_ifile import open_rendered as open_ifile
 from ingest.yarn_tfile import is_tfile, open_rendered
@@ -258,7 +259,8 @@ def open_binary(path: Path, ctx: ReadContext | None = None) -> IO[bytes]:
     """Open a file for reading, decompressing it transparently (by content, not name): gzip, and
     the other codecs Hadoop and Spark write (:mod:`ingest.compression`); YARN's aggregated logs as a
     NodeManager uploads them (a TFile or the indexed format) as the ``yarn logs`` output they hold
-    (:mod:`ingest.yarn_tfile`, :mod:`ingest.yarn_ifile`).
+    (:mod:`ingest.yarn_tfile`, :mod:`ingest.yarn_ifile`); binary job history (plain or compressed) as
+    the JSON flavour's lines (:mod:`ingest.jhist_binary`).
 
     With ``ctx``, a compressed stream cut short ends at the cut (:class:`_UntilCut`)
     and ``ctx.cut`` says so; without, reading at the cut raises ``EOFError``.
@@ -268,20 +270,35 @@ def open_binary(path: Path, ctx: ReadContext | None = None) -> IO[bytes]:
     head = raw.peek(SNIFF_BYTES)
     codec = sniff_codec(head)
     uploaded = None if codec is not None else uploaded_logs(path, head)
-    if codec is None and uploaded is None:
+    if codec is None and uploaded is None and not is_binary_history(head):
         return raw
     stream: IO[bytes]
-    if codec is None:  # YARN's aggregated logs as a NodeManager uploads them: read as `yarn logs` prints them
-        assert uploaded is not None
+    if uploaded is not None:  # YARN's aggregated logs as a NodeManager uploads them: read as `yarn logs` prints them
         raw.close()
         stream = uploaded(path)
+    elif codec is None:
+        stream = raw
     elif codec is Codec.GZIP:
         stream = gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[assignment]
     else:
         stream = decompressed(raw, codec)
+    if is_binary_history(stream.peek(64)):  # type: ignore[attr-defined]  # (buffered, gzip: both peek)
+        stream = io.BufferedReader(_ClosingChunks(json_history(stream), stream), SNIFF_BYTES)
     if ctx is None:
         return stream
     return io.BufferedReader(_UntilCut(stream, path, ctx))
+
+
+class _ClosingChunks(ChunkStream):
+    """Rendered chunks of ``source`` (binary history as JSON lines), closing ``source`` with them."""
+
+    def __init__(self, chunks: Iterator[bytes], source: IO[bytes]) -> None:
+        super().__init__(chunks)
+        self._source = source
+
+    def close(self) -> None:
+        self._source.close()
+        super().close()
 
 
 def uploaded_logs(path: Path, head: bytes) -> Callable[[Path], IO[bytes]] | None:
@@ -307,16 +324,16 @@ def read_head(path: Path, n: int = HEAD_BYTES) -> bytes:
     cut short, the bytes before the cut)."""
     with io.BufferedReader(io.FileIO(path), SNIFF_BYTES) as raw:
         head = raw.peek(SNIFF_BYTES)
-        if sniff_codec(head) is None and uploaded_logs(path, head) is None:
+        if sniff_codec(head) is None and uploaded_logs(path, head) is None and not is_binary_history(head):
             return raw.read(n)
     try:
         with open_binary(path, ReadContext(path)) as fh:
             text = fh.read(n)
     except (OSError, EOFError, zlib.error):
         text = b""
-    if text or uploaded_logs(path, head) is None:
+    if text or (uploaded_logs(path, head) is None and not is_binary_history(head)):
         return text
-    return bytes(head[:n])  # uploaded logs it cannot render: their own bytes name them (yarn_logs' formats)
+    return bytes(head[:n])  # a rendering that fails at once: the file's own bytes name it (the reader says why)
 
 
 def iter_lines(path: Path, ctx: ReadContext, *, max_chars: int = MAX_RECORD_CHARS) -> Iterator[tuple[int, str]]:

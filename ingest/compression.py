@@ -279,6 +279,20 @@ class _Decompressed(ChunkStream):
         super().close()
 
 
+def kept_until_damage(pieces: Iterator[bytes], *, after: int = 1) -> Iterator[bytes]:
+    """``pieces``, where damage (``OSError``) once ``after`` pieces were given ends them as a cut
+    (``EOFError``): what came before it lands (the file as partial, the damage named), as before a cut."""
+    given = 0
+    try:
+        for piece in pieces:
+            given += 1
+            yield piece
+    except OSError as exc:
+        if given < after:
+            raise
+        raise EOFError(f"damaged, what follows unread: {exc}") from None
+
+
 def decompressed(raw: IO[bytes], codec: Codec) -> IO[bytes]:
     """A buffered stream of ``raw``'s decompressed bytes (``raw`` is closed with it); not for gzip,
     which :func:`ingest.base.open_binary` reads with :mod:`gzip`."""

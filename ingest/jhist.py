@@ -1,4 +1,5 @@
 """Hadoop 0.23 / 2.x / 3.x job history (``.jhist``, Avro-JSON) -> phaseline rows.
+(Hadoop 3's ``Avro-Binary`` flavour reaches it as the JSON flavour's lines: :mod:`ingest.jhist_binary`.)
 
 A ``.jhist`` file is ``Avro-Json`` on line 1, the writer's Avro schema on
 line 2, then one event per line (``{"type": "TASK_STARTED", "event":
@@ -65,8 +66,8 @@ from ingest.base import ReadContext, Row, RowBlock, open_binary, skip_record
 from ingest.counters_map import EVENT_SPECS
 from ingest.formats import Format
 from ingest.gc_pacing import paced
-from ingest.jhist_lines import BLANK, MAX_LINE_BYTES, AnotherHistory, JhistLines, jhist_error
-from ingest.jhist_lines import sniff_jhist as sniff_jhist  # (defined with the framing; a Format's sniffer)
+from ingest.jhist_lines import BLANK, MAX_LINE_BYTES, AnotherHistory, JhistLines, jhist_error, sniff_history
+from ingest.jhist_lines import sniff_jhist as sniff_jhist  # (defined with the framing)
 from ingest.jhist_schema import BadEvent, UnionFields, WriterSchema, fallback_time, opt_int
 from ingest.jhist_state import HistoryState
 from ingest.jhist_typed import Envelope, decode_event
@@ -390,8 +391,9 @@ def read_jhist(path: Path, ctx: ReadContext) -> Iterator[Row | RowBlock]:
 FORMATS = (
     Format(
         name="jhist",
-        sniff=sniff_jhist,
+        sniff=sniff_history,
         read=read_jhist,
-        doc="Hadoop 0.23/2.x/3.x MapReduce job history (.jhist, Avro-JSON), plain or gzipped",
+        doc="Hadoop 0.23/2.x/3.x MapReduce job history (.jhist: Avro-JSON, or Avro-Binary read as its JSON "
+        "lines), plain or compressed",
     ),
 )

@@ -16,6 +16,7 @@ import orjson
 
 from ingest.base import ReadContext, skip_record
 from ingest.counters_map import EVENT_SPECS
+from ingest.jhist_binary import is_binary_history
 from ingest.jhist_schema import BadEvent, WriterSchema
 from phaseline.errors import TraceParseError, TraceTruncatedError
 
@@ -48,6 +49,12 @@ _NO_SCHEMA = WriterSchema(frozenset(EVENT_SPECS), {
 def sniff_jhist(head: bytes, path: Path) -> bool:
     """True when the first line is ``Avro-Json`` (the JSON flavour of Hadoop's EventWriter)."""
     return head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n", 1)[0].rstrip() == MAGIC
+
+
+def sniff_history(head: bytes, path: Path) -> bool:
+    """Job history of either flavour: a binary one reaches detection as its JSON lines
+    (:mod:`ingest.jhist_binary`), as itself where those fail at once (the reader then says why)."""
+    return sniff_jhist(head, path) or is_binary_history(head)
 
 
 class AnotherHistory(Exception):
@@ -92,7 +99,7 @@ class JhistLines:
                 f"line 1 is {first[:40]!r}, not {MAGIC.decode()!r}",
                 line=1,
                 offset=0,
-                hint="only the JSON flavour of job history is read (mapreduce.jobhistory.jhist.format=json)",
+                hint="a job history file begins with 'Avro-Json' or 'Avro-Binary'",
             )
         line_no, offset = 1, len(first)
         for raw in iter(partial(fh.readline, MAX_LINE_BYTES), b""):

@@ -25,9 +25,9 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from ingest.compression import ChunkStream
+from ingest.compression import ChunkStream, kept_until_damage
 from ingest.yarn_log_frames import frame_end, frame_head, log_time
-from ingest.yarn_tfile import kept_until_damage, stored_bytes
+from ingest.yarn_tfile import stored_bytes
 
 _UUID = 32
 _TAIL = 4 + _UUID

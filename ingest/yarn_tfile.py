@@ -39,7 +39,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from ingest.compression import ChunkStream, Codec, decompressed
+from ingest.compression import ChunkStream, Codec, decompressed, kept_until_damage
 from ingest.yarn_log_frames import frame_end, frame_head, log_time
 
 #: The BCFile magic, at the start and at the end of every TFile.
@@ -291,20 +291,6 @@ def _checked(path: Path, node: str, mtime: str, size: int) -> Iterator[bytes]:
         yield from _rendered(path, node, mtime, size)
     except (zlib.error, struct.error, ValueError, IndexError, OverflowError) as exc:
         raise OSError(f"corrupt TFile: {exc}") from None
-
-
-def kept_until_damage(pieces: Iterator[bytes]) -> Iterator[bytes]:
-    """``pieces``, where damage (``OSError``) after the first piece ends them as a cut (``EOFError``): the
-    containers before it land (the file as partial, the damage named), as a cut upload's do."""
-    started = False
-    try:
-        for piece in pieces:
-            started = True
-            yield piece
-    except OSError as exc:
-        if not started:
-            raise
-        raise EOFError(f"damaged, the logs after it unread: {exc}") from None
 
 
 def _rendered(path: Path, node: str, mtime: str, size: int) -> Iterator[bytes]:

@@ -38,11 +38,13 @@ SPLIT_RANGE_BYTES = 3_000
 #: YARN aggregated logs as the NodeManagers uploaded them (binary TFiles and indexed-format files, made by this
 #: project's YARN engine).
 UPLOADED = Path(__file__).parents[1] / "data" / "yarn" / "uploaded"
+#: Hadoop 3's binary job history (``Avro-Binary``), made by the same engine.
+BINARY_HISTORY = Path(__file__).parents[1] / "data" / "yarn" / "binary-history"
 
 
 def fixture_files() -> list[Path]:
-    uploaded = [p for p in UPLOADED.rglob("localhost_*") if p.is_file()]
-    return sorted(p for p in FIXTURES.rglob("*") if p.is_file() and p.name not in _SKIP) + sorted(uploaded)
+    made_here = [p for p in UPLOADED.rglob("localhost_*") if p.is_file()] + list(BINARY_HISTORY.glob("*.jhist"))
+    return sorted(p for p in FIXTURES.rglob("*") if p.is_file() and p.name not in _SKIP) + sorted(made_here)
 
 
 class CaseTimeout(Exception):
@@ -79,7 +81,7 @@ def read_all(path: Path) -> int:
     if fmt is None or not fmt.landed:
         return 0
     rows, error = _rows_and_error(fmt.read, path)
-    if fmt.name == "jhist" and sniff_jhist(head, path):
+    if fmt.name == "jhist" and sniff_jhist(path.read_bytes()[:64], path):  # (plain JSON history: not binary)
         split_rows, split_error = _rows_and_error(_read_split, path)
         assert (split_rows, str(split_error)) == (rows, str(error)), "read in ranges, the file reads otherwise"
     if error is not None:

@@ -333,8 +333,11 @@ def test_sniff(jhists: list[Path], fixtures_dir: Path) -> None:
 
 def test_not_a_jhist_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "x.jhist"
-    path.write_bytes(b"Avro-Binary\n{}\n")
+    path.write_bytes(b"Avro-Xml\n{}\n")
     with pytest.raises(TraceParseError, match="Avro-Json"):
+        list(read_jhist(path, ReadContext(path)))
+    path.write_bytes(b"Avro-Binary\n{}\n")  # the binary flavour (ingest.jhist_binary) with no usable schema
+    with pytest.raises(TraceParseError, match="no Avro schema"):
         list(read_jhist(path, ReadContext(path)))
     path.write_bytes(b"")
     with pytest.raises(TraceTruncatedError):

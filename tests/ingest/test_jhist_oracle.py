@@ -33,6 +33,7 @@ import pytest
 from oracle_util import hadoop_parse, killed_attempt_line, phaseline_rows
 
 from ingest import jhist_packed, jhist_state
+from ingest.base import open_binary
 from phaseline.hadoop_names import split_host, task_type
 from phaseline.schemas import normalize_status
 
@@ -52,9 +53,12 @@ def _null(v: Any) -> Any:
 
 
 def _raw_events(path: Path) -> list[dict[str, Any]]:
-    """The file's events decoded with the standard library (independent of the reader)."""
+    """The file's events decoded with the standard library (independent of the reader; a binary
+    history's as the JSON lines ``open_binary`` renders it as)."""
     events = []
-    for line in path.read_text(encoding="utf-8").splitlines()[2:]:
+    with open_binary(path) as fh:
+        text = fh.read().decode("utf-8")
+    for line in text.splitlines()[2:]:
         try:
             events.append(json.loads(line))
         except ValueError:

@@ -182,6 +182,6 @@ def test_damage_after_the_first_container_keeps_the_containers_before_it(tmp_pat
     damaged.write_bytes(bytes(data))
     result = ingest_paths([damaged], Store(tmp_path / "store")).results[0]
     assert result.status == "partial", result
-    assert "damaged, the logs after it unread" in (result.error or "")
+    assert "damaged, what follows unread" in (result.error or "")
     assert result.rows.get("jobs") == 1  # the AM's container: the job's row
     assert result.rows.get("events", 0) > 100

@@ -129,8 +129,8 @@ public final class YarnLauncher {
     conf.set("mapreduce.jobhistory.done-dir", done.toString());
     conf.set("mapreduce.jobhistory.intermediate-done-dir", workDir.resolve("history").resolve("done_intermediate").toString());
     conf.set("mapreduce.jobhistory.move.interval-ms", "200");
-    // Hadoop 3.5 writes binary Avro history by default; phaseline's .jhist reader (and most tools) read JSON.
-    conf.set("mapreduce.jobhistory.jhist.format", "json");
+    // The job history in Hadoop's own default flavour (binary Avro since Hadoop 3), as a cluster writes it
+    // (phaseline reads both: ingest/jhist_binary.py); a caller's -D mapreduce.jobhistory.jhist.format=json overrides.
     conf.set("hadoop.tmp.dir", workDir.resolve("tmp").toString());
     conf.set("fs.defaultFS", "file:///");
     if (rmPort > 0) {  // the ResourceManager's client port pinned; its other ports stay free ones
