@@ -18,6 +18,7 @@ read (:func:`~ingest.compression.kept_until_damage`), with ``OSError`` before.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 from typing import IO, Any
 
@@ -29,6 +30,10 @@ MAGIC = b"Avro-Binary"
 #: The schema line is a few tens of kB (Hadoop 3's Event schema: ~30 kB).
 _MAX_SCHEMA_BYTES = 16 << 20
 _BOM_AND_BLANKS = b"\xef\xbb\xbf \t\r\n"
+#: Bytes of datums decoded from memory at a time (an event is a few kB; one larger than this is read
+#: again with the next block joined to it).
+_BLOCK = 4 << 20
+_MAX_EVENT_BYTES = 64 << 20  # as a JSON event line (ingest.jhist_lines.MAX_LINE_BYTES)
 
 
 def is_binary_history(head: bytes) -> bool:
@@ -43,7 +48,7 @@ def _text_of(value: Any) -> Any:
 
 
 def _events(stream: Any) -> Iterator[bytes]:
-    from fastavro import parse_schema, schemaless_reader  # (imported with the first binary history)
+    from fastavro import parse_schema  # (imported with the first binary history)
 
     first = stream.readline(256)
     while first and not first.strip(_BOM_AND_BLANKS):
@@ -54,21 +59,46 @@ def _events(stream: Any) -> Iterator[bytes]:
     except Exception as exc:  # (fastavro raises errors of several kinds on a schema it cannot take)
         raise OSError(f"line 2 of a binary history is no Avro schema fastavro can read: {exc}") from None
     yield b"Avro-Json\n" + schema_line.rstrip(b"\r\n") + b"\n"
-    n = 0
-    while stream.peek(1):
-        n += 1
-        try:
-            datum = schemaless_reader(stream, schema, None, return_record_name=True, return_record_name_override=True)
-        except EOFError:
-            raise EOFError(f"binary event {n} is cut short") from None
-        except Exception as exc:  # (a damaged datum: an index out of range, bad UTF-8, a negative length)
-            raise OSError(f"binary event {n} does not decode: {type(exc).__name__}: {exc}") from None
+    for n, datum in enumerate(_datums(stream, schema), 1):
         if not isinstance(datum, dict):
             raise OSError(f"binary event {n} is no Event record")
         event = datum.get("event")
         if isinstance(event, tuple):  # the union of event records: (full name, fields)
             event = {event[0]: event[1]}
         yield orjson.dumps({"type": datum.get("type"), "event": event}, default=_text_of) + b"\n"
+
+
+def _datums(stream: IO[bytes], schema: Any) -> Iterator[Any]:
+    """The datums of ``stream``, decoded from blocks of :data:`_BLOCK` bytes held in memory (fastavro reads
+    a ``BytesIO`` far faster than a file's buffered reader); a datum across a block's end is decoded again
+    from its start once the next block is there."""
+    from fastavro import schemaless_reader
+
+    data, at, ended, n = b"", 0, False, 0
+    while True:
+        if at >= len(data):
+            if ended:
+                return
+            data, at = stream.read(_BLOCK), 0
+            ended = len(data) < _BLOCK
+            continue
+        block = io.BytesIO(data)
+        block.seek(at)
+        try:
+            datum = schemaless_reader(block, schema, None, return_record_name=True, return_record_name_override=True)
+        except EOFError:
+            if ended:
+                raise EOFError(f"binary event {n + 1} is cut short") from None
+            if len(data) - at > _MAX_EVENT_BYTES:
+                raise OSError(f"binary event {n + 1} runs past {_MAX_EVENT_BYTES >> 20} MiB: damaged") from None
+            more = stream.read(_BLOCK)
+            data, at, ended = data[at:] + more, 0, len(more) < _BLOCK
+            continue
+        except Exception as exc:  # (a damaged datum: an index out of range, bad UTF-8, a negative length)
+            raise OSError(f"binary event {n + 1} does not decode: {type(exc).__name__}: {exc}") from None
+        at = block.tell()
+        n += 1
+        yield datum
 
 
 def json_history(stream: IO[bytes]) -> Iterator[bytes]:
