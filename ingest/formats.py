@@ -46,6 +46,7 @@ READER_MODULES: tuple[str, ...] = (
     "ingest.history_v1",
     "ingest.rumen",
     "ingest.engine_run",  # run.json of `phaseline engine run` (before the generic JSON readers)
+    "ingest.job_summary",  # job summary lines (<job>.summary, mapred-jobsummary.log)
     "ingest.yarn_logs",  # `yarn logs -applicationId` output
     "ingest.tasklog",  # container syslog / LocalJobRunner job log
     "ingest.jfr",  # JDK Flight Recorder recordings (thread samples)

@@ -1,0 +1,83 @@
+"""Job summary lines (a JobHistoryServer's mapred-jobsummary.log, a job's .summary, Hadoop 1's
+JobInProgress$JobSummary lines) -> jobs rows, and the history kept where a job has both."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ingest.base import ReadContext
+from ingest.job_summary import pairs_of, read_job_summary, sniff_job_summary
+from ingest.pipeline import ingest_paths
+from phaseline.store import Store
+from profiles import queries
+
+DATA = Path(__file__).parents[1] / "data" / "yarn" / "job-summary"
+LOG = DATA / "mapred-jobsummary.log"
+
+
+def _rows(path: Path) -> tuple[list[dict[str, object]], list[dict[str, object]], ReadContext]:
+    ctx = ReadContext(path)
+    rows = list(read_job_summary(path, ctx))
+    jobs = [r.as_dict() for r in rows if r.table == "jobs"]
+    events = [r.as_dict() for r in rows if r.table == "events"]
+    return jobs, events, ctx
+
+
+def test_the_history_servers_summary_log_gives_a_job_row_per_line() -> None:
+    assert sniff_job_summary(LOG.read_bytes(), LOG)
+    jobs, events, ctx = _rows(LOG)
+    assert ctx.events_read == 2
+    first, second = jobs
+    assert {k: first[k] for k in ("job_id", "name", "user", "queue", "status")} == {
+        "job_id": "job_1795980962367_0001", "name": "phaseline-bench", "user": "root", "queue": "default",
+        "status": "SUCCEEDED"}  # fmt: skip
+    assert (first["submit_ms"], first["launch_ms"], first["finish_ms"]) == (1795980968515, 1795980980082, 1795980999173)
+    assert (first["total_maps"], first["total_reduces"], first["finished_maps"], first["finished_reduces"]) == (2, 1, 2, 1)
+    assert (second["total_maps"], second["total_reduces"], second["killed_maps"]) == (1, 0, 0)
+    payload = json.loads(str(events[0]["payload_json"]))
+    assert payload["firstMapTaskLaunchTime"] == "1795980982882"
+    assert payload["mapSlotSeconds"] == "15"
+    assert events[0]["ts_ms"] == 1795980999173
+
+
+def test_a_summary_file_hadoop_1_lines_escapes_and_bad_lines(tmp_path: Path) -> None:
+    path = tmp_path / "job_1_0001.summary"
+    path.write_text(
+        # the bare line, as the ApplicationMaster writes <job>.summary (a name with an escaped comma and '=')
+        "jobId=job_1_0001,submitTime=10,launchTime=20,finishTime=90,numMaps=3,numReduces=1,user=u,"
+        "queue=q,status=FAILED,jobName=sort\\, then\\=merge\n"
+        # Hadoop 1's JobTracker line (its fields as JobInProgress$JobSummary wrote them)
+        "2012-08-03 13:55:45,224 INFO org.apache.hadoop.mapred.JobInProgress$JobSummary: jobId=job_2_0002,"
+        "submitTime=1,launchTime=2,firstMapTaskLaunchTime=3,firstReduceTaskLaunchTime=4,finishTime=9,numMaps=16,"
+        "numSlotsPerMap=1,numReduces=1,numSlotsPerReduce=1,user=x,queue=default,status=SUCCEEDED,mapSlotSeconds=76,"
+        "reduceSlotsSeconds=53,clusterMapCapacity=2,clusterReduceCapacity=2,jobName=grep\n"
+        "2012-08-03 13:55:46,000 INFO org.apache.hadoop.mapred.JobTracker: another logger's line\n"
+        "jobId=job_3_0003,submitTime=soon,finishTime=9\n"
+    )
+    jobs, events, ctx = _rows(path)
+    assert [j["job_id"] for j in jobs] == ["job_1_0001", "job_2_0002"]
+    assert jobs[0]["name"] == "sort, then=merge"
+    assert jobs[0]["status"] == "FAILED"
+    assert (jobs[1]["total_maps"], jobs[1]["finish_ms"]) == (16, 9)
+    assert json.loads(str(events[1]["payload_json"]))["clusterMapCapacity"] == "2"
+    assert ctx.unknown["log_line"] == 1
+    assert [s.line for s in ctx.skipped] == [4]
+    assert "submitTime='soon' is no number" in str(ctx.skipped[0])
+    result = ingest_paths([path], Store(tmp_path / "store")).results[0]
+    assert result.status == "partial"
+    assert result.format == "job_summary"
+
+
+def test_where_a_job_has_its_history_too_the_history_is_its_account(tmp_path: Path) -> None:
+    summary = ingest_paths([DATA], Store(tmp_path / "store"))
+    assert sorted(r.format for r in summary.results if r.format) == ["jhist", "job_summary"]  # (and the README)
+    con = Store(tmp_path / "store").connect()
+    kept = queries.job_summary(con, "job_1795980962367_0001")
+    assert kept["queue"].tolist() == ["root.default"]  # the history's (the summary line says "default")
+    only_summary = queries.job_summary(con, "job_1795980962367_0002")
+    assert only_summary[["total_maps", "total_reduces", "status"]].values.tolist() == [[1, 0, "SUCCEEDED"]]
+
+
+def test_pairs_are_read_as_hadoops_escapestring_wrote_them() -> None:
+    assert pairs_of(r"jobId=job_1_2,jobName=a\,b\\c\=d,user=") == {"jobId": "job_1_2", "jobName": "a,b\\c=d", "user": ""}
