@@ -72,7 +72,16 @@ def indices(positions: np.ndarray[Any, Any]) -> pa.Array:
 
 
 def repeat(value: Any, n: int, typ: pa.DataType) -> pa.Array:
-    """``n`` copies of ``value`` (``pa.repeat`` of a scalar made without ``pa.scalar``)."""
+    """``n`` copies of ``value`` (``pa.repeat`` of a scalar made without ``pa.scalar``).
+
+    >>> repeat("ab", 3, pa.string()).to_pylist()
+    ['ab', 'ab', 'ab']
+    """
+    if typ == pa.string() and type(value) is str and value.isascii() and n * len(value) <= _MAX_OFFSET:
+        # (a source's sha256 on each of its rows: its bytes n times and even offsets, ~3x faster than take)
+        data = value.encode()
+        offsets = np.arange(n + 1, dtype=np.int32) * np.int32(len(data))
+        return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data * n))
     return column([value], typ).take(indices(np.zeros(n, dtype=np.int32)))
 
 
