@@ -222,10 +222,11 @@ class _UntilCut(io.RawIOBase):
     is recorded in ``ctx.cut``.
     """
 
-    def __init__(self, stream: IO[bytes], path: Path, ctx: ReadContext) -> None:
+    def __init__(self, stream: IO[bytes], path: Path, ctx: ReadContext, what: str = "the compressed stream ends") -> None:
         self._stream = stream
         self._path = path
         self._ctx = ctx
+        self._what = what  # what ends early, with its verb, in the message
         self._ended = False
         self._delivered = 0
 
@@ -241,8 +242,8 @@ class _UntilCut(io.RawIOBase):
             self._ended = True
             self._ctx.cut = TraceTruncatedError(
                 self._path,
-                f"the compressed stream ends early, after {self._delivered:,} bytes of content ({exc})",
-                hint="the file was cut short; every record before the cut was kept",
+                f"{self._what} early, after {self._delivered:,} bytes of content ({exc})",
+                hint="the file was cut short or damaged there; every record before it was kept",
             )
             return 0
         n = len(data)
@@ -273,9 +274,10 @@ def open_binary(path: Path, ctx: ReadContext | None = None) -> IO[bytes]:
     if codec is None and uploaded is None and not is_binary_history(head):
         return raw
     stream: IO[bytes]
+    what = "the compressed stream ends"
     if uploaded is not None:  # YARN's aggregated logs as a NodeManager uploads them: read as `yarn logs` prints them
         raw.close()
-        stream = uploaded(path)
+        stream, what = uploaded(path), "the uploaded logs end"
     elif codec is None:
         stream = raw
     elif codec is Codec.GZIP:
@@ -284,9 +286,10 @@ def open_binary(path: Path, ctx: ReadContext | None = None) -> IO[bytes]:
         stream = decompressed(raw, codec)
     if is_binary_history(stream.peek(64)):  # type: ignore[attr-defined]  # (buffered, gzip: both peek)
         stream = io.BufferedReader(_ClosingChunks(json_history(stream), stream), SNIFF_BYTES)
+        what = "the binary history ends" if codec is None else "the compressed stream of a binary history ends"
     if ctx is None:
         return stream
-    return io.BufferedReader(_UntilCut(stream, path, ctx))
+    return io.BufferedReader(_UntilCut(stream, path, ctx, what))
 
 
 class _ClosingChunks(ChunkStream):

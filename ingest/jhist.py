@@ -66,6 +66,7 @@ from ingest.base import ReadContext, Row, RowBlock, open_binary, skip_record
 from ingest.counters_map import EVENT_SPECS
 from ingest.formats import Format
 from ingest.gc_pacing import paced
+from ingest.jhist_binary import BINARY_CUT
 from ingest.jhist_lines import BLANK, MAX_LINE_BYTES, AnotherHistory, JhistLines, jhist_error, sniff_history
 from ingest.jhist_lines import sniff_jhist as sniff_jhist  # (defined with the framing)
 from ingest.jhist_schema import BadEvent, UnionFields, WriterSchema, fallback_time, opt_int
@@ -154,13 +155,13 @@ class _JhistReader:
                     "concatenated); only the first is read", line=exc.line_no, offset=exc.start,
                     hint="split the file at this line and ingest each part",
                 ) from None  # fmt: skip
-            except EOFError as exc:  # a gzip stream cut short: keep what came before
+            except EOFError as exc:  # a compressed (or binary) history cut short: keep what came before
                 line_no, offset, _ = self._reached
                 self.line_no, self.offset = line_no, offset - self.frame.unterminated
                 yield from self._finish()
-                raise TraceTruncatedError(
-                    self.path, f"compressed stream ends early: {exc}", line=self.line_no, offset=self.offset
-                ) from None
+                what = "binary history" if str(exc).startswith(BINARY_CUT) else "compressed stream"
+                raise TraceTruncatedError(self.path, f"{what} ends early: {exc}", line=self.line_no,
+                                          offset=self.offset) from None  # fmt: skip
             except (zlib.error, OSError) as exc:
                 line_no, offset, _ = self._reached
                 raise self._error(f"reading stopped: {exc}", line_no, offset) from None

@@ -33,7 +33,9 @@ _BOM_AND_BLANKS = b"\xef\xbb\xbf \t\r\n"
 #: Bytes of datums decoded from memory at a time (an event is a few kB; one larger than this is read
 #: again with the next block joined to it).
 _BLOCK = 4 << 20
-_MAX_EVENT_BYTES = 64 << 20  # as a JSON event line (ingest.jhist_lines.MAX_LINE_BYTES)
+_MAX_EVENT_BYTES = 64 << 20
+#: How the ``EOFError`` of a binary history cut short begins.
+BINARY_CUT = "binary event"  # as a JSON event line (ingest.jhist_lines.MAX_LINE_BYTES)
 
 
 def is_binary_history(head: bytes) -> bool:
@@ -88,7 +90,7 @@ def _datums(stream: IO[bytes], schema: Any) -> Iterator[Any]:
             datum = schemaless_reader(block, schema, None, return_record_name=True, return_record_name_override=True)
         except EOFError:
             if ended:
-                raise EOFError(f"binary event {n + 1} is cut short") from None
+                raise EOFError(f"{BINARY_CUT} {n + 1} is cut short") from None
             if len(data) - at > _MAX_EVENT_BYTES:
                 raise OSError(f"binary event {n + 1} runs past {_MAX_EVENT_BYTES >> 20} MiB: damaged") from None
             more = stream.read(_BLOCK)
