@@ -99,3 +99,29 @@ def write_small_files(seed: Seed, directory: Path, count: int) -> list[Path]:
         paths.append(path)
     marker.write_text(str(count))
     return sorted(paths)
+
+
+def write_binary_history(json_history: Path, target: Path) -> Path | None:
+    """``json_history`` written as Hadoop 3's binary flavour (``Avro-Binary``, its own schema line, then
+    each event as an Avro binary datum, encoded by fastavro); ``None`` where fastavro cannot read the
+    file's Avro-JSON (bare union values, as the 2.0-2.4 writers wrote them)."""
+    import io
+
+    import orjson
+    from fastavro import json_reader, parse_schema, schemaless_writer
+
+    lines = [ln for ln in json_history.read_bytes().splitlines() if ln.strip()]
+    schema_line, events = lines[1], lines[2:]
+    schema = parse_schema(orjson.loads(schema_line))
+    try:
+        records = list(json_reader(io.StringIO("\n".join(ln.decode() for ln in events)), schema))
+    except Exception:  # (fastavro's errors on Avro-JSON it cannot take are of several kinds)
+        return None
+    data = io.BytesIO()
+    data.write(b"Avro-Binary\n" + schema_line + b"\n")
+    for raw, record in zip(events, records, strict=True):
+        name = next(iter(orjson.loads(raw)["event"]))  # the event union's branch, written as (name, value)
+        schemaless_writer(data, schema, {"type": record["type"], "event": (name, record["event"])})
+    target.write_bytes(data.getvalue())
+    return target
+

@@ -7,13 +7,12 @@ with fastavro against their own schema line, which must give the rows their JSON
 
 from __future__ import annotations
 
-import io
+import sys
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-from fastavro import json_reader, parse_schema, schemaless_writer
 from oracle_util import hadoop_parse, phaseline_rows
 
 from ingest.base import ReadContext, open_binary, read_head
@@ -25,31 +24,15 @@ from phaseline.store import Store
 from tests.ingest.test_jhist_oracle import actual_from_phaseline, expected_from_hadoop
 
 BINARY = Path(__file__).parents[1] / "data" / "yarn" / "binary-history"
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+from jhist_inputs import write_binary_history  # noqa: E402 - benchmarks/ is a script directory, not a package
 
 
 def _binary_files() -> list[Path]:
     files = sorted(BINARY.glob("*.jhist"))
     assert len(files) == 2
     return files
-
-
-def _as_binary(json_history: Path, out: Path) -> Path | None:
-    """``json_history`` written as Hadoop's binary flavour (its own schema line); ``None`` where fastavro
-    cannot read its Avro-JSON (bare union values, as 2.0-2.4 writers wrote)."""
-    lines = [ln for ln in json_history.read_bytes().splitlines() if ln.strip()]
-    schema_line, events = lines[1], lines[2:]
-    schema = parse_schema(orjson.loads(schema_line))
-    try:
-        records: list[Any] = list(json_reader(io.StringIO("\n".join(ln.decode() for ln in events)), schema))
-    except Exception:  # (fastavro's errors on Avro-JSON it cannot take are of several kinds)
-        return None
-    data = io.BytesIO()
-    data.write(b"Avro-Binary\n" + schema_line + b"\n")
-    for raw, record in zip(events, records, strict=True):
-        name = next(iter(orjson.loads(raw)["event"]))  # the event union's branch, as (name, value)
-        schemaless_writer(data, schema, {"type": record["type"], "event": (name, record["event"])})
-    out.write_bytes(data.getvalue())
-    return out
 
 
 def _rows(path: Path) -> dict[str, list[dict[str, Any]]]:
@@ -79,7 +62,7 @@ def test_a_binary_history_is_detected_and_read_as_its_json_lines() -> None:
 def test_json_fixtures_written_as_binary_give_the_same_rows(fixtures_dir: Path, tmp_path: Path) -> None:
     compared = 0
     for path in sorted(fixtures_dir.rglob("*.jhist")):
-        binary = _as_binary(path, tmp_path / path.name)
+        binary = write_binary_history(path, tmp_path / path.name)
         if binary is None:
             continue
         assert _rows(binary) == _rows(path), path.name
