@@ -93,23 +93,32 @@ def _rendered(path: Path) -> Iterator[bytes]:
             cycles = list(meta["logMetas"])
         except Exception as exc:  # (javaobj raises errors of many kinds on a damaged stream)
             raise OSError(f"corrupt IFile meta: {exc!r}") from None
+        for container, node, entry in _entries(cycles, path.name):
+            log = _fields(entry)
+            try:
+                name, start, stored = _text(log["fileName"]), int(log["startIndex"]), int(log["fileCompressedSize"])
+                modified, length = log_time(int(log["lastModifiedTime"])), int(log["fileSize"])
+            except (KeyError, TypeError, ValueError, OverflowError, OSError) as exc:
+                raise OSError(f"corrupt IFile meta: {container}'s file entry: {exc!r}") from None
+            if not _UUID <= start <= start + stored <= found[0]:
+                raise OSError(f"corrupt IFile meta: {container}'s {name} at {start:,} (+{stored:,}) is "
+                              "outside the file's logs")  # fmt: skip
+            yield frame_head(_text(container), node, name, modified, length)
+            yield from stored_bytes(fh, codec, start, stored)
+            yield frame_end(name)
+
+
+def _entries(cycles: list[Any], file_name: str) -> Iterator[tuple[str, str, Any]]:
+    """``(container, node, file entry)`` of every upload cycle's containers, in the index's order."""
+    try:
         for cycle in cycles:
             per = _fields(cycle)
-            node = _text(per.get("remoteNodeLogFileName") or path.name)
+            node = _text(per.get("remoteNodeLogFileName") or file_name)
             for container, files in dict(per.get("logMetas") or {}).items():
                 for entry in files:
-                    log = _fields(entry)
-                    try:
-                        name, start, stored = _text(log["fileName"]), int(log["startIndex"]), int(log["fileCompressedSize"])
-                        modified, length = log_time(int(log["lastModifiedTime"])), int(log["fileSize"])
-                    except (KeyError, TypeError, ValueError, OverflowError, OSError) as exc:
-                        raise OSError(f"corrupt IFile meta: {container}'s file entry: {exc!r}") from None
-                    if not _UUID <= start <= start + stored <= found[0]:
-                        raise OSError(f"corrupt IFile meta: {container}'s {name} at {start:,} (+{stored:,}) is "
-                                      "outside the file's logs")  # fmt: skip
-                    yield frame_head(_text(container), node, name, modified, length)
-                    yield from stored_bytes(fh, codec, start, stored)
-                    yield frame_end(name)
+                    yield _text(container), node, entry
+    except (TypeError, ValueError, AttributeError) as exc:  # (an index whose shape is not IndexedLogsMeta's)
+        raise OSError(f"corrupt IFile meta: {exc!r}") from None
 
 
 def open_rendered(path: Path) -> io.BufferedReader:
