@@ -31,6 +31,7 @@ from ingest.base import ReadContext, Row, iter_lines, skip_record
 from ingest.formats import Format
 from ingest.mrcommon import event_row, parse_int64
 from phaseline.errors import TraceParseError
+from phaseline.hadoop_names import job_id_of
 from phaseline.schemas import normalize_status
 
 FORMAT_NAME = "job_summary"
@@ -38,7 +39,6 @@ FORMAT_NAME = "job_summary"
 _SUMMARY = re.compile(r"(?:^|: )(?P<pairs>jobId=job_\d+_\d+,submitTime=.*)$")
 _PAIR = re.compile(r"(?P<key>(?:[^,=\\]|\\.)+)=(?P<value>(?:[^,\\]|\\.)*)(?:,|$)")
 _UNESCAPE = re.compile(r"\\(.)")
-_JOB_ID = re.compile(r"job_\d+_\d+")
 #: jobs column <- the line's key, for the numbers it holds
 _TIMES_AND_COUNTS = {
     "submit_ms": "submitTime",
@@ -82,7 +82,7 @@ def read_job_summary(path: Path, ctx: ReadContext) -> Iterator[Row]:
             continue
         pairs = pairs_of(found["pairs"])
         job_id = pairs.get("jobId", "")
-        if not _JOB_ID.fullmatch(job_id):
+        if job_id_of(job_id) != job_id:
             skip_record(ctx, TraceParseError(path, f"a summary line whose jobId is {job_id!r}", line=line_no))
             continue
         numbers = {col: parse_int64(pairs[key]) for col, key in _TIMES_AND_COUNTS.items() if key in pairs}
@@ -91,6 +91,9 @@ def read_job_summary(path: Path, ctx: ReadContext) -> Iterator[Row]:
             skip_record(ctx, TraceParseError(path, f"{job_id}'s summary: {bad[0]}={pairs[bad[0]]!r} is no number",
                                              line=line_no))  # fmt: skip
             continue
+        for col in ("submit_ms", "launch_ms", "finish_ms"):  # (0: a time the job never reached, as Hadoop writes it)
+            if numbers.get(col) == 0:
+                numbers[col] = None
         ctx.events_read += 1
         ctx.job_id_hint = ctx.job_id_hint or job_id
         yield Row("jobs", {

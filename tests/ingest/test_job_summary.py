@@ -44,8 +44,9 @@ def test_the_history_servers_summary_log_gives_a_job_row_per_line() -> None:
 def test_a_summary_file_hadoop_1_lines_escapes_and_bad_lines(tmp_path: Path) -> None:
     path = tmp_path / "job_1_0001.summary"
     path.write_text(
-        # the bare line, as the ApplicationMaster writes <job>.summary (a name with an escaped comma and '=')
-        "jobId=job_1_0001,submitTime=10,launchTime=20,finishTime=90,numMaps=3,numReduces=1,user=u,"
+        # the bare line, as the ApplicationMaster writes <job>.summary (a name with an escaped comma and '=';
+        # a launch time of 0, never reached)
+        "jobId=job_1_0001,submitTime=10,launchTime=0,finishTime=90,numMaps=3,numReduces=1,user=u,"
         "queue=q,status=FAILED,jobName=sort\\, then\\=merge\n"
         # Hadoop 1's JobTracker line (its fields as JobInProgress$JobSummary wrote them)
         "2012-08-03 13:55:45,224 INFO org.apache.hadoop.mapred.JobInProgress$JobSummary: jobId=job_2_0002,"
@@ -59,6 +60,7 @@ def test_a_summary_file_hadoop_1_lines_escapes_and_bad_lines(tmp_path: Path) -> 
     assert [j["job_id"] for j in jobs] == ["job_1_0001", "job_2_0002"]
     assert jobs[0]["name"] == "sort, then=merge"
     assert jobs[0]["status"] == "FAILED"
+    assert (jobs[0]["submit_ms"], jobs[0]["launch_ms"]) == (10, None)  # a job that failed before it launched
     assert (jobs[1]["total_maps"], jobs[1]["finish_ms"]) == (16, 9)
     assert json.loads(str(events[1]["payload_json"]))["clusterMapCapacity"] == "2"
     assert ctx.unknown["log_line"] == 1
