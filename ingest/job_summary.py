@@ -16,6 +16,13 @@ failed and killed counts where the line has them), and an ``events`` row
 first map's and reduce's launch, the slot-seconds and the resources per task.  Where the same job
 has its history too, the store's one account per job keeps the history (more rows about the job).
 
+The ResourceManager's application summary log (``rm-appsummary.log``, logger
+``RMAppManager$ApplicationSummary``: ``appId=application_...,name=...,queue=...,submitTime=...``) is
+read the same way: a MapReduce application's line gives its job's row (the job id is the
+application's; ``finalStatus`` its status; ``submitTime`` and ``finishTime``; the AM container's
+``launchTime`` and the resource-seconds in the event, ``application_summary``); another kind of
+application's line (Spark, Tez) is counted in ``ctx.unknown``.
+
 Bad input: a line of such a log that is no summary (another logger's line) is counted in
 ``ctx.unknown``; a summary line without a job id, or with a field that is no number where one is
 due, is skipped and named (:func:`~ingest.base.skip_record`).
@@ -36,9 +43,12 @@ from phaseline.schemas import normalize_status
 
 FORMAT_NAME = "job_summary"
 #: A summary line, after whatever prefix the logger wrote (time, level, logger name).
-_SUMMARY = re.compile(r"(?:^|: )(?P<pairs>jobId=job_\d+_\d+,submitTime=.*)$")
+_SUMMARY = re.compile(r"(?:^|: )(?P<pairs>(?:jobId=job_\d+_\d+,submitTime|appId=application_\d+_\d+,name)=.*)$")
 _PAIR = re.compile(r"(?P<key>(?:[^,=\\]|\\.)+)=(?P<value>(?:[^,\\]|\\.)*)(?:,|$)")
 _UNESCAPE = re.compile(r"\\(.)")
+#: jobs column <- the ResourceManager's key (its launchTime is the ApplicationMaster's container's, not the
+#: job's launch: kept in the event only)
+_APP_TIMES = {"submit_ms": "submitTime", "finish_ms": "finishTime"}
 #: jobs column <- the line's key, for the numbers it holds
 _TIMES_AND_COUNTS = {
     "submit_ms": "submitTime",
@@ -81,12 +91,18 @@ def read_job_summary(path: Path, ctx: ReadContext) -> Iterator[Row]:
                 ctx.unknown["log_line"] += 1
             continue
         pairs = pairs_of(found["pairs"])
-        job_id = pairs.get("jobId", "")
-        if job_id_of(job_id) != job_id:
-            skip_record(ctx, TraceParseError(path, f"a summary line whose jobId is {job_id!r}", line=line_no))
+        application = "appId" in pairs  # the ResourceManager's line of an application, not the job's
+        if application and pairs.get("applicationType", "MAPREDUCE").upper() != "MAPREDUCE":
+            ctx.unknown["not_a_mapreduce_application"] += 1  # (a Spark or Tez application's line)
             continue
-        numbers = {col: parse_int64(pairs[key]) for col, key in _TIMES_AND_COUNTS.items() if key in pairs}
-        bad = [key for col, key in _TIMES_AND_COUNTS.items() if col in numbers and numbers[col] is None]
+        given = pairs.get("appId" if application else "jobId", "")
+        job_id = job_id_of(given)
+        if job_id is None or given.split("_", 1)[1] != job_id.split("_", 1)[1]:
+            skip_record(ctx, TraceParseError(path, f"a summary line whose id is {given!r}", line=line_no))
+            continue
+        keys = _APP_TIMES if application else _TIMES_AND_COUNTS
+        numbers = {col: parse_int64(pairs[key]) for col, key in keys.items() if key in pairs}
+        bad = [key for col, key in keys.items() if col in numbers and numbers[col] is None]
         if bad:
             skip_record(ctx, TraceParseError(path, f"{job_id}'s summary: {bad[0]}={pairs[bad[0]]!r} is no number",
                                              line=line_no))  # fmt: skip
@@ -97,14 +113,17 @@ def read_job_summary(path: Path, ctx: ReadContext) -> Iterator[Row]:
         ctx.events_read += 1
         ctx.job_id_hint = ctx.job_id_hint or job_id
         yield Row("jobs", {
-            "job_id": job_id, "name": pairs.get("jobName"), "user": pairs.get("user"), "queue": pairs.get("queue"),
-            "status": normalize_status(pairs.get("status")), **numbers, "source_format": FORMAT_NAME,
+            "job_id": job_id, "name": pairs.get("name" if application else "jobName"), "user": pairs.get("user"),
+            "queue": pairs.get("queue"), "status": normalize_status(pairs.get("finalStatus" if application else "status")),
+            **numbers, "diagnostics": pairs.get("diagnostics") or None, "source_format": FORMAT_NAME,
         })  # fmt: skip
-        yield event_row(job_id, line_no, FORMAT_NAME, numbers.get("finish_ms"), pairs)
+        yield event_row(job_id, line_no, "application_summary" if application else FORMAT_NAME,
+                        numbers.get("finish_ms"), pairs)  # fmt: skip
 
 
 FORMATS: tuple[Format, ...] = (
     Format(FORMAT_NAME, sniff_job_summary, read_job_summary,
            "job summary lines (a job's <job>.summary, the JobHistoryServer's mapred-jobsummary.log, "
-           "Hadoop 1's JobInProgress$JobSummary lines)", record_tables=("events",)),
+           "Hadoop 1's JobInProgress$JobSummary lines, the ResourceManager's rm-appsummary.log)",
+           record_tables=("events",)),
 )  # fmt: skip

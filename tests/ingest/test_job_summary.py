@@ -73,7 +73,7 @@ def test_a_summary_file_hadoop_1_lines_escapes_and_bad_lines(tmp_path: Path) -> 
 
 def test_where_a_job_has_its_history_too_the_history_is_its_account(tmp_path: Path) -> None:
     summary = ingest_paths([DATA], Store(tmp_path / "store"))
-    assert sorted(r.format for r in summary.results if r.format) == ["jhist", "job_summary"]  # (and the README)
+    assert sorted(r.format for r in summary.results if r.format) == ["jhist", "job_summary", "job_summary"]
     con = Store(tmp_path / "store").connect()
     kept = queries.job_summary(con, "job_1795980962367_0001")
     assert kept["queue"].tolist() == ["root.default"]  # the history's (the summary line says "default")
@@ -83,3 +83,23 @@ def test_where_a_job_has_its_history_too_the_history_is_its_account(tmp_path: Pa
 
 def test_pairs_are_read_as_hadoops_escapestring_wrote_them() -> None:
     assert pairs_of(r"jobId=job_1_2,jobName=a\,b\\c\=d,user=") == {"jobId": "job_1_2", "jobName": "a,b\\c=d", "user": ""}
+
+
+def test_the_resource_managers_application_summary_log_gives_the_mapreduce_jobs(tmp_path: Path) -> None:
+    path = tmp_path / "rm-appsummary.log"
+    spark = ("2026-11-29 20:16:00,000 INFO resourcemanager.RMAppManager$ApplicationSummary: appId=application_"
+             "1795983262391_0003,name=etl,user=root,queue=root.default,state=FINISHED,submitTime=5,finishTime=9,"
+             "finalStatus=SUCCEEDED,applicationType=SPARK\n")  # fmt: skip
+    path.write_text((DATA / "rm-appsummary.log").read_text() + spark)
+    assert sniff_job_summary(path.read_bytes(), path)
+    jobs, events, ctx = _rows(path)
+    assert [j["job_id"] for j in jobs] == ["job_1795983262391_0001", "job_1795983262391_0002"]
+    first = jobs[0]
+    assert (first["name"], first["queue"], first["status"]) == ("phaseline-bench", "root.default", "SUCCEEDED")
+    assert (first["submit_ms"], first.get("launch_ms"), first["finish_ms"]) == (1795983264411, None, 1795983280434)
+    assert events[0]["event_type"] == "application_summary"
+    payload = json.loads(str(events[0]["payload_json"]))
+    assert payload["launchTime"] == "1795983264924"  # the ApplicationMaster's container, kept in the event
+    assert payload["preemptedResources"] == "<memory:0, vCores:0>"  # an escaped comma
+    assert payload["memorySeconds"] == "18552"
+    assert ctx.unknown["not_a_mapreduce_application"] == 1
