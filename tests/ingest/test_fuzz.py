@@ -40,10 +40,13 @@ SPLIT_RANGE_BYTES = 3_000
 UPLOADED = Path(__file__).parents[1] / "data" / "yarn" / "uploaded"
 #: Hadoop 3's binary job history (``Avro-Binary``), made by the same engine.
 BINARY_HISTORY = Path(__file__).parents[1] / "data" / "yarn" / "binary-history"
+#: A JobHistoryServer's and a ResourceManager's summary logs, made by the same engine.
+SUMMARIES = Path(__file__).parents[1] / "data" / "yarn" / "job-summary"
 
 
 def fixture_files() -> list[Path]:
     made_here = [p for p in UPLOADED.rglob("localhost_*") if p.is_file()] + list(BINARY_HISTORY.glob("*.jhist"))
+    made_here += list(SUMMARIES.glob("*.log"))
     return sorted(p for p in FIXTURES.rglob("*") if p.is_file() and p.name not in _SKIP) + sorted(made_here)
 
 
