@@ -20,7 +20,7 @@ import pytest
 from ingest.base import open_binary, read_head
 from ingest.formats import detect
 from ingest.pipeline import ingest_paths
-from ingest.yarn_tfile import MAGIC, _Bytes, is_tfile, open_rendered
+from ingest.yarn_tfile import MAGIC, _Bytes, _Value, is_tfile, open_rendered
 from phaseline.store import Store
 from profiles import queries
 
@@ -185,3 +185,16 @@ def test_damage_after_the_first_container_keeps_the_containers_before_it(tmp_pat
     assert "damaged, what follows unread" in (result.error or "")
     assert result.rows.get("jobs") == 1  # the AM's container: the job's row
     assert result.rows.get("events", 0) > 100
+
+
+def test_a_value_in_several_chunks_reads_as_one() -> None:
+    # Chunk.ChunkEncoder: -n before n bytes with more to come, n before the last n (here a log file's
+    # name, length and bytes split across three chunks, one boundary inside the name's length)
+    body = b"\x00" + b"\x06syslog" + b"\x00\x011" + b"x"
+    chunks = [body[:1], body[1:9], body[9:]]
+    encoded = b"".join(bytes([256 - len(c)]) + c for c in chunks[:-1]) + bytes([len(chunks[-1])]) + chunks[-1]
+    value = _Value(_Bytes(iter((encoded[:5], encoded[5:]))))
+    assert value.utf() == "syslog"
+    assert value.utf() == "1"
+    assert value.read(1) == b"x"
+    assert value.utf() is None
