@@ -108,3 +108,17 @@ def test_a_binary_history_with_no_schema_is_refused_with_the_reason(tmp_path: Pa
     result = ingest_paths([path], Store(tmp_path / "store")).results[0]
     assert result.status == "quarantined"
     assert "no Avro schema" in (result.error or "")
+
+
+def test_a_compressed_binary_history_reads_as_the_plain_one(tmp_path: Path) -> None:
+    import gzip
+
+    import zstandard
+
+    path = _binary_files()[1]
+    plain = _rows(path)
+    for name, data in (("x.jhist.gz", gzip.compress(path.read_bytes())),
+                       ("x.jhist.zst", zstandard.ZstdCompressor().compress(path.read_bytes()))):  # fmt: skip
+        packed = tmp_path / name
+        packed.write_bytes(data)
+        assert _rows(packed) == plain, name
