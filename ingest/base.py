@@ -284,12 +284,21 @@ def open_binary(path: Path, ctx: ReadContext | None = None) -> IO[bytes]:
         stream = gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[assignment]
     else:
         stream = decompressed(raw, codec)
-    if is_binary_history(stream.peek(64)):  # type: ignore[attr-defined]  # (buffered, gzip: both peek)
+    if uploaded is None and _binary_history(stream):
         stream = io.BufferedReader(_ClosingChunks(json_history(stream), stream), SNIFF_BYTES)
         what = "the binary history ends" if codec is None else "the compressed stream of a binary history ends"
     if ctx is None:
         return stream
     return io.BufferedReader(_UntilCut(stream, path, ctx, what))
+
+
+def _binary_history(stream: IO[bytes]) -> bool:
+    """Whether ``stream`` (buffered or gzip: both peek) begins as a binary history; a stream whose first
+    bytes do not come is not one here (reading it raises where a reader expects it)."""
+    try:
+        return is_binary_history(stream.peek(64))  # type: ignore[attr-defined]
+    except (EOFError, OSError, zlib.error):
+        return False
 
 
 class _ClosingChunks(ChunkStream):
