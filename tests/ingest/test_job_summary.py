@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from ingest.base import ReadContext
 from ingest.job_summary import pairs_of, read_job_summary, sniff_job_summary
 from ingest.pipeline import ingest_paths
@@ -103,3 +106,14 @@ def test_the_resource_managers_application_summary_log_gives_the_mapreduce_jobs(
     assert payload["preemptedResources"] == "<memory:0, vCores:0>"  # an escaped comma
     assert payload["memorySeconds"] == "18552"
     assert ctx.unknown["not_a_mapreduce_application"] == 1
+
+
+def _escaped(text: str) -> str:
+    """Hadoop's ``StringUtils.escapeString`` with ``\\`` escaping ``,``, ``=`` and itself."""
+    return "".join("\\" + c if c in ",=\\" else c for c in text)
+
+
+@given(st.dictionaries(st.text(min_size=1).filter(lambda k: k.strip() == k), st.text(), max_size=6))
+def test_pairs_round_trip_through_hadoops_escaping(pairs: dict[str, str]) -> None:
+    line = ",".join(f"{_escaped(k)}={_escaped(v)}" for k, v in pairs.items())
+    assert pairs_of(line) == pairs

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ingest.base import open_binary, read_head
 from ingest.formats import detect
@@ -198,3 +200,31 @@ def test_a_value_in_several_chunks_reads_as_one() -> None:
     assert value.utf() == "1"
     assert value.read(1) == b"x"
     assert value.utf() is None
+
+
+def _hadoop_vlong(n: int) -> bytes:
+    """TFile's ``Utils.writeVLong`` (Hadoop's encoder, its Java cases in Python), for the round trip."""
+    if -32 <= n < 128:
+        return n.to_bytes(1, "big", signed=True)
+    length = (~n if n < 0 else n).bit_length() // 8 + 1
+    first = n >> ((length - 1) * 8)
+    if length <= 2:
+        first >>= 8 * (2 - length)  # (case 1 falls through to case 2 with one more shift)
+        if -20 <= first < 20:
+            return (first - 52).to_bytes(1, "big", signed=True) + (n & 0xFF).to_bytes(1, "big")
+        first >>= 8
+    if length <= 3:
+        if -16 <= first < 16:
+            return (first - 88).to_bytes(1, "big", signed=True) + (n & 0xFFFF).to_bytes(2, "big")
+        first >>= 8
+    if length <= 4:
+        if -8 <= first < 8:
+            return ((first - 112).to_bytes(1, "big", signed=True) + ((n & 0xFFFFFFFF) >> 8 & 0xFFFF).to_bytes(2, "big")
+                    + (n & 0xFF).to_bytes(1, "big"))  # fmt: skip
+        return (length - 129).to_bytes(1, "big", signed=True) + (n & 0xFFFFFFFF).to_bytes(4, "big")
+    return (length - 129).to_bytes(1, "big", signed=True) + (n & ((1 << 8 * length) - 1)).to_bytes(length, "big")
+
+
+@given(st.integers(min_value=-(2**63), max_value=2**63 - 1))
+def test_vlongs_round_trip_through_hadoops_encoding(n: int) -> None:
+    assert _Bytes(iter((_hadoop_vlong(n),))).vlong() == n
