@@ -16,6 +16,9 @@ failed and killed counts where the line has them), and an ``events`` row
 first map's and reduce's launch, the slot-seconds and the resources per task.  Where the same job
 has its history too, the store's one account per job keeps the history (more rows about the job).
 
+By default Hadoop's log4j.properties sends both loggers to the daemon's own log
+(``hadoop-<user>-resourcemanager-<host>.log``, ``mapred-<user>-historyserver-<host>.log``): such a
+log is read too, its summary lines among the rest (a log of either daemon without any is no trace).
 The ResourceManager's application summary log (``rm-appsummary.log``, logger
 ``RMAppManager$ApplicationSummary``: ``appId=application_...,name=...,queue=...,submitTime=...``) is
 read the same way: a MapReduce application's line gives its job's row (the job id is the
@@ -34,7 +37,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from ingest.base import ReadContext, Row, iter_lines, skip_record
+from ingest.base import NotATraceError, ReadContext, Row, iter_lines, skip_record
 from ingest.formats import Format
 from ingest.mrcommon import event_row, parse_int64
 from phaseline.errors import TraceParseError
@@ -46,6 +49,11 @@ FORMAT_NAME = "job_summary"
 _SUMMARY = re.compile(r"(?:^|: )(?P<pairs>(?:jobId=job_\d+_\d+,submitTime|appId=application_\d+_\d+,name)=.*)$")
 _PAIR = re.compile(r"(?P<key>(?:[^,=\\]|\\.)+)=(?P<value>(?:[^,\\]|\\.)*)(?:,|$)")
 _UNESCAPE = re.compile(r"\\(.)")
+#: A line of a ResourceManager's or JobHistoryServer's own log (log4j: a time, a level, the logger), where
+#: Hadoop's default log4j.properties leaves the summary lines (yarn.server.resourcemanager.appsummary.logger
+#: and hadoop.mapreduce.jobsummary.logger are the root logger).
+_DAEMON_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [A-Z]+ (?:org\.apache\.hadoop\.)?"
+                          r"(?:yarn\.server\.resourcemanager|mapreduce\.v2\.hs)\.")  # fmt: skip
 #: jobs column <- the ResourceManager's key (its launchTime is the ApplicationMaster's container's, not the
 #: job's launch: kept in the event only)
 _APP_TIMES = {"submit_ms": "submitTime", "finish_ms": "finishTime"}
@@ -75,15 +83,17 @@ def pairs_of(text: str) -> dict[str, str]:
 
 
 def sniff_job_summary(head: bytes, path: Path) -> bool:
-    """Text whose first line that is not blank is a job summary line."""
+    """Text whose first line that is not blank is a summary line, or a ResourceManager's or
+    JobHistoryServer's own log (its first line is one of theirs)."""
     for line in head.decode("utf-8", "replace").splitlines():
         if line.strip():
-            return _SUMMARY.search(line.rstrip()) is not None
+            return _SUMMARY.search(line.rstrip()) is not None or _DAEMON_LINE.match(line) is not None
     return False
 
 
 def read_job_summary(path: Path, ctx: ReadContext) -> Iterator[Row]:
-    """A ``jobs`` and an ``events`` row per summary line of ``path``."""
+    """A ``jobs`` and an ``events`` row per summary line of ``path``; a daemon's log with none is no trace."""
+    summaries = 0
     for line_no, text in iter_lines(path, ctx):
         found = _SUMMARY.search(text.rstrip())
         if found is None:
@@ -111,6 +121,7 @@ def read_job_summary(path: Path, ctx: ReadContext) -> Iterator[Row]:
             if numbers.get(col) == 0:
                 numbers[col] = None
         ctx.events_read += 1
+        summaries += 1
         ctx.job_id_hint = ctx.job_id_hint or job_id
         yield Row("jobs", {
             "job_id": job_id, "name": pairs.get("name" if application else "jobName"), "user": pairs.get("user"),
@@ -119,6 +130,9 @@ def read_job_summary(path: Path, ctx: ReadContext) -> Iterator[Row]:
         })  # fmt: skip
         yield event_row(job_id, line_no, "application_summary" if application else FORMAT_NAME,
                         numbers.get("finish_ms"), pairs)  # fmt: skip
+    if not summaries and not ctx.skipped:
+        raise NotATraceError(path, "a ResourceManager's or JobHistoryServer's log with no job or application "
+                                   "summary line (its summary logger may write them to a file of their own)")  # fmt: skip
 
 
 FORMATS: tuple[Format, ...] = (

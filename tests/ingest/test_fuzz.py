@@ -46,7 +46,7 @@ SUMMARIES = Path(__file__).parents[1] / "data" / "yarn" / "job-summary"
 
 def fixture_files() -> list[Path]:
     made_here = [p for p in UPLOADED.rglob("localhost_*") if p.is_file()] + list(BINARY_HISTORY.glob("*.jhist"))
-    made_here += list(SUMMARIES.glob("*.log"))
+    made_here += list(SUMMARIES.rglob("*.log"))
     return sorted(p for p in FIXTURES.rglob("*") if p.is_file() and p.name not in _SKIP) + sorted(made_here)
 
 

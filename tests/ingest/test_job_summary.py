@@ -76,7 +76,7 @@ def test_a_summary_file_hadoop_1_lines_escapes_and_bad_lines(tmp_path: Path) -> 
 
 def test_where_a_job_has_its_history_too_the_history_is_its_account(tmp_path: Path) -> None:
     summary = ingest_paths([DATA], Store(tmp_path / "store"))
-    assert sorted(r.format for r in summary.results if r.format) == ["jhist", "job_summary", "job_summary"]
+    assert sorted(r.format for r in summary.results if r.format) == ["jhist", *["job_summary"] * 4]  # (2 daemon logs)
     con = Store(tmp_path / "store").connect()
     kept = queries.job_summary(con, "job_1795980962367_0001")
     assert kept["queue"].tolist() == ["root.default"]  # the history's (the summary line says "default")
@@ -117,3 +117,26 @@ def _escaped(text: str) -> str:
 def test_pairs_round_trip_through_hadoops_escaping(pairs: dict[str, str]) -> None:
     line = ",".join(f"{_escaped(k)}={_escaped(v)}" for k, v in pairs.items())
     assert pairs_of(line) == pairs
+
+
+DAEMONS = DATA / "daemon-logs"
+
+
+def test_a_resource_managers_and_a_history_servers_own_logs_give_their_summary_lines() -> None:
+    rm, jhs = DAEMONS / "hadoop-root-resourcemanager-localhost.log", DAEMONS / "mapred-root-historyserver-localhost.log"
+    for path, event_type in ((rm, "application_summary"), (jhs, "job_summary")):
+        assert sniff_job_summary(path.read_bytes()[:8192], path)
+        jobs, events, ctx = _rows(path)
+        assert [j["job_id"] for j in jobs] == ["job_1795983835194_0001"], path.name
+        assert [e["event_type"] for e in events] == [event_type]
+        assert ctx.unknown["log_line"] > 100  # the daemon's other lines, counted
+    assert _rows(jhs)[0][0]["total_maps"] == 2
+
+
+def test_a_daemons_log_without_summary_lines_is_no_trace(tmp_path: Path) -> None:
+    path = tmp_path / "hadoop-root-resourcemanager-localhost.log"
+    lines = (DAEMONS / path.name).read_text().splitlines(keepends=True)
+    path.write_text("".join(ln for ln in lines if "ApplicationSummary" not in ln))
+    result = ingest_paths([path], Store(tmp_path / "store")).results[0]
+    assert result.status == "skipped"
+    assert "no job or application summary line" in (result.error or "")
