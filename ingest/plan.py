@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from ingest import formats
 from ingest.archives import MAX_NESTING, MAX_UNPACKED_BYTES, is_archive, unpacked
-from ingest.base import read_head
+from ingest.base import HEAD_BYTES
 from ingest.file_reading import FileResult, Work
 from ingest.jhist import sniff_jhist
 from ingest.jhist_split import LineCuts
@@ -56,10 +56,14 @@ _JOB_IN_NAME = re.compile(r"job_(?:local)?\d+_\d+")
 
 
 def read_in_ranges(path: Path, split_bytes: int | None) -> bool:
-    """Whether workers that share a file read it in ranges: a plain ``.jhist`` of ``split_bytes`` or more
-    (a compressed stream has no place to start in the middle); False where it cannot be read."""
+    """Whether workers that share a file read it in ranges: a plain ``.jhist`` of ``split_bytes`` or more,
+    told by its own first bytes (a compressed stream, or a binary history read as JSON lines, has no
+    place to start in the middle); False where it cannot be read."""
     try:
-        return split_bytes is not None and path.stat().st_size >= split_bytes and sniff_jhist(read_head(path), path)
+        if split_bytes is None or path.stat().st_size < split_bytes:
+            return False
+        with open(path, "rb") as fh:
+            return sniff_jhist(fh.read(HEAD_BYTES), path)
     except OSError:
         return False
 

@@ -27,7 +27,6 @@ from pathlib import Path
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ingest import formats
 from ingest.base import ReadContext, Row, RowBlock
 from ingest.file_reading import FileResult, Work, _FileRead, _FileTimeout, time_limit
 from ingest.formats import Format
@@ -192,9 +191,3 @@ def land_split(
     batch = StagedBatch(staging)
     result = _SplitRead(work, batch, timeout_s, ranges).run()
     return [result], batch.close()
-
-
-def is_split_candidate(path: Path, head: bytes) -> bool:
-    """A plain (uncompressed) ``.jhist``: the only kind of file read in ranges."""
-    fmt = formats.detect(path, head)
-    return fmt is not None and fmt.name == "jhist" and head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"Avro-Json")

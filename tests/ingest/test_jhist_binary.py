@@ -122,3 +122,19 @@ def test_a_compressed_binary_history_reads_as_the_plain_one(tmp_path: Path) -> N
         packed = tmp_path / name
         packed.write_bytes(data)
         assert _rows(packed) == plain, name
+
+
+def test_only_a_plain_json_history_is_read_in_ranges(tmp_path: Path) -> None:
+    import gzip
+
+    from ingest.plan import read_in_ranges
+
+    json_history = tmp_path / "plain.jhist"
+    json_history.write_bytes(next(p for p in sorted(BINARY.parent.parent.rglob("*.jhist"))
+                                  if p.read_bytes().startswith(b"Avro-Json")).read_bytes())  # fmt: skip
+    packed = tmp_path / "plain.jhist.gz"
+    packed.write_bytes(gzip.compress(json_history.read_bytes()))
+    assert read_in_ranges(json_history, 1)
+    # a byte range of these has no line to start at: their bytes are not the lines the reader reads
+    assert not read_in_ranges(packed, 1)
+    assert not read_in_ranges(_binary_files()[0], 1)
