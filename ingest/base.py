@@ -285,7 +285,7 @@ def open_binary(path: Path, ctx: ReadContext | None = None) -> IO[bytes]:
     else:
         stream = decompressed(raw, codec)
     if uploaded is None and _binary_history(stream):
-        stream = io.BufferedReader(_ClosingChunks(json_history(stream), stream), SNIFF_BYTES)
+        stream = io.BufferedReader(ChunkStream(json_history(stream), stream), SNIFF_BYTES)
         what = "the binary history ends" if codec is None else "the compressed stream of a binary history ends"
     if ctx is None:
         return stream
@@ -299,18 +299,6 @@ def _binary_history(stream: IO[bytes]) -> bool:
         return is_binary_history(stream.peek(64))  # type: ignore[attr-defined]
     except (EOFError, OSError, zlib.error):
         return False
-
-
-class _ClosingChunks(ChunkStream):
-    """Rendered chunks of ``source`` (binary history as JSON lines), closing ``source`` with them."""
-
-    def __init__(self, chunks: Iterator[bytes], source: IO[bytes]) -> None:
-        super().__init__(chunks)
-        self._source = source
-
-    def close(self) -> None:
-        self._source.close()
-        super().close()
 
 
 def uploaded_logs(path: Path, head: bytes) -> Callable[[Path], IO[bytes]] | None:
@@ -336,14 +324,16 @@ def read_head(path: Path, n: int = HEAD_BYTES) -> bytes:
     cut short, the bytes before the cut)."""
     with io.BufferedReader(io.FileIO(path), SNIFF_BYTES) as raw:
         head = raw.peek(SNIFF_BYTES)
-        if sniff_codec(head) is None and uploaded_logs(path, head) is None and not is_binary_history(head):
+        compressed = sniff_codec(head) is not None
+        rendered = not compressed and (uploaded_logs(path, head) is not None or is_binary_history(head))
+        if not compressed and not rendered:
             return raw.read(n)
     try:
         with open_binary(path, ReadContext(path)) as fh:
             text = fh.read(n)
     except (OSError, EOFError, zlib.error):
         text = b""
-    if text or (uploaded_logs(path, head) is None and not is_binary_history(head)):
+    if text or not rendered:
         return text
     return bytes(head[:n])  # a rendering that fails at once: the file's own bytes name it (the reader says why)
 

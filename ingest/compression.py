@@ -234,10 +234,12 @@ _STREAMS: dict[Codec, Callable[[IO[bytes]], Iterator[bytes]]] = {
 
 
 class ChunkStream(io.RawIOBase):
-    """An iterator of byte chunks as a raw stream (``io.BufferedReader`` reads it)."""
+    """An iterator of byte chunks as a raw stream (``io.BufferedReader`` reads it); closing it closes
+    the iterator (a generator's ``with`` blocks end) and ``source``, the stream the chunks come from."""
 
-    def __init__(self, chunks: Iterator[bytes]) -> None:
+    def __init__(self, chunks: Iterator[bytes], source: IO[bytes] | None = None) -> None:
         self._chunks = chunks
+        self._source = source
         self._pending = memoryview(b"")
 
     def readable(self) -> bool:
@@ -257,13 +259,20 @@ class ChunkStream(io.RawIOBase):
         self._pending = self._pending[n:]
         return n
 
+    def close(self) -> None:
+        close = getattr(self._chunks, "close", None)
+        if close is not None:
+            close()
+        if self._source is not None:
+            self._source.close()
+        super().close()
+
 
 class _Decompressed(ChunkStream):
     """The decompressed bytes of ``raw`` as a raw stream (codec errors as ``OSError``, a cut as ``EOFError``)."""
 
     def __init__(self, raw: IO[bytes], codec: Codec) -> None:
-        super().__init__(_STREAMS[codec](raw))
-        self._raw = raw
+        super().__init__(_STREAMS[codec](raw), raw)
         self._codec = codec
 
     def _next(self) -> bytes | None:
@@ -273,10 +282,6 @@ class _Decompressed(ChunkStream):
             raise
         except (zstandard.ZstdError, RuntimeError, ValueError, cramjam.DecompressionError) as exc:
             raise OSError(f"corrupt {self._codec} stream: {exc}") from None
-
-    def close(self) -> None:
-        self._raw.close()
-        super().close()
 
 
 def kept_until_damage(pieces: Iterator[bytes], *, after: int = 1) -> Iterator[bytes]:
