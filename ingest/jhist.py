@@ -66,7 +66,7 @@ from ingest.base import ReadContext, Row, RowBlock, open_binary, skip_record
 from ingest.counters_map import EVENT_SPECS
 from ingest.formats import Format
 from ingest.gc_pacing import paced
-from ingest.jhist_binary import BINARY_CUT
+from ingest.jhist_binary import BinaryHistoryEnd
 from ingest.jhist_lines import BLANK, MAX_LINE_BYTES, AnotherHistory, JhistLines, jhist_error, sniff_history
 from ingest.jhist_lines import sniff_jhist as sniff_jhist  # (defined with the framing)
 from ingest.jhist_schema import BadEvent, UnionFields, WriterSchema, fallback_time, opt_int
@@ -159,7 +159,7 @@ class _JhistReader:
                 line_no, offset, _ = self._reached
                 self.line_no, self.offset = line_no, offset - self.frame.unterminated
                 yield from self._finish()
-                what = "binary history" if str(exc).startswith(BINARY_CUT) else "compressed stream"
+                what = "binary history" if isinstance(exc, BinaryHistoryEnd) else "compressed stream"
                 raise TraceTruncatedError(self.path, f"{what} ends early: {exc}", line=self.line_no,
                                           offset=self.offset) from None  # fmt: skip
             except (zlib.error, OSError) as exc:

@@ -11,9 +11,10 @@ reader takes everywhere as Hadoop's own parser does; so the ``events`` table's `
 a binary file is this rendering, not bytes of the file.  Line numbers in errors count these lines
 (the n-th event is line n + 2).
 
-An event cut short ends the stream with ``EOFError`` (the reader keeps every event before it and
-lands the file as partial); an event that does not decode ends it the same way once an event was
-read (:func:`~ingest.compression.kept_until_damage`), with ``OSError`` before.
+An event cut short ends the stream with :class:`BinaryHistoryEnd`, an ``EOFError`` (the reader keeps
+every event before it and lands the file as partial); an event that does not decode ends it the
+same way once an event was read (:func:`~ingest.compression.kept_until_damage`), with ``OSError``
+before.
 """
 
 from __future__ import annotations
@@ -33,9 +34,12 @@ _BOM_AND_BLANKS = b"\xef\xbb\xbf \t\r\n"
 #: Bytes of datums decoded from memory at a time (an event is a few kB; one larger than this is read
 #: again with the next block joined to it).
 _BLOCK = 4 << 20
-_MAX_EVENT_BYTES = 64 << 20
-#: How the ``EOFError`` of a binary history cut short begins.
-BINARY_CUT = "binary event"  # as a JSON event line (ingest.jhist_lines.MAX_LINE_BYTES)
+_MAX_EVENT_BYTES = 64 << 20  # as a JSON event line (ingest.jhist_lines.MAX_LINE_BYTES)
+
+
+class BinaryHistoryEnd(EOFError):
+    """A binary history ends early: cut short, or damaged after its first event (every event before
+    is kept, as before a compressed stream's cut)."""
 
 
 def is_binary_history(head: bytes) -> bool:
@@ -76,33 +80,36 @@ def _datums(stream: IO[bytes], schema: Any) -> Iterator[Any]:
     from its start once the next block is there."""
     from fastavro import schemaless_reader
 
-    data, at, ended, n = b"", 0, False, 0
+    data, ended, n = b"", False, 0
+    block = io.BytesIO(data)  # (one per block: a datum is read where the one before it ended)
     while True:
+        at = block.tell()
         if at >= len(data):
             if ended:
                 return
-            data, at = stream.read(_BLOCK), 0
-            ended = len(data) < _BLOCK
+            data = stream.read(_BLOCK)
+            ended, block = len(data) < _BLOCK, io.BytesIO(data)
             continue
-        block = io.BytesIO(data)
-        block.seek(at)
         try:
             datum = schemaless_reader(block, schema, None, return_record_name=True, return_record_name_override=True)
         except EOFError:
             if ended:
-                raise EOFError(f"{BINARY_CUT} {n + 1} is cut short") from None
+                raise EOFError(f"binary event {n + 1} is cut short") from None
             if len(data) - at > _MAX_EVENT_BYTES:
                 raise OSError(f"binary event {n + 1} runs past {_MAX_EVENT_BYTES >> 20} MiB: damaged") from None
             more = stream.read(_BLOCK)
-            data, at, ended = data[at:] + more, 0, len(more) < _BLOCK
+            data, ended = data[at:] + more, len(more) < _BLOCK
+            block = io.BytesIO(data)
             continue
         except Exception as exc:  # (a damaged datum: an index out of range, bad UTF-8, a negative length)
             raise OSError(f"binary event {n + 1} does not decode: {type(exc).__name__}: {exc}") from None
-        at = block.tell()
         n += 1
         yield datum
 
 
 def json_history(stream: IO[bytes]) -> Iterator[bytes]:
-    """The JSON flavour's lines of the binary history ``stream`` (a buffered stream, which can ``peek``)."""
-    return kept_until_damage(_events(stream), after=2)  # (the header, then an event)
+    """The JSON flavour's lines of the binary history ``stream``; :class:`BinaryHistoryEnd` where it ends early."""
+    try:
+        yield from kept_until_damage(_events(stream), after=2)  # (the header, then an event)
+    except EOFError as exc:
+        raise BinaryHistoryEnd(str(exc)) from None
