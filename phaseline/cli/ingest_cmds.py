@@ -110,10 +110,12 @@ def ingest(
 ) -> None:
     """Ingest trace files, directories or globs into the store.
 
-    Formats are detected from content: .jhist, 0.18-1.x history, job conf XML,
-    Rumen JSON, History Server REST JSON, task-attempt and YARN logs, engine
-    run directories, stack samples; compressed with gzip, bzip2, zstd, lz4 or
-    snappy as Hadoop and Spark write them.  A file that is no trace is skipped
+    Formats are detected from content: .jhist (JSON or Hadoop 3's binary),
+    0.18-1.x history, job conf XML, Rumen JSON, History Server REST JSON, job
+    summary logs, task-attempt and YARN logs (`yarn logs` output, or the
+    NodeManagers' uploaded TFile / indexed files), engine run directories,
+    stack samples; compressed with gzip, bzip2, zstd, lz4 or snappy as Hadoop
+    and Spark write them.  A file that is no trace is skipped
     ("not a trace: ...").  Exit status: 0 when every file landed
     (or was unchanged/skipped), 3 when any file was quarantined.
 
