@@ -128,28 +128,12 @@ def ingest(
     # walked once (by date, within --since/--until): counted for the progress bar, then ingested
     files = list(history_files(paths, TimeWindow.parse(since, until)))
 
-    def line(path: Path, r: FileResult) -> str:
-        rows = ", ".join(f"{t}={n}" for t, n in sorted(r.rows.items()))
-        # an archive's members are keyed <archive>!<member>: show them as the path given, !member
-        key = str(path.resolve())
-        shown = f"{path}{r.path[len(key):]}" if r.path.startswith(key + "!") else str(path)
-        text = f"{r.status:<11} {shown}  [{r.format or '-'}] events={r.events_read} rows={r.rows_written}"
-        if rows:
-            text += f" ({rows})"
-        if r.unknown:
-            text += f" unknown={dict(r.unknown)}"
-        if r.error:
-            text += f"\n            {r.error}"
-        for note in r.notes:  # what the reader decided by a rule of thumb, or repaired
-            text += f"\n            note: {note}"
-        return text
-
     with _file_reporter(len(files)) as echo:
 
         last: list[Path] = []
 
         def on_file(path: Path, r: FileResult) -> None:
-            text = line(path, r) if not quiet or r.status == SourceStatus.QUARANTINED else None
+            text = _file_line(path, r) if not quiet or r.status == SourceStatus.QUARANTINED else None
             echo(text, advance=not last or last[-1] != path)  # an archive's members: one step
             last[:] = [path]
 
@@ -176,6 +160,25 @@ def ingest(
     warn_if_no_files(len(files), paths)
     if summary.quarantined:
         raise SystemExit(EXIT_QUARANTINED)
+
+
+def _file_line(path: Path, r: FileResult) -> str:
+    """One file's line of the ingest report: its status, its path as given, its format, rows and
+    notes."""
+    rows = ", ".join(f"{t}={n}" for t, n in sorted(r.rows.items()))
+    # an archive's members are keyed <archive>!<member>: show them as the path given, !member
+    key = str(path.resolve())
+    shown = f"{path}{r.path[len(key):]}" if r.path.startswith(key + "!") else str(path)
+    text = f"{r.status:<11} {shown}  [{r.format or '-'}] events={r.events_read} rows={r.rows_written}"
+    if rows:
+        text += f" ({rows})"
+    if r.unknown:
+        text += f" unknown={dict(r.unknown)}"
+    if r.error:
+        text += f"\n            {r.error}"
+    for note in r.notes:  # what the reader decided by a rule of thumb, or repaired
+        text += f"\n            note: {note}"
+    return text
 
 
 @contextlib.contextmanager
