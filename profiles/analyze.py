@@ -30,10 +30,9 @@ from phaseline.errors import PhaselineWarning, ProfileError
 from phaseline.store import Store
 from profiles import queries as q
 from profiles.doctor import Severity, diagnose
-from profiles.extract import extract_profile
 from profiles.index_page import IndexRow, write_index
-from profiles.profile import JobProfile
 from profiles.report import write_report
+from profiles.report_sections import extract_saying
 from profiles.timeline_plot import gantt_svg, write_timeline
 
 _JOBS_OF_SOURCES = """
@@ -131,19 +130,18 @@ def analyze_job(con: duckdb.DuckDBPyConnection, job_id: str, out_dir: Path) -> J
     target = out_dir / job_dir_name(job_id)
     target.mkdir(parents=True, exist_ok=True)
     frames = q.JobFrames.query(con, job_id)  # queried once for every output below
-    profile: JobProfile | ProfileError
-    try:
-        profile = extract_profile(con, job_id, frames=frames)
-    except ProfileError as exc:
-        profile = exc
+    profile, said = extract_saying(con, job_id, frames)
+    for message in said:  # what the profile says of its evidence: in its report, and said here too
+        warnings.warn(message, stacklevel=2)
+    if isinstance(profile, ProfileError):
         (target / "profile.json").unlink(missing_ok=True)  # an earlier run's, of other data, must not stay
     else:
         profile.save(target / "profile.json")
     gantt = gantt_svg(frames)
     (target / "timeline.svg").write_text(gantt, encoding="utf-8")  # as write_timeline writes it
     diagnosis = diagnose(con, job_id)
-    write_report(con, job_id, target / "report.html", frames=frames, profile=profile, gantt=gantt,
-                 diagnosis=diagnosis)  # fmt: skip
+    write_report(con, job_id, target / "report.html", frames=frames, profile=profile, profile_notes=said,
+                 gantt=gantt, diagnosis=diagnosis)  # fmt: skip
     write_timeline(con, job_id, target / "trace.json", frames=frames)
     row = {str(k): None if pd.api.types.is_scalar(v) and pd.isna(v) else v for k, v in frames.summary.items()}
     makespan = row.get("makespan_ms")

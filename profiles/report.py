@@ -11,6 +11,7 @@ user, queue, host, attempt ids, diagnostics) is HTML-escaped.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import duckdb
@@ -41,13 +42,16 @@ def render_report(
     *,
     frames: q.JobFrames | None = None,
     profile: JobProfile | ProfileError | None = None,
+    profile_notes: Sequence[Warning] = (),
     gantt: str | None = None,
     diagnosis: Diagnosis | None = None,
 ) -> str:
     """The report of ``job_id`` as one HTML string (see the module docstring).
 
     ``frames`` (the job's :class:`~profiles.queries.JobFrames`), ``profile``
-    (its extracted profile, or the :class:`ProfileError` extracting it raised)
+    (its extracted profile, or the :class:`ProfileError` extracting it raised, with
+    ``profile_notes``: what the profile said of its evidence, as
+    :func:`~profiles.report_sections.extract_saying` gives both)
     ``gantt`` (its :func:`~profiles.timeline_plot.gantt_svg`) and ``diagnosis`` (its
     :func:`~profiles.doctor.diagnose`) are what the caller already has; each is computed
     here when not given.
@@ -71,7 +75,7 @@ def render_report(
         skew=skew_section(con, job_id),
         critical_path=critical_path_section(con, job_id, frames),
         waste=waste_section(con, job_id),
-        profile=profile_section(con, job_id, frames, profile),
+        profile=profile_section(con, job_id, frames, profile, profile_notes),
         version=esc(__version__),
     )
 
@@ -83,13 +87,17 @@ def write_report(
     *,
     frames: q.JobFrames | None = None,
     profile: JobProfile | ProfileError | None = None,
+    profile_notes: Sequence[Warning] = (),
     gantt: str | None = None,
     diagnosis: Diagnosis | None = None,
 ) -> Path:
     """Write :func:`render_report` to ``out`` (UTF-8) and return the path."""
     path = Path(out)
     path.write_text(
-        render_report(con, job_id, frames=frames, profile=profile, gantt=gantt, diagnosis=diagnosis),
+        render_report(
+            con, job_id, frames=frames, profile=profile, profile_notes=profile_notes, gantt=gantt,
+            diagnosis=diagnosis,
+        ),
         encoding="utf-8",
     )
     return path

@@ -370,20 +370,29 @@ def waste_section(con: duckdb.DuckDBPyConnection, job_id: str) -> str:
     )
 
 
+def extract_saying(
+    con: duckdb.DuckDBPyConnection, job_id: str, frames: q.JobFrames | None = None
+) -> tuple[JobProfile | ProfileError, tuple[Warning, ...]]:
+    """The job's profile (or the :class:`ProfileError` raised) and the warnings it raised, recorded."""
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", PhaselineWarning)
+            profile: JobProfile | ProfileError = extract_profile(con, job_id, frames=frames)
+    except ProfileError as exc:
+        return exc, ()
+    return profile, tuple(w.message for w in caught if isinstance(w.message, PhaselineWarning))
+
+
 def profile_section(
-    con: duckdb.DuckDBPyConnection, job_id: str, frames: q.JobFrames, profile: JobProfile | ProfileError | None
+    con: duckdb.DuckDBPyConnection,
+    job_id: str,
+    frames: q.JobFrames,
+    profile: JobProfile | ProfileError | None,
+    said: Sequence[Warning] = (),
 ) -> str:
-    """The extracted profile (extracted here when not given) with what it says of its own evidence,
-    or why there is none."""
-    said: list[str] = []  # what the profile says of its own evidence goes with it, in the report
+    """The profile (extracted here when not given; else ``said`` is its warnings) and its evidence."""
     if profile is None:
-        try:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", PhaselineWarning)
-                profile = extract_profile(con, job_id, frames=frames)
-            said = [str(w.message) for w in caught if issubclass(w.category, PhaselineWarning)]
-        except ProfileError as exc:
-            profile = exc
+        profile, said = extract_saying(con, job_id, frames)
     if isinstance(profile, ProfileError):
         return f'<p class="note">No profile: {esc(profile)}</p>'
     notes = "".join(f'<p class="note">{esc(line)}</p>' for line in (evidence_line(profile), *said))

@@ -28,7 +28,14 @@ from profiles import queries as q
 from profiles.extract import extract_profile
 from profiles.merge_runs import merge_profiles
 from profiles.profile import JobProfile
-from profiles.task_costs import fit_map_work, fit_reduce_work, fit_work, split_first_wave, unused_fit_reason
+from profiles.task_costs import (
+    MIN_LATER_MAPS_ONE_JVM,
+    fit_map_work,
+    fit_reduce_work,
+    fit_work,
+    split_first_wave,
+    unused_fit_reason,
+)
 from tests.predict.test_predict_core import LinearPlatform
 
 #: How close every model must predict the larger run (issue 37: "within 5 %").
@@ -90,7 +97,7 @@ def test_one_wave_cannot_tell_and_says_how_to_fix_it() -> None:
 def test_in_one_jvm_with_few_later_maps_the_fastest_map_is_the_typical_one() -> None:
     """LocalJobRunner's maps share one JVM, whose blocking compiles can stall both later maps of a 4-map
     run on two slots (the backtest suite's sort, profiled at 8 MiB: its maps 73-110 ms in runs eight times
-    larger): with fewer later maps than MIN_LATER_MAPS, the fastest map (and any within MIN_REL_SPREAD of
+    larger): with fewer later maps than MIN_LATER_MAPS_ONE_JVM, the fastest map (and any within MIN_REL_SPREAD of
     it) is the typical one, and the rest is the JVM's one-time warm-up."""
     durs, waves = [124.0, 116.0, 362.0, 349.0], [1, 1, 2, 2]
     apart = split_first_wave(durs, waves, 2)  # a cluster's maps, a JVM each: the later waves' cut
@@ -104,11 +111,20 @@ def test_in_one_jvm_with_few_later_maps_the_fastest_map_is_the_typical_one() -> 
     close = split_first_wave([100.0, 41.0, 40.0, 90.0], [1, 2, 2, 3], 2, one_jvm=True)
     assert close.typical_index == (1, 2)  # 41 ms is within 5 % of the fastest: as typical
     assert close.typical_avg_ms == pytest.approx(40.5)
+    # a one-slot, 4-map profile whose three later maps hold the JVM's stalls (the quiet suite's groupby at
+    # 8 MiB; its maps 30-60 ms in runs eight times larger): fewer than MIN_LATER_MAPS_ONE_JVM, the fastest
+    stalled = split_first_wave([75.0, 65.0, 421.0, 204.0], [1, 2, 3, 4], 1, one_jvm=True)
+    assert stalled.fastest
+    assert (stalled.typical_avg_ms, stalled.typical_index) == (65.0, (1,))
+    assert stalled.one_time_ms == pytest.approx(75.0 + 421.0 + 204.0 - 3 * 65.0)
+    assert not split_first_wave([75.0, 65.0, 421.0, 204.0], [1, 2, 3, 4], 1).fastest  # a cluster's: the cut
     # enough later maps to judge by, in one JVM too: their cut, and the maps' variation stays per task
-    many = split_first_wave([600.0, 40.0, 41.0, 39.0, 44.0, 40.0], [1, 2, 3, 4, 5, 6], 1, one_jvm=True)
+    durs = [600.0, 40.0, 41.0, 39.0, 44.0, 40.0, 42.0, 38.0, 43.0]
+    assert len(durs) - 1 >= MIN_LATER_MAPS_ONE_JVM
+    many = split_first_wave(durs, list(range(1, len(durs) + 1)), 1, one_jvm=True)
     assert not many.fastest
-    assert (many.left_out, many.typical_count) == (1, 5)
-    assert many.typical_avg_ms == pytest.approx(40.8)
+    assert (many.left_out, many.typical_count) == (1, 8)
+    assert many.typical_avg_ms == pytest.approx(40.875)
 
 
 def test_on_a_cluster_few_later_maps_set_nothing_apart() -> None:
