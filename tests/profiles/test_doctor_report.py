@@ -74,6 +74,8 @@ def test_index_orders_by_duration_and_by_severity_and_escapes() -> None:
 
 @pytest.mark.slow
 @needs_chromium
+# the sample's first run (4 maps on one slot) says its one-time cost rests on thin evidence: shown, not raised
+@pytest.mark.filterwarnings("default::phaseline.errors.DataQualityWarning")
 def test_analyze_index_is_sorted_and_its_links_open_the_reports(tmp_path: Path) -> None:
     out = tmp_path / "out"
     result = analyze([REPO / "sample_traces"], Store(tmp_path / "store"), out)
