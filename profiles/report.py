@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 import duckdb
 
@@ -36,29 +37,30 @@ from profiles.templates import render_page
 from profiles.timeline_plot import gantt_svg
 
 
-def render_report(
-    con: duckdb.DuckDBPyConnection,
-    job_id: str,
-    *,
-    frames: q.JobFrames | None = None,
-    profile: JobProfile | ProfileError | None = None,
-    profile_notes: Sequence[Warning] = (),
-    gantt: str | None = None,
-    diagnosis: Diagnosis | None = None,
-) -> str:
-    """The report of ``job_id`` as one HTML string (see the module docstring).
+class ReportParts(TypedDict, total=False):
+    """What a caller already has of a job's report; each part is computed when not given.
 
-    ``frames`` (the job's :class:`~profiles.queries.JobFrames`), ``profile``
-    (its extracted profile, or the :class:`ProfileError` extracting it raised, with
-    ``profile_notes``: what the profile said of its evidence, as
-    :func:`~profiles.report_sections.extract_saying` gives both)
-    ``gantt`` (its :func:`~profiles.timeline_plot.gantt_svg`) and ``diagnosis`` (its
-    :func:`~profiles.doctor.diagnose`) are what the caller already has; each is computed
-    here when not given.
+    ``frames``: the job's :class:`~profiles.queries.JobFrames`; ``profile``: its extracted
+    profile, or the :class:`ProfileError` extracting it raised, with ``profile_notes``: the
+    warnings it raised (:func:`~profiles.report_sections.extract_saying` gives both);
+    ``gantt``: its :func:`~profiles.timeline_plot.gantt_svg`; ``diagnosis``: its
+    :func:`~profiles.doctor.diagnose`.
     """
+
+    frames: q.JobFrames | None
+    profile: JobProfile | ProfileError | None
+    profile_notes: Sequence[Warning]
+    gantt: str | None
+    diagnosis: Diagnosis | None
+
+
+def render_report(con: duckdb.DuckDBPyConnection, job_id: str, **parts: Unpack[ReportParts]) -> str:
+    """The report of ``job_id`` as one HTML string (see the module docstring), from the
+    :class:`ReportParts` the caller already has."""
     from phaseline import __version__
 
-    frames = frames or q.JobFrames.query(con, job_id)
+    frames = parts.get("frames") or q.JobFrames.query(con, job_id)
+    diagnosis, gantt = parts.get("diagnosis"), parts.get("gantt")
     title, subtitle, summary_html = header(job_id, frames.summary)
     phase_table, phase_svg = phase_breakdown(frames.phases)
     return render_page(
@@ -75,29 +77,15 @@ def render_report(
         skew=skew_section(con, job_id),
         critical_path=critical_path_section(con, job_id, frames),
         waste=waste_section(con, job_id),
-        profile=profile_section(con, job_id, frames, profile, profile_notes),
+        profile=profile_section(con, job_id, frames, parts.get("profile"), parts.get("profile_notes", ())),
         version=esc(__version__),
     )
 
 
 def write_report(
-    con: duckdb.DuckDBPyConnection,
-    job_id: str,
-    out: str | Path,
-    *,
-    frames: q.JobFrames | None = None,
-    profile: JobProfile | ProfileError | None = None,
-    profile_notes: Sequence[Warning] = (),
-    gantt: str | None = None,
-    diagnosis: Diagnosis | None = None,
+    con: duckdb.DuckDBPyConnection, job_id: str, out: str | Path, **parts: Unpack[ReportParts]
 ) -> Path:
     """Write :func:`render_report` to ``out`` (UTF-8) and return the path."""
     path = Path(out)
-    path.write_text(
-        render_report(
-            con, job_id, frames=frames, profile=profile, profile_notes=profile_notes, gantt=gantt,
-            diagnosis=diagnosis,
-        ),
-        encoding="utf-8",
-    )
+    path.write_text(render_report(con, job_id, **parts), encoding="utf-8")
     return path
