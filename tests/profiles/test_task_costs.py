@@ -97,8 +97,8 @@ def test_one_wave_cannot_tell_and_says_how_to_fix_it() -> None:
 def test_in_one_jvm_with_few_later_maps_the_fastest_map_is_the_typical_one() -> None:
     """LocalJobRunner's maps share one JVM, whose blocking compiles can stall both later maps of a 4-map
     run on two slots (the backtest suite's sort, profiled at 8 MiB: its maps 73-110 ms in runs eight times
-    larger): with fewer later maps than MIN_LATER_MAPS_ONE_JVM, the fastest map (and any within MIN_REL_SPREAD of
-    it) is the typical one, and the rest is the JVM's one-time warm-up."""
+    larger): with fewer later maps than MIN_LATER_MAPS (on one slot, than MIN_LATER_MAPS_ONE_JVM), the fastest
+    map (and any within MIN_REL_SPREAD of it) is the typical one, and the rest is the JVM's one-time warm-up."""
     durs, waves = [124.0, 116.0, 362.0, 349.0], [1, 1, 2, 2]
     apart = split_first_wave(durs, waves, 2)  # a cluster's maps, a JVM each: the later waves' cut
     assert apart.left_out == 0
