@@ -15,6 +15,7 @@ import numpy as np
 from phaseline.errors import PredictionError
 from predict.backtest import BacktestRow
 from predict.backtest_runs import profiled_index
+from predict.calibration import Calibration
 
 __all__ = ["NOTHING_TO_BACKTEST", "ModelSummary", "NoiseFloor", "error_table", "noise_floor", "require_rows", "summarize"]
 
@@ -43,18 +44,23 @@ class ModelSummary:
     #: what a perfect model would score on the same cases (:func:`noise_floor`)
     floor_median_abs_error: float | None = None
     floor_worst_abs_error: float | None = None
+    #: with a calibration (:mod:`predict.calibration`, from other cases): the share of cases its widened
+    #: interval contains, and that interval's median width relative to the measured time
+    calibrated_coverage: float | None = None
+    calibrated_width: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def summarize(rows: Sequence[BacktestRow]) -> list[ModelSummary]:
+def summarize(rows: Sequence[BacktestRow], calibration: Calibration | None = None) -> list[ModelSummary]:
     """Per model: median and worst |error| and interval coverage (Zhang et al. 2013 report the first two).
 
     Also, where cases have several runs: the share of predictions that fall within the
     range of the case's runs, and the median run-to-run spread (the noise floor); for
     models with intervals, their median width relative to the measured time (a coverage
-    is only as good as the width it took).
+    is only as good as the width it took).  With ``calibration``, every calibrated model's widened
+    interval's coverage and width too (honest only where the calibration's cases are not these).
     """
     by_model: dict[str, list[BacktestRow]] = defaultdict(list)
     for row in rows:
@@ -71,6 +77,7 @@ def summarize(rows: Sequence[BacktestRow]) -> list[ModelSummary]:
             if r.low_s is not None and r.high_s is not None and r.measured_s > 0
         ]
         floor = noise_floor(rs)
+        cal_cov, cal_width = _calibrated(rs, calibration)
         out.append(
             ModelSummary(
                 model,
@@ -83,9 +90,24 @@ def summarize(rows: Sequence[BacktestRow]) -> list[ModelSummary]:
                 statistics.median(widths) if widths else None,
                 floor.median_abs_error if floor else None,
                 floor.worst_abs_error if floor else None,
+                cal_cov,
+                cal_width,
             )
         )
     return out
+
+
+def _calibrated(rows: Sequence[BacktestRow], calibration: Calibration | None) -> tuple[float | None, float | None]:
+    """The share of ``rows`` (one model's) whose calibrated interval holds the measured time, and the
+    intervals' median width over the measured time; (None, None) where the model is not calibrated."""
+    if calibration is None:
+        return None, None
+    intervals = [(r, calibration.interval(r.model, r.predicted_s, r.low_s, r.high_s)) for r in rows if r.measured_s > 0]
+    held = [(r, iv) for r, iv in intervals if iv is not None]
+    if not held:
+        return None, None
+    covered = sum(lo <= r.measured_s <= hi for r, (lo, hi) in held) / len(held)
+    return covered, statistics.median((hi - lo) / r.measured_s for r, (lo, hi) in held)
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,13 +37,15 @@ from phaseline.errors import EngineError, PhaselineWarning
 from phaseline.hadoop_names import YARN_ENGINE
 from predict.backtest import BacktestRow, backtest
 from predict.backtest_scores import ModelSummary, summarize
+from predict.calibration import Calibration, calibrate
 from predict.core import Cluster
 from predict.suite import MB_PER_MAP, Suite, app_set, app_shape, run_order
 
 if TYPE_CHECKING:
     from platform_model.engine.yarn import ClusterShape
 
-__all__ = ["GROUPINGS", "SuiteResult", "app_jar", "loopback_cluster", "run_suite", "summarize_groups"]
+__all__ = ["GROUPINGS", "SuiteResult", "app_jar", "loopback_cluster", "run_suite", "summarize_groups",
+           "tuning_calibration"]
 
 _APP_DIR = Path(__file__).resolve().parent / "apps"
 
@@ -59,13 +61,23 @@ GROUPINGS: dict[str, Callable[[BacktestRow], str | None]] = {
 }
 
 
-def summarize_groups(rows: Sequence[BacktestRow], by: Sequence[str]) -> list[tuple[str, ModelSummary]]:
+def tuning_calibration(rows: Sequence[BacktestRow]) -> Calibration | None:
+    """Every model's calibrated interval (:mod:`predict.calibration`) from the suite's tuning applications'
+    rows alone, so that the held-out rows score it honestly; None without tuning rows."""
+    tuning = [r.to_dict() for r in rows if app_set(r.job) == "tuning"]
+    return calibrate(tuning, source=f"{len(tuning)} rows of the suite's tuning applications") if tuning else None
+
+
+def summarize_groups(
+    rows: Sequence[BacktestRow], by: Sequence[str], calibration: Calibration | None = None
+) -> list[tuple[str, ModelSummary]]:
     """Every model's summary over all rows (group ``"all"``), then within each group of each grouping
-    in ``by`` (:data:`GROUPINGS`), each with its own noise floor (:func:`predict.backtest_scores.noise_floor`).
+    in ``by`` (:data:`GROUPINGS`), each with its own noise floor (:func:`predict.backtest_scores.noise_floor`)
+    and, with ``calibration``, its calibrated intervals' coverage (in sample for the calibration's own rows).
 
     Groups come in a fixed order: held-out before tuning, then by name.
     """
-    out = [("all", s) for s in summarize(rows)]
+    out = [("all", s) for s in summarize(rows, calibration)]
     for grouping in by:
         name_of = GROUPINGS[grouping]
         groups: dict[str, list[BacktestRow]] = {}
@@ -74,7 +86,7 @@ def summarize_groups(rows: Sequence[BacktestRow], by: Sequence[str]) -> list[tup
             if group is not None:
                 groups.setdefault(group, []).append(row)
         for group in sorted(groups, key=lambda g: (g != "held-out", g)):
-            out.extend((f"{grouping}={group}", s) for s in summarize(groups[group]))
+            out.extend((f"{grouping}={group}", s) for s in summarize(groups[group], calibration))
     return out
 
 
@@ -88,9 +100,13 @@ class SuiteResult:
     skipped: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, object]:
+        calibration = tuning_calibration(self.rows)
         return {
             "summary": [s.to_dict() for s in self.summary],
-            "groups": [{"group": g, **s.to_dict()} for g, s in summarize_groups(self.rows, tuple(GROUPINGS))],
+            "calibration": None if calibration is None else calibration.to_dict(),
+            "groups": [
+                {"group": g, **s.to_dict()} for g, s in summarize_groups(self.rows, tuple(GROUPINGS), calibration)
+            ],
             "rows": [r.to_dict() for r in self.rows],
             "skipped": list(self.skipped),
         }
