@@ -37,7 +37,7 @@ from typing import Any
 
 from phaseline.errors import PhaselineError
 
-__all__ = ["COVERAGE", "Calibration", "ModelCalibration", "calibrate", "load_calibration", "score"]
+__all__ = ["COVERAGE", "Calibration", "ModelCalibration", "calibrate", "calibration_line", "load_calibration", "score"]
 
 #: The coverage asked of a calibrated interval (issue 37: every model with an interval covers >= 90 %).
 COVERAGE = 0.90
@@ -97,6 +97,16 @@ class Calibration:
             "source": self.source,
             "models": [{"model": c.model, "cases": c.cases, "q": c.q} for c in self.models.values()],
         }
+
+
+def calibration_line(calibration: Calibration) -> str:
+    """One line: what the calibrated intervals promise, from what, and which models have too few cases."""
+    short = [c.model for c in calibration.models.values() if c.q is None]
+    line = (
+        f"{calibration.coverage:.0%} intervals widened by each model's errors on {calibration.source} "
+        "(split conformal, Lei et al. 2018); they hold for cases like those"
+    )
+    return line + (f"; too few cases to calibrate {', '.join(short)}" if short else "")
 
 
 def _rank(n: int, coverage: float) -> int:

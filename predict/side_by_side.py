@@ -15,6 +15,7 @@ from typing import Any
 
 from phaseline.errors import PhaselineError
 from predict import core
+from predict.calibration import Calibration
 from predict.core import PhaseDurationModel
 from predict.edits import Scenario
 from profiles.profile import JobProfile
@@ -24,10 +25,17 @@ EVERY_MODEL = "every model"
 
 
 def predict_side_by_side(
-    names: Sequence[str], profile: JobProfile, platform: PhaseDurationModel, scenario: Scenario
+    names: Sequence[str],
+    profile: JobProfile,
+    platform: PhaseDurationModel,
+    scenario: Scenario,
+    calibration: Calibration | None = None,
 ) -> list[dict[str, Any]]:
     """One row per model (:meth:`~predict.core.Prediction.to_dict` and ``error``): the models
     ``names`` in that order, or every registered model when ``names`` is empty or holds ``all``.
+    With ``calibration`` (:mod:`predict.calibration`), each row also holds ``calibrated_low_s`` and
+    ``calibrated_high_s``: its interval widened by the model's backtested errors (None where the
+    calibration has too few of its cases, or none).
 
     Raises
     ------
@@ -47,6 +55,12 @@ def predict_side_by_side(
                          "phases": {}, "dataflow": {}, "assumptions": [], "error": str(exc)})  # fmt: skip
             continue
         rows.append(p.to_dict() | {"error": None})
+    if calibration is not None:
+        for row in rows:
+            iv = None if row["seconds"] is None else calibration.interval(
+                row["model"], row["seconds"], row["low_s"], row["high_s"]
+            )
+            row["calibrated_low_s"], row["calibrated_high_s"] = iv if iv is not None else (None, None)
     return rows
 
 

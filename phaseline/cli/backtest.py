@@ -110,7 +110,9 @@ _JSON_COLUMNS = ("job", "case", "model", "predicted_s", "measured_s", "error", "
               help="With --suite --engine yarn: containers per NodeManager.")
 @click.option("--container-mb", type=click.IntRange(min=1), default=512, show_default=True,
               help="With --suite --engine yarn: memory of a container.")
-@click.option("--summary", is_flag=True, help="Print per-model median/worst error and coverage instead.")
+@click.option("--summary", is_flag=True, help="Print per-model median/worst error and coverage instead; for the local suite's "
+              "runs also the coverage of every model's interval calibrated on its tuning applications "
+              "(`predict --calibration`).")
 @click.option(
     "--by",
     "by",
@@ -255,10 +257,11 @@ def _store_rows(
 def _render(rows: list[BacktestRow], summary: bool, by: tuple[str, ...], fmt: str) -> None:
     """The rows as an error table, their JSON contract, or (``summary``) every group's summary."""
     from predict.backtest_scores import error_table
-    from predict.backtest_suite import summarize_groups
+    from predict.backtest_suite import summarize_groups, tuning_calibration
 
-    if summary:
-        summaries = [{"group": group, **s.to_dict()} for group, s in summarize_groups(rows, by)]
+    if summary:  # the suite's tuning applications calibrate every model's interval; the held-out ones score it
+        pairs = summarize_groups(rows, by, tuning_calibration(rows))
+        summaries = [{"group": group, **s.to_dict()} for group, s in pairs]
         if fmt == "table":  # shares as percentages; JSON and CSV keep the numbers
             summaries = [
                 {k: f"{v:.1%}" if isinstance(v, float) else ("–" if v is None else v) for k, v in s.items()}

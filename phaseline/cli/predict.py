@@ -14,6 +14,7 @@ from phaseline.cli.output import POSITIVE_NUMBER, POSITIVE_SIZE, emit, format_op
 from phaseline.errors import PhaselineError, ProfileError
 from platform_model.model import PlatformModel
 from predict import core
+from predict.calibration import COVERAGE, calibration_line, load_calibration
 from predict.core import Cluster, PhaseDurationModel
 from predict.edits import Edit, Scenario, apply_edits, parse_edit
 from predict.settings import setting_field
@@ -202,30 +203,40 @@ def _one_model_name(ctx: click.Context, param: click.Parameter, value: str) -> s
     callback=_list_models,
     help="List the registered models and exit.",
 )
+@click.option(
+    "--calibration",
+    "calibration_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A backtest of this cluster (a suite's backtest.json, or `phaseline backtest --format json`): "
+    f"each model's interval widened by its backtested errors to cover {COVERAGE:.0%} of like cases "
+    "(calibrated_low_s, calibrated_high_s).",
+)
 @format_option
 @handle_errors
-def predict(sets: tuple[str, ...], model_names: tuple[str, ...], fmt: str, **kw: Any) -> None:
+def predict(
+    sets: tuple[str, ...], model_names: tuple[str, ...], calibration_file: Path | None, fmt: str, **kw: Any
+) -> None:
     """Predict a profiled job's completion time on a new input and cluster, with every model side by side.
 
     The completion time is ARIA's: first task attempt start to last attempt
     finish, as the profile's makespans are measured; the job's submission and
     setup before its first task (in `phaseline jobs`' duration_s) are not in
     it.  The local engine is one node with its map and reduce parallelism as slots.
+    With --calibration, every model also gets an interval from its errors in a
+    backtest (split conformal prediction, Lei et al. 2018).
     """
     profile, platform, scenario = _inputs(kw)
     edits = [parse_edit(s) for s in sets]
     scenario = apply_edits(scenario, edits, profile)
     _refuse_two_split_rules(scenario, edits, kw)  # --set may give what --splits/--split-bytes would
-    rows = predict_side_by_side(model_names, profile, platform, scenario)
+    calibration = None if calibration_file is None else load_calibration(calibration_file)
+    rows = predict_side_by_side(model_names, profile, platform, scenario, calibration)
     if fmt == "json":
         emit(rows, fmt)
         return
+    columns = ("model", "seconds", "low_s", "high_s") + (() if calibration is None else CALIBRATED)
     table = [
-        {
-            k: (round(r[k], 3) if isinstance(r[k], float) else r[k])
-            for k in ("model", "seconds", "low_s", "high_s")
-        }
-        | {"note": r["error"] or ""}
+        {k: (round(r[k], 3) if isinstance(r[k], float) else r[k]) for k in columns} | {"note": r["error"] or ""}
         for r in rows
     ]
     emit(
@@ -234,9 +245,14 @@ def predict(sets: tuple[str, ...], model_names: tuple[str, ...], fmt: str, **kw:
     if fmt == "table":
         click.echo(f"  seconds: {COMPLETION_TIME}")
         click.echo(f"  profile: {evidence_line(profile)}")
+        if calibration is not None:
+            click.echo(f"  calibrated: {calibration_line(calibration)}")
         for who, note in shared_assumptions(rows):
             click.echo(f"  {who}: {note}")
 
+
+#: The columns --calibration adds (:func:`predict.side_by_side.predict_side_by_side`'s keys).
+CALIBRATED = ("calibrated_low_s", "calibrated_high_s")
 
 #: What a predicted time spans, said under the table (the profile's makespans span the same).
 COMPLETION_TIME = (

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import statistics
 
 import pytest
 
@@ -103,3 +104,34 @@ def test_a_bad_backtest_file_is_named(tmp_path, text: str, says: str) -> None:
 def test_coverage_must_be_a_share() -> None:
     with pytest.raises(PhaselineError, match="strictly between"):
         calibrate([], 1.0)
+
+
+def test_the_suite_calibrates_on_its_tuning_apps_and_scores_the_held_out_ones() -> None:
+    from predict.backtest import BacktestRow
+    from predict.backtest_suite import summarize_groups, tuning_calibration
+    from predict.suite import APPS, HELD_OUT
+
+    tuning = next(a.job_name for a in APPS if a.name not in HELD_OUT)
+    held_out = next(a.job_name for a in APPS if a.name in HELD_OUT)
+
+    def row(job: str, i: int, measured: float) -> BacktestRow:
+        return BacktestRow(
+            job, f"case {i}", "herodotou", 1.0, measured, 1.0 / measured - 1, None, None, 1, "job_1"
+        )
+
+    # tuning: 1-19 % slow (q = log 1.18); held out: measured 1.1 (inside) and 1.5 (outside)
+    rows = [row(tuning, i, 1.0 + i / 100) for i in range(1, 20)] + [
+        row(held_out, 0, 1.1),
+        row(held_out, 1, 1.5),
+    ]
+    cal = tuning_calibration(rows)
+    assert cal is not None
+    assert cal.models["herodotou"].q == pytest.approx(math.log(1.18))
+    assert "19 rows of the suite's tuning applications" in cal.source
+    by_group = dict(summarize_groups(rows, ("set",), cal))
+    assert by_group["set=held-out"].calibrated_coverage == 0.5
+    assert by_group["set=held-out"].calibrated_width == pytest.approx(
+        statistics.median([(1.18 - 1 / 1.18) / m for m in (1.1, 1.5)])
+    )
+    assert by_group["set=tuning"].calibrated_coverage == pytest.approx(18 / 19)  # in sample
+    assert tuning_calibration([row(held_out, 0, 1.1)]) is None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -125,3 +126,36 @@ def test_every_json_row_has_the_same_keys_when_a_model_cannot_predict(
     assert failed
     assert all(r["seconds"] is None and r["stages"] == {} and r["assumptions"] == [] for r in failed)
     assert any(r["error"] is None and r["seconds"] is not None for r in rows)
+
+
+def test_calibration_widens_every_model_by_its_backtested_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a backtest in which herodotou was 10-28 % slow on 19 cases, and the bounds 5 % past their upper end
+    rows = [{"model": "herodotou", "predicted_s": 1.0 + i / 100, "measured_s": 0.9} for i in range(1, 20)]
+    rows += [{"model": "bounds", "predicted_s": 1.0, "low_s": 0.8, "high_s": 1.2, "measured_s": 1.26}] * 10
+    bt = tmp_path / "bt.json"
+    bt.write_text(json.dumps(rows))
+    plain = {r["model"]: r for r in json.loads(_predict(tmp_path, monkeypatch, "--format", "json").stdout)}
+    result = _predict(tmp_path, monkeypatch, "--calibration", str(bt), "--format", "json")
+    assert result.exit_code == 0, result.output
+    got = {r["model"]: r for r in json.loads(result.stdout)}
+    hero, bounds = got["herodotou"], got["bounds"]
+    q = max(abs(math.log((1.0 + i / 100) / 0.9)) for i in range(1, 19))  # rank 18 of 19
+    assert hero["calibrated_low_s"] == pytest.approx(hero["seconds"] * math.exp(-q))
+    assert hero["calibrated_high_s"] == pytest.approx(hero["seconds"] * math.exp(q))
+    assert bounds["calibrated_low_s"] == pytest.approx(bounds["low_s"] / 1.05)
+    assert bounds["calibrated_high_s"] == pytest.approx(bounds["high_s"] * 1.05)
+    assert got["vianna"]["calibrated_low_s"] is None  # not in the backtest: no promise
+    assert {m: r["seconds"] for m, r in got.items()} == {m: r["seconds"] for m, r in plain.items()}
+    table = _predict(tmp_path, monkeypatch, "--calibration", str(bt))
+    assert "calibrated_low_s" in table.output
+    assert "calibrated: 90% intervals widened by each model's errors on 29 backtest rows of bt.json" in table.output
+
+
+def test_a_calibration_that_is_no_backtest_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bt = tmp_path / "notes.json"
+    bt.write_text('{"summary": []}')
+    result = _predict(tmp_path, monkeypatch, "--calibration", str(bt))
+    assert result.exit_code != 0
+    assert "notes.json: no backtest rows" in result.output
