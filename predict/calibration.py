@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +38,15 @@ from typing import Any
 
 from phaseline.errors import PhaselineError
 
-__all__ = ["COVERAGE", "Calibration", "ModelCalibration", "calibrate", "calibration_line", "load_calibration", "score"]
+__all__ = [
+    "COVERAGE",
+    "Calibration",
+    "ModelCalibration",
+    "calibrate",
+    "calibration_line",
+    "load_calibration",
+    "score",
+]
 
 #: The coverage asked of a calibrated interval (issue 37: every model with an interval covers >= 90 %).
 COVERAGE = 0.90
@@ -59,11 +68,15 @@ def score(
 
 @dataclass(frozen=True, slots=True)
 class ModelCalibration:
-    """One model's widening: ``q`` (log scale) from its ``cases`` scores; ``None`` with too few cases."""
+    """One model's widening: ``q`` (log scale) from its ``cases`` scores; ``None`` with too few cases.
+    Beside it, the model's backtested error over the same cases: the median and the worst
+    ``|predicted / measured - 1|`` (Zhang et al. 2013's two figures)."""
 
     model: str
     cases: int
     q: float | None
+    median_abs_error: float | None = None
+    worst_abs_error: float | None = None
 
     def interval(
         self, seconds: float, low_s: float | None, high_s: float | None
@@ -95,7 +108,16 @@ class Calibration:
         return {
             "coverage": self.coverage,
             "source": self.source,
-            "models": [{"model": c.model, "cases": c.cases, "q": c.q} for c in self.models.values()],
+            "models": [
+                {
+                    "model": c.model,
+                    "cases": c.cases,
+                    "q": c.q,
+                    "median_abs_error": c.median_abs_error,
+                    "worst_abs_error": c.worst_abs_error,
+                }
+                for c in self.models.values()
+            ],
         }
 
 
@@ -127,17 +149,22 @@ def calibrate(
     if not 0.0 < coverage < 1.0:
         raise PhaselineError(f"coverage must lie strictly between 0 and 1, got {coverage}")
     scores: dict[str, list[float]] = {}
+    errors: dict[str, list[float]] = {}
     for case in cases:
         predicted, measured = case.get("predicted_s"), case.get("measured_s")
         if predicted is None or measured is None:
             continue
-        s = score(float(predicted), float(measured), case.get("low_s"), case.get("high_s"))
-        scores.setdefault(str(case["model"]), []).append(s)
+        model = str(case["model"])
+        scores.setdefault(model, []).append(
+            score(float(predicted), float(measured), case.get("low_s"), case.get("high_s"))
+        )
+        errors.setdefault(model, []).append(abs(float(predicted) / float(measured) - 1.0))
     models = {}
     for model, ss in scores.items():
         k = _rank(len(ss), coverage)
         q = sorted(ss)[k - 1] if k <= len(ss) else None
-        models[model] = ModelCalibration(model, len(ss), q)
+        errs = errors[model]
+        models[model] = ModelCalibration(model, len(ss), q, statistics.median(errs), max(errs))
     return Calibration(coverage, models, source)
 
 

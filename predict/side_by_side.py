@@ -35,7 +35,8 @@ def predict_side_by_side(
     ``names`` in that order, or every registered model when ``names`` is empty or holds ``all``.
     With ``calibration`` (:mod:`predict.calibration`), each row also holds ``calibrated_low_s`` and
     ``calibrated_high_s``: its interval widened by the model's backtested errors (None where the
-    calibration has too few of its cases, or none).
+    calibration has too few of its cases, or none), and the model's backtested error itself
+    (``backtest_cases``, ``backtest_median_error``, ``backtest_worst_error``, as shares).
 
     Raises
     ------
@@ -57,11 +58,22 @@ def predict_side_by_side(
         rows.append(p.to_dict() | {"error": None})
     if calibration is not None:
         for row in rows:
-            iv = None if row["seconds"] is None else calibration.interval(
-                row["model"], row["seconds"], row["low_s"], row["high_s"]
-            )
-            row["calibrated_low_s"], row["calibrated_high_s"] = iv if iv is not None else (None, None)
+            row.update(_calibrated(row, calibration))
     return rows
+
+
+def _calibrated(row: dict[str, Any], calibration: Calibration) -> dict[str, Any]:
+    """A row's calibrated interval and its model's backtested error (None where the backtest lacks it)."""
+    cal = calibration.models.get(row["model"])
+    iv = None if cal is None or row["seconds"] is None else cal.interval(row["seconds"], row["low_s"], row["high_s"])
+    low, high = iv if iv is not None else (None, None)
+    return {
+        "calibrated_low_s": low,
+        "calibrated_high_s": high,
+        "backtest_cases": None if cal is None else cal.cases,
+        "backtest_median_error": None if cal is None else cal.median_abs_error,
+        "backtest_worst_error": None if cal is None else cal.worst_abs_error,
+    }
 
 
 def shared_assumptions(rows: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:

@@ -209,7 +209,7 @@ def _one_model_name(ctx: click.Context, param: click.Parameter, value: str) -> s
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="A backtest of this cluster (a suite's backtest.json, or `phaseline backtest --format json`): "
     f"each model's interval widened by its backtested errors to cover {COVERAGE:.0%} of like cases "
-    "(calibrated_low_s, calibrated_high_s).",
+    "(calibrated_low_s, calibrated_high_s), beside its backtested error (median, worst).",
 )
 @format_option
 @handle_errors
@@ -236,7 +236,9 @@ def predict(
         return
     columns = ("model", "seconds", "low_s", "high_s") + (() if calibration is None else CALIBRATED)
     table = [
-        {k: (round(r[k], 3) if isinstance(r[k], float) else r[k]) for k in columns} | {"note": r["error"] or ""}
+        {k: (round(r[k], 3) if isinstance(r[k], float) else r[k]) for k in columns}
+        | ({} if calibration is None else {"backtested": _backtested(r)})
+        | {"note": r["error"] or ""}
         for r in rows
     ]
     emit(
@@ -253,6 +255,13 @@ def predict(
 
 #: The columns --calibration adds (:func:`predict.side_by_side.predict_side_by_side`'s keys).
 CALIBRATED = ("calibrated_low_s", "calibrated_high_s")
+
+def _backtested(row: dict[str, Any]) -> str:
+    """A model's backtested error as the table shows it: median (worst) over its cases."""
+    if row.get("backtest_cases") is None:
+        return "not in the backtest"
+    return f"{row['backtest_median_error']:.1%} (worst {row['backtest_worst_error']:.1%}), {row['backtest_cases']} cases"
+
 
 #: What a predicted time spans, said under the table (the profile's makespans span the same).
 COMPLETION_TIME = (

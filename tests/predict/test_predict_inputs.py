@@ -147,9 +147,17 @@ def test_calibration_widens_every_model_by_its_backtested_errors(
     assert bounds["calibrated_low_s"] == pytest.approx(bounds["low_s"] / 1.05)
     assert bounds["calibrated_high_s"] == pytest.approx(bounds["high_s"] * 1.05)
     assert got["vianna"]["calibrated_low_s"] is None  # not in the backtest: no promise
+    assert got["vianna"]["backtest_cases"] is None
+    assert hero["backtest_cases"] == 19
+    errors = sorted((1.0 + i / 100) / 0.9 - 1 for i in range(1, 20))
+    assert hero["backtest_median_error"] == pytest.approx(errors[9])
+    assert hero["backtest_worst_error"] == pytest.approx(errors[-1])
+    assert bounds["backtest_median_error"] == bounds["backtest_worst_error"] == pytest.approx(1 - 1.0 / 1.26)
     assert {m: r["seconds"] for m, r in got.items()} == {m: r["seconds"] for m, r in plain.items()}
     table = _predict(tmp_path, monkeypatch, "--calibration", str(bt))
     assert "calibrated_low_s" in table.output
+    assert f"{errors[9]:.1%} (worst {errors[-1]:.1%}), 19 cases" in table.output
+    assert "not in the backtest" in table.output
     assert "calibrated: 90% intervals widened by each model's errors on 29 backtest rows of bt.json" in table.output
 
 
