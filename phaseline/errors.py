@@ -9,7 +9,11 @@ Warnings have their own root, :class:`PhaselineWarning`.
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 
 class PhaselineError(Exception):
@@ -157,6 +161,42 @@ class DataQualityWarning(PhaselineWarning):
 
 class PlatformMismatchWarning(PhaselineWarning):
     """A prediction for a cluster of another engine or shape than its platform model was measured on."""
+
+
+class Said(list[PhaselineWarning]):
+    """The phaseline warnings raised inside :func:`recording_warnings`, in order (filled as the block exits)."""
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        """Each warning's text, in order, each once."""
+        return tuple(dict.fromkeys(str(w) for w in self))
+
+
+@contextmanager
+def recording_warnings() -> Iterator[Said]:
+    """Keep the :class:`PhaselineWarning` s raised inside the block instead of showing them, every one
+    (a repeat from the same line too); other warnings show as the caller's filters say, as they come.
+
+    Where a caller reports what a step said beside its result (a backtest row's warnings, a
+    recommendation's notes, a worker's warnings sent back to the main process)::
+
+        with recording_warnings() as said:
+            profile = extract_profile(con, job_id)
+        notes = said.texts
+    """
+    said = Said()
+    with warnings.catch_warnings():  # (restores the filters and showwarning on the way out)
+        warnings.simplefilter("always", PhaselineWarning)
+        show = warnings.showwarning
+
+        def keep(message: Warning | str, category: type[Warning], *where: Any, **more: Any) -> None:
+            if isinstance(message, PhaselineWarning):
+                said.append(message)
+            else:
+                show(message, category, *where, **more)
+
+        warnings.showwarning = keep
+        yield said
 
 
 def first_line(exc: BaseException) -> str:

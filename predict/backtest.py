@@ -44,7 +44,6 @@ that cannot be predicted; each reason is appended to ``skipped``.
 from __future__ import annotations
 
 import statistics
-import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -52,7 +51,7 @@ from typing import Any
 
 import duckdb
 
-from phaseline.errors import PhaselineError, PhaselineWarning
+from phaseline.errors import PhaselineError, recording_warnings
 from predict import core
 from predict.backtest_runs import (
     SAME_SIZE_RTOL,
@@ -289,16 +288,14 @@ def _profiled(
     try:
         # what the profile says of its own evidence (one wave: no one-time cost told apart) goes
         # with every row predicted from it, as the models' warnings do
-        with warnings.catch_warnings(record=True) as said:
-            warnings.simplefilter("always", PhaselineWarning)
+        with recording_warnings() as said:
             profile = replace(
                 extract_profile(con, base.job_id), makespans_ms=tuple(float(r.span_ms) for r in smallest)
             )
     except PhaselineError as exc:
         notes.append(f"{name}: its profiled run {base.job_id} cannot be profiled: {exc}")
         return None
-    said_here = tuple(str(w.message) for w in said if issubclass(w.category, PhaselineWarning))
-    return _Profiled(name, base, tuple(smallest), profile, said_here)
+    return _Profiled(name, base, tuple(smallest), profile, said.texts)
 
 
 def case_profile(con: duckdb.DuckDBPyConnection, name: str, case: list[Run]) -> JobProfile | None:
@@ -338,8 +335,7 @@ def _case_rows(
         try:
             # A backtest predicts runs larger than the benchmarks: extrapolation is expected
             # and recorded with the row, not raised once per prediction.
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", PhaselineWarning)
+            with recording_warnings() as said:
                 pred = core.get(model).predict(profile, platform, where, dataset, settings)
         except PhaselineError as exc:
             notes.append(f"{model} on {name} {label}: {exc}")
@@ -356,7 +352,7 @@ def _case_rows(
                 high_s=pred.high_s,
                 runs=len(case),
                 profile_job=base.job_id,
-                warnings=tuple(dict.fromkeys((*profiled.warnings, *(str(w.message) for w in caught)))),
+                warnings=tuple(dict.fromkeys((*profiled.warnings, *said.texts))),
                 measured_min_s=min(spans),
                 measured_max_s=max(spans),
                 measured_runs_s=tuple(spans),

@@ -27,13 +27,12 @@ import contextlib
 import dataclasses
 import json
 import math
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from phaseline.errors import EngineError, PhaselineWarning
+from phaseline.errors import EngineError, recording_warnings
 from phaseline.hadoop_names import YARN_ENGINE
 from predict.backtest import BacktestRow, backtest
 from predict.backtest_scores import ModelSummary, summarize
@@ -163,13 +162,12 @@ def _platform(suite: Suite, out: Path, say: Progress, engine: str, shape: Cluste
             f"{len(failed)} microbenchmark run(s) failed, e.g. {failed[0].name}: {failed[0].error}"
         )
     # A handful of noisy local runs may leave a robust fit unconverged: report it, keep the model.
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", PhaselineWarning)
+    with recording_warnings() as said:
         # A phase the small plans leave at one data size (JFR split too few short tasks)
         # is priced from each job's own profiled span instead of stopping the suite.
         model = fit_bench_runs(out / "platform-store", job_name=None, cluster={"engine": engine_record(shape)}).model
-    for w in caught:
-        say(f"platform fit: {w.message}")
+    for text in said.texts:
+        say(f"platform fit: {text}")
     model.save(path)
     return path
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -28,7 +27,7 @@ from typing import Any
 
 import duckdb
 
-from phaseline.errors import PhaselineError, PhaselineWarning
+from phaseline.errors import PhaselineError, recording_warnings
 from predict import core
 from predict.core import Cluster, PhaseDurationModel
 from predict.edits import Edit, Scenario, apply_edits
@@ -290,11 +289,9 @@ def _price(
     predictor: core.Model, profile: JobProfile, platform: PhaseDurationModel, scenario: Scenario
 ) -> tuple[float, tuple[str, ...]]:
     """The predicted seconds, and the model's warnings (an extrapolating platform model) about them."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", PhaselineWarning)
+    with recording_warnings() as said:
         p = predictor.predict(profile, platform, scenario.cluster, scenario.dataset, scenario.settings)
-    said = (str(w.message) for w in caught if issubclass(w.category, PhaselineWarning))
-    return p.seconds, tuple(dict.fromkeys(said))
+    return p.seconds, said.texts
 
 
 def _combinations(keys: Sequence[str], candidates: dict[str, list[str]]) -> Iterable[tuple[Edit, ...]]:

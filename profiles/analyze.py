@@ -26,7 +26,7 @@ import duckdb
 import pandas as pd
 
 from ingest.pipeline import FileResult, IngestSummary, ingest_paths
-from phaseline.errors import PhaselineWarning, ProfileError
+from phaseline.errors import ProfileError, recording_warnings
 from phaseline.store import Store
 from profiles import queries as q
 from profiles.doctor import Severity, diagnose
@@ -217,7 +217,6 @@ def _open_in_worker(root: Path) -> None:
 
 def _analyze_in_worker(job_id: str, out_dir: Path) -> tuple[JobAnalysis, list[tuple[type[Warning], str]]]:
     assert _worker_con is not None, "the pool's initializer opens the store"
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", PhaselineWarning)
+    with recording_warnings() as said:
         job = analyze_job(_worker_con, job_id, out_dir)
-    return job, [(w.category, str(w.message)) for w in caught if issubclass(w.category, PhaselineWarning)]
+    return job, [(type(w), str(w)) for w in said]

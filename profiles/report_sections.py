@@ -6,7 +6,6 @@ from __future__ import annotations
 import html
 import math
 import re
-import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -14,7 +13,7 @@ import duckdb
 import pandas as pd
 from matplotlib.figure import Figure
 
-from phaseline.errors import PhaselineWarning, ProfileError
+from phaseline.errors import ProfileError, recording_warnings
 from profiles import queries as q
 from profiles.critical_path import critical_path
 from profiles.doctor import Diagnosis
@@ -375,12 +374,11 @@ def extract_saying(
 ) -> tuple[JobProfile | ProfileError, tuple[Warning, ...]]:
     """The job's profile (or the :class:`ProfileError` raised) and the warnings it raised, recorded."""
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", PhaselineWarning)
+        with recording_warnings() as said:
             profile: JobProfile | ProfileError = extract_profile(con, job_id, frames=frames)
     except ProfileError as exc:
         return exc, ()
-    return profile, tuple(w.message for w in caught if isinstance(w.message, PhaselineWarning))
+    return profile, tuple(said)
 
 
 def profile_section(

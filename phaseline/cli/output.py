@@ -14,7 +14,6 @@ import io
 import json
 import math
 import sys
-import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -26,8 +25,10 @@ from phaseline.errors import (
     NotFoundError,
     PhaselineError,
     PhaselineWarning,
+    Said,
     StoreError,
     first_line,
+    recording_warnings,
 )
 from phaseline.store import PartitionFilter, Store, default_store_path, is_partitioned, partition_filter
 
@@ -211,10 +212,9 @@ def handle_errors(func: F) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        caught: list[warnings.WarningMessage] = []
+        said = Said()
         try:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", PhaselineWarning)
+            with recording_warnings() as said:
                 return func(*args, **kwargs)
         except PhaselineError as exc:
             raise click.ClickException(str(exc)) from exc
@@ -234,7 +234,7 @@ def handle_errors(func: F) -> F:
                 raise click.ClickException(f"query failed: {first_line(exc)}; see `phaseline verify`") from exc
             raise
         finally:
-            _report_warnings(caught)  # once the recording has stopped: other warnings show as usual
+            _report_warnings(said)  # once the command is done (other libraries' warnings showed as they came)
 
     return wrapper  # type: ignore[return-value]
 
@@ -246,22 +246,19 @@ def _submodel_size(message: Warning | str) -> tuple[tuple[str, float, float], fl
     return None
 
 
-def _report_warnings(caught: Sequence[warnings.WarningMessage]) -> None:
+def _report_warnings(said: Sequence[PhaselineWarning]) -> None:
     """Each phaseline warning once, in order; a platform submodel's extrapolations one line per
     phase and fitted range, where the first of them came (a prediction of many tasks asks one
     submodel at many sizes near each other)."""
     sizes: dict[tuple[str, float, float], set[int]] = {}
-    for w in caught:
-        submodel = _submodel_size(w.message)
+    for w in said:
+        submodel = _submodel_size(w)
         if submodel is not None and submodel[1] is not None:
             sizes.setdefault(submodel[0], set()).add(round(submodel[1]))
     seen: set[str] = set()
-    for w in caught:
-        if not issubclass(w.category, PhaselineWarning):
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
-            continue
-        text = str(w.message)
-        submodel = _submodel_size(w.message)
+    for w in said:
+        text = str(w)
+        submodel = _submodel_size(w)
         got = sorted(sizes.get(submodel[0], ())) if submodel is not None else []
         if submodel is not None and len(got) > 1:
             phase, low, high = submodel[0]
