@@ -12,14 +12,14 @@ Kalyanaraman 2003).  RRS samples because the full space of 14 or more parameters
 enumerate; here the space is only the knobs of the flagged findings, each with a handful of
 values (:data:`MAX_COMBINATIONS` at most), so it is enumerated whole: the same what-if pricing,
 an exhaustive search of the smaller space.  Each recommendation carries the model's backtested
-error (``benchmarks/BACKTEST.json``: the median and worst absolute error over its cases) so the
+error (the median and worst absolute error over its cases: of a backtest of the user's cluster,
+``doctor --calibration``, or else of the local suite, ``benchmarks/BACKTEST.json``) so the
 saving can be read against it.
 """
 
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -29,6 +29,7 @@ import duckdb
 
 from phaseline.errors import PhaselineError, recording_warnings
 from predict import core
+from predict.calibration import Calibration, load_calibration
 from predict.core import Cluster, PhaseDurationModel
 from predict.edits import Edit, Scenario, apply_edits
 from predict.tasks import resolve_input
@@ -131,16 +132,18 @@ class ModelError:
     cases: int
 
 
-def backtest_error(model: str, path: Path = BACKTEST_JSON) -> ModelError | None:
-    """The model's row of the backtest summary, or ``None`` when there is no backtest (or no row)."""
-    try:
-        summary = json.loads(path.read_text(encoding="utf-8"))["summary"]
-    except (OSError, ValueError, KeyError, TypeError):
+def backtest_error(model: str, calibration: Calibration | None = None) -> ModelError | None:
+    """The model's backtested error in ``calibration`` (a backtest of the user's cluster, :mod:`predict.calibration`),
+    or, without one, in the local suite's (:data:`BACKTEST_JSON`); ``None`` where the backtest has no case of it."""
+    if calibration is None:
+        try:
+            calibration = load_calibration(BACKTEST_JSON)
+        except PhaselineError:  # a checkout without the benchmarks: no error to show
+            return None
+    cal = calibration.models.get(model)
+    if cal is None or cal.median_abs_error is None or cal.worst_abs_error is None:
         return None
-    for row in summary:
-        if row.get("model") == model and row.get("median_abs_error") is not None:
-            return ModelError(model, float(row["median_abs_error"]), float(row["worst_abs_error"]), int(row["cases"]))
-    return None
+    return ModelError(model, cal.median_abs_error, cal.worst_abs_error, cal.cases)
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,6 +236,7 @@ def search(
     model: str = "herodotou",
     top: int = 3,
     min_severity: Severity = Severity.MODERATE,
+    calibration: Calibration | None = None,
 ) -> Search:
     """Price every combination of the flagged findings' knobs (each knob also left as it is); keep the
     ``top`` fastest that beat the job's own settings, and each unanswered finding's best own setting.
@@ -254,7 +258,7 @@ def search(
         return Search([], {})
     predictor = core.get(model)
     baseline_s, baseline_notes = _price(predictor, profile, platform, base)
-    error = backtest_error(model)
+    error = backtest_error(model, calibration)
     priced: list[Recommendation] = []
     for combo in itertools.islice(_combinations(keys, candidates), MAX_COMBINATIONS):
         if not combo:
@@ -333,6 +337,7 @@ def search_job(
     model: str = "herodotou",
     top: int = 3,
     min_severity: Severity = Severity.MODERATE,
+    calibration: Calibration | None = None,
 ) -> Search:
     """:func:`search` for a job of the store: its profile extracted, its own settings as the baseline
     on ``cluster``.  A job whose profile cannot be extracted raises
@@ -341,4 +346,6 @@ def search_job(
         return Search([], {})
     profile = extract_profile(con, diagnosis.job_id)
     base = Scenario.for_profile(profile, cluster)
-    return search(diagnosis, profile, platform, base, model=model, top=top, min_severity=min_severity)
+    return search(
+        diagnosis, profile, platform, base, model=model, top=top, min_severity=min_severity, calibration=calibration
+    )

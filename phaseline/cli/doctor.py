@@ -44,6 +44,13 @@ def _cluster_options(func: Any) -> Any:
               help="The model --recommend searches with (`phaseline predict --list-models`).")
 @click.option("--top", type=click.IntRange(min=1), default=3, show_default=True,
               help="Recommendations per job.")
+@click.option(
+    "--calibration",
+    "calibration_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="With --recommend: a backtest of this cluster (a suite's backtest.json, or `phaseline backtest --format "
+    "json`) whose errors are shown beside each recommendation [default: the local suite's, benchmarks/BACKTEST.json].",
+)
 @click.option("--min-severity", type=click.Choice(["Low", "Moderate", "Severe", "Critical"]), default="Moderate",
               show_default=True, help="The findings --recommend answers: this severity or worse.")
 @_cluster_options
@@ -59,6 +66,7 @@ def doctor(
     model_name: str,
     top: int,
     min_severity: str,
+    calibration_file: Path | None,
     fmt: str,
     **cluster_kw: Any,
 ) -> None:
@@ -70,7 +78,8 @@ def doctor(
     task logs, no reduces) is named on stderr with why.  With --recommend (and
     --platform) the settings the findings point at are searched with the what-if
     model at the cluster given (--nodes, slots): the best few, each with its
-    predicted time and saving, the model's backtested error, and a --set line to
+    predicted time and saving, the model's backtested error (of --calibration, a
+    backtest of this cluster; else of the local suite), and a --set line to
     paste into `phaseline whatif` (or as -D options); they replace the flagged
     findings' recommendation (csv, json) and follow the findings as a table
     (table).  A flagged finding none of whose own settings the model predicts
@@ -80,6 +89,8 @@ def doctor(
 
     if recommend and platform is None:
         raise click.UsageError("--recommend needs --platform FILE (a platform model from `phaseline fit`)")
+    if calibration_file is not None and not recommend:
+        raise click.UsageError("--calibration goes with --recommend (the backtested error beside each recommendation)")
     config = DoctorConfig.load(config_path) if config_path is not None else DoctorConfig.default()
     con = open_store(store_dir, where=where).connect()
     diagnoses = diagnose_jobs(con, job_ids, config)
@@ -89,7 +100,7 @@ def doctor(
     searches: dict[str, Any] = {}
     if recommend:
         assert platform is not None
-        searches = _search(con, diagnoses, platform, model_name, top, min_severity, cluster_kw)
+        searches = _search(con, diagnoses, platform, model_name, top, min_severity, calibration_file, cluster_kw)
     from predict.recommend import finding_rows
 
     rows = [row for d in diagnoses for row in finding_rows(d, searches.get(d.job_id))]
@@ -102,20 +113,22 @@ def doctor(
 
 
 def _search(con: Any, diagnoses: list[Any], platform: Path, model: str, top: int, min_severity: str,
-            cluster_kw: dict[str, Any]) -> dict[str, Any]:
+            calibration_file: Path | None, cluster_kw: dict[str, Any]) -> dict[str, Any]:
     """Each job's search (a job without a recommendation is named on stderr, with why)."""
     from phaseline.cli.predict import cluster_from
     from platform_model.model import PlatformModel
+    from predict.calibration import load_calibration
     from predict.recommend import search_job
     from profiles.doctor import Severity
 
     fitted = PlatformModel.load(platform)
+    calibration = None if calibration_file is None else load_calibration(calibration_file)
     searches: dict[str, Any] = {}
     for d in diagnoses:
         try:
             searches[d.job_id] = search_job(
                 con, d, fitted, cluster_from(cluster_kw), model=model, top=top,
-                min_severity=Severity[min_severity.upper()],
+                min_severity=Severity[min_severity.upper()], calibration=calibration,
             )  # fmt: skip
         except PhaselineError as exc:
             click.echo(f"no recommendation for {d.job_id}: {exc}", err=True)

@@ -218,6 +218,27 @@ def test_cli_recommend_prints_a_set_line(sample_store: Path, platform: PlatformM
     assert rows["mapper_skew"]["recommendation"].startswith("even out the input")  # not searched: as it was
 
 
+def test_cli_recommend_shows_the_error_of_the_users_own_backtest(
+    sample_store: Path, platform: PlatformModel, tmp_path: Path
+) -> None:
+    # a backtest of the user's cluster, where herodotou was 20 % slow in 10 cases and 50 % in 1
+    rows = [{"model": "herodotou", "predicted_s": 1.2, "measured_s": 1.0}] * 10
+    rows.append({"model": "herodotou", "predicted_s": 1.5, "measured_s": 1.0})
+    backtest = tmp_path / "bt.json"
+    backtest.write_text(json.dumps(rows))
+    path = tmp_path / "platform.json"
+    platform.save(path)
+    args = (MERGES_JOB, "--store", str(sample_store), "--recommend", "--platform", str(path),
+            "--min-severity", "Low", "--reduce-slots-per-node", "1", "--format", "json")  # fmt: skip
+    code, out, err = _doctor(*args, "--calibration", str(backtest))
+    assert code == 0, err
+    best = {r["heuristic"]: r for r in json.loads(out)}["map_spills"]["recommendation"].split("; or ")[0]
+    assert "backtested error 20.0 % (worst 50.0 %)" in best
+    code, _, err = _doctor(MERGES_JOB, "--store", str(sample_store), "--calibration", str(backtest))
+    assert code != 0
+    assert "--calibration goes with --recommend" in err
+
+
 def test_maps_of_a_few_kb_get_larger_split_sizes_to_try(sample_store: Path) -> None:
     # the candidates had a 1 MiB floor for all sizes: splits of 32 kB (512 short maps) got none at all
     con = Store(sample_store).connect()
