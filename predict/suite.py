@@ -14,7 +14,8 @@ and the held-out set is scored once per change, to report, never to choose a con
 applications are the skewed key, the reduce-side join, many small splits, the fixed per-task set-up
 and distinct.
 
-:data:`FULL` is the suite whose results ``benchmarks/BACKTEST.json`` keeps; :data:`QUICK` (two
+:data:`FULL` is the suite whose results ``benchmarks/BACKTEST.json`` keeps (run with ``--repeats 5``
+there, each case the median of five runs); :data:`QUICK` (two
 applications, two sizes, one run each) is what CI runs; :func:`local_suite` is either, with the
 command line's sizes and repeats.
 """
