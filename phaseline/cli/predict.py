@@ -249,6 +249,8 @@ def predict(
         click.echo(f"  profile: {evidence_line(profile)}")
         if calibration is not None:
             click.echo(f"  calibrated: {calibration_line(calibration)}")
+        elif any(r["low_s"] is not None for r in rows):
+            click.echo(f"  intervals: {UNCALIBRATED}")
         for who, note in shared_assumptions(rows):
             click.echo(f"  {who}: {note}")
 
@@ -262,6 +264,12 @@ def _backtested(row: dict[str, Any]) -> str:
         return "not in the backtest"
     return f"{row['backtest_median_error']:.1%} (worst {row['backtest_worst_error']:.1%}), {row['backtest_cases']} cases"
 
+
+#: What low_s/high_s are without --calibration, said under the table.
+UNCALIBRATED = (
+    "low_s-high_s hold the profiled runs' spread, not the model's own errors; --calibration BACKTEST (a backtest "
+    "of this cluster) widens every model's by its backtested errors"
+)
 
 #: What a predicted time spans, said under the table (the profile's makespans span the same).
 COMPLETION_TIME = (

@@ -570,7 +570,9 @@ def test_cli_predict_table_states_each_assumption_once(tmp_path: Path, monkeypat
         "`phaseline jobs` counts from submission)"
     # then, in one line, which evidence the profile's per-task costs came from (issue 37)
     assert below[1].startswith("  profile: per-task map cost ")
-    below = below[2:]
+    # then what the bounds' and the simulation's intervals hold, without --calibration
+    assert below[2].startswith("  intervals: low_s-high_s hold the profiled runs' spread")
+    below = below[3:]
     notes = [line.strip().split(": ", 1) for line in below if line.startswith("  ") and ": " in line]
     assert len(notes) == len({note for _, note in notes})
     assert any(models == "every model" for models, _ in notes)  # the shared task estimates' notes

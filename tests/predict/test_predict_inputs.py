@@ -158,6 +158,8 @@ def test_calibration_widens_every_model_by_its_backtested_errors(
     assert "calibrated_low_s" in table.output
     assert f"{errors[9]:.1%} (worst {errors[-1]:.1%}), 19 cases" in table.output
     assert "not in the backtest" in table.output
+    assert "intervals: low_s-high_s hold the profiled runs' spread" not in table.output
+    assert "intervals: low_s-high_s hold the profiled runs' spread" in _predict(tmp_path, monkeypatch).output
     assert "calibrated: 90% intervals widened by each model's errors on 29 backtest rows of bt.json" in table.output
 
 
