@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -15,9 +15,10 @@ import numpy as np
 from phaseline.errors import PredictionError
 from predict.backtest import BacktestRow
 from predict.backtest_runs import profiled_index
-from predict.calibration import Calibration
+from predict.calibration import Calibration, calibrate
 
-__all__ = ["NOTHING_TO_BACKTEST", "ModelSummary", "NoiseFloor", "error_table", "noise_floor", "require_rows", "summarize"]
+__all__ = ["NOTHING_TO_BACKTEST", "Calibrating", "ModelSummary", "NoiseFloor", "error_table", "job_out_calibration", "noise_floor",
+           "require_rows", "summarize"]
 
 #: Why an empty backtest is an error, whatever the output format.
 NOTHING_TO_BACKTEST = (
@@ -53,7 +54,11 @@ class ModelSummary:
         return asdict(self)
 
 
-def summarize(rows: Sequence[BacktestRow], calibration: Calibration | None = None) -> list[ModelSummary]:
+#: What calibrates a summary's rows: one calibration for all, or each row's own (:func:`job_out_calibration`).
+Calibrating = Calibration | Callable[[BacktestRow], Calibration | None]
+
+
+def summarize(rows: Sequence[BacktestRow], calibration: Calibrating | None = None) -> list[ModelSummary]:
     """Per model: median and worst |error| and interval coverage (Zhang et al. 2013 report the first two).
 
     Also, where cases have several runs: the share of predictions that fall within the
@@ -97,17 +102,43 @@ def summarize(rows: Sequence[BacktestRow], calibration: Calibration | None = Non
     return out
 
 
-def _calibrated(rows: Sequence[BacktestRow], calibration: Calibration | None) -> tuple[float | None, float | None]:
+def _calibrated(rows: Sequence[BacktestRow], calibration: Calibrating | None) -> tuple[float | None, float | None]:
     """The share of ``rows`` (one model's) whose calibrated interval holds the measured time, and the
     intervals' median width over the measured time; (None, None) where the model is not calibrated."""
     if calibration is None:
         return None, None
-    intervals = [(r, calibration.interval(r.model, r.predicted_s, r.low_s, r.high_s)) for r in rows if r.measured_s > 0]
+
+    def interval(r: BacktestRow) -> tuple[float, float] | None:
+        cal = calibration(r) if callable(calibration) else calibration
+        return None if cal is None else cal.interval(r.model, r.predicted_s, r.low_s, r.high_s)
+
+    intervals = [(r, interval(r)) for r in rows if r.measured_s > 0]
     held = [(r, iv) for r, iv in intervals if iv is not None]
     if not held:
         return None, None
     covered = sum(lo <= r.measured_s <= hi for r, (lo, hi) in held) / len(held)
     return covered, statistics.median((hi - lo) / r.measured_s for r, (lo, hi) in held)
+
+
+def job_out_calibration(rows: Sequence[BacktestRow]) -> Callable[[BacktestRow], Calibration | None]:
+    """Each row calibrated on the rows of every other job (leave one job out): what a job the
+    calibration never saw would be promised, so the coverage :func:`summarize` reports on the store's
+    own jobs is honest, as K-fold cross-validation estimates a model's error with each job a fold (the
+    suite's held-out applications do the same for its tuning ones, :func:`~predict.backtest_suite.tuning_calibration`)."""
+    by_job: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_job[row.job].append(row.to_dict())
+    cache: dict[str, Calibration] = {}
+
+    def of(row: BacktestRow) -> Calibration | None:
+        if row.job not in by_job:
+            return None
+        if row.job not in cache:
+            others = [d for job, ds in by_job.items() if job != row.job for d in ds]
+            cache[row.job] = calibrate(others, source=f"the rows of every job but {row.job}")
+        return cache[row.job]
+
+    return of
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 from phaseline.errors import EngineError, recording_warnings
 from phaseline.hadoop_names import YARN_ENGINE
 from predict.backtest import BacktestRow, backtest
-from predict.backtest_scores import ModelSummary, summarize
+from predict.backtest_scores import Calibrating, ModelSummary, summarize
 from predict.calibration import Calibration, calibrate
 from predict.core import Cluster
 from predict.suite import MB_PER_MAP, Suite, app_set, app_shape, run_order
@@ -68,7 +68,7 @@ def tuning_calibration(rows: Sequence[BacktestRow]) -> Calibration | None:
 
 
 def summarize_groups(
-    rows: Sequence[BacktestRow], by: Sequence[str], calibration: Calibration | None = None
+    rows: Sequence[BacktestRow], by: Sequence[str], calibration: Calibrating | None = None
 ) -> list[tuple[str, ModelSummary]]:
     """Every model's summary over all rows (group ``"all"``), then within each group of each grouping
     in ``by`` (:data:`GROUPINGS`), each with its own noise floor (:func:`predict.backtest_scores.noise_floor`)

@@ -110,9 +110,9 @@ _JSON_COLUMNS = ("job", "case", "model", "predicted_s", "measured_s", "error", "
               help="With --suite --engine yarn: containers per NodeManager.")
 @click.option("--container-mb", type=click.IntRange(min=1), default=512, show_default=True,
               help="With --suite --engine yarn: memory of a container.")
-@click.option("--summary", is_flag=True, help="Print per-model median/worst error and coverage instead; for the local suite's "
-              "runs also the coverage of every model's interval calibrated on its tuning applications "
-              "(`predict --calibration`).")
+@click.option("--summary", is_flag=True, help="Print per-model median/worst error and coverage instead, and the coverage of every model's "
+              "interval calibrated on other rows (`predict --calibration`): for the local suite's runs on its "
+              "tuning applications, for other jobs on every other job's rows (leave one job out).")
 @click.option(
     "--by",
     "by",
@@ -256,11 +256,11 @@ def _store_rows(
 
 def _render(rows: list[BacktestRow], summary: bool, by: tuple[str, ...], fmt: str) -> None:
     """The rows as an error table, their JSON contract, or (``summary``) every group's summary."""
-    from predict.backtest_scores import error_table
+    from predict.backtest_scores import error_table, job_out_calibration
     from predict.backtest_suite import summarize_groups, tuning_calibration
 
-    if summary:  # the suite's tuning applications calibrate every model's interval; the held-out ones score it
-        pairs = summarize_groups(rows, by, tuning_calibration(rows))
+    if summary:  # every model's calibrated interval scored on rows it was not calibrated on
+        pairs = summarize_groups(rows, by, tuning_calibration(rows) or job_out_calibration(rows))
         summaries = [{"group": group, **s.to_dict()} for group, s in pairs]
         if fmt == "table":  # shares as percentages; JSON and CSV keep the numbers
             summaries = [

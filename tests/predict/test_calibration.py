@@ -135,3 +135,24 @@ def test_the_suite_calibrates_on_its_tuning_apps_and_scores_the_held_out_ones() 
     )
     assert by_group["set=tuning"].calibrated_coverage == pytest.approx(18 / 19)  # in sample
     assert tuning_calibration([row(held_out, 0, 1.1)]) is None
+
+
+def test_a_stores_own_jobs_are_calibrated_on_every_other_job() -> None:
+    from predict.backtest import BacktestRow
+    from predict.backtest_scores import job_out_calibration, summarize
+
+    def row(job: str, i: int, measured: float) -> BacktestRow:
+        return BacktestRow(job, f"case {i}", "herodotou", 1.0, measured, 1.0 / measured - 1, None, None, 1, "job_1")
+
+    # job a: 10 cases 5 % slow; job b: 10 cases 30 % slow.  Calibrated on b alone, a's 5 % are inside
+    # (q = log 1.3); calibrated on a alone, b's 30 % are outside (q = log 1.05): 50 % covered, honestly
+    rows = [row("a", i, 1.05) for i in range(10)] + [row("b", i, 1.3) for i in range(10)]
+    of = job_out_calibration(rows)
+    assert of(rows[0]).models["herodotou"].q == pytest.approx(math.log(1.3))
+    assert of(rows[-1]).models["herodotou"].q == pytest.approx(math.log(1.05))
+    assert "every job but a" in of(rows[0]).source
+    (summary,) = summarize(rows, of)
+    assert summary.calibrated_coverage == 0.5
+    # one job alone: no other rows to calibrate on, no promise
+    (alone,) = summarize(rows[:10], job_out_calibration(rows[:10]))
+    assert alone.calibrated_coverage is None
