@@ -164,7 +164,7 @@ class PlatformMismatchWarning(PhaselineWarning):
 
 
 class Said(list[PhaselineWarning]):
-    """The phaseline warnings raised inside :func:`recording_warnings`, in order (filled as the block exits)."""
+    """The phaseline warnings raised inside :func:`recording_warnings`, in order (each added as it is raised)."""
 
     @property
     def texts(self) -> tuple[str, ...]:

@@ -75,8 +75,8 @@ class ModelCalibration:
     model: str
     cases: int
     q: float | None
-    median_abs_error: float | None = None
-    worst_abs_error: float | None = None
+    median_abs_error: float
+    worst_abs_error: float
 
     def interval(
         self, seconds: float, low_s: float | None, high_s: float | None
@@ -91,7 +91,7 @@ class ModelCalibration:
 
 @dataclass(frozen=True, slots=True)
 class Calibration:
-    """Every model's widening from one backtest, for the coverage ``1 - alpha``."""
+    """Every model's widening from one backtest, for one ``coverage`` (the share of like cases promised)."""
 
     coverage: float
     models: Mapping[str, ModelCalibration] = field(default_factory=dict)

@@ -141,7 +141,7 @@ def backtest_error(model: str, calibration: Calibration | None = None) -> ModelE
         except PhaselineError:  # a checkout without the benchmarks: no error to show
             return None
     cal = calibration.models.get(model)
-    if cal is None or cal.median_abs_error is None or cal.worst_abs_error is None:
+    if cal is None:
         return None
     return ModelError(model, cal.median_abs_error, cal.worst_abs_error, cal.cases)
 

@@ -258,6 +258,7 @@ def predict(
 #: The columns --calibration adds (:func:`predict.side_by_side.predict_side_by_side`'s keys).
 CALIBRATED = ("calibrated_low_s", "calibrated_high_s")
 
+
 def _backtested(row: dict[str, Any]) -> str:
     """A model's backtested error as the table shows it: median (worst) over its cases."""
     if row.get("backtest_cases") is None:
