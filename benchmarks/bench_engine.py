@@ -173,6 +173,50 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     return measured
 
 
+def _tried_figures(
+    what: str, tried: dict[str, Any], tried_s: float, yarn_s: list[float], lines: dict[str, Timeline]
+) -> list[Figure]:
+    """The figures of the run with the tried cluster settings, beside the best run with the engine's."""
+    best = min(range(len(yarn_s)), key=yarn_s.__getitem__)
+    t_tl, b_tl = lines["yarn-tried"], lines[f"yarn{best}"]
+    kv = ", ".join(f"{k}={v}" for k, v in tried.items())
+    figs = [
+        Figure(
+            AREA,
+            f"{what} with {kv}",
+            tried_s,
+            "s",
+            "the best run with the engine's settings, same cluster",
+            yarn_s[best],
+            Target(Goal.AT_MOST, JOB_TARGET_S),
+        ),
+        Figure(
+            AREA,
+            "with those settings: mean map attempt, container launch to end",
+            t_tl.map_attempt_ms / 1000,
+            "s",
+            "with the engine's",
+            b_tl.map_attempt_ms / 1000,
+        ),
+    ]
+    if t_tl.setup_ms is not None and b_tl.setup_ms is not None:
+        figs.append(
+            Figure(
+                AREA,
+                "with those settings: attempt launched to its first phase line (mean)",
+                t_tl.setup_ms / 1000,
+                "s",
+                "with the engine's",
+                b_tl.setup_ms / 1000,
+            )
+        )
+    if t_tl.am_to_first_task_ms is not None and b_tl.am_to_first_task_ms is not None:
+        figs.append(Figure(AREA, "with those settings: ApplicationMaster started to first task container "
+                           "launched", t_tl.am_to_first_task_ms / 1000, "s", "with the engine's",
+                           b_tl.am_to_first_task_ms / 1000))  # fmt: skip
+    return figs
+
+
 def figures(measured: dict[str, Any], work: Path) -> list[Figure]:
     """The figures of :func:`measure`'s times and the run directories in ``work``."""
     shape = ClusterShape(**measured["shape"])
@@ -214,43 +258,7 @@ def figures(measured: dict[str, Any], work: Path) -> list[Figure]:
                "LocalJobRunner's map attempt", local_tl.map_attempt_ms / 1000),
     ]  # fmt: skip
     if tried:
-        best = min(range(len(yarn_s)), key=yarn_s.__getitem__)
-        t_tl, b_tl = lines["yarn-tried"], lines[f"yarn{best}"]
-        kv = ", ".join(f"{k}={v}" for k, v in tried.items())
-        figs += [
-            Figure(
-                AREA,
-                f"{what} with {kv}",
-                tried_s,
-                "s",
-                "the best run with the engine's settings, same cluster",
-                yarn_s[best],
-                Target(Goal.AT_MOST, JOB_TARGET_S),
-            ),
-            Figure(
-                AREA,
-                "with those settings: mean map attempt, container launch to end",
-                t_tl.map_attempt_ms / 1000,
-                "s",
-                "with the engine's",
-                b_tl.map_attempt_ms / 1000,
-            ),
-        ]
-        if t_tl.setup_ms is not None and b_tl.setup_ms is not None:
-            figs.append(
-                Figure(
-                    AREA,
-                    "with those settings: attempt launched to its first phase line (mean)",
-                    t_tl.setup_ms / 1000,
-                    "s",
-                    "with the engine's",
-                    b_tl.setup_ms / 1000,
-                )
-            )
-        if t_tl.am_to_first_task_ms is not None and b_tl.am_to_first_task_ms is not None:
-            figs.append(Figure(AREA, "with those settings: ApplicationMaster started to first task container "
-                               "launched", t_tl.am_to_first_task_ms / 1000, "s", "with the engine's",
-                               b_tl.am_to_first_task_ms / 1000))  # fmt: skip
+        figs += _tried_figures(what, tried, tried_s, yarn_s, lines)
     if first_tl.to_am_ms is not None and first_tl.am_to_first_task_ms is not None:
         figs += [
             Figure(AREA, "submit to ApplicationMaster started", first_tl.to_am_ms / 1000, "s"),

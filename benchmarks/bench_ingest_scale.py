@@ -161,87 +161,88 @@ def _hadoop(paths: Sequence[Path], heap: str) -> tuple[float, float, float, floa
 
 
 # ---------------------------------------------------------------------- 1. large files
-def bench_large(sizes_mb: Sequence[int], workdir: Path, repeat: int) -> list[Figure]:
-    """Reader, full ingest, Hadoop and bare decodes on one generated file per size."""
-    seed = Seed.load()
+def _ingest_cli(path: Path, workdir: Path, *options: str) -> ChildRun:
+    """``phaseline ingest`` of ``path`` into a fresh store (removed after), measured as a process."""
+    store = Path(tempfile.mkdtemp(prefix="bench-ingest-", dir=workdir))
+    try:
+        command = [sys.executable, "-m", "phaseline", "ingest", str(path), "--store", str(store), "-q", *options]
+        return run_measured(command, cwd=REPO)
+    finally:
+        shutil.rmtree(store, ignore_errors=True)
+
+
+def _measure_size(path: Path, size: int, workdir: Path, repeat: int) -> dict[str, dict[str, float]]:
+    """Each contender's least disturbed run on one file (the fastest of interleaved rounds)."""
+    heap = "1g" if size <= 50 else "6g"
+    best: dict[str, dict[str, float]] = {}
+
+    def keep(key: str, **vals: float) -> None:
+        if key not in best or vals["wall"] < best[key]["wall"]:
+            best[key] = dict(vals)
+
+    for _ in range(repeat if size <= 50 else 1):  # interleaved, so every contender sees the same load
+        run, out = _run_child("reader", path)
+        keep("reader", wall=run.wall_s, loop=out["seconds"], cpu=run.cpu_s, rss=run.peak_rss_mb,
+             events=out["events"], rows=out["rows"])  # fmt: skip
+        run = _ingest_cli(path, workdir)
+        keep("ingest", wall=run.wall_s, cpu=run.cpu_s, rss=run.peak_rss_mb)
+        run = _ingest_cli(path, workdir, "-j", "2")
+        keep("ingest_j2", wall=run.wall_s, cpu=run.cpu_s, rss=run.peak_rss_mb)
+        wall, cpu, parse, hrss, attempts = _hadoop([path], heap)
+        keep("hadoop", wall=wall, loop=parse, cpu=cpu, rss=hrss, attempts=attempts)
+        for mode in ("orjson", "json"):
+            run, out = _run_child(mode, path)
+            keep(mode, wall=run.wall_s, loop=out["seconds"], cpu=run.cpu_s, rss=run.peak_rss_mb)
+    return best
+
+
+def _size_figures(size: int, mb: float, best: dict[str, dict[str, float]]) -> list[Figure]:
+    """One file size's figures: reader and ingest against Hadoop's parser and the bare decodes."""
+    r, ing, h, oj, sj = (best[k] for k in ("reader", "ingest", "hadoop", "orjson", "json"))
+    common = {
+        "file_mb": round(mb, 1),
+        "events": r["events"],
+        "rows": r["rows"],
+        "attempts": h["attempts"],
+    }
+    details = {"seconds": {k: v["wall"] for k, v in best.items()},
+               "loop_seconds": {k: v["loop"] for k, v in best.items() if "loop" in v},
+               "cpu_seconds": {k: v["cpu"] for k, v in best.items()},
+               "peak_rss_mb": {k: v["rss"] for k, v in best.items()}, **common}  # fmt: skip
+    hadoop_t = Target(Goal.RATIO_AT_LEAST, HADOOP_RATIO_TARGET)
+    bare_t = Target(Goal.RATIO_AT_LEAST, BARE_DECODE_TARGET)
+    return [
+        Figure(AREA_BIG, f"{size} MB: read_jhist, process incl. start-up", mb / r["wall"], "MB/s",
+               "Hadoop JobHistoryParser, JVM incl. start-up", mb / h["wall"], hadoop_t, details=details),
+        Figure(AREA_BIG, f"{size} MB: read_jhist, reading alone", mb / r["loop"], "MB/s",
+               "Hadoop JobHistoryParser.parse() alone", mb / h["loop"], hadoop_t,
+               note="start-up excluded on both sides: Python imports; JVM start and class loading "
+                    "(the JVM parses the 33 kB seed file first)"),
+        Figure(AREA_BIG, f"{size} MB: phaseline ingest (full CLI: hash, read, Parquet, commit)",
+               mb / ing["wall"], "MB/s", "Hadoop JobHistoryParser, JVM incl. start-up", mb / h["wall"], hadoop_t),
+        Figure(AREA_BIG, f"{size} MB: phaseline ingest -j 2 (full CLI; a large file read in ranges)",
+               mb / best["ingest_j2"]["wall"], "MB/s", "Hadoop JobHistoryParser, JVM incl. start-up",
+               mb / h["wall"], hadoop_t,
+               note="the CLI's default is -j 1 (the row above); with 2 workers a plain .jhist of 64 MiB or more "
+                    "is read in 4 byte ranges and merged (ingest.split_reading)"),
+        Figure(AREA_BIG, f"{size} MB: read_jhist vs bare decode", mb / r["loop"], "MB/s",
+               "orjson.loads per line, nothing else", mb / oj["loop"], bare_t),
+        Figure(AREA_BIG, f"{size} MB: phaseline ingest vs bare decode", mb / ing["wall"], "MB/s",
+               "orjson.loads per line, process incl. start-up", mb / oj["wall"], bare_t),
+        Figure(AREA_BIG, f"{size} MB: read_jhist vs stdlib json decode", mb / r["loop"], "MB/s",
+               "json.loads per line, nothing else", mb / sj["loop"]),
+        Figure(AREA_BIG, f"{size} MB: phaseline ingest, its CPU time spread over all {CORES} cores",
+               mb / (ing["cpu"] / CORES), "MB/s", "Hadoop JobHistoryParser, JVM incl. start-up", mb / h["wall"],
+               note="a ceiling for splitting one file across processes: the measured ingest's CPU seconds "
+                    "divided evenly among the machine's cores, at no cost for the split or the merge"),
+        Figure(AREA_BIG, f"{size} MB: peak RSS, phaseline ingest", ing["rss"], "MB",
+               "Hadoop JobHistoryParser (JVM)", h["rss"]),
+    ]  # fmt: skip
+
+
+def _rss_growth_figures(sizes_mb: Sequence[int], rss: dict[str, dict[int, float]]) -> list[Figure]:
+    """Peak RSS at the largest size against the smallest (and the middle) one: flat is streaming."""
     figures: list[Figure] = []
-    rss: dict[str, dict[int, float]] = {"reader": {}, "ingest": {}, "hadoop": {}}
-    for size in sizes_mb:
-        path = write_big_jhist(seed, workdir / f"big-{size}mb.jhist", size * MB)
-        mb = path.stat().st_size / MB
-        heap = "1g" if size <= 50 else "6g"
-        best: dict[str, dict[str, float]] = {}
-
-        def keep(key: str, best: dict[str, dict[str, float]] = best, **vals: float) -> None:
-            if key not in best or vals["wall"] < best[key]["wall"]:
-                best[key] = dict(vals)
-
-        rounds = repeat if size <= 50 else 1
-        for _ in range(rounds):  # interleaved, so every contender sees the same load
-            run, out = _run_child("reader", path)
-            keep("reader", wall=run.wall_s, loop=out["seconds"], cpu=run.cpu_s, rss=run.peak_rss_mb,
-                 events=out["events"], rows=out["rows"])  # fmt: skip
-            store = Path(tempfile.mkdtemp(prefix="bench-ingest-", dir=workdir))
-            try:
-                run = run_measured([sys.executable, "-m", "phaseline", "ingest", str(path), "--store", str(store), "-q"],
-                                   cwd=REPO)  # fmt: skip
-            finally:
-                shutil.rmtree(store, ignore_errors=True)
-            keep("ingest", wall=run.wall_s, cpu=run.cpu_s, rss=run.peak_rss_mb)
-            store = Path(tempfile.mkdtemp(prefix="bench-ingest-", dir=workdir))
-            try:
-                run = run_measured([sys.executable, "-m", "phaseline", "ingest", str(path), "--store", str(store), "-q",
-                                    "-j", "2"], cwd=REPO)  # fmt: skip
-            finally:
-                shutil.rmtree(store, ignore_errors=True)
-            keep("ingest_j2", wall=run.wall_s, cpu=run.cpu_s, rss=run.peak_rss_mb)
-            wall, cpu, parse, hrss, attempts = _hadoop([path], heap)
-            keep("hadoop", wall=wall, loop=parse, cpu=cpu, rss=hrss, attempts=attempts)
-            for mode in ("orjson", "json"):
-                run, out = _run_child(mode, path)
-                keep(mode, wall=run.wall_s, loop=out["seconds"], cpu=run.cpu_s, rss=run.peak_rss_mb)
-        r, ing, h, oj, sj = (best[k] for k in ("reader", "ingest", "hadoop", "orjson", "json"))
-        for key, src in (("reader", r), ("ingest", ing), ("hadoop", h)):
-            rss[key][size] = src["rss"]
-        common = {
-            "file_mb": round(mb, 1),
-            "events": r["events"],
-            "rows": r["rows"],
-            "attempts": h["attempts"],
-        }
-        details = {"seconds": {k: v["wall"] for k, v in best.items()},
-                   "loop_seconds": {k: v["loop"] for k, v in best.items() if "loop" in v},
-                   "cpu_seconds": {k: v["cpu"] for k, v in best.items()},
-                   "peak_rss_mb": {k: v["rss"] for k, v in best.items()}, **common}  # fmt: skip
-        hadoop_t = Target(Goal.RATIO_AT_LEAST, HADOOP_RATIO_TARGET)
-        bare_t = Target(Goal.RATIO_AT_LEAST, BARE_DECODE_TARGET)
-        figures += [
-            Figure(AREA_BIG, f"{size} MB: read_jhist, process incl. start-up", mb / r["wall"], "MB/s",
-                   "Hadoop JobHistoryParser, JVM incl. start-up", mb / h["wall"], hadoop_t, details=details),
-            Figure(AREA_BIG, f"{size} MB: read_jhist, reading alone", mb / r["loop"], "MB/s",
-                   "Hadoop JobHistoryParser.parse() alone", mb / h["loop"], hadoop_t,
-                   note="start-up excluded on both sides: Python imports; JVM start and class loading "
-                        "(the JVM parses the 33 kB seed file first)"),
-            Figure(AREA_BIG, f"{size} MB: phaseline ingest (full CLI: hash, read, Parquet, commit)",
-                   mb / ing["wall"], "MB/s", "Hadoop JobHistoryParser, JVM incl. start-up", mb / h["wall"], hadoop_t),
-            Figure(AREA_BIG, f"{size} MB: phaseline ingest -j 2 (full CLI; a large file read in ranges)",
-                   mb / best["ingest_j2"]["wall"], "MB/s", "Hadoop JobHistoryParser, JVM incl. start-up",
-                   mb / h["wall"], hadoop_t,
-                   note="the CLI's default is -j 1 (the row above); with 2 workers a plain .jhist of 64 MiB or more "
-                        "is read in 4 byte ranges and merged (ingest.split_reading)"),
-            Figure(AREA_BIG, f"{size} MB: read_jhist vs bare decode", mb / r["loop"], "MB/s",
-                   "orjson.loads per line, nothing else", mb / oj["loop"], bare_t),
-            Figure(AREA_BIG, f"{size} MB: phaseline ingest vs bare decode", mb / ing["wall"], "MB/s",
-                   "orjson.loads per line, process incl. start-up", mb / oj["wall"], bare_t),
-            Figure(AREA_BIG, f"{size} MB: read_jhist vs stdlib json decode", mb / r["loop"], "MB/s",
-                   "json.loads per line, nothing else", mb / sj["loop"]),
-            Figure(AREA_BIG, f"{size} MB: phaseline ingest, its CPU time spread over all {CORES} cores",
-                   mb / (ing["cpu"] / CORES), "MB/s", "Hadoop JobHistoryParser, JVM incl. start-up", mb / h["wall"],
-                   note="a ceiling for splitting one file across processes: the measured ingest's CPU seconds "
-                        "divided evenly among the machine's cores, at no cost for the split or the merge"),
-            Figure(AREA_BIG, f"{size} MB: peak RSS, phaseline ingest", ing["rss"], "MB",
-                   "Hadoop JobHistoryParser (JVM)", h["rss"]),
-        ]  # fmt: skip
     if len(sizes_mb) > 1:
         lo, hi = min(sizes_mb), max(sizes_mb)
         growth = Target(Goal.AT_MOST, RSS_GROWTH_TARGET)
@@ -261,6 +262,20 @@ def bench_large(sizes_mb: Sequence[int], workdir: Path, repeat: int) -> list[Fig
                  "nor the Parquet writer's row groups: the growth from the smallest size is mostly that fill",
         ))  # fmt: skip
     return figures
+
+
+def bench_large(sizes_mb: Sequence[int], workdir: Path, repeat: int) -> list[Figure]:
+    """Reader, full ingest, Hadoop and bare decodes on one generated file per size."""
+    seed = Seed.load()
+    figures: list[Figure] = []
+    rss: dict[str, dict[int, float]] = {"reader": {}, "ingest": {}, "hadoop": {}}
+    for size in sizes_mb:
+        path = write_big_jhist(seed, workdir / f"big-{size}mb.jhist", size * MB)
+        best = _measure_size(path, size, workdir, repeat)
+        for key, runs in rss.items():
+            runs[size] = best[key]["rss"]
+        figures += _size_figures(size, path.stat().st_size / MB, best)
+    return figures + _rss_growth_figures(sizes_mb, rss)
 
 
 def bench_split(size_mb: int, workdir: Path, pairs: int) -> list[Figure]:

@@ -247,6 +247,8 @@ def cluster_of(job_id: str) -> str | None:
 #: The engine name of a YARN cluster (``Cluster.engine``, a platform model's ``cluster.engine.name``):
 #: its nodes' containers run maps and reduces alike, each task in its own JVM.
 YARN_ENGINE = "yarn"
+#: The engine name of Hadoop's LocalJobRunner: one node, every task of a job in the JVM that submitted it.
+LOCAL_ENGINE = "local-hadoop"
 
 
 def local_runner_job(job_id: str) -> bool:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from phaseline.errors import EngineError, PlatformModelError
+from phaseline.hadoop_names import LOCAL_ENGINE
 from platform_model.bench_plan import Benchmark, BenchPlan
 from platform_model.engine.yarn import ClusterShape
 
@@ -87,7 +88,7 @@ def run_plan(
     on_start: Callable[[Benchmark], None] | None = None,
     timeout_s: float = 900.0,
     progress: bool = False,
-    engine: str = "local-hadoop",
+    engine: str = LOCAL_ENGINE,
     shape: ClusterShape | None = None,
 ) -> tuple[BenchResult, ...]:
     """Run every benchmark of ``plan`` on the local engine or YARN; resumable; ingest into ``store``.
@@ -119,7 +120,7 @@ def run_plan(
     from platform_model.engine.session import engine_session
     from platform_model.engine.yarn import engine_record
 
-    tag = "" if engine == "local-hadoop" else json.dumps(engine_record(shape), sort_keys=True)
+    tag = "" if engine == LOCAL_ENGINE else json.dumps(engine_record(shape), sort_keys=True)
     sessions = contextlib.ExitStack()
     runner: RunFn | None = None
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from phaseline.errors import EngineError, recording_warnings
-from phaseline.hadoop_names import YARN_ENGINE
+from phaseline.hadoop_names import LOCAL_ENGINE, YARN_ENGINE
 from predict.backtest import BacktestRow, backtest
 from predict.backtest_scores import Calibrating, ModelSummary, summarize
 from predict.calibration import Calibration, calibrate
@@ -131,9 +131,9 @@ def _platform(suite: Suite, out: Path, say: Progress, engine: str, shape: Cluste
 
     path = out / "platform.json"
     if path.exists():
-        made_on = PlatformModel.load(path).cluster.get("engine", {"name": "local-hadoop"})
+        made_on = PlatformModel.load(path).cluster.get("engine", {"name": LOCAL_ENGINE})
         if made_on.get("name") == "local":
-            made_on = {"name": "local-hadoop"}
+            made_on = {"name": LOCAL_ENGINE}
         if made_on != engine_record(shape):  # resuming another engine's suite would mix them
             raise EngineError(f"{path} was measured on {made_on}, not {engine_record(shape)}: give another --out")
         return path
@@ -177,7 +177,7 @@ def run_suite(
     out_dir: str | Path,
     *,
     progress: Progress | None = None,
-    engine: str = "local-hadoop",
+    engine: str = LOCAL_ENGINE,
     shape: ClusterShape | None = None,
 ) -> SuiteResult:
     """Run the suite for real in ``out_dir`` (resumable) and backtest it; results in ``out_dir/backtest.json``.
@@ -193,7 +193,7 @@ def run_suite(
     from platform_model.model import PlatformModel
 
     say = progress or (lambda _msg: None)
-    if engine != "local-hadoop":
+    if engine != LOCAL_ENGINE:
         # a cluster's slots are its shape's containers: LocalJobRunner's map parallelism means nothing there
         suite = dataclasses.replace(suite, map_parallelism=(1,))
     out = Path(out_dir)

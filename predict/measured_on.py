@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from phaseline.errors import PlatformMismatchWarning
-from phaseline.hadoop_names import YARN_ENGINE
+from phaseline.hadoop_names import LOCAL_ENGINE, YARN_ENGINE
 
 if TYPE_CHECKING:
     from predict.core import Cluster, PhaseDurationModel
@@ -27,7 +27,7 @@ def _measured_fits(measured: Mapping[str, Any], cluster: Cluster) -> bool:
     name = measured.get("name")
     if cluster.engine is not None and cluster.engine != name:
         return False
-    if name == "local-hadoop":  # LocalJobRunner: one node, its parallelism as slots
+    if name == LOCAL_ENGINE:  # LocalJobRunner: one node, its parallelism as slots
         return cluster.nodes == 1
     if name == YARN_ENGINE:
         shape = (
@@ -53,8 +53,8 @@ def _describe_engine(measured: Mapping[str, Any]) -> str:
     name = measured.get("name")
     if name == "mixed":
         return "several: " + "; ".join(_describe_engine(m) for m in measured.get("engines", []))
-    if name == "local-hadoop":
-        return "LocalJobRunner (local-hadoop, one node)"
+    if name == LOCAL_ENGINE:
+        return f"LocalJobRunner ({LOCAL_ENGINE}, one node)"
     if name == YARN_ENGINE:
         nodes, per, mb = (measured.get(k) for k in ("nodes", "containers_per_node", "container_mb"))
         return (f"YARN, {nodes if nodes is not None else '?'} node(s) x {per if per is not None else '?'} "

@@ -64,16 +64,13 @@ tuning set (best median / worst):
   profiles have 3 later maps; 8 keeps the later waves' cut for runs with at
   least twice the stalled maps those runs showed in their first 16 maps.
 
-In one JVM the warm-up is the job's, not each slot's, so a profile taken on
-one slot might be thought to add half of it to a run on two (the other slot
-works on while one map waits for the JIT).  Tried on the five-run suite's
-tuning set (2026-11-30): the best median rose from 7.3 % to 9.6 %, and
-Herodotou's from 8.5 % to 12.5 %.  groupby's and sort's two-slot runs came
-closer (+34 % to -9 %, +32 % to -13 %), while maponly's and topn's fell from
-within 15 % to -30 % to -45 %.  On two cores, the JIT's compiles and the
-other slot share the machine, so the stall lengthens the stage about as
-much as it did on one slot.  The term stays per slot of the profiled run.
-The held-out set was not scored for it.
+In one JVM the warm-up is the job's, not each slot's: spread over the
+predicted run's slots (a one-slot profile adding half of it to a two-slot
+run), it was tried on the five-run suite's tuning set (2026-11-30) and
+rejected: best median 7.3 % -> 9.6 %, Herodotou's 8.5 % -> 12.5 %.
+groupby's and sort's two-slot runs came closer (+34 % -> -9 %, +32 % ->
+-13 %), maponly's and topn's fell from within 15 % to -30 % to -45 %: on two
+cores the JIT's compiles share the machine with the other slot.
 
 **Tasks of a cluster.**  On a cluster every task starts its own JVM and pays
 its own warm-up, so the first wave holds no warm-up the later waves inherit:

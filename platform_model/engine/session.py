@@ -8,13 +8,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
 
+from phaseline.hadoop_names import LOCAL_ENGINE, YARN_ENGINE
 from platform_model.engine import runner
 from platform_model.engine.job import EngineJob
 from platform_model.engine.run_dir import EngineRun
 from platform_model.engine.yarn import ClusterShape, YarnCluster
 
 #: The engines `--engine` chooses from; the first is the default.
-ENGINES = ("local-hadoop", "yarn")
+ENGINES = (LOCAL_ENGINE, YARN_ENGINE)
 
 
 class RunFn(Protocol):
@@ -28,7 +29,7 @@ def engine_session(engine: str = ENGINES[0], shape: ClusterShape | None = None) 
     On YARN every task runs in a fresh container JVM: a job's ``warmup_mb``/``warmup_app`` (warming
     the local engine's one JVM) and ``jfr`` (recording it) are dropped.
     """
-    if engine == "local-hadoop":
+    if engine == LOCAL_ENGINE:
         yield runner.run_engine  # looked up now: a caller (a test) may have replaced it since this import
         return
     if engine != "yarn":

@@ -38,7 +38,7 @@ from types import TracebackType
 from typing import IO, Any
 
 from phaseline.errors import EngineError
-from phaseline.hadoop_names import YARN_ENGINE
+from phaseline.hadoop_names import LOCAL_ENGINE, YARN_ENGINE
 from phaseline.java import compile_java, java_tool
 from platform_model.engine import reaper
 from platform_model.engine.job import BENCH_CLASS, EngineJob, derived_settings, driver_args, effective
@@ -107,7 +107,7 @@ class ClusterShape:
 def engine_record(shape: ClusterShape | None) -> dict[str, Any]:
     """The ``engine`` entry of ``run.json`` and ``platform.json``: which engine, which cluster shape."""
     if shape is None:
-        return {"name": "local-hadoop"}
+        return {"name": LOCAL_ENGINE}
     return {"name": ENGINE_NAME, **shape.to_json()}
 
 
