@@ -188,6 +188,14 @@ def with_one_time(prediction: Prediction, profile: JobProfile) -> Prediction:
     beyond the typical one (``map_one_time_max_ms``), which one slot may carry
     whole.  A profile without the term (``None``, or 0) leaves the prediction
     as it is.
+
+    In one JVM the warm-up is the job's, not each slot's.  Spreading it over the
+    predicted run's slots (a one-slot profile adding half of it to a two-slot run)
+    was tried on the five-run suite's tuning set (2026-11-30) and rejected: best
+    median 7.3 % -> 9.6 %, Herodotou's 8.5 % -> 12.5 %.  groupby's and sort's
+    two-slot runs came closer (+34 % -> -9 %, +32 % -> -13 %), but maponly's and
+    topn's fell from within 15 % to -30 % to -45 %.  On two cores the JIT's
+    compiles share the machine with the other slot.
     """
     extra_ms = profile.map_one_time_ms or 0.0
     if extra_ms <= 0:

@@ -40,6 +40,7 @@ from phaseline.errors import DataQualityWarning, ProfileError
 from phaseline.hadoop_names import local_runner_job
 from phaseline.schemas import Phase
 from profiles import queries as q
+from profiles.phase_floor import typical_maps
 from profiles.phase_spans import overheads, own_side, per_unit
 from profiles.profile import JobProfile, ProfileSource, Stage
 from profiles.profile_stats import CostStatistics, DataflowStatistics, DurationStats, InputStats
@@ -119,8 +120,7 @@ def extract_profile(
     sel, interm_ratio = _selectivities(job_id, maps_c, reds_c, compressed, num_reduces == 0)
     # the typical map apart from the one-time term: a first map's class loading is no map's cost
     split, atypical = _first_wave_split(con, job_id)
-    typ_ok = ok[~ok["attempt_id"].isin(atypical)]
-    typ_phases = ok_phases[~ok_phases["attempt_id"].isin(atypical)]
+    split, typ_ok, typ_phases = typical_maps(split, atypical, ok, ok_phases, job_id)
     map_ms_per_record = per_unit(typ_phases, Phase.MAP, "data_records")
     reduce_ms_per_record = per_unit(typ_phases, Phase.REDUCE, "data_records")
     rs = q.reduce_stages(con, job_id)

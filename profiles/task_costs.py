@@ -37,7 +37,8 @@ its later waves hold fewer than :data:`MIN_LATER_MAPS` maps, or ran on one
 slot and hold fewer than :data:`MIN_LATER_MAPS_ONE_JVM`, the typical map is
 the fastest one (with the maps within :data:`MIN_REL_SPREAD`
 of it): a task is never faster than its warm cost, as ``timeit`` takes the
-least of its repeats, and the rest is the JVM's one-time warm-up.  The
+least of its repeats, and the rest is the JVM's one-time warm-up (built phase
+by phase where the phases tile every map: :mod:`profiles.phase_floor`).  The
 threshold is higher than a cluster's (:data:`MIN_LATER_MAPS`) because one
 JVM's warm-up is spread over several maps, and some of those maps are in the
 later waves; on more slots than one a fast map may be one that ran beside an
@@ -63,14 +64,6 @@ tuning set (best median / worst):
   threshold from 4 to 32 gives the same rows, since the suite's one-slot
   profiles have 3 later maps; 8 keeps the later waves' cut for runs with at
   least twice the stalled maps those runs showed in their first 16 maps.
-
-In one JVM the warm-up is the job's, not each slot's: spread over the
-predicted run's slots (a one-slot profile adding half of it to a two-slot
-run), it was tried on the five-run suite's tuning set (2026-11-30) and
-rejected: best median 7.3 % -> 9.6 %, Herodotou's 8.5 % -> 12.5 %.
-groupby's and sort's two-slot runs came closer (+34 % -> -9 %, +32 % ->
--13 %), maponly's and topn's fell from within 15 % to -30 % to -45 %: on two
-cores the JIT's compiles share the machine with the other slot.
 
 **Tasks of a cluster.**  On a cluster every task starts its own JVM and pays
 its own warm-up, so the first wave holds no warm-up the later waves inherit:
@@ -180,6 +173,8 @@ class FirstWaveSplit:
     fastest: bool = False
     #: whether every map is typical because a cluster's few later maps set nothing apart
     pooled: bool = False
+    #: whether the typical map is built phase by phase (:mod:`profiles.phase_floor`)
+    floored: bool = False
 
     @property
     def caveat(self) -> str | None:
@@ -220,6 +215,11 @@ class FirstWaveSplit:
                 f"per-task map cost from all {total} maps: each started its own JVM, and {self.later_count} "
                 f"map(s) of later waves are too few to set the first wave apart; profile a run with more maps "
                 "than slots, or a second input size"
+            )
+        if self.floored:
+            return (
+                f"per-task map cost from each phase's least time over the {total} maps (one JVM: its warm-up "
+                f"stalls single phases of single maps); their extra {self.one_time_ms:.0f} ms per slot added once per job"
             )
         if self.fastest:
             return (
