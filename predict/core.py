@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from phaseline.errors import NotFoundError, PredictionError
+from phaseline.hadoop_names import LOCAL_ENGINE
 from predict.measured_on import warn_if_other_cluster
 from predict.settings import JobSettings
 from profiles.profile import JobProfile
@@ -44,7 +45,9 @@ __all__ = [
     "describe",
     "get",
     "models",
+    "one_time_ms",
     "register",
+    "shares_one_jvm",
     "warn_if_other_cluster",
     "with_one_time",
 ]
@@ -176,7 +179,41 @@ class Prediction:
         }
 
 
-def with_one_time(prediction: Prediction, profile: JobProfile) -> Prediction:
+def shares_one_jvm(profile: JobProfile, cluster: Cluster) -> bool:
+    """Whether the predicted run's maps share one JVM, as the profiled runs' did.
+
+    LocalJobRunner (:func:`~phaseline.hadoop_names.local_runner_job`) runs every task of a job in
+    one JVM; a cluster gives each task a JVM of its own.  The predicted run is the local engine's
+    when the cluster says so (``engine``), or, with no engine said, when the profile is the local
+    engine's and the cluster is one node (``phaseline predict``'s default cluster).
+    """
+    if not profile.source.local_runner:
+        return False
+    if cluster.engine is None:
+        return cluster.nodes == 1
+    return cluster.engine == LOCAL_ENGINE
+
+
+def one_time_ms(profile: JobProfile, cluster: Cluster | None = None, maps: int | None = None) -> float:
+    """The one-time map cost a prediction adds (ms): the profile's term per slot, or, for a run in one
+    JVM on another number of slots, its first-wave part per slot and its later part shared.
+
+    The first wave's extra is every slot's (each slot's first map loads and compiles the job's code
+    as the others do).  A later map's stall is one of the job's run-time compiles: in one JVM it
+    happens once, on whichever map reaches it, while the other slots work on, so a run on ``k``
+    slots shares it among them (``map_one_time_later_ms / k``).
+    """
+    extra = profile.map_one_time_ms or 0.0
+    later, slots = profile.map_one_time_later_ms or 0.0, profile.map_slots
+    if later <= 0 or not slots or cluster is None or not shares_one_jvm(profile, cluster):
+        return extra
+    at_once = max(1, min(cluster.map_slots, maps or cluster.map_slots))
+    return extra - later / slots + later / at_once
+
+
+def with_one_time(
+    prediction: Prediction, profile: JobProfile, cluster: Cluster | None = None, maps: int | None = None
+) -> Prediction:
     """``prediction`` with the profile's one-time map cost added once (estimate and interval alike).
 
     The first wave of maps pays what later maps inherit (container start, class
@@ -187,22 +224,23 @@ def with_one_time(prediction: Prediction, profile: JobProfile) -> Prediction:
     stage once; the interval's upper end adds the most one left-out map spent
     beyond the typical one (``map_one_time_max_ms``), which one slot may carry
     whole.  A profile without the term (``None``, or 0) leaves the prediction
-    as it is.
+    as it is.  In one JVM on another number of slots the later waves' part is
+    shared among the slots (:func:`one_time_ms`, with ``cluster`` and the run's
+    ``maps``).
 
-    In one JVM the warm-up is the job's, not each slot's.  Spreading it over the
-    predicted run's slots (a one-slot profile adding half of it to a two-slot run)
-    was tried on the five-run suite's tuning set (2026-11-30) and rejected: best
-    median 7.3 % -> 9.6 %, Herodotou's 8.5 % -> 12.5 %.  groupby's and sort's
-    two-slot runs came closer (+34 % -> -9 %, +32 % -> -13 %), but maponly's and
-    topn's fell from within 15 % to -30 % to -45 %.  On two cores the JIT's
-    compiles share the machine with the other slot.
+    Spreading the whole term over the predicted run's slots (a one-slot profile
+    adding half of it to a two-slot run) was tried on the five-run suite's tuning
+    set (2026-11-30) and rejected: best median 7.3 % -> 9.6 %, Herodotou's
+    8.5 % -> 12.5 %; maponly's and topn's two-slot runs, whose first maps stall
+    on every slot at once, fell from within 15 % to -30 % to -45 %.
     """
-    extra_ms = profile.map_one_time_ms or 0.0
+    extra_ms = one_time_ms(profile, cluster, maps)
     if extra_ms <= 0:
         return prediction
     extra = extra_ms / MS_PER_S
     # the upper end: one slot may carry a left-out map's whole extra, not its share per slot
     most = max(extra, (profile.map_one_time_max_ms or 0.0) / MS_PER_S)
+    shared = "" if extra_ms == profile.map_one_time_ms else " (its later waves' part shared by the slots)"
     return dataclasses.replace(
         prediction,
         seconds=prediction.seconds + extra,
@@ -211,7 +249,7 @@ def with_one_time(prediction: Prediction, profile: JobProfile) -> Prediction:
         stages={**prediction.stages, "map.one_time": extra},
         assumptions=(
             *prediction.assumptions,
-            f"one-time map cost {extra_ms:.0f} ms (first-wave maps' extra per slot) added once, not per task",
+            f"one-time map cost {extra_ms:.0f} ms (first-wave maps' extra per slot){shared} added once, not per task",
         ),
     )
 
@@ -294,7 +332,7 @@ class _Framed(Model):
         i = inputs
         own = self.model.predict(i.profile, i.platform, i.cluster, i.dataset, i.settings)
         maps = resolve_input(i.profile, i.dataset, i.settings).splits
-        return with_handover(with_one_time(own, i.profile), i, maps)
+        return with_handover(with_one_time(own, i.profile, i.cluster, maps), i, maps)
 
 
 def register(predictor: Predictor) -> Predictor:

@@ -137,6 +137,7 @@ def extract_profile(
         map_task_overhead_ms=overhead.get("MAP"),
         map_one_time_ms=split.one_time_ms if split is not None else None,
         map_one_time_max_ms=split.max_extra_ms if split is not None else None,
+        map_one_time_later_ms=split.later_excess_ms if split is not None else None,
         map_slots=split.slots if split is not None else None,
         map_tasks_left_out=split.left_out if split is not None else 0,
         cost_evidence=split.evidence if split is not None else None,

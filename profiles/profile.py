@@ -165,6 +165,10 @@ class JobProfile:
     #: The most one left-out map spent beyond the typical map (ms): ARIA's upper bound adds it, since
     #: one slot may carry a first map's whole extra.  ``None``: as ``map_one_time_ms``.
     map_one_time_max_ms: float | None = None
+    #: Of the one-time term, what the later waves' maps spent beyond the typical map (the run's total,
+    #: ms): in one JVM the job's compiles, which a run on other slots shares among its slots
+    #: (:func:`predict.core.with_one_time`).  ``None``: the whole term is per slot.
+    map_one_time_later_ms: float | None = None
     #: The peak number of maps the profiled run ran at once (the slots its waves were cut by).
     map_slots: int | None = None
     #: Successful maps left out of the typical map's statistics (first wave, slow outliers):
@@ -208,6 +212,7 @@ class JobProfile:
             "reduce_task_overhead_ms",
             "map_one_time_ms",
             "map_one_time_max_ms",
+            "map_one_time_later_ms",
             "reduce_fixed_ms",
             "map_concurrency",
         )

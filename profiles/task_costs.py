@@ -15,55 +15,45 @@ cost twice as much".  Two things in a measured run break that reading:
   per-task cost either.  Slow outliers are one-sided: tasks are never 3x too
   fast.
 
-:func:`split_first_wave` therefore judges every map against the later
-waves (their median and spread): a map slower than their median by more than
-3 scaled MADs (the Hampel identifier: Hampel 1974; Leys et al. 2013,
-"Detecting outliers: do not use standard deviation around the mean, use
-absolute deviation around the median") is left out of the *typical* map,
-which averages the rest, first-wave maps included; and everything the
-left-out maps spent beyond the typical one becomes a **one-time term**: their excess work spread over the slots, which a
-prediction adds once per job (the first wave runs on every slot at once, so
-its extra lengthens the map stage by the excess per slot).  Work is kept:
-``n x typical + slots x one-time`` is the run's total map time.
+:func:`split_first_wave` therefore judges every map against the later waves (their median and
+spread): a map slower than their median by more than 3 scaled MADs (the Hampel identifier: Hampel
+1974; Leys et al. 2013, "Detecting outliers: do not use standard deviation around the mean, use
+absolute deviation around the median") is left out of the *typical* map, which averages the rest,
+first-wave maps included; and everything the left-out maps spent beyond the typical one becomes a
+**one-time term**: their excess work spread over the slots, which a prediction adds once per job
+(the first wave runs on every slot at once, so its extra lengthens the map stage by the excess per
+slot). Work is kept: ``n x typical + slots x one-time`` is the run's total map time.
 
-**Tasks of one JVM.**  LocalJobRunner runs every task of a job in the JVM
-that started it, so the JVM's warm-up (class loading, and the JIT compiles
-that the local engine makes blocking, ``MEASURING_JVM_FLAGS``) lands on
-whichever of the first maps trigger it.  In the backtest suite's 4-map
-profiles on two slots it stalled both later maps at once (sort: 124, 116,
-362 and 349 ms; 73-110 ms in runs eight times larger), and a cut judged
-against two stalled maps keeps them.  So where the maps shared one JVM and
-its later waves hold fewer than :data:`MIN_LATER_MAPS` maps, or ran on one
-slot and hold fewer than :data:`MIN_LATER_MAPS_ONE_JVM`, the typical map is
-the fastest one (with the maps within :data:`MIN_REL_SPREAD`
-of it): a task is never faster than its warm cost, as ``timeit`` takes the
-least of its repeats, and the rest is the JVM's one-time warm-up (built phase
-by phase where the phases tile every map: :mod:`profiles.phase_floor`).  The
-threshold is higher than a cluster's (:data:`MIN_LATER_MAPS`) because one
-JVM's warm-up is spread over several maps, and some of those maps are in the
-later waves; on more slots than one a fast map may be one that ran beside an
-idle slot, so there the lower threshold stands.  Measured on a quiet machine
-(2026-11-29, 21:22-22:08 UTC), the
-JVM stalled for 0.2-1.1 s on the 3rd map of almost every run (and the 1st or
-the 4th-5th of some), and for 0.1-0.2 s on the 13th.  In a one-slot, 4-map
-profile, that puts one or two stalled maps among its three later maps.
-groupby's later maps were 65, 421 and 204 ms, where its maps took 30-60 ms
-in runs eight times larger.  A cut at their median plus 3 MADs keeps all
-three.  With more later maps their cut stands: taken as the fastest, a
-512-map run's maps (12 ms the fastest, 21-25 ms the median) put every map's
-variation into the one-time term, and the doctor's loop predicted 0.91 s of
-saving from fewer maps where 7.65 s were measured.  Chosen on the backtest's
-tuning set (best median / worst):
+**Tasks of one JVM.** LocalJobRunner runs every task of a job in the JVM that started it, so the
+JVM's warm-up (class loading, and the JIT compiles that the local engine makes blocking,
+``MEASURING_JVM_FLAGS``) lands on whichever of the first maps trigger it. In the backtest suite's
+4-map profiles on two slots it stalled both later maps at once (sort: 124, 116, 362 and 349 ms;
+73-110 ms in runs eight times larger), and a cut judged against two stalled maps keeps them. So
+where the maps shared one JVM and its later waves hold fewer than :data:`MIN_LATER_MAPS` maps, or
+ran on one slot and hold fewer than :data:`MIN_LATER_MAPS_ONE_JVM`, the typical map is the fastest
+one (with the maps within :data:`MIN_REL_SPREAD` of it): a task is never faster than its warm
+cost, as ``timeit`` takes the least of its repeats, and the rest is the JVM's one-time warm-up
+(built phase by phase where the phases tile every map: :mod:`profiles.phase_floor`). The threshold
+is higher than a cluster's (:data:`MIN_LATER_MAPS`) because one JVM's warm-up is spread over
+several maps, and some of those maps are in the later waves; on more slots than one a fast map may
+be one that ran beside an idle slot, so there the lower threshold stands. Measured on a quiet
+machine (2026-11-29, 21:22-22:08 UTC), the JVM stalled for 0.2-1.1 s on the 3rd map of almost
+every run (and the 1st or the 4th-5th of some), and for 0.1-0.2 s on the 13th. In a one-slot,
+4-map profile, that puts one or two stalled maps among its three later maps. groupby's later maps
+were 65, 421 and 204 ms, where its maps took 30-60 ms in runs eight times larger. A cut at their
+median plus 3 MADs keeps all three. With more later maps their cut stands: taken as the fastest, a
+512-map run's maps (12 ms the fastest, 21-25 ms the median) put every map's variation into the
+one-time term, and the doctor's loop predicted 0.91 s of saving from fewer maps where 7.65 s were
+measured. In one JVM those compiles are the job's, not each slot's: what the later waves' maps
+spent beyond the typical map (:attr:`FirstWaveSplit.later_excess_ms`) is kept apart, and a
+prediction for another number of slots in one JVM spreads it over them
+(:func:`predict.core.with_one_time`). Chosen on the backtest's tuning set (best median / worst):
 
-- the previous suite (2026-11-29, 00:07-01:19 UTC): 10.6 % / 76.6 % before, 10.7 % / 42.2 % with
-  the fastest map in every run of one JVM, 10.1 % / 38.4 % with the fastest
-  only below :data:`MIN_LATER_MAPS` (3) later maps;
-- the suite re-run on 2026-11-29, 21:22-22:08 UTC (benchmarks/BACKTEST.md):
-  10.6 % / 64.9 % with that rule, 9.6 % / 47.8 % with the fastest below 8
-  later maps on one slot (the same with it on every slot count).  Every
-  threshold from 4 to 32 gives the same rows, since the suite's one-slot
-  profiles have 3 later maps; 8 keeps the later waves' cut for runs with at
-  least twice the stalled maps those runs showed in their first 16 maps.
+- 2026-11-29, 00:07-01:19 UTC: 10.6 % / 76.6 % before, 10.7 % / 42.2 % with the fastest
+  in every run of one JVM, 10.1 % / 38.4 % only below 3 later maps;
+- 2026-11-29, 21:22-22:08 UTC: 10.6 % / 64.9 % with that rule, 9.6 % / 47.8 % below 8 later
+  maps on one slot.  Every threshold from 4 to 32 gives the same rows (the one-slot profiles
+  have 3 later maps); 8 keeps the cut for runs with twice the stalls seen in 16 maps.
 
 **Tasks of a cluster.**  On a cluster every task starts its own JVM and pays
 its own warm-up, so the first wave holds no warm-up the later waves inherit:
@@ -175,6 +165,15 @@ class FirstWaveSplit:
     pooled: bool = False
     #: whether the typical map is built phase by phase (:mod:`profiles.phase_floor`)
     floored: bool = False
+    #: the later waves' maps' total time (what :attr:`later_excess_ms` is reckoned from)
+    later_total_ms: float = 0.0
+
+    @property
+    def later_excess_ms(self) -> float:
+        """Of the one-time term, what the later waves' maps spent beyond the typical map (the run's
+        total, ms): in one JVM a stall the job's run-time compiles put on a later map, not each slot's."""
+        later = self.later_total_ms - self.later_count * self.typical_avg_ms
+        return min(max(later, 0.0), self.slots * self.one_time_ms)
 
     @property
     def caveat(self) -> str | None:
@@ -283,6 +282,7 @@ def split_first_wave(
         max([0.0, *left]),
         fastest,
         thin and not one_jvm,
+        later_total_ms=sum(later),
     )
 
 
