@@ -102,3 +102,8 @@ def test_every_model_adds_the_shared_term(tmp_path: Path, model: str) -> None:
     before = core.get(model).predict(unshared, *args)
     assert before.stages["map.one_time"] == pytest.approx(0.619)
     assert before.seconds - pred.seconds == pytest.approx((619.0 - 44.0 - 575.0 / 2) / 1000)
+
+
+def test_a_later_part_larger_than_the_term_is_taken_as_the_whole_term(tmp_path: Path) -> None:
+    profile = dataclasses.replace(_profile(tmp_path, "local42"), map_one_time_ms=100.0, map_one_time_later_ms=1e4)
+    assert one_time_ms(profile, Cluster(1, 2, 2), 32) == pytest.approx(50.0)
