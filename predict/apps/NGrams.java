@@ -1,0 +1,60 @@
+package phaseline.apps;
+
+import java.io.IOException;
+
+import org.apache.hadoop.io.Text;
+import org.apache.hadoop.mapreduce.Mapper;
+import org.apache.hadoop.mapreduce.Reducer;
+
+/**
+ * An expanding map: every record is emitted three times, under each of its key's
+ * three overlapping 8-character windows, with the rest of the line as the value
+ * (the shape of n-gram or pair generation), so the map output is about three
+ * times the input.  No combiner; the reduce counts each window's records and
+ * their bytes.
+ *
+ * <p>Usage: NGrams INPUT OUTPUT REDUCES
+ */
+public final class NGrams extends App {
+
+  /** Characters of a window of the key. */
+  static final int WINDOW = 8;
+
+  public NGrams() {
+    super("ngrams", Windows.class, null, Count.class, Text.class, Text.class);
+  }
+
+  /** (line) -> (window, rest of the line) for each of the key's windows. */
+  public static final class Windows extends Mapper<Object, Text, Text, Text> {
+    private final Text window = new Text();
+    private final Text rest = new Text();
+
+    @Override
+    protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
+      byte[] b = value.getBytes();
+      int keyLength = Math.min(KEY_BYTES, value.getLength());
+      valueOf(value, rest);
+      for (int start = 0; start + WINDOW <= keyLength; start++) {
+        window.set(b, start, WINDOW);
+        ctx.write(window, rest);
+      }
+    }
+  }
+
+  /** (window, values) -> (window, "records bytes"). */
+  public static final class Count extends Reducer<Text, Text, Text, Text> {
+    private final Text out = new Text();
+
+    @Override
+    protected void reduce(Text key, Iterable<Text> values, Context ctx) throws IOException, InterruptedException {
+      long records = 0;
+      long bytes = 0;
+      for (Text v : values) {
+        records++;
+        bytes += v.getLength();
+      }
+      out.set(records + " " + bytes);
+      ctx.write(key, out);
+    }
+  }
+}
