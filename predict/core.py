@@ -241,7 +241,9 @@ def with_one_time(
     extra = extra_ms / MS_PER_S
     # the upper end: one slot may carry a left-out map's whole extra, not its share per slot
     most = max(extra, (profile.map_one_time_max_ms or 0.0) / MS_PER_S)
-    shared = "" if extra_ms == profile.map_one_time_ms else " (its later waves' part shared by the slots)"
+    what = "first-wave maps' extra per slot"
+    if extra_ms != profile.map_one_time_ms:
+        what = "first-wave maps' extra per slot, and the later waves' stalls shared by the slots"
     return dataclasses.replace(
         prediction,
         seconds=prediction.seconds + extra,
@@ -250,7 +252,7 @@ def with_one_time(
         stages={**prediction.stages, "map.one_time": extra},
         assumptions=(
             *prediction.assumptions,
-            f"one-time map cost {extra_ms:.0f} ms (first-wave maps' extra per slot){shared} added once, not per task",
+            f"one-time map cost {extra_ms:.0f} ms ({what}) added once, not per task",
         ),
     )
 

@@ -97,7 +97,7 @@ def test_every_model_adds_the_shared_term(tmp_path: Path, model: str) -> None:
     args = (platform, Cluster(1, 2, 2), Dataset(32 * SPLIT, splits=32), JobSettings(reduces=0))
     pred = core.get(model).predict(profile, *args)
     assert pred.stages["map.one_time"] == pytest.approx((44.0 + 575.0 / 2) / 1000)
-    assert any("later waves' part shared" in a for a in pred.assumptions)
+    assert any("later waves' stalls shared by the slots" in a for a in pred.assumptions)
     unshared = dataclasses.replace(profile, map_one_time_later_ms=None)  # a profile from before the split
     before = core.get(model).predict(unshared, *args)
     assert before.stages["map.one_time"] == pytest.approx(0.619)
