@@ -313,6 +313,7 @@ def _with_map_costs(merged: JobProfile, profiles: Sequence[JobProfile], noise: f
         return dataclasses.replace(
             merged,
             map_one_time_ms=one_time,
+            map_one_time_later_ms=_wmean([(p.map_one_time_later_ms, float(p.num_maps)) for p in known]),
             map_slots=slots,
             map_tasks_left_out=left_out,
             cost_evidence=f"per-task map cost averaged over {len(known)} runs ({why}: no fit across sizes); "

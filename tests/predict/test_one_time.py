@@ -107,3 +107,15 @@ def test_every_model_adds_the_shared_term(tmp_path: Path, model: str) -> None:
 def test_a_later_part_larger_than_the_term_is_taken_as_the_whole_term(tmp_path: Path) -> None:
     profile = dataclasses.replace(_profile(tmp_path, "local42"), map_one_time_ms=100.0, map_one_time_later_ms=1e4)
     assert one_time_ms(profile, Cluster(1, 2, 2), 32) == pytest.approx(50.0)
+
+
+def test_repeats_merged_keep_the_later_part(tmp_path: Path) -> None:
+    from profiles.merge_runs import merge_profiles
+
+    one = _profile(tmp_path, "local42")
+    source = dataclasses.replace(one.source, job_ids=("job_local43_0001",))
+    other = dataclasses.replace(one, source=source, map_one_time_ms=819.0, map_one_time_later_ms=775.0)  # stalled longer
+    merged = merge_profiles([one, other])
+    assert merged.map_one_time_ms == pytest.approx((619.0 + 819.0) / 2)
+    assert merged.map_one_time_later_ms == pytest.approx((575.0 + 775.0) / 2)
+    assert one_time_ms(merged, Cluster(1, 2, 2), 32) == pytest.approx(44.0 + 675.0 / 2)
