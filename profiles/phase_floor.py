@@ -9,7 +9,7 @@ reading and mapping.  The third spent 16 ms in the same phase and 45 ms
 spilling; the fourth 62 ms and 7 ms.  In a run eight times larger the later
 maps' medians were 11 ms and 7 ms.  The fastest map (70 ms) held one stalled
 phase and was twice a warm map; the least of each phase over the four maps
-(33 ms) was not.
+(28 ms) was not.
 
 So where the typical map is the fastest one, it is built from each phase's
 least time over the run's maps (the *floor*, ``timeit``'s least of its
@@ -93,7 +93,6 @@ def phase_floor(maps: pd.DataFrame, phases: pd.DataFrame, attempt_id: str) -> Ph
     attempt = maps.iloc[[0]].assign(attempt_id=attempt_id, start_ms=start, finish_ms=start + int(typical),
                                     dur_ms=typical)  # fmt: skip
     return PhaseFloor(attempt, floor, typical)
-
 
 
 def typical_maps(
