@@ -44,16 +44,15 @@ were 65, 421 and 204 ms, where its maps took 30-60 ms in runs eight times larger
 median plus 3 MADs keeps all three. With more later maps their cut stands: taken as the fastest, a
 512-map run's maps (12 ms the fastest, 21-25 ms the median) put every map's variation into the
 one-time term, and the doctor's loop predicted 0.91 s of saving from fewer maps where 7.65 s were
-measured. In one JVM those compiles are the job's, not each slot's: what the later waves' maps
-spent beyond the typical map (:attr:`FirstWaveSplit.later_excess_ms`) is kept apart, and a
-prediction for another number of slots in one JVM spreads it over them
-(:func:`predict.core.with_one_time`). Chosen on the backtest's tuning set (best median / worst):
-
-- 2026-11-29, 00:07-01:19 UTC: 10.6 % / 76.6 % before, 10.7 % / 42.2 % with the fastest
-  in every run of one JVM, 10.1 % / 38.4 % only below 3 later maps;
-- 2026-11-29, 21:22-22:08 UTC: 10.6 % / 64.9 % with that rule, 9.6 % / 47.8 % below 8 later
-  maps on one slot.  Every threshold from 4 to 32 gives the same rows (the one-slot profiles
-  have 3 later maps); 8 keeps the cut for runs with twice the stalls seen in 16 maps.
+measured. The thresholds were chosen on the backtest's tuning set (best median / worst):
+2026-11-29 00:07-01:19 UTC, 10.6 % / 76.6 % before, 10.7 % / 42.2 % with the fastest in every
+run of one JVM, 10.1 % / 38.4 % only below 3 later maps; 21:22-22:08 UTC, 10.6 % / 64.9 % with
+that rule, 9.6 % / 47.8 % below 8 later maps on one slot (every threshold from 4 to 32 gives the
+same rows: the one-slot profiles have 3 later maps; 8 keeps the cut for runs with twice the stalls
+seen in 16 maps).  In one JVM a later map's stall is the job's compile, not each slot's: the later
+waves' part of the term (:attr:`FirstWaveSplit.later_excess_ms`) is kept apart, and a run in one
+JVM on other slots shares it among them (:func:`predict.core.one_time_ms`; tuning set, 2026-11-30:
+6.3 % / 33.9 % -> 5.5 % / 21.1 %).
 
 **Tasks of a cluster.**  On a cluster every task starts its own JVM and pays
 its own warm-up, so the first wave holds no warm-up the later waves inherit:
