@@ -75,7 +75,7 @@ APPS: tuple[App, ...] = (
     App("ngrams", "phaseline.apps.NGrams", "expanding map: output about 3x its input", reduces=(2,)),
     App("secondarysort", "phaseline.apps.SecondarySort", "secondary sort: own partitioner, grouping", reduces=(2,)),
     App("percentiles", "phaseline.apps.Percentiles", "reduce-heavy: groups held, sorted", reduces=(1,)),
-    App("reducewaves", "phaseline.apps.ReduceWaves", "reduce waves: 4 reduces on the slots", reduces=(4,)),
+    App("reducewaves", "phaseline.apps.ReduceWaves", "reduce waves: sort's code, 4 reduces", reduces=(4,)),
     App("compressedshuffle", "phaseline.apps.CompressedShuffle", "map output zlib-compressed", reduces=(2,)),
     App("inmapper", "phaseline.apps.InMapperCombine", "in-mapper combining: counts held in the map", reduces=(1,)),
 )
