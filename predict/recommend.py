@@ -19,6 +19,7 @@ saving can be read against it.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -132,14 +133,23 @@ class ModelError:
     cases: int
 
 
+@functools.cache
+def _suite_calibration() -> Calibration | None:
+    """The local suite's backtest (:data:`BACKTEST_JSON`), read once per process: a doctor's search
+    of every flagged job asks for it; ``None`` in a checkout without the benchmarks."""
+    try:
+        return load_calibration(BACKTEST_JSON)
+    except PhaselineError:
+        return None
+
+
 def backtest_error(model: str, calibration: Calibration | None = None) -> ModelError | None:
     """The model's backtested error in ``calibration`` (a backtest of the user's cluster, :mod:`predict.calibration`),
     or, without one, in the local suite's (:data:`BACKTEST_JSON`); ``None`` where the backtest has no case of it."""
     if calibration is None:
-        try:
-            calibration = load_calibration(BACKTEST_JSON)
-        except PhaselineError:  # a checkout without the benchmarks: no error to show
-            return None
+        calibration = _suite_calibration()
+    if calibration is None:  # a checkout without the benchmarks: no error to show
+        return None
     cal = calibration.models.get(model)
     if cal is None:
         return None
