@@ -5,6 +5,7 @@ import java.util.Arrays;
 
 import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.Text;
+import org.apache.hadoop.mapreduce.Job;
 import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.Reducer;
 
@@ -20,14 +21,13 @@ import org.apache.hadoop.mapreduce.Reducer;
 public final class Percentiles extends App {
 
   public Percentiles() {
-    super("percentiles", Numbers.class, null, Summary.class, Text.class, LongWritable.class);
+    super("percentiles", Numbers.class, null, Summary.class, Text.class, Text.class);
   }
 
   @Override
-  protected void configure(org.apache.hadoop.mapreduce.Job job, String[] args) throws Exception {
+  protected void configure(Job job, String[] args) throws Exception {
     super.configure(job, args);
-    job.setOutputValueClass(Text.class);
-    job.setMapOutputValueClass(LongWritable.class);
+    job.setMapOutputValueClass(LongWritable.class);  // the reduce's output is text, the map's numbers
   }
 
   /** (line) -> (key's first character, record number mod 16^12). */
