@@ -208,6 +208,8 @@ def one_time_ms(profile: JobProfile, cluster: Cluster | None = None, maps: int |
     if later <= 0 or not slots or cluster is None or not shares_one_jvm(profile, cluster):
         return extra
     at_once = max(1, min(cluster.map_slots, maps or cluster.map_slots))
+    if at_once == slots:  # the profiled slots: the term as profiled (and the prediction says so)
+        return extra
     later = min(later, extra * slots)  # (a hand-written profile's part may not exceed the whole)
     return extra - later / slots + later / at_once
 
