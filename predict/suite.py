@@ -6,7 +6,8 @@ application shares), each a distinct shape (:attr:`App.shape`): word count with 
 grep, an inverted index, a map-only filter, a CPU-heavy map, a group-by that shuffles every record,
 top N, a skewed key, a reduce-side join of two inputs, many small splits, a large fixed per-task
 set-up, distinct, an expanding map (n-grams), a secondary sort, a reduce-heavy summary, reduce
-waves, a compressed shuffle and in-mapper combining.  The engine generates their input (TeraGen-like 100-byte text records, one
+waves, a compressed shuffle, in-mapper combining, co-occurrence stripes, a map-only job that writes
+twice its input and a gzip-compressed final output.  The engine generates their input (TeraGen-like 100-byte text records, one
 file = one split per ``MB_PER_MAP`` MiB).
 
 **Tuning and held-out applications** (:data:`HELD_OUT`).  The split was committed before any model
@@ -14,7 +15,8 @@ was changed for the applications added with it (issue 37): models are tuned on t
 and the held-out set is scored once per change, to report, never to choose a constant.  Its
 applications are the skewed key, the reduce-side join, many small splits, the fixed per-task set-up
 and distinct, and (:data:`FRESH_HELD_OUT`, added later and scored once) the n-grams, the secondary
-sort, the percentiles, the reduce waves, the compressed shuffle and the in-mapper combining.
+sort, the percentiles, the reduce waves, the compressed shuffle, the in-mapper combining, the
+stripes, the explode and the gzip output.
 
 :data:`FULL` is the suite whose results ``benchmarks/BACKTEST.json`` keeps (run with ``--repeats 5``
 there, each case the median of five runs); :data:`QUICK` (two
@@ -28,6 +30,8 @@ import dataclasses
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from phaseline.errors import PhaselineError
 
 __all__ = [
     "APPS", "FRESH_HELD_OUT", "FULL", "HELD_OUT", "MB_PER_MAP", "QUICK", "App", "Case", "Suite", "app_set", "app_shape", "cases",
@@ -78,15 +82,21 @@ APPS: tuple[App, ...] = (
     App("reducewaves", "phaseline.apps.ReduceWaves", "reduce waves: sort's code, 4 reduces", reduces=(4,)),
     App("compressedshuffle", "phaseline.apps.CompressedShuffle", "map output zlib-compressed", reduces=(2,)),
     App("inmapper", "phaseline.apps.InMapperCombine", "in-mapper combining: counts held in the map", reduces=(1,)),
+    # the third fresh batch (2026-11-30, session 41): committed before its first run
+    App("stripes", "phaseline.apps.Stripes", "stripes: map-valued records merged by a combiner", reduces=(2,)),
+    App("explode", "phaseline.apps.Explode", "map-only, output twice its input", reduces=(0,)),
+    App("gzipoutput", "phaseline.apps.GzipOutput", "gzip-compressed final output, every record", reduces=(2,)),
 )
 
 #: Held-out applications added on 2026-11-30, after the models had been changed many times while the
 #: first five were scored: written and committed before their first run, and scored once with the
-#: models as they stood, they measure what a new application meets (reported apart as well).  Two
-#: batches of three: the first three at 02:42 UTC, the last three after them.
+#: models as they stood, they measure what a new application meets (reported apart as well).  Three
+#: batches of three: the first three at 02:42 UTC, the next three after them, and (session 41, with no
+#: model changed since the second) stripes, explode and gzipoutput.
 FRESH_HELD_OUT: frozenset[str] = frozenset(
-    {"ngrams", "secondarysort", "percentiles", "reducewaves", "compressedshuffle", "inmapper"}
-)
+    {"ngrams", "secondarysort", "percentiles", "reducewaves", "compressedshuffle", "inmapper",
+     "stripes", "explode", "gzipoutput"}
+)  # fmt: skip
 #: The held-out applications: committed before the models were changed for the applications
 #: added with them; never scored to choose anything (see the module docstring).
 HELD_OUT: frozenset[str] = frozenset(
@@ -168,9 +178,32 @@ QUICK = Suite(
 )
 
 
-def local_suite(*, quick: bool = False, sizes_mb: Sequence[float] | None = None, repeats: int | None = None) -> Suite:
-    """:data:`QUICK` or :data:`FULL`, at ``sizes_mb`` and ``repeats`` where given."""
+def local_suite(
+    *,
+    quick: bool = False,
+    sizes_mb: Sequence[float] | None = None,
+    repeats: int | None = None,
+    apps: Sequence[str] | None = None,
+) -> Suite:
+    """:data:`QUICK` or :data:`FULL`, at ``sizes_mb`` and ``repeats`` where given, and of only the
+    applications named in ``apps`` (:attr:`App.name`, from every application of the suite: a
+    held-out set run on another engine, one shape again) where given.
+
+    Raises
+    ------
+    PhaselineError
+        ``apps`` names an application the suite does not have, or none.
+    """
     suite = QUICK if quick else FULL
+    if apps is not None:
+        known = {app.name: app for app in APPS}
+        unknown = [name for name in apps if name not in known]
+        if unknown or not apps:
+            raise PhaselineError(
+                f"no suite application {', '.join(map(repr, unknown)) or 'named'}: "
+                f"choose from {', '.join(sorted(known))}"
+            )
+        suite = dataclasses.replace(suite, apps=tuple(known[name] for name in dict.fromkeys(apps)))
     if sizes_mb is not None:
         suite = dataclasses.replace(suite, sizes_mb=tuple(sizes_mb))
     if repeats is not None:

@@ -89,6 +89,14 @@ _JSON_COLUMNS = ("job", "case", "model", "predicted_s", "measured_s", "error", "
     f"(--quick: {_mib(QUICK.sizes_mb)})].",
 )
 @click.option(
+    "--apps",
+    "apps",
+    callback=lambda _ctx, _param, value: None if value is None else tuple(value.split(",")),
+    metavar="NAME,...",
+    help="With --suite: only these applications (e.g. the held-out ones on another engine) "
+    "[default: every one of the suite's].",
+)
+@click.option(
     "--repeats",
     type=click.IntRange(min=1),
     help=f"With --suite: runs per case, each case measured as their median [default: the suite's, {FULL.repeats} "
@@ -142,6 +150,7 @@ def backtest_cmd(
     suite: str | None,
     quick: bool,
     sizes: tuple[float, ...] | None,
+    apps: tuple[str, ...] | None,
     repeats: int | None,
     out_dir: Path,
     engine: str,
@@ -189,10 +198,10 @@ def backtest_cmd(
         cluster_given = [opt for opt in cluster_given if not (engine == "yarn" and opt == "--nodes")]
         _refuse_with_suite(ctx, platform, out_dir, cluster_given)
         shape = cluster_shape(engine, int(yarn_nodes or 2), containers_per_node, container_mb)
-        rows, skipped = _suite_rows(quick, sizes, repeats, out_dir, engine, shape)
+        rows, skipped = _suite_rows(quick, sizes, apps, repeats, out_dir, engine, shape)
     else:
         out_given = ctx.get_parameter_source("out_dir") is click.core.ParameterSource.COMMANDLINE
-        given = [name for name, v in (("--quick", quick), ("--sizes", sizes), ("--repeats", repeats),
+        given = [name for name, v in (("--quick", quick), ("--sizes", sizes), ("--apps", apps), ("--repeats", repeats),
                                       ("--out", out_given)) if v]  # fmt: skip
         if given:
             raise click.UsageError(f"{given[0]} goes with --suite local")
@@ -225,6 +234,7 @@ def _refuse_with_suite(ctx: click.Context, platform: Path | None, out_dir: Path,
 def _suite_rows(
     quick: bool,
     sizes: tuple[float, ...] | None,
+    apps: tuple[str, ...] | None,
     repeats: int | None,
     out_dir: Path,
     engine: str,
@@ -234,7 +244,7 @@ def _suite_rows(
     from predict.backtest_suite import run_suite
     from predict.suite import local_suite
 
-    chosen = local_suite(quick=quick, sizes_mb=sizes, repeats=repeats)
+    chosen = local_suite(quick=quick, sizes_mb=sizes, repeats=repeats, apps=apps)
     result = run_suite(chosen, out_dir, progress=lambda msg: click.echo(msg, err=True), engine=engine,
                        shape=shape)  # fmt: skip
     return list(result.rows), list(result.skipped)

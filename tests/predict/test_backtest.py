@@ -231,6 +231,32 @@ def test_suite_sizes_option_reaches_the_suite(tmp_path: Path, monkeypatch: pytes
         assert "--repeats" in res.output
 
 
+
+def test_suite_apps_option_runs_only_the_named_applications(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import predict.backtest_suite as suite_mod
+    from predict.suite import FRESH_HELD_OUT, FULL, Suite
+
+    ran: list[Suite] = []
+
+    def fake_run_suite(suite: Suite, out_dir: Path, **_: object) -> suite_mod.SuiteResult:
+        ran.append(suite)
+        return suite_mod.SuiteResult((_noisy_row("c", (1.0,), (1.0,)),), (), Path(out_dir))
+
+    monkeypatch.setattr(suite_mod, "run_suite", fake_run_suite)
+    out = ["--out", str(tmp_path / "suite"), "--format", "json"]
+    named = ",".join(sorted(FRESH_HELD_OUT))
+    res = CliRunner().invoke(main, ["backtest", "--suite", "local", "--apps", f"{named},ngrams", *out])
+    assert res.exit_code == 0, res.output
+    assert [app.name for app in ran[-1].apps] == sorted(FRESH_HELD_OUT)  # in the order named, once each
+    assert ran[-1].sizes_mb == FULL.sizes_mb
+    res = CliRunner().invoke(main, ["backtest", "--suite", "local", "--apps", "ngrams,nosuch", *out])
+    assert res.exit_code == 1, res.output
+    assert "no suite application 'nosuch': choose from" in res.stderr
+    assert len(ran) == 1  # refused before anything ran
+    res = CliRunner().invoke(main, ["backtest", "--apps", "ngrams", "--platform", __file__, *out[2:]])
+    assert res.exit_code == 2
+    assert "--apps goes with --suite local" in res.output
+
 @pytest.mark.slow
 def test_quick_local_suite_for_real(tmp_path: Path) -> None:
     # Real LocalJobRunner runs: a 4-run microbenchmark plan for the platform model,
