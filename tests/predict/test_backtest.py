@@ -28,7 +28,7 @@ from predict.backtest import BacktestRow, backtest
 from predict.backtest_runs import load_runs
 from predict.backtest_scores import error_table, summarize
 from predict.simulate import SimJob, StageDist, simulate_once
-from predict.suite import QUICK
+from predict.suite import QUICK, Suite
 from tests.conftest import REPO
 from tests.predict.sim_traces import write_sim_run
 from tests.predict.test_predict_core import LinearPlatform
@@ -201,9 +201,9 @@ def test_backtest_cli_json_contract(tmp_path: Path) -> None:
         assert "--sizes" in res.output
 
 
-def test_suite_sizes_option_reaches_the_suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _suites_run(monkeypatch: pytest.MonkeyPatch) -> list[Suite]:
+    """Every suite ``backtest --suite`` asks to run, in place of running it (each backtests one row)."""
     import predict.backtest_suite as suite_mod
-    from predict.suite import FULL, Suite
 
     ran: list[Suite] = []
 
@@ -212,6 +212,13 @@ def test_suite_sizes_option_reaches_the_suite(tmp_path: Path, monkeypatch: pytes
         return suite_mod.SuiteResult((_noisy_row("c", (1.0,), (1.0,)),), (), Path(out_dir))
 
     monkeypatch.setattr(suite_mod, "run_suite", fake_run_suite)
+    return ran
+
+
+def test_suite_sizes_option_reaches_the_suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from predict.suite import FULL
+
+    ran = _suites_run(monkeypatch)
     out = ["--out", str(tmp_path / "suite"), "--format", "json"]
     for args, sizes in (([], FULL.sizes_mb), (["--sizes", "4,8,16"], (4.0, 8.0, 16.0))):
         res = CliRunner().invoke(main, ["backtest", "--suite", "local", *args, *out])
@@ -233,16 +240,9 @@ def test_suite_sizes_option_reaches_the_suite(tmp_path: Path, monkeypatch: pytes
 
 
 def test_suite_apps_option_runs_only_the_named_applications(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import predict.backtest_suite as suite_mod
-    from predict.suite import FRESH_HELD_OUT, FULL, Suite
+    from predict.suite import FRESH_HELD_OUT, FULL
 
-    ran: list[Suite] = []
-
-    def fake_run_suite(suite: Suite, out_dir: Path, **_: object) -> suite_mod.SuiteResult:
-        ran.append(suite)
-        return suite_mod.SuiteResult((_noisy_row("c", (1.0,), (1.0,)),), (), Path(out_dir))
-
-    monkeypatch.setattr(suite_mod, "run_suite", fake_run_suite)
+    ran = _suites_run(monkeypatch)
     out = ["--out", str(tmp_path / "suite"), "--format", "json"]
     named = ",".join(sorted(FRESH_HELD_OUT))
     res = CliRunner().invoke(main, ["backtest", "--suite", "local", "--apps", f"{named},ngrams", *out])
