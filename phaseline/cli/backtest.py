@@ -10,7 +10,7 @@ import click
 from phaseline.cli.engine import ENGINES, cluster_shape
 from phaseline.cli.output import emit, format_option, handle_errors, open_store, read_store_option
 from phaseline.cli.predict import CLUSTER_PARAMS, cluster_from, cluster_options
-from predict.suite import FULL, QUICK
+from predict.suite import FULL, QUICK, Suite, local_suite
 
 if TYPE_CHECKING:
     import duckdb
@@ -91,7 +91,7 @@ _JSON_COLUMNS = ("job", "case", "model", "predicted_s", "measured_s", "error", "
 @click.option(
     "--apps",
     "apps",
-    callback=lambda _ctx, _param, value: None if value is None else tuple(value.split(",")),
+    callback=lambda _ctx, _param, value: None if value is None else tuple(p.strip() for p in value.split(",")),
     metavar="NAME,...",
     help="With --suite: only these applications (e.g. the held-out ones on another engine) "
     "[default: every one of the suite's].",
@@ -197,8 +197,9 @@ def backtest_cmd(
         yarn_nodes = cluster["nodes"] if "--nodes" in cluster_given else 2
         cluster_given = [opt for opt in cluster_given if not (engine == "yarn" and opt == "--nodes")]
         _refuse_with_suite(ctx, platform, out_dir, cluster_given)
+        chosen = local_suite(quick=quick, sizes_mb=sizes, repeats=repeats, apps=apps)
         shape = cluster_shape(engine, int(yarn_nodes or 2), containers_per_node, container_mb)
-        rows, skipped = _suite_rows(quick, sizes, apps, repeats, out_dir, engine, shape)
+        rows, skipped = _suite_rows(chosen, out_dir, engine, shape)
     else:
         out_given = ctx.get_parameter_source("out_dir") is click.core.ParameterSource.COMMANDLINE
         given = [name for name, v in (("--quick", quick), ("--sizes", sizes), ("--apps", apps), ("--repeats", repeats),
@@ -232,19 +233,11 @@ def _refuse_with_suite(ctx: click.Context, platform: Path | None, out_dir: Path,
 
 
 def _suite_rows(
-    quick: bool,
-    sizes: tuple[float, ...] | None,
-    apps: tuple[str, ...] | None,
-    repeats: int | None,
-    out_dir: Path,
-    engine: str,
-    shape: ClusterShape | None,
+    chosen: Suite, out_dir: Path, engine: str, shape: ClusterShape | None
 ) -> tuple[list[BacktestRow], list[str]]:
-    """Run the local suite (resumable under ``out_dir``) and backtest it: its rows and what it skipped."""
+    """Run the ``chosen`` suite (resumable under ``out_dir``) and backtest it: its rows and what it skipped."""
     from predict.backtest_suite import run_suite
-    from predict.suite import local_suite
 
-    chosen = local_suite(quick=quick, sizes_mb=sizes, repeats=repeats, apps=apps)
     result = run_suite(chosen, out_dir, progress=lambda msg: click.echo(msg, err=True), engine=engine,
                        shape=shape)  # fmt: skip
     return list(result.rows), list(result.skipped)

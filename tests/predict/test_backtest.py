@@ -245,7 +245,7 @@ def test_suite_apps_option_runs_only_the_named_applications(tmp_path: Path, monk
     ran = _suites_run(monkeypatch)
     out = ["--out", str(tmp_path / "suite"), "--format", "json"]
     named = ",".join(sorted(FRESH_HELD_OUT))
-    res = CliRunner().invoke(main, ["backtest", "--suite", "local", "--apps", f"{named},ngrams", *out])
+    res = CliRunner().invoke(main, ["backtest", "--suite", "local", "--apps", f"{named}, ngrams", *out])
     assert res.exit_code == 0, res.output
     assert [app.name for app in ran[-1].apps] == sorted(FRESH_HELD_OUT)  # in the order named, once each
     assert ran[-1].sizes_mb == FULL.sizes_mb
