@@ -5,15 +5,15 @@ import java.io.IOException;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.io.compress.GzipCodec;
 import org.apache.hadoop.mapreduce.Job;
-import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.Reducer;
 import org.apache.hadoop.mapreduce.lib.output.FileOutputFormat;
 
 /**
  * A gzip-compressed final output: records grouped by their key's first two
- * characters, and the reduce writes every record back, numbered within its
- * group, through Hadoop's GzipCodec ({@code mapreduce.output.fileoutputformat.compress}),
- * so the reduce's write phase pays to compress all the job's data (what most
+ * characters (the group-by application's map, {@link GroupBy.ByGroup}), and the
+ * reduce writes every record back, numbered within its group, through Hadoop's
+ * GzipCodec ({@code mapreduce.output.fileoutputformat.compress}), so the
+ * reduce's write phase pays to compress all the job's data (what most
  * production jobs writing to HDFS do).  No combiner.
  *
  * <p>Usage: GzipOutput INPUT OUTPUT REDUCES
@@ -21,7 +21,7 @@ import org.apache.hadoop.mapreduce.lib.output.FileOutputFormat;
 public final class GzipOutput extends App {
 
   public GzipOutput() {
-    super("gzipoutput", ByPrefix.class, null, Numbered.class, Text.class, Text.class);
+    super("gzipoutput", GroupBy.ByGroup.class, null, Numbered.class, Text.class, Text.class);
   }
 
   @Override
@@ -29,17 +29,6 @@ public final class GzipOutput extends App {
     super.configure(job, args);
     FileOutputFormat.setCompressOutput(job, true);
     FileOutputFormat.setOutputCompressorClass(job, GzipCodec.class);
-  }
-
-  /** (line) -> (key's first two characters, the line). */
-  public static final class ByPrefix extends Mapper<Object, Text, Text, Text> {
-    private final Text prefix = new Text();
-
-    @Override
-    protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
-      prefix.set(value.getBytes(), 0, Math.min(2, value.getLength()));
-      ctx.write(prefix, value);
-    }
   }
 
   /** (prefix, lines) -> (prefix, "i line") for the i-th line of the group. */
