@@ -30,6 +30,7 @@ from typing import IO, Any, NamedTuple
 
 from ingest.compression import SNIFF_BYTES, ChunkStream, Codec, decompressed, sniff_codec
 from ingest.jhist_binary import is_binary_history, json_history
+from ingest.text_encoding import bom_encoding, past_bom
 from ingest.yarn_ifile import is_ifile
 from ingest.yarn_ifile import open_rendered as open_ifile
 from ingest.yarn_tfile import is_tfile, open_rendered
@@ -265,14 +266,15 @@ def open_binary(path: Path, ctx: ReadContext | None = None) -> IO[bytes]:
 
     With ``ctx``, a compressed stream cut short ends at the cut (:class:`_UntilCut`)
     and ``ctx.cut`` says so; without, reading at the cut raises ``EOFError``.
-    A plain file comes back as the ``io.BufferedReader`` of the file itself.
+    A plain file comes back as the ``io.BufferedReader`` of the file itself. Text that starts
+    with a byte-order mark is read past it, as UTF-8 (:mod:`ingest.text_encoding`).
     """
     raw = io.BufferedReader(io.FileIO(path), SNIFF_BYTES)  # returned to the caller, who closes it
     head = raw.peek(SNIFF_BYTES)
     codec = sniff_codec(head)
     uploaded = None if codec is not None else uploaded_logs(path, head)
     if codec is None and uploaded is None and not is_binary_history(head):
-        return raw
+        return past_bom(raw)
     stream: IO[bytes]
     what = "the compressed stream ends"
     if uploaded is not None:  # YARN's aggregated logs as a NodeManager uploads them: read as `yarn logs` prints them
@@ -287,9 +289,20 @@ def open_binary(path: Path, ctx: ReadContext | None = None) -> IO[bytes]:
     if uploaded is None and _binary_history(stream):
         stream = io.BufferedReader(ChunkStream(json_history(stream), stream), SNIFF_BYTES)
         what = "the binary history ends" if codec is None else "the compressed stream of a binary history ends"
+    elif codec is not None:
+        stream = _past_bom_of(stream)
     if ctx is None:
         return stream
     return io.BufferedReader(_UntilCut(stream, path, ctx, what))
+
+
+def _past_bom_of(stream: IO[bytes]) -> IO[bytes]:
+    """A decompressed stream past its byte-order mark; one whose first bytes do not come is left as it is
+    (reading it raises where a reader expects it, inside :class:`_UntilCut`)."""
+    try:
+        return past_bom(stream)
+    except (EOFError, OSError, zlib.error):
+        return stream
 
 
 def _binary_history(stream: IO[bytes]) -> bool:
@@ -326,7 +339,7 @@ def read_head(path: Path, n: int = HEAD_BYTES) -> bytes:
         head = raw.peek(SNIFF_BYTES)
         compressed = sniff_codec(head) is not None
         rendered = not compressed and (uploaded_logs(path, head) is not None or is_binary_history(head))
-        if not compressed and not rendered:
+        if not compressed and not rendered and bom_encoding(head[:4]) is None:
             return raw.read(n)
     try:
         with open_binary(path, ReadContext(path)) as fh:

@@ -261,7 +261,7 @@ def read_conf_xml(path: Path, ctx: ReadContext) -> Iterator[Row]:
 
 def sniff_conf_xml(head: bytes, path: Path) -> bool:
     """A conf XML: the first element (after the prolog, comments, a doctype) is ``<configuration>``."""
-    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    text = head.lstrip(b" \t\r\n")  # (read_head reads past a byte-order mark)
     if not text.startswith(b"<"):
         return False
     text = _DOCTYPE.sub(b"", _COMMENT.sub(b"", text))

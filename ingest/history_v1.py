@@ -143,7 +143,7 @@ def read_history_v1(path: Path, ctx: ReadContext) -> Iterator[Row | RowBlock]:
 
 def sniff_history_v1(head: bytes, path: Path) -> bool:
     """A 1.x history: ``!!FILE=`` concatenation, or a first record ``Meta|Job|Task... KEY="``."""
-    text = head.lstrip(b"\xef\xbb\xbf \t\r\n\f")
+    text = head.lstrip(b" \t\r\n\f")  # (read_head reads past a byte-order mark)
     if text.startswith(b"!!FILE="):
         return True
     first = text.split(b"\n", 1)[0]

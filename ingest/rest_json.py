@@ -372,7 +372,7 @@ def _is_response(value: Any) -> bool:
 
 def sniff_rest_json(head: bytes, path: Path) -> bool:
     """A JSON object whose first key is a History Server response root (``job``, ``tasks``...)."""
-    return _SNIFF.match(head.removeprefix(b"\xef\xbb\xbf")) is not None
+    return _SNIFF.match(head) is not None  # (read_head reads past a byte-order mark)
 
 
 FORMATS: tuple[Format, ...] = (

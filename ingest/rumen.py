@@ -155,7 +155,6 @@ def _is_top_level(value: Any) -> bool:
 
 def sniff_rumen(head: bytes, path: Path) -> bool:
     """A Rumen job trace starts ``{ "priority"|"jobID"|... :``; a topology ``{"name": ..., "children":``."""
-    head = head.removeprefix(b"\xef\xbb\xbf")
     return bool(_SNIFF_JOB.match(head) or _SNIFF_TOPO.match(head))
 
 
