@@ -22,19 +22,14 @@
 --   dur_ms           the successful attempt's duration
 
 CREATE OR REPLACE TEMP VIEW data_skew AS
-WITH _last AS (
-    -- (the last to finish; one without a finish time counts too, and a tie goes to the higher id:
-    -- arg_max skips NULL keys and breaks ties by row order)
-    SELECT job_id, task_id, first(attempt_id ORDER BY finish_ms DESC NULLS LAST, attempt_id DESC) AS attempt_id
+WITH _ok AS (
+    -- the successful attempt of each task: the last to finish (one without a finish time counts too, a tie
+    -- goes to the higher id); a window partitioned by job, so a one-job query reads that job's attempts only
+    SELECT job_id, task_id, attempt_id, task_type, host,
+        CASE WHEN finish_ms >= start_ms THEN finish_ms - start_ms END AS dur_ms
     FROM attempts
     WHERE status = 'SUCCEEDED' AND task_type IN ('MAP', 'REDUCE')
-    GROUP BY job_id, task_id
-),
-_ok AS (
-    SELECT a.job_id, a.task_id, a.attempt_id, a.task_type, a.host,
-        CASE WHEN a.finish_ms >= a.start_ms THEN a.finish_ms - a.start_ms END AS dur_ms
-    FROM attempts AS a
-    SEMI JOIN _last AS l ON l.job_id = a.job_id AND l.attempt_id = a.attempt_id
+    QUALIFY row_number() OVER (PARTITION BY job_id, task_id ORDER BY finish_ms DESC NULLS LAST, attempt_id DESC) = 1
 ),
 _split AS (  -- a map's split length, as its log names it: the data of its first task-thread phase
     SELECT job_id, attempt_id, arg_min(data_bytes, start_ms) AS split_bytes
