@@ -29,7 +29,7 @@ from ingest.pipeline import FileResult, IngestSummary, ingest_paths
 from phaseline.errors import ProfileError, recording_warnings
 from phaseline.store import Store
 from profiles import queries as q
-from profiles.doctor import Severity, diagnose
+from profiles.doctor import Diagnosis, Severity, diagnose, diagnose_jobs
 from profiles.index_page import IndexRow, write_index
 from profiles.report import write_report
 from profiles.report_sections import extract_saying
@@ -125,8 +125,13 @@ def job_dir_name(job_id: str) -> str:
     return f"_{safe.lstrip('.')[:80]}-{digest}" if safe.startswith(".") else f"{safe[:80]}-{digest}"
 
 
-def analyze_job(con: duckdb.DuckDBPyConnection, job_id: str, out_dir: Path) -> JobAnalysis:
-    """Write one job's report, profile, timeline and trace into ``out_dir/<job dir>``; return its summary row."""
+def analyze_job(
+    con: duckdb.DuckDBPyConnection, job_id: str, out_dir: Path, diagnosis: Diagnosis | None = None
+) -> JobAnalysis:
+    """Write one job's report, profile, timeline and trace into ``out_dir/<job dir>``; return its summary row.
+
+    ``diagnosis``: the job's, where the caller graded many jobs together (:func:`profiles.doctor.diagnose_jobs`).
+    """
     target = out_dir / job_dir_name(job_id)
     target.mkdir(parents=True, exist_ok=True)
     frames = q.JobFrames.query(con, job_id)  # queried once for every output below
@@ -139,7 +144,7 @@ def analyze_job(con: duckdb.DuckDBPyConnection, job_id: str, out_dir: Path) -> J
         profile.save(target / "profile.json")
     gantt = gantt_svg(frames)
     (target / "timeline.svg").write_text(gantt, encoding="utf-8")  # as write_timeline writes it
-    diagnosis = diagnose(con, job_id)
+    diagnosis = diagnose(con, job_id) if diagnosis is None else diagnosis
     write_report(con, job_id, target / "report.html", frames=frames, profile=profile, profile_notes=said,
                  gantt=gantt, diagnosis=diagnosis)  # fmt: skip
     write_timeline(con, job_id, target / "trace.json", frames=frames)
@@ -189,8 +194,9 @@ def analyze(
     keys = [r.path for r in summary.results]
     job_ids = [r[0] for r in con.execute(_JOBS_OF_SOURCES, {"paths": keys}).fetchall()]
     out_dir.mkdir(parents=True, exist_ok=True)
+    graded = _diagnoses(con, job_ids)
     if workers == 1 or len(job_ids) < 2:
-        jobs = tuple(analyze_job(con, job_id, out_dir) for job_id in job_ids)
+        jobs = tuple(analyze_job(con, job_id, out_dir, graded.get(job_id)) for job_id in job_ids)
         write_job_index(jobs, out_dir)
         return Analysis(summary, jobs)
     con.close()
@@ -198,7 +204,7 @@ def analyze(
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(min(workers, len(job_ids)), mp_context=context,
                              initializer=_open_in_worker, initargs=(store.root,)) as pool:  # fmt: skip
-        done = list(pool.map(_analyze_in_worker, job_ids, [out_dir] * len(job_ids)))
+        done = list(pool.map(_analyze_in_worker, job_ids, [graded.get(j) for j in job_ids], [out_dir] * len(job_ids)))
     for _, caught in done:  # the workers' warnings, said here as if the jobs were analysed here
         for category, message in caught:
             warnings.warn(message, category, stacklevel=2)
@@ -215,8 +221,18 @@ def _open_in_worker(root: Path) -> None:
     _worker_con = Store(root).connect()
 
 
-def _analyze_in_worker(job_id: str, out_dir: Path) -> tuple[JobAnalysis, list[tuple[type[Warning], str]]]:
+def _diagnoses(con: duckdb.DuckDBPyConnection, job_ids: Sequence[str]) -> dict[str, Diagnosis]:
+    """The jobs' diagnoses, graded together where they are most of the store (:func:`diagnose_jobs`); a job
+    the store's views do not hold (its rows all another source's) is left to :func:`analyze_job`."""
+    known = set(q.job_ids(con))
+    graded = [j for j in job_ids if j in known]
+    return {d.job_id: d for d in diagnose_jobs(con, graded)} if graded else {}
+
+
+def _analyze_in_worker(
+    job_id: str, diagnosis: Diagnosis | None, out_dir: Path
+) -> tuple[JobAnalysis, list[tuple[type[Warning], str]]]:
     assert _worker_con is not None, "the pool's initializer opens the store"
     with recording_warnings() as said:
-        job = analyze_job(_worker_con, job_id, out_dir)
+        job = analyze_job(_worker_con, job_id, out_dir, diagnosis)
     return job, [(type(w), str(w)) for w in said]

@@ -28,7 +28,16 @@ from predict.recommend import (
     finding_rows,
     search,
 )
-from profiles.doctor import CONFIG_VERSION, DoctorConfig, Heuristic, Severity, diagnose, diagnose_jobs
+from profiles.doctor import (
+    CONFIG_VERSION,
+    Diagnosis,
+    DoctorConfig,
+    Heuristic,
+    Severity,
+    diagnose,
+    diagnose_jobs,
+    diagnose_together,
+)
 from profiles.extract import extract_profile
 from tests.conftest import REPO
 
@@ -159,6 +168,35 @@ def test_a_bad_config_on_the_cli_is_a_clean_error(sample_store: Path, tmp_path: 
 def test_diagnose_jobs_refuses_an_unknown_job(sample_store: Path) -> None:
     with pytest.raises(NotFoundError, match="job_x"):
         diagnose_jobs(Store(sample_store).connect(), ["job_x"])
+
+
+def _same_grades(together: list[Diagnosis], alone: list[Diagnosis]) -> None:
+    """The same diagnoses, but for the last bits of a value (an aggregate summed in another order)."""
+    assert [d.job_id for d in together] == [d.job_id for d in alone]
+    for t, a in zip(together, alone, strict=True):
+        assert t.skipped == a.skipped
+        assert [dataclasses.replace(f, value=None) for f in t.findings] == [
+            dataclasses.replace(f, value=None) for f in a.findings
+        ]
+        assert [f.value is None for f in t.findings] == [f.value is None for f in a.findings]
+        values = [(tf.value, af.value) for tf, af in zip(t.findings, a.findings, strict=True) if af.value is not None]
+        assert [v for v, _ in values] == pytest.approx([v for _, v in values], rel=1e-9)
+
+
+def test_jobs_graded_together_get_the_grades_each_gets_alone(tmp_path: Path, fixtures_dir: Path) -> None:
+    # jobs of four sources with different data: 1.x histories, .jhist with conf, failed jobs, task logs
+    paths = [REPO / "tests" / "data" / "history-0.18", fixtures_dir / "linkedin-dr-elephant" / "history-done",
+             fixtures_dir / "apache-hadoop" / "mapreduce-client-hs", fixtures_dir / "splitlog-yarn-logs",
+             REPO / "sample_traces"]  # fmt: skip
+    ingest_paths(paths, Store(tmp_path / "store"))
+    con = Store(tmp_path / "store").connect()
+    jobs = [j for j, in con.execute("SELECT DISTINCT job_id FROM jobs ORDER BY job_id").fetchall()]
+    assert len(jobs) >= 8
+    alone = [diagnose(con, j) for j in jobs]
+    assert sum(len(d.findings) for d in alone) >= 5 * len(jobs)  # graded, not all skipped
+    _same_grades(diagnose_together(con, jobs), alone)
+    _same_grades(diagnose_jobs(con), alone)  # every job of the store: graded together
+    _same_grades(diagnose_jobs(con, jobs[:1]), alone[:1])  # one job: queried alone
 
 
 # -- recommendations ----------------------------------------------------------------------------

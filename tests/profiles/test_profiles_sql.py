@@ -407,6 +407,22 @@ def test_task_log_phases_are_not_repeated_when_the_history_was_stored_twice() ->
     ]
 
 
+def test_log_phases_without_a_job_id_take_their_attempts_job() -> None:
+    # No reader writes them (a task log's attempt id names its job), but the schema allows them: such
+    # phases are the job's whose attempt has that id, as those with a job id are, with the same columns.
+    r0 = _a("r_000000", 0)
+    log = [{"job_id": job, "attempt_id": r0, "task_type": None, "phase": p, "start_ms": s, "end_ms": e}
+           for job in (JOB, None) for p, s, e in [("shuffle", 26, 80), ("reduce", 80, 109)]]  # fmt: skip
+    with_job = q.phases(make_con({"attempts": ATTEMPTS, "jobs": JOBS, "attempt_phases": log[:2]}), JOB)
+    without = q.phases(make_con({"attempts": ATTEMPTS, "jobs": JOBS, "attempt_phases": log[2:]}), JOB)
+    columns = ("job_id", "task_id", "task_type", "status", "host", "phase", "seq", "source")
+    assert rows(without.query("attempt_id == @r0"), *columns) == rows(with_job.query("attempt_id == @r0"), *columns)
+    assert rows(without.query("attempt_id == @r0"), "phase", "seq", "task_type", "host") == [
+        ("shuffle", 1, "REDUCE", "h3"),
+        ("reduce", 2, "REDUCE", "h3"),
+    ]
+
+
 def test_map_only_single_task_job() -> None:
     """Edge cases 'one task' and 'map-only': the tail of a map is its output write."""
     con = make_con(

@@ -31,4 +31,4 @@ SELECT
     CASE WHEN tasks IS NULL THEN 'no ' || _role(kind) || ' with GC_TIME_MILLIS and CPU_MILLISECONDS counters'
          WHEN gc_ratio IS NULL THEN 'the ' || _role(kind) || 's used no CPU time (CPU_MILLISECONDS 0)' END AS skipped
 FROM _m
-WHERE job_id = job;
+WHERE job IS NULL OR job_id = job;

@@ -43,4 +43,4 @@ SELECT
            lower(kind), 1.25 * max_memory_bytes / 1048576, _role(kind)) AS recommendation,
     CASE WHEN tasks IS NULL THEN 'no ' || _role(kind) || ' with a PHYSICAL_MEMORY_BYTES counter above 0 (a 0 is not measured)' END AS skipped
 FROM _m
-WHERE job_id = job;
+WHERE job IS NULL OR job_id = job;

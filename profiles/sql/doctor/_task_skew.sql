@@ -27,4 +27,4 @@ SELECT
     CASE WHEN tasks IS NULL THEN 'no successful ' || _role(kind) || ' with a known input size (no counters)'
          WHEN deviation IS NULL THEN printf('%d %s(s) of one size: nothing to compare', tasks, _role(kind)) END AS skipped
 FROM _m
-WHERE job_id = job;
+WHERE job IS NULL OR job_id = job;

@@ -36,4 +36,4 @@ SELECT
          ELSE 'more reduces (mapreduce.job.reduces), so each takes a smaller share of the shuffle' END AS recommendation,
     CASE WHEN tasks IS NULL THEN 'no successful ' || _role(kind) || ' with a start and a finish time' END AS skipped
 FROM _m
-WHERE job_id = job;
+WHERE job IS NULL OR job_id = job;

@@ -36,4 +36,4 @@ SELECT
     'ship large side data through HDFS reads or a join instead of the distributed cache' AS recommendation,
     CASE WHEN max_bytes IS NULL THEN 'the job''s configuration lists no distributed-cache file sizes' END AS skipped
 FROM doctor_distributed_cache
-WHERE job_id = $job_id;
+WHERE $job_id IS NULL OR job_id = $job_id;

@@ -39,4 +39,4 @@ SELECT
     'read the failed attempt''s log for the cause; a task that fails on one host only points at the host' AS recommendation,
     CAST(NULL AS VARCHAR) AS skipped
 FROM doctor_exceptions
-WHERE job_id = $job_id;
+WHERE $job_id IS NULL OR job_id = $job_id;

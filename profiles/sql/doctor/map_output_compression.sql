@@ -53,4 +53,4 @@ SELECT
     CASE WHEN map_output_bytes IS NULL THEN 'no map with a MAP_OUTPUT_BYTES counter'
          WHEN task_ms IS NULL OR io_ms IS NULL THEN 'no phases of successful attempts' END AS skipped
 FROM doctor_map_output_compression
-WHERE job_id = $job_id;
+WHERE $job_id IS NULL OR job_id = $job_id;

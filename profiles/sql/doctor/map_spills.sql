@@ -19,4 +19,4 @@ SELECT
     printf('raise mapreduce.task.io.sort.mb from %g MB so a map''s output fits in one or two spills', io_sort_mb) AS recommendation,
     CASE WHEN maps IS NULL THEN 'no task log with the maps'' spills (spill counts come from MapTask logs)' END AS skipped
 FROM _job_spills
-WHERE job_id = $job_id;
+WHERE $job_id IS NULL OR job_id = $job_id;

@@ -32,4 +32,4 @@ SELECT
     'the map function is CPU-bound: profile it (phaseline hotspots), or split the input finer so more maps share the work' AS recommendation,
     CASE WHEN tasks IS NULL THEN 'no map read input (no input byte counters, or a job without input such as Sleep)' END AS skipped
 FROM doctor_mapper_speed
-WHERE job_id = $job_id;
+WHERE $job_id IS NULL OR job_id = $job_id;

@@ -34,4 +34,4 @@ SELECT
     CASE WHEN tasks IS NULL THEN 'no map with SPILLED_RECORDS and MAP_OUTPUT_RECORDS counters'
          WHEN spill_ratio IS NULL THEN 'the maps wrote no output records (a map-only job or a Sleep job)' END AS skipped
 FROM doctor_mapper_spill
-WHERE job_id = $job_id;
+WHERE $job_id IS NULL OR job_id = $job_id;

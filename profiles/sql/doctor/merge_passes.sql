@@ -20,4 +20,4 @@ SELECT
            sort_factor, ceil(spills)) AS recommendation,
     CASE WHEN maps IS NULL THEN 'no task log with the maps'' spills (spill counts come from MapTask logs)' END AS skipped
 FROM _job_spills
-WHERE job_id = $job_id;
+WHERE $job_id IS NULL OR job_id = $job_id;

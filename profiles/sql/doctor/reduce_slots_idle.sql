@@ -64,4 +64,4 @@ SELECT
     CASE WHEN reduces IS NULL THEN 'no successful reduce with times (a map-only job?)'
          WHEN stage_ms = 0 THEN 'the reduce stage took no time' END AS skipped
 FROM doctor_reduce_slots_idle
-WHERE job_id = $job_id;
+WHERE $job_id IS NULL OR job_id = $job_id;

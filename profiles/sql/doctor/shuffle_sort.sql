@@ -47,4 +47,4 @@ SELECT
     'start the reduces later (mapreduce.job.reduce.slowstart.completedmaps), compress the map output, or give the shuffle more memory' AS recommendation,
     CASE WHEN tasks IS NULL THEN 'no successful reduce with separate shuffle, sort and reduce phases (a map-only job, or a source that joins them)' END AS skipped
 FROM doctor_shuffle_sort
-WHERE job_id = $job_id;
+WHERE $job_id IS NULL OR job_id = $job_id;

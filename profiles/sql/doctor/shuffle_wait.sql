@@ -46,4 +46,4 @@ SELECT
     'start the reduces later: raise mapreduce.job.reduce.slowstart.completedmaps towards 0.8-1.0' AS recommendation,
     CASE WHEN reduces IS NULL THEN 'no successful map and reduce with times (a map-only job?)' END AS skipped
 FROM doctor_shuffle_wait
-WHERE job_id = $job_id;
+WHERE $job_id IS NULL OR job_id = $job_id;

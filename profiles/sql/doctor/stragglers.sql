@@ -41,6 +41,6 @@ FROM (
     SELECT *, coalesce(ratio >= $k AND tasks >= $min_tasks AND coalesce(input_bytes_ratio, 1) <= $data_ratio, false)
         AS straggler
     FROM doctor_stragglers
-    WHERE job_id = $job_id
+    WHERE $job_id IS NULL OR job_id = $job_id
 )
 GROUP BY job_id;
