@@ -7,7 +7,8 @@ grep, an inverted index, a map-only filter, a CPU-heavy map, a group-by that shu
 top N, a skewed key, a reduce-side join of two inputs, many small splits, a large fixed per-task
 set-up, distinct, an expanding map (n-grams), a secondary sort, a reduce-heavy summary, reduce
 waves, a compressed shuffle, in-mapper combining, co-occurrence stripes, a map-only job that writes
-twice its input and a gzip-compressed final output.  The engine generates their input (TeraGen-like 100-byte text records, one
+twice its input, a gzip-compressed final output, a CPU-heavy reduce, an expanding reduce and a
+SequenceFile output.  The engine generates their input (TeraGen-like 100-byte text records, one
 file = one split per ``MB_PER_MAP`` MiB).
 
 **Tuning and held-out applications** (:data:`HELD_OUT`).  The split was committed before any model
@@ -16,7 +17,8 @@ and the held-out set is scored once per change, to report, never to choose a con
 applications are the skewed key, the reduce-side join, many small splits, the fixed per-task set-up
 and distinct, and (:data:`FRESH_HELD_OUT`, added later and scored once) the n-grams, the secondary
 sort, the percentiles, the reduce waves, the compressed shuffle, the in-mapper combining, the
-stripes, the explode and the gzip output.
+stripes, the explode, the gzip output, the CPU-heavy reduce, the expanding reduce and the
+SequenceFile output.
 
 :data:`FULL` is the suite whose results ``benchmarks/BACKTEST.json`` keeps (run with ``--repeats 5``
 there, each case the median of five runs); :data:`QUICK` (two
@@ -86,16 +88,21 @@ APPS: tuple[App, ...] = (
     App("stripes", "phaseline.apps.Stripes", "stripes: map-valued records merged by a combiner", reduces=(2,)),
     App("explode", "phaseline.apps.Explode", "map-only, output twice its input", reduces=(0,)),
     App("gzipoutput", "phaseline.apps.GzipOutput", "gzip-compressed final output, every record", reduces=(2,)),
+    # the fourth fresh batch (2026-11-30, session 42): committed before its first run, no model changed
+    App("reducecpu", "phaseline.apps.ReduceCpu", "CPU-heavy reduce, small output", reduces=(2,)),
+    App("reduceexpand", "phaseline.apps.ReduceExpand", "expanding reduce: output 3x its input", reduces=(2,)),
+    App("seqoutput", "phaseline.apps.SequenceOutput", "identity reduce, SequenceFile output", reduces=(2,)),
 )
 
 #: Held-out applications added on 2026-11-30, after the models had been changed many times while the
 #: first five were scored: written and committed before their first run, and scored once with the
-#: models as they stood, they measure what a new application meets (reported apart as well).  Three
-#: batches of three: the first three at 02:42 UTC, the next three after them, and (session 41, with no
-#: model changed since the second) stripes, explode and gzipoutput.
+#: models as they stood, they measure what a new application meets (reported apart as well).  Four
+#: batches of three: the first three at 02:42 UTC, the next three after them, (session 41, with no
+#: model changed since the second) stripes, explode and gzipoutput, and (session 42, still none
+#: changed) reducecpu, reduceexpand and seqoutput.
 FRESH_HELD_OUT: frozenset[str] = frozenset(
     {"ngrams", "secondarysort", "percentiles", "reducewaves", "compressedshuffle", "inmapper",
-     "stripes", "explode", "gzipoutput"}
+     "stripes", "explode", "gzipoutput", "reducecpu", "reduceexpand", "seqoutput"}
 )  # fmt: skip
 #: The held-out applications: committed before the models were changed for the applications
 #: added with them; never scored to choose anything (see the module docstring).
