@@ -73,6 +73,21 @@ public abstract class App extends Configured implements Tool {
     value.set(line.getBytes(), cut, n - cut);
   }
 
+  /**
+   * {@code h} mixed with the bytes {@code b[0..n)} in {@code rounds} rounds of a 64-bit mix: the work of
+   * the CPU-heavy applications, map-side ({@link CpuHeavyMap}) and reduce-side ({@link ReduceCpu}).
+   */
+  protected static long mix(long h, byte[] b, int n, int rounds) {
+    for (int r = 0; r < rounds; r++) {
+      for (int i = 0; i < n; i++) {
+        h ^= b[i] + r;
+        h *= 0xBF58476D1CE4E5B9L;
+        h ^= h >>> 31;
+      }
+    }
+    return h;
+  }
+
   /** Set the job's classes, then read {@code args[0]} as text input (an override may read it otherwise). */
   protected void configure(Job job, String[] args) throws Exception {
     setClasses(job);

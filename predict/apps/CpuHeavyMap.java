@@ -36,14 +36,7 @@ public final class CpuHeavyMap extends App {
     protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
       byte[] b = value.getBytes();
       int n = value.getLength();
-      long h = 0x9E3779B97F4A7C15L;
-      for (int r = 0; r < rounds; r++) {
-        for (int i = 0; i < n; i++) {
-          h ^= b[i] + r;
-          h *= 0xBF58476D1CE4E5B9L;
-          h ^= h >>> 31;
-        }
-      }
+      long h = mix(0x9E3779B97F4A7C15L, b, n, rounds);
       bucket.set(b, 0, Math.min(2, n));
       score.set(h & 0xFFFF);
       ctx.write(bucket, score);

@@ -43,15 +43,7 @@ public final class ReduceCpu extends App {
     protected void reduce(Text key, Iterable<Text> values, Context ctx) throws IOException, InterruptedException {
       long h = 0x9E3779B97F4A7C15L;
       for (Text v : values) {
-        byte[] b = v.getBytes();
-        int n = v.getLength();
-        for (int r = 0; r < rounds; r++) {
-          for (int i = 0; i < n; i++) {
-            h ^= b[i] + r;
-            h *= 0xBF58476D1CE4E5B9L;
-            h ^= h >>> 31;
-          }
-        }
+        h = mix(h, v.getBytes(), v.getLength(), rounds);
       }
       score.set(h);
       ctx.write(key, score);
