@@ -30,6 +30,9 @@ public abstract class App extends Configured implements Tool {
   /** Bytes of a record's key: an input line is a TeraGen-like record, its first ten bytes the key. */
   protected static final int KEY_BYTES = 10;
 
+  /** The setting of the rounds of {@link #mix} (each CPU-heavy application has its own default). */
+  protected static final String CPU_ROUNDS = "phaseline.cpu.rounds";
+
   private final String name;
   /** Sets the job's classes: those given to the constructor. */
   private final Consumer<Job> classes;

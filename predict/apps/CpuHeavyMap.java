@@ -29,7 +29,7 @@ public final class CpuHeavyMap extends App {
 
     @Override
     protected void setup(Context ctx) {
-      rounds = ctx.getConfiguration().getInt("phaseline.cpu.rounds", 64);
+      rounds = ctx.getConfiguration().getInt(CPU_ROUNDS, 64);
     }
 
     @Override

@@ -36,7 +36,7 @@ public final class ReduceCpu extends App {
 
     @Override
     protected void setup(Context ctx) {
-      rounds = ctx.getConfiguration().getInt("phaseline.cpu.rounds", 16);
+      rounds = ctx.getConfiguration().getInt(CPU_ROUNDS, 16);
     }
 
     @Override

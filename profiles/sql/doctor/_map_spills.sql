@@ -13,11 +13,15 @@
 --                               which writes the map output (Herodotou 2011, eqs. 16-18), so n <= f -> 0
 
 CREATE OR REPLACE TEMP VIEW _map_spills AS
-WITH _s AS (
+WITH _maps AS (
+    -- the successful maps, one row each (an attempt stored from several files counts once); joined, not
+    -- semi-joined, so that a one-job query reads that job's attempts only
+    SELECT DISTINCT job_id, attempt_id FROM attempts WHERE task_type = 'MAP' AND status = 'SUCCEEDED'
+),
+_s AS (
     SELECT e.job_id, e.attempt_id, count(*) AS spills
     FROM attempt_events AS e
-    SEMI JOIN attempts AS a ON a.job_id = e.job_id AND a.attempt_id = e.attempt_id
-        AND a.task_type = 'MAP' AND a.status = 'SUCCEEDED'
+    JOIN _maps AS a ON a.job_id = e.job_id AND a.attempt_id = e.attempt_id
     WHERE e.kind = 'spill_finish'
     GROUP BY e.job_id, e.attempt_id
 ),
