@@ -318,20 +318,33 @@ def diagnose(
     A job that is not in the store gets no finding and every heuristic skipped
     (:func:`diagnose_jobs` refuses it by name instead).
     """
+    (diagnosis,) = _graded(con, [job_id], job_id, config, heuristics)
+    return diagnosis
+
+
+def _graded(
+    con: duckdb.DuckDBPyConnection,
+    jobs: list[str],
+    query_job: str | None,
+    config: DoctorConfig | None,
+    heuristics: Iterable[Heuristic],
+) -> list[Diagnosis]:
+    """Each of ``jobs`` graded by every heuristic, whose query is run once for ``query_job`` (``None``:
+    for every job of the store); a job the query gives no row is skipped by that heuristic."""
     config = DoctorConfig.default() if config is None else config
+    graded: dict[str, list[Finding | Skipped]] = {j: [] for j in jobs}
     done: set[str] = set()
-    graded: list[Finding | Skipped] = []
     for heuristic in heuristics:
         install(con, heuristic, done)
-        rows = heuristic_rows(con, heuristic, job_id, config)
-        graded.append(grade(job_id, heuristic, rows[0] if rows else None))
-    return _diagnosis(job_id, graded)
-
-
-def _diagnosis(job_id: str, graded: Iterable[Finding | Skipped]) -> Diagnosis:
-    graded = list(graded)
-    findings = tuple(g for g in graded if isinstance(g, Finding))
-    return Diagnosis(job_id, findings, tuple(g for g in graded if isinstance(g, Skipped)))
+        rows: dict[str, dict[str, Any]] = {}
+        for row in heuristic_rows(con, heuristic, query_job, config):
+            rows.setdefault(str(row["job_id"]), row)  # a job's first row
+        for j in jobs:
+            graded[j].append(grade(j, heuristic, rows.get(j)))
+    return [
+        Diagnosis(j, tuple(g for g in gs if isinstance(g, Finding)), tuple(g for g in gs if isinstance(g, Skipped)))
+        for j, gs in graded.items()
+    ]
 
 
 def diagnose_jobs(
@@ -370,15 +383,4 @@ def diagnose_together(
     the store's files allow it, the query of every job all of them: on a 113-job store one heuristic took
     0.06 s for one job and 0.38 s for all (2026-11-30).
     """
-    config = DoctorConfig.default() if config is None else config
-    jobs = list(dict.fromkeys(job_ids))
-    graded: dict[str, list[Finding | Skipped]] = {j: [] for j in jobs}
-    done: set[str] = set()
-    for heuristic in heuristics:
-        install(con, heuristic, done)
-        rows: dict[str, dict[str, Any]] = {}
-        for row in heuristic_rows(con, heuristic, None, config):
-            rows.setdefault(str(row["job_id"]), row)  # the first, as a one-job query's rows[0]
-        for j in jobs:
-            graded[j].append(grade(j, heuristic, rows.get(j)))
-    return [_diagnosis(j, graded[j]) for j in jobs]
+    return _graded(con, list(dict.fromkeys(job_ids)), None, config, heuristics)
