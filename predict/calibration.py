@@ -11,16 +11,26 @@ of a backtest into an interval of stated coverage for any model, whatever the sh
    the model's interval (0 inside it): ``max(log(low / measured), log(measured / high), 0)``, the
    score of Romano, Patterson and Candès 2019 (eq. 6) for an interval.  A point model's interval is
    its estimate, so its score is ``|log(predicted / measured)|``;
-2. ``q`` is the ``ceil((n + 1)(1 - alpha))``-th smallest of the ``n`` scores (Lei et al. 2018,
-   Theorem 2.2: a new case exchangeable with the calibration cases is then covered with
-   probability at least ``1 - alpha``); with too few cases for that rank there is no ``q``;
-3. the calibrated interval is ``[low * exp(-q), high * exp(q)]``.
+2. the exchangeable unit is the **application** (a backtest row's ``job``), not the case.  The
+   cases of one application share its profile, its code and its errors; a new application is
+   exchangeable with the calibration's applications, not with their cases, so a calibration that
+   ranked cases would promise a new application the coverage of the ones it has seen (a case of a
+   held-out application is not like a case of a tuning one: issue 37's backtest).  So each
+   application's score is the largest of its cases' (conformal prediction over groups, one score a
+   group: Dunn, Wasserman and Ramdas 2023, "Distribution-free prediction sets for two-layer
+   hierarchical models", JASA 118); rows without a ``job`` are each their own application;
+3. of the ``K`` applications' scores, ``q`` is the ``ceil((K + 1)(1 - alpha))``-th smallest (Lei et
+   al. 2018, Theorem 2.2): a new application is then covered, every case of it, with probability
+   at least ``1 - alpha``.  With fewer applications than that rank needs (``K < 9`` at 90 %), ``q`` is
+   the largest score and the promise is what the same rank argument gives, ``K / (K + 1)``, said
+   beside the interval (:attr:`ModelCalibration.promise`);
+4. the calibrated interval is ``[low * exp(-q), high * exp(q)]``.
 
 The log scale, because run-to-run noise and model errors scale with the job (a 10 % miss is alike
 at 2 s and at 2 h), as the bounds' run interval (:meth:`profiles.profile.JobProfile.run_interval`)
 also assumes.
 
-The promise holds for cases like the calibration cases: the same cluster and like applications.
+The promise holds for applications like the calibration's: the same cluster and like code.
 The suite checks it the honest way (:mod:`predict.backtest_suite`): calibrated on its tuning
 applications, scored on the held-out ones.  ``alpha`` is the coverage asked for, not a fitted
 constant (issue 37 asks for 90 %).
@@ -68,15 +78,19 @@ def score(
 
 @dataclass(frozen=True, slots=True)
 class ModelCalibration:
-    """One model's widening: ``q`` (log scale) from its ``cases`` scores; ``None`` with too few cases.
-    Beside it, the model's backtested error over the same cases: the median and the worst
-    ``|predicted / measured - 1|`` (Zhang et al. 2013's two figures)."""
+    """One model's widening: ``q`` (log scale) from the scores of its ``cases`` in ``groups``
+    applications, which covers a like application with probability ``promise`` (the coverage asked,
+    or less with too few applications: :func:`calibrate`).  Beside it, the model's backtested error
+    over the same cases: the median and the worst ``|predicted / measured - 1|`` (Zhang et al. 2013's
+    two figures)."""
 
     model: str
     cases: int
     q: float | None
     median_abs_error: float
     worst_abs_error: float
+    groups: int = 0
+    promise: float | None = None
 
     def interval(
         self, seconds: float, low_s: float | None, high_s: float | None
@@ -115,6 +129,8 @@ class Calibration:
                     "q": c.q,
                     "median_abs_error": c.median_abs_error,
                     "worst_abs_error": c.worst_abs_error,
+                    "applications": c.groups,
+                    "promised_coverage": c.promise,
                 }
                 for c in self.models.values()
             ],
@@ -122,13 +138,21 @@ class Calibration:
 
 
 def calibration_line(calibration: Calibration) -> str:
-    """One line: what the calibrated intervals promise, from what, and which models have too few cases."""
-    short = [c.model for c in calibration.models.values() if c.q is None]
+    """One line: what the calibrated intervals promise, from what, and which models promise less."""
     line = (
-        f"{calibration.coverage:.0%} intervals widened by each model's errors on {calibration.source} "
-        "(split conformal, Lei et al. 2018); they hold for cases like those"
+        f"{calibration.coverage:.0%} intervals widened by each model's errors on {calibration.source}, "
+        "an application its worst case (split conformal over applications, Lei et al. 2018); they hold for "
+        "applications like those"
     )
-    return line + (f"; too few cases to calibrate {', '.join(short)}" if short else "")
+    short = sorted(
+        {(c.groups, c.promise) for c in calibration.models.values() if c.promise is not None
+         and c.promise < calibration.coverage}
+    )  # fmt: skip
+    if short:
+        line += "; from too few applications for that, " + ", ".join(
+            f"{p:.1%} from {k}" for k, p in short
+        )
+    return line
 
 
 def _rank(n: int, coverage: float) -> int:
@@ -141,30 +165,37 @@ def calibrate(
     cases: Iterable[Mapping[str, Any]], coverage: float = COVERAGE, *, source: str = ""
 ) -> Calibration:
     """The calibration of every model that has cases (backtest rows: ``model``, ``predicted_s``,
-    ``measured_s`` and, where the model has an interval, ``low_s`` and ``high_s``).
+    ``measured_s``, ``job`` (the application) and, where the model has an interval, ``low_s`` and
+    ``high_s``).
 
-    A model with fewer cases than the rank needs (9 at 90 %) gets ``q = None``: too few to promise
-    the coverage.  Cases with no measured or predicted time are left out.
+    A model's cases are scored by application (the largest score of each ``job``'s cases; a row
+    without ``job`` is its own); with fewer applications than the rank needs (9 at 90 %), ``q`` is the
+    largest and ``promise`` is ``K / (K + 1)``.  Cases with no measured or predicted time are left out.
     """
     if not 0.0 < coverage < 1.0:
         raise PhaselineError(f"coverage must lie strictly between 0 and 1, got {coverage}")
-    scores: dict[str, list[float]] = {}
+    scores: dict[str, dict[object, float]] = {}
     errors: dict[str, list[float]] = {}
-    for case in cases:
+    for i, case in enumerate(cases):
         predicted, measured = case.get("predicted_s"), case.get("measured_s")
         if predicted is None or measured is None:
             continue
         model = str(case["model"])
-        scores.setdefault(model, []).append(
-            score(float(predicted), float(measured), case.get("low_s"), case.get("high_s"))
-        )
+        group = case.get("job")
+        key = (None, i) if group is None else group  # a row without its application is one
+        by_group = scores.setdefault(model, {})
+        s = score(float(predicted), float(measured), case.get("low_s"), case.get("high_s"))
+        by_group[key] = max(s, by_group.get(key, 0.0))
         errors.setdefault(model, []).append(abs(float(predicted) / float(measured) - 1.0))
     models = {}
-    for model, ss in scores.items():
+    for model, by_group in scores.items():
+        ss = sorted(by_group.values())
         k = _rank(len(ss), coverage)
-        q = sorted(ss)[k - 1] if k <= len(ss) else None
+        q, promise = (ss[k - 1], coverage) if k <= len(ss) else (ss[-1], len(ss) / (len(ss) + 1))
         errs = errors[model]
-        models[model] = ModelCalibration(model, len(ss), q, statistics.median(errs), max(errs))
+        models[model] = ModelCalibration(
+            model, len(errs), q, statistics.median(errs), max(errs), len(ss), promise
+        )
     return Calibration(coverage, models, source)
 
 

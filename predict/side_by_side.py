@@ -35,8 +35,10 @@ def predict_side_by_side(
     ``names`` in that order, or every registered model when ``names`` is empty or holds ``all``.
     With ``calibration`` (:mod:`predict.calibration`), each row also holds ``calibrated_low_s`` and
     ``calibrated_high_s``: its interval widened by the model's backtested errors (None where the
-    calibration has too few of its cases, or none), and the model's backtested error itself
-    (``backtest_cases``, ``backtest_median_error``, ``backtest_worst_error``, as shares).
+    calibration has none of its cases), the share of a like application's cases it promises to cover
+    (``calibrated_promise``: the coverage asked, or less from too few applications), and the model's
+    backtested error itself (``backtest_cases``, ``backtest_median_error``, ``backtest_worst_error``,
+    as shares).
 
     Raises
     ------
@@ -70,6 +72,7 @@ def _calibrated(row: dict[str, Any], calibration: Calibration) -> dict[str, Any]
     return {
         "calibrated_low_s": low,
         "calibrated_high_s": high,
+        "calibrated_promise": None if iv is None else cal.promise,
         "backtest_cases": None if cal is None else cal.cases,
         "backtest_median_error": None if cal is None else cal.median_abs_error,
         "backtest_worst_error": None if cal is None else cal.worst_abs_error,

@@ -208,8 +208,9 @@ def _one_model_name(ctx: click.Context, param: click.Parameter, value: str) -> s
     "calibration_file",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="A backtest of this cluster (a suite's backtest.json, or `phaseline backtest --format json`): "
-    f"each model's interval widened by its backtested errors to cover {COVERAGE:.0%} of like cases "
-    "(calibrated_low_s, calibrated_high_s), beside its backtested error (median, worst).",
+    f"each model's interval widened by its backtested errors to cover a like application with probability "
+    f"{COVERAGE:.0%}, or what the backtest's applications allow (calibrated_low_s, calibrated_high_s, "
+    "calibrated_promise), beside its backtested error (median, worst).",
 )
 @format_option
 @handle_errors

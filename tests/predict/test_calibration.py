@@ -10,7 +10,7 @@ import statistics
 import pytest
 
 from phaseline.errors import PhaselineError
-from predict.calibration import COVERAGE, calibrate, load_calibration, score
+from predict.calibration import COVERAGE, calibrate, calibration_line, load_calibration, score
 
 
 def test_score_is_the_log_distance_outside_the_interval() -> None:
@@ -32,12 +32,34 @@ def test_q_is_the_finite_sample_rank_of_the_scores() -> None:
     assert cal.interval("other", 2.0) is None
 
 
-def test_too_few_cases_promise_nothing() -> None:
-    cases = [{"model": "m", "predicted_s": 1.1, "measured_s": 1.0}] * 8  # rank 9 of 8
+def test_too_few_applications_promise_what_their_rank_gives() -> None:
+    # 8 applications: rank 9 of 8 at 90 %, so q is the largest score and the promise 8 / 9
+    cases = [{"model": "m", "predicted_s": 1.0 + i / 100, "measured_s": 1.0, "job": f"app{i}"} for i in range(1, 9)]
     cal = calibrate(cases)
-    assert cal.models["m"].q is None
-    assert cal.interval("m", 1.0) is None
-    assert calibrate(cases * 2).models["m"].q == pytest.approx(math.log(1.1))
+    assert cal.models["m"].q == pytest.approx(math.log(1.08))
+    assert cal.models["m"].promise == pytest.approx(8 / 9)
+    assert cal.models["m"].groups == 8
+    assert cal.interval("m", 1.0) == pytest.approx((1 / 1.08, 1.08))
+    assert "88.9% from 8" in calibration_line(cal)
+    # 19 applications: the rank's own, and the coverage asked is promised
+    more = [{"model": "m", "predicted_s": 1.0 + i / 100, "measured_s": 1.0, "job": f"a{i}"} for i in range(1, 20)]
+    assert calibrate(more).models["m"].promise == COVERAGE
+    assert "too few" not in calibration_line(calibrate(more))
+
+
+def test_an_application_scores_its_worst_case() -> None:
+    """Cases of one application are not exchangeable with a new application's: each application is one
+    score, the largest of its cases'.  19 applications, each with 9 cases within 1 % and one i % slow."""
+    cases = [
+        {"model": "m", "predicted_s": 1.0, "measured_s": 1.0 + (i / 100 if k == 0 else 0.01), "job": f"app{i}"}
+        for i in range(1, 20)
+        for k in range(10)
+    ]
+    cal = calibrate(cases)
+    assert (cal.models["m"].cases, cal.models["m"].groups) == (190, 19)
+    assert cal.models["m"].q == pytest.approx(math.log(1.18))  # rank 18 of the 19 applications' worst
+    # ranked as 190 cases, rank ceil(191 * 0.9) = 172 would have been 1 %: 18 of 19 applications not covered
+    assert sorted(score(c["predicted_s"], c["measured_s"]) for c in cases)[171] == pytest.approx(math.log(1.01))
 
 
 def test_an_interval_model_is_widened_at_both_ends() -> None:
@@ -67,6 +89,37 @@ def test_exchangeable_cases_are_covered_as_promised() -> None:
     # 5,000 cases: expected 46 / 51 = 0.902; the mean's standard error is ~0.5 points
     assert hits / total >= COVERAGE - 0.02
     assert hits / total <= COVERAGE + 0.06  # and not much wider than asked
+
+
+def test_a_new_application_is_covered_as_promised() -> None:
+    """Applications each with their own bias (a random effect) and cases scattered around it: calibrated
+    on 30 applications of 7 cases, a new application's cases are covered >= 90 % of the time; ranked as
+    cases, the same calibration covers far less (the cases of one application share its bias)."""
+    rng = random.Random(1)
+
+    def draw(apps: int) -> list[dict[str, float | str]]:
+        out = []
+        for a in range(apps):
+            bias = rng.gauss(0.0, 0.2)
+            out += [{"model": "m", "predicted_s": 10.0, "measured_s": 10.0 * math.exp(bias + rng.gauss(0, 0.03)),
+                     "job": f"app{a}"} for _ in range(7)]  # fmt: skip
+        return out
+
+    hits = pooled_hits = total = 0
+    for _ in range(300):
+        calibrating = draw(30)
+        cal = calibrate(calibrating)
+        as_cases = calibrate([{k: v for k, v in c.items() if k != "job"} for c in calibrating])
+        for case in draw(1):
+            low, high = cal.interval("m", 10.0)
+            hits += low <= case["measured_s"] <= high
+            low, high = as_cases.interval("m", 10.0)
+            pooled_hits += low <= case["measured_s"] <= high
+            total += 1
+    # 2,100 cases of 300 new applications; rank 28 of 30 applications promises 90 %
+    assert hits / total >= COVERAGE - 0.03
+    assert hits / total <= COVERAGE + 0.08
+    assert pooled_hits / total < hits / total
 
 
 def test_load_calibration_reads_both_backtest_outputs(tmp_path) -> None:
@@ -111,7 +164,7 @@ def test_the_suite_calibrates_on_its_tuning_apps_and_scores_the_held_out_ones() 
     from predict.backtest_suite import summarize_groups, tuning_calibration
     from predict.suite import APPS, HELD_OUT
 
-    tuning = next(a.job_name for a in APPS if a.name not in HELD_OUT)
+    tuning = [a.job_name for a in APPS if a.name not in HELD_OUT]
     held_out = next(a.job_name for a in APPS if a.name in HELD_OUT)
 
     def row(job: str, i: int, measured: float) -> BacktestRow:
@@ -119,21 +172,26 @@ def test_the_suite_calibrates_on_its_tuning_apps_and_scores_the_held_out_ones() 
             job, f"case {i}", "herodotou", 1.0, measured, 1.0 / measured - 1, None, None, 1, "job_1"
         )
 
-    # tuning: 1-19 % slow (q = log 1.18); held out: measured 1.1 (inside) and 1.5 (outside)
-    rows = [row(tuning, i, 1.0 + i / 100) for i in range(1, 20)] + [
-        row(held_out, 0, 1.1),
+    # tuning: application k's two cases 1 % and k % slow (q = log 1.0K, the largest of K: too few
+    # applications for rank ceil((K + 1) 0.9)); held out: measured 1.02 (inside) and 1.5 (outside)
+    k = len(tuning)
+    assert k < 9
+    rows = [row(job, i, 1.0 + (j if i else 1) / 100) for j, job in enumerate(tuning, 1) for i in range(2)] + [
+        row(held_out, 0, 1.02),
         row(held_out, 1, 1.5),
     ]
     cal = tuning_calibration(rows)
     assert cal is not None
-    assert cal.models["herodotou"].q == pytest.approx(math.log(1.18))
-    assert "19 rows of the suite's tuning applications" in cal.source
+    worst = 1.0 + k / 100
+    assert cal.models["herodotou"].q == pytest.approx(math.log(worst))
+    assert cal.models["herodotou"].promise == pytest.approx(k / (k + 1))
+    assert f"{2 * k} rows of the suite's tuning applications" in cal.source
     by_group = dict(summarize_groups(rows, ("set",), cal))
     assert by_group["set=held-out"].calibrated_coverage == 0.5
     assert by_group["set=held-out"].calibrated_width == pytest.approx(
-        statistics.median([(1.18 - 1 / 1.18) / m for m in (1.1, 1.5)])
+        statistics.median([(worst - 1 / worst) / m for m in (1.02, 1.5)])
     )
-    assert by_group["set=tuning"].calibrated_coverage == pytest.approx(18 / 19)  # in sample
+    assert by_group["set=tuning"].calibrated_coverage == 1.0  # in sample: every application's worst is within q
     assert tuning_calibration([row(held_out, 0, 1.1)]) is None
 
 

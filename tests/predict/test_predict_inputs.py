@@ -147,6 +147,8 @@ def test_calibration_widens_every_model_by_its_backtested_errors(
     assert bounds["calibrated_low_s"] == pytest.approx(bounds["low_s"] / 1.05)
     assert bounds["calibrated_high_s"] == pytest.approx(bounds["high_s"] * 1.05)
     assert got["vianna"]["calibrated_low_s"] is None  # not in the backtest: no promise
+    assert got["vianna"]["calibrated_promise"] is None
+    assert hero["calibrated_promise"] == 0.9  # rows without a job: 19 applications of one case each
     assert got["vianna"]["backtest_cases"] is None
     assert hero["backtest_cases"] == 19
     errors = sorted((1.0 + i / 100) / 0.9 - 1 for i in range(1, 20))
