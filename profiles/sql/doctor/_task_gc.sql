@@ -1,6 +1,6 @@
 -- _task_gc: Dr. Elephant's Mapper and Reducer GC for one task type, as a table macro
 -- (mapper_gc and reducer_gc select from it).
--- requires: _severity, _doctor_tasks, job_summary
+-- requires: _severity, _job_filter, _doctor_tasks, job_summary
 --
 -- _task_gc(kind, job, gc_limits, runtime_limits): kind is 'MAP' or 'REDUCE'.
 -- Output columns: those of mapper_gc.
@@ -31,4 +31,4 @@ SELECT
     CASE WHEN tasks IS NULL THEN 'no ' || _role(kind) || ' with GC_TIME_MILLIS and CPU_MILLISECONDS counters'
          WHEN gc_ratio IS NULL THEN 'the ' || _role(kind) || 's used no CPU time (CPU_MILLISECONDS 0)' END AS skipped
 FROM _m
-WHERE job IS NULL OR job_id = job;
+WHERE _for_job(job_id, job);

@@ -1,6 +1,6 @@
 -- _task_memory: Dr. Elephant's Mapper and Reducer Memory for one task type, as a table macro
 -- (mapper_memory and reducer_memory select from it).
--- requires: _severity, _doctor_tasks, job_summary, job_conf
+-- requires: _severity, _job_filter, _doctor_tasks, job_summary, job_conf
 --
 -- _task_memory(kind, job, memory_limits, container_limits, default_mb): kind is 'MAP' or 'REDUCE';
 -- the container is mapreduce.<map|reduce>.memory.mb (mapred.job.<map|reduce>.memory.mb), default_mb
@@ -43,4 +43,4 @@ SELECT
            lower(kind), 1.25 * max_memory_bytes / 1048576, _role(kind)) AS recommendation,
     CASE WHEN tasks IS NULL THEN 'no ' || _role(kind) || ' with a PHYSICAL_MEMORY_BYTES counter above 0 (a 0 is not measured)' END AS skipped
 FROM _m
-WHERE job IS NULL OR job_id = job;
+WHERE _for_job(job_id, job);

@@ -1,6 +1,6 @@
 -- _task_skew: Dr. Elephant's Mapper and Reducer Skew for one task type, as a table macro
 -- (mapper_skew and reducer_skew select from it).
--- requires: _severity, _skew, job_summary
+-- requires: _severity, _job_filter, _skew, job_summary
 --
 -- _task_skew(kind, job, deviation_limits, count_limits, file_limits, default_block_bytes): kind is
 -- 'MAP' (input split bytes) or 'REDUCE' (shuffle bytes).  Output columns: those of mapper_skew.
@@ -27,4 +27,4 @@ SELECT
     CASE WHEN tasks IS NULL THEN 'no successful ' || _role(kind) || ' with a known input size (no counters)'
          WHEN deviation IS NULL THEN printf('%d %s(s) of one size: nothing to compare', tasks, _role(kind)) END AS skipped
 FROM _m
-WHERE job IS NULL OR job_id = job;
+WHERE _for_job(job_id, job);

@@ -1,6 +1,6 @@
 -- _task_time: Dr. Elephant's Mapper and Reducer Time for one task type, as a table macro
 -- (mapper_time and reducer_time select from it).
--- requires: _severity, _doctor_tasks, job_summary
+-- requires: _severity, _job_filter, _doctor_tasks, job_summary
 --
 -- _task_time(kind, job, short_limits, long_limits, count_limits): kind is 'MAP' or 'REDUCE'.
 -- Output columns: those of mapper_time.
@@ -36,4 +36,4 @@ SELECT
          ELSE 'more reduces (mapreduce.job.reduces), so each takes a smaller share of the shuffle' END AS recommendation,
     CASE WHEN tasks IS NULL THEN 'no successful ' || _role(kind) || ' with a start and a finish time' END AS skipped
 FROM _m
-WHERE job IS NULL OR job_id = job;
+WHERE _for_job(job_id, job);

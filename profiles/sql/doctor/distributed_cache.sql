@@ -1,5 +1,5 @@
 -- distributed_cache: distributed-cache files or archives over the size limit (Dr. Elephant's Distributed Cache Limit).
--- requires: _severity, job_summary, job_conf
+-- requires: _severity, _job_filter, job_summary, job_conf
 --
 -- Dr. Elephant (DistributedCacheLimitHeuristic.java, HeuristicConf.xml: 500,000,000 bytes) reads the
 -- sizes the job configuration lists (mapreduce.job.cache.files.filesizes,
@@ -36,4 +36,4 @@ SELECT
     'ship large side data through HDFS reads or a join instead of the distributed cache' AS recommendation,
     CASE WHEN max_bytes IS NULL THEN 'the job''s configuration lists no distributed-cache file sizes' END AS skipped
 FROM doctor_distributed_cache
-WHERE $job_id IS NULL OR job_id = $job_id;
+WHERE _for_job(job_id, $job_id);

@@ -1,5 +1,5 @@
 -- exceptions: a failed job, or failed task attempts, and the first error they left (Dr. Elephant's Exception).
--- requires: _severity, job_summary
+-- requires: _severity, _job_filter, job_summary
 --
 -- Dr. Elephant (ExceptionHeuristic.java) shows a failed job's exception.  Here a failed (or killed)
 -- job is Critical, and a successful one is graded by its failed task attempts (1, 2, 4, 8 by
@@ -39,4 +39,4 @@ SELECT
     'read the failed attempt''s log for the cause; a task that fails on one host only points at the host' AS recommendation,
     CAST(NULL AS VARCHAR) AS skipped
 FROM doctor_exceptions
-WHERE $job_id IS NULL OR job_id = $job_id;
+WHERE _for_job(job_id, $job_id);

@@ -1,5 +1,5 @@
 -- map_output_compression: uncompressed map output where moving it is much of the job (phaseline).
--- requires: _severity, _phase_durations, _doctor_tasks, job_summary, job_conf
+-- requires: _severity, _job_filter, _phase_durations, _doctor_tasks, job_summary, job_conf
 --
 -- Map output is written in spills, merged, shuffled and merged again; compressing it
 -- (mapreduce.map.output.compress) shrinks each of those at some CPU cost.  Where it is off, the
@@ -53,4 +53,4 @@ SELECT
     CASE WHEN map_output_bytes IS NULL THEN 'no map with a MAP_OUTPUT_BYTES counter'
          WHEN task_ms IS NULL OR io_ms IS NULL THEN 'no phases of successful attempts' END AS skipped
 FROM doctor_map_output_compression
-WHERE $job_id IS NULL OR job_id = $job_id;
+WHERE _for_job(job_id, $job_id);

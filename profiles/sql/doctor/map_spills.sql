@@ -1,5 +1,5 @@
 -- map_spills: maps that spill their sort buffer many times (phaseline; the spill count is in the task logs).
--- requires: _severity, _job_spills
+-- requires: _severity, _job_filter, _job_spills
 --
 -- Dr. Elephant sees only the spilled-record ratio (mapper_spill), which stays near 2 however many
 -- spills a map makes; the task logs count them.  Each spill past the first sorts and writes a run
@@ -19,4 +19,4 @@ SELECT
     printf('raise mapreduce.task.io.sort.mb from %g MB so a map''s output fits in one or two spills', io_sort_mb) AS recommendation,
     CASE WHEN maps IS NULL THEN 'no task log with the maps'' spills (spill counts come from MapTask logs)' END AS skipped
 FROM _job_spills
-WHERE $job_id IS NULL OR job_id = $job_id;
+WHERE _for_job(job_id, $job_id);

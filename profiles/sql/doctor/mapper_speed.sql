@@ -1,5 +1,5 @@
 -- mapper_speed: maps reading their input far slower than a disk can (CPU-bound maps; Dr. Elephant's Mapper Speed).
--- requires: _severity, _doctor_tasks, job_summary
+-- requires: _severity, _job_filter, _doctor_tasks, job_summary
 --
 -- Dr. Elephant (MapperSpeedHeuristic.java, HeuristicConf.xml) grades the maps' mean speed
 -- (input bytes / runtime) against the disk's read speed (1/2, 1/4, 1/8, 1/32 of it: the slower,
@@ -32,4 +32,4 @@ SELECT
     'the map function is CPU-bound: profile it (phaseline hotspots), or split the input finer so more maps share the work' AS recommendation,
     CASE WHEN tasks IS NULL THEN 'no map read input (no input byte counters, or a job without input such as Sleep)' END AS skipped
 FROM doctor_mapper_speed
-WHERE $job_id IS NULL OR job_id = $job_id;
+WHERE _for_job(job_id, $job_id);

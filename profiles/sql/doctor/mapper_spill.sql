@@ -1,5 +1,5 @@
 -- mapper_spill: maps writing each output record to disk more than once (Dr. Elephant's Mapper Spill).
--- requires: _severity, _doctor_tasks, job_summary
+-- requires: _severity, _job_filter, _doctor_tasks, job_summary
 --
 -- Dr. Elephant (MapperSpillHeuristic.java, HeuristicConf.xml) grades the ratio of SPILLED_RECORDS
 -- to MAP_OUTPUT_RECORDS over all maps (2.01, 2.2, 2.5, 3: one spill writes each record once, the
@@ -34,4 +34,4 @@ SELECT
     CASE WHEN tasks IS NULL THEN 'no map with SPILLED_RECORDS and MAP_OUTPUT_RECORDS counters'
          WHEN spill_ratio IS NULL THEN 'the maps wrote no output records (a map-only job or a Sleep job)' END AS skipped
 FROM doctor_mapper_spill
-WHERE $job_id IS NULL OR job_id = $job_id;
+WHERE _for_job(job_id, $job_id);

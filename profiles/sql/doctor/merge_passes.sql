@@ -1,5 +1,5 @@
 -- merge_passes: map-side merges that take extra passes because the sort factor is small (phaseline).
--- requires: _severity, _job_spills
+-- requires: _severity, _job_filter, _job_spills
 --
 -- With n spills and sort factor f a map merges its runs in ceil((n - 1) / (f - 1)) rounds; all
 -- but the last read and write the data once more (Herodotou 2011, eqs. 16-18).  Graded by the
@@ -20,4 +20,4 @@ SELECT
            sort_factor, ceil(spills)) AS recommendation,
     CASE WHEN maps IS NULL THEN 'no task log with the maps'' spills (spill counts come from MapTask logs)' END AS skipped
 FROM _job_spills
-WHERE $job_id IS NULL OR job_id = $job_id;
+WHERE _for_job(job_id, $job_id);

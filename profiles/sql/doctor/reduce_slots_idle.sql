@@ -1,5 +1,5 @@
 -- reduce_slots_idle: too few reduces for the reduce slots, which stand idle through the reduce stage (phaseline).
--- requires: _severity, job_summary, job_conf
+-- requires: _severity, _job_filter, job_summary, job_conf
 --
 -- The reduce slots are the job's configured ones where it says (mapreduce.local.reduce.tasks.maximum
 -- for the local runner) and else the peak number of reduces that ran at once.  The idle share is
@@ -64,4 +64,4 @@ SELECT
     CASE WHEN reduces IS NULL THEN 'no successful reduce with times (a map-only job?)'
          WHEN stage_ms = 0 THEN 'the reduce stage took no time' END AS skipped
 FROM doctor_reduce_slots_idle
-WHERE $job_id IS NULL OR job_id = $job_id;
+WHERE _for_job(job_id, $job_id);

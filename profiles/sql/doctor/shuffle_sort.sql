@@ -1,5 +1,5 @@
 -- shuffle_sort: reduces spending long in shuffle and sort against their own reduce work (Dr. Elephant's Shuffle & Sort).
--- requires: _severity, _phase_durations, job_summary
+-- requires: _severity, _job_filter, _phase_durations, job_summary
 --
 -- Dr. Elephant (ShuffleSortHeuristic.java, HeuristicConf.xml) grades the mean shuffle time and the
 -- mean sort time each against the mean reduce time (after the sort) (1, 2, 4, 8 times), capped by
@@ -47,4 +47,4 @@ SELECT
     'start the reduces later (mapreduce.job.reduce.slowstart.completedmaps), compress the map output, or give the shuffle more memory' AS recommendation,
     CASE WHEN tasks IS NULL THEN 'no successful reduce with separate shuffle, sort and reduce phases (a map-only job, or a source that joins them)' END AS skipped
 FROM doctor_shuffle_sort
-WHERE $job_id IS NULL OR job_id = $job_id;
+WHERE _for_job(job_id, $job_id);

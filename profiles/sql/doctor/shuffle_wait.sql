@@ -1,5 +1,5 @@
 -- shuffle_wait: reduces holding their slots while they wait for the last map wave (phaseline).
--- requires: _severity, job_summary
+-- requires: _severity, _job_filter, job_summary
 --
 -- A reduce that starts before the last map finishes can only copy what exists; the rest of
 -- its early time is spent waiting on maps (the slow-start trade-off).  The share of the
@@ -46,4 +46,4 @@ SELECT
     'start the reduces later: raise mapreduce.job.reduce.slowstart.completedmaps towards 0.8-1.0' AS recommendation,
     CASE WHEN reduces IS NULL THEN 'no successful map and reduce with times (a map-only job?)' END AS skipped
 FROM doctor_shuffle_wait
-WHERE $job_id IS NULL OR job_id = $job_id;
+WHERE _for_job(job_id, $job_id);

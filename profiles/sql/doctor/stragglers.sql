@@ -1,5 +1,5 @@
 -- stragglers: tasks much slower than their type's median that their data does not explain (phaseline).
--- requires: _severity, stragglers, data_skew, job_summary
+-- requires: _severity, _job_filter, stragglers, data_skew, job_summary
 --
 -- Dr. Elephant's skew heuristics group tasks by data; a task slow on the same data as the others
 -- (a slow host, a bad disk, a lock) passes them.  A straggler here is a successful attempt at
@@ -41,6 +41,6 @@ FROM (
     SELECT *, coalesce(ratio >= $k AND tasks >= $min_tasks AND coalesce(input_bytes_ratio, 1) <= $data_ratio, false)
         AS straggler
     FROM doctor_stragglers
-    WHERE $job_id IS NULL OR job_id = $job_id
+    WHERE _for_job(job_id, $job_id)
 )
 GROUP BY job_id;
