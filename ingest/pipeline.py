@@ -38,14 +38,16 @@ from ingest.split_reading import RangeOutcome, land_split, read_range_work
 from ingest.walk import iter_files, resolved_files
 from phaseline.schemas import SourceStatus
 from phaseline.staged_batch import StagedGroup
-from phaseline.store import SMALL_FILE_ROWS, Manifest, Store, Transaction
+from phaseline.store import MIN_SMALL_FILES, SMALL_FILE_ROWS, Manifest, Store, Transaction
 
 __all__ = ["FileResult", "IngestSummary", "ProgressFn", "ingest_paths", "iter_files"]
 
 COMMIT_EVERY_FILES = 500
 COMMIT_EVERY_S = 30.0
 FILE_TIMEOUT_S = 600.0
-COMPACT_OVER_FILES = 256
+#: Compact at the end once a table has more small files than this: compaction's own rule
+#: (:data:`phaseline.store.MIN_SMALL_FILES`, where it is measured).
+COMPACT_OVER_FILES = MIN_SMALL_FILES - 1
 #: A plain ``.jhist`` this large is read in ranges by the workers (``workers > 1``), two per worker.
 #: A split costs its file a process hand-off and a staged result per range, a probe of the file's
 #: head per range after the first and the merge in this process (tasks and attempts rows from tuples):

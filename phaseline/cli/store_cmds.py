@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from phaseline.cli.output import emit, format_option, handle_errors, open_store, read_store_option
-from phaseline.store import PartitionFilter
+from phaseline.store import MIN_SMALL_FILES, PartitionFilter
 
 
 @click.command()
@@ -38,7 +38,7 @@ def verify(store_dir: Path | None, where: PartitionFilter, fmt: str) -> None:
 @click.option(
     "--min-files",
     type=click.IntRange(2),
-    default=16,
+    default=MIN_SMALL_FILES,
     show_default=True,
     help="Merge a table's small files when it has at least this many.",
 )
@@ -46,7 +46,8 @@ def verify(store_dir: Path | None, where: PartitionFilter, fmt: str) -> None:
 def compact(store_dir: Path | None, where: PartitionFilter, min_files: int) -> None:
     """Merge the store's many small Parquet files into few large ones (queries get faster).
 
-    ``phaseline ingest`` does this by itself when a table passes 256 small files.
+    ``phaseline ingest`` does this by itself, at its end, when a table has as many small files as
+    --min-files' default.
     Merged and replaced files stay on disk for an hour, for readers that opened
     the store before; a later commit or compaction deletes them.  A partitioned store's
     root: each partition (of --partition) is compacted, one after the other.

@@ -50,7 +50,7 @@ The parts, mechanism first, then the one policy:
 =====================  =====================================================
 """
 
-from phaseline.store.compaction import SMALL_FILE_ROWS
+from phaseline.store.compaction import MIN_SMALL_FILES, SMALL_FILE_ROWS
 from phaseline.store.directory import (
     DEFAULT_STORE,
     LOCK_TIMEOUT_S,
@@ -80,6 +80,7 @@ __all__ = [
     "DEFAULT_STORE",
     "EMPTY_MANIFEST",
     "LOCK_TIMEOUT_S",
+    "MIN_SMALL_FILES",
     "RETAIN_REPLACED_S",
     "SAME_RUN_SLACK_MS",
     "SMALL_FILE_ROWS",

@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 from phaseline import schemas
 from phaseline.arrow import column
 from phaseline.errors import StoreError, StoreLockedError, first_line
-from phaseline.store.compaction import SMALL_FILE_ROWS, compact
+from phaseline.store.compaction import MIN_SMALL_FILES, SMALL_FILE_ROWS, compact
 from phaseline.store.files import conform, fsync_dir, staging_in_use, write_parquet
 from phaseline.store.manifest import DataFile, Manifest, Retired, parse_manifest
 from phaseline.store.transaction import Transaction
@@ -256,7 +256,7 @@ class Store:
         return kept
 
     def compact(
-        self, *, min_files: int = 16, target_rows: int = 2_000_000, small_rows: int = SMALL_FILE_ROWS
+        self, *, min_files: int = MIN_SMALL_FILES, target_rows: int = 2_000_000, small_rows: int = SMALL_FILE_ROWS
     ) -> int:
         """Merge small Parquet files of each table into few large ones; returns files merged
         (:func:`phaseline.store.compaction.compact`).  A partitioned root: in each of its

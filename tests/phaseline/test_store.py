@@ -485,6 +485,19 @@ def test_ingest_compacts_when_a_table_has_many_small_files(tmp_path: Path, store
     assert len(job_ids(store)) == 20
 
 
+def test_ingest_compacts_by_default_once_a_table_has_min_small_files(tmp_path: Path, store_dir: Path) -> None:
+    from phaseline.store import MIN_SMALL_FILES
+
+    files = [write(tmp_path / f"f{i:02d}.toy", f"j{i:02d},x") for i in range(MIN_SMALL_FILES)]
+    fewer = Store(store_dir / "fewer")  # one file short of the rule: left as it is
+    pipeline.ingest_paths(files[1:], fewer, commit_every_files=1)
+    assert len(fewer.manifest().files) == 2 * (MIN_SMALL_FILES - 1)  # jobs + events per source
+    store = Store(store_dir / "enough")
+    pipeline.ingest_paths(files, store, commit_every_files=1)
+    assert len(store.manifest().files) == 2  # a table each
+    assert len(job_ids(store)) == MIN_SMALL_FILES
+
+
 def test_what_a_commit_publishes_is_made_durable_once_before_the_manifest(
     tmp_path: Path, store_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
