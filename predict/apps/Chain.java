@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.util.Locale;
 
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.Job;
@@ -12,7 +11,6 @@ import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.Reducer;
 import org.apache.hadoop.mapreduce.lib.chain.ChainMapper;
 import org.apache.hadoop.mapreduce.lib.chain.ChainReducer;
-import org.apache.hadoop.mapreduce.lib.input.FileInputFormat;
 
 /**
  * A chain of mappers around the reduce, in one job ({@link ChainMapper}, {@link ChainReducer}: what
@@ -31,8 +29,7 @@ public final class Chain extends App {
 
   @Override
   protected void configure(Job job, String[] args) throws Exception {
-    setClasses(job);
-    FileInputFormat.addInputPath(job, new Path(args[0]));
+    super.configure(job, args);
     Configuration none = new Configuration(false);
     ChainMapper.addMapper(job, Sort.Split.class, LongWritable.class, Text.class, Text.class, Text.class, none);
     ChainMapper.addMapper(job, Lower.class, Text.class, Text.class, Text.class, Text.class, none);
