@@ -49,6 +49,11 @@ class ModelSummary:
     #: interval contains, and that interval's median width relative to the measured time
     calibrated_coverage: float | None = None
     calibrated_width: float | None = None
+    #: the same with each row calibrated on every other application of the rows (``loao`` of
+    #: :func:`summarize`, leave one application out): what ``predict --calibration`` of the whole backtest,
+    #: which calibrates on all its applications, promises an application it has not seen
+    loao_calibrated_coverage: float | None = None
+    loao_calibrated_width: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -58,14 +63,17 @@ class ModelSummary:
 Calibrating = Calibration | Callable[[BacktestRow], Calibration | None]
 
 
-def summarize(rows: Sequence[BacktestRow], calibration: Calibrating | None = None) -> list[ModelSummary]:
+def summarize(
+    rows: Sequence[BacktestRow], calibration: Calibrating | None = None, loao: Calibrating | None = None
+) -> list[ModelSummary]:
     """Per model: median and worst |error| and interval coverage (Zhang et al. 2013 report the first two).
 
     Also, where cases have several runs: the share of predictions that fall within the
     range of the case's runs, and the median run-to-run spread (the noise floor); for
     models with intervals, their median width relative to the measured time (a coverage
     is only as good as the width it took).  With ``calibration``, every calibrated model's widened
-    interval's coverage and width too (honest only where the calibration's cases are not these).
+    interval's coverage and width too (honest only where the calibration's cases are not these); with
+    ``loao`` (:func:`job_out_calibration` of the whole backtest), the same for it as well.
     """
     by_model: dict[str, list[BacktestRow]] = defaultdict(list)
     for row in rows:
@@ -83,6 +91,7 @@ def summarize(rows: Sequence[BacktestRow], calibration: Calibrating | None = Non
         ]
         floor = noise_floor(rs)
         cal_cov, cal_width = _calibrated(rs, calibration)
+        loao_cov, loao_width = _calibrated(rs, loao)
         out.append(
             ModelSummary(
                 model,
@@ -97,6 +106,8 @@ def summarize(rows: Sequence[BacktestRow], calibration: Calibrating | None = Non
                 floor.worst_abs_error if floor else None,
                 cal_cov,
                 cal_width,
+                loao_cov,
+                loao_width,
             )
         )
     return out

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 from phaseline.errors import EngineError, recording_warnings
 from phaseline.hadoop_names import LOCAL_ENGINE, YARN_ENGINE
 from predict.backtest import BacktestRow, backtest
-from predict.backtest_scores import Calibrating, ModelSummary, summarize
+from predict.backtest_scores import Calibrating, ModelSummary, job_out_calibration, summarize
 from predict.calibration import Calibration, calibrate
 from predict.core import Cluster
 from predict.suite import MB_PER_MAP, Suite, app_set, app_shape, run_order
@@ -68,15 +68,19 @@ def tuning_calibration(rows: Sequence[BacktestRow]) -> Calibration | None:
 
 
 def summarize_groups(
-    rows: Sequence[BacktestRow], by: Sequence[str], calibration: Calibrating | None = None
+    rows: Sequence[BacktestRow],
+    by: Sequence[str],
+    calibration: Calibrating | None = None,
+    loao: Calibrating | None = None,
 ) -> list[tuple[str, ModelSummary]]:
     """Every model's summary over all rows (group ``"all"``), then within each group of each grouping
     in ``by`` (:data:`GROUPINGS`), each with its own noise floor (:func:`predict.backtest_scores.noise_floor`)
-    and, with ``calibration``, its calibrated intervals' coverage (in sample for the calibration's own rows).
+    and, with ``calibration``, its calibrated intervals' coverage (in sample for the calibration's own rows);
+    with ``loao``, also that of each row calibrated on every other application (:func:`summarize`).
 
     Groups come in a fixed order: held-out before tuning, then by name.
     """
-    out = [("all", s) for s in summarize(rows, calibration)]
+    out = [("all", s) for s in summarize(rows, calibration, loao)]
     for grouping in by:
         name_of = GROUPINGS[grouping]
         groups: dict[str, list[BacktestRow]] = {}
@@ -85,7 +89,7 @@ def summarize_groups(
             if group is not None:
                 groups.setdefault(group, []).append(row)
         for group in sorted(groups, key=lambda g: (g != "held-out", g)):
-            out.extend((f"{grouping}={group}", s) for s in summarize(groups[group], calibration))
+            out.extend((f"{grouping}={group}", s) for s in summarize(groups[group], calibration, loao))
     return out
 
 
@@ -100,12 +104,11 @@ class SuiteResult:
 
     def to_json(self) -> dict[str, object]:
         calibration = tuning_calibration(self.rows)
+        groups = summarize_groups(self.rows, tuple(GROUPINGS), calibration, job_out_calibration(self.rows))
         return {
             "summary": [s.to_dict() for s in self.summary],
             "calibration": None if calibration is None else calibration.to_dict(),
-            "groups": [
-                {"group": g, **s.to_dict()} for g, s in summarize_groups(self.rows, tuple(GROUPINGS), calibration)
-            ],
+            "groups": [{"group": g, **s.to_dict()} for g, s in groups],
             "rows": [r.to_dict() for r in self.rows],
             "skipped": list(self.skipped),
         }

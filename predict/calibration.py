@@ -31,8 +31,16 @@ at 2 s and at 2 h), as the bounds' run interval (:meth:`profiles.profile.JobProf
 also assumes.
 
 The promise holds for applications like the calibration's: the same cluster and like code.
-The suite checks it the honest way (:mod:`predict.backtest_suite`): calibrated on its tuning
-applications, scored on the held-out ones.  ``alpha`` is the coverage asked for, not a fitted
+The suite checks it the honest way (:mod:`predict.backtest_suite`) twice.  Calibrated on its tuning
+applications, scored on the held-out ones: how intervals from the applications the models were tuned
+on (their errors in sample) serve new ones.  And, since ``predict --calibration`` of a backtest
+calibrates on every application it holds, each application scored by the calibration of all the
+others (leave one application out, :func:`predict.backtest_scores.job_out_calibration`): for the
+application left out this is split conformal prediction with the others as the calibration set, and
+over all applications the cross-conformal estimate of the coverage a new one is given (Vovk 2015,
+"Cross-conformal predictors", Ann. Math. Artif. Intell. 74; Barber, Candès, Ramdas and Tibshirani
+2021, "Predictive inference with the jackknife+", Ann. Statist. 49, which bounds it below by
+``1 - 2 alpha`` in the worst case).  ``alpha`` is the coverage asked for, not a fitted
 constant (issue 37 asks for 90 %).
 """
 

@@ -263,7 +263,9 @@ def _render(rows: list[BacktestRow], summary: bool, by: tuple[str, ...], fmt: st
     from predict.backtest_suite import summarize_groups, tuning_calibration
 
     if summary:  # every model's calibrated interval scored on rows it was not calibrated on
-        pairs = summarize_groups(rows, by, tuning_calibration(rows) or job_out_calibration(rows))
+        tuning = tuning_calibration(rows)  # a suite's: beside it, every application calibrated on the others
+        loao = job_out_calibration(rows)
+        pairs = summarize_groups(rows, by, tuning or loao, loao if tuning is not None else None)
         summaries = [{"group": group, **s.to_dict()} for group, s in pairs]
         if fmt == "table":  # shares as percentages; JSON and CSV keep the numbers
             summaries = [

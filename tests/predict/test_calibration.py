@@ -194,6 +194,24 @@ def test_the_suite_calibrates_on_its_tuning_apps_and_scores_the_held_out_ones() 
     assert by_group["set=tuning"].calibrated_coverage == 1.0  # in sample: every application's worst is within q
     assert tuning_calibration([row(held_out, 0, 1.1)]) is None
 
+    # beside it, every application calibrated on all the others (what `predict --calibration` of the whole
+    # backtest gives a new one): K + 1 applications, each left out in turn, K scores for the rest
+    from predict.backtest_scores import job_out_calibration
+
+    by_group = dict(summarize_groups(rows, ("set",), cal, job_out_calibration(rows)))
+    assert by_group["set=held-out"].calibrated_coverage == 0.5  # the tuning calibration's, unchanged
+    # the held-out application left out: the tuning applications' K scores again, q = log 1.0K: 1.5 outside
+    assert by_group["set=held-out"].loao_calibrated_coverage == 0.5
+    # a tuning application left out: the held-out one's score log 1.5 is among the K and the largest, so
+    # q = log 1.5 and both its cases are inside
+    assert by_group["set=tuning"].loao_calibrated_coverage == 1.0
+    assert by_group["set=tuning"].loao_calibrated_width == pytest.approx(
+        statistics.median([(1.5 - 1 / 1.5) / (1.0 + (j if i else 1) / 100) for j in range(1, k + 1) for i in range(2)])
+    )
+    # without it, no such figure
+    assert by_group["set=tuning"].calibrated_coverage == 1.0
+    assert dict(summarize_groups(rows, ("set",), cal))["all"].loao_calibrated_coverage is None
+
 
 def test_a_stores_own_jobs_are_calibrated_on_every_other_job() -> None:
     from predict.backtest import BacktestRow
