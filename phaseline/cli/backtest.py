@@ -120,7 +120,8 @@ _JSON_COLUMNS = ("job", "case", "model", "predicted_s", "measured_s", "error", "
               help="With --suite --engine yarn: memory of a container.")
 @click.option("--summary", is_flag=True, help="Print per-model median/worst error and coverage instead, and the coverage of every model's "
               "interval calibrated on other rows (`predict --calibration`): for the local suite's runs on its "
-              "tuning applications, for other jobs on every other job's rows (leave one job out).")
+              "tuning applications (and, as loao_calibrated_coverage, on every other application), for other jobs "
+              "on every other job's rows (leave one job out).")
 @click.option(
     "--by",
     "by",
