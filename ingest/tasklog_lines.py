@@ -105,6 +105,8 @@ def _int(groups: dict[str, str], key: str) -> int | None:
 
 
 _COLUMN_GROUPS = frozenset({"bytes", "records", "segments"})
+#: One file's ``offset+length`` in a CombineFileSplit's ``Paths:`` list (CombineFileSplit.toString).
+_COMBINED_LENGTH = re.compile(r":\d+\+(\d+)(?=,|$)")
 
 
 def classify(rec: LogRecord) -> TaskEvent:
@@ -132,6 +134,9 @@ def classify(rec: LogRecord) -> TaskEvent:
         n_records = (end if end > start else int(groups["length"]) + end) - start
     elif pat.kind is TaskLogEventKind.SPILL_RECORDS:
         n_records = (int(groups["length"]) - 1) // NMETA + 1
+    elif pat.name == "combined_split":  # the files' lengths, summed (none legible: unknown)
+        lengths = _COMBINED_LENGTH.findall(groups["split"])
+        n_bytes = sum(int(n) for n in lengths) if lengths else None
     return TaskEvent(
         rec.line_no, rec.ts_ms, rec.thread, rec.tid, pat.kind, pat.name,
         tuple(sorted((k, v) for k, v in groups.items() if k not in _COLUMN_GROUPS)),

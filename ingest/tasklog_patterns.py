@@ -92,6 +92,10 @@ PATTERNS: tuple[LinePattern, ...] = (
     _p("ljr_status", TaskLogEventKind.STATUS, "LocalJobRunner",
        r"^(?P<state>map|map > sort|reduce > (?:copy|sort|reduce)|\d+ / \d+ copied\.|)\s*$", *_LJR),
     # --- map side: MapTask and its MapOutputBuffer -----------------------------------
+    # a CombineFileSplit (CombineTextInputFormat, Hive's combined input): "Paths:" then path:offset+length
+    # of each file, comma separated, maybe " Locations:..." after; its bytes are their sum (tasklog_lines)
+    _p("combined_split", TaskLogEventKind.SPLIT, "MapTask",
+       r"^Processing split: (?P<split>Paths:.*?)(?: Locations:.*)?$", *_ALL),
     _p("split", TaskLogEventKind.SPLIT, "MapTask",
        r"^Processing split: (?P<split>.*?)(?::(?P<offset>\d+)\+(?P<bytes>\d+))?$", *_ALL),
     _p("sort_mb", TaskLogEventKind.SORT_BUFFER, "MapTask", r"^mapreduce\.task\.io\.sort\.mb: (?P<io_sort_mb>\d+)$", *_ALL),

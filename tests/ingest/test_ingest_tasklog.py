@@ -356,6 +356,24 @@ def test_spill_sizes_follow_the_sort_buffer_arithmetic() -> None:
         None, 710899)  # 710899 + 631279 = 1342178 = the map's output records
 
 
+def test_a_combined_split_reads_the_sum_of_its_files() -> None:
+    """CombineFileSplit.toString: "Paths:" then each file's path:offset+length, comma separated, and
+    " Locations:...; " where it has hosts.  The map read the sum (a plain split's regex took the last)."""
+    def split_bytes(message: str) -> int | None:
+        ev = classify(LogRecord(1, 0, "INFO", "main", None, "org.apache.hadoop.mapred.MapTask", message))
+        assert ev.kind is TaskLogEventKind.SPLIT
+        return ev.bytes
+
+    # as this machine's LocalJobRunner wrote it for CombineTextInputFormat over three 2 MiB files
+    assert split_bytes("Processing split: Paths:/tmp/in/part-m-00001:0+2097200,/tmp/in/part-m-00002:0+2097100,"
+                       "/tmp/in/part-m-00000:0+2097200") == 6_291_500  # fmt: skip
+    assert split_bytes("Processing split: Paths:/user/a/x.txt:0+134217728,/user/a/y.txt:134217728+1000 "
+                       "Locations:dn1:dn2:; ") == 134_218_728  # fmt: skip
+    assert split_bytes("Processing split: Paths:/only/one:5+10") == 10
+    assert split_bytes("Processing split: hdfs://nn/in:0+64") == 64  # a plain FileSplit as before
+    assert split_bytes("Processing split: Paths:") is None  # nothing legible: unknown, not 0
+
+
 def test_counter_block_and_display_names() -> None:
     extra = ((2, "\tMap-Reduce Framework"), (3, "\t\tShuffled Maps =76"), (4, "\tFile Input Format Counters "),
              (5, "\t\tBytes Read=134217800"), (6, "\torg.apache.hadoop.examples.terasort.TeraGen$Counters"),
