@@ -7,7 +7,8 @@
                                    "wall_start_ms", "wall_end_ms", "hadoop_version", "java_version",
                                    "params": {...}, "settings": {...},
                                    "counters": {group: {counter: value}}, "tasks": [...],
-                                   "log": "logs/job.log", "conf": "<job_id>_conf.xml", "jfr": ...}
+                                   "log": "logs/job.log", "conf": "<job_id>_conf.xml", "jfr": ...,
+                                   "maps": the map tasks a user's driver ran (its conf's count)}
     RUN_DIR/<job_id>_conf.xml     read by ingest.conf_xml
     RUN_DIR/logs/job.log          read by ingest.tasklog (attempts, events, phases, attempt counters)
 
@@ -110,7 +111,10 @@ def read_engine_run(path: Path, ctx: ReadContext) -> Iterator[Row]:
         "submit_ms": _int_or_none(run.get("submit_ms"), path, "submit_ms"),
         "launch_ms": _int_or_none(run.get("launch_ms"), path, "launch_ms"),
         "finish_ms": _int_or_none(run.get("finish_ms"), path, "finish_ms"),
-        "total_maps": _int_or_none(params.get("maps"), path, "params.maps"),
+        # the job's map tasks where the engine read them from its conf (a user's driver makes its own
+        # splits), else the engine's one map an input file
+        "total_maps": _int_or_none(run["maps"] if run.get("maps") is not None else params.get("maps"), path,
+                                   "maps"),
         "total_reduces": _int_or_none(params.get("reduces"), path, "params.reduces"),
         "uberized": False, "hadoop_version": _str_or_none(run, "hadoop_version", path), "source_format": RUN_FORMAT,
     })

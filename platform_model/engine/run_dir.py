@@ -125,6 +125,25 @@ def remove_data(run_dir: Path, *, generated_input: bool) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
+#: The conf key JobSubmitter sets to the number of splits it made: the job's map tasks.
+SUBMITTED_MAPS_KEY = "mapreduce.job.maps"
+
+
+def submitted_maps(conf: Path) -> int | None:
+    """The map tasks a job ran, as its submitted conf says (:data:`SUBMITTED_MAPS_KEY`); ``None`` where the
+    conf cannot be read or does not say.  A user's driver makes its own splits (a combining input format
+    packs several files into one), so the engine's count of input files is not its map count."""
+    from ingest.conf_xml import parse_conf
+    from phaseline.errors import PhaselineError
+
+    try:
+        props = parse_conf([conf.read_bytes()], conf)
+    except (OSError, PhaselineError):
+        return None
+    value = next((p.value for p in props if p.key == SUBMITTED_MAPS_KEY), None)
+    return int(value) if value is not None and value.strip().isdigit() else None
+
+
 def run_document(
     job: EngineJob,
     report: Mapping[str, Any],

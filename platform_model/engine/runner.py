@@ -17,7 +17,8 @@ JVM; only the scheduling is LocalJobRunner's:
 
 Run directory (read by the task-log ingest)::
 
-    RUN_DIR/run.json              summary: ids, status, times, params, settings, job counters
+    RUN_DIR/run.json              summary: ids, status, times, params, settings, job counters; for a
+                                  user's driver, the map tasks its conf says it ran ("maps")
     RUN_DIR/<job_id>_conf.xml     the submitted job configuration (with mapreduce.job.id)
     RUN_DIR/logs/job.log          log4j2 output of the JVM, UTC millisecond timestamps
     RUN_DIR/recording.jfr         JDK Flight Recorder recording (with ``jfr=True``)
@@ -69,6 +70,7 @@ from platform_model.engine.run_dir import (
     prepare_run_dir,
     remove_data,
     run_document,
+    submitted_maps,
 )
 
 _LAUNCHER = "phaseline.engine.EngineLauncher"
@@ -204,6 +206,8 @@ def run_engine(job: EngineJob, out: Path, *, timeout_s: float | None = 900.0) ->
             detail = report.get("error") or "the driver submitted no MapReduce job"
             raise EngineError(f"{main_class}: {detail}\n{log_tail(run_dir)}")
         doc = run_document(job, report, settings, main_class, wall_start_ms, wall_end_ms)
+        if not job.is_bench and doc["conf"]:  # the driver's own splits (the history a cluster writes has them)
+            doc["maps"] = submitted_maps(run_dir / doc["conf"])
         (run_dir / "run.json").write_text(json.dumps(doc, indent=1) + "\n")
     finally:
         if not job.keep_data:

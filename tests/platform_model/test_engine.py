@@ -599,3 +599,42 @@ def test_the_warm_up_runs_the_jobs_kind_of_map_output(tmp_path: Path, reduces: i
     warm_log = (run.run_dir / "tmp" / ".warmup" / "job.log").read_text()
     assert len(set(re.findall(r"Starting task: (attempt_\w+_r_\d+_\d+)", warm_log))) == warm_reduces
     assert len(set(re.findall(r"Starting task: (attempt_\w+_r_\d+_\d+)", run.log_path.read_text()))) == reduces
+
+
+@pytest.mark.slow
+def test_a_drivers_own_splits_are_the_jobs_maps(tmp_path: Path) -> None:
+    """A user's driver makes its own splits: CombinedSplits packs the engine's 4 input files of 2 MiB into
+    2 splits, so the job ran 2 maps; run.json says so and the store's job has 2 maps, not 4 (the input
+    files the engine wrote)."""
+    from ingest.pipeline import ingest_paths
+    from phaseline.store import Store
+    from predict.backtest_suite import app_jar
+
+    run = run_engine(
+        EngineJob(input_mb=8, selectivity=1.0, maps=4, reduces=1, jar=app_jar(),
+                  main_class="phaseline.apps.CombinedSplits", args=("{input}", "{output}", "1")),
+        tmp_path / "combined",
+    )
+    doc = json.loads((run.run_dir / "run.json").read_text())
+    assert doc["params"]["maps"] == 4  # the input files the engine wrote
+    assert doc["maps"] == 2  # the maps that ran
+    store = Store(tmp_path / "store")
+    ingest_paths([run.run_dir], store)
+    con = store.connect()
+    assert con.execute("SELECT total_maps FROM jobs").fetchall() == [(2,)]
+    assert con.execute("SELECT count(*) FROM tasks WHERE task_type = 'MAP'").fetchone() == (2,)
+
+
+def test_submitted_maps_reads_the_conf_jobsubmitter_wrote(tmp_path: Path) -> None:
+    from platform_model.engine.run_dir import submitted_maps
+
+    conf = tmp_path / "job_conf.xml"
+    conf.write_text("<configuration><property><name>mapreduce.job.maps</name><value>7</value></property>"
+                    "</configuration>")  # fmt: skip
+    assert submitted_maps(conf) == 7
+    conf.write_text("<configuration><property><name>mapreduce.job.reduces</name><value>2</value></property>"
+                    "</configuration>")  # fmt: skip
+    assert submitted_maps(conf) is None
+    conf.write_text("<configuration><property>")  # cut short: no answer, no error
+    assert submitted_maps(conf) is None
+    assert submitted_maps(tmp_path / "missing.xml") is None
