@@ -56,16 +56,17 @@ public final class KMeans extends App {
     final double[] sum = new double[DIM];
     long count;
 
-    void clear() {
+    /** This partial set to the sum of {@code partials}. */
+    Partial sumOf(Iterable<Partial> partials) {
       java.util.Arrays.fill(sum, 0.0);
       count = 0;
-    }
-
-    void add(Partial other) {
-      for (int d = 0; d < DIM; d++) {
-        sum[d] += other.sum[d];
+      for (Partial other : partials) {
+        for (int d = 0; d < DIM; d++) {
+          sum[d] += other.sum[d];
+        }
+        count += other.count;
       }
-      count += other.count;
+      return this;
     }
 
     @Override
@@ -127,11 +128,7 @@ public final class KMeans extends App {
     @Override
     protected void reduce(IntWritable key, Iterable<Partial> values, Context ctx)
         throws IOException, InterruptedException {
-      total.clear();
-      for (Partial p : values) {
-        total.add(p);
-      }
-      ctx.write(key, total);
+      ctx.write(key, total.sumOf(values));
     }
   }
 
@@ -143,10 +140,7 @@ public final class KMeans extends App {
     @Override
     protected void reduce(IntWritable key, Iterable<Partial> values, Context ctx)
         throws IOException, InterruptedException {
-      total.clear();
-      for (Partial p : values) {
-        total.add(p);
-      }
+      total.sumOf(values);
       StringBuilder s = new StringBuilder().append(total.count);
       for (double sum : total.sum) {
         s.append(' ').append(sum / Math.max(1, total.count));
