@@ -40,6 +40,7 @@ from phaseline.errors import DataQualityWarning, ProfileError
 from phaseline.hadoop_names import local_runner_job
 from phaseline.schemas import Phase
 from profiles import queries as q
+from profiles.generated_input import generated_input
 from profiles.phase_floor import typical_maps
 from profiles.phase_spans import overheads, own_side, per_unit
 from profiles.profile import JobProfile, ProfileSource, Stage
@@ -101,13 +102,13 @@ def extract_profile(
     NotFoundError
         The job is not in the store.
     ProfileError
-        The run has no successful map with input counters, so neither the
-        input nor the map selectivity (required profile fields) can be known.
+        The run has no successful map with input counters (a generator's output stands in for its
+        input: :mod:`profiles.generated_input`), so neither the input nor the map selectivity can be known.
     """
     frames = frames or q.JobFrames.query(con, job_id)
     summary = frames.summary
     conf = q.job_conf(con, job_id)
-    splits_df = q.data_skew(con, job_id).query("task_type == 'MAP'")
+    splits_df = generated_input(job_id, q.data_skew(con, job_id).query("task_type == 'MAP'"))
     ok_phases = frames.phases[frames.phases["status"] == "SUCCEEDED"]
     timeline = frames.attempts
     ok = timeline[timeline["status"] == "SUCCEEDED"]
@@ -337,9 +338,7 @@ def _network_cost(rs: pd.DataFrame, ok_phases: pd.DataFrame) -> float | None:
         (ok_phases["phase"] == Phase.SHUFFLE) & ok_phases["attempt_id"].isin(late["attempt_id"])
     ]
     shuffle_rows = shuffle_rows[shuffle_rows["data_bytes"].notna()]
-    if shuffle_rows.empty:
-        return None
-    return ratio(shuffle_rows["dur_ms"].sum(), shuffle_rows["data_bytes"].sum())
+    return None if shuffle_rows.empty else ratio(shuffle_rows["dur_ms"].sum(), shuffle_rows["data_bytes"].sum())
 
 
 def _source(job_id: str, summary: pd.Series, conf: Mapping[str, str]) -> ProfileSource:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
+import warnings
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from click.testing import CliRunner
 
 from ingest.pipeline import ingest_paths
 from phaseline.cli import main
+from phaseline.errors import DataQualityWarning
 from phaseline.store import Store
 from profiles import queries as q
 from profiles.critical_path import critical_path
@@ -241,9 +243,14 @@ def test_profiles_of_real_jobs_round_trip(con: duckdb.DuckDBPyConnection) -> Non
     assert p.counters.map_input_bytes == input_bytes > 0
     assert p.map_ms_per_record is None  # history times cannot isolate the map function
     assert JobProfile.from_json(p.to_json()) == p
-    # the Sleep job reads no input bytes: its size selectivity is undefined, and said so
-    with pytest.raises(ValueError, match="selectivity"):
-        extract_profile(con, SLEEP)
+    # the Sleep job reads no input bytes: its maps make their records (SleepInputFormat), so it is profiled
+    # as a generator, its input the bytes its 10 maps emitted (4 each), and it says so
+    with warnings.catch_warnings(record=True) as said:  # (its one-time cost is warned of too)
+        warnings.simplefilter("always", DataQualityWarning)
+        sleep = extract_profile(con, SLEEP)
+    assert any("read no input but made 10 records" in str(w.message) for w in said)
+    assert sleep.map_size_sel == 1.0
+    assert (sleep.input.splits, sleep.input.avg_split_bytes, sleep.input.avg_split_records) == (10, 4.0, 1.0)
 
 
 def test_chrome_trace_of_the_yahoo_job(con: duckdb.DuckDBPyConnection) -> None:
@@ -315,11 +322,13 @@ def test_cli_errors_are_clean(store: Store, tmp_path: Path) -> None:
     )
     assert result.exit_code == 2  # a usage error
     assert "FILE.png, FILE.svg or FILE.json" in result.output
+    # 0.20's job 0001 was killed before any task ran: nothing to profile, said in one line
     result = runner.invoke(
-        main, ["profile", SLEEP, "--out", str(tmp_path / "p.json"), "--store", str(store.root)]
+        main, ["profile", "job_200904211745_0001", "--out", str(tmp_path / "p.json"), "--store", str(store.root)]
     )
     assert result.exit_code != 0
-    assert "selectivity" in result.output
+    assert "no successful map reports its input bytes and records" in result.output
+    assert "Traceback" not in result.output
 
 
 def test_a_later_waves_reduce_is_its_shuffle_and_reduce_phase(tmp_path: Path) -> None:
