@@ -23,11 +23,14 @@ __all__ = ["generated_input"]
 
 def generated_input(job_id: str, maps: pd.DataFrame) -> pd.DataFrame:
     """``maps`` (``data_skew.sql``'s map rows) with each map's input bytes taken as its output bytes where
-    every map read no bytes but made records and output; otherwise ``maps`` unchanged."""
-    read = pd.to_numeric(maps["input_bytes"], errors="coerce")
-    made = pd.to_numeric(maps["input_records"], errors="coerce")
-    out = pd.to_numeric(maps["output_bytes"], errors="coerce")
-    if maps.empty or (read.fillna(0) > 0).any() or not ((made > 0) & (out > 0)).all():
+    every map counted 0 bytes read but made records and output; otherwise ``maps`` unchanged."""
+    read = pd.to_numeric(maps["input_bytes"], errors="coerce").astype("Float64")
+    made = pd.to_numeric(maps["input_records"], errors="coerce").astype("Float64")
+    out = pd.to_numeric(maps["output_bytes"], errors="coerce").astype("Float64")
+    # every map counted 0 bytes read (one that did not count them, Rumen's -1, is no generator's evidence),
+    # and made records and output: a count not known is no evidence either
+    generator = (read == 0) & (made > 0) & (out > 0)
+    if maps.empty or not generator.fillna(False).all():
         return maps
     warnings.warn(
         DataQualityWarning(

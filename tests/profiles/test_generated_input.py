@@ -24,8 +24,9 @@ from profiles.generated_input import generated_input
 TERAGEN = "job_1756057717712_0001"
 
 
-def _maps(read: list[int], made: list[int], out: list[int]) -> pd.DataFrame:
-    return pd.DataFrame({"input_bytes": read, "input_records": made, "output_bytes": out})
+def _maps(read: list[int | None], made: list[int | None], out: list[int]) -> pd.DataFrame:
+    return pd.DataFrame({"input_bytes": pd.array(read, dtype="Int64"), "input_records": pd.array(made, dtype="Int64"),
+                         "output_bytes": out})  # fmt: skip
 
 
 def test_maps_that_read_nothing_but_made_records_take_their_output_as_input() -> None:
@@ -40,9 +41,12 @@ def test_maps_that_read_nothing_but_made_records_take_their_output_as_input() ->
         ([0, 64], [100, 200], [10_000, 20_000]),  # one map read bytes: a reader, not a generator
         ([0, 0], [0, 200], [10_000, 20_000]),  # a map made nothing: no generator's evidence
         ([0, 0], [100, 200], [0, 20_000]),  # a map wrote nothing
+        ([None, None], [100, 200], [10_000, 20_000]),  # bytes read not counted (Rumen's -1): unknown, not 0
+        ([0, None], [100, 200], [10_000, 20_000]),
+        ([0, 0], [100, None], [10_000, 20_000]),  # records not counted
     ],
 )
-def test_any_other_run_is_left_as_it_is(read: list[int], made: list[int], out: list[int]) -> None:
+def test_any_other_run_is_left_as_it_is(read: list[int | None], made: list[int | None], out: list[int]) -> None:
     maps = _maps(read, made, out)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
