@@ -25,7 +25,10 @@ options; ``--json PATH`` writes the figures), or all benchmarks with ``benchmark
 3. **Queries** on the store those files were ingested into (as ingest left
    it): timeline + phases + skew of one job, cold (new connection) and warm,
    and ``phaseline jobs``; the peer is the same query on a copy of the same
-   rows in one Parquet file per table, which shows what the store's layout costs.
+   rows in one Parquet file per table, which shows what the store's layout costs
+   (``store_queries.py``).
+
+Each measurement runs in a process of its own (``ingest_children.py``).
 
 Generated files go to ``--workdir`` (default ``/tmp/phaseline-bench``) and are
 reused when present.
@@ -46,8 +49,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import (  # benchmarks/ is a script directory, not a package
     REPO,
@@ -55,109 +56,21 @@ from common import (  # benchmarks/ is a script directory, not a package
     Figure,
     Goal,
     Target,
-    best_of,
-    python_child,
     run_measured,
 )
-from jhist_inputs import Seed, seed_path, small_job_id, write_big_jhist, write_small_files
+from ingest_children import HADOOP_BATCH_FILES, hadoop_parse, run_child
+from jhist_inputs import Seed, write_big_jhist, write_small_files
+from store_queries import bench_queries
 
 AREA_BIG = "ingest: large .jhist files"
 AREA_SMALL = "ingest: many small files"
-AREA_QUERY = "queries on a many-small-files store"
 MB = 1_000_000
 CORES = os.cpu_count() or 1
-HADOOP_BATCH_FILES = 2_000
 #: Targets of issue 10.
 HADOOP_RATIO_TARGET = 2.0
 BARE_DECODE_TARGET = 0.5
 RSS_GROWTH_TARGET = 1.5
 WORKERS_SCALING_TARGET = 1.5
-ONE_JOB_QUERY_TARGET_S = 1.0
-
-
-# ---------------------------------------------------------------------- child side (one process per measurement)
-def _child(mode: str, target: Path, store: str | None, workers: int, limit: int) -> dict[str, Any]:
-    from ingest.base import ReadContext, row_count  # imports stay outside the timed region
-    from ingest.jhist import read_jhist
-    from ingest.pipeline import ingest_paths
-    from phaseline.store import Store
-
-    t0, c0 = time.perf_counter(), time.process_time()
-    events = rows = files = 0
-    if mode == "reader":
-        ctx = ReadContext(target)
-        for item in read_jhist(target, ctx):
-            rows += row_count(item)
-        events = ctx.events_read
-    elif mode in ("orjson", "json"):
-        loads = orjson.loads if mode == "orjson" else json.loads
-        with open(target, "rb") as fh:
-            fh.readline()  # "Avro-Json"
-            fh.readline()  # the schema
-            for line in fh:
-                if line.strip():
-                    loads(line)
-                    events += 1
-    elif mode == "ingest-file":  # one file, read in ranges by the workers when it is large (ingest.split_reading)
-        assert store is not None
-        summary = ingest_paths([target], Store(store), workers=workers)
-        (result,) = summary.results
-        if result.status != "landed":
-            raise SystemExit(f"{target} did not land: {result}")
-        files, events, rows = 1, result.events_read, result.rows_written
-    elif mode == "ingest-dir":
-        assert store is not None
-        paths = sorted(p for p in target.iterdir() if p.suffix == ".jhist")[: limit or None]
-        t0, c0 = time.perf_counter(), time.process_time()  # listing the directory is not ingest work
-        summary = ingest_paths(paths, Store(store), workers=workers)
-        files = len(summary.results)
-        landed = summary.count("landed")
-        if landed != files:
-            bad = [r for r in summary.results if r.status != "landed"][:3]
-            raise SystemExit(f"{files - landed} of {files} files did not land: {bad}")
-        events = sum(r.events_read for r in summary.results)
-        rows = sum(r.rows_written for r in summary.results)
-    else:
-        raise SystemExit(f"unknown child mode {mode}")
-    return {"mode": mode, "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0,
-            "events": events, "rows": rows, "files": files}  # fmt: skip
-
-
-def _run_child(
-    mode: str, target: Path, *, store: Path | None = None, workers: int = 1, limit: int = 0
-) -> tuple[ChildRun, dict[str, Any]]:
-    args = ["--child", mode, str(target), "--workers", str(workers), "--limit", str(limit)]
-    if store is not None:
-        args += ["--store", str(store)]
-    run = run_measured(python_child(Path(__file__), *args), cwd=REPO)
-    return run, run.last_json()
-
-
-def _hadoop(paths: Sequence[Path], heap: str) -> tuple[float, float, float, float, int]:
-    """Hadoop's parser on ``paths`` (batches of files per JVM): wall, CPU, sum of parse(), peak RSS, attempts.
-
-    Each JVM first parses the small seed file, so ``parse()`` times exclude class
-    loading as well as JVM start; the process wall time includes both.
-    """
-    sys.path.insert(0, str(REPO / "tests"))
-    from oracle_util import dumper_command  # type: ignore[import-not-found,unused-ignore]
-
-    cmd = dumper_command(summary=True, jvm_args=(f"-Xmx{heap}", "-Dlog4j2.level=ERROR"))
-    warm_up = str(seed_path())
-    wall = cpu = parse = rss = 0.0
-    attempts = 0
-    for i in range(0, len(paths), HADOOP_BATCH_FILES):
-        run = run_measured([*cmd, warm_up, *(str(p) for p in paths[i : i + HADOOP_BATCH_FILES])])
-        for line in run.stdout.splitlines()[1:]:
-            info = json.loads(line)
-            if info.get("fatal") or info.get("parse_exception"):
-                raise RuntimeError(f"Hadoop could not parse {info['path']}: {info}")
-            parse += info["parse_ns"] / 1e9
-            attempts += info["attempts"]
-        wall += run.wall_s
-        cpu += run.cpu_s
-        rss = max(rss, run.peak_rss_mb)
-    return wall, cpu, parse, rss, attempts
 
 
 # ---------------------------------------------------------------------- 1. large files
@@ -181,17 +94,17 @@ def _measure_size(path: Path, size: int, workdir: Path, repeat: int) -> dict[str
             best[key] = dict(vals)
 
     for _ in range(repeat if size <= 50 else 1):  # interleaved, so every contender sees the same load
-        run, out = _run_child("reader", path)
+        run, out = run_child("reader", path)
         keep("reader", wall=run.wall_s, loop=out["seconds"], cpu=run.cpu_s, rss=run.peak_rss_mb,
              events=out["events"], rows=out["rows"])  # fmt: skip
         run = _ingest_cli(path, workdir)
         keep("ingest", wall=run.wall_s, cpu=run.cpu_s, rss=run.peak_rss_mb)
         run = _ingest_cli(path, workdir, "-j", "2")
         keep("ingest_j2", wall=run.wall_s, cpu=run.cpu_s, rss=run.peak_rss_mb)
-        wall, cpu, parse, hrss, attempts = _hadoop([path], heap)
+        wall, cpu, parse, hrss, attempts = hadoop_parse([path], heap)
         keep("hadoop", wall=wall, loop=parse, cpu=cpu, rss=hrss, attempts=attempts)
         for mode in ("orjson", "json"):
-            run, out = _run_child(mode, path)
+            run, out = run_child(mode, path)
             keep(mode, wall=run.wall_s, loop=out["seconds"], cpu=run.cpu_s, rss=run.peak_rss_mb)
     return best
 
@@ -289,7 +202,7 @@ def bench_split(size_mb: int, workdir: Path, pairs: int) -> list[Figure]:
         for workers in (1, 2) if i % 2 == 0 else (2, 1):
             store = Path(tempfile.mkdtemp(prefix="bench-split-", dir=workdir))
             try:
-                run, res = _run_child("ingest-file", path, store=store, workers=workers)
+                run, res = run_child("ingest-file", path, store=store, workers=workers)
             finally:
                 shutil.rmtree(store, ignore_errors=True)
             got[workers] = {"seconds": res["seconds"], "process_s": run.wall_s, "cpu_s": run.cpu_s,
@@ -311,7 +224,7 @@ def bench_split(size_mb: int, workdir: Path, pairs: int) -> list[Figure]:
 # ---------------------------------------------------------------------- 2. many small files
 def _ingest_small(directory: Path, limit: int, workers: int, store: Path) -> dict[str, Any]:
     shutil.rmtree(store, ignore_errors=True)
-    run, res = _run_child("ingest-dir", directory, store=store, workers=workers, limit=limit)
+    run, res = run_child("ingest-dir", directory, store=store, workers=workers, limit=limit)
     # cpu_s: every process (parent and workers); parent_cpu_s: the ingest_paths call in the parent alone
     return {"files": res["files"], "seconds": res["seconds"], "process_s": run.wall_s, "cpu_s": run.cpu_s,
             "parent_cpu_s": res["cpu_seconds"], "peak_rss_mb": run.peak_rss_mb, "rows": res["rows"]}  # fmt: skip
@@ -349,7 +262,7 @@ def bench_small(
         shutil.rmtree(scratch, ignore_errors=True)
     ratios = [one["seconds"] / two["seconds"] for one, two in rounds]
     one, two = rounds[sorted(range(pairs), key=ratios.__getitem__)[(pairs - 1) // 2]]
-    h_wall, h_cpu, h_parse, h_rss, _ = _hadoop(paths[:k], "1g")
+    h_wall, h_cpu, h_parse, h_rss, _ = hadoop_parse(paths[:k], "1g")
     details = {"files": k, "total_mb": round(size_mb, 1), "generate_s": round(gen_s, 1), "workers_1": one,
                "workers_2": two, "pair_ratios": [round(r, 3) for r in ratios], "hadoop": {"seconds": h_wall, "parse_seconds": h_parse, "cpu_s": h_cpu,
                                             "peak_rss_mb": h_rss, "files_per_jvm": HADOOP_BATCH_FILES}}  # fmt: skip
@@ -374,113 +287,6 @@ def bench_small(
             details=full,
         ))  # fmt: skip
     return figures
-
-
-# ---------------------------------------------------------------------- 3. queries
-def _compact(store_root: Path, target: Path) -> Path:
-    """Copy every table of a store into one Parquet file per table."""
-    from phaseline import schemas
-    from phaseline.store import Store
-
-    shutil.rmtree(target, ignore_errors=True)
-    target.mkdir(parents=True)
-    con = Store(store_root).connect()
-    for name in schemas.TABLES:
-        if con.execute(f'SELECT count(*) FROM "{name}"').fetchone() != (0,):
-            dest = str(target / f"{name}.parquet").replace("'", "''")
-            con.execute(f"COPY (SELECT * FROM \"{name}\") TO '{dest}' (FORMAT parquet, COMPRESSION zstd)")
-    return target
-
-
-def _connect_compacted(root: Path) -> Any:
-    import duckdb
-
-    from phaseline import schemas
-
-    con = duckdb.connect(":memory:")
-    for name, spec in schemas.TABLES.items():
-        path = root / f"{name}.parquet"
-        if path.exists():
-            con.execute(
-                f"CREATE VIEW \"{name}\" AS SELECT * FROM read_parquet('{str(path).replace(chr(39), '')}')"
-            )
-        else:
-            con.register(name, spec.schema.empty_table())
-    return con
-
-
-def _query_child(store_root: Path, compacted: str | None, job_id: str, repeat: int) -> None:
-    """Print one JSON line per timed step (so a parent that times out still gets the finished ones)."""
-    from phaseline.store import Store
-    from profiles import queries as q
-
-    def connect() -> Any:
-        return _connect_compacted(Path(compacted)) if compacted else Store(store_root).connect()
-
-    def one_job(c: Any) -> int:
-        return len(q.timeline(c, job_id)) + len(q.phases(c, job_id)) + len(q.skew_hosts(c, job_id))
-
-    def emit(step: str, t: Any) -> None:
-        print(
-            json.dumps({"step": step, "seconds": t.wall_s, "cpu_seconds": t.cpu_s, "rows": t.result}),
-            flush=True,
-        )
-
-    emit("cold", best_of(lambda: one_job(connect()), repeat))
-    con = connect()
-    one_job(con)
-    emit("warm", best_of(lambda: one_job(con), repeat))
-    emit("jobs", best_of(lambda: len(q.job_list(connect()).fetchall()), repeat))
-
-
-def bench_queries(store_root: Path, workdir: Path, repeat: int, limit_s: float) -> list[Figure]:
-    """Timeline + phases + skew of one job, and the jobs listing, on the store and on a compacted copy.
-
-    Each side runs in a child process limited to ``limit_s``; a step that did not
-    finish is reported at the limit, as a lower bound.
-    """
-    from phaseline.store import Store
-
-    store = Store(store_root)
-    sources = store.sources()
-    files = len(store.manifest().files)
-    jobs = sources.num_rows
-    job_id = "job_" + small_job_id(jobs // 2).decode()
-    t0 = time.perf_counter()
-    compacted = _compact(store_root, workdir / f"compacted-{store_root.name}")
-    compact_s = time.perf_counter() - t0
-    steps: dict[str, dict[str, float]] = {}
-    for label, extra in (("store", []), ("compacted", ["--compacted", str(compacted)])):
-        argv = python_child(Path(__file__), "--child", "queries", str(store_root), "--job", job_id,
-                            "--repeat", str(repeat), *extra)  # fmt: skip
-        run = run_measured(argv, cwd=REPO, timeout_s=limit_s, check=False)
-        if run.returncode not in (0, -9):
-            raise RuntimeError(f"query child failed ({run.returncode}):\n{run.stderr[-3000:]}")
-        got = {d["step"]: d for d in map(json.loads, run.stdout.split("\n")[:-1]) if "step" in d}
-        steps[label] = {
-            s: got[s]["seconds"] if s in got else float(limit_s) for s in ("cold", "warm", "jobs")
-        }
-        steps[label]["timed_out"] = float(run.returncode == -9)
-    cli = run_measured([sys.executable, "-m", "phaseline", "jobs", "--store", str(store_root), "--format", "json"],
-                       cwd=REPO, timeout_s=limit_s, check=False)  # fmt: skip
-    bare = run_measured([sys.executable, "-c", "import phaseline.cli"], cwd=REPO)
-    s, c = steps["store"], steps["compacted"]
-    peer = "the same on a compacted copy (one Parquet file per table)"
-    late = f" (did not finish in the {limit_s:.0f} s limit: a lower bound)" if s["timed_out"] else ""
-    details = {"store_files": files, "jobs": jobs, "job_id": job_id, "compact_s": compact_s, **{
-               f"{k}_{m}": v for k, r in steps.items() for m, v in r.items()}}  # fmt: skip
-    one = Target(Goal.AT_MOST, ONE_JOB_QUERY_TARGET_S)
-    return [
-        Figure(AREA_QUERY, f"timeline + phases + skew of one job, {jobs:,}-job store, cold (connect + query)",
-               s["cold"], "s", peer, c["cold"], one, details=details,
-               note=f"the store holds {files:,} Parquet files for its {jobs:,} sources after ingest{late}"),
-        Figure(AREA_QUERY, f"timeline + phases + skew of one job, {jobs:,}-job store, warm", s["warm"], "s",
-               peer, c["warm"], one),
-        Figure(AREA_QUERY, f"jobs listing of {jobs:,} jobs (connect + query)", s["jobs"], "s", peer, c["jobs"]),
-        Figure(AREA_QUERY, "`phaseline jobs --format json` (whole command, incl. start-up)", cli.wall_s, "s",
-               "`python -c 'import phaseline.cli'` (the start-up alone)", bare.wall_s,
-               note="" if cli.returncode == 0 else f"exit status {cli.returncode} (at the time limit when -9)"),
-    ]  # fmt: skip
 
 
 # ---------------------------------------------------------------------- entry points
@@ -547,20 +353,7 @@ def main(argv: list[str] | None = None) -> int:
         "--workdir", type=Path, default=default.workdir, help="where generated files go (default %(default)s)"
     )
     ap.add_argument("--json", type=Path, help="also write the figures to this JSON file")
-    ap.add_argument("--child", help=argparse.SUPPRESS)
-    ap.add_argument("--store", help=argparse.SUPPRESS)
-    ap.add_argument("--workers", type=int, default=1, help=argparse.SUPPRESS)
-    ap.add_argument("--limit", type=int, default=0, help=argparse.SUPPRESS)
-    ap.add_argument("--compacted", help=argparse.SUPPRESS)
-    ap.add_argument("--job", help=argparse.SUPPRESS)
-    ap.add_argument("target", nargs="?", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    if args.child == "queries":
-        _query_child(args.target, args.compacted, args.job, args.repeat)
-        return 0
-    if args.child:
-        print(json.dumps(_child(args.child, args.target, args.store, args.workers, args.limit)))
-        return 0
     if args.quick:
         config = dataclasses.replace(Config.quick(), workdir=args.workdir)
     else:

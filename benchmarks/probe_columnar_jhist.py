@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
-from bench_ingest_scale import _child as measured_in_process
+from ingest_children import measure as measured_in_process
 from jhist_inputs import Seed, write_big_jhist
 
 JH = "org.apache.hadoop.mapreduce.jobhistory."

@@ -23,6 +23,7 @@ BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 sys.path.insert(0, str(BENCH))
 
 import common  # noqa: E402 - benchmarks/ is a script directory, not a package
+import results_files  # noqa: E402
 
 FIGURE_KEYS = {
     "area",
@@ -106,12 +107,12 @@ def test_run_measured_kills_at_the_time_limit_and_keeps_output() -> None:
 
 def test_markdown_escapes_table_cells() -> None:
     fig = common.Figure("area | one", "a|b", 1.5, "s", "peer|x", 3.0, common.Target(common.Goal.AT_MOST, 2.0))
-    payload = common.results_payload(
+    payload = results_files.results_payload(
         [fig.as_dict()], [], started="2026-01-01T00:00:00+00:00", finished="2026-01-01T00:01:00+00:00",
         mach={"cpu_model": "cpu", "cores": 2, "memory_gb": 1.0, "os": "Linux", "load_average_1m": 0.1},
         vers={"python": "3.11"}, settings={"mode": "quick"},
     )  # fmt: skip
-    md = common.render_markdown(payload)
+    md = results_files.render_markdown(payload)
     assert "| a\\|b | 1.50 s | peer\\|x | 3.00 s | 0.50x | <= 2 s | yes |" in md
     assert payload["summary"] == {"figures": 1, "with_target": 1, "met": 1, "missed": [], "errors": 0}
 
