@@ -25,6 +25,9 @@ cores): they take the profiled map's demand alone, ``1 / max(1, n_profile / P)``
 (:func:`map_demand_factor`), so that contention is not counted twice.
 Tasks are taken as CPU-bound throughout (a task waiting on disk or network
 shares less), so the factor is an upper estimate of the slowdown.
+
+Both factors also carry :func:`~predict.shared_heap.gc_stall_factor`: maps that share one JVM
+stop each other for its garbage collections, whether or not they share cores.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from __future__ import annotations
 import math
 
 from predict.core import Cluster
+from predict.shared_heap import gc_stall_factor
 from profiles.profile import JobProfile
 
 __all__ = ["cpu_share_factor", "map_contention", "map_demand_factor"]
@@ -51,31 +55,42 @@ def _profiled_share(profile: JobProfile, cluster: Cluster | None) -> tuple[int, 
     return cpus, concurrency, cpu_share_factor(concurrency, cpus)
 
 
+def _with_gc(factor: float, note: str | None, gc: tuple[float, str | None]) -> tuple[float, str | None]:
+    """A CPU factor and its note with the shared heap's (:func:`~predict.shared_heap.gc_stall_factor`)."""
+    notes = [n for n in (note, gc[1]) if n is not None]
+    return factor * gc[0], "; ".join(notes) if notes else None
+
+
 def map_contention(profile: JobProfile, cluster: Cluster | None, n_maps: int) -> tuple[float, str | None]:
     """The factor a profiled map's duration takes on ``cluster`` for a run of ``n_maps`` maps, and the
     note that says so (``None`` where the factor is 1)."""
+    gc = gc_stall_factor(profile, cluster, n_maps)
     known = _profiled_share(profile, cluster)
     if known is None or cluster is None or n_maps < 1:
-        return 1.0, None
+        return gc
     cpus, concurrency, shared = known
     at_once = min(cluster.map_slots_per_node, math.ceil(n_maps / cluster.nodes))
     factor = cpu_share_factor(at_once, cpus) / shared
     if math.isclose(factor, 1.0):
-        return 1.0, None
-    return factor, (
+        return gc
+    return _with_gc(factor, (
         f"maps x {factor:.2f} for CPU contention: {at_once} map(s) at once on a node of {cpus} core(s), "
         f"where the profiled typical map shared its node with {concurrency:.1f} task(s) on average"
-    )
+    ), gc)  # fmt: skip
 
 
-def map_demand_factor(profile: JobProfile, cluster: Cluster | None) -> tuple[float, str | None]:
+def map_demand_factor(
+    profile: JobProfile, cluster: Cluster | None, n_maps: int | None = None
+) -> tuple[float, str | None]:
     """The factor that takes a profiled map to its demand alone on ``cluster``'s cores (for a model that
-    prices the contention itself), and the note that says so (``None`` where it is 1)."""
+    prices the contention itself), with the shared heap's for a run of ``n_maps`` maps (``None``: not
+    priced), and the note that says so (``None`` where it is 1)."""
+    gc = gc_stall_factor(profile, cluster, n_maps)
     known = _profiled_share(profile, cluster)
     if known is None or math.isclose(known[2], 1.0):
-        return 1.0, None
+        return gc
     cpus, concurrency, shared = known
-    return 1.0 / shared, (
+    return _with_gc(1.0 / shared, (
         f"maps / {shared:.2f}: their demand alone, where the profiled typical map shared its node's "
         f"{cpus} core(s) with {concurrency:.1f} task(s) on average"
-    )
+    ), gc)  # fmt: skip

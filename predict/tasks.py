@@ -246,7 +246,8 @@ def estimate_tasks(
     costs = _FunctionCosts.of(profile, times, settings, notes)
     before = profiled_settings(profile)
     map_avg, map_max = _map_tasks(profile, costs, shape, before, settings, notes)
-    factor, note = map_demand_factor(profile, cluster) if demand_only else map_contention(profile, cluster, shape.splits)
+    factor, note = (map_demand_factor(profile, cluster, shape.splits) if demand_only
+                    else map_contention(profile, cluster, shape.splits))  # fmt: skip
     if note is not None:
         map_avg, map_max = map_avg.scaled(factor), map_max.scaled(factor)
         notes.append(note)

@@ -40,6 +40,7 @@ from phaseline.errors import DataQualityWarning, ProfileError
 from phaseline.hadoop_names import local_runner_job
 from phaseline.schemas import Phase
 from profiles import queries as q
+from profiles.gc_share import map_gc_share
 from profiles.generated_input import generated_input
 from profiles.phase_floor import typical_maps
 from profiles.phase_spans import overheads, own_side, per_unit
@@ -82,9 +83,7 @@ class _Selectivities:
     combine_recs_sel: float | None
 
 
-def extract_profile(
-    con: duckdb.DuckDBPyConnection, job_id: str, *, frames: q.JobFrames | None = None
-) -> JobProfile:
+def extract_profile(con: duckdb.DuckDBPyConnection, job_id: str, *, frames: q.JobFrames | None = None) -> JobProfile:
     """The profile of one run of ``job_id`` (see the module docstring for every field's source).
 
     Parameters
@@ -144,6 +143,7 @@ def extract_profile(
         cost_evidence=split.evidence if split is not None else None,
         reduce_task_overhead_ms=overhead.get("REDUCE"),
         map_concurrency=_map_concurrency(con, job_id, atypical),
+        map_gc_share=map_gc_share(maps_c, ok, atypical),
         stages=_stages(typ_ok, rs),
         phases=_phase_stats(typ_phases),
         counters=run_counters(con, job_id, _totals(totals, "MAP"), _totals(totals, "REDUCE")),
@@ -175,13 +175,9 @@ def _input_stats(job_id: str, splits_df: pd.DataFrame) -> tuple[InputStats, floa
             "BYTES_READ/MAP_INPUT_BYTES/HDFS_BYTES_READ and MAP_INPUT_RECORDS); ingest the job's "
             "history file with counters (a .jhist or 1.x history) to profile it"
         )
-    stats = InputStats(
-        splits=len(splits_df),
-        avg_split_bytes=float(split_bytes.mean()),
-        max_split_bytes=float(split_bytes.max()),
-        avg_split_records=float(split_recs.mean()),
-        max_split_records=float(split_recs.max()),
-    )
+    stats = InputStats(splits=len(splits_df), avg_split_bytes=float(split_bytes.mean()),
+                       max_split_bytes=float(split_bytes.max()), avg_split_records=float(split_recs.mean()),
+                       max_split_records=float(split_recs.max()))  # fmt: skip
     return stats, float(split_bytes.sum()), float(split_recs.sum())
 
 

@@ -1,10 +1,10 @@
 """Several runs of one job as one profile (:func:`merge_profiles`).
 
 Averages weighted by what they average over, maxima kept, counters added; the per-task map cost
-and the reduce function's fixed and per-record cost fitted across the runs' sizes where they
-differ (:mod:`profiles.task_costs`); the makespans kept
-as run-to-run noise only where the runs are repeats of one case.  Warnings name what the merge
-cannot reconcile: settings the runs differ in, selectivities that say other data or code.
+and the reduce function's fixed and per-record cost fitted across the runs' sizes where they differ
+(:mod:`profiles.task_costs`); the makespans kept as run-to-run noise only where the runs are
+repeats of one case.  Warnings name what the merge cannot reconcile: settings the runs differ in,
+selectivities that say other data or code.
 """
 
 from __future__ import annotations
@@ -296,11 +296,11 @@ def _with_map_costs(merged: JobProfile, profiles: Sequence[JobProfile], noise: f
     learnt from the smallest run alone over-prices a large run whose per-byte
     cost keeps falling (a JIT that keeps improving: issue 37's group-by).
     """
-    merged = dataclasses.replace(merged, map_concurrency=_wmean([(p.map_concurrency, p.num_maps) for p in profiles]))
+    extras = [p.map_one_time_max_ms for p in profiles if p.map_one_time_max_ms is not None]
+    per_map = {k: _wmean([(getattr(p, k), p.num_maps) for p in profiles]) for k in ("map_concurrency", "map_gc_share")}
+    merged = dataclasses.replace(merged, map_one_time_max_ms=max(extras) if extras else None, **per_map)
     known = [p for p in profiles if _map_work_ms(p) is not None]
     left_out = sum(p.map_tasks_left_out for p in profiles)
-    extras = [p.map_one_time_max_ms for p in profiles if p.map_one_time_max_ms is not None]
-    merged = dataclasses.replace(merged, map_one_time_max_ms=max(extras) if extras else None)
     if len(known) < len(profiles) or not known:
         return dataclasses.replace(merged, map_tasks_left_out=left_out)
     slots = round(statistics.median(p.map_slots or 1 for p in known))

@@ -187,6 +187,11 @@ class JobProfile:
     #: CPUs with the typical map.  A prediction for nodes with fewer cores than that scales its maps
     #: by the change of CPU share (:mod:`predict.contention`).  ``None``: not known (no hosts or times).
     map_concurrency: float | None = None
+    #: The typical maps' garbage-collection time over their duration (``GC_TIME_MILLIS``,
+    #: :func:`profiles.gc_share.map_gc_share`), at :attr:`map_concurrency`: in one JVM (the
+    #: LocalJobRunner) a map's collections stop the maps beside it, which :mod:`predict.contention`
+    #: prices for another number of slots.  ``None``: not counted.
+    map_gc_share: float | None = None
     schema_version: int = PROFILE_SCHEMA_VERSION
 
     def __post_init__(self) -> None:
@@ -215,6 +220,7 @@ class JobProfile:
             "map_one_time_later_ms",
             "reduce_fixed_ms",
             "map_concurrency",
+            "map_gc_share",
         )
         if self.map_tasks_left_out < 0 or (self.map_slots is not None and self.map_slots < 1):
             fail("map_tasks_left_out", "task counts must be >= 0 and map_slots >= 1")
