@@ -13,7 +13,7 @@ So a map that collected ``g`` ms alone waits ``k**2 * g`` ms in collections besi
     d_k = w + k**2 * g
 
 A profile gives its typical map's duration ``d_p`` and collection share ``s``
-(:attr:`~profiles.profile.JobProfile.map_gc_share`, ``GC_TIME_MILLIS`` over the duration) at its
+(:attr:`~profiles.profile.JobProfile.map_gc_share`: a map's ``GC_TIME_MILLIS`` over that duration) at its
 concurrency ``c_p`` (:attr:`~profiles.profile.JobProfile.map_concurrency`), where the counter held
 ``c_p**2 * g``.  A run of ``c_t`` maps at once then takes::
 

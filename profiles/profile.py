@@ -187,8 +187,8 @@ class JobProfile:
     #: CPUs with the typical map.  A prediction for nodes with fewer cores than that scales its maps
     #: by the change of CPU share (:mod:`predict.contention`).  ``None``: not known (no hosts or times).
     map_concurrency: float | None = None
-    #: The typical maps' garbage-collection time over their duration (``GC_TIME_MILLIS``,
-    #: :func:`profiles.gc_share.map_gc_share`), at :attr:`map_concurrency`: in one JVM (the
+    #: A map's garbage-collection time (``GC_TIME_MILLIS``, the mean over the run's maps) over the
+    #: typical map's duration (:func:`profiles.gc_share.map_gc_share`), at :attr:`map_concurrency`: in one JVM (the
     #: LocalJobRunner) a map's collections stop the maps beside it, which :mod:`predict.contention`
     #: prices for another number of slots.  ``None``: not counted.
     map_gc_share: float | None = None

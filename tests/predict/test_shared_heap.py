@@ -95,7 +95,9 @@ def test_a_map_only_job_on_two_slots_takes_the_factor_whole(model: str) -> None:
     assert any("garbage collection in one heap" in note for note in gc.assumptions)
 
 
-def test_the_share_is_the_typical_maps_collections_over_their_time() -> None:
+def test_the_share_is_a_maps_collections_over_the_typical_maps_time() -> None:
+    """A collection lands in whichever map fills the young generation: a map's collection time is the
+    mean over every map that counted one (one-time maps included), over the typical maps' mean time."""
     counters = pd.DataFrame({"attempt_id": ["m0", "m1", "m2", "m3", "r0"], "gc_ms": [300, 20, 30, None, 500]})
     ok = pd.DataFrame({
         "attempt_id": ["m0", "m1", "m2", "m3", "r0"],
@@ -103,12 +105,14 @@ def test_the_share_is_the_typical_maps_collections_over_their_time() -> None:
         "start_ms": [0, 0, 100, 200, 0],
         "finish_ms": [1000, 100, 300, 300, 900],
     })  # fmt: skip
-    # m0 set apart (its collections the JVM's warm-up), m3 counted none, r0 a reduce: (20 + 30) / (100 + 200)
-    assert map_gc_share(counters, ok, frozenset({"m0"})) == pytest.approx(50 / 300)
-    assert map_gc_share(counters, ok, frozenset()) == pytest.approx(350 / 1300)
+    # m3 counted none, r0 is a reduce: (300 + 20 + 30) / 3 over the typical m1-m3's (100 + 200 + 100) / 3
+    assert map_gc_share(counters, ok, frozenset({"m0"})) == pytest.approx((350 / 3) / (400 / 3))
+    assert map_gc_share(counters, ok, frozenset()) == pytest.approx((350 / 3) / (1400 / 4))
+    # every map set apart: the typical duration is all maps'
+    assert map_gc_share(counters, ok, frozenset({"m0", "m1", "m2", "m3"})) == pytest.approx((350 / 3) / (1400 / 4))
     assert map_gc_share(counters.assign(gc_ms=None), ok, frozenset()) is None
-    # a counter past the map's own span (a clock's rounding) is a share of at most 1
-    assert map_gc_share(counters.assign(gc_ms=[0, 500, 0, 0, 0]), ok, frozenset({"m0"})) == pytest.approx(1.0)
+    # more collection than the typical map's time (a clock's rounding, a slow map's pause): at most 1
+    assert map_gc_share(counters.assign(gc_ms=[0, 5000, 0, 0, 0]), ok, frozenset({"m0"})) == pytest.approx(1.0)
 
 
 def test_several_runs_average_the_share_by_their_maps() -> None:
