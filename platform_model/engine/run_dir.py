@@ -144,6 +144,13 @@ def submitted_maps(conf: Path) -> int | None:
     return int(value) if value is not None and value.strip().isdigit() else None
 
 
+def record_submitted_maps(doc: dict[str, Any], run_dir: Path, job: EngineJob) -> None:
+    """Give a user's driver's ``run.json`` (``doc``) the map tasks its submitted conf says it ran
+    (``"maps"``, :func:`submitted_maps`), on either engine; the benchmark's maps are its parameters'."""
+    if not job.is_bench and doc.get("conf"):
+        doc["maps"] = submitted_maps(run_dir / doc["conf"])
+
+
 def run_document(
     job: EngineJob,
     report: Mapping[str, Any],

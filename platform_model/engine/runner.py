@@ -68,9 +68,9 @@ from platform_model.engine.run_dir import (
     load_run,
     log_tail,
     prepare_run_dir,
+    record_submitted_maps,
     remove_data,
     run_document,
-    submitted_maps,
 )
 
 _LAUNCHER = "phaseline.engine.EngineLauncher"
@@ -206,8 +206,7 @@ def run_engine(job: EngineJob, out: Path, *, timeout_s: float | None = 900.0) ->
             detail = report.get("error") or "the driver submitted no MapReduce job"
             raise EngineError(f"{main_class}: {detail}\n{log_tail(run_dir)}")
         doc = run_document(job, report, settings, main_class, wall_start_ms, wall_end_ms)
-        if not job.is_bench and doc["conf"]:  # the driver's own splits (the history a cluster writes has them)
-            doc["maps"] = submitted_maps(run_dir / doc["conf"])
+        record_submitted_maps(doc, run_dir, job)  # the driver's own splits (a cluster's history has them too)
         (run_dir / "run.json").write_text(json.dumps(doc, indent=1) + "\n")
     finally:
         if not job.keep_data:

@@ -42,7 +42,14 @@ from phaseline.hadoop_names import LOCAL_ENGINE, YARN_ENGINE
 from phaseline.java import compile_java, java_tool
 from platform_model.engine import reaper
 from platform_model.engine.job import BENCH_CLASS, EngineJob, derived_settings, driver_args, effective
-from platform_model.engine.run_dir import EngineRun, load_run, prepare_run_dir, remove_data, run_document
+from platform_model.engine.run_dir import (
+    EngineRun,
+    load_run,
+    prepare_run_dir,
+    record_submitted_maps,
+    remove_data,
+    run_document,
+)
 from platform_model.engine.runner import engine_jar
 from platform_model.engine.yarn_jars import yarn_classpath
 
@@ -302,6 +309,7 @@ class YarnCluster:
                         "engine": {**engine_record(self.shape), "cluster": self.info}})  # fmt: skip
             doc["params"].pop("map_parallelism", None)
             doc["params"].pop("reduce_parallelism", None)
+            record_submitted_maps(doc, run_dir, job)  # as the history says, for a run dir ingested without it
             (run_dir / "run.json").write_text(json.dumps(doc, indent=1) + "\n")
         except (EngineError, OSError, ValueError, KeyError) as exc:
             if isinstance(exc, EngineError) and "did not finish" in str(exc):

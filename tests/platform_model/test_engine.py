@@ -638,3 +638,24 @@ def test_submitted_maps_reads_the_conf_jobsubmitter_wrote(tmp_path: Path) -> Non
     conf.write_text("<configuration><property>")  # cut short: no answer, no error
     assert submitted_maps(conf) is None
     assert submitted_maps(tmp_path / "missing.xml") is None
+
+
+def test_a_drivers_run_records_its_submitted_maps_on_either_engine(tmp_path: Path) -> None:
+    """Both runners give a user's driver's run.json the conf's map count (record_submitted_maps); the
+    benchmark's run keeps its parameters' count, and a run without a conf says nothing."""
+    from platform_model.engine.run_dir import record_submitted_maps
+
+    (tmp_path / "job_conf.xml").write_text(
+        "<configuration><property><name>mapreduce.job.maps</name><value>5</value></property></configuration>"
+    )
+    driver = EngineJob(input_mb=24, selectivity=1.0, maps=12, reduces=2, jar=tmp_path / "apps.jar", main_class="phaseline.apps.X",
+                       args=("{input}", "{output}", "2"))  # fmt: skip
+    doc: dict[str, object] = {"conf": "job_conf.xml", "params": {"maps": 12}}
+    record_submitted_maps(doc, tmp_path, driver)
+    assert doc["maps"] == 5  # the splits the driver made, not the 12 files the engine wrote
+    bench: dict[str, object] = {"conf": "job_conf.xml", "params": {"maps": 12}}
+    record_submitted_maps(bench, tmp_path, EngineJob(input_mb=24, selectivity=1.0, maps=12, reduces=2))
+    assert "maps" not in bench
+    unsaid: dict[str, object] = {"conf": None, "params": {"maps": 12}}
+    record_submitted_maps(unsaid, tmp_path, driver)
+    assert "maps" not in unsaid
