@@ -69,7 +69,7 @@ def map_contention(profile: JobProfile, cluster: Cluster | None, n_maps: int) ->
     if known is None or cluster is None or n_maps < 1:
         return gc
     cpus, concurrency, shared = known
-    at_once = min(cluster.map_slots_per_node, math.ceil(n_maps / cluster.nodes))
+    at_once = cluster.maps_at_once(n_maps)
     factor = cpu_share_factor(at_once, cpus) / shared
     if math.isclose(factor, 1.0):
         return gc

@@ -107,6 +107,10 @@ class Cluster:
     def reduce_slots(self) -> int:
         return self.nodes * self.reduce_slots_per_node
 
+    def maps_at_once(self, n_maps: int) -> int:
+        """The maps a node runs at once in a run of ``n_maps``: its slots, or fewer maps per node."""
+        return min(self.map_slots_per_node, math.ceil(n_maps / self.nodes))
+
 
 @dataclass(frozen=True, slots=True)
 class Dataset:
@@ -158,13 +162,9 @@ class Prediction:
             raise PredictionError(f"{self.model}: predicted {self.seconds} s, not a finite time")
         tol = 1e-9 * max(1.0, self.seconds)
         if self.low_s is not None and self.low_s > self.seconds + tol:
-            raise PredictionError(
-                f"{self.model}: lower bound {self.low_s} s above the estimate {self.seconds} s"
-            )
+            raise PredictionError(f"{self.model}: lower bound {self.low_s} s above the estimate {self.seconds} s")
         if self.high_s is not None and self.high_s < self.seconds - tol:
-            raise PredictionError(
-                f"{self.model}: upper bound {self.high_s} s below the estimate {self.seconds} s"
-            )
+            raise PredictionError(f"{self.model}: upper bound {self.high_s} s below the estimate {self.seconds} s")
 
     def to_dict(self) -> dict[str, Any]:
         return {

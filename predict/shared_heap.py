@@ -42,11 +42,11 @@ def gc_stall_factor(profile: JobProfile, cluster: Cluster | None, n_maps: int | 
     """The factor a profiled map's duration takes for a run of ``n_maps`` maps on ``cluster`` (module
     docstring), and the note that says so (``None`` where it is 1)."""
     share, profiled = profile.map_gc_share, profile.map_concurrency
-    if (cluster is None or n_maps is None or n_maps < 1 or not share or not profiled or profiled <= 0
-            or not profile.source.local_runner):  # fmt: skip
+    # (a profile's concurrency is never negative: JobProfile checks it, so a known one is > 0)
+    if cluster is None or n_maps is None or n_maps < 1 or not share or not profiled or not profile.source.local_runner:
         return 1.0, None
     one_jvm = shares_one_jvm(profile, cluster)
-    at_once = min(cluster.map_slots_per_node, math.ceil(n_maps / cluster.nodes)) if one_jvm else 1
+    at_once = cluster.maps_at_once(n_maps) if one_jvm else 1
     factor = 1.0 + share * (at_once**2 / profiled**2 - 1.0)
     if math.isclose(factor, 1.0, abs_tol=1e-9):
         return 1.0, None
