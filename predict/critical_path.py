@@ -256,7 +256,7 @@ def job_shape(
     serial, the pipeline overlaps spills with the map thread).  The maps then
     take :func:`~predict.contention.map_contention`'s factor.
     """
-    tasks = estimate_tasks(profile, platform, dataset, settings)
+    tasks = estimate_tasks(profile, platform, dataset, settings, cluster=cluster, share_cores=False)
     if tasks.n_maps + tasks.n_reduces > MAX_GRAPH_TASKS:
         raise PredictionError(
             f"{tasks.n_maps:,} maps and {tasks.n_reduces:,} reduces: the task graph is limited to "

@@ -19,7 +19,7 @@ from phaseline.hadoop_names import LOCAL_ENGINE, YARN_ENGINE
 if TYPE_CHECKING:
     from predict.core import Cluster, PhaseDurationModel
 
-__all__ = ["warn_if_other_cluster"]
+__all__ = ["measured_on", "warn_if_other_cluster"]
 
 
 def _measured_fits(measured: Mapping[str, Any], cluster: Cluster) -> bool:
@@ -62,6 +62,28 @@ def _describe_engine(measured: Mapping[str, Any]) -> str:
     return str(name)
 
 
+def _measured_record(platform: PhaseDurationModel) -> Mapping[str, Any] | None:
+    """The platform model's record of what it was measured on (``None``: it keeps none)."""
+    measured = (getattr(platform, "cluster", None) or {}).get("engine")
+    return measured if isinstance(measured, Mapping) and measured.get("name") else None
+
+
+def _fits_record(measured: Mapping[str, Any], cluster: Cluster) -> bool:
+    candidates = measured.get("engines", []) if measured.get("name") == "mixed" else [measured]
+    return any(_measured_fits(m, cluster) for m in candidates)
+
+
+def measured_on(platform: PhaseDurationModel, cluster: Cluster) -> bool:
+    """Whether ``platform`` says it was measured on the engine and shape of ``cluster`` (``False`` where
+    it keeps no record: an older model, a test double).
+
+    Where it was, what the cluster's own runs measured (a profile's fixed latencies) holds for the
+    prediction as it stands (:func:`predict.shuffle_estimate.first_shuffle`).
+    """
+    measured = _measured_record(platform)
+    return measured is not None and _fits_record(measured, cluster)
+
+
 def warn_if_other_cluster(platform: PhaseDurationModel, cluster: Cluster, *, stacklevel: int = 3) -> None:
     """Warn (:class:`~phaseline.errors.PlatformMismatchWarning`, one line) when ``cluster`` is of another
     engine or shape than ``platform`` was measured on.
@@ -72,11 +94,8 @@ def warn_if_other_cluster(platform: PhaseDurationModel, cluster: Cluster, *, sta
     LocalJobRunner JVM's warm tasks, or a YARN cluster's fresh container JVMs sharing its nodes.
     ``stacklevel`` points the warning at the caller's caller (3) or further out.
     """
-    measured = (getattr(platform, "cluster", None) or {}).get("engine")
-    if not isinstance(measured, Mapping) or not measured.get("name"):
-        return
-    candidates = measured.get("engines", []) if measured.get("name") == "mixed" else [measured]
-    if any(_measured_fits(m, cluster) for m in candidates):
+    measured = _measured_record(platform)
+    if measured is None or _fits_record(measured, cluster):
         return
     engine = f"{cluster.engine}, " if cluster.engine else ""
     target = f"{engine}{cluster.nodes} node(s) x {cluster.map_slots_per_node} map slot(s)"

@@ -29,6 +29,7 @@ from phaseline.schemas import Phase
 from predict.contention import map_contention, map_demand_factor
 from predict.core import Cluster, Dataset, PhaseDurationModel
 from predict.dataflow import ACCOUNTING_BYTES_PER_RECORD, MB
+from predict.measured_on import measured_on
 from predict.phase_times import PhaseTimes, calibrate, overlap_scaled, warn_if_mismatched
 from predict.profiled import InputShape, profiled_settings, profiled_shape
 from predict.settings import JobSettings, compression
@@ -220,6 +221,7 @@ def estimate_tasks(
     *,
     cluster: Cluster | None = None,
     demand_only: bool = False,
+    share_cores: bool = True,
 ) -> TaskEstimates:
     """Average and maximum map, shuffle and reduce durations for ``dataset`` (Zhang et al. 2013, section 5).
 
@@ -238,7 +240,9 @@ def estimate_tasks(
     take :func:`~predict.contention.map_contention`'s factor: more maps at once
     on a node than it has cores share them; with ``demand_only`` too (a model
     that shares the cores itself: Vianna's queueing network, the YARN replay),
-    :func:`~predict.contention.map_demand_factor`'s.
+    :func:`~predict.contention.map_demand_factor`'s; with ``share_cores=False`` neither (the
+    critical path prices the CPU share after its own pipeline), the cluster then only saying
+    whether the platform model was measured on it (the first shuffle's tail).
     """
     shape = resolve_input(profile, dataset, settings)
     notes = list(shape.assumptions)
@@ -246,8 +250,9 @@ def estimate_tasks(
     costs = _FunctionCosts.of(profile, times, settings, notes)
     before = profiled_settings(profile)
     map_avg, map_max = _map_tasks(profile, costs, shape, before, settings, notes)
-    factor, note = (map_demand_factor(profile, cluster, shape.splits) if demand_only
-                    else map_contention(profile, cluster, shape.splits))  # fmt: skip
+    shared = cluster if share_cores else None
+    factor, note = (map_demand_factor(profile, shared, shape.splits) if demand_only
+                    else map_contention(profile, shared, shape.splits))  # fmt: skip
     if note is not None:
         map_avg, map_max = map_avg.scaled(factor), map_max.scaled(factor)
         notes.append(note)
@@ -267,7 +272,9 @@ def estimate_tasks(
     shuffle_ms = price.ms(flow.shuffle_bytes)
     if (note := price.note(then.shuffle_bytes)) is not None:
         notes.append(note)
-    first_avg, first_max, shuffle_skew = first_shuffle(profile, settings, before, price, shuffle_ms, then, notes)
+    on_measured = cluster is not None and measured_on(platform, cluster)
+    first_avg, first_max, shuffle_skew = first_shuffle(profile, settings, before, price, shuffle_ms, then, notes,
+                                                       on_measured_cluster=on_measured)  # fmt: skip
     return TaskEstimates(
         n_maps=shape.splits,
         n_reduces=settings.reduces,
