@@ -119,22 +119,31 @@ APPS: tuple[App, ...] = (
     App("dedupe", "phaseline.apps.Dedupe", "deduplication by a map-side seen-set of keys", reduces=(2,)),
     App("regexextract", "phaseline.apps.RegexExtract", "log parsing: regular-expression fields counted",
         reduces=(2,)),
+    # the ninth fresh batch (2026-11-30, session 46): committed before its first suite run, after the first
+    # shuffle's tail kept on the measured cluster (addb18d), the one model change since the eighth
+    App("smallbuffer", "phaseline.apps.SmallBuffer", "a 1 MiB sort buffer: several spills and a merge a map",
+        reduces=(2,)),
+    App("latereduces", "phaseline.apps.LateReduces", "reduces held until every map ends (slow-start 1)",
+        reduces=(2,)),
+    App("nocombiner", "phaseline.apps.NoCombiner", "word count without a combiner: small records shuffled",
+        reduces=(2,)),
 )
 
 #: Held-out applications added on 2026-11-30, after the models had been changed many times while the
 #: first five were scored: written and committed before their first run, and scored once with the
-#: models as they stood, they measure what a new application meets (reported apart as well).  Eight
+#: models as they stood, they measure what a new application meets (reported apart as well).  Nine
 #: batches of three: the first three at 02:42 UTC, the next three after them, (session 41, with no
 #: model changed since the second) stripes, explode and gzipoutput, (session 42, still none
 #: changed) reducecpu, reduceexpand and seqoutput, (session 43, after the calibration's change
 #: only) multiout, chain and longkeys, (session 44, no model changed) totalorder, combinedsplits
-#: and kmeans, (session 45, none changed) nlines, usercounters and cachejoin, and (session 45, after
-#: the shared heap's garbage collection) groupinmap, dedupe and regexextract.
+#: and kmeans, (session 45, none changed) nlines, usercounters and cachejoin, (session 45, after
+#: the shared heap's garbage collection) groupinmap, dedupe and regexextract, and (session 46, after the
+#: first shuffle's kept tail) smallbuffer, latereduces and nocombiner.
 FRESH_HELD_OUT: frozenset[str] = frozenset(
     {"ngrams", "secondarysort", "percentiles", "reducewaves", "compressedshuffle", "inmapper",
      "stripes", "explode", "gzipoutput", "reducecpu", "reduceexpand", "seqoutput", "multiout", "chain",
      "longkeys", "totalorder", "combinedsplits", "kmeans", "nlines", "usercounters", "cachejoin",
-     "groupinmap", "dedupe", "regexextract"}
+     "groupinmap", "dedupe", "regexextract", "smallbuffer", "latereduces", "nocombiner"}
 )  # fmt: skip
 #: The held-out applications: committed before the models were changed for the applications
 #: added with them; never scored to choose anything (see the module docstring).
