@@ -1,0 +1,57 @@
+package phaseline.apps;
+
+import java.io.IOException;
+
+import org.apache.hadoop.io.Text;
+import org.apache.hadoop.mapreduce.Mapper;
+import org.apache.hadoop.mapreduce.Reducer;
+
+/**
+ * Wide values: each record goes to its group (the key's first two characters) with its line written
+ * {@link #COPIES} times as the value, so the map output is about four times the input; the reduce
+ * writes one line per group (its records and their bytes), so the output is tiny.
+ *
+ * <p>Usage: BigValues INPUT OUTPUT REDUCES
+ */
+public final class BigValues extends App {
+
+  /** How many times a line is written into its value. */
+  static final int COPIES = 4;
+
+  public BigValues() {
+    super("bigvalues", Widen.class, null, Tally.class, Text.class, Text.class);
+  }
+
+  /** (line) -> (group, the line {@link #COPIES} times). */
+  public static final class Widen extends Mapper<Object, Text, Text, Text> {
+    private final Text group = new Text();
+    private final Text wide = new Text();
+
+    @Override
+    protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
+      group.set(value.getBytes(), 0, Math.min(2, value.getLength()));
+      wide.clear();
+      for (int i = 0; i < COPIES; i++) {
+        wide.append(value.getBytes(), 0, value.getLength());
+      }
+      ctx.write(group, wide);
+    }
+  }
+
+  /** (group, values) -> (group, "records bytes"). */
+  public static final class Tally extends Reducer<Text, Text, Text, Text> {
+    private final Text out = new Text();
+
+    @Override
+    protected void reduce(Text key, Iterable<Text> values, Context ctx) throws IOException, InterruptedException {
+      long records = 0;
+      long bytes = 0;
+      for (Text v : values) {
+        records++;
+        bytes += v.getLength();
+      }
+      out.set(records + " " + bytes);
+      ctx.write(key, out);
+    }
+  }
+}
