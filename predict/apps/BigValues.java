@@ -4,12 +4,11 @@ import java.io.IOException;
 
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.Mapper;
-import org.apache.hadoop.mapreduce.Reducer;
 
 /**
  * Wide values: each record goes to its group (the key's first two characters) with its line written
  * {@link #COPIES} times as the value, so the map output is about four times the input; the reduce
- * writes one line per group (its records and their bytes), so the output is tiny.
+ * ({@link NGrams.Count}) writes one line per group (its records and their bytes), so the output is tiny.
  *
  * <p>Usage: BigValues INPUT OUTPUT REDUCES
  */
@@ -19,7 +18,7 @@ public final class BigValues extends App {
   static final int COPIES = 4;
 
   public BigValues() {
-    super("bigvalues", Widen.class, null, Tally.class, Text.class, Text.class);
+    super("bigvalues", Widen.class, null, NGrams.Count.class, Text.class, Text.class);
   }
 
   /** (line) -> (group, the line {@link #COPIES} times). */
@@ -35,23 +34,6 @@ public final class BigValues extends App {
         wide.append(value.getBytes(), 0, value.getLength());
       }
       ctx.write(group, wide);
-    }
-  }
-
-  /** (group, values) -> (group, "records bytes"). */
-  public static final class Tally extends Reducer<Text, Text, Text, Text> {
-    private final Text out = new Text();
-
-    @Override
-    protected void reduce(Text key, Iterable<Text> values, Context ctx) throws IOException, InterruptedException {
-      long records = 0;
-      long bytes = 0;
-      for (Text v : values) {
-        records++;
-        bytes += v.getLength();
-      }
-      out.set(records + " " + bytes);
-      ctx.write(key, out);
     }
   }
 }
