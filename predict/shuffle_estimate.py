@@ -153,22 +153,22 @@ def first_shuffle(
             f"first shuffle: the profiled one ({first.avg_ms:.0f} ms) in its profiled proportion to the "
             f"typical shuffle ({typical.avg_ms:.0f} ms), x{scale:.3g}"
         )
+    elif first is not None and profile.num_reduces > 0 and typical is None and profiled_slowstart < 1.0 \
+            and on_measured_cluster:  # fmt: skip
+        # the tail past the map stage, on the cluster that measured it (see the docstring)
+        first_avg, first_max = first.avg_ms, first.max_ms
+        notes.append(
+            f"first shuffle: the profiled tail past the map stage ({first.avg_ms:.0f} ms), kept as measured "
+            "on the cluster the platform model was measured on (ARIA's Sh1)"
+        )
     elif first is not None and profile.num_reduces > 0:
         then_ms = price.ms(then.shuffle_bytes)
         scale = shuffle_ms / then_ms if then_ms > 0 else 1.0
         first_avg, first_max = first.avg_ms * scale, first.max_ms * scale
-        tail = typical is None and profiled_slowstart < 1.0
-        if tail and on_measured_cluster:
-            first_avg, first_max = first.avg_ms, first.max_ms
-            notes.append(
-                f"first shuffle: the profiled tail past the map stage ({first.avg_ms:.0f} ms), kept as measured "
-                "on the cluster the platform model was measured on (ARIA's Sh1)"
-            )
-        else:
-            notes.append(
-                f"first shuffle: the profiled one ({first.avg_ms:.0f} ms) scaled by {scale:.3g} like the shuffle"
-            )
-        if tail and not on_measured_cluster and first_avg > shuffle_ms:
+        notes.append(
+            f"first shuffle: the profiled one ({first.avg_ms:.0f} ms) scaled by {scale:.3g} like the shuffle"
+        )
+        if typical is None and profiled_slowstart < 1.0 and first_avg > shuffle_ms:
             # Profiled reduces that overlapped the maps: the first shuffle is the part of a shuffle
             # past the map stage, no longer than a whole one as priced here.  A 160 s tail from a
             # 2010 cluster beside this machine's 0.2 s shuffle made more reduce slots -- more reduces
