@@ -133,25 +133,34 @@ APPS: tuple[App, ...] = (
     App("bigvalues", "phaseline.apps.BigValues", "wide values: map output 4x its input, a line a group out",
         reduces=(2,)),
     App("cpucombiner", "phaseline.apps.CpuCombiner", "CPU-heavy combiner: the spills carry its work", reduces=(2,)),
+    # the eleventh fresh batch (2026-11-30, session 47): committed before its first suite run; no model changed
+    # since the ninth
+    App("slowcompare", "phaseline.apps.SlowCompare", "descending sort by a key with no raw comparator",
+        reduces=(2,)),
+    App("graphstep", "phaseline.apps.GraphStep", "a PageRank-like step: a node's rank shared among its links",
+        reduces=(2,)),
+    App("garbagemap", "phaseline.apps.GarbageMap", "allocation-heavy map: a map of boxed counts a record",
+        reduces=(2,)),
 )
 
 #: Held-out applications added on 2026-11-30, after the models had been changed many times while the
 #: first five were scored: written and committed before their first run, and scored once with the
-#: models as they stood, they measure what a new application meets (reported apart as well).  Ten
+#: models as they stood, they measure what a new application meets (reported apart as well).  Eleven
 #: batches of three: the first three at 02:42 UTC, the next three after them, (session 41, with no
 #: model changed since the second) stripes, explode and gzipoutput, (session 42, still none
 #: changed) reducecpu, reduceexpand and seqoutput, (session 43, after the calibration's change
 #: only) multiout, chain and longkeys, (session 44, no model changed) totalorder, combinedsplits
 #: and kmeans, (session 45, none changed) nlines, usercounters and cachejoin, (session 45, after
 #: the shared heap's garbage collection) groupinmap, dedupe and regexextract, (session 46, after the
-#: first shuffle's kept tail) smallbuffer, latereduces and nocombiner, and (session 46, none changed
-#: since) sampler, bigvalues and cpucombiner.
+#: first shuffle's kept tail) smallbuffer, latereduces and nocombiner, (session 46, none changed
+#: since) sampler, bigvalues and cpucombiner, and (session 47, none changed since) slowcompare,
+#: graphstep and garbagemap.
 FRESH_HELD_OUT: frozenset[str] = frozenset(
     {"ngrams", "secondarysort", "percentiles", "reducewaves", "compressedshuffle", "inmapper",
      "stripes", "explode", "gzipoutput", "reducecpu", "reduceexpand", "seqoutput", "multiout", "chain",
      "longkeys", "totalorder", "combinedsplits", "kmeans", "nlines", "usercounters", "cachejoin",
      "groupinmap", "dedupe", "regexextract", "smallbuffer", "latereduces", "nocombiner", "sampler",
-     "bigvalues", "cpucombiner"}
+     "bigvalues", "cpucombiner", "slowcompare", "graphstep", "garbagemap"}
 )  # fmt: skip
 #: The held-out applications: committed before the models were changed for the applications
 #: added with them; never scored to choose anything (see the module docstring).
