@@ -142,6 +142,8 @@ def first_shuffle(
     shuffle_skew = _skew(typical or first)
     # the LocalJobRunner has no slow start (reduces run after the maps), whatever its config says
     profiled_slowstart = 1.0 if profile.source.local_runner else before.slowstart
+    # profiled reduces launched under the maps, none in a later wave: the first shuffle is the tail past the maps
+    tail_only = typical is None and profiled_slowstart < 1.0
     if first is not None and typical is not None and typical.avg_ms > 0 and profile.num_reduces > 0:
         # Both profiled: the first shuffle keeps its profiled proportion to the typical one, which
         # the platform prices.  Scaled apart (the first by the platform's ratio, the typical priced
@@ -153,8 +155,7 @@ def first_shuffle(
             f"first shuffle: the profiled one ({first.avg_ms:.0f} ms) in its profiled proportion to the "
             f"typical shuffle ({typical.avg_ms:.0f} ms), x{scale:.3g}"
         )
-    elif first is not None and profile.num_reduces > 0 and typical is None and profiled_slowstart < 1.0 \
-            and on_measured_cluster:  # fmt: skip
+    elif first is not None and profile.num_reduces > 0 and tail_only and on_measured_cluster:
         # the tail past the map stage, on the cluster that measured it (see the docstring)
         first_avg, first_max = first.avg_ms, first.max_ms
         notes.append(
@@ -168,7 +169,7 @@ def first_shuffle(
         notes.append(
             f"first shuffle: the profiled one ({first.avg_ms:.0f} ms) scaled by {scale:.3g} like the shuffle"
         )
-        if typical is None and profiled_slowstart < 1.0 and first_avg > shuffle_ms:
+        if tail_only and first_avg > shuffle_ms:
             # Profiled reduces that overlapped the maps: the first shuffle is the part of a shuffle
             # past the map stage, no longer than a whole one as priced here.  A 160 s tail from a
             # 2010 cluster beside this machine's 0.2 s shuffle made more reduce slots -- more reduces
