@@ -30,6 +30,9 @@ public abstract class App extends Configured implements Tool {
   /** Bytes of a record's key: an input line is a TeraGen-like record, its first ten bytes the key. */
   protected static final int KEY_BYTES = 10;
 
+  /** Bytes of a record's group: the grouping applications group a line by its key's first two bytes. */
+  protected static final int GROUP_BYTES = 2;
+
   /** The setting of the rounds of {@link #mix} (each CPU-heavy application has its own default). */
   protected static final String CPU_ROUNDS = "phaseline.cpu.rounds";
 
@@ -67,6 +70,16 @@ public abstract class App extends Configured implements Tool {
   /** A line's key (see {@link #keyOf(Text, Text)}), as a string. */
   protected static String keyOf(String line) {
     return line.substring(0, Math.min(KEY_BYTES, line.length()));
+  }
+
+  /** Sets {@code group} to a line's group: its first {@link #GROUP_BYTES} bytes (all of a shorter line). */
+  protected static void groupOf(Text line, Text group) {
+    group.set(line.getBytes(), 0, Math.min(GROUP_BYTES, line.getLength()));
+  }
+
+  /** A line's group (see {@link #groupOf(Text, Text)}), as a string. */
+  protected static String groupOf(String line) {
+    return line.substring(0, Math.min(GROUP_BYTES, line.length()));
   }
 
   /** Sets {@code value} to the rest of a line after its key (empty for a line no longer than the key). */

@@ -28,7 +28,7 @@ public final class BigValues extends App {
 
     @Override
     protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
-      group.set(value.getBytes(), 0, Math.min(2, value.getLength()));
+      groupOf(value, group);
       wide.clear();
       for (int i = 0; i < COPIES; i++) {
         wide.append(value.getBytes(), 0, value.getLength());

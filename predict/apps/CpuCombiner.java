@@ -31,7 +31,7 @@ public final class CpuCombiner extends App {
 
     @Override
     protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
-      group.set(value.getBytes(), 0, Math.min(2, value.getLength()));
+      groupOf(value, group);
       ctx.write(group, ONE);
     }
   }

@@ -37,7 +37,7 @@ public final class CpuHeavyMap extends App {
       byte[] b = value.getBytes();
       int n = value.getLength();
       long h = mix(0x9E3779B97F4A7C15L, b, n, rounds);
-      bucket.set(b, 0, Math.min(2, n));
+      groupOf(value, bucket);
       score.set(h & 0xFFFF);
       ctx.write(bucket, score);
     }

@@ -51,7 +51,7 @@ public final class FixedSetup extends App {
     @Override
     protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
       String line = value.toString();
-      String c = table.get(line.substring(0, Math.min(2, line.length())));
+      String c = table.get(groupOf(line));
       category.set(c == null ? "none" : c);
       ctx.write(category, ONE);
     }

@@ -44,7 +44,7 @@ public final class GarbageMap extends App {
           best = Math.max(best, c);
         }
       }
-      group.set(line.substring(0, Math.min(2, line.length())));
+      group.set(groupOf(line));
       most.set(best);
       ctx.write(group, most);
     }

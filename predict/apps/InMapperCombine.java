@@ -30,7 +30,7 @@ public final class InMapperCombine extends App {
     @Override
     protected void map(Object key, Text value, Context ctx) {
       String line = value.toString();
-      counts.computeIfAbsent(line.substring(0, Math.min(2, line.length())), k -> new long[1])[0]++;
+      counts.computeIfAbsent(groupOf(line), k -> new long[1])[0]++;
     }
 
     @Override
