@@ -21,8 +21,6 @@ public final class CombinedSplits extends App {
 
   /** The largest split CombineTextInputFormat makes. */
   static final long MAX_SPLIT_BYTES = 4L << 20;
-  /** Characters of the key a record is counted by. */
-  static final int PREFIX = 2;
 
   public CombinedSplits() {
     super("combinedsplits", Prefix.class, LongSumReducer.class, LongSumReducer.class, Text.class,
@@ -36,14 +34,14 @@ public final class CombinedSplits extends App {
     CombineTextInputFormat.setMaxInputSplitSize(job, MAX_SPLIT_BYTES);
   }
 
-  /** (line) -> (its key's first characters, 1). */
+  /** (line) -> (its group, 1). */
   public static final class Prefix extends Mapper<Object, Text, Text, LongWritable> {
     private static final LongWritable ONE = new LongWritable(1);
     private final Text prefix = new Text();
 
     @Override
     protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
-      prefix.set(value.getBytes(), 0, Math.min(PREFIX, value.getLength()));
+      groupOf(value, prefix);
       ctx.write(prefix, ONE);
     }
   }
