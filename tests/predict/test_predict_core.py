@@ -675,22 +675,12 @@ def test_end_to_end_local_engine_runs(tmp_path: Path) -> None:
     # the same through the CLI, with files as a user has them
     profile.save(tmp_path / "profile.json")
     platform.save(tmp_path / "platform.json")
-    result = CliRunner().invoke(
-        main,
-        [
-            "predict",
-            "--profile",
-            str(tmp_path / "profile.json"),
-            "--platform",
-            str(tmp_path / "platform.json"),
-            "--map-slots-per-node",
-            str(params["map_parallelism"]),
-            "--reduce-slots-per-node",
-            str(params["reduce_parallelism"]),
-            "--format",
-            "json",
-        ],
-    )
+    args = [
+        "predict", "--profile", str(tmp_path / "profile.json"), "--platform", str(tmp_path / "platform.json"),
+        "--map-slots-per-node", str(params["map_parallelism"]),
+        "--reduce-slots-per-node", str(params["reduce_parallelism"]), "--format", "json",
+    ]  # fmt: skip
+    result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     rows = {r["model"]: r for r in json.loads(result.stdout)}
     assert rows["bounds"]["low_s"] <= measured[job_id] <= rows["bounds"]["high_s"]
