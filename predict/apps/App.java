@@ -1,9 +1,15 @@
 package phaseline.apps;
 
+import java.io.IOException;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.function.Consumer;
 
+import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.conf.Configured;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.Job;
@@ -102,6 +108,28 @@ public abstract class App extends Configured implements Tool {
       }
     }
     return h;
+  }
+
+  /** The data files in directory {@code dir}: its files, but Hadoop's hidden ones (names from "_" or "."). */
+  protected static List<Path> dataFiles(FileSystem fs, Path dir) throws IOException {
+    List<Path> files = new ArrayList<>();
+    for (FileStatus file : fs.listStatus(dir)) {
+      String name = file.getPath().getName();
+      if (file.isFile() && !name.startsWith("_") && !name.startsWith(".")) {
+        files.add(file.getPath());
+      }
+    }
+    return files;
+  }
+
+  /**
+   * An empty directory {@code NAME/INPUT'S NAME} in the job's scratch space ({@code hadoop.tmp.dir}, not
+   * beside its output: nothing a run leaves but its traces), for what a driver writes before the job.
+   */
+  protected static Path scratchDir(Configuration conf, String name, Path input) throws IOException {
+    Path dir = new Path(conf.get("hadoop.tmp.dir"), name + "/" + input.getName());
+    dir.getFileSystem(conf).delete(dir, true);
+    return dir;
   }
 
   /** Set the job's classes, then read {@code args[0]} as text input (an override may read it otherwise). */

@@ -4,7 +4,6 @@ import java.io.InputStream;
 import java.io.OutputStream;
 
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.io.IOUtils;
@@ -39,19 +38,14 @@ public final class GzipInput extends App {
     setClasses(job);
     Configuration conf = job.getConfiguration();
     Path input = new Path(args[0]);
-    // in the job's scratch space (hadoop.tmp.dir), not beside its output: nothing a run leaves but its traces
-    Path gz = new Path(conf.get("hadoop.tmp.dir"), "phaseline-gzip-input/" + input.getName());
+    Path gz = scratchDir(conf, "phaseline-gzip-input", input);
     FileSystem in = input.getFileSystem(conf);
     FileSystem out = gz.getFileSystem(conf);
-    out.delete(gz, true);
     CompressionCodec codec = ReflectionUtils.newInstance(GzipCodec.class, conf);
-    for (FileStatus file : in.listStatus(input)) {
-      String name = file.getPath().getName();
-      if (!file.isFile() || name.startsWith("_") || name.startsWith(".")) {
-        continue;
-      }
-      try (InputStream from = in.open(file.getPath());
-          OutputStream to = codec.createOutputStream(out.create(new Path(gz, name + codec.getDefaultExtension())))) {
+    for (Path file : dataFiles(in, input)) {
+      try (InputStream from = in.open(file);
+          OutputStream to = codec.createOutputStream(out.create(new Path(gz, file.getName()
+              + codec.getDefaultExtension())))) {
         IOUtils.copyBytes(from, to, 1 << 16);
       }
     }

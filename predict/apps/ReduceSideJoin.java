@@ -2,10 +2,9 @@ package phaseline.apps;
 
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 
-import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.io.Text;
@@ -108,15 +107,12 @@ public final class ReduceSideJoin extends App {
     setClasses(job);
     Path input = new Path(args[0]);
     FileSystem fs = input.getFileSystem(job.getConfiguration());
-    FileStatus[] files = fs.listStatus(input);
-    Arrays.sort(files);
+    List<Path> files = dataFiles(fs, input);
+    Collections.sort(files);
     int i = 0;
-    for (FileStatus f : files) {
-      if (!f.isFile() || f.getPath().getName().startsWith("_") || f.getPath().getName().startsWith(".")) {
-        continue;
-      }
+    for (Path f : files) {
       Class<? extends Mapper> side = i++ % 2 == 0 ? Dimension.class : Fact.class;
-      MultipleInputs.addInputPath(job, f.getPath(), TextInputFormat.class, side);
+      MultipleInputs.addInputPath(job, f, TextInputFormat.class, side);
     }
   }
 }

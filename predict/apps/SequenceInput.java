@@ -5,7 +5,6 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.io.SequenceFile;
@@ -38,20 +37,14 @@ public final class SequenceInput extends App {
     setClasses(job);
     Configuration conf = job.getConfiguration();
     Path input = new Path(args[0]);
-    Path seq = new Path(conf.get("hadoop.tmp.dir"), "phaseline-seq-input/" + input.getName());
+    Path seq = scratchDir(conf, "phaseline-seq-input", input);
     FileSystem in = input.getFileSystem(conf);
-    seq.getFileSystem(conf).delete(seq, true);
     Text key = new Text();
     Text value = new Text();
-    for (FileStatus file : in.listStatus(input)) {
-      String name = file.getPath().getName();
-      if (!file.isFile() || name.startsWith("_") || name.startsWith(".")) {
-        continue;
-      }
-      try (BufferedReader lines = new BufferedReader(new InputStreamReader(in.open(file.getPath()),
-              StandardCharsets.UTF_8));
+    for (Path file : dataFiles(in, input)) {
+      try (BufferedReader lines = new BufferedReader(new InputStreamReader(in.open(file), StandardCharsets.UTF_8));
           SequenceFile.Writer out = SequenceFile.createWriter(conf,
-              SequenceFile.Writer.file(new Path(seq, name + ".seq")),
+              SequenceFile.Writer.file(new Path(seq, file.getName() + ".seq")),
               SequenceFile.Writer.keyClass(Text.class), SequenceFile.Writer.valueClass(Text.class),
               SequenceFile.Writer.compression(CompressionType.BLOCK, new DefaultCodec()))) {
         for (String line = lines.readLine(); line != null; line = lines.readLine()) {
