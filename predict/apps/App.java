@@ -11,6 +11,7 @@ import org.apache.hadoop.conf.Configured;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.Job;
 import org.apache.hadoop.mapreduce.Mapper;
@@ -108,6 +109,33 @@ public abstract class App extends Configured implements Tool {
       }
     }
     return h;
+  }
+
+  /**
+   * (line) -> (group, 1) ({@link #groupOf}) after the line's bytes are mixed in {@link #rounds} rounds
+   * ({@link #mix}); the mix's result is kept in a counter, so that it is not elided.  The map of the
+   * applications whose records cost a number of rounds each and are counted by group ({@link MixedMaps},
+   * {@link Multithreaded}).
+   */
+  protected abstract static class MixCount extends Mapper<Object, Text, Text, LongWritable> {
+    private final Text group = new Text();
+    private final LongWritable one = new LongWritable(1);
+    private long sink;
+
+    /** Rounds of the mix a record of this map takes. */
+    protected abstract int rounds();
+
+    @Override
+    protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
+      sink ^= mix(sink, value.getBytes(), value.getLength(), rounds());
+      groupOf(value, group);
+      ctx.write(group, one);
+    }
+
+    @Override
+    protected void cleanup(Context ctx) {
+      ctx.getCounter("phaseline", "mix").increment(sink & 1);
+    }
   }
 
   /** The data files in directory {@code dir}: its files, but Hadoop's hidden ones (names from "_" or "."). */

@@ -1,10 +1,7 @@
 package phaseline.apps;
 
-import java.io.IOException;
-
 import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.Text;
-import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.lib.input.FileSplit;
 import org.apache.hadoop.mapreduce.lib.reduce.LongSumReducer;
 
@@ -28,11 +25,8 @@ public final class MixedMaps extends App {
   }
 
   /** (line) -> (group, 1), after the mix on the dear files' maps. */
-  public static final class Count extends Mapper<Object, Text, Text, LongWritable> {
-    private final Text group = new Text();
-    private final LongWritable one = new LongWritable(1);
+  public static final class Count extends MixCount {
     private int rounds;
-    private long sink;
 
     @Override
     protected void setup(Context ctx) {
@@ -46,15 +40,8 @@ public final class MixedMaps extends App {
     }
 
     @Override
-    protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
-      sink ^= mix(sink, value.getBytes(), value.getLength(), rounds);
-      groupOf(value, group);
-      ctx.write(group, one);
-    }
-
-    @Override
-    protected void cleanup(Context ctx) {
-      ctx.getCounter("phaseline", "mix").increment(sink & 1);  // the mix's result used, so it is not elided
+    protected int rounds() {
+      return rounds;
     }
   }
 }

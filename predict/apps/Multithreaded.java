@@ -1,11 +1,8 @@
 package phaseline.apps;
 
-import java.io.IOException;
-
 import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.Job;
-import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.lib.map.MultithreadedMapper;
 import org.apache.hadoop.mapreduce.lib.reduce.LongSumReducer;
 
@@ -37,21 +34,10 @@ public final class Multithreaded extends App {
   }
 
   /** (line) -> (group, 1), after the mix (one instance a thread: its fields are its own). */
-  public static final class Score extends Mapper<Object, Text, Text, LongWritable> {
-    private final Text group = new Text();
-    private final LongWritable one = new LongWritable(1);
-    private long sink;
-
+  public static final class Score extends MixCount {
     @Override
-    protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
-      sink ^= mix(sink, value.getBytes(), value.getLength(), ROUNDS);
-      groupOf(value, group);
-      ctx.write(group, one);
-    }
-
-    @Override
-    protected void cleanup(Context ctx) {
-      ctx.getCounter("phaseline", "mix").increment(sink & 1);  // the mix's result used, so it is not elided
+    protected int rounds() {
+      return ROUNDS;
     }
   }
 }
