@@ -12,10 +12,11 @@ import org.apache.hadoop.mapreduce.lib.partition.KeyFieldBasedPartitioner;
 
 /**
  * A sort by fields, as Hadoop Streaming users write {@code sort -k}: every record is shuffled whole
- * as its key, compared by {@link KeyFieldBasedComparator} on its last field (the filler, descending)
- * then its first (ascending), and partitioned by {@link KeyFieldBasedPartitioner} on the last field.
- * Each comparison finds the fields in the key's bytes, where sort compares raw bytes.  The reduce
- * writes the keys back.
+ * as its key, compared by {@link KeyFieldBasedComparator} on its third space-separated field
+ * (descending) then its first (ascending), and partitioned by {@link KeyFieldBasedPartitioner} on the
+ * third.  The third field is the record's filler where its ten-character key holds no space (about
+ * nine keys in ten), else a field further left.  Each comparison finds the fields in the key's bytes,
+ * where sort compares raw bytes.  The reduce writes the keys back.
  *
  * <p>Usage: FieldSort INPUT OUTPUT REDUCES
  */
