@@ -5,6 +5,7 @@ import java.io.IOException;
 import org.apache.hadoop.io.NullWritable;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.Job;
+import org.apache.hadoop.mapreduce.MRJobConfig;
 import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.Reducer;
 import org.apache.hadoop.mapreduce.lib.partition.KeyFieldBasedComparator;
@@ -16,7 +17,7 @@ import org.apache.hadoop.mapreduce.lib.partition.KeyFieldBasedPartitioner;
  * (descending) then its first (ascending), and partitioned by {@link KeyFieldBasedPartitioner} on the
  * third.  The third field is the record's filler where its ten-character key holds no space (about
  * nine keys in ten), else a field further left.  Each comparison finds the fields in the key's bytes,
- * where sort compares raw bytes.  The reduce writes the keys back.
+ * where sort compares raw bytes.  The reduce is Hadoop's identity {@link Reducer}: the keys back.
  *
  * <p>Usage: FieldSort INPUT OUTPUT REDUCES
  */
@@ -27,13 +28,13 @@ public final class FieldSort extends App {
   static final String PARTITION_KEYS = "-k3,3";
 
   public FieldSort() {
-    super("fieldsort", Line.class, null, Keys.class, Text.class, NullWritable.class);
+    super("fieldsort", Line.class, null, Reducer.class, Text.class, NullWritable.class);
   }
 
   @Override
   protected void configure(Job job, String[] args) throws Exception {
     super.configure(job, args);
-    job.getConfiguration().set("mapreduce.map.output.key.field.separator", " ");
+    job.getConfiguration().set(MRJobConfig.MAP_OUTPUT_KEY_FIELD_SEPARATOR, " ");
     job.setSortComparatorClass(KeyFieldBasedComparator.class);
     KeyFieldBasedComparator.setKeyFieldComparatorOptions(job, SORT_KEYS);
     job.setPartitionerClass(KeyFieldBasedPartitioner.class);
@@ -45,17 +46,6 @@ public final class FieldSort extends App {
     @Override
     protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
       ctx.write(value, NullWritable.get());
-    }
-  }
-
-  /** (line, nothing...) -> (line, nothing) once a value. */
-  public static final class Keys extends Reducer<Text, NullWritable, Text, NullWritable> {
-    @Override
-    protected void reduce(Text key, Iterable<NullWritable> values, Context ctx)
-        throws IOException, InterruptedException {
-      for (NullWritable v : values) {
-        ctx.write(key, v);
-      }
     }
   }
 }
