@@ -3,10 +3,8 @@ package phaseline.apps;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 
-import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.Mapper;
-import org.apache.hadoop.mapreduce.Reducer;
 import org.apache.hadoop.util.bloom.BloomFilter;
 import org.apache.hadoop.util.bloom.Key;
 import org.apache.hadoop.util.hash.Hash;
@@ -16,7 +14,7 @@ import org.apache.hadoop.util.hash.Hash;
  * table (every group, the key's first two characters, whose characters' codes sum to an even number,
  * with {@link #DECOYS} ten-character keys of no record), then keeps the records whose group the
  * filter holds (about half, and its false positives), shuffled under their group; the reduce counts
- * each group's records and their bytes.
+ * each group's records and their bytes ({@link SkewedKey}'s reduce).
  *
  * <p>Usage: BloomJoin INPUT OUTPUT REDUCES
  */
@@ -29,7 +27,7 @@ public final class BloomJoin extends App {
   static final int HASHES = 6;
 
   public BloomJoin() {
-    super("bloomjoin", Probe.class, null, Tally.class, Text.class, Text.class);
+    super("bloomjoin", Probe.class, null, SkewedKey.Tally.class, Text.class, Text.class);
   }
 
   /** (line) -> (group, rest of the line) for the lines whose group the filter holds. */
@@ -66,23 +64,6 @@ public final class BloomJoin extends App {
         valueOf(value, v);
         ctx.write(k, v);
       }
-    }
-  }
-
-  /** (group, rests) -> (group, "count bytes"). */
-  public static final class Tally extends Reducer<Text, Text, Text, Text> {
-    private final Text out = new Text();
-
-    @Override
-    protected void reduce(Text key, Iterable<Text> values, Context ctx) throws IOException, InterruptedException {
-      long count = 0;
-      long bytes = 0;
-      for (Text v : values) {
-        count++;
-        bytes += v.getLength();
-      }
-      out.set(count + " " + bytes);
-      ctx.write(key, out);
     }
   }
 }
