@@ -44,7 +44,11 @@ MISSES = {
                          "maps after, 2026-12-01) but keeps the reduce as profiled, and after the change the reduce ran "
                          "slower than before it (merge 242-280 against 166-203 ms, reduce phase 699-824 against 575-656 ms; "
                          "GC 3-7 ms in both, cause not established): realized 110 % on the first machine (DOCTOR.md), "
-                         "then 74.5 %, 86 % and 69 % in runs of 3 repeats on a slower one (2026-11-30 and 12-01)",
+                         "then 74.5 %, 86 % and 69 % in runs of 3 repeats on a slower one (2026-11-30 and 12-01). "
+                         "Measured again on 2026-12-02 (the case's job alone): merge 162-214 ms with the 1 MB "
+                         "buffer, 208-342 ms with 100 MB (7 runs), 216-264 ms with 32 MB (also one spill a map), "
+                         "215-322 ms with 100 MB and a 32 MiB warm-up; with the C1 compiler alone the gap widens "
+                         "(208-220 against 356-472 ms): neither the buffer's size nor the warm-up's explains it",
     "one_reduce": "two reduces on two slots, 128 MB: the saving is 1-1.3 s of 4-5 s runs that spread by 18-36 %; on "
                   "an idle machine (others' cores 0.0) it realized 61 % and 112 % in two runs of 3 repeats run "
                   "before, then after (2026-11-29), 84 % before; 86, 142, 90 and 52 % in four with the runs after and "
