@@ -34,6 +34,7 @@ from ingest.base import ReadContext, Row, read_text_bounded, skip_record
 from ingest.formats import Format
 from ingest.mrcommon import INT64_MAX, INT64_MIN, counter_row, event_row
 from phaseline.errors import TraceParseError
+from phaseline.hadoop_names import local_runner_job
 from phaseline.schemas import CounterScope, normalize_status
 
 RUN_FORMAT = "phaseline-engine-run"
@@ -116,7 +117,9 @@ def read_engine_run(path: Path, ctx: ReadContext) -> Iterator[Row]:
         "total_maps": _int_or_none(run["maps"] if run.get("maps") is not None else params.get("maps"), path,
                                    "maps"),
         "total_reduces": _int_or_none(params.get("reduces"), path, "params.reduces"),
-        "uberized": False, "hadoop_version": _str_or_none(run, "hadoop_version", path), "source_format": RUN_FORMAT,
+        # the LocalJobRunner never uberizes; on a cluster only the job's history says (JOB_INITED)
+        "uberized": False if local_runner_job(job_id) else None,
+        "hadoop_version": _str_or_none(run, "hadoop_version", path), "source_format": RUN_FORMAT,
     })
     yield from _counter_rows(job_id, run.get("counters") or {}, CounterScope.JOB_TOTAL.value, None, path, ctx)
     for task in tasks:

@@ -60,6 +60,7 @@ from ingest.mrcommon import DONE_FILE_NAME, done_file_fields, event_row, parse_i
 from ingest.tasklog import LOG_RECORD_TABLES, log_line_row, rows_of_records, task_rows
 from ingest.tasklog_lines import LINE_RE, parse_records, parse_timestamp
 from ingest.tasklog_patterns import AttemptLog, LogRecord
+from ingest.uber_subtasks import uber_attempts
 from ingest.yarn_log_sections import CONTAINER, LOGTYPE, sections
 from phaseline.errors import PhaselineError, TraceParseError
 from phaseline.schemas import normalize_status
@@ -205,8 +206,13 @@ def read_yarn_logs(path: Path, ctx: ReadContext) -> Iterator[Row]:
         if am:
             _read_am(records, job)
             job.submit_ms, job.user = container.submit_ms or job.submit_ms, container.user or job.user
-            for rec in records:
-                yield log_line_row(app_job, next(seq), rec, "am_log")
+            uber, am_lines = uber_attempts(records)  # an uberized job's tasks ran in the AM's JVM
+            for i in am_lines:
+                yield log_line_row(app_job, next(seq), records[i], "am_log")
+            for attempt_id, idxs in uber.items():
+                yield from rows_of_records([records[i] for i in idxs], path, ctx, seq, attempt_hint=attempt_id,
+                                           host=container.host, container_id=container.container_id,
+                                           collect=attempts)
         else:
             yield from rows_of_records(records, path, ctx, seq, attempt_hint=container.attempt_hint,
                                        host=container.host, container_id=container.container_id,

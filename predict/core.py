@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-import gc
 import importlib
 import math
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -41,7 +39,6 @@ __all__ = [
     "PhaseDurationModel",
     "Prediction",
     "Predictor",
-    "collector_paused",
     "describe",
     "get",
     "models",
@@ -93,6 +90,7 @@ class Cluster:
     cpus_per_node: int | None = None
     disks_per_node: int | None = None
     engine: str | None = None
+    uber: bool = False  # an uberized run: one task after another in the AM's JVM (predict.uber)
 
     def __post_init__(self) -> None:
         for name in ("nodes", "map_slots_per_node", "reduce_slots_per_node"):
@@ -185,8 +183,11 @@ def shares_one_jvm(profile: JobProfile, cluster: Cluster) -> bool:
     LocalJobRunner (:func:`~phaseline.hadoop_names.local_runner_job`) runs every task of a job in
     one JVM; a cluster gives each task a JVM of its own.  The predicted run is the local engine's
     when the cluster says so (``engine``), or, with no engine said, when the profile is the local
-    engine's and the cluster is one node (``phaseline predict``'s default cluster).
+    engine's and the cluster is one node (``phaseline predict``'s default cluster), or an uberized
+    run (``cluster.uber``: :mod:`predict.uber`) where the profiled ones shared one JVM too.
     """
+    if cluster.uber:
+        return profile.source.one_jvm
     if not profile.source.local_runner:
         return False
     if cluster.engine is None:
@@ -315,7 +316,8 @@ class Model(abc.ABC):
 class _Framed(Model):
     """A registered model as every caller gets it (:func:`get`): what holds for every model is done
     here, once, around its own prediction: the warning for a cluster of another engine or shape than
-    the platform's (:func:`warn_if_other_cluster`), the profile's one-time map cost
+    the platform's (:func:`warn_if_other_cluster`), the run Hadoop would uberize (one slot in the
+    ApplicationMaster's JVM, :func:`predict.uber.uber_inputs`), the profile's one-time map cost
     (:func:`with_one_time`), and the scheduler's waits between a slot's tasks
     (:func:`predict.handover.with_handover`)."""
 
@@ -332,12 +334,14 @@ class _Framed(Model):
         # (imported here: the input's splits are predict.tasks', which builds on this module)
         from predict.handover import with_handover
         from predict.tasks import resolve_input
+        from predict.uber import uber_inputs
 
         warn_if_other_cluster(inputs.platform, inputs.cluster, stacklevel=4)
-        i = inputs
+        maps = resolve_input(inputs.profile, inputs.dataset, inputs.settings).splits
+        i, said = uber_inputs(inputs, maps)  # an uberized run: one slot in one JVM, whatever the cluster
         own = self.model.predict(i.profile, i.platform, i.cluster, i.dataset, i.settings)
-        maps = resolve_input(i.profile, i.dataset, i.settings).splits
-        return with_handover(with_one_time(own, i.profile, i.cluster, maps), i, maps)
+        framed = with_handover(with_one_time(own, i.profile, i.cluster, maps), i, maps)
+        return framed if said is None else dataclasses.replace(framed, assumptions=(*framed.assumptions, said))
 
 
 def register(predictor: Predictor) -> Predictor:
@@ -376,23 +380,3 @@ def get(name: str) -> _Framed:
         return _REGISTRY[name]
     except KeyError:
         raise NotFoundError(f"no prediction model {name!r}; known: {', '.join(_REGISTRY)}") from None
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector for a model's object-heavy step.
-
-    A precedence tree or task graph of a large job is some 10^5 small objects
-    without a reference cycle among them; building them makes the collector run
-    full collections over every object the process holds (the imported
-    libraries' too), which was a quarter of Vianna's model and half of the
-    critical path at 50 GiB on 64 nodes.  Reference counting still frees
-    everything; the collector is switched back on (if it was on) afterwards.
-    """
-    was_on = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_on:
-            gc.enable()

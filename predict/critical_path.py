@@ -41,9 +41,9 @@ from predict.core import (
     Model,
     PhaseDurationModel,
     Prediction,
-    collector_paused,
     register,
 )
+from predict.gc_pause import collector_paused
 from predict.longest_path import CriticalPath, critical_path
 from predict.map_pipeline import END, START, map_task_pipeline
 from predict.tasks import TaskEstimate, TaskEstimates, estimate_tasks, profiled_settings

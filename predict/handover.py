@@ -15,7 +15,8 @@ tasks on ``k`` slots leave ``max(0, n - k)`` tasks to freed slots, ``(n - k) / k
 after one handover; the map stage lengthens by that many map handovers, the reduce stage by its
 reduces' (the reduces of a later wave wait for a freed reduce slot, as ARIA's typical shuffle
 does).  A platform model without the measurement (fitted from a CSV, or before it was recorded)
-adds nothing.
+adds nothing, and neither does an uberized run (:mod:`predict.uber`): the ApplicationMaster's
+``LocalContainerLauncher`` runs its next task as the last one ends, with no scheduler between them.
 
 >>> handovers_per_slot(10, 4)
 1.5
@@ -56,6 +57,8 @@ def with_handover(prediction: Prediction, inputs: Inputs, maps: int) -> Predicti
     """``prediction`` with the slots' handovers added (estimate and interval alike): ``maps`` map
     tasks on the cluster's map slots, the settings' reduces on its reduce slots."""
     cluster, reduces = inputs.cluster, inputs.settings.reduces
+    if cluster.uber:  # one task after another in the AM's JVM: no slot is handed anything
+        return prediction
     stages: dict[str, float] = {}
     notes: list[str] = []
     for stage, task_type, tasks, slots in (

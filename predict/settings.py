@@ -47,6 +47,10 @@ class JobSettings:
     configuration that has the key.  ``None`` is Hadoop 2 and later, which
     dropped the key (MAPREDUCE-64): serialized records and their 16 accounting
     bytes share the one ``io.sort.mb`` buffer.
+
+    The ``ubertask_*`` fields, the tasks' and the ApplicationMaster's memory and vcores are what
+    Hadoop's uber decision reads (:func:`predict.uber.decide`; ``ubertask_max_bytes`` ``None``: the
+    block size); ``-1`` MB is Hadoop's "not set" (the heap decides).
     """
 
     reduces: int
@@ -66,6 +70,16 @@ class JobSettings:
     reduce_task_heap_mb: float = 200.0
     split_bytes: float | None = None
     interm_compress_ratio: float | None = None
+    ubertask_enable: bool = False
+    ubertask_max_maps: int = 9
+    ubertask_max_reduces: int = 1
+    ubertask_max_bytes: float | None = None
+    map_memory_mb: float = -1.0
+    reduce_memory_mb: float = -1.0
+    am_memory_mb: float = 1536.0
+    map_vcores: int = 1
+    reduce_vcores: int = 1
+    am_vcores: int = 1
 
     def __post_init__(self) -> None:
         if self.reduces < 0:
@@ -95,7 +109,7 @@ class JobSettings:
         if self.inmem_merge_threshold < 1:
             raise PredictionError("the in-memory merge threshold must be >= 1")
         for name, what in (("split_bytes", "the split (block) size"), ("interm_compress_ratio", "the map output's "
-                           "compression ratio")):  # fmt: skip
+                           "compression ratio"), ("ubertask_max_bytes", "the uber input limit")):  # fmt: skip
             value = getattr(self, name)
             if value is not None and not (value > 0 and math.isfinite(value)):
                 raise PredictionError(f"{what} ({name}) must be a finite number > 0, got {value}")
@@ -175,6 +189,16 @@ SETTING_KEYS: Mapping[str, str] = types.MappingProxyType(
         "mapred.max.split.size": "split_bytes",
         "mapreduce.input.fileinputformat.split.maxsize": "split_bytes",
         "interm_compress_ratio": "interm_compress_ratio",
+        "mapreduce.job.ubertask.enable": "ubertask_enable",
+        "mapreduce.job.ubertask.maxmaps": "ubertask_max_maps",
+        "mapreduce.job.ubertask.maxreduces": "ubertask_max_reduces",
+        "mapreduce.job.ubertask.maxbytes": "ubertask_max_bytes",
+        "mapreduce.map.memory.mb": "map_memory_mb",
+        "mapreduce.reduce.memory.mb": "reduce_memory_mb",
+        "yarn.app.mapreduce.am.resource.mb": "am_memory_mb",
+        "mapreduce.map.cpu.vcores": "map_vcores",
+        "mapreduce.reduce.cpu.vcores": "reduce_vcores",
+        "yarn.app.mapreduce.am.resource.cpu-vcores": "am_vcores",
     }
 )
 
@@ -201,7 +225,7 @@ def _parse_value(name: str, raw: object, key: str) -> Any:
         size: float | None = None  # the sizes: bytes, or MB of heap (inf MB had overflowed the shuffle)
         if key == _TOTAL_BYTES:
             size = float(parse_size(text)) / 2**20
-        elif name == "split_bytes":
+        elif name in ("split_bytes", "ubertask_max_bytes"):
             size = float(parse_size(text))
         elif name == "reduce_task_heap_mb":
             match = _XMX.search(text)

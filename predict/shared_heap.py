@@ -43,7 +43,7 @@ def gc_stall_factor(profile: JobProfile, cluster: Cluster | None, n_maps: int | 
     docstring), and the note that says so (``None`` where it is 1)."""
     share, profiled = profile.map_gc_share, profile.map_concurrency
     # (a profile's concurrency is never negative: JobProfile checks it, so a known one is > 0)
-    if cluster is None or n_maps is None or n_maps < 1 or not share or not profiled or not profile.source.local_runner:
+    if cluster is None or n_maps is None or n_maps < 1 or not share or not profiled or not profile.source.one_jvm:
         return 1.0, None
     one_jvm = shares_one_jvm(profile, cluster)
     at_once = cluster.maps_at_once(n_maps) if one_jvm else 1

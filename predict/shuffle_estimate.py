@@ -140,8 +140,8 @@ def first_shuffle(
     """
     first, typical = profile.stage(Stage.FIRST_SHUFFLE), profile.stage(Stage.TYPICAL_SHUFFLE)
     shuffle_skew = _skew(typical or first)
-    # the LocalJobRunner has no slow start (reduces run after the maps), whatever its config says
-    profiled_slowstart = 1.0 if profile.source.local_runner else before.slowstart
+    # the LocalJobRunner and an uberized run have no slow start (reduces run after the maps), whatever the config says
+    profiled_slowstart = 1.0 if profile.source.one_jvm else before.slowstart
     # profiled reduces launched under the maps, none in a later wave: the first shuffle is the tail past the maps
     tail_only = typical is None and profiled_slowstart < 1.0
     if first is not None and typical is not None and typical.avg_ms > 0 and profile.num_reduces > 0:

@@ -119,7 +119,7 @@ def extract_profile(con: duckdb.DuckDBPyConnection, job_id: str, *, frames: q.Jo
     compressed = is_true(conf, INTERM_COMPRESS_KEYS) is True  # map output
     sel, interm_ratio = _selectivities(job_id, maps_c, reds_c, compressed, num_reduces == 0)
     # the typical map apart from the one-time term: a first map's class loading is no map's cost
-    split, atypical = _first_wave_split(con, job_id)
+    split, atypical = _first_wave_split(con, job_id, local_runner_job(job_id) or bool(summary["uberized"]))
     split, typ_ok, typ_phases = typical_maps(split, atypical, ok, ok_phases, job_id)
     map_ms_per_record = per_unit(typ_phases, Phase.MAP, "data_records")
     reduce_ms_per_record = per_unit(typ_phases, Phase.REDUCE, "data_records")
@@ -346,14 +346,16 @@ def _source(job_id: str, summary: pd.Series, conf: Mapping[str, str]) -> Profile
         job_name=None if name is None or pd.isna(name) else str(name),
         hadoop_version=None if version is None or pd.isna(version) else str(version),
         config={k: conf[k] for k in PROFILE_CONF_KEYS if k in conf},
+        uberized=bool(summary["uberized"]),
     )
 
 
 def _first_wave_split(
-    con: duckdb.DuckDBPyConnection, job_id: str
+    con: duckdb.DuckDBPyConnection, job_id: str, one_jvm: bool
 ) -> tuple[FirstWaveSplit | None, frozenset[str]]:
     """The run's successful maps split into the typical map and a one-time term (``None`` without
-    maps), and the attempt ids left out of the typical map.
+    maps), and the attempt ids left out of the typical map; ``one_jvm``: the maps shared one JVM
+    (the LocalJobRunner's, or an uberized run's).
 
     A run whose split rests on thin evidence (one wave of maps, few later-wave
     maps, a one-time cost larger than all the typical work) is warned of, with
@@ -366,7 +368,7 @@ def _first_wave_split(
         return None, frozenset()
     split = split_first_wave(
         [float(d) for d in waves["dur_ms"]], [int(w) for w in waves["wave"]], int(waves["slots"].max()),
-        one_jvm=local_runner_job(job_id),
+        one_jvm=one_jvm,
     )
     if split.caveat is not None and len(waves) > 1:
         warnings.warn(DataQualityWarning(f"{job_id}: {split.caveat}"), stacklevel=3)

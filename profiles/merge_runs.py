@@ -167,10 +167,10 @@ def merge_profiles(profiles: Sequence[JobProfile]) -> JobProfile:
     _warn_on_spread("reduce selectivity (output/input bytes)", [p.reduce_size_sel for p in profiles])
     versions = {p.source.hadoop_version for p in profiles}
     source = ProfileSource(
-        job_ids=tuple(j for p in profiles for j in p.source.job_ids),
-        job_name=name,
+        job_ids=tuple(j for p in profiles for j in p.source.job_ids), job_name=name,
         hadoop_version=versions.pop() if len(versions) == 1 else None,
         config=config,
+        uberized=all(p.source.uberized for p in profiles),
     )
     # the runs' noise, from the repeats each profile carries: what a fit's fixed part must stand out of
     noise = pooled_rel_sd([p.run_log_sd() for p in profiles])

@@ -94,6 +94,9 @@ class ProfileSource:
     job_name: str | None = None
     hadoop_version: str | None = None
     config: Mapping[str, str] = field(default_factory=dict)
+    #: Whether every run was uberized: its tasks ran one after another in the ApplicationMaster's
+    #: JVM (the job history's ``JOB_INITED``; :mod:`predict.uber`).
+    uberized: bool = False
 
     def __post_init__(self) -> None:
         if not self.job_ids:
@@ -103,6 +106,12 @@ class ProfileSource:
     def local_runner(self) -> bool:
         """Whether every run was the LocalJobRunner's (:func:`local_runner_job`)."""
         return all(map(local_runner_job, self.job_ids))
+
+    @property
+    def one_jvm(self) -> bool:
+        """Whether every run's tasks shared one JVM, one after another or on its slots: the
+        LocalJobRunner's runs, or uberized ones; their reduces ran after every map."""
+        return self.uberized or self.local_runner
 
 
 _PHASE_KEY = re.compile(r"^[a-z][a-z_]*(\+[a-z][a-z_]*)*$")

@@ -62,6 +62,10 @@ def _convert(hint: Any, value: object, where: str) -> object:
         return _convert(inner, value, where)
     if value is None:
         fail(where, "must not be null")
+    if hint is bool:
+        if not isinstance(value, bool):
+            fail(where, f"expected true or false, got {value!r}")
+        return value
     if hint is float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             fail(where, f"expected a number, got {value!r}")

@@ -58,6 +58,19 @@ PROFILE_CONF_KEYS: tuple[str, ...] = (
     "dfs.block.size",
     "dfs.blocksize",
     "mapreduce.input.fileinputformat.split.maxsize",
+    # what Hadoop's uber decision reads (predict.uber)
+    "mapreduce.job.ubertask.enable",
+    "mapreduce.job.ubertask.maxmaps",
+    "mapreduce.job.ubertask.maxreduces",
+    "mapreduce.job.ubertask.maxbytes",
+    "yarn.app.mapreduce.am.resource.mb",
+    "yarn.app.mapreduce.am.resource.cpu-vcores",
+    "mapreduce.map.cpu.vcores",
+    "mapreduce.reduce.cpu.vcores",
+    "mapreduce.job.map.class",
+    "mapreduce.job.reduce.class",
+    "mapred.mapper.class",
+    "mapred.reducer.class",
 )
 
 INTERM_COMPRESS_KEYS = ("mapreduce.map.output.compress", "mapred.compress.map.output")

@@ -39,9 +39,9 @@ from predict.core import (
     Inputs,
     Model,
     Prediction,
-    collector_paused,
     register,
 )
+from predict.gc_pause import collector_paused
 from predict.tasks import estimate_tasks
 from predict.vianna.layout import Workload, busy_nodes
 from predict.vianna.model import Demands, Estimate, solve

@@ -15,6 +15,7 @@
 --   maps, reduces    distinct map / reduce tasks with attempts
 --   total_maps, total_reduces   as the job record says
 --   attempts, failed_attempts, killed_attempts
+--   uberized         whether any of the job's records says it ran uberized (the .jhist's JOB_INITED)
 
 CREATE OR REPLACE TEMP VIEW job_summary AS
 WITH _a AS (
@@ -34,6 +35,9 @@ WITH _a AS (
 _j AS (
     SELECT * FROM jobs QUALIFY row_number() OVER (PARTITION BY job_id ORDER BY finish_ms DESC NULLS LAST) = 1
 ),
+_u AS (
+    SELECT job_id, bool_or(uberized) AS uberized FROM jobs GROUP BY job_id
+),
 _ids AS (
     SELECT job_id FROM _j UNION SELECT job_id FROM _a
 )
@@ -47,9 +51,11 @@ SELECT
     j.total_maps, j.total_reduces,
     coalesce(a.attempts, 0) AS attempts,
     coalesce(a.failed_attempts, 0) AS failed_attempts,
-    coalesce(a.killed_attempts, 0) AS killed_attempts
+    coalesce(a.killed_attempts, 0) AS killed_attempts,
+    coalesce(u.uberized, false) AS uberized
 FROM _ids AS i
 LEFT JOIN _j AS j ON j.job_id = i.job_id
-LEFT JOIN _a AS a ON a.job_id = i.job_id;
+LEFT JOIN _a AS a ON a.job_id = i.job_id
+LEFT JOIN _u AS u ON u.job_id = i.job_id;
 
 SELECT * FROM job_summary WHERE job_id = $job_id;

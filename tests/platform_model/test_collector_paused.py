@@ -1,4 +1,4 @@
-"""predict.core.collector_paused: the cyclic collector is off inside and back as it was after, errors or not."""
+"""predict.gc_pause.collector_paused: the cyclic collector is off inside and back as it was after, errors or not."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from predict.core import collector_paused
+from predict.gc_pause import collector_paused
 
 
 def _fail_paused() -> None:

@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 from ingest.pipeline import ingest_paths
 from phaseline.cli import main
 from phaseline.errors import DataQualityWarning
+from phaseline.hadoop_names import local_runner_job
 from phaseline.store import Store
 from profiles.extract import _first_wave_split, extract_profile
 from profiles.merge_runs import merge_profiles
@@ -120,7 +121,7 @@ def test_a_task_logs_overhead_is_the_span_its_generic_phases_leave(fixtures_dir:
     job = con.execute("SELECT job_id FROM jobs").fetchone()[0]
     profile = extract_profile(con, job)
     # over the typical maps: a slow first map's extra is the profile's one-time term, not overhead
-    _split, atypical = _first_wave_split(con, job)
+    _split, atypical = _first_wave_split(con, job, local_runner_job(job))
     (expected,) = con.execute("""
         SELECT avg(a.finish_ms - a.start_ms - coalesce(p.covered, 0))
         FROM attempts a LEFT JOIN (
