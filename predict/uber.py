@@ -136,7 +136,8 @@ def predicted_run(
 
 def uber_inputs(inputs: Inputs, maps: int) -> tuple[Inputs, str | None]:
     """The inputs of the run Hadoop would make of a run of ``maps`` maps (:func:`predicted_run`), and
-    what a prediction says of it: ``None`` where neither the profiled nor the predicted run is uberized.
+    what a prediction says of it: ``None`` where neither the profiled nor the predicted run is uberized
+    and the settings do not ask for it.
 
     A profile of separate task JVMs used for an uberized run keeps each task's JVM start-up in its
     cost (an upper estimate); a profile of an uberized run used for one that is not lacks it.
@@ -155,4 +156,4 @@ def uber_inputs(inputs: Inputs, maps: int) -> tuple[Inputs, str | None]:
             f"the profiled run was uberized (its tasks shared the ApplicationMaster's warm JVM), this run is "
             f"{line}: each of its tasks starts a JVM of its own, a cost the profile does not hold"
         )
-    return inputs, None
+    return inputs, (line if settings.ubertask_enable else None)  # asked for, and why Hadoop would not

@@ -98,6 +98,11 @@ def test_a_profile_of_an_uberized_run_says_when_the_run_is_not() -> None:
     # neither uberized: nothing said, nothing changed
     plain = dataclasses.replace(inputs, settings=dataclasses.replace(settings, ubertask_enable=False))
     assert uber_inputs(plain, 4) == (plain, None)
+    # asked for (--set mapreduce.job.ubertask.enable=true) where Hadoop would not: says why
+    asked = dataclasses.replace(inputs, settings=dataclasses.replace(settings, ubertask_enable=True))
+    assert uber_inputs(asked, 12)[1] == (
+        "not uberized (12 map(s) + 1 reduce(s), 64.0 MiB of input): too many maps (12 > 9)"
+    )
 
 
 def test_a_profile_keeps_whether_its_run_was_uberized() -> None:
