@@ -158,6 +158,12 @@ def resolve_input(profile: JobProfile, dataset: Dataset, settings: JobSettings) 
         )
     if dataset.input_records is None:
         notes.append(f"input records from the profiled record width ({width:.1f} B/record)")
+    if prof.avg_split_bytes > 0 and avg > prof.max_split_bytes * (1 + SAME_INPUT_RTOL) and profile.map_cost_sizes < 2:
+        notes.append(
+            f"splits of {avg:,.0f} B, {avg / prof.avg_split_bytes:.3g}x the profiled average, from a profile of one "
+            "input size: how a map's cost grows with its split is the platform's per-byte cost; profile a second "
+            "input size (`phaseline profile JOB_A JOB_B`) to fit it (benchmarks/BACKTEST.md, 'splits that grow')"
+        )
     return InputShape(splits, avg, biggest, avg / width, biggest / width, tuple(notes))
 
 

@@ -329,7 +329,7 @@ def _with_map_costs(merged: JobProfile, profiles: Sequence[JobProfile], noise: f
         merged,
         stages=stages,
         map_one_time_ms=fit.fixed_ms / slots,
-        map_slots=slots,
+        map_slots=slots, map_cost_sizes=fit.sizes,
         map_tasks_left_out=left_out,
         cost_evidence=(
             f"per-task map cost fitted over runs at {fit.sizes} input sizes "

@@ -186,6 +186,9 @@ class JobProfile:
     #: One line: which evidence the per-task costs came from (one run's later waves, one wave
     #: only, or a fit over runs of several sizes).
     cost_evidence: str | None = None
+    #: The input sizes the per-task map cost was fitted over (:func:`profiles.merge_runs.merge_profiles`):
+    #: 1 where it comes from runs of one size, whose splits say nothing of a larger split's cost.
+    map_cost_sizes: int = 1
     #: The part of a reduce's function span (``reduce``, or ``reduce+write`` where lumped) that
     #: does not grow with its input, ms per reduce task: fitted over runs of several sizes
     #: (:func:`profiles.task_costs.fit_reduce_work`), left out of the per-record reduce cost and

@@ -171,3 +171,16 @@ def test_a_calibration_that_is_no_backtest_is_named(tmp_path: Path, monkeypatch:
     result = _predict(tmp_path, monkeypatch, "--calibration", str(bt))
     assert result.exit_code != 0
     assert "notes.json: no backtest rows" in result.output
+
+
+def test_splits_larger_than_a_one_size_profile_saw_are_said() -> None:
+    """A map's cost at a larger split is the platform's per-byte cost when the profile has one size
+    (BACKTEST.md, 'splits that grow': over-predicted on YARN); a fit over two sizes knows it."""
+    said = "from a profile of one input size"
+    grown = resolve_input(toy_profile(), Dataset(20 * 256 * MB, splits=20), JobSettings(reduces=4))
+    note = next(a for a in grown.assumptions if said in a)
+    assert note.startswith(f"splits of {256 * MB:,} B, 4x the profiled average")
+    more = resolve_input(toy_profile(), Dataset(80 * 64 * MB), JobSettings(reduces=4))  # more splits, same size
+    assert not any(said in a for a in more.assumptions)
+    fitted = resolve_input(toy_profile(map_cost_sizes=2), Dataset(20 * 256 * MB, splits=20), JobSettings(reduces=4))
+    assert not any(said in a for a in fitted.assumptions)

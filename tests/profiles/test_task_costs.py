@@ -305,6 +305,7 @@ def test_runs_at_two_sizes_fit_fixed_and_proportional_map_work(tmp_path: Path, m
     assert merged.map_one_time_ms == pytest.approx(1000.0, rel=1e-3)
     assert merged.cost_evidence is not None
     assert "fitted over runs at 2 input sizes" in merged.cost_evidence
+    assert (merged.map_cost_sizes, small.map_cost_sizes) == (2, 1)
     assert merged.map_tasks_left_out == 2
     truth_s = (1000 + 48 * 130) / 1000
     pred = core.get(model).predict(
