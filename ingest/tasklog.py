@@ -54,6 +54,7 @@ from ingest.tasklog_patterns import (
     AttemptLog,
     LogRecord,
     TaskEvent,
+    am_logger,
     attempt_named,
 )
 from phaseline.errors import PhaselineError, TraceParseError
@@ -205,7 +206,7 @@ def rows_of_records(
                 "input/output-format byte counters are shared, phases use log-line bytes and record counters")
     else:
         attempt_id = _single_attempt(records, events, attempt_hint)
-        am = any(".v2.app." in rec.logger for rec in records)
+        am = any(am_logger(rec.logger) for rec in records)
         if attempt_id is None or am or not records:
             attempts, job_level = {}, list(range(len(records)))
         else:

@@ -299,6 +299,11 @@ REDUCE_SIDE_LOGGERS = frozenset(
 )
 
 
+def am_logger(logger: str) -> bool:
+    """Whether a logger is one of the MapReduce ApplicationMaster's own classes (``...mapreduce.v2.app``)."""
+    return ".v2.app." in logger
+
+
 @dataclass(frozen=True, slots=True)
 class LogRecord:
     """One log4j record: the prefixed line plus the unprefixed lines that continue it."""

@@ -23,20 +23,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ingest.tasklog_patterns import REDUCE_SIDE_LOGGERS, LogRecord
+from ingest.tasklog_patterns import REDUCE_SIDE_LOGGERS, LogRecord, am_logger
 from phaseline.hadoop_names import ATTEMPT_RE
 
 __all__ = ["UBER_THREAD", "uber_attempts"]
 
 #: The thread LocalContainerLauncher runs an uberized job's tasks on (Hadoop 2.x and 3.x).
 UBER_THREAD = "uber-SubtaskRunner"
-#: Loggers of a map's own threads besides the subtask thread (its spill thread's).
-_MAP_HELPER_LOGGERS = frozenset({"MapTask", "Merger"})
-_AM_PACKAGE = ".v2.app."
-
-
-def _short(logger: str) -> str:
-    return logger.rsplit(".", 1)[-1]
+#: Loggers of a task's threads besides the subtask thread: the map's spill thread (MapTask,
+#: Merger) and the reduce's fetchers, mergers and event fetcher.
+_HELPER_LOGGERS = REDUCE_SIDE_LOGGERS | {"MapTask"}
 
 
 def uber_attempts(records: Sequence[LogRecord]) -> tuple[dict[str, list[int]], list[int]]:
@@ -47,7 +43,7 @@ def uber_attempts(records: Sequence[LogRecord]) -> tuple[dict[str, list[int]], l
     tasks: dict[str, list[int]] = {}
     pending: list[int] = []  # subtask lines before the attempt that names itself
     for i, rec in enumerate(records):
-        if rec.thread != UBER_THREAD or _AM_PACKAGE in rec.logger:
+        if rec.thread != UBER_THREAD or am_logger(rec.logger):
             continue
         pending.append(i)
         named = ATTEMPT_RE.search(rec.message)
@@ -59,9 +55,7 @@ def uber_attempts(records: Sequence[LogRecord]) -> tuple[dict[str, list[int]], l
     taken = {i for idxs in tasks.values() for i in idxs}
     spans = [(records[min(idxs)].ts_ms, records[max(idxs)].ts_ms, attempt) for attempt, idxs in tasks.items()]
     for i, rec in enumerate(records):
-        if i in taken or rec.thread == UBER_THREAD or _AM_PACKAGE in rec.logger:
-            continue
-        if _short(rec.logger) not in REDUCE_SIDE_LOGGERS | _MAP_HELPER_LOGGERS:
+        if i in taken or rec.thread == UBER_THREAD or rec.logger.rsplit(".", 1)[-1] not in _HELPER_LOGGERS:
             continue
         owner = next((a for start, end, a in spans if start <= rec.ts_ms <= end), None)
         if owner is not None:

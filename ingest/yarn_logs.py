@@ -59,7 +59,7 @@ from ingest.formats import Format
 from ingest.mrcommon import DONE_FILE_NAME, done_file_fields, event_row, parse_int64
 from ingest.tasklog import LOG_RECORD_TABLES, log_line_row, rows_of_records, task_rows
 from ingest.tasklog_lines import LINE_RE, parse_records, parse_timestamp
-from ingest.tasklog_patterns import AttemptLog, LogRecord
+from ingest.tasklog_patterns import AttemptLog, LogRecord, am_logger
 from ingest.uber_subtasks import uber_attempts
 from ingest.yarn_log_sections import CONTAINER, LOGTYPE, sections
 from phaseline.errors import PhaselineError, TraceParseError
@@ -202,7 +202,7 @@ def read_yarn_logs(path: Path, ctx: ReadContext) -> Iterator[Row]:
                                            if (m := _JAR_VERSION.search(text)) is not None), None)
         records.sort(key=lambda r: r.ts_ms)
         ctx.events_read += len(records) + len(container.other)
-        am = container.is_am or any(".v2.app." in rec.logger for rec in records)
+        am = container.is_am or any(am_logger(rec.logger) for rec in records)
         if am:
             _read_am(records, job)
             job.submit_ms, job.user = container.submit_ms or job.submit_ms, container.user or job.user

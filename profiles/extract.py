@@ -37,7 +37,6 @@ import duckdb
 import pandas as pd
 
 from phaseline.errors import DataQualityWarning, ProfileError
-from phaseline.hadoop_names import local_runner_job
 from phaseline.schemas import Phase
 from profiles import queries as q
 from profiles.gc_share import map_gc_share
@@ -119,7 +118,8 @@ def extract_profile(con: duckdb.DuckDBPyConnection, job_id: str, *, frames: q.Jo
     compressed = is_true(conf, INTERM_COMPRESS_KEYS) is True  # map output
     sel, interm_ratio = _selectivities(job_id, maps_c, reds_c, compressed, num_reduces == 0)
     # the typical map apart from the one-time term: a first map's class loading is no map's cost
-    split, atypical = _first_wave_split(con, job_id, local_runner_job(job_id) or bool(summary["uberized"]))
+    source = _source(job_id, summary, conf)
+    split, atypical = _first_wave_split(con, job_id, source.one_jvm)
     split, typ_ok, typ_phases = typical_maps(split, atypical, ok, ok_phases, job_id)
     map_ms_per_record = per_unit(typ_phases, Phase.MAP, "data_records")
     reduce_ms_per_record = per_unit(typ_phases, Phase.REDUCE, "data_records")
@@ -127,7 +127,7 @@ def extract_profile(con: duckdb.DuckDBPyConnection, job_id: str, *, frames: q.Jo
     overhead = overheads(typ_ok, typ_phases)
     totals = q.counter_totals(con, job_id)
     return JobProfile(
-        source=_source(job_id, summary, conf),
+        source=source,
         num_maps=int(summary["maps"]) or int(num(summary["total_maps"]) or 0),
         num_reduces=num_reduces,
         input=input_stats,
