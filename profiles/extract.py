@@ -11,8 +11,8 @@ What is filled, and from what (anything else stays ``None``, never invented):
   source measured the custom ``map``/``reduce`` phases on their own (history
   times lump read and collect into ``map``).
 * Verma et al. 2011 (ARIA): mean and maximum of whole map and reduce tasks, the
-  first-wave and typical shuffles and the reduce phase (``reduce_stages.sql``),
-  and of every phase (``phases.sql``, successful attempts of the task type
+  first-wave and typical shuffles and the reduce phase (``reduce_stages.sql``; one JVM's first
+  reduces apart: :mod:`profiles.first_reduces`), and of every phase (``phases.sql``, successful attempts of the task type
   that owns the phase: :func:`_own_side`).
 * Herodotou 2011, Table 3: input pair width, records per reduce group, the
   selectivities, the combiner's selectivities (records: ``COMBINE_OUTPUT_RECORDS``
@@ -39,6 +39,7 @@ import pandas as pd
 from phaseline.errors import DataQualityWarning, ProfileError
 from phaseline.schemas import Phase
 from profiles import queries as q
+from profiles.first_reduces import split_first_reduces
 from profiles.gc_share import map_gc_share
 from profiles.generated_input import generated_input
 from profiles.phase_floor import typical_maps
@@ -59,9 +60,7 @@ def _paired(df: pd.DataFrame, num: str, den: str) -> float | None:
 
 def _stats(values: pd.Series) -> DurationStats | None:
     v = pd.to_numeric(values, errors="coerce").dropna()
-    if v.empty:
-        return None
-    return DurationStats(avg_ms=float(v.mean()), max_ms=float(v.max()), count=len(v))
+    return None if v.empty else DurationStats(avg_ms=float(v.mean()), max_ms=float(v.max()), count=len(v))
 
 
 def _totals(df: pd.DataFrame, task_type: str) -> Mapping[str, Any]:
@@ -121,9 +120,12 @@ def extract_profile(con: duckdb.DuckDBPyConnection, job_id: str, *, frames: q.Jo
     source = _source(job_id, summary, conf)
     split, atypical = _first_wave_split(con, job_id, source.one_jvm)
     split, typ_ok, typ_phases = typical_maps(split, atypical, ok, ok_phases, job_id)
+    rs = q.reduce_stages(con, job_id)
+    first_reduces = split_first_reduces(rs, reds_c, one_jvm=source.one_jvm)  # one JVM's reduce warm-up
+    if first_reduces is not None:
+        typ_ok, typ_phases, rs = first_reduces.typical(typ_ok, typ_phases, rs)
     map_ms_per_record = per_unit(typ_phases, Phase.MAP, "data_records")
     reduce_ms_per_record = per_unit(typ_phases, Phase.REDUCE, "data_records")
-    rs = q.reduce_stages(con, job_id)
     overhead = overheads(typ_ok, typ_phases)
     totals = q.counter_totals(con, job_id)
     return JobProfile(
@@ -140,7 +142,9 @@ def extract_profile(con: duckdb.DuckDBPyConnection, job_id: str, *, frames: q.Jo
         map_one_time_later_ms=split.later_excess_ms if split is not None else None,
         map_slots=split.slots if split is not None else None,
         map_tasks_left_out=split.left_out if split is not None else 0,
-        cost_evidence=split.evidence if split is not None else None,
+        cost_evidence="; ".join(e.evidence for e in (split, first_reduces) if e is not None) or None,
+        reduce_one_time_ms=first_reduces.one_time_ms if first_reduces is not None else None,
+        reduce_tasks_left_out=len(first_reduces.left_out) if first_reduces is not None else 0,
         reduce_task_overhead_ms=overhead.get("REDUCE"),
         map_concurrency=_map_concurrency(con, job_id, atypical),
         map_gc_share=map_gc_share(maps_c, ok, atypical),
@@ -357,9 +361,8 @@ def _first_wave_split(
     maps), and the attempt ids left out of the typical map; ``one_jvm``: the maps shared one JVM
     (the LocalJobRunner's, or an uberized run's).
 
-    A run whose split rests on thin evidence (one wave of maps, few later-wave
-    maps, a one-time cost larger than all the typical work) is warned of, with
-    how to fix it (:attr:`~profiles.task_costs.FirstWaveSplit.caveat`).
+    A run whose split rests on thin evidence (one wave of maps, few later-wave maps, a one-time cost
+    larger than all the typical work) is warned of (:attr:`~profiles.task_costs.FirstWaveSplit.caveat`).
     """
     waves = q.map_task_waves(con, job_id)
     durations = pd.to_numeric(waves["dur_ms"], errors="coerce")

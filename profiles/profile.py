@@ -194,6 +194,11 @@ class JobProfile:
     #: (:func:`profiles.task_costs.fit_reduce_work`), left out of the per-record reduce cost and
     #: so counted once per reduce.  ``None``: runs of one size, whose per-record cost holds it.
     reduce_fixed_ms: float | None = None
+    #: What the first wave of one JVM's reduces spent after their shuffle beyond the typical (later)
+    #: reduce, per reduce slot: added once per job (:mod:`profiles.first_reduces`).  ``None``: none set apart.
+    reduce_one_time_ms: float | None = None
+    #: Successful reduces left out of the typical reduce's statistics (one JVM's first wave): counted.
+    reduce_tasks_left_out: int = 0
     #: The mean number of the job's attempts that ran on a typical map's host while it ran (itself
     #: included; time-weighted, ``attempt_concurrency.sql``): how many task JVMs shared the node's
     #: CPUs with the typical map.  A prediction for nodes with fewer cores than that scales its maps
@@ -231,10 +236,11 @@ class JobProfile:
             "map_one_time_max_ms",
             "map_one_time_later_ms",
             "reduce_fixed_ms",
+            "reduce_one_time_ms",
             "map_concurrency",
             "map_gc_share",
         )
-        if self.map_tasks_left_out < 0 or (self.map_slots is not None and self.map_slots < 1):
+        if min(self.map_tasks_left_out, self.reduce_tasks_left_out) < 0 or (self.map_slots is not None and self.map_slots < 1):
             fail("map_tasks_left_out", "task counts must be >= 0 and map_slots >= 1")
         if any(not (math.isfinite(m) and m >= 0) for m in self.makespans_ms):
             fail("makespans_ms", f"must be finite numbers >= 0, got {list(self.makespans_ms)}")
