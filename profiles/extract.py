@@ -39,7 +39,7 @@ import pandas as pd
 from phaseline.errors import DataQualityWarning, ProfileError
 from phaseline.schemas import Phase
 from profiles import queries as q
-from profiles.first_reduces import split_first_reduces
+from profiles.first_reduces import typical_reduces
 from profiles.gc_share import map_gc_share
 from profiles.generated_input import generated_input
 from profiles.phase_floor import typical_maps
@@ -91,8 +91,7 @@ def extract_profile(con: duckdb.DuckDBPyConnection, job_id: str, *, frames: q.Jo
     job_id
         The run to profile.
     frames
-        The job's summary, attempts and phases when the caller has them
-        (:class:`~profiles.queries.JobFrames`); queried otherwise.
+        The job's summary, attempts and phases (:class:`~profiles.queries.JobFrames`), or queried.
 
     Raises
     ------
@@ -103,8 +102,7 @@ def extract_profile(con: duckdb.DuckDBPyConnection, job_id: str, *, frames: q.Jo
         input: :mod:`profiles.generated_input`), so neither the input nor the map selectivity can be known.
     """
     frames = frames or q.JobFrames.query(con, job_id)
-    summary = frames.summary
-    conf = q.job_conf(con, job_id)
+    summary, conf = frames.summary, q.job_conf(con, job_id)
     splits_df = generated_input(job_id, q.data_skew(con, job_id).query("task_type == 'MAP'"))
     ok_phases = frames.phases[frames.phases["status"] == "SUCCEEDED"]
     timeline = frames.attempts
@@ -116,14 +114,12 @@ def extract_profile(con: duckdb.DuckDBPyConnection, job_id: str, *, frames: q.Jo
     maps_c, reds_c = _task_counters(con, job_id, ok, splits_df)
     compressed = is_true(conf, INTERM_COMPRESS_KEYS) is True  # map output
     sel, interm_ratio = _selectivities(job_id, maps_c, reds_c, compressed, num_reduces == 0)
-    # the typical map apart from the one-time term: a first map's class loading is no map's cost
+    # the typical map and reduce apart from one-time terms: a first task's class loading is no task's cost
     source = _source(job_id, summary, conf)
     split, atypical = _first_wave_split(con, job_id, source.one_jvm)
     split, typ_ok, typ_phases = typical_maps(split, atypical, ok, ok_phases, job_id)
-    rs = q.reduce_stages(con, job_id)
-    first_reduces = split_first_reduces(rs, reds_c, one_jvm=source.one_jvm)  # one JVM's reduce warm-up
-    if first_reduces is not None:
-        typ_ok, typ_phases, rs = first_reduces.typical(typ_ok, typ_phases, rs)
+    first_reduces, typ_ok, typ_phases, rs = typical_reduces(q.reduce_stages(con, job_id), reds_c, typ_ok, typ_phases,
+                                                            one_jvm=source.one_jvm)  # fmt: skip
     map_ms_per_record = per_unit(typ_phases, Phase.MAP, "data_records")
     reduce_ms_per_record = per_unit(typ_phases, Phase.REDUCE, "data_records")
     overhead = overheads(typ_ok, typ_phases)
@@ -143,8 +139,7 @@ def extract_profile(con: duckdb.DuckDBPyConnection, job_id: str, *, frames: q.Jo
         map_slots=split.slots if split is not None else None,
         map_tasks_left_out=split.left_out if split is not None else 0,
         cost_evidence="; ".join(e.evidence for e in (split, first_reduces) if e is not None) or None,
-        reduce_one_time_ms=first_reduces.one_time_ms if first_reduces is not None else None,
-        reduce_tasks_left_out=len(first_reduces.left_out) if first_reduces is not None else 0,
+        **(first_reduces.profile_fields() if first_reduces is not None else {}),
         reduce_task_overhead_ms=overhead.get("REDUCE"),
         map_concurrency=_map_concurrency(con, job_id, atypical),
         map_gc_share=map_gc_share(maps_c, ok, atypical),

@@ -29,7 +29,7 @@ import pandas as pd
 
 from phaseline.schemas import Phase
 
-__all__ = ["SHUFFLE_SIDE", "FirstReduces", "split_first_reduces"]
+__all__ = ["SHUFFLE_SIDE", "FirstReduces", "split_first_reduces", "typical_reduces"]
 
 #: A reduce's task-log phases before its reduce phase: a first-wave reduce keeps them in the profile.
 SHUFFLE_SIDE = frozenset({Phase.SHUFFLE.value, "wait"})
@@ -62,6 +62,10 @@ class FirstReduces:
             f"wave loads and compiles the reduce side); the first wave's {len(self.left_out)} reduce(s) left "
             f"out, their extra {self.one_time_ms:.0f} ms per slot added once per job"
         )
+
+    def profile_fields(self) -> dict[str, float | int]:
+        """The :class:`~profiles.profile.JobProfile` fields that record it."""
+        return {"reduce_one_time_ms": self.one_time_ms, "reduce_tasks_left_out": len(self.left_out)}
 
     def typical(
         self, attempts: pd.DataFrame, phases: pd.DataFrame, stages: pd.DataFrame
@@ -109,3 +113,14 @@ def split_first_reduces(stages: pd.DataFrame, counters: pd.DataFrame, *, one_jvm
     if one_time <= 0:  # the first wave was no slower than the later ones: nothing to set apart
         return None
     return FirstReduces(one_time, frozenset(str(a) for a in first["attempt_id"]), len(later))
+
+
+def typical_reduces(
+    stages: pd.DataFrame, counters: pd.DataFrame, attempts: pd.DataFrame, phases: pd.DataFrame, *, one_jvm: bool
+) -> tuple[FirstReduces | None, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """:func:`split_first_reduces`, and the run's attempt, phase and ``reduce_stages`` rows of its typical
+    reduces (:meth:`FirstReduces.typical`; as given where nothing is set apart)."""
+    split = split_first_reduces(stages, counters, one_jvm=one_jvm)
+    if split is None:
+        return None, attempts, phases, stages
+    return split, *split.typical(attempts, phases, stages)
