@@ -36,7 +36,9 @@ import numpy.typing as npt
 import pandas as pd
 
 from phaseline.errors import QueryError, SchemaError, StoreError
+from phaseline.hadoop_names import YARN_ENGINE
 from phaseline.schemas import GENERIC_PHASES
+from platform_model.task_cores import TASK_CORES, measured_task_cores
 from profiles.queries import Concept, install
 
 #: ``PlatformProfile.cluster`` key of the measured slot handover: task type -> {"ms", "handovers", "jobs"}.
@@ -257,6 +259,9 @@ def profile_from_connection(
         cluster["engine"] = engine
     if handover_rows:  # the cluster's scheduling, not a phase (predict/handover.py)
         cluster[SLOT_HANDOVER] = {str(t): {"ms": ms, "handovers": n, "jobs": j} for t, ms, n, j in handover_rows}
+    if engine is not None and engine.get("name") == YARN_ENGINE:  # containers that share a node's cores
+        cores = measured_task_cores(con, sorted(set(raw["job_id"].astype(str))))
+        cluster.update({TASK_CORES: cores.to_json()} if cores is not None else {})
     return PlatformProfile(frame, missing, settings, cluster, source)
 
 

@@ -19,7 +19,7 @@ from phaseline.hadoop_names import LOCAL_ENGINE, YARN_ENGINE
 if TYPE_CHECKING:
     from predict.core import Cluster, PhaseDurationModel
 
-__all__ = ["measured_on", "warn_if_other_cluster"]
+__all__ = ["measured_on", "task_cores", "warn_if_other_cluster"]
 
 
 def _measured_fits(measured: Mapping[str, Any], cluster: Cluster) -> bool:
@@ -106,3 +106,23 @@ def warn_if_other_cluster(platform: PhaseDurationModel, cluster: Cluster, *, sta
         ),
         stacklevel=stacklevel,
     )
+
+
+def task_cores(platform: PhaseDurationModel, cluster: Cluster) -> tuple[Cluster, str | None]:
+    """``cluster`` with the cores a node's tasks got on the platform model's own runs
+    (:mod:`platform_model.task_cores`), where the platform was measured on it and they are fewer than the
+    CPUs given, and the line that says so; else ``cluster`` as it is and ``None``."""
+    import dataclasses
+
+    from platform_model.task_cores import TASK_CORES
+
+    measured = (getattr(platform, "cluster", None) or {}).get(TASK_CORES) or {}
+    cores, cpus = measured.get("cores"), cluster.cpus_per_node
+    if not isinstance(cores, int) or cpus is None or cores >= cpus or not measured_on(platform, cluster):
+        return cluster, None
+    said = (
+        f"the replay shares {cores} core(s) a node among its maps, not the {cpus} given: what the platform's "
+        f"{measured.get('runs')} benchmark runs on this cluster measured its tasks to get (their maps' durations "
+        "against their concurrency)"
+    )
+    return dataclasses.replace(cluster, cpus_per_node=cores), said

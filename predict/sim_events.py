@@ -18,6 +18,8 @@ slots per node (Hadoop 1 slots; a YARN node's containers play the same role):
   after the last map (ARIA's first shuffle, Verma et al. 2011: the part that
   does not overlap the map stage); a later reduce shuffles for a whole
   typical shuffle;
+* on YARN with the nodes' cores given (``cpus_per_node``), a node's maps share its cores by
+  processor sharing, re-rated whenever one starts or ends there (:mod:`predict.sim_sharing`);
 * stragglers: with probability ``straggler_rate`` an attempt runs
   ``straggler_factor`` times longer; failed attempts: with probability
   ``failure_rate`` an attempt dies after a uniform fraction of its run and the
@@ -50,8 +52,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from predict.contention import cpu_share_factor
 from predict.sim_job import Attempt, SimJob, SimResult, SimRun, StageDist
+from predict.sim_sharing import CoreSharing
 
 __all__ = [
     "MAP_DONE",
@@ -182,8 +184,8 @@ class _Replay:
             self.map_slots = list(range(min(self.containers, self.n_maps)))[::-1]
             self.red_slots = list(range(min(job.nodes * job.reduce_slots_per_node, n_red)))[::-1]
         self.red_running = 0  # reduces holding a container (shared containers only)
-        # maps running per node, where they share its cores (shared containers with cpus_per_node)
-        self.node_maps: dict[int, int] | None = {} if job.cpus_per_node is not None else None
+        # the maps running per node, where they share its cores (shared containers with cpus_per_node)
+        self.sharing = CoreSharing(job.cpus_per_node, job.map_slots_per_node) if job.cpus_per_node else None
         self.heap: list[tuple[float, int, int, int, int]] = []
         self.seq = 0
         self.map_queue = list(range(self.n_maps))[::-1]  # pop() from the end = task 0 first
@@ -205,8 +207,8 @@ class _Replay:
         """The events in time order; the common one (a map ends, its slot takes the next) inlined."""
         heap, map_queue, map_tries, red_slots = self.heap, self.map_queue, self.map_tries, self.red_slots
         first_map, first_fail, record, need = self.first_map, self.first_fail, self.record, self.need_for_reduces
-        shared = self.shared
-        heapreplace = heapq.heapreplace
+        shared, sharing = self.shared, self.sharing
+        heapreplace, heappop = heapq.heapreplace, heapq.heappop
         first_wave = []
         while self.map_slots and map_queue:
             first_wave.append((map_queue.pop(), self.map_slots.pop()))
@@ -215,7 +217,11 @@ class _Replay:
         seq, maps_done, launched = self.seq, self.maps_done, self.reduces_launched
         now, events = 0.0, 0
         while heap:
-            now, _, kind, task, slot = heap[0]  # taken off the heap below: popped, or replaced
+            event = heap[0]  # taken off the heap below: popped, or replaced
+            if sharing is not None and event[2] <= map_fail and not sharing.live(event[3], event[1]):
+                heappop(heap)  # an end the cores' sharing has moved since
+                continue
+            now, _, kind, task, slot = event
             events += 1
             if (
                 kind == map_done
@@ -241,6 +247,11 @@ class _Replay:
                 self.shuffle_ended(task, slot)
             else:
                 self.reduce_ended(kind == REDUCE_DONE, task, slot)
+            if sharing is not None and sharing.dirty:  # the maps of a node whose count changed, re-rated
+                moved = sharing.reprice(now=now, seq=self.seq)
+                for ev in moved:
+                    heapq.heappush(heap, ev)
+                self.seq += len(moved)
             seq, maps_done, launched = self.seq, self.maps_done, self.reduces_launched
         return SimRun(now, events, tuple(self.attempts))
 
@@ -251,10 +262,9 @@ class _Replay:
     def start_maps(self, batch: list[tuple[int, int]]) -> None:
         """Start maps (task, slot) at once: where the nodes' cores are shared, each is priced with all of
         the batch running (the maps of one instant share the cores alike)."""
-        if self.node_maps is not None:
+        if self.sharing is not None:
             for _, slot in batch:
-                node = slot // self.job.map_slots_per_node
-                self.node_maps[node] = self.node_maps.get(node, 0) + 1
+                self.sharing.join(slot)
         for task, slot in batch:
             heapq.heappush(self.heap, self.map_event(task, slot))
 
@@ -268,8 +278,9 @@ class _Replay:
             job = self.job
             d, failed = _dur(job.map_means_ms[task], job.map_cv, self.py, job, may_fail=tries + 1 < job.max_attempts)
         self.map_tries[task] = tries + 1
-        if self.node_maps is not None:  # the node's cores shared with the maps running there
-            d *= cpu_share_factor(self.node_maps[slot // self.job.map_slots_per_node], self.job.cpus_per_node or 1)
+        if self.sharing is not None:  # the node's cores shared with the maps running there
+            kind = MAP_FAIL if failed else MAP_DONE
+            d = self.sharing.start(task, slot, now=self.now, demand=d, kind=kind, seq=self.seq)
         if self.record:
             self.started[task] = (self.now, slot // self.job.map_slots_per_node)
         self.seq += 1
@@ -293,8 +304,8 @@ class _Replay:
     def map_ended(self, ok: bool, task: int, slot: int) -> None:
         """A map attempt ends: retried if it failed, else its slot takes the next map; reduces may start."""
         heap, now, job = self.heap, self.now, self.job
-        if self.node_maps is not None and ok:  # (a failed map is retried at once on its container)
-            self.node_maps[slot // job.map_slots_per_node] -= 1
+        if self.sharing is not None:  # (a failed map is retried at once on its container)
+            self.sharing.leave(task, slot, ended=ok)
         if self.record:
             t0, node = self.started.pop(task)
             self.attempts.append(Attempt("MAP", task, self.map_tries[task] - 1, node, t0, now, ok))

@@ -42,6 +42,7 @@ from predict.core import (
     Prediction,
     register,
 )
+from predict.measured_on import task_cores
 from predict.sim_draws import normals, stream_drawer
 from predict.sim_events import (
     REDUCE_DONE,
@@ -307,8 +308,8 @@ class SimulationModel(Model):
 
     def predict_inputs(self, inputs: Inputs) -> Prediction:
         """Mean of the replications' makespans; ``low_s``/``high_s`` their central ``confidence`` interval."""
-        profile, platform, cluster = inputs.profile, inputs.platform, inputs.cluster
-        dataset, settings = inputs.dataset, inputs.settings
+        profile, platform, dataset, settings = inputs.profile, inputs.platform, inputs.dataset, inputs.settings
+        cluster, cores_said = task_cores(platform, inputs.cluster)  # the cores the replay's maps share
         tasks = estimate_tasks(
             profile, platform, dataset, settings, cluster=cluster, demand_only=shares_cores(profile, cluster)
         )
@@ -366,6 +367,7 @@ class SimulationModel(Model):
                     if env_cv > 0
                     else []
                 ),
+                *([cores_said] if cores_said is not None else []),
             ),
         )
         return prediction
