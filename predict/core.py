@@ -164,6 +164,22 @@ class Prediction:
         if self.high_s is not None and self.high_s < self.seconds - tol:
             raise PredictionError(f"{self.model}: upper bound {self.high_s} s below the estimate {self.seconds} s")
 
+    def lengthened(
+        self, stages: Mapping[str, float], notes: tuple[str, ...], *, high_extra_s: float | None = None
+    ) -> Prediction:
+        """This prediction with the ``stages`` (seconds) added to its estimate and interval (the upper end
+        by ``high_extra_s`` where given), kept among its stages, and ``notes`` among its assumptions."""
+        extra = sum(stages.values())
+        high = extra if high_extra_s is None else high_extra_s
+        return dataclasses.replace(
+            self,
+            seconds=self.seconds + extra,
+            low_s=None if self.low_s is None else self.low_s + extra,
+            high_s=None if self.high_s is None else self.high_s + high,
+            stages={**self.stages, **stages},
+            assumptions=(*self.assumptions, *notes),
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "model": self.model,
@@ -247,17 +263,8 @@ def with_one_time(
     what = "first-wave maps' extra per slot"
     if extra_ms != profile.map_one_time_ms:
         what = "first-wave maps' extra per slot, and the later waves' stalls shared by the slots"
-    return dataclasses.replace(
-        prediction,
-        seconds=prediction.seconds + extra,
-        low_s=None if prediction.low_s is None else prediction.low_s + extra,
-        high_s=None if prediction.high_s is None else prediction.high_s + most,
-        stages={**prediction.stages, "map.one_time": extra},
-        assumptions=(
-            *prediction.assumptions,
-            f"one-time map cost {extra_ms:.0f} ms ({what}) added once, not per task",
-        ),
-    )
+    note = f"one-time map cost {extra_ms:.0f} ms ({what}) added once, not per task"
+    return prediction.lengthened({"map.one_time": extra}, (note,), high_extra_s=most)
 
 
 @runtime_checkable

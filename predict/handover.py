@@ -26,7 +26,6 @@ adds nothing, and neither does an uberized run (:mod:`predict.uber`): the Applic
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -77,12 +76,4 @@ def with_handover(prediction: Prediction, inputs: Inputs, maps: int) -> Predicti
         )
     if not stages:
         return prediction
-    extra = sum(stages.values())
-    return dataclasses.replace(
-        prediction,
-        seconds=prediction.seconds + extra,
-        low_s=None if prediction.low_s is None else prediction.low_s + extra,
-        high_s=None if prediction.high_s is None else prediction.high_s + extra,
-        stages={**prediction.stages, **stages},
-        assumptions=(*prediction.assumptions, *notes),
-    )
+    return prediction.lengthened(stages, tuple(notes))

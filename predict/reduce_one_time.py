@@ -16,7 +16,6 @@ side by side: the wave lengthens by the extra once).
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import TYPE_CHECKING
 
@@ -44,15 +43,6 @@ def with_reduce_one_time(prediction: Prediction, inputs: Inputs) -> Prediction:
     times = 1 if one_jvm else reduce_waves(reduces, inputs.cluster.reduce_slots)
     extra = term * times / MS_PER_S
     where = "once (the run's reduces share one JVM)" if one_jvm else f"once per reduce wave ({times}: a JVM per task)"
-    return dataclasses.replace(
-        prediction,
-        seconds=prediction.seconds + extra,
-        low_s=None if prediction.low_s is None else prediction.low_s + extra,
-        high_s=None if prediction.high_s is None else prediction.high_s + extra,
-        stages={**prediction.stages, "reduce.one_time": extra},
-        assumptions=(
-            *prediction.assumptions,
-            f"one-time reduce cost {term:.0f} ms (the first reduces' extra per slot in the profiled JVM) "
-            f"added {where}, not per record",
-        ),
-    )
+    note = (f"one-time reduce cost {term:.0f} ms (the first reduces' extra per slot in the profiled JVM) "
+            f"added {where}, not per record")  # fmt: skip
+    return prediction.lengthened({"reduce.one_time": extra}, (note,))
