@@ -23,13 +23,15 @@ Runs whose reduces each started a JVM (a cluster), or that had no later reduce, 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import pandas as pd
 
 from phaseline.schemas import Phase
+from profiles.profile import JobProfile
 
-__all__ = ["SHUFFLE_SIDE", "FirstReduces", "split_first_reduces", "typical_reduces"]
+__all__ = ["SHUFFLE_SIDE", "FirstReduces", "split_first_reduces", "typical_reduces", "with_reduce_evidence"]
 
 #: A reduce's task-log phases before its reduce phase: a first-wave reduce keeps them in the profile.
 SHUFFLE_SIDE = frozenset({Phase.SHUFFLE.value, "wait"})
@@ -124,3 +126,14 @@ def typical_reduces(
     if split is None:
         return None, attempts, phases, stages
     return split, *split.typical(attempts, phases, stages)
+
+
+def with_reduce_evidence(profile: JobProfile) -> JobProfile:
+    """A merged profile whose evidence line says, where its runs set first reduces apart, what became of
+    them (a run's own line says it in :attr:`FirstReduces.evidence`)."""
+    if not profile.reduce_one_time_ms or "first wave's" in (profile.cost_evidence or ""):
+        return profile
+    line = (f"per-task reduce cost from the reduces of later waves ({profile.reduce_tasks_left_out} first reduce(s) "
+            f"of one JVM left out, their extra {profile.reduce_one_time_ms:.0f} ms per slot added once per job)")  # fmt: skip
+    evidence = f"{profile.cost_evidence}; {line}" if profile.cost_evidence else line
+    return dataclasses.replace(profile, cost_evidence=evidence)

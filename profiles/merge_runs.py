@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
 from phaseline.errors import DataQualityWarning, ProfileError
+from profiles.first_reduces import with_reduce_evidence
 from profiles.profile import SAME_CASE_RTOL, JobProfile, ProfileSource, Stage
 from profiles.profile_stats import CostStatistics, Counters, DataflowStatistics, DurationStats, InputStats
 from profiles.task_costs import fit_map_work, fit_reduce_work, pooled_rel_sd, unused_fit_reason
@@ -175,7 +176,7 @@ def merge_profiles(profiles: Sequence[JobProfile]) -> JobProfile:
     # the runs' noise, from the repeats each profile carries: what a fit's fixed part must stand out of
     noise = pooled_rel_sd([p.run_log_sd() for p in profiles])
     merged = _with_map_costs(_merged(profiles, source), profiles, noise)
-    return _with_reduce_costs(merged, profiles, noise)
+    return with_reduce_evidence(_with_reduce_costs(merged, profiles, noise))
 
 
 def _job_name(profiles: Sequence[JobProfile]) -> str | None:
@@ -305,9 +306,7 @@ def _with_map_costs(merged: JobProfile, profiles: Sequence[JobProfile], noise: f
         return dataclasses.replace(merged, map_tasks_left_out=left_out)
     slots = round(statistics.median(p.map_slots or 1 for p in known))
     one_time = _wmean([(p.map_one_time_ms, float(p.num_maps)) for p in known]) or 0.0
-    fit = fit_map_work(
-        [p.input.total_bytes for p in known], [_map_work_ms(p) or 0.0 for p in known], noise
-    )
+    fit = fit_map_work([p.input.total_bytes for p in known], [_map_work_ms(p) or 0.0 for p in known], noise)
     if fit is None or fit.fixed_ms < 0 or not fit.fixed_told_apart:
         why = unused_fit_reason(fit)
         return dataclasses.replace(

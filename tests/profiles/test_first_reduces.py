@@ -47,7 +47,8 @@ def test_the_first_reduces_extra_per_slot_is_the_term() -> None:
                                     _records([1000] * 4), one_jvm=True)  # fmt: skip
     assert two_slots is not None
     assert two_slots.one_time_ms == pytest.approx(((320 - 165) + (300 - 165)) / 2)
-    assert two_slots.left_out == {"r0", "r1"} and two_slots.later_count == 2
+    assert two_slots.left_out == {"r0", "r1"}
+    assert two_slots.later_count == 2
     assert "2 reduce(s) of later waves" in two_slots.evidence
 
 
@@ -56,7 +57,8 @@ def test_a_first_reduce_with_more_records_is_compared_with_the_typical_one_scale
     assert split_first_reduces(_stages([510.0, 170.0], [1, 2]), _records([3000, 1000]), one_jvm=True) is None
     # with fewer records the typical reduce is not scaled down (a reduce has fixed parts)
     fewer = split_first_reduces(_stages([320.0, 170.0], [1, 2]), _records([500, 1000]), one_jvm=True)
-    assert fewer is not None and fewer.one_time_ms == pytest.approx(150.0)
+    assert fewer is not None
+    assert fewer.one_time_ms == pytest.approx(150.0)
 
 
 @pytest.mark.parametrize(
@@ -116,12 +118,15 @@ def test_a_local_profile_keeps_the_first_reduce_apart(tmp_path: Path) -> None:
     assert "first wave's 1 reduce(s) left out" in (profile.cost_evidence or "")
     source = dataclasses.replace(profile.source, job_ids=("job_local43_0001",))
     merged = merge_profiles([profile, dataclasses.replace(profile, source=source, reduce_one_time_ms=250.0)])
-    assert merged.reduce_one_time_ms == pytest.approx(200.0) and merged.reduce_tasks_left_out == 2
+    assert merged.reduce_one_time_ms == pytest.approx(200.0)
+    assert merged.reduce_tasks_left_out == 2
+    assert "2 first reduce(s) of one JVM left out" in (merged.cost_evidence or "")
 
 
 def test_a_cluster_profile_is_unchanged(tmp_path: Path) -> None:
     profile = _profile(tmp_path, tracker=None)  # a cluster's job id
-    assert profile.reduce_one_time_ms is None and profile.reduce_tasks_left_out == 0
+    assert profile.reduce_one_time_ms is None
+    assert profile.reduce_tasks_left_out == 0
     assert profile.stage(Stage.REDUCE_PHASE).avg_ms == pytest.approx(sum(p for _, p in REDUCES) / 2)
 
 
