@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +37,7 @@ from predict.backtest import BacktestRow, backtest
 from predict.backtest_scores import Calibrating, ModelSummary, job_out_calibration, summarize
 from predict.calibration import Calibration, calibrate
 from predict.core import Cluster
-from predict.suite import MB_PER_MAP, Suite, app_set, app_shape, run_order
+from predict.suite import Suite, app_set, app_shape, run_order
 
 if TYPE_CHECKING:
     from platform_model.engine.yarn import ClusterShape
@@ -210,7 +209,8 @@ def run_suite(
     with sessions:
         for app, size, reduces, slots, rep in run_order(suite):
             par = f"-p{slots}" if slots != 1 else ""  # one slot: the directory name of earlier suites
-            run_dir = out / "runs" / f"{app.name}-{size:g}mb-r{reduces}{par}-{rep}"
+            fixed = f"-m{suite.maps}" if suite.maps is not None else ""  # a fixed map count: other runs
+            run_dir = out / "runs" / f"{app.name}-{size:g}mb-r{reduces}{fixed}{par}-{rep}"
             run_dirs.append(run_dir)
             if (run_dir / "run.json").exists():
                 continue
@@ -223,7 +223,7 @@ def run_suite(
                 EngineJob(
                     input_mb=size,
                     selectivity=1.0,
-                    maps=max(1, math.ceil(size / MB_PER_MAP)),
+                    maps=suite.maps_of(size),
                     reduces=reduces,
                     map_parallelism=slots,
                     io_sort_mb=plan.io_sort_mb,

@@ -29,6 +29,7 @@ command line's sizes and repeats.
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -254,6 +255,14 @@ class Suite:
     #: (:attr:`platform_model.engine.runner.EngineJob.warmup_app`): its map and
     #: reduce code is compiled before the measured run, as Hadoop's already is.
     warmup_app: bool = True
+    #: Maps of every run whatever its size, so that the splits grow with the input (``phaseline engine
+    #: run``'s default of 4 maps; benchmarks/BACKTEST.md, "Four maps whatever the input"); ``None``: one
+    #: map per :data:`MB_PER_MAP`, so that the maps grow and the splits stay as profiled.
+    maps: int | None = None
+
+    def maps_of(self, size_mb: float) -> int:
+        """The maps of a run of ``size_mb``."""
+        return self.maps if self.maps is not None else max(1, math.ceil(size_mb / MB_PER_MAP))
 
 
 #: The full suite: every application, profiled at its smallest size and predicted at 3x and 8x
@@ -296,8 +305,9 @@ def local_suite(
     sizes_mb: Sequence[float] | None = None,
     repeats: int | None = None,
     apps: Sequence[str] | None = None,
+    maps: int | None = None,
 ) -> Suite:
-    """:data:`QUICK` or :data:`FULL`, at ``sizes_mb`` and ``repeats`` where given, and of only the
+    """:data:`QUICK` or :data:`FULL`, at ``sizes_mb``, ``repeats`` and a fixed number of ``maps`` where given, and of only the
     applications named in ``apps`` (:attr:`App.name`, from every application of the suite: a
     held-out set run on another engine, one shape again) where given.
 
@@ -320,6 +330,8 @@ def local_suite(
         suite = dataclasses.replace(suite, sizes_mb=tuple(sizes_mb))
     if repeats is not None:
         suite = dataclasses.replace(suite, repeats=repeats)
+    if maps is not None:
+        suite = dataclasses.replace(suite, maps=maps)
     return suite
 
 

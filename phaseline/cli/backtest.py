@@ -103,6 +103,12 @@ _JSON_COLUMNS = ("job", "case", "model", "predicted_s", "measured_s", "error", "
     f"(--quick: {QUICK.repeats})]; more runs lower the noise floor the summary reports.",
 )
 @click.option(
+    "--maps",
+    type=click.IntRange(min=1),
+    help="With --suite: every run with this many maps whatever its size, so that the splits grow with the "
+    "input (`engine run`'s default is 4) [default: one map per 2 MiB, the splits as profiled].",
+)
+@click.option(
     "--out",
     "out_dir",
     type=click.Path(file_okay=False, path_type=Path),
@@ -153,6 +159,7 @@ def backtest_cmd(
     sizes: tuple[float, ...] | None,
     apps: tuple[str, ...] | None,
     repeats: int | None,
+    maps: int | None,
     out_dir: Path,
     engine: str,
     containers_per_node: int,
@@ -198,13 +205,13 @@ def backtest_cmd(
         yarn_nodes = cluster["nodes"] if "--nodes" in cluster_given else 2
         cluster_given = [opt for opt in cluster_given if not (engine == "yarn" and opt == "--nodes")]
         _refuse_with_suite(ctx, platform, out_dir, cluster_given)
-        chosen = local_suite(quick=quick, sizes_mb=sizes, repeats=repeats, apps=apps)
+        chosen = local_suite(quick=quick, sizes_mb=sizes, repeats=repeats, apps=apps, maps=maps)
         shape = cluster_shape(engine, int(yarn_nodes or 2), containers_per_node, container_mb)
         rows, skipped = _suite_rows(chosen, out_dir, engine, shape)
     else:
         out_given = ctx.get_parameter_source("out_dir") is click.core.ParameterSource.COMMANDLINE
         given = [name for name, v in (("--quick", quick), ("--sizes", sizes), ("--apps", apps), ("--repeats", repeats),
-                                      ("--out", out_given)) if v]  # fmt: skip
+                                      ("--maps", maps), ("--out", out_given)) if v]  # fmt: skip
         if given:
             raise click.UsageError(f"{given[0]} goes with --suite local")
         rows, skipped = _store_rows(store_dir, where, platform, cluster_from(cluster) if cluster_given else None)

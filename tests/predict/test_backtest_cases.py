@@ -394,3 +394,17 @@ def test_rows_say_whether_the_profile_ran_on_the_cases_slots() -> None:
     assert (same.slots, other.slots, replace(same, case_slots=None).slots) == ("same slots", "other slots", None)
     assert BacktestRow.from_dict(other.to_dict()) == other
     assert same.case_key != other.case_key  # one case, two profiles: two rows the floor tells apart
+
+
+def test_a_suite_of_fixed_maps_grows_its_splits() -> None:
+    from predict.suite import MB_PER_MAP, local_suite
+
+    grown = local_suite(sizes_mb=(4, 12, 32), maps=4, apps=("maponly",))
+    assert [grown.maps_of(s) for s in grown.sizes_mb] == [4, 4, 4]  # 1, 3 and 8 MiB a split
+    default = local_suite(sizes_mb=(4, 12, 32), apps=("maponly",))
+    assert [default.maps_of(s) for s in default.sizes_mb] == [math.ceil(s / MB_PER_MAP) for s in (4, 12, 32)]
+    res = CliRunner().invoke(main, ["backtest", "--maps", "4"])
+    assert res.exit_code == 2
+    assert "--maps goes with --suite local" in res.output
+    res = CliRunner().invoke(main, ["backtest", "--suite", "local", "--maps", "0"])
+    assert res.exit_code == 2
