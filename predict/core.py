@@ -325,8 +325,8 @@ class _Framed(Model):
     here, once, around its own prediction: the warning for a cluster of another engine or shape than
     the platform's (:func:`warn_if_other_cluster`), the run Hadoop would uberize (one slot in the
     ApplicationMaster's JVM, :func:`predict.uber.uber_inputs`), the profile's one-time map cost
-    (:func:`with_one_time`) and reduce cost (:func:`predict.reduce_one_time.with_reduce_one_time`), and the scheduler's waits between a slot's tasks
-    (:func:`predict.handover.with_handover`)."""
+    (:func:`with_one_time`) and reduce cost (:func:`predict.reduce_one_time.with_reduce_one_time`), and
+    the scheduler's waits between a slot's tasks (:func:`predict.handover.with_handover`)."""
 
     model: Predictor
 

@@ -9,6 +9,7 @@ cluster predicted for is another.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -112,9 +113,7 @@ def task_cores(platform: PhaseDurationModel, cluster: Cluster) -> tuple[Cluster,
     """``cluster`` with the cores a node's tasks got on the platform model's own runs
     (:mod:`platform_model.task_cores`), where the platform was measured on it and they are fewer than the
     CPUs given, and the line that says so; else ``cluster`` as it is and ``None``."""
-    import dataclasses
-
-    from platform_model.task_cores import TASK_CORES
+    from platform_model.task_cores import TASK_CORES  # (here: the platform stage's modules load on use)
 
     measured = (getattr(platform, "cluster", None) or {}).get(TASK_CORES) or {}
     cores, cpus = measured.get("cores"), cluster.cpus_per_node

@@ -129,9 +129,9 @@ def typical_reduces(
 
 
 def with_reduce_evidence(profile: JobProfile) -> JobProfile:
-    """A merged profile whose evidence line says, where its runs set first reduces apart, what became of
-    them (a run's own line says it in :attr:`FirstReduces.evidence`)."""
-    if not profile.reduce_one_time_ms or "first wave's" in (profile.cost_evidence or ""):
+    """A merged profile whose evidence line (rebuilt by the merge) says, where its runs set first reduces
+    apart, what became of them (a run's own line says it in :attr:`FirstReduces.evidence`)."""
+    if not profile.reduce_one_time_ms:
         return profile
     line = (f"per-task reduce cost from the reduces of later waves ({profile.reduce_tasks_left_out} first reduce(s) "
             f"of one JVM left out, their extra {profile.reduce_one_time_ms:.0f} ms per slot added once per job)")  # fmt: skip
