@@ -8,7 +8,8 @@
                                    "params": {...}, "settings": {...},
                                    "counters": {group: {counter: value}}, "tasks": [...],
                                    "log": "logs/job.log", "conf": "<job_id>_conf.xml", "jfr": ...,
-                                   "maps": the map tasks a user's driver ran (its conf's count)}
+                                   "maps", "reduces": the map and reduce tasks a user's driver ran
+                                   (its conf's counts)}
     RUN_DIR/<job_id>_conf.xml     read by ingest.conf_xml
     RUN_DIR/logs/job.log          read by ingest.tasklog (attempts, events, phases, attempt counters)
 
@@ -116,7 +117,9 @@ def read_engine_run(path: Path, ctx: ReadContext) -> Iterator[Row]:
         # splits), else the engine's one map an input file
         "total_maps": _int_or_none(run["maps"] if run.get("maps") is not None else params.get("maps"), path,
                                    "maps"),
-        "total_reduces": _int_or_none(params.get("reduces"), path, "params.reduces"),
+        # likewise its reduces (a map-only driver sets 0 whatever the engine's option was)
+        "total_reduces": _int_or_none(run["reduces"] if run.get("reduces") is not None else params.get("reduces"),
+                                      path, "reduces"),
         # the LocalJobRunner never uberizes; on a cluster only the job's history says (JOB_INITED)
         "uberized": False if local_runner_job(job_id) else None,
         "hadoop_version": _str_or_none(run, "hadoop_version", path), "source_format": RUN_FORMAT,

@@ -127,12 +127,13 @@ def remove_data(run_dir: Path, *, generated_input: bool) -> None:
 
 #: The conf key JobSubmitter sets to the number of splits it made: the job's map tasks.
 SUBMITTED_MAPS_KEY = "mapreduce.job.maps"
+#: The conf key that holds the job's reduce tasks as its driver set them (``Job.setNumReduceTasks``).
+SUBMITTED_REDUCES_KEY = "mapreduce.job.reduces"
 
 
-def submitted_maps(conf: Path) -> int | None:
-    """The map tasks a job ran, as its submitted conf says (:data:`SUBMITTED_MAPS_KEY`); ``None`` where the
-    conf cannot be read or does not say.  A user's driver makes its own splits (a combining input format
-    packs several files into one), so the engine's count of input files is not its map count."""
+def submitted_count(conf: Path, key: str) -> int | None:
+    """A task count the job's submitted conf holds under ``key``; ``None`` where the conf cannot be read or
+    does not say."""
     from ingest.conf_xml import parse_conf
     from phaseline.errors import PhaselineError
 
@@ -140,15 +141,25 @@ def submitted_maps(conf: Path) -> int | None:
         props = parse_conf([conf.read_bytes()], conf)
     except (OSError, PhaselineError):
         return None
-    value = next((p.value for p in props if p.key == SUBMITTED_MAPS_KEY), None)
+    value = next((p.value for p in props if p.key == key), None)
     return int(value) if value is not None and value.strip().isdigit() else None
 
 
-def record_submitted_maps(doc: dict[str, Any], run_dir: Path, job: EngineJob) -> None:
-    """Give a user's driver's ``run.json`` (``doc``) the map tasks its submitted conf says it ran
-    (``"maps"``, :func:`submitted_maps`), on either engine; the benchmark's maps are its parameters'."""
+def submitted_maps(conf: Path) -> int | None:
+    """The map tasks a job ran, as its submitted conf says (:data:`SUBMITTED_MAPS_KEY`).  A user's driver
+    makes its own splits (a combining input format packs several files into one), so the engine's count
+    of input files is not its map count."""
+    return submitted_count(conf, SUBMITTED_MAPS_KEY)
+
+
+def record_submitted_tasks(doc: dict[str, Any], run_dir: Path, job: EngineJob) -> None:
+    """Give a user's driver's ``run.json`` (``doc``) the map and reduce tasks its submitted conf says it
+    ran (``"maps"``, ``"reduces"``), on either engine; the benchmark's are its parameters'.  The driver
+    sets its own reduces (a map-only job sets 0), whatever the engine's ``--reduces`` was: taken from the
+    option, a map-only job's run reads as one with a reduce that never ran, and cannot be profiled."""
     if not job.is_bench and doc.get("conf"):
         doc["maps"] = submitted_maps(run_dir / doc["conf"])
+        doc["reduces"] = submitted_count(run_dir / doc["conf"], SUBMITTED_REDUCES_KEY)
 
 
 def run_document(

@@ -68,7 +68,7 @@ from platform_model.engine.run_dir import (
     load_run,
     log_tail,
     prepare_run_dir,
-    record_submitted_maps,
+    record_submitted_tasks,
     remove_data,
     run_document,
 )
@@ -206,7 +206,8 @@ def run_engine(job: EngineJob, out: Path, *, timeout_s: float | None = 900.0) ->
             detail = report.get("error") or "the driver submitted no MapReduce job"
             raise EngineError(f"{main_class}: {detail}\n{log_tail(run_dir)}")
         doc = run_document(job, report, settings, main_class, wall_start_ms, wall_end_ms)
-        record_submitted_maps(doc, run_dir, job)  # the driver's own splits (a cluster's history has them too)
+        # the driver's own splits and reduces (a cluster's history has them too)
+        record_submitted_tasks(doc, run_dir, job)
         (run_dir / "run.json").write_text(json.dumps(doc, indent=1) + "\n")
     finally:
         if not job.keep_data:

@@ -46,7 +46,7 @@ from platform_model.engine.run_dir import (
     EngineRun,
     load_run,
     prepare_run_dir,
-    record_submitted_maps,
+    record_submitted_tasks,
     remove_data,
     run_document,
 )
@@ -309,7 +309,7 @@ class YarnCluster:
                         "engine": {**engine_record(self.shape), "cluster": self.info}})  # fmt: skip
             doc["params"].pop("map_parallelism", None)
             doc["params"].pop("reduce_parallelism", None)
-            record_submitted_maps(doc, run_dir, job)  # as the history says, for a run dir ingested without it
+            record_submitted_tasks(doc, run_dir, job)  # as the history says, for a run dir ingested without it
             (run_dir / "run.json").write_text(json.dumps(doc, indent=1) + "\n")
         except (EngineError, OSError, ValueError, KeyError) as exc:
             if isinstance(exc, EngineError) and "did not finish" in str(exc):

@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from phaseline.cli import main
-from phaseline.errors import EngineError
+from phaseline.errors import DataQualityWarning, EngineError
 from phaseline.java import compile_java, java_tool
 from platform_model.engine import EngineJob, EngineRun, load_run, run_engine
 from platform_model.engine.job import LOCAL_BLOCK_BYTES, derived_settings, effective, split_count
@@ -640,22 +640,53 @@ def test_submitted_maps_reads_the_conf_jobsubmitter_wrote(tmp_path: Path) -> Non
     assert submitted_maps(tmp_path / "missing.xml") is None
 
 
-def test_a_drivers_run_records_its_submitted_maps_on_either_engine(tmp_path: Path) -> None:
-    """Both runners give a user's driver's run.json the conf's map count (record_submitted_maps); the
-    benchmark's run keeps its parameters' count, and a run without a conf says nothing."""
-    from platform_model.engine.run_dir import record_submitted_maps
+def test_a_drivers_run_records_its_submitted_tasks_on_either_engine(tmp_path: Path) -> None:
+    """Both runners give a user's driver's run.json the conf's map and reduce counts
+    (record_submitted_tasks); the benchmark's run keeps its parameters' counts, and a run without a conf
+    says nothing."""
+    from platform_model.engine.run_dir import record_submitted_tasks
 
     (tmp_path / "job_conf.xml").write_text(
-        "<configuration><property><name>mapreduce.job.maps</name><value>5</value></property></configuration>"
+        "<configuration><property><name>mapreduce.job.maps</name><value>5</value></property>"
+        "<property><name>mapreduce.job.reduces</name><value>0</value></property></configuration>"
     )
     driver = EngineJob(input_mb=24, selectivity=1.0, maps=12, reduces=2, jar=tmp_path / "apps.jar", main_class="phaseline.apps.X",
                        args=("{input}", "{output}", "2"))  # fmt: skip
-    doc: dict[str, object] = {"conf": "job_conf.xml", "params": {"maps": 12}}
-    record_submitted_maps(doc, tmp_path, driver)
+    doc: dict[str, object] = {"conf": "job_conf.xml", "params": {"maps": 12, "reduces": 2}}
+    record_submitted_tasks(doc, tmp_path, driver)
     assert doc["maps"] == 5  # the splits the driver made, not the 12 files the engine wrote
+    assert doc["reduces"] == 0  # a map-only driver, whatever the engine's --reduces
     bench: dict[str, object] = {"conf": "job_conf.xml", "params": {"maps": 12}}
-    record_submitted_maps(bench, tmp_path, EngineJob(input_mb=24, selectivity=1.0, maps=12, reduces=2))
+    record_submitted_tasks(bench, tmp_path, EngineJob(input_mb=24, selectivity=1.0, maps=12, reduces=2))
     assert "maps" not in bench
+    assert "reduces" not in bench
     unsaid: dict[str, object] = {"conf": None, "params": {"maps": 12}}
-    record_submitted_maps(unsaid, tmp_path, driver)
+    record_submitted_tasks(unsaid, tmp_path, driver)
     assert "maps" not in unsaid
+
+
+@pytest.mark.slow
+def test_a_map_only_driver_is_map_only_whatever_the_engines_reduces(tmp_path: Path) -> None:
+    """`engine run --jar` keeps its --reduces default of 1 where a map-only driver sets 0: the job's run
+    reads as map-only (its conf's count) and is profiled, not refused for a reduce that never ran."""
+    from ingest.pipeline import ingest_paths
+    from phaseline.store import Store
+    from predict.backtest_suite import app_jar
+    from profiles.extract import extract_profile
+
+    run = run_engine(
+        EngineJob(input_mb=2, selectivity=1.0, maps=2, reduces=1, jar=app_jar(),
+                  main_class="phaseline.apps.MapOnlyFilter", args=("{input}", "{output}", "0")),
+        tmp_path / "maponly",
+    )
+    doc = json.loads((run.run_dir / "run.json").read_text())
+    assert doc["params"]["reduces"] == 1  # the engine's option
+    assert doc["reduces"] == 0  # what the driver ran
+    store = Store(tmp_path / "store")
+    ingest_paths([run.run_dir], store)
+    con = store.connect()
+    assert con.execute("SELECT total_reduces FROM jobs").fetchall() == [(0,)]
+    with pytest.warns(DataQualityWarning, match="later waves"):  # two maps on one slot: thin, and said
+        profile = extract_profile(con, doc["job_id"])
+    assert profile.num_reduces == 0
+    assert profile.map_size_sel == pytest.approx(0.5, rel=0.1)  # it keeps half the records
