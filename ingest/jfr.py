@@ -21,7 +21,13 @@ TSV lines to this reader:
 ``C <ts_ms> <jvmUser> <jvmSystem> <machineTotal>``
     ``jdk.CPULoad`` (fractions of the machine);
 ``T <jdk.ThreadStart|jdk.ThreadEnd> <ts_ms> <java thread id> <thread name>``
-    thread lifetimes (kept in ``events``).
+    thread lifetimes (kept in ``events``);
+``J <start_ms> <duration_us> <compile level>``
+    ``jdk.Compilation``: one method compiled by the JIT, kept in ``system_samples`` as
+    :data:`JIT_COMPILE_METRIC` (its length in ms; ``interval_ms`` the same, whole; ``device`` the
+    tier).  The local engine records them in every run (``jit.jfr``): it compiles in the thread
+    that needs the code, so a compile is time that thread's task stood still
+    (:mod:`profiles.jit_clock`).
 
 Why not ``jfr print --json``: it writes every event with its full stack
 (``~40 KB`` per sample at useful depth) and must be parsed whole; JfrDump writes
@@ -77,6 +83,8 @@ SAMPLE_TYPES = {
     "jdk.SocketWrite": "io",
 }
 CPU_METRICS = ("jvm_cpu_user", "jvm_cpu_system", "machine_cpu_total")
+#: ``system_samples.metric`` of one JIT compile (its length, ms).
+JIT_COMPILE_METRIC = "jit_compile_ms"
 
 
 @cache
@@ -147,6 +155,17 @@ def parse_dump(lines: Iterator[str], ctx: ReadContext, job_id: str | None) -> It
                             "source": SOURCE,
                         },
                     )
+            elif f[0] == "J":
+                ctx.events_read += 1
+                _, start, dur_us, level = f
+                ms = int(dur_us) / 1000.0
+                yield Row(
+                    "system_samples",
+                    {
+                        "host": None, "ts_ms": int(start), "interval_ms": round(ms), "metric": JIT_COMPILE_METRIC,
+                        "device": f"tier{level}" if level else None, "value": ms, "source": SOURCE,
+                    },
+                )
             elif f[0] == "T":
                 ctx.events_read += 1
                 payload = orjson.dumps({"thread_id": int(f[3]), "thread_name": f[4]}).decode()
@@ -157,7 +176,7 @@ def parse_dump(lines: Iterator[str], ctx: ReadContext, job_id: str | None) -> It
             else:
                 raise MalformedRecord(f"unknown JfrDump line kind {f[0]!r}")
         except (ValueError, KeyError, IndexError) as exc:
-            if f[0] not in ("E", "C", "T"):
+            if f[0] not in ("E", "C", "T", "J"):
                 ctx.events_read += 1
             yield malformed_row(ctx, line_no, f"bad JfrDump line: {exc}", line, job_id)
     if not ended:
@@ -263,7 +282,7 @@ FORMATS = (
         "jfr",
         _sniff,
         read_jfr,
-        "JDK Flight Recorder recording: execution samples, waits, I/O, CPU load",
+        "JDK Flight Recorder recording: execution samples, waits, I/O, CPU load, JIT compiles",
         record_tables=("samples", "system_samples", "events"),
     ),
 )

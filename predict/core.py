@@ -325,7 +325,8 @@ class _Framed(Model):
     here, once, around its own prediction: the warning for a cluster of another engine or shape than
     the platform's (:func:`warn_if_other_cluster`), the run Hadoop would uberize (one slot in the
     ApplicationMaster's JVM, :func:`predict.uber.uber_inputs`), the profile's one-time map cost
-    (:func:`with_one_time`) and reduce cost (:func:`predict.reduce_one_time.with_reduce_one_time`), and
+    (:func:`with_one_time`), reduce cost (:func:`predict.reduce_one_time.with_reduce_one_time`) and JIT
+    compiles (:func:`predict.jit_one_time.with_jit_one_time`), and
     the scheduler's waits between a slot's tasks (:func:`predict.handover.with_handover`)."""
 
     model: Predictor
@@ -340,6 +341,7 @@ class _Framed(Model):
     def predict_inputs(self, inputs: Inputs) -> Prediction:
         # (imported here: the input's splits are predict.tasks', which builds on this module)
         from predict.handover import with_handover
+        from predict.jit_one_time import with_jit_one_time
         from predict.reduce_one_time import with_reduce_one_time
         from predict.tasks import resolve_input
         from predict.uber import uber_inputs
@@ -348,7 +350,8 @@ class _Framed(Model):
         maps = resolve_input(inputs.profile, inputs.dataset, inputs.settings).splits
         i, said = uber_inputs(inputs, maps)  # an uberized run: one slot in one JVM, whatever the cluster
         own = self.model.predict(i.profile, i.platform, i.cluster, i.dataset, i.settings)
-        framed = with_handover(with_reduce_one_time(with_one_time(own, i.profile, i.cluster, maps), i), i, maps)
+        framed = with_reduce_one_time(with_one_time(own, i.profile, i.cluster, maps), i)
+        framed = with_handover(with_jit_one_time(framed, i), i, maps)
         return framed if said is None else dataclasses.replace(framed, assumptions=(*framed.assumptions, said))
 
 

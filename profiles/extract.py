@@ -42,6 +42,7 @@ from profiles import queries as q
 from profiles.first_reduces import typical_reduces
 from profiles.gc_share import map_gc_share
 from profiles.generated_input import generated_input
+from profiles.jit_clock import warm_clock
 from profiles.phase_floor import typical_maps
 from profiles.phase_spans import overheads, own_side, per_unit
 from profiles.profile import JobProfile, ProfileSource, Stage
@@ -101,6 +102,9 @@ def extract_profile(con: duckdb.DuckDBPyConnection, job_id: str, *, frames: q.Jo
         The run has no successful map with input counters (a generator's output stands in for its
         input: :mod:`profiles.generated_input`), so neither the input nor the map selectivity can be known.
     """
+    warm = warm_clock(con, job_id)  # one JVM's compiles set apart: every span read without them
+    if warm is not None:
+        con, frames = warm.con, None
     frames = frames or q.JobFrames.query(con, job_id)
     summary, conf = frames.summary, q.job_conf(con, job_id)
     splits_df = generated_input(job_id, q.data_skew(con, job_id).query("task_type == 'MAP'"))
@@ -138,7 +142,8 @@ def extract_profile(con: duckdb.DuckDBPyConnection, job_id: str, *, frames: q.Jo
         map_one_time_later_ms=split.later_excess_ms if split is not None else None,
         map_slots=split.slots if split is not None else None,
         map_tasks_left_out=split.left_out if split is not None else 0,
-        cost_evidence="; ".join(e.evidence for e in (split, first_reduces) if e is not None) or None,
+        cost_evidence="; ".join(e.evidence for e in (split, first_reduces, warm) if e is not None) or None,
+        jit_one_time_ms=warm.compile_ms if warm is not None else None,
         **(first_reduces.profile_fields() if first_reduces is not None else {}),
         reduce_task_overhead_ms=overhead.get("REDUCE"),
         map_concurrency=_map_concurrency(con, job_id, atypical),

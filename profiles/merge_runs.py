@@ -266,6 +266,7 @@ def _merged(profiles: Sequence[JobProfile], source: ProfileSource) -> JobProfile
         reduce_task_overhead_ms=_wmean([(p.reduce_task_overhead_ms, w) for p, w in zip(profiles, reduces, strict=True)]),
         reduce_one_time_ms=_wmean([(p.reduce_one_time_ms, w) for p, w in zip(profiles, reduces, strict=True)]),
         reduce_tasks_left_out=sum(p.reduce_tasks_left_out for p in profiles),
+        jit_one_time_ms=_wmean([(p.jit_one_time_ms, 1.0) for p in profiles]),
         stages=_merge_durations([p.stages for p in profiles]),
         phases=_merge_durations([p.phases for p in profiles]),
         counters=_sum_counters([p.counters for p in profiles]),

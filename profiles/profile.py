@@ -199,6 +199,10 @@ class JobProfile:
     reduce_one_time_ms: float | None = None
     #: Successful reduces left out of the typical reduce's statistics (one JVM's first wave): counted.
     reduce_tasks_left_out: int = 0
+    #: The JIT's compiles inside the profiled run's tasks, ms, where they ran one at a time in one JVM
+    #: that compiles in the tasks' threads: the profile's costs are the tasks' time without them, and
+    #: predictions add this once per job (:mod:`profiles.jit_clock`).  ``None``: not set apart.
+    jit_one_time_ms: float | None = None
     #: The mean number of the job's attempts that ran on a typical map's host while it ran (itself
     #: included; time-weighted, ``attempt_concurrency.sql``): how many task JVMs shared the node's
     #: CPUs with the typical map.  A prediction for nodes with fewer cores than that scales its maps
@@ -237,6 +241,7 @@ class JobProfile:
             "map_one_time_later_ms",
             "reduce_fixed_ms",
             "reduce_one_time_ms",
+            "jit_one_time_ms",
             "map_concurrency",
             "map_gc_share",
         )

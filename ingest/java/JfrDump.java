@@ -107,6 +107,13 @@ public final class JfrDump {
                         out.write("C\t" + start + "\t" + e.getFloat("jvmUser") + "\t"
                             + e.getFloat("jvmSystem") + "\t" + e.getFloat("machineTotal") + "\n");
                         continue;
+                    case "jdk.Compilation": {
+                        // the JIT's compile of one method: its start and length, and the tier it compiled
+                        Object level = e.hasField("compileLevel") ? e.getValue("compileLevel") : null;
+                        out.write("J\t" + start + "\t" + e.getDuration().toNanos() / 1000 + "\t"
+                            + (level == null ? "" : clean(level.toString())) + "\n");
+                        continue;
+                    }
                     case "jdk.ThreadStart":
                     case "jdk.ThreadEnd": {
                         RecordedThread t = e.getThread("thread");

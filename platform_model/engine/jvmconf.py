@@ -25,8 +25,11 @@ INFO_LOGGERS = ("org.apache.hadoop.mapred", "org.apache.hadoop.mapreduce", "phas
 #: every 2 ms (``jdk.ExecutionSample``: warm microbenchmark tasks last 50-300 ms, and
 #: at 10 ms too few of them carried enough samples to split their combined log spans),
 #: native frames every 20 ms; waits longer than 1 ms are recorded with their stacks
-#: (a spill thread parked on the sort buffer, a reducer waiting for fetches).
+#: (a spill thread parked on the sort buffer, a reducer waiting for fetches); and every JIT compile,
+#: which a run without ``--jfr`` records alone (``jit.jfr``: recordings that run at once share their
+#: events, so a run has one recording or the other, and its compiles are counted once).
 JFR_EVENTS: Mapping[str, Mapping[str, str]] = {
+    "jdk.Compilation": {"enabled": "true", "threshold": "0 ms"},
     "jdk.ExecutionSample": {"enabled": "true", "period": "2 ms"},
     "jdk.NativeMethodSample": {"enabled": "true", "period": "20 ms"},
     "jdk.ThreadPark": {"enabled": "true", "stackTrace": "true", "threshold": "1 ms"},

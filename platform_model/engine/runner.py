@@ -18,10 +18,12 @@ JVM; only the scheduling is LocalJobRunner's:
 Run directory (read by the task-log ingest)::
 
     RUN_DIR/run.json              summary: ids, status, times, params, settings, job counters; for a
-                                  user's driver, the map tasks its conf says it ran ("maps")
+                                  user's driver, the map and reduce tasks its conf says it ran ("maps",
+                                  "reduces")
     RUN_DIR/<job_id>_conf.xml     the submitted job configuration (with mapreduce.job.id)
     RUN_DIR/logs/job.log          log4j2 output of the JVM, UTC millisecond timestamps
     RUN_DIR/recording.jfr         JDK Flight Recorder recording (with ``jfr=True``)
+    RUN_DIR/jit.jfr               the JIT's compiles (every run without ``jfr``: :data:`JIT_RECORDING`)
 
 With ``warmup_mb`` the JVM first runs a small throwaway benchmark job (its data and
 log under the hidden ``RUN_DIR/tmp/.warmup``, removed with the temp dirs), so that
@@ -105,6 +107,22 @@ def engine_jar() -> Path:
     return classes.parent / "phaseline-engine.jar"
 
 
+#: The run's JIT compiles, every one (JFR's ``jdk.Compilation``, from the JVM's start): the engine
+#: compiles in the thread that needs the code (:data:`MEASURING_JVM_FLAGS`), so each compile is time a
+#: task stood still, which the profile reads apart (:mod:`profiles.jit_clock`).
+JIT_RECORDING = "jit.jfr"
+
+
+def jit_recording_flags(path: Path) -> tuple[str, str]:
+    """The JVM options that record every JIT compile into ``path`` (JDK 17's event options: that one
+    event alone, no threshold), written when the JVM exits; JFR's start-up notice kept off stdout."""
+    return (
+        "-Xlog:jfr+startup=error",
+        f"-XX:StartFlightRecording:filename={path},dumponexit=true,settings=none,"
+        "+jdk.Compilation#enabled=true,+jdk.Compilation#threshold=0ms",
+    )
+
+
 def _jvm_command(job: EngineJob, run_dir: Path, jar: Path, input_dir: Path) -> list[str]:
     """``java ... EngineLauncher ...`` for one run (configuration already in ``tmp/etc``)."""
     tmp = run_dir / "tmp"
@@ -121,6 +139,8 @@ def _jvm_command(job: EngineJob, run_dir: Path, jar: Path, input_dir: Path) -> l
         # With a warm-up the JVM logs there first, then switches to logs/job.log.
         f"-Dphaseline.log.file={warmup / 'job.log' if job.warmup_mb > 0 else job_log}",
     ]
+    if not job.jfr:  # (--jfr's recording holds the compiles: two recordings would share their events)
+        jvm_args.extend(jit_recording_flags(run_dir / JIT_RECORDING))
     if job.jfr:
         # JFR keeps 64 frames of a stack by default: a sort's recursion inside a spill runs deeper,
         # and a stack cut before SpillThread.run maps to no vertex
