@@ -42,7 +42,7 @@ from profiles import queries as q
 from profiles.first_reduces import typical_reduces
 from profiles.gc_share import map_gc_share
 from profiles.generated_input import generated_input
-from profiles.jit_clock import warm_clock
+from profiles.jit_clock import frames_on_warm_clock
 from profiles.phase_floor import typical_maps
 from profiles.phase_spans import overheads, own_side, per_unit
 from profiles.profile import JobProfile, ProfileSource, Stage
@@ -101,17 +101,14 @@ def extract_profile(con: duckdb.DuckDBPyConnection, job_id: str, *, frames: q.Jo
     ProfileError
         The run has no successful map with input counters (a generator's output stands in for its
         input: :mod:`profiles.generated_input`), so neither the input nor the map selectivity can be known.
+
+    A run of one JVM whose compiles are recorded is read on its warm clock (:mod:`profiles.jit_clock`).
     """
-    warm = warm_clock(con, job_id)  # one JVM's compiles set apart: every span read without them
-    if warm is not None:
-        con, frames = warm.con, None
-    frames = frames or q.JobFrames.query(con, job_id)
+    con, frames, warm = frames_on_warm_clock(con, job_id, frames)  # one JVM's compiles set apart
     summary, conf = frames.summary, q.job_conf(con, job_id)
     splits_df = generated_input(job_id, q.data_skew(con, job_id).query("task_type == 'MAP'"))
-    ok_phases = frames.phases[frames.phases["status"] == "SUCCEEDED"]
-    timeline = frames.attempts
+    ok_phases, timeline = frames.phases[frames.phases["status"] == "SUCCEEDED"], frames.attempts
     ok = timeline[timeline["status"] == "SUCCEEDED"]
-
     input_stats, in_bytes, in_recs = _input_stats(job_id, splits_df)
     unfinished = _warn_if_not_whole(job_id, summary, timeline, ok, len(splits_df))
     num_reduces = int(summary["reduces"]) if summary["reduces"] else int(num(summary["total_reduces"]) or 0)
@@ -126,8 +123,7 @@ def extract_profile(con: duckdb.DuckDBPyConnection, job_id: str, *, frames: q.Jo
                                                             one_jvm=source.one_jvm)  # fmt: skip
     map_ms_per_record = per_unit(typ_phases, Phase.MAP, "data_records")
     reduce_ms_per_record = per_unit(typ_phases, Phase.REDUCE, "data_records")
-    overhead = overheads(typ_ok, typ_phases)
-    totals = q.counter_totals(con, job_id)
+    overhead, totals = overheads(typ_ok, typ_phases), q.counter_totals(con, job_id)
     return JobProfile(
         source=source,
         num_maps=int(summary["maps"]) or int(num(summary["total_maps"]) or 0),

@@ -32,7 +32,7 @@ import duckdb
 
 from profiles import queries as q
 
-__all__ = ["WarmClock", "merged_stalls", "warm_clock"]
+__all__ = ["WarmClock", "frames_on_warm_clock", "merged_stalls", "warm_clock"]
 
 #: Timestamps are whole milliseconds: an attempt that starts within this of the previous one's
 #: finish followed it (the local engine starts the next task in the same millisecond or the next).
@@ -149,3 +149,14 @@ def warm_clock(con: duckdb.DuckDBPyConnection, job_id: str) -> WarmClock | None:
     for table in _INSTANTS:
         _shadow(cur, table, job_id)
     return WarmClock(cur, before, len(compiles))
+
+
+def frames_on_warm_clock(
+    con: duckdb.DuckDBPyConnection, job_id: str, frames: q.JobFrames | None = None
+) -> tuple[duckdb.DuckDBPyConnection, q.JobFrames, WarmClock | None]:
+    """The connection and frames to profile ``job_id`` from, and its warm clock: on that clock where the
+    run has one (``frames`` given are the measured clock's, and are queried again), else as given."""
+    warm = warm_clock(con, job_id)
+    if warm is not None:
+        con, frames = warm.con, None
+    return con, frames or q.JobFrames.query(con, job_id), warm

@@ -46,6 +46,7 @@ from the log (``Final Counters for attempt_...``).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import time
@@ -111,6 +112,9 @@ def engine_jar() -> Path:
 #: compiles in the thread that needs the code (:data:`MEASURING_JVM_FLAGS`), so each compile is time a
 #: task stood still, which the profile reads apart (:mod:`profiles.jit_clock`).
 JIT_RECORDING = "jit.jfr"
+#: Set to ``0``, runs record no compiles: JFR starts in about 4 s of the JVM's time where compiles block
+#: (the test suite's engine runs, which check other things, save that; a user's runs keep the default).
+JIT_RECORDING_ENV = "PHASELINE_JIT_RECORDING"
 
 
 def jit_recording_flags(path: Path) -> tuple[str, str]:
@@ -139,7 +143,8 @@ def _jvm_command(job: EngineJob, run_dir: Path, jar: Path, input_dir: Path) -> l
         # With a warm-up the JVM logs there first, then switches to logs/job.log.
         f"-Dphaseline.log.file={warmup / 'job.log' if job.warmup_mb > 0 else job_log}",
     ]
-    if not job.jfr:  # (--jfr's recording holds the compiles: two recordings would share their events)
+    # (--jfr's recording holds the compiles: two recordings would share their events)
+    if not job.jfr and os.environ.get(JIT_RECORDING_ENV) != "0":
         jvm_args.extend(jit_recording_flags(run_dir / JIT_RECORDING))
     if job.jfr:
         # JFR keeps 64 frames of a stack by default: a sort's recursion inside a spill runs deeper,

@@ -499,6 +499,32 @@ def test_a_jfr_run_records_stacks_deeper_than_jfrs_default(tmp_path: Path) -> No
     assert subprocess.run([java_tool("java"), option, "-version"], capture_output=True, check=False).returncode == 0
 
 
+def test_a_run_records_its_jit_compiles_in_one_recording(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # every run records its compiles (jit.jfr) unless told not to; a --jfr run's own recording holds
+    # them (recordings that run at once share their events: two would count each compile twice)
+    from platform_model.engine.jvmconf import JFR_EVENTS
+    from platform_model.engine.runner import (
+        JIT_RECORDING,
+        JIT_RECORDING_ENV,
+        _jvm_command,
+        jit_recording_flags,
+    )
+
+    def command(jfr: bool) -> list[str]:
+        job = EngineJob(input_mb=1, selectivity=1.0, maps=1, reduces=1, jfr=jfr)
+        return _jvm_command(job, tmp_path, tmp_path / "engine.jar", tmp_path / "in")
+
+    flags = jit_recording_flags(tmp_path / JIT_RECORDING)
+    monkeypatch.setenv(JIT_RECORDING_ENV, "1")
+    assert set(flags) <= set(command(False))
+    assert not set(flags) & set(command(True))
+    assert JFR_EVENTS["jdk.Compilation"]["threshold"] == "0 ms"
+    monkeypatch.setenv(JIT_RECORDING_ENV, "0")
+    assert not set(flags) & set(command(False))
+    probe = [java_tool("java"), *jit_recording_flags(tmp_path / "probe.jfr"), "-version"]
+    assert subprocess.run(probe, capture_output=True, check=False).returncode == 0
+
+
 @pytest.mark.slow
 def test_a_setting_that_shadows_an_option_runs_and_is_recorded(tmp_path: Path) -> None:
     # An old key name written to core-site.xml lost to the derived new-name value in mapred-site.xml

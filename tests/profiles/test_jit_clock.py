@@ -120,7 +120,7 @@ def test_merged_runs_average_their_compiles(tmp_path: Path) -> None:
 @pytest.mark.slow
 # 4 maps on one slot may or may not leave thin evidence for the first-wave split (said, not tested here)
 @pytest.mark.filterwarnings("ignore::phaseline.errors.DataQualityWarning")
-def test_a_real_run_records_its_compiles_and_profiles_without_them(tmp_path: Path) -> None:
+def test_a_real_run_records_its_compiles_and_profiles_without_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`engine run` records every run's JIT compiles (jit.jfr); ingest keeps them, and the profile reads
     the run without them: its completion time is the measured one less the compiles in the tasks, and
     a prediction at the profiled size adds them back once."""
@@ -130,6 +130,7 @@ def test_a_real_run_records_its_compiles_and_profiles_without_them(tmp_path: Pat
     from predict.backtest_suite import app_jar
     from profiles.extract import extract_profile
 
+    monkeypatch.setenv("PHASELINE_JIT_RECORDING", "1")  # as a user's runs (the suite's are turned off)
     run = run_engine(EngineJob(input_mb=4, selectivity=1.0, maps=4, reduces=2, jar=app_jar(),
                                main_class="phaseline.apps.Sort", args=("{input}", "{output}", "2")),
                      tmp_path / "sort")  # fmt: skip
