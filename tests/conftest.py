@@ -17,8 +17,9 @@ settings.load_profile(os.environ.get("PHASELINE_HYPOTHESIS_PROFILE", "dev"))
 
 REPO = Path(__file__).resolve().parents[1]
 
-# The engine runs of the tests record no JIT compiles (JFR's start costs each run ~4 s of CPU, ~7 minutes
-# over the suite): the tests that read them (tests/profiles/test_jit_clock.py) turn it back on.
+# The engine runs of the tests record no JIT compiles (JFR's start costs a run ~3-4 s of a JVM whose
+# compiles block, over some sixty runs): the tests that read them (tests/profiles/test_jit_clock.py)
+# turn it back on.
 os.environ.setdefault("PHASELINE_JIT_RECORDING", "0")
 
 
