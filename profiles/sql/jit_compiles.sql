@@ -9,13 +9,21 @@
 --
 -- A compile belongs to the job whose run directory holds its recording (the JFR source beside the
 -- job's run.json) and falls between the job's first task attempt's start and its last attempt's
--- finish (the warm-up job's compiles and the JVM's own start-up fall outside).
+-- finish (the JVM's own start-up falls outside).  A run after a warm-up (run.json's
+-- params.warmup_mb > 0) has none: its job's code was compiled before it, and the few long compiles
+-- left in its tasks' time did not all stall them (maponly after a 2 MiB warm-up of the application:
+-- 50 compiles, 2.2 s, inside a 2.3 s run of four 2 MiB maps; 2026-12-02, benchmarks/BACKTEST.md).
 
 CREATE OR REPLACE TEMP VIEW jit_compiles AS
-WITH run_dirs AS (
+WITH cold_runs AS (
+    SELECT DISTINCT job_id FROM events
+    WHERE event_type = 'engine_run'
+        AND coalesce(TRY_CAST(json_extract_string(payload_json, '$.params.warmup_mb') AS DOUBLE), 0) = 0
+),
+run_dirs AS (
     SELECT j.job_id, regexp_replace(s.path, '[/\\][^/\\]*$', '') AS dir
     FROM sources AS s, unnest(s.job_ids) AS j(job_id)
-    WHERE s.format = 'phaseline-engine-run'
+    WHERE s.format = 'phaseline-engine-run' AND j.job_id IN (SELECT job_id FROM cold_runs)
 ),
 recordings AS (
     SELECT r.job_id, s.sha256

@@ -4,6 +4,7 @@ compile time added back once by every model (predict.jit_one_time)."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from pathlib import Path
 
@@ -24,7 +25,9 @@ JOB = "job_local1_0001"
 RUN_DIR = "/runs/sort-4mb"
 
 
-def _store_like(attempts: list[tuple[str, int, int]], compiles: list[tuple[int, float]]) -> duckdb.DuckDBPyConnection:
+def _store_like(
+    attempts: list[tuple[str, int, int]], compiles: list[tuple[int, float]], warmup_mb: float = 0.0
+) -> duckdb.DuckDBPyConnection:
     """A connection whose main schema holds the store's tables (as a Store's does), with one job's
     attempts ``(attempt_id, start_ms, finish_ms)``, a phase per attempt and the compiles of its run."""
     con = duckdb.connect()
@@ -38,6 +41,8 @@ def _store_like(attempts: list[tuple[str, int, int]], compiles: list[tuple[int, 
                                        "end_ms": finish, "dur_ms": finish - start, "dur_us": 1000 * (finish - start)})  # fmt: skip
     rows["sources"] += [{"path": f"{RUN_DIR}/run.json", "sha256": "r", "format": "phaseline-engine-run", "job_ids": [JOB]},
                         {"path": f"{RUN_DIR}/jit.jfr", "sha256": "j", "format": "jfr", "job_ids": []}]  # fmt: skip
+    rows["events"].append({"job_id": JOB, "seq": 0, "event_type": "engine_run",
+                           "payload_json": json.dumps({"params": {"warmup_mb": warmup_mb}})})  # fmt: skip
     rows["system_samples"] += [{"ts_ms": s, "metric": "jit_compile_ms", "value": d, "source_sha256": "j"}
                                for s, d in compiles]  # fmt: skip
     for name, spec in schemas.TABLES.items():
@@ -69,6 +74,12 @@ def test_a_run_of_one_task_at_a_time_reads_without_its_compiles() -> None:
     assert finish == (185,)
     # the store's own connection still reads the run as it was
     assert con.execute("SELECT max(finish_ms) FROM attempts").fetchall() == [(200,)]
+
+
+def test_a_run_after_a_warm_up_is_read_as_it_ran() -> None:
+    # its job's code compiled before it: the few long compiles left did not all stall its tasks
+    con = _store_like([("a1", 0, 100), ("a2", 100, 200)], [(10, 20.0)], warmup_mb=2.0)
+    assert warm_clock(con, JOB) is None
 
 
 def test_tasks_side_by_side_are_read_as_they_ran() -> None:
