@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import duckdb
 
+from phaseline.store.views import sql_string
 from profiles import queries as q
 
 __all__ = ["WarmClock", "frames_on_warm_clock", "merged_stalls", "warm_clock"]
@@ -46,6 +47,8 @@ _INSTANTS: dict[str, tuple[str, ...]] = {
     "attempt_phases": ("start_ms", "end_ms"),
     "attempt_events": ("ts_ms",),
 }
+#: What ``jit_compiles.sql`` reads besides them: the compiles, and which run directory holds which job.
+_COMPILES_READ = ("system_samples", "sources", "events")
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,9 +103,8 @@ def _one_at_a_time(con: duckdb.DuckDBPyConnection, job_id: str) -> bool:
     return True
 
 
-def _shadow(cur: duckdb.DuckDBPyConnection, table: str, job_id: str) -> None:
-    """``table`` on the warm clock for ``job_id`` (a temporary view over the store's, on ``cur``)."""
-    ((db,),) = cur.execute("SELECT current_database()").fetchall()
+def _shadow(cur: duckdb.DuckDBPyConnection, db: str, table: str, job_id: str) -> None:
+    """``table`` on the warm clock for ``job_id`` (a temporary view over database ``db``'s, on ``cur``)."""
     warped = [f"CASE WHEN job_id = $job THEN _warm({c}) ELSE {c} END AS {c}" for c in _INSTANTS[table]]
     if table == "attempt_phases":  # a phase's length less the compiles inside it
         inside = "((end_ms - _warm(end_ms)) - (start_ms - _warm(start_ms)))"
@@ -111,30 +113,24 @@ def _shadow(cur: duckdb.DuckDBPyConnection, table: str, job_id: str) -> None:
         warped.append(f"CASE WHEN job_id = $job AND end_ms IS NOT NULL AND start_ms IS NOT NULL "
                       f"THEN greatest(0, dur_us - 1000 * {inside}) ELSE dur_us END AS dur_us")  # fmt: skip
     sql = f'SELECT * REPLACE ({", ".join(warped)}) FROM "{db}".main."{table}"'
-    cur.execute(f'CREATE TEMP VIEW "{table}" AS {sql.replace("$job", _literal(job_id))}')
-
-
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
+    cur.execute(f'CREATE TEMP VIEW "{table}" AS {sql.replace("$job", sql_string(job_id))}')
 
 
 def warm_clock(con: duckdb.DuckDBPyConnection, job_id: str) -> WarmClock | None:
     """The job on its warm clock (module docstring); ``None`` where it cannot be read so: no compiles
     recorded, tasks side by side, or tables that are not the store's views (a test's registered frames)."""
-    try:
-        compiles = [(float(s), float(d)) for s, d in q.frame(con, "jit_compiles", job_id=job_id)
-                    .itertuples(index=False)]  # fmt: skip
-    except Exception:
+    ((db,),) = con.execute("SELECT current_database()").fetchall()
+    stored = {t for (t,) in con.execute("SELECT table_name FROM information_schema.tables "
+                                        "WHERE table_schema = 'main' AND table_catalog = $db", {"db": db})
+              .fetchall()}  # fmt: skip
+    if not stored.issuperset((*_INSTANTS, *_COMPILES_READ)):
         return None
+    compiles = [(float(s), float(d)) for s, d in q.frame(con, "jit_compiles", job_id=job_id)
+                .itertuples(index=False)]  # fmt: skip
     if not compiles or not _one_at_a_time(con, job_id):
         return None
     stalls = merged_stalls(compiles)
     cur = con.cursor()
-    stored = {t for (t,) in cur.execute("SELECT table_name FROM information_schema.tables "
-                                        "WHERE table_schema = 'main' AND table_catalog = current_database()").fetchall()}  # fmt: skip
-    if not stored.issuperset(_INSTANTS):
-        cur.close()
-        return None
     for (name,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall():
         cur.register(name, con.sql(f'SELECT * FROM "{name}"').to_arrow_table())  # the store's own
     before, rows = 0.0, []
@@ -147,7 +143,7 @@ def warm_clock(con: duckdb.DuckDBPyConnection, job_id: str) -> WarmClock | None:
     cur.execute("CREATE TEMP MACRO _warm(t) AS CAST(round(t - coalesce((SELECT max(before + least(t, e) - s) "
                 "FROM _jit_stalls WHERE s <= t), 0)) AS BIGINT)")  # fmt: skip
     for table in _INSTANTS:
-        _shadow(cur, table, job_id)
+        _shadow(cur, db, table, job_id)
     return WarmClock(cur, before, len(compiles))
 
 

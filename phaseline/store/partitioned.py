@@ -47,7 +47,7 @@ from phaseline.schemas import SourceStatus
 from phaseline.store.directory import Store
 from phaseline.store.manifest import EMPTY_MANIFEST, Manifest, schema_fingerprint
 from phaseline.store.sql import load, render
-from phaseline.store.views import create_parquet_view, create_views, duckdb_memory
+from phaseline.store.views import create_parquet_view, create_views, duckdb_memory, sql_string
 
 if TYPE_CHECKING:
     import duckdb
@@ -348,7 +348,7 @@ def _account_view(name: str, keys: Sequence[str]) -> str:
     return (
         f'CREATE VIEW main."{name}" AS SELECT r.* FROM raw."{name}" AS r WHERE NOT EXISTS ('
         f"SELECT 1 FROM {_OVERLAPS} AS o "
-        f"WHERE o.table_name = {_literal(name)} AND o.job_id = r.job_id{same}) "
+        f"WHERE o.table_name = {sql_string(name)} AND o.job_id = r.job_id{same}) "
         f'UNION ALL BY NAME SELECT * FROM _kept."{name}"'
     )
 
@@ -358,6 +358,3 @@ def _identifier(name: str) -> str:
         raise StoreError(f"{name!r} cannot name a column (a partition key: lower case, digits, _)")
     return f'"{name}"'
 
-
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"

@@ -73,10 +73,10 @@ def create_parquet_view(
     literal (quotes doubled); ``name`` and the added columns come from the declared schemas,
     ``keys`` from checked identifiers (:mod:`phaseline.store.partitioned`).
     """
-    listing = ", ".join(_string_literal(p) for p in paths)
+    listing = ", ".join(sql_string(p) for p in paths)
     hive = ", hive_partitioning = false"  # (DuckDB's default reads key=value dirs of any path as columns)
     if keys:
-        typed = ", ".join(f"{_string_literal(k)}: VARCHAR" for k in keys)
+        typed = ", ".join(f"{sql_string(k)}: VARCHAR" for k in keys)
         hive = f", hive_partitioning = true, hive_types = {{{typed}}}"
     source = f"read_parquet([{listing}]{'' if uniform else ', union_by_name = true'}{hive})"
     added = ""
@@ -91,5 +91,7 @@ def create_parquet_view(
     con.execute(f"CREATE VIEW {name} AS SELECT {star} FROM {source}")
 
 
-def _string_literal(text: str) -> str:
+def sql_string(text: str) -> str:
+    """``text`` as a SQL string literal (its quotes doubled), for statements that take no parameters
+    (a view's definition)."""
     return "'" + text.replace("'", "''") + "'"

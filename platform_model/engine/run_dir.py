@@ -131,25 +131,28 @@ SUBMITTED_MAPS_KEY = "mapreduce.job.maps"
 SUBMITTED_REDUCES_KEY = "mapreduce.job.reduces"
 
 
-def submitted_count(conf: Path, key: str) -> int | None:
-    """A task count the job's submitted conf holds under ``key``; ``None`` where the conf cannot be read or
-    does not say."""
+def submitted_counts(conf: Path, *keys: str) -> tuple[int | None, ...]:
+    """The task counts the job's submitted conf holds under ``keys`` (the conf read once); each ``None``
+    where the conf cannot be read or does not say."""
     from ingest.conf_xml import parse_conf
     from phaseline.errors import PhaselineError
 
     try:
         props = parse_conf([conf.read_bytes()], conf)
     except (OSError, PhaselineError):
-        return None
-    value = next((p.value for p in props if p.key == key), None)
-    return int(value) if value is not None and value.strip().isdigit() else None
+        return (None,) * len(keys)
+    values: dict[str, str] = {}
+    for prop in props:
+        if prop.key in keys:
+            values.setdefault(prop.key, prop.value)  # (a key set twice: its first value, as before)
+    return tuple(int(v) if (v := values.get(k)) is not None and v.strip().isdigit() else None for k in keys)
 
 
 def submitted_maps(conf: Path) -> int | None:
     """The map tasks a job ran, as its submitted conf says (:data:`SUBMITTED_MAPS_KEY`).  A user's driver
     makes its own splits (a combining input format packs several files into one), so the engine's count
     of input files is not its map count."""
-    return submitted_count(conf, SUBMITTED_MAPS_KEY)
+    return submitted_counts(conf, SUBMITTED_MAPS_KEY)[0]
 
 
 def record_submitted_tasks(doc: dict[str, Any], run_dir: Path, job: EngineJob) -> None:
@@ -158,8 +161,7 @@ def record_submitted_tasks(doc: dict[str, Any], run_dir: Path, job: EngineJob) -
     sets its own reduces (a map-only job sets 0), whatever the engine's ``--reduces`` was: taken from the
     option, a map-only job's run reads as one with a reduce that never ran, and cannot be profiled."""
     if not job.is_bench and doc.get("conf"):
-        doc["maps"] = submitted_maps(run_dir / doc["conf"])
-        doc["reduces"] = submitted_count(run_dir / doc["conf"], SUBMITTED_REDUCES_KEY)
+        doc["maps"], doc["reduces"] = submitted_counts(run_dir / doc["conf"], SUBMITTED_MAPS_KEY, SUBMITTED_REDUCES_KEY)
 
 
 def run_document(
