@@ -48,11 +48,18 @@ MISSES = {
                          "Measured again on 2026-12-02 (the case's job alone): merge 162-214 ms with the 1 MB "
                          "buffer, 208-342 ms with 100 MB (7 runs), 216-264 ms with 32 MB (also one spill a map), "
                          "215-322 ms with 100 MB and a 32 MiB warm-up; with the C1 compiler alone the gap widens "
-                         "(208-220 against 356-472 ms): neither the buffer's size nor the warm-up's explains it",
+                         "(208-220 against 356-472 ms): neither the buffer's size nor the warm-up's explains it; "
+                         "on 2026-12-02's faster machine realized 95 % and 94 % in two runs of 3 repeats, 139 % in one of 1",
     "one_reduce": "two reduces on two slots, 128 MB: the saving is 1-1.3 s of 4-5 s runs that spread by 18-36 %; on "
                   "an idle machine (others' cores 0.0) it realized 61 % and 112 % in two runs of 3 repeats run "
                   "before, then after (2026-11-29), 84 % before; 86, 142, 90 and 52 % in four with the runs after and "
-                  "before alternated (17:10-17:17 UTC); 28 % while another process held a core",
+                  "before alternated (17:10-17:17 UTC); 28 % while another process held a core.  On 2026-12-02 76 % and 56 % "
+                  "(runs of 3 repeats, others' cores 0.0): measured on the case's job (2 runs each), each of "
+                  "two reduces side by side took 1.17-1.2x half of one reduce's time (sort 278-301 against "
+                  "236-286 ms, write 155-171 against 129-148 ms), collecting 0-4 % of it, where the what-if "
+                  "takes two reduces on two cores to run as one alone does (two threads streaming through "
+                  "memory run 1.2-1.6x slower side by side on this machine: benchmarks/BACKTEST.md, 'Tasks "
+                  "side by side on one node's cores')",
     "uncompressed_map_output": "the model passes over compressing the map output (predicted slower), and "
                                "the runs' sign flips: 2.56 -> 2.69 s (-13 % of the job, benchmarks/DOCTOR.md), "
                                "then 1.53 -> 1.32 s (+13 %: min of three, medians 1.54 -> 1.43 s) in a fresh "
