@@ -63,7 +63,11 @@ def _sse(cores: float, runs: Sequence[tuple[np.ndarray, np.ndarray]]) -> float:
     return total
 
 
-def fit_task_cores(runs: Sequence[tuple[Sequence[float], Sequence[float]]]) -> TaskCores | None:
+#: One run's maps: their durations (ms) and concurrencies, as lists or arrays.
+_RunMaps = tuple[Sequence[float] | np.ndarray, Sequence[float] | np.ndarray]
+
+
+def fit_task_cores(runs: Sequence[_RunMaps]) -> TaskCores | None:
     """``P`` from the runs' (map durations ms, concurrencies), or ``None`` where no run's maps ran at
     different concurrencies (module docstring).
 

@@ -72,7 +72,7 @@ def _calibrated(row: dict[str, Any], calibration: Calibration) -> dict[str, Any]
     return {
         "calibrated_low_s": low,
         "calibrated_high_s": high,
-        "calibrated_promise": None if iv is None else cal.promise,
+        "calibrated_promise": None if iv is None or cal is None else cal.promise,
         "backtest_cases": None if cal is None else cal.cases,
         "backtest_median_error": None if cal is None else cal.median_abs_error,
         "backtest_worst_error": None if cal is None else cal.worst_abs_error,

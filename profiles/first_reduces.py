@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
@@ -65,7 +66,7 @@ class FirstReduces:
             f"out, their extra {self.one_time_ms:.0f} ms per slot added once per job"
         )
 
-    def profile_fields(self) -> dict[str, float | int]:
+    def profile_fields(self) -> dict[str, Any]:
         """The :class:`~profiles.profile.JobProfile` fields that record it."""
         return {"reduce_one_time_ms": self.one_time_ms, "reduce_tasks_left_out": len(self.left_out)}
 

@@ -13,7 +13,7 @@ import dataclasses
 import statistics
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from phaseline.errors import DataQualityWarning, ProfileError
 from profiles.first_reduces import with_reduce_evidence
@@ -299,7 +299,7 @@ def _with_map_costs(merged: JobProfile, profiles: Sequence[JobProfile], noise: f
     cost keeps falling (a JIT that keeps improving: issue 37's group-by).
     """
     extras = [p.map_one_time_max_ms for p in profiles if p.map_one_time_max_ms is not None]
-    per_map = {k: _wmean([(getattr(p, k), p.num_maps) for p in profiles]) for k in ("map_concurrency", "map_gc_share")}
+    per_map: dict[str, Any] = {k: _wmean([(getattr(p, k), p.num_maps) for p in profiles]) for k in ("map_concurrency", "map_gc_share")}
     merged = dataclasses.replace(merged, map_one_time_max_ms=max(extras) if extras else None, **per_map)
     known = [p for p in profiles if _map_work_ms(p) is not None]
     left_out = sum(p.map_tasks_left_out for p in profiles)

@@ -141,7 +141,7 @@ def submitted_counts(conf: Path, *keys: str) -> tuple[int | None, ...]:
         props = parse_conf([conf.read_bytes()], conf)
     except (OSError, PhaselineError):
         return (None,) * len(keys)
-    values: dict[str, str] = {}
+    values: dict[str, str | None] = {}
     for prop in props:
         if prop.key in keys:
             values.setdefault(prop.key, prop.value)  # (a key set twice: its first value, as before)
