@@ -26,14 +26,15 @@ def _compact(store_root: Path, target: Path) -> Path:
     """Copy every table of a store into one Parquet file per table."""
     from phaseline import schemas
     from phaseline.store import Store
+    from phaseline.store.views import sql_string
 
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir(parents=True)
     con = Store(store_root).connect()
     for name in schemas.TABLES:
         if con.execute(f'SELECT count(*) FROM "{name}"').fetchone() != (0,):
-            dest = str(target / f"{name}.parquet").replace("'", "''")
-            con.execute(f"COPY (SELECT * FROM \"{name}\") TO '{dest}' (FORMAT parquet, COMPRESSION zstd)")
+            dest = sql_string(str(target / f"{name}.parquet"))
+            con.execute(f"COPY (SELECT * FROM \"{name}\") TO {dest} (FORMAT parquet, COMPRESSION zstd)")
     return target
 
 
