@@ -11,22 +11,42 @@ only the modelling and plotting commands need.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import importlib.util
 import os
+from pathlib import Path
 from typing import NamedTuple
 
 import click
 
 from phaseline import __version__
 
-#: Arrow's allocator for the command's process, unless the user chose one
-#: (``ARROW_DEFAULT_MEMORY_POOL``, read when Arrow first allocates, so set before
-#: any command module is imported).  pyarrow's default, mimalloc, keeps freed
-#: pages: ingesting a 500 MB ``.jhist`` peaked at 170-176 MB against 112 MB for
-#: 1 MB (1.54-1.57x); with the system allocator 135-138 MB against 94 MB
-#: (1.44-1.47x), at the same speed (three runs each, side by side, 2026-11-25).
-ARROW_POOL = "system"
-os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", ARROW_POOL)
+
+def arrow_pool() -> str:
+    """Arrow's allocator for the command's process: jemalloc where this pyarrow build has it, else the
+    system allocator (never pyarrow's default, mimalloc).
+
+    Set, unless the user chose one, as ``ARROW_DEFAULT_MEMORY_POOL``, which Arrow reads when it first
+    allocates (importing pyarrow does), so it is chosen before any command module is imported: from
+    the build's own ``arrow/util/config.h`` (``ARROW_JEMALLOC``), found without importing pyarrow.
+    Measured, ``phaseline ingest``'s peak RSS for a 500 MB ``.jhist`` against a 1 MB one: mimalloc
+    keeps freed pages (170-176 against 112 MB, 1.54-1.57x, 2026-11-25); the system allocator did
+    better (1.44-1.47x) until the Parquet row groups were written on a thread of their own, whose
+    glibc arena keeps what it frees (164-173 against 101 MB, 1.63-1.72x, 2026-12-02); jemalloc
+    145-149 against 104 MB (1.39-1.42x), at the same speed (three runs each, side by side, 2026-12-02).
+    """
+    spec = importlib.util.find_spec("pyarrow")
+    folders = (spec.submodule_search_locations or []) if spec is not None else []
+    for folder in folders:
+        config = Path(folder) / "include" / "arrow" / "util" / "config.h"
+        with contextlib.suppress(OSError):
+            if "#define ARROW_JEMALLOC" in config.read_text(errors="replace"):
+                return "jemalloc"
+    return "system"
+
+
+os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", arrow_pool())
 
 
 class Entry(NamedTuple):
