@@ -37,11 +37,8 @@ class StageDist:
 
     @classmethod
     def from_stats(cls, mean_ms: float, stats: DurationStats | None) -> StageDist:
-        """Mean ``mean_ms`` with the profiled spread: ``sd = (max - avg) / sqrt(2 ln count)``."""
-        if stats is None or stats.count < 2 or stats.avg_ms <= 0:
-            return cls(mean_ms, 0.0)
-        sd = (stats.max_ms - stats.avg_ms) / math.sqrt(2 * math.log(stats.count))
-        return cls(mean_ms, sd / stats.avg_ms)
+        """Mean ``mean_ms`` with the profiled spread (:attr:`DurationStats.cv`; none without stats)."""
+        return cls(mean_ms, 0.0 if stats is None else stats.cv)
 
 
 @dataclass(frozen=True, slots=True)

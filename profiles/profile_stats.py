@@ -81,6 +81,22 @@ class DurationStats:
         if self.max_ms < self.avg_ms * (1 - 1e-9):
             fail("max_ms", f"maximum {self.max_ms} is below the average {self.avg_ms}")
 
+    @property
+    def cv(self) -> float:
+        """The durations' coefficient of variation as the average and maximum tell it: the maximum of
+        ``count`` normal draws lies about ``sqrt(2 ln count)`` standard deviations above their mean
+        (the extreme-value rate), so ``sd = (max - avg) / sqrt(2 ln count)``, over ``avg``; 0 where
+        fewer than two attempts (or an average of 0) tell nothing of the spread.
+
+        >>> round(DurationStats(avg_ms=100.0, max_ms=130.0, count=20).cv, 3)
+        0.123
+        >>> DurationStats(avg_ms=100.0, max_ms=100.0, count=1).cv
+        0.0
+        """
+        if self.count < 2 or self.avg_ms <= 0:
+            return 0.0
+        return (self.max_ms - self.avg_ms) / math.sqrt(2 * math.log(self.count)) / self.avg_ms
+
 
 @dataclass(frozen=True, slots=True)
 class InputStats:

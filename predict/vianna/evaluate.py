@@ -1,8 +1,9 @@
 """The response time of a precedence tree (Vianna et al. 2013, section 4.3).
 
-Leaves are exponential tasks, S nodes sum, P_A nodes take the maximum of their children by
-one of two estimates (:class:`Estimate`): fork/join's ``H_k`` once per parallel phase, or
-Tripathi's maximum of fitted distributions at every node.  :mod:`predict.vianna.model` says
+Leaves are exponential tasks (or, given, as spread as their class's measured coefficient of
+variation), S nodes sum, P_A nodes take the maximum of their children by one of two estimates
+(:class:`Estimate`): fork/join's ``H_k`` once per parallel phase, or Tripathi's maximum of fitted
+distributions at every node.  :mod:`predict.vianna.model` says
 which readings of the paper these are and why.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Sequence
 
 from predict.vianna.estimates import Moments, forkjoin_max, tripathi_max
 from predict.vianna.tree import Leaf, Node, Serial, serial_parts
@@ -71,10 +73,14 @@ def branch_count(children: list[tuple[Node, Moments]]) -> list[Moments]:
     return [m for _, m in groups]
 
 
-def evaluate_tree(node: Node, estimate: Estimate) -> Moments:
+def evaluate_tree(node: Node, estimate: Estimate, cv: Sequence[float] | None = None) -> Moments:
     """Mean and variance of a precedence tree's response time (section 4.3).
 
-    Leaves are exponential with their duration as mean.  S sums.  P_A nodes:
+    Leaves are exponential with their duration as mean (the paper's assumption), or, with ``cv``
+    (one coefficient of variation per task class, by :attr:`Leaf.cls`), of variance
+    ``(cv * duration)^2``: Liang & Tripathi fit each branch by its own two moments, so a profile's
+    measured spread can stand for the exponential's (only Tripathi's estimate reads variances;
+    fork/join's means are the same either way).  S sums.  P_A nodes:
     Tripathi's maximum at every node; fork/join once per parallel phase, at
     the phase's root P_A: ``H_k`` times its branches' largest mean, k the
     number of *different* branches (threads doing identical work are one
@@ -88,16 +94,19 @@ def evaluate_tree(node: Node, estimate: Estimate) -> Moments:
 
     def walk(n: Node, in_phase: bool) -> Moments:
         if isinstance(n, Leaf):
-            return Moments.exponential(n.duration)
+            if cv is None:
+                return Moments.exponential(n.duration)
+            return Moments(n.duration, (cv[n.cls] * n.duration) ** 2)
         if isinstance(n, Serial):
-            # serial() of the parts, leaves (exponential: variance mean^2) read in place: most of a
-            # tree is chains of leaves, and a Moments per leaf was half the walk (fsum is exact in any order)
+            # serial() of the parts, leaves (variance (cv mean)^2, exponential: mean^2) read in place: most
+            # of a tree is chains of leaves, and a Moments per leaf was half the walk (fsum is exact in any order)
             means: list[float] = []
             variances: list[float] = []
             for c in serial_parts(n):
                 if isinstance(c, Leaf):
                     means.append(c.duration)
-                    variances.append(c.duration * c.duration)
+                    spread = c.duration if cv is None else cv[c.cls] * c.duration
+                    variances.append(spread * spread)
                 else:
                     m = walk(c, in_phase)
                     means.append(m.mean)

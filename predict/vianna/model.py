@@ -302,8 +302,13 @@ def solve(
     formulation: Formulation = Formulation.CLASS,
     overlap: Overlap = Overlap.JOB,
     epsilon: float = EPSILON,
+    task_cv: Mapping[TaskKind, float] | None = None,
 ) -> Solution:
     """Solve the model of Vianna et al. 2013 (Fig. 2b) for one job class at MPL ``work.jobs``.
+
+    ``task_cv``: each task kind's coefficient of variation, for the tree's leaves in place of the
+    paper's exponential (:func:`~predict.vianna.evaluate.evaluate_tree`; a kind not given stays
+    exponential); only Tripathi's estimate reads it.
 
     Raises
     ------
@@ -312,13 +317,15 @@ def solve(
         inputs are inconsistent.
     """
     with _BLAS.limit(limits=1, user_api="blas"):
-        return _solve(demands, work, estimate, formulation, overlap, epsilon)
+        return _solve(demands, work, estimate, formulation, overlap, epsilon, task_cv)
 
 
 def _solve(
-    demands: Demands, work: Workload, estimate: Estimate, formulation: Formulation, overlap: Overlap, epsilon: float
-) -> Solution:
+    demands: Demands, work: Workload, estimate: Estimate, formulation: Formulation, overlap: Overlap, epsilon: float,
+    task_cv: Mapping[TaskKind, float] | None,
+) -> Solution:  # fmt: skip
     layout = _layout(work, formulation)
+    cv = None if task_cv is None else [task_cv.get(kind, 1.0) for kind in layout.kinds]  # per class
     widths = np.array([work.cpus, work.disks, 1.0, 1.0])
     total = _class_demands(demands, layout)
     per_server = total / widths
@@ -334,7 +341,7 @@ def _solve(
     iterations = 0
     for iterations in range(1, MAX_ITERATIONS + 1):
         walked = _first_walk(means, layout, work, formulation) if iterations == 1 else _walk(means, layout, work)
-        job = evaluate_tree(walked.tree, estimate).mean
+        job = evaluate_tree(walked.tree, estimate, cv).mean
         w = copresence(walked.weights(layout), layout, means / job if overlap is Overlap.JOB and job > 0 else None,
                        means, job, node_local, n_jobs)
         sol = overlap_amva(per_server, widths, w, start=residence)
@@ -355,7 +362,7 @@ def _solve(
         )
     walked = _walk(means, layout, work)
     timeline, tree = walked.timeline, walked.tree
-    tree_job = evaluate_tree(tree, estimate).mean
+    tree_job = evaluate_tree(tree, estimate, cv).mean
     bottleneck = _bottleneck(layout, per_server, total, work, node_local)
     job = max(tree_job, bottleneck)
     x = n_jobs / job if job > 0 else 0.0

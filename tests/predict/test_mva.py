@@ -130,6 +130,37 @@ def test_estimates() -> None:
     assert mean_min_exponential([8.0, 8.0, 4.0]) == pytest.approx(2.0)
 
 
+def test_leaves_spread_as_measured_replace_the_exponential_in_tripathis_maximum() -> None:
+    # four parallel maps of 3 s then a 1 s merge: exponential leaves give H_4 x 3 + 1; leaves of cv 0
+    # the plain 3 + 1; cv 0.2 lies between, and fork/join (means only) is the same either way
+    wave = ParallelAnd(((Leaf(0, 3.0), 4),), phase=True)
+    tree = Serial((wave, Leaf(1, 1.0)))
+    exponential = evaluate_tree(tree, Estimate.TRIPATHI)
+    assert exponential.mean == pytest.approx(harmonic(4) * 3.0 + 1.0, rel=1e-4)
+    assert evaluate_tree(tree, Estimate.TRIPATHI, [1.0, 1.0]) == exponential
+    assert evaluate_tree(tree, Estimate.TRIPATHI, [0.0, 0.0]).mean == pytest.approx(4.0, rel=1e-9)
+    spread = evaluate_tree(tree, Estimate.TRIPATHI, [0.2, 0.5])
+    # the max of 4 gamma (shape 25) draws of mean 3: 3.6365 by 400,000 draws of numpy's gamma
+    assert spread.mean - 1.0 == pytest.approx(3.6365, abs=2e-3)
+    assert spread.var == pytest.approx(evaluate_tree(wave, Estimate.TRIPATHI, [0.2]).var + 0.25, rel=1e-9)
+    for cv in (None, [0.0, 0.0], [0.2, 0.5]):
+        assert evaluate_tree(tree, Estimate.FORKJOIN, cv).mean == pytest.approx(harmonic(1) * 3.0 + 1.0)
+
+
+def test_solve_reads_each_task_kinds_spread_and_only_tripathi_uses_it() -> None:
+    from predict.vianna.layout import TaskKind
+
+    demands = Demands({"cpu": 1.0, "disk": 0.5}, {"cpu": 0.1, "disk": 0.1}, {"cpu": 2.0})
+    work = Workload(2, 2, 1, 16, 2, 2, 1, 5)
+    narrow = {TaskKind.MAP: 0.1, TaskKind.SHUFFLE_SORT: 0.1, TaskKind.MERGE: 0.1}
+    exponential = dict.fromkeys(TaskKind, 1.0)
+    plain = solve(demands, work, estimate=Estimate.TRIPATHI)
+    assert solve(demands, work, estimate=Estimate.TRIPATHI, task_cv=exponential).response_time_s == plain.response_time_s
+    assert solve(demands, work, estimate=Estimate.TRIPATHI, task_cv=narrow).response_time_s < plain.response_time_s
+    fj = solve(demands, work, estimate=Estimate.FORKJOIN).response_time_s
+    assert solve(demands, work, estimate=Estimate.FORKJOIN, task_cv=narrow).response_time_s == fj
+
+
 def test_per_task_formulation_refuses_huge_jobs() -> None:
     demands = Demands({"cpu": 1.0}, {"cpu": 0.1}, {"cpu": 2.0})
     with pytest.raises(PredictionError, match="class formulation"):
