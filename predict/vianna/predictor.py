@@ -106,6 +106,13 @@ def task_spread(profile: JobProfile) -> dict[TaskKind, float]:
     return out
 
 
+def _spread_note(spread: Mapping[TaskKind, float] | None) -> list[str]:
+    if spread is None:  # (fork/join: means only)
+        return []
+    cvs = ", ".join(f"{kind} {cv:.2f}" for kind, cv in spread.items())
+    return [f"tasks as spread as profiled (coefficient of variation {cvs}), not exponential as in the paper"]
+
+
 @dataclass(frozen=True, slots=True)
 class ViannaModel(Model):
     """Precedence tree + approximate MVA (Vianna et al. 2013), class formulation.
@@ -130,7 +137,8 @@ class ViannaModel(Model):
     moments, and exponential tasks price each wave of k parallel tasks at about ``H_k`` times their
     mean.  Pre-registered and adopted on the tuning applications (benchmarks/BACKTEST.md, 2026-12-02):
     on the mini YARN cluster its median signed error went from +17.6 % to -10.5 % (median |error|
-    17.6 -> 10.5 %, worst 36.0 -> 23.8 %), on the local engine 9.3 -> 10.0 % (worst 166.8 -> 148.9 %).
+    17.6 -> 10.5 %, worst 36.0 -> 23.8 %), on the local engine 9.3 -> 10.0 % (worst 166.8 -> 148.9 %);
+    held out on YARN, scored once, 16.7 -> 15.2 % (worst 56.5 -> 22.1 %), its bias now -13.7 %.
     """
 
     name: str = "vianna"
@@ -170,9 +178,7 @@ class ViannaModel(Model):
         notes = [
             *tasks.assumptions,
             f"parallel phases by the {self.estimate.value} estimate (Vianna et al. 2013, section 4.3)",
-            "tasks exponential (the paper's assumption)" if spread is None else
-            "tasks as spread as profiled (coefficient of variation "
-            + ", ".join(f"{kind} {cv:.2f}" for kind, cv in spread.items()) + "), not exponential",
+            *_spread_note(spread),
             "phase times charged to devices: read/spill/merge/write -> disk, map/reduce/collect/overhead -> cpu, "
             "shuffle -> network (a fetch from the reduce's own node -> disk)",
             f"ps = {DEFAULT_PARALLEL_COPIES} parallel fetches (Hadoop default); a task spreads over its node's CPUs/disks",

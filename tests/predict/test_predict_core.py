@@ -844,6 +844,21 @@ def test_the_vianna_models_take_the_jobs_slow_start() -> None:
     assert any(f"once {int(p.dataflow['maps'])} of the" in a for a in p.assumptions)
 
 
+def test_tripathis_tasks_spread_as_the_profile_measured_them() -> None:
+    # wider measured spread -> a longer maximum of each wave; fork/join (means only) does not move
+    platform, settings = LinearPlatform(), JobSettings(reduces=4)
+    narrow = toy_profile()  # maps 10 s on average, 12 s at most of 20: cv 0.082
+    wide = toy_profile(stages={**narrow.stages, "map_task": DurationStats(10_000, 30_000, 20)})  # cv 0.82
+    t_narrow = core.get("vianna_tripathi").predict(narrow, platform, CLUSTER, Dataset(4 * GB), settings)
+    t_wide = core.get("vianna_tripathi").predict(wide, platform, CLUSTER, Dataset(4 * GB), settings)
+    assert t_wide.seconds > t_narrow.seconds
+    assert "coefficient of variation map 0.08, shuffle_sort 0.14, merge 0.12" in " ".join(t_narrow.assumptions)
+    assert "map 0.82" in " ".join(t_wide.assumptions)
+    fj = [core.get("vianna").predict(p, platform, CLUSTER, Dataset(4 * GB), settings) for p in (narrow, wide)]
+    assert fj[0].seconds == fj[1].seconds
+    assert not any("coefficient of variation" in a for a in fj[0].assumptions)
+
+
 def test_vianna_on_more_nodes_than_tasks_solves_the_busy_ones() -> None:
     # The layout puts task i on node i; nodes past the tasks hold none and, with a link per node,
     # change nothing.  A billion nodes had built per-node arrays of that length (7.5 GiB, or an

@@ -8,7 +8,9 @@ slots and on 64 nodes of 2 + 2 slots for 50 GiB and 240 reduces (the figure issu
 
 The file was written by :func:`predictions` on commit 03e776f (before the sparse aMVA weights), and
 again when a one-slot LocalJobRunner profile's typical map became its fastest below 8 later maps
-(profiles.task_costs, 2026-11-29: the sample's 50 GiB predictions 14-17 % lower, its own size within 4 %);
+(profiles.task_costs, 2026-11-29: the sample's 50 GiB predictions 14-17 % lower, its own size within 4 %),
+and when ``vianna_tripathi``'s tasks took the profile's spread in place of the exponential (2026-12-02:
+only its numbers moved past the tolerance);
 ``python -m tests.predict.test_predict_golden`` writes it again (only when a change of a model's
 answer is meant).
 """
