@@ -46,7 +46,8 @@ def arrow_pool() -> str:
     return "system"
 
 
-os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", arrow_pool())
+if "ARROW_DEFAULT_MEMORY_POOL" not in os.environ:  # (a user's choice stands, and spares the look-up)
+    os.environ["ARROW_DEFAULT_MEMORY_POOL"] = arrow_pool()
 
 
 class Entry(NamedTuple):
