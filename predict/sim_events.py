@@ -10,7 +10,8 @@ slots per node (Hadoop 1 slots; a YARN node's containers play the same role):
   LocalJobRunner, which has none);
 * on YARN (``shared_containers``) maps and reduces take the same containers,
   and the ApplicationMaster ramps the reduces up as the maps complete
-  (:func:`reduces_allowed`, Hadoop's ``RMContainerAllocator.scheduleReduces``):
+  (:func:`~predict.container_allocation.reduces_allowed`, Hadoop's
+  ``RMContainerAllocator.scheduleReduces``):
   a container a map frees goes to a reduce first where one is allowed, so the
   maps left run on fewer containers;
 * the shuffle overlaps the map stage: a first-wave reduce (launched while
@@ -52,6 +53,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from predict.container_allocation import reduces_allowed
 from predict.sim_job import Attempt, SimJob, SimResult, SimRun, StageDist
 from predict.sim_sharing import CoreSharing
 
@@ -68,7 +70,6 @@ __all__ = [
     "StageDist",
     "drawer",
     "first_attempts",
-    "reduces_allowed",
     "simulate_once",
 ]
 
@@ -135,24 +136,6 @@ def first_attempts(
         failed = rng.random(means.size) < job.failure_rate
         d = np.where(failed, d * rng.random(means.size), d)
     return d, failed
-
-
-def reduces_allowed(containers: int, n_maps: int, maps_done: int, maps_waiting: int, n_reduces: int, rampup: float) -> int:
-    """How many reduces may hold containers, by the ApplicationMaster's rule (Hadoop 2-3,
-    ``RMContainerAllocator.scheduleReduces``, memory taken as whole containers).
-
-    Once no map waits for a container, every reduce.  Before, the reduces'
-    share of the ``containers`` grows with the maps completed, ``min(done / maps,
-    rampup)``, and where the maps not yet done fit in what that leaves them, the
-    rest goes to the reduces too.  (Slow start, which comes first, is the
-    caller's.)
-    """
-    if maps_waiting == 0:
-        return n_reduces
-    share = containers * min(maps_done / n_maps, rampup)
-    if math.floor(containers - share) >= n_maps - maps_done:
-        share = containers - (n_maps - maps_done)
-    return min(n_reduces, max(0, math.floor(share)))
 
 
 def simulate_once(job: SimJob, rng: np.random.Generator, *, record: bool = False) -> SimRun:

@@ -65,7 +65,7 @@ class SimJob:
     #: How many runs ``env_cv`` was measured on (0 or 1: taken as known exactly).
     env_runs: int = 0
     #: YARN: maps and reduces share each node's ``map_slots_per_node`` containers, the reduces ramped
-    #: up as the maps complete (:func:`~predict.sim_events.reduces_allowed`); ``reduce_slots_per_node``
+    #: up as the maps complete (:func:`~predict.container_allocation.reduces_allowed`); ``reduce_slots_per_node``
     #: unused.
     shared_containers: bool = False
     #: ``yarn.app.mapreduce.am.job.reduce.rampup.limit``: the share of the containers the reduces may

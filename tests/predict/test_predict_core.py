@@ -859,6 +859,31 @@ def test_tripathis_tasks_spread_as_the_profile_measured_them() -> None:
     assert not any("coefficient of variation" in a for a in fj[0].assumptions)
 
 
+def test_tripathis_tree_holds_the_maps_yarns_application_master_leaves_them() -> None:
+    # 3 containers a node on YARN: from the seventh of 20 map completions (3 x 7/20 >= 1) the AM gives
+    # the reduce one of them, so the maps hold (7 x 3 + 13 x 2) / 20 = 2.35 on average, 2 in the tree;
+    # slots (no engine) keep 3.
+    from predict.container_allocation import map_containers
+
+    profile, platform, settings = toy_profile(), LinearPlatform(), JobSettings(reduces=1)
+    yarn = Cluster(nodes=1, map_slots_per_node=3, reduce_slots_per_node=3, engine="yarn")
+    slots = replace(yarn, engine=None)
+    assert map_containers(3, 20, 1, settings.slowstart, settings.reduce_rampup_limit) == pytest.approx(2.35)
+    tripathi, fork_join = core.get("vianna_tripathi"), core.get("vianna")
+    data = Dataset(profile.input.total_bytes)  # the profiled 20 maps
+    on_yarn = tripathi.predict(profile, platform, yarn, data, settings)
+    on_slots = tripathi.predict(profile, platform, slots, data, settings)
+    assert on_yarn.seconds > on_slots.seconds  # fewer maps at a time: more waves
+    assert "maps take 2 of a node's 3 containers at a time (2.35 on average" in " ".join(on_yarn.assumptions)
+    assert not any("containers at a time" in a for a in on_slots.assumptions)
+    # fork/join keeps the paper's layout; a map-only job keeps every container for its maps
+    assert fork_join.predict(profile, platform, yarn, data, settings).seconds == pytest.approx(
+        fork_join.predict(profile, platform, slots, data, settings).seconds, rel=1e-12
+    )
+    map_only = [tripathi.predict(profile, platform, c, data, JobSettings(reduces=0)) for c in (yarn, slots)]
+    assert map_only[0].seconds == pytest.approx(map_only[1].seconds, rel=1e-12)
+
+
 def test_vianna_on_more_nodes_than_tasks_solves_the_busy_ones() -> None:
     # The layout puts task i on node i; nodes past the tasks hold none and, with a link per node,
     # change nothing.  A billion nodes had built per-node arrays of that length (7.5 GiB, or an

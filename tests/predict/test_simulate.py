@@ -479,7 +479,7 @@ def test_simulator_agrees_with_the_queuing_model_on_vianna_fig7a() -> None:
 def test_reduces_are_ramped_up_as_hadoops_application_master_does(
     containers: int, maps: int, done: int, waiting: int, reduces: int, allowed: int
 ) -> None:
-    from predict.sim_events import reduces_allowed
+    from predict.container_allocation import reduces_allowed
 
     assert reduces_allowed(containers, maps, done, waiting, reduces, 0.5) == allowed
 
