@@ -166,7 +166,9 @@ class ViannaModel(Model):
     the paper's exponential tasks: fork/join's ``H_k`` per wave is its reading of tasks it does not
     measure, and on the same runs it made up for the slots (benchmarks/BACKTEST.md, 2026-12-02: with
     the AM's slots its median |error| on the YARN tuning cases rose from 5.0 to 27.9 %, where
-    ``vianna_tripathi``'s fell from 10.5 to 4.8 %).
+    ``vianna_tripathi``'s fell from 10.5 to 4.8 %).  Pre-registered for ``vianna_tripathi`` alone and
+    adopted on those tuning cases; held out on YARN, scored once, 15.2 / 22.1 % -> 4.4 / 36.9 % (median
+    signed -13.7 -> +1.1 %; its worst, fieldsort at 64 MiB, is every model's worst, +19 to +33 %).
     """
 
     name: str = "vianna"
