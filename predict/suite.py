@@ -183,11 +183,20 @@ APPS: tuple[App, ...] = (
         reduces=(2,)),
     App("deflaterecords", "phaseline.apps.DeflateRecords", "each record deflated in the map, inflated in the "
         "reduce (native zlib a record)", reduces=(2,)),
+    # the seventeenth fresh batch (2026-12-02, session 57): committed before its first suite run, after
+    # vianna_tripathi's two changes of 2026-12-02 (its tasks' measured spread, its maps on the containers
+    # YARN's ApplicationMaster leaves them); no other model changed since the ninth
+    App("randomshuffle", "phaseline.apps.RandomShuffle", "random permutation: lines under random binary keys, "
+        "every record shuffled", reduces=(2,)),
+    App("runningtotal", "phaseline.apps.RunningTotal", "running totals by group (a window function), a record "
+        "out for each in", reduces=(2,)),
+    App("base64values", "phaseline.apps.Base64Values", "base64-encoded values: 4/3 of the input shuffled, "
+        "decoded in the reduce", reduces=(2,)),
 )
 
 #: Held-out applications added on 2026-11-30, after the models had been changed many times while the
 #: first five were scored: written and committed before their first run, and scored once with the
-#: models as they stood, they measure what a new application meets (reported apart as well).  Sixteen
+#: models as they stood, they measure what a new application meets (reported apart as well).  Seventeen
 #: batches of three: the first three at 02:42 UTC, the next three after them, (session 41, with no
 #: model changed since the second) stripes, explode and gzipoutput, (session 42, still none
 #: changed) reducecpu, reduceexpand and seqoutput, (session 43, after the calibration's change
@@ -199,8 +208,9 @@ APPS: tuple[App, ...] = (
 #: graphstep and garbagemap, (session 48, none changed since) gzipinput, aggregation and
 #: bzip2output, (session 49, none changed since) seqinput, recordstruct and streampipe, (session
 #: 49, none changed since) mixedmaps, waitmap and mapcompress, (session 50, none changed since)
-#: multithreaded, fieldsort and fieldselect, and (session 51, none changed since) mapfileout,
-#: bloomjoin and deflaterecords.
+#: multithreaded, fieldsort and fieldselect, (session 51, none changed since) mapfileout,
+#: bloomjoin and deflaterecords, and (session 57, after vianna_tripathi's two changes of 2026-12-02)
+#: randomshuffle, runningtotal and base64values.
 FRESH_HELD_OUT: frozenset[str] = frozenset(
     {"ngrams", "secondarysort", "percentiles", "reducewaves", "compressedshuffle", "inmapper",
      "stripes", "explode", "gzipoutput", "reducecpu", "reduceexpand", "seqoutput", "multiout", "chain",
@@ -208,7 +218,8 @@ FRESH_HELD_OUT: frozenset[str] = frozenset(
      "groupinmap", "dedupe", "regexextract", "smallbuffer", "latereduces", "nocombiner", "sampler",
      "bigvalues", "cpucombiner", "slowcompare", "graphstep", "garbagemap", "gzipinput", "aggregation",
      "bzip2output", "seqinput", "recordstruct", "streampipe", "mixedmaps", "waitmap", "mapcompress",
-     "multithreaded", "fieldsort", "fieldselect", "mapfileout", "bloomjoin", "deflaterecords"}
+     "multithreaded", "fieldsort", "fieldselect", "mapfileout", "bloomjoin", "deflaterecords",
+     "randomshuffle", "runningtotal", "base64values"}
 )  # fmt: skip
 #: The held-out applications: committed before the models were changed for the applications
 #: added with them; never scored to choose anything (see the module docstring).
