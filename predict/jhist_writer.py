@@ -6,7 +6,7 @@ The file is what Hadoop 2.x/3.x's ``EventWriter`` writes: the line
 then one JSON-encoded ``Event`` per line, followed by an empty line.  Records
 carry every field in schema order; union values are wrapped with their
 branch name (``{"string": "NODE_LOCAL"}``), as Avro's JSON encoding requires.
-Hadoop's ``JobHistoryParser`` reads the result (tests/predict/test_simulate.py checks
+Hadoop's ``JobHistoryParser`` reads the result (tests/predict/test_jhist_writer.py checks
 it with the oracle) and so does phaseline's :func:`ingest.jhist.read_jhist`.
 
 This is how phaseline makes arbitrarily large, realistic traces for its

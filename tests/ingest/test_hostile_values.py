@@ -25,7 +25,7 @@ from phaseline.store import Store
 from profiles.analyze import job_dir_name
 from profiles.report_sections import _skew_svg
 from profiles.timeline_plot import write_timeline
-from tests.profiles.test_profiles_sql import ATTEMPTS, CONF, COUNTERS, JOB, JOBS, make_con
+from tests.profiles.profiles_doubles import ATTEMPTS, CONF, COUNTERS, JOB, JOBS, make_con
 
 
 def test_table_output_prints_markup_in_values_literally(capsys: pytest.CaptureFixture[str]) -> None:

@@ -18,7 +18,7 @@ from ingest.base import ReadContext, Row
 from ingest.formats import Format
 from phaseline.store import Store
 from tests.ingest.test_ingest_counters_archive_faults import tar_of, zip_of
-from tests.phaseline.test_store import TOY, detect_among, job_ids, write
+from tests.phaseline.store_doubles import TOY, detect_among, job_ids, write
 
 
 def read_slow(path: Path, ctx: ReadContext) -> Iterator[Row]:

@@ -22,7 +22,7 @@ from phaseline.staged_batch import StagedBatch, StagedGroup
 from phaseline.staging import StagedSource
 from phaseline.store import Manifest, Store
 from phaseline.verify import verify_store
-from tests.phaseline.test_store import TOY, detect_among, job_ids, write
+from tests.phaseline.store_doubles import TOY, detect_among, job_ids, write
 
 
 def read_typed(path: Path, ctx: ReadContext) -> Iterator[Row]:

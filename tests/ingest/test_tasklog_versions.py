@@ -17,7 +17,7 @@ from reader_checks import table
 
 from ingest.base import ReadContext, Row
 from ingest.tasklog import read_task_log
-from tests.ingest.test_ingest_tasklog import _container_files
+from tests.ingest.tasklog_helpers import _container_files
 
 MAP_1X = "attempt_201305020900_0001_m_000000_0"
 REDUCE_1X = "attempt_201305020900_0001_r_000000_0"

@@ -21,7 +21,7 @@ from predict import core
 from predict.backtest_suite import loopback_cluster
 from predict.core import Cluster, Dataset, JobSettings
 from predict.measured_on import task_cores
-from tests.predict.test_predict_core import LinearPlatform, toy_profile
+from tests.predict.doubles import LinearPlatform, toy_profile
 
 ROOT = Path(__file__).resolve().parents[2]
 JOIN_RUN = ROOT / "tests" / "data" / "yarn" / "join-8mb-r2-0"

@@ -1,38 +1,29 @@
-"""The backtest's cases and what it skips: one bad job, 1.x input counters, cluster runs, labels, map
-counts, the noise floor's estimators, and an empty backtest in every output format."""
+"""The backtest's cases and what it skips: a bad job, cluster runs, labels, map and slot counts, no cases."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
-import duckdb
 import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from ingest.pipeline import ingest_paths
-from phaseline import schemas
 from phaseline.cli import main
-from phaseline.hadoop_names import counter_group
 from phaseline.store import Store
-from platform_model.model import fit_platform
-from platform_model.profile import profile_from_arrays
 from predict.backtest import BacktestRow, backtest
-from predict.backtest_runs import Run, load_runs
-from predict.backtest_scores import NOTHING_TO_BACKTEST, error_table, noise_floor
+from predict.backtest_runs import Run
+from predict.backtest_scores import NOTHING_TO_BACKTEST, error_table
 from predict.core import Cluster
 from predict.simulate import SimJob, StageDist, simulate_once
+from tests.predict.doubles import MB, LinearPlatform, _platform_file, _row
 from tests.predict.sim_traces import write_sim_run
-from tests.predict.test_predict_core import LinearPlatform
 
-MB = 2**20
 #: The cluster the runs are simulated on.
 SIM = Cluster(1, 2, 2)
 SIM_ARGS = ("--nodes", "1", "--map-slots-per-node", "2", "--reduce-slots-per-node", "2")
@@ -64,14 +55,6 @@ def _sim_store(tmp_path: Path, specs: Sequence[tuple[str, int, float, bool]]) ->
     return store
 
 
-def _platform_file(tmp_path: Path) -> Path:
-    x = np.array([1, 2, 4, 8, 16, 64, 256, 1024, 4096] * 6, dtype=float) * MB
-    phases = np.repeat(["read", "collect", "spill", "merge", "shuffle", "write"], 9)
-    return fit_platform(profile_from_arrays(phases, x, 50 + x / 2e5), split=False).save(
-        tmp_path / "platform.json"
-    )
-
-
 def test_a_job_that_cannot_be_profiled_is_skipped_not_the_backtest(tmp_path: Path) -> None:
     # 'aaa' sorts first and its maps count no input records: its ProfileError had ended the whole backtest
     store = _sim_store(tmp_path, [("aaa uncounted", 2, MB, False), ("aaa uncounted", 4, MB, False),
@@ -83,102 +66,6 @@ def test_a_job_that_cannot_be_profiled_is_skipped_not_the_backtest(tmp_path: Pat
     (note,) = [n for n in skipped if n.startswith("aaa uncounted")]
     assert "cannot be profiled" in note
     assert "no successful map reports its input bytes and records" in note
-
-
-def _tables(con: duckdb.DuckDBPyConnection, counters: Sequence[tuple[str, str, str, int]]) -> None:
-    """The store's tables (their declared schemas) with jobs 'j1'.. of one name at 2 MiB steps."""
-    jobs = sorted({c[0] for c in counters} | {"job_nothing"})
-    for table in ("jobs", "attempts", "counters", "conf"):
-        con.register("_empty", schemas.TABLES[table].schema.empty_table())
-        con.execute(f"CREATE TABLE {table} AS SELECT * FROM _empty")
-        con.unregister("_empty")
-    for i, job in enumerate(jobs):
-        con.execute("INSERT INTO jobs (job_id, name, total_maps, total_reduces, status, submit_ms) "
-                    "VALUES (?, 'word count', 20, 1, 'SUCCEEDED', ?)", [job, i])  # fmt: skip
-        con.execute("INSERT INTO attempts (job_id, start_ms, finish_ms, status, task_type) "
-                    "VALUES (?, 1000, 5000, 'SUCCEEDED', 'MAP')", [job])  # fmt: skip
-    for job, group, name, value in counters:
-        con.execute("INSERT INTO counters (job_id, scope, group_name, counter_name, value) "
-                    "VALUES (?, 'job_total', ?, ?, ?)", [job, group, name, value])  # fmt: skip
-
-
-def test_input_bytes_of_1x_counter_groups_and_0_20_map_input_bytes() -> None:
-    # Hadoop 1.x names the input counter's group FileInputFormat$Counter (old and new API); 0.20 counts
-    # MAP_INPUT_BYTES.  Only 2.x's FileInputFormatCounter had matched: the others' jobs were dropped silently.
-    con = duckdb.connect()
-    _tables(con, [
-        ("job_2x", "org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter", "BYTES_READ", 1 * MB),
-        ("job_1x_mapred", "org.apache.hadoop.mapred.FileInputFormat$Counter", "BYTES_READ", 2 * MB),
-        ("job_1x_mapreduce", "org.apache.hadoop.mapreduce.lib.input.FileInputFormat$Counter", "BYTES_READ", 3 * MB),
-        ("job_0_20", "org.apache.hadoop.mapred.Task$Counter", "MAP_INPUT_BYTES", 4 * MB),
-        ("job_hdfs_only", "FileSystemCounters", "HDFS_BYTES_READ", 5 * MB),
-    ])  # fmt: skip
-    runs = {r.job_id: r.input_bytes for r in load_runs(con)}
-    assert runs == {"job_2x": 1 * MB, "job_1x_mapred": 2 * MB, "job_1x_mapreduce": 3 * MB, "job_0_20": 4 * MB}
-    skipped: list[str] = []
-    assert len(load_runs(con, skipped=skipped)) == len(runs)
-    # the jobs left out are counted, not dropped silently
-    assert skipped == [
-        "2 job(s) without an input size to scale by (no FileInputFormat BYTES_READ or MAP_INPUT_BYTES job "
-        "counter, or 0 bytes), e.g. job_hdfs_only: not backtested"
-    ]
-
-
-def test_1x_file_format_counter_groups_get_their_2x_names() -> None:
-    # Hadoop 2's mapred.Counters maps these deprecated groups to the 2.x ones, as the store should
-    new_in = "org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter"
-    new_out = "org.apache.hadoop.mapreduce.lib.output.FileOutputFormatCounter"
-    assert counter_group("org.apache.hadoop.mapred.FileInputFormat$Counter") == new_in
-    assert counter_group("org.apache.hadoop.mapreduce.lib.input.FileInputFormat$Counter") == new_in
-    assert counter_group("org.apache.hadoop.mapred.FileOutputFormat$Counter") == new_out
-    assert counter_group("org.apache.hadoop.mapreduce.lib.output.FileOutputFormat$Counter") == new_out
-
-
-def _v1_history(fixtures_dir: Path, job: str, group: str, input_bytes: int) -> str:
-    """The rumen sample's word count (a 1.x job history file) as job ``job``, its job totals counting
-    ``input_bytes`` in ``group`` (the sample's own counters name none)."""
-    text = gzip.decompress(
-        (
-            fixtures_dir / "apache-hadoop-mapreduce/rumen-small-trace-test/sample-job-tracker-logs.gz"
-        ).read_bytes()
-    ).decode()
-    section = text.split(
-        "!!FILE=cluster-jt1.red.ygrid.megatron.com_1240335959557_job_200904211745_0002_hadoopqa"
-    )[1]
-    lines = section.split("!!FILE=")[0].splitlines()[1:]
-    seq = job.removeprefix("job_200904211745_")
-    out = []
-    for line in lines:
-        line = line.replace("200904211745_0002", f"200904211745_{seq}")
-        if line.startswith(f'Job JOBID="{job}" FINISH_TIME'):
-            counted = (
-                "{(" + group.replace(".", "\\.") + ")(File Input Format Counters )[(BYTES_READ)(Bytes Read)("
-            )
-            line = line.replace('COUNTERS="', f'COUNTERS="{counted}{input_bytes})]}}', 1)
-        out.append(line)
-    return "\n".join(out) + "\n"
-
-
-def test_a_1x_history_runs_input_is_read(fixtures_dir: Path, tmp_path: Path) -> None:
-    # the audit's case: two 1.x runs of word count, both dropped for want of an input size
-    (tmp_path / "h").mkdir()
-    for job, group, size in (
-        ("job_200904211745_0102", "org.apache.hadoop.mapred.FileInputFormat$Counter", 2019250),
-        ("job_200904211745_0103", "org.apache.hadoop.mapreduce.lib.input.FileInputFormat$Counter", 4038500),
-    ):
-        (tmp_path / "h" / f"{job}.log").write_text(_v1_history(fixtures_dir, job, group, size))
-    store = Store(tmp_path / "store")
-    ingest_paths([tmp_path / "h"], store)
-    con = store.connect()
-    runs = load_runs(con)
-    assert sorted((r.job_id, r.input_bytes) for r in runs) == [
-        ("job_200904211745_0102", 2019250.0), ("job_200904211745_0103", 4038500.0)]  # fmt: skip
-    skipped: list[str] = []
-    load_runs(con, skipped=skipped)
-    assert skipped == []
-    groups = con.execute("SELECT DISTINCT group_name FROM counters WHERE counter_name = 'BYTES_READ' "
-                         "AND scope = 'job_total' AND group_name LIKE '%Input%'").fetchall()  # fmt: skip
-    assert groups == [("org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter",)]
 
 
 def test_runs_from_a_cluster_need_its_size(tmp_path: Path) -> None:
@@ -276,27 +163,6 @@ def test_labels_of_the_local_suites_sizes_stay_in_mib() -> None:
     assert case_labels(few) == ["input=10B maps=1 reduces=1", "input=11B maps=1 reduces=1"]
 
 
-def _row(case: str, runs: tuple[float, ...], profile: tuple[float, ...], **kw: Any) -> BacktestRow:
-    return BacktestRow("j", case, "m", 1.0, statistics.median(runs), 0.0, None, None, len(runs), "p",
-                       measured_runs_s=runs, profile_runs_s=profile, **kw)  # fmt: skip
-
-
-def test_the_noise_floor_counts_cases_not_labels() -> None:
-    runs, prof = (0.9, 1.0, 1.1), (0.95, 1.0, 1.05)
-    apart = noise_floor(
-        [_row("a", runs, prof, case_job_ids=("j1",)), _row("b", runs, prof, case_job_ids=("j2",))]
-    )
-    alike = noise_floor(
-        [_row("a", runs, prof, case_job_ids=("j1",)), _row("a", runs, prof, case_job_ids=("j2",))]
-    )
-    one = noise_floor([_row("a", runs, prof, case_job_ids=("j1",))])
-    assert apart is not None
-    assert alike is not None
-    assert one is not None
-    assert alike.worst_abs_error == apart.worst_abs_error
-    assert alike.worst_abs_error > one.worst_abs_error  # two cases' worst is worse than one's
-
-
 def test_runs_cut_into_other_map_counts_are_other_cases(tmp_path: Path) -> None:
     # 2 MiB in 4 maps and in 8 maps: one case before (measured as the median of both, labelled maps=4)
     store = _sim_store(tmp_path, [("sim split", 2, 0.5 * MB, True), ("sim split", 4, 0.5 * MB, True),
@@ -307,42 +173,6 @@ def test_runs_cut_into_other_map_counts_are_other_cases(tmp_path: Path) -> None:
         "input=2.0MiB maps=8 reduces=1",
     ]
     assert all(r.runs == 1 for r in rows)
-
-
-@pytest.mark.parametrize(("n_profile", "n_case"), [(2, 1), (4, 2)])
-def test_the_noise_floor_simulates_the_backtests_own_estimators(n_profile: int, n_case: int) -> None:
-    # The backtest profiles one run, the lower of the two middle ones of an even count
-    # (smallest[(n - 1) // 2]), and measures a case as the median of its runs (statistics.median:
-    # the middle two's mean): the floor had drawn the profile's noise as np.median, the two's mean.
-    sigma, n = 0.2, 200_000
-    row = _row("c", (1.0,) * n_case, (1.0,) * n_profile)
-    floor = noise_floor([row], sigma=sigma, replications=n, seed=5)
-    assert floor is not None
-    rng = np.random.default_rng(99)
-    profiled = np.sort(rng.lognormal(0.0, sigma, (n, n_profile)), axis=1)[:, (n_profile - 1) // 2]
-    measured = np.median(rng.lognormal(0.0, sigma, (n, n_case)), axis=1)
-    expected = float(np.median(np.abs(profiled / measured - 1)))
-    assert floor.median_abs_error == pytest.approx(expected, rel=0.02)
-    assert statistics.median([1.0, 3.0]) == float(np.median([1.0, 3.0]))  # the measured estimator, as drawn
-
-
-def test_platform_with_the_suite_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # --platform was accepted and ignored: the suite fits its own platform model
-    import predict.backtest_suite as suite_mod
-
-    ran: list[object] = []
-    monkeypatch.setattr(suite_mod, "run_suite", lambda *a, **k: ran.append(a) or pytest.fail("the suite ran"))
-    platform = _platform_file(tmp_path)
-    out = ["--out", str(tmp_path / "suite")]
-    res = CliRunner().invoke(
-        main, ["backtest", "--suite", "local", "--quick", "--platform", str(platform), *out]
-    )
-    assert res.exit_code == 2, res.output
-    assert "--platform goes without --suite" in res.output
-    res = CliRunner().invoke(main, ["backtest", "--suite", "local", "--nodes", "4", *out])
-    assert res.exit_code == 2, res.output
-    assert "--nodes goes without --suite" in res.output
-    assert ran == []
 
 
 @pytest.mark.parametrize("args", [[], ["--format", "json"], ["--format", "csv"], ["--summary"],
@@ -384,27 +214,19 @@ def test_each_slot_count_is_profiled_on_its_own_and_across() -> None:
     runs = [run("a", 8, 1), run("b", 24, 1), run("c", 8, 2), run("d", 24, 2), run("e", 24, 2)]
     cases = group_cases(runs)
     groups = _profiled_groups(cases, case_labels(cases))
-    profiled = [(p[0].job_id, sorted(r.job_id for case, _ in predicted for r in case)) for p, predicted in groups]
+    profiled = [
+        (p[0].job_id, sorted(r.job_id for case, _ in predicted for r in case)) for p, predicted in groups
+    ]
     assert profiled == [("a", ["b", "c", "d", "e"]), ("c", ["d", "e"])]
 
 
 def test_rows_say_whether_the_profile_ran_on_the_cases_slots() -> None:
     same = _row("24MiB", (1.0,), (1.0,), profile_slots=2, case_slots=2)
     other = replace(same, profile_slots=1, profile_job="p1")
-    assert (same.slots, other.slots, replace(same, case_slots=None).slots) == ("same slots", "other slots", None)
+    assert (same.slots, other.slots, replace(same, case_slots=None).slots) == (
+        "same slots",
+        "other slots",
+        None,
+    )
     assert BacktestRow.from_dict(other.to_dict()) == other
     assert same.case_key != other.case_key  # one case, two profiles: two rows the floor tells apart
-
-
-def test_a_suite_of_fixed_maps_grows_its_splits() -> None:
-    from predict.suite import MB_PER_MAP, local_suite
-
-    grown = local_suite(sizes_mb=(4, 12, 32), maps=4, apps=("maponly",))
-    assert [grown.maps_of(s) for s in grown.sizes_mb] == [4, 4, 4]  # 1, 3 and 8 MiB a split
-    default = local_suite(sizes_mb=(4, 12, 32), apps=("maponly",))
-    assert [default.maps_of(s) for s in default.sizes_mb] == [math.ceil(s / MB_PER_MAP) for s in (4, 12, 32)]
-    res = CliRunner().invoke(main, ["backtest", "--maps", "4"])
-    assert res.exit_code == 2
-    assert "--maps goes with --suite local" in res.output
-    res = CliRunner().invoke(main, ["backtest", "--suite", "local", "--maps", "0"])
-    assert res.exit_code == 2

@@ -14,7 +14,7 @@ from predict import core
 from predict.bounds import BoundsModel, StageBounds, job_bounds, makespan_bounds
 from predict.core import Cluster, Dataset, JobSettings
 from predict.tasks import TaskEstimate, TaskEstimates
-from tests.predict.test_predict_core import GB, LinearPlatform, toy_profile
+from tests.predict.doubles import GB, LinearPlatform, toy_profile
 
 #: Slack for float comparisons of sums of many terms.
 EPS = 1e-9

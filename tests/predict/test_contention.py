@@ -13,8 +13,8 @@ import pytest
 from predict import core
 from predict.contention import cpu_share_factor, map_contention
 from predict.core import Cluster, Dataset, JobSettings
-from tests.predict.test_predict_core import GB, LinearPlatform, toy_profile
-from tests.profiles.test_profiles_sql import make_con
+from tests.predict.doubles import GB, LinearPlatform, toy_profile
+from tests.profiles.profiles_doubles import make_con
 
 
 def test_tasks_share_cores_only_beyond_one_each() -> None:

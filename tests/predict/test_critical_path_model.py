@@ -27,7 +27,7 @@ from predict.longest_path import _dag_longest_path
 from predict.map_pipeline import PipelineSchedule, map_task_pipeline, pipeline
 from predict.shape_whatif import apply_whatif
 from predict.tasks import TaskEstimate
-from tests.predict.test_predict_core import LinearPlatform, toy_profile
+from tests.predict.doubles import LinearPlatform, toy_profile
 
 MB = 2**20
 #: Hand-worked figures are exact up to floating point.

@@ -18,8 +18,8 @@ from platform_model.profile import SLOT_HANDOVER, profile_from_connection
 from predict import core
 from predict.core import Cluster, Dataset, JobSettings
 from predict.handover import handovers_per_slot, slot_handover_ms
-from tests.predict.test_predict_core import LinearPlatform, toy_profile
-from tests.profiles.test_profiles_sql import make_con
+from tests.predict.doubles import LinearPlatform, toy_profile
+from tests.profiles.profiles_doubles import make_con
 
 SORTER = Path(__file__).parents[1] / "data/fixtures/intel-hitune/chukwa-test-samples-crlf/JobHistory.log"
 

@@ -24,7 +24,7 @@ from predict.simulate import Attempt, SimRun
 from profiles.extract import extract_profile
 from profiles.profile import JobProfile
 from profiles.task_costs import split_first_wave
-from tests.predict.test_predict_core import LinearPlatform
+from tests.predict.doubles import LinearPlatform
 
 #: A one-slot run's maps in order: the first pays the class loading, the third a run-time compile.
 DURATIONS = [90.0, 46.0, 615.0, 52.0]

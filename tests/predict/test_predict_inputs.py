@@ -17,7 +17,7 @@ from predict.core import Dataset, JobSettings
 from predict.tasks import resolve_input
 from profiles.merge_runs import merge_profiles
 from profiles.profile import ProfileSource
-from tests.predict.test_predict_core import MB, toy_files, toy_profile
+from tests.predict.doubles import MB, toy_files, toy_profile
 
 PROPORTIONAL = "splits of the profiled run's average size"
 

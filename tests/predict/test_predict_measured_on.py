@@ -19,7 +19,7 @@ from platform_model.profile import _measured_engine, load_sql, profile_from_stor
 from predict import core
 from predict.backtest_suite import loopback_cluster
 from predict.core import Cluster, Dataset, JobSettings
-from tests.predict.test_predict_core import GB, LinearPlatform, toy_files, toy_profile
+from tests.predict.doubles import GB, LinearPlatform, toy_files, toy_profile
 
 YARN_2X2 = {"name": "yarn", "nodes": 2, "containers_per_node": 2, "container_mb": 512}
 LOCAL = {"name": "local-hadoop"}

@@ -20,7 +20,7 @@ from predict.core import Cluster, Dataset, JobSettings
 from predict.shared_heap import gc_stall_factor
 from profiles.gc_share import map_gc_share
 from profiles.profile import JobProfile, ProfileSource
-from tests.predict.test_predict_core import GB, LinearPlatform, toy_profile
+from tests.predict.doubles import GB, LinearPlatform, toy_profile
 
 REPO = Path(__file__).resolve().parents[2]
 LOCAL = ProfileSource(job_ids=("job_local1_0001",), job_name="tables", config={"io.sort.mb": "100"})

@@ -17,7 +17,7 @@ from predict.core import Cluster, Dataset
 from predict.settings import JobSettings
 from predict.uber import DEFAULT_BLOCK_BYTES, decide, uber_inputs
 from profiles.profile import JobProfile
-from tests.predict.test_predict_core import MB, LinearPlatform, toy_profile
+from tests.predict.doubles import MB, LinearPlatform, toy_profile
 
 ON = JobSettings(reduces=1, ubertask_enable=True)
 

@@ -12,8 +12,8 @@ from predict.simulate import replicate
 from predict.vianna.layout import Workload
 from predict.vianna.model import Demands, solve
 from predict.vianna.qnsim import simulate_network
-from tests.predict.test_simulate import fig7a_slot_job
-from tests.predict.test_vianna_paper import TABLE4_FORKJOIN, real_setup, table2
+from tests.predict.doubles import fig7a_slot_job, real_setup, table2
+from tests.predict.test_vianna_paper import TABLE4_FORKJOIN
 
 ALONE = Demands(
     {"cpu": 2.0, "disk": 3.0, "fiber": 0.5},
@@ -108,7 +108,7 @@ def test_slot_simulator_fed_by_amva_reproduces_the_simulated_network_on_fig7a() 
     # against phaseline's slot simulator fed with the aMVA's per-kind task response times.  They agree
     # (measured 2026-11-22: -2.7, -5.6, -1.7, -1.7 % at m = 4, 16, 64, 256), so aMVA's contention
     # and the slot schedule reproduce the network; what the fork/join tree adds is the part that
-    # differs (tests/predict/test_simulate.py, the strict xfail beside it).
+    # differs (tests/predict/test_simulation_model.py, the strict xfail on Fig. 7a).
     demands = table2(1, 1)
     for m in (4, 16, 64, 256):
         work = Workload(nodes=4, cpus=4, disks=1, maps=m, reduces=4, pm=1, pr=1, ps=1)

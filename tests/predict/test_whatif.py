@@ -8,7 +8,7 @@ from phaseline.errors import PredictionError
 from predict.core import Cluster
 from predict.edits import Edit, Scenario, apply_edits, parse_edit
 from predict.whatif import format_figure, sweep, whatif, whatif_table
-from tests.predict.test_predict_core import GB, LinearPlatform, toy_profile
+from tests.predict.doubles import GB, LinearPlatform, toy_profile
 
 BASE = Scenario.for_profile(toy_profile(), Cluster(16, 2, 2), input_bytes=50 * GB, reduces=20)
 

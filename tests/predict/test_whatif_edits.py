@@ -16,7 +16,7 @@ from predict.core import Cluster, Dataset, JobSettings
 from predict.edits import Edit, Scenario, apply_edits, parse_edit
 from predict.whatif import WhatIfRow, whatif, whatif_table
 from profiles.profile import JobProfile
-from tests.predict.test_predict_core import GB, LinearPlatform, _cli, toy_profile
+from tests.predict.doubles import GB, LinearPlatform, _cli, toy_profile
 
 
 def _profile(**config: str) -> JobProfile:

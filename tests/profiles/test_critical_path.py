@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from profiles.critical_path import Release, StepKind, critical_path
-from tests.profiles.test_profiles_sql import JOB, _a, attempt, make_con
+from tests.profiles.profiles_doubles import JOB, _a, attempt, make_con
 
 
 def _job(submit: int, finish: int) -> dict[str, Any]:

@@ -314,7 +314,7 @@ def test_a_setting_the_model_predicts_no_faster_is_named_not_recommended(
     """Compressing map output pays where the shuffle moves bytes slowly and only costs the codec's CPU where it
     moves them at memory speed (predict.herodotou_stats): the search recommends it in the first case; in the
     second the finding says the model's verdict instead of the heuristic's advice alone."""
-    from tests.predict.test_predict_core import LinearPlatform
+    from tests.predict.doubles import LinearPlatform
 
     path = tmp_path / "c.json"
     path.write_text(json.dumps({"map_output_compression": {"io_share": [0, 0, 0, 0], "output_gb": [0, 0, 0, 0]}}))

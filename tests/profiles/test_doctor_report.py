@@ -17,7 +17,7 @@ from profiles.doctor import Severity, diagnose
 from profiles.index_page import IndexRow, render_index
 from profiles.report import render_report
 from tests.conftest import REPO
-from tests.profiles.test_profiles_sql import ATTEMPTS, CONF, COUNTERS, JOB, JOBS, make_con
+from tests.profiles.profiles_doubles import ATTEMPTS, CONF, COUNTERS, JOB, JOBS, make_con
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(

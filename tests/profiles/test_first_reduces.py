@@ -25,7 +25,7 @@ from profiles.extract import extract_profile
 from profiles.first_reduces import split_first_reduces
 from profiles.merge_runs import merge_profiles
 from profiles.profile import JobProfile, Stage
-from tests.predict.test_predict_core import LinearPlatform
+from tests.predict.doubles import LinearPlatform
 
 SPLIT = 2**20
 RECORDS = 10_000

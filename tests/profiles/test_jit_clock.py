@@ -17,7 +17,7 @@ from predict import core
 from predict.core import Cluster, Dataset, JobSettings
 from profiles.jit_clock import merged_stalls, warm_clock
 from profiles.merge_runs import merge_profiles
-from tests.predict.test_predict_core import LinearPlatform
+from tests.predict.doubles import LinearPlatform
 from tests.profiles.test_first_reduces import SPLIT
 from tests.profiles.test_first_reduces import _profile as first_reduce_profile
 

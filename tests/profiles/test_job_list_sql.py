@@ -10,7 +10,7 @@ import duckdb
 import pyarrow as pa
 
 from profiles import queries as q
-from tests.profiles.test_profiles_sql import make_con
+from tests.profiles.profiles_doubles import make_con
 
 WHOLE, CUT, LOGS_ONLY = "job_1_0001", "job_1_0002", "job_1_0003"
 JOBS = [

@@ -23,7 +23,7 @@ from profiles.profile_stats import (
     DurationStats,
     InputStats,
 )
-from tests.predict.test_predict_core import toy_profile
+from tests.predict.doubles import toy_profile
 
 
 def _doc() -> dict[str, Any]:

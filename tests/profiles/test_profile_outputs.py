@@ -26,7 +26,7 @@ from profiles.merge_runs import merge_profiles
 from profiles.profile import ProfileSource
 from profiles.profile_stats import InputStats
 from profiles.timeline_plot import save_figure
-from tests.predict.test_predict_core import toy_profile
+from tests.predict.doubles import toy_profile
 
 SAMPLE = Path(__file__).parents[2] / "sample_traces"
 JOB = "job_local1939662896_0001"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from profiles.report import render_report, write_report
-from tests.profiles.test_profiles_sql import ATTEMPTS, CONF, COUNTERS, JOB, JOBS, make_con
+from tests.profiles.profiles_doubles import ATTEMPTS, CONF, COUNTERS, JOB, JOBS, make_con
 
 XSS_NAME = "<script>alert(1)</script>"
 XSS_HOST = '"><img src=x onerror=alert(2)>'
