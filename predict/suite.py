@@ -192,11 +192,19 @@ APPS: tuple[App, ...] = (
         "out for each in", reduces=(2,)),
     App("base64values", "phaseline.apps.Base64Values", "base64-encoded values: 4/3 of the input shuffled, "
         "decoded in the reduce", reduces=(2,)),
+    # the eighteenth fresh batch (2026-12-03, session 58): committed before its first suite run, on a new
+    # machine; no model changed since the seventeenth
+    App("keypairs", "phaseline.apps.KeyPairs", "co-occurring pairs of key characters: nine tiny records per "
+        "record, summed by a combiner", reduces=(2,)),
+    App("anagrams", "phaseline.apps.Anagrams", "anagram classes of the keys: a sort of ten characters per "
+        "record, a fifth of the input shuffled, none combined", reduces=(2,)),
+    App("countminsketch", "phaseline.apps.CountMinSketch", "a count-min sketch: a fixed 512 kB of map output "
+        "per map, whatever its records, summed counter by counter", reduces=(2,)),
 )
 
 #: Held-out applications added on 2026-11-30, after the models had been changed many times while the
 #: first five were scored: written and committed before their first run, and scored once with the
-#: models as they stood, they measure what a new application meets (reported apart as well).  Seventeen
+#: models as they stood, they measure what a new application meets (reported apart as well).  Eighteen
 #: batches of three: the first three at 02:42 UTC, the next three after them, (session 41, with no
 #: model changed since the second) stripes, explode and gzipoutput, (session 42, still none
 #: changed) reducecpu, reduceexpand and seqoutput, (session 43, after the calibration's change
@@ -209,8 +217,9 @@ APPS: tuple[App, ...] = (
 #: bzip2output, (session 49, none changed since) seqinput, recordstruct and streampipe, (session
 #: 49, none changed since) mixedmaps, waitmap and mapcompress, (session 50, none changed since)
 #: multithreaded, fieldsort and fieldselect, (session 51, none changed since) mapfileout,
-#: bloomjoin and deflaterecords, and (session 57, after vianna_tripathi's two changes of 2026-12-02)
-#: randomshuffle, runningtotal and base64values.
+#: bloomjoin and deflaterecords, (session 57, after vianna_tripathi's two changes of 2026-12-02)
+#: randomshuffle, runningtotal and base64values, and (session 58, none changed since) keypairs,
+#: anagrams and countminsketch.
 FRESH_HELD_OUT: frozenset[str] = frozenset(
     {"ngrams", "secondarysort", "percentiles", "reducewaves", "compressedshuffle", "inmapper",
      "stripes", "explode", "gzipoutput", "reducecpu", "reduceexpand", "seqoutput", "multiout", "chain",
@@ -219,7 +228,7 @@ FRESH_HELD_OUT: frozenset[str] = frozenset(
      "bigvalues", "cpucombiner", "slowcompare", "graphstep", "garbagemap", "gzipinput", "aggregation",
      "bzip2output", "seqinput", "recordstruct", "streampipe", "mixedmaps", "waitmap", "mapcompress",
      "multithreaded", "fieldsort", "fieldselect", "mapfileout", "bloomjoin", "deflaterecords",
-     "randomshuffle", "runningtotal", "base64values"}
+     "randomshuffle", "runningtotal", "base64values", "keypairs", "anagrams", "countminsketch"}
 )  # fmt: skip
 #: The held-out applications: committed before the models were changed for the applications
 #: added with them; never scored to choose anything (see the module docstring).
