@@ -185,7 +185,7 @@ def irls(exog: FloatArray, y: FloatArray, norm: Norm, start: FloatArray | None =
     ``4 x WARM_START_N`` rows it starts from the fit of an evenly strided
     subsample.  It stops when a step moves the fitted values by less than
     :data:`TOL_FITTED` x the scale (statsmodels, on the coefficients' change; both
-    reach the same fixed point, see tests/test_platform_fit.py).
+    reach the same fixed point, see tests/platform_model/test_platform_fit.py).
     """
     m = sm_norm(norm)
     n, p = exog.shape

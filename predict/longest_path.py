@@ -44,7 +44,7 @@ def _dag_longest_path(g: nx.DiGraph) -> list[str]:
     networkx's ``max``), a path never below 0, and the end the first node of the greatest
     distance.  A cycle raises ``NetworkXUnfeasible``.  networkx asks whether the graph is a
     multigraph once per edge and builds a view per node; at 25,000 tasks that was two thirds
-    of the path's time (tests/test_critical_path_model.py compares the two on random graphs).
+    of the path's time (tests/predict/test_critical_path_model.py compares the two on random graphs).
     """
     succ, pred = g._succ, g._pred  # the adjacency dicts themselves: their views cost a call per node
     indegree = {v: len(ins) for v, ins in pred.items()}
