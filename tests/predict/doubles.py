@@ -57,6 +57,18 @@ class LinearPlatform:
         return a + b * data_bytes
 
 
+#: The engine a platform measured on a mini YARN cluster of 2 NodeManagers x 2 containers records.
+YARN_2X2 = {"name": "yarn", "nodes": 2, "containers_per_node": 2, "container_mb": 512}
+
+
+class MeasuredPlatform(LinearPlatform):
+    """The linear test platform, measured on ``engine`` (as ``PlatformModel.cluster`` records it)."""
+
+    def __init__(self, engine: dict[str, Any]) -> None:
+        super().__init__()
+        object.__setattr__(self, "cluster", {"engine": engine})
+
+
 def toy_profile(**changes: object) -> JobProfile:
     """A word-count-like profile: 20 splits of 64 MB, map output 1.6x, a combiner, 4 reduces."""
     profile = JobProfile(
@@ -150,7 +162,7 @@ def fig7a_slot_job(demands: Demands, task_response_s: Mapping[str, float], maps:
     )
 
 
-# ---------------------------------------------------------------- Vianna et al. 2013's Table 2 and Table 3
+# ---------------------------------------------------------------- Vianna et al. 2013's Tables 2, 3 and 4
 # (how ps = 5 reads Table 2: the docstring of tests/predict/test_vianna_paper.py)
 DATA = Path(__file__).parents[1] / "data"
 
@@ -169,6 +181,11 @@ def table2(pm: int, ps: int) -> Demands:
 def real_setup(pm: int, ps: int) -> Workload:
     """Table 3, real setup: n = 3, c = 4, d = 1, m = 150, r = 3, pr = 1."""
     return Workload(nodes=3, cpus=4, disks=1, maps=150, reduces=3, pm=pm, pr=1, ps=ps)
+
+
+#: Table 4, "Fork-join-based model" and "Tripathi-based model" columns, seconds, by (pm, ps).
+TABLE4_FORKJOIN = {(1, 1): 732.56, (1, 5): 659.13, (4, 1): 365.51, (4, 5): 356.20}
+TABLE4_TRIPATHI = {(1, 1): 798.56, (1, 5): 701.75, (4, 1): 620.01, (4, 5): 597.81}
 
 
 # ---------------------------------------------------------------- backtest rows and a platform file

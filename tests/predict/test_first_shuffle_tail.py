@@ -14,8 +14,7 @@ from predict.core import Cluster, Dataset, JobSettings
 from predict.measured_on import measured_on
 from predict.tasks import estimate_tasks
 from profiles.profile import DurationStats, ProfileSource
-from tests.predict.doubles import LinearPlatform, toy_profile
-from tests.predict.test_predict_measured_on import YARN_2X2, MeasuredPlatform
+from tests.predict.doubles import YARN_2X2, LinearPlatform, MeasuredPlatform, toy_profile
 
 MEASURED = loopback_cluster(ClusterShape())  # 1 node, 3 task containers: the platform's own
 OTHER = Cluster(8, 2, 2, engine="yarn")

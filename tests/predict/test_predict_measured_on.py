@@ -19,9 +19,8 @@ from platform_model.profile import _measured_engine, load_sql, profile_from_stor
 from predict import core
 from predict.backtest_suite import loopback_cluster
 from predict.core import Cluster, Dataset, JobSettings
-from tests.predict.doubles import GB, LinearPlatform, toy_files, toy_profile
+from tests.predict.doubles import GB, YARN_2X2, LinearPlatform, MeasuredPlatform, toy_files, toy_profile
 
-YARN_2X2 = {"name": "yarn", "nodes": 2, "containers_per_node": 2, "container_mb": 512}
 LOCAL = {"name": "local-hadoop"}
 
 
@@ -100,14 +99,6 @@ def test_fit_from_a_store_of_real_yarn_history_records_yarn(fixtures_dir: Path, 
     first = engine if engine["name"] == "yarn" else engine["engines"][0]
     assert first["name"] == "yarn"
     assert first["container_mb"] == 1024  # mapreduce.map.memory.mb of its _conf.xml
-
-
-class MeasuredPlatform(LinearPlatform):
-    """The linear test platform, measured on ``engine`` (as ``PlatformModel.cluster`` records it)."""
-
-    def __init__(self, engine: dict[str, Any]) -> None:
-        super().__init__()
-        object.__setattr__(self, "cluster", {"engine": engine})
 
 
 def _mismatches(platform: LinearPlatform, cluster: Cluster) -> dict[str, list[str]]:

@@ -40,11 +40,8 @@ from pathlib import Path
 import pytest
 
 from predict.vianna.model import Demands, Estimate, Overlap, Solution, read_demands, solve
-from tests.predict.doubles import real_setup, table2
+from tests.predict.doubles import TABLE4_FORKJOIN, TABLE4_TRIPATHI, real_setup, table2
 
-#: Table 4, "Fork-join-based model" and "Tripathi-based model" columns, seconds, by (pm, ps).
-TABLE4_FORKJOIN = {(1, 1): 732.56, (1, 5): 659.13, (4, 1): 365.51, (4, 5): 356.20}
-TABLE4_TRIPATHI = {(1, 1): 798.56, (1, 5): 701.75, (4, 1): 620.01, (4, 5): 597.81}
 #: The issue's acceptance band around the paper's fork/join column.
 TABLE4_RTOL = 0.10
 

@@ -12,8 +12,7 @@ from predict.simulate import replicate
 from predict.vianna.layout import Workload
 from predict.vianna.model import Demands, solve
 from predict.vianna.qnsim import simulate_network
-from tests.predict.doubles import fig7a_slot_job, real_setup, table2
-from tests.predict.test_vianna_paper import TABLE4_FORKJOIN
+from tests.predict.doubles import TABLE4_FORKJOIN, fig7a_slot_job, real_setup, table2
 
 ALONE = Demands(
     {"cpu": 2.0, "disk": 3.0, "fiber": 0.5},
