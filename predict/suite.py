@@ -200,11 +200,19 @@ APPS: tuple[App, ...] = (
         "record, a fifth of the input shuffled, none combined", reduces=(2,)),
     App("countminsketch", "phaseline.apps.CountMinSketch", "a count-min sketch: a fixed 512 kB of map output "
         "per map, whatever its records, summed counter by counter", reduces=(2,)),
+    # the nineteenth fresh batch (2026-12-03, session 59): committed before its first suite run; no model
+    # changed since the eighteenth
+    App("grouptopk", "phaseline.apps.GroupTopK", "the top three records of every group, kept in a bounded "
+        "heap in the reduce: every record shuffled, three out a group", reduces=(2,)),
+    App("groupconcat", "phaseline.apps.GroupConcat", "every group's records concatenated into one output "
+        "value: all the input shuffled and written, one long record a group", reduces=(2,)),
+    App("redactdigits", "phaseline.apps.RedactDigits", "map-only: every run of digits replaced by a regular "
+        "expression, every record written", reduces=(0,)),
 )
 
 #: Held-out applications added on 2026-11-30, after the models had been changed many times while the
 #: first five were scored: written and committed before their first run, and scored once with the
-#: models as they stood, they measure what a new application meets (reported apart as well).  Eighteen
+#: models as they stood, they measure what a new application meets (reported apart as well).  Nineteen
 #: batches of three: the first three at 02:42 UTC, the next three after them, (session 41, with no
 #: model changed since the second) stripes, explode and gzipoutput, (session 42, still none
 #: changed) reducecpu, reduceexpand and seqoutput, (session 43, after the calibration's change
@@ -218,8 +226,9 @@ APPS: tuple[App, ...] = (
 #: 49, none changed since) mixedmaps, waitmap and mapcompress, (session 50, none changed since)
 #: multithreaded, fieldsort and fieldselect, (session 51, none changed since) mapfileout,
 #: bloomjoin and deflaterecords, (session 57, after vianna_tripathi's two changes of 2026-12-02)
-#: randomshuffle, runningtotal and base64values, and (session 58, none changed since) keypairs,
-#: anagrams and countminsketch.
+#: randomshuffle, runningtotal and base64values, (session 58, none changed since) keypairs,
+#: anagrams and countminsketch, and (session 59, none changed since) grouptopk, groupconcat and
+#: redactdigits.
 FRESH_HELD_OUT: frozenset[str] = frozenset(
     {"ngrams", "secondarysort", "percentiles", "reducewaves", "compressedshuffle", "inmapper",
      "stripes", "explode", "gzipoutput", "reducecpu", "reduceexpand", "seqoutput", "multiout", "chain",
@@ -228,7 +237,8 @@ FRESH_HELD_OUT: frozenset[str] = frozenset(
      "bigvalues", "cpucombiner", "slowcompare", "graphstep", "garbagemap", "gzipinput", "aggregation",
      "bzip2output", "seqinput", "recordstruct", "streampipe", "mixedmaps", "waitmap", "mapcompress",
      "multithreaded", "fieldsort", "fieldselect", "mapfileout", "bloomjoin", "deflaterecords",
-     "randomshuffle", "runningtotal", "base64values", "keypairs", "anagrams", "countminsketch"}
+     "randomshuffle", "runningtotal", "base64values", "keypairs", "anagrams", "countminsketch",
+     "grouptopk", "groupconcat", "redactdigits"}
 )  # fmt: skip
 #: The held-out applications: committed before the models were changed for the applications
 #: added with them; never scored to choose anything (see the module docstring).
