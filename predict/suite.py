@@ -210,25 +210,10 @@ APPS: tuple[App, ...] = (
         "expression, every record written", reduces=(0,)),
 )
 
-#: Held-out applications added on 2026-11-30, after the models had been changed many times while the
-#: first five were scored: written and committed before their first run, and scored once with the
-#: models as they stood, they measure what a new application meets (reported apart as well).  Nineteen
-#: batches of three: the first three at 02:42 UTC, the next three after them, (session 41, with no
-#: model changed since the second) stripes, explode and gzipoutput, (session 42, still none
-#: changed) reducecpu, reduceexpand and seqoutput, (session 43, after the calibration's change
-#: only) multiout, chain and longkeys, (session 44, no model changed) totalorder, combinedsplits
-#: and kmeans, (session 45, none changed) nlines, usercounters and cachejoin, (session 45, after
-#: the shared heap's garbage collection) groupinmap, dedupe and regexextract, (session 46, after the
-#: first shuffle's kept tail) smallbuffer, latereduces and nocombiner, (session 46, none changed
-#: since) sampler, bigvalues and cpucombiner, (session 47, none changed since) slowcompare,
-#: graphstep and garbagemap, (session 48, none changed since) gzipinput, aggregation and
-#: bzip2output, (session 49, none changed since) seqinput, recordstruct and streampipe, (session
-#: 49, none changed since) mixedmaps, waitmap and mapcompress, (session 50, none changed since)
-#: multithreaded, fieldsort and fieldselect, (session 51, none changed since) mapfileout,
-#: bloomjoin and deflaterecords, (session 57, after vianna_tripathi's two changes of 2026-12-02)
-#: randomshuffle, runningtotal and base64values, (session 58, none changed since) keypairs,
-#: anagrams and countminsketch, and (session 59, none changed since) grouptopk, groupconcat and
-#: redactdigits.
+#: Held-out applications added on 2026-11-30 and after, while the first five were scored: written and
+#: committed before their first run, in batches of three, and scored once with the models as they stood,
+#: they measure what a new application meets (reported apart as well).  Each batch, when it was added and
+#: what had changed before it: ``benchmarks/BACKTEST.md`` (nineteen batches, the last on 2026-12-03).
 FRESH_HELD_OUT: frozenset[str] = frozenset(
     {"ngrams", "secondarysort", "percentiles", "reducewaves", "compressedshuffle", "inmapper",
      "stripes", "explode", "gzipoutput", "reducecpu", "reduceexpand", "seqoutput", "multiout", "chain",

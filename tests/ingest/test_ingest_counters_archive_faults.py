@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-import io
-import stat
-import tarfile
-import zipfile
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,6 +10,7 @@ from ingest.archives import unpacked
 from ingest.base import ReadContext
 from ingest.counters_v1 import parse_counters
 from phaseline.errors import TraceParseError
+from tests.ingest.archive_helpers import Pack, tar_of, zip_of
 
 FS = "{(FileSystemCounters)(FileSystemCounters)[(HDFS_BYTES_READ)(HDFS_BYTES_READ)(100)]" \
      "[(FILE_BYTES_WRITTEN)(FILE_BYTES_WRITTEN)(200)]"  # fmt: skip
@@ -71,38 +67,6 @@ def test_without_a_context_a_bad_group_raises_after_the_counters_before_it() -> 
 
 
 # -- archives ------------------------------------------------------------------------------
-
-
-Pack = Callable[..., Path]
-
-
-def tar_of(path: Path, *members: tuple[str, bytes | None]) -> Path:
-    """A tar of plain files; a member whose data is None is a symlink to /etc/passwd."""
-    with tarfile.open(path, "w") as tf:
-        for name, data in members:
-            info = tarfile.TarInfo(name)
-            if data is None:
-                info.type = tarfile.SYMTYPE
-                info.linkname = "/etc/passwd"
-                tf.addfile(info)
-            else:
-                info.size = len(data)
-                tf.addfile(info, io.BytesIO(data))
-    return path
-
-
-def zip_of(path: Path, *members: tuple[str, bytes | None]) -> Path:
-    """A zip of plain files; a member whose data is None is a symlink (Unix mode) to /etc/passwd."""
-    with zipfile.ZipFile(path, "w") as zf:
-        for name, data in members:
-            if data is None:
-                info = zipfile.ZipInfo(name)
-                info.create_system = 3
-                info.external_attr = (stat.S_IFLNK | 0o777) << 16
-                zf.writestr(info, "/etc/passwd")
-            else:
-                zf.writestr(name, data)
-    return path
 
 
 @pytest.mark.parametrize("pack", [tar_of, zip_of])

@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 import pytest
-from oracle_util import hadoop_parse, phaseline_rows
+from oracle_util import actual_from_phaseline, expected_from_hadoop, hadoop_parse, phaseline_rows
 
 from ingest.base import ReadContext, open_binary, read_head
 from ingest.formats import detect
@@ -21,7 +21,6 @@ from ingest.jhist import read_jhist
 from ingest.pipeline import ingest_paths
 from phaseline.errors import TraceParseError
 from phaseline.store import Store
-from tests.ingest.test_jhist_oracle import actual_from_phaseline, expected_from_hadoop
 
 BINARY = Path(__file__).parents[1] / "data" / "yarn" / "binary-history"
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))

@@ -30,152 +30,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from oracle_util import hadoop_parse, killed_attempt_line, phaseline_rows
+from oracle_util import (
+    actual_from_phaseline,
+    compare_with_hadoop,
+    expected_from_hadoop,
+    hadoop_parse,
+    killed_attempt_line,
+    phaseline_rows,
+)
 
 from ingest import jhist_packed, jhist_state
-from ingest.base import open_binary
-from phaseline.hadoop_names import split_host, task_type
-from phaseline.schemas import normalize_status
 
 pytestmark = pytest.mark.slow
-
-TIME_COLUMNS = ("start_ms", "finish_ms")
-PHASE_COLUMNS = ("map_finish_ms", "shuffle_finish_ms", "sort_finish_ms")
-JOB_COLUMNS = (
-    "job_id", "name", "user", "queue", "status", "submit_ms", "launch_ms", "finish_ms",
-    "total_maps", "total_reduces", "finished_maps", "finished_reduces",
-    "failed_maps", "failed_reduces", "killed_maps", "killed_reduces", "uberized",
-)  # fmt: skip
-
-
-def _null(v: Any) -> Any:
-    return None if v == -1 or v == "" else v
-
-
-def _raw_events(path: Path) -> list[dict[str, Any]]:
-    """The file's events decoded with the standard library (independent of the reader; a binary
-    history's as the JSON lines ``open_binary`` renders it as)."""
-    events = []
-    with open_binary(path) as fh:
-        text = fh.read().decode("utf-8")
-    for line in text.splitlines()[2:]:
-        try:
-            events.append(json.loads(line))
-        except ValueError:
-            continue  # blank, or the cut line of a truncated copy
-    return events
-
-
-def _killed_task_ids(path: Path) -> set[str]:
-    killed = set()
-    for ev in _raw_events(path):
-        if ev["type"] == "TASK_FAILED":
-            (payload,) = ev["event"].values()
-            if payload.get("status") == "KILLED":
-                killed.add(payload["taskid"])
-    return killed
-
-
-def _finished_then_killed(path: Path) -> dict[str, dict[str, Any]]:
-    """Attempts that failed or were killed after they finished -> their *_FINISHED payload."""
-    finished: dict[str, dict[str, Any]] = {}
-    lost = {}
-    for ev in _raw_events(path):
-        (payload,) = ev["event"].values()
-        if ev["type"].endswith("_ATTEMPT_FINISHED"):
-            finished[payload["attemptId"]] = payload
-        elif ev["type"].endswith(("_ATTEMPT_KILLED", "_ATTEMPT_FAILED")) and payload["attemptId"] in finished:
-            lost[payload["attemptId"]] = finished[payload["attemptId"]]
-    return lost
-
-
-def expected_from_hadoop(path: Path, h: dict[str, Any]) -> dict[str, Any]:
-    """Hadoop's JobInfo, in phaseline's columns, with the documented differences applied."""
-    job = h["job"]
-    killed = _killed_task_ids(path)
-    lost = _finished_then_killed(path)
-    jobs = {c: _null(job[c]) for c in JOB_COLUMNS}
-    jobs["status"] = normalize_status(jobs["status"])
-    jobs["diagnostics"] = _null(job["error_info"])
-    if jobs["status"] is None:  # no JOB_FINISHED/FAILED/KILLED: Hadoop's 0s are its defaults
-        jobs |= {c: None for c in JOB_COLUMNS if c.startswith(("finished_", "failed_", "killed_"))}
-    counters = set()
-    for scope, key in (
-        ("job_total", "total_counters"),
-        ("job_map", "map_counters"),
-        ("job_reduce", "reduce_counters"),
-    ):
-        counters |= {(scope, None, None, g, n, v) for g, n, v in job[key] or ()}
-    tasks, attempts = {}, {}
-    for t in h["tasks"]:
-        tid = t["task_id"]
-        status = normalize_status(t["status"])
-        if status == "FAILED" and tid in killed:
-            status = "KILLED"
-        tasks[tid] = {
-            "task_type": task_type(t["task_type"]),
-            "status": status,
-            "start_ms": _null(t["start_ms"]),
-            "finish_ms": _null(t["finish_ms"]),
-            "successful_attempt_id": t["successful_attempt_id"],
-            "splits": _null(t["splits"]),
-            "error": _null(t["error"]),
-        }
-        counters |= {("task", tid, None, g, n, v) for g, n, v in t["counters"] or ()}
-        for a in t["attempts"]:
-            aid = a["attempt_id"]
-            status = normalize_status(_null(a["status"]))
-            unsuccessful = status in ("FAILED", "KILLED")
-            host = _null(a["hostname"]) or _null(a["tracker_name"])
-            attempts[aid] = {
-                "task_id": tid,
-                "task_type": task_type(a["task_type"]),
-                "status": status,
-                "start_ms": _null(a["start_ms"]),
-                "finish_ms": _null(a["finish_ms"]),
-                **{c: None if unsuccessful else _null(a[c]) for c in PHASE_COLUMNS},
-                "host": split_host(host)[0] if host else None,
-                "rack": _null(a["rackname"]),
-                "container_id": a["container_id"],
-                "error": _null(a["error"]),
-            }
-            if aid in lost:  # phase times and counters stay those of its *_FINISHED event
-                done = lost[aid]
-                attempts[aid]["map_finish_ms"] = done.get("mapFinishTime")
-                attempts[aid]["shuffle_finish_ms"] = done.get("shuffleFinishTime")
-                attempts[aid]["sort_finish_ms"] = done.get("sortFinishTime")
-                for g in done["counters"]["groups"]:
-                    counters |= {("attempt", tid, aid, g["name"], c["name"], c["value"]) for c in g["counts"]}
-            else:
-                counters |= {("attempt", tid, aid, g, n, v) for g, n, v in a["counters"] or ()}
-    return {"jobs": jobs, "tasks": tasks, "attempts": attempts, "counters": counters, "lost": lost}
-
-
-def actual_from_phaseline(tables: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
-    (job,) = tables["jobs"]
-    jobs = {c: job[c] for c in (*JOB_COLUMNS, "diagnostics")}
-    tasks = {
-        t["task_id"]: {k: v for k, v in t.items() if k not in ("job_id", "task_id")}
-        for t in tables.get("tasks", [])
-    }
-    keep = (
-        "task_id",
-        "task_type",
-        "status",
-        *TIME_COLUMNS,
-        *PHASE_COLUMNS,
-        "host",
-        "rack",
-        "container_id",
-        "error",
-    )
-    attempts = {a["attempt_id"]: {k: a[k] for k in keep} for a in tables.get("attempts", [])}
-    counters = {
-        (c["scope"], c["task_id"], c["attempt_id"], c["group_name"], c["counter_name"], c["value"])
-        for c in tables.get("counters", [])
-    }
-    return {"jobs": jobs, "tasks": tasks, "attempts": attempts, "counters": counters}
-
 
 def _cut_mid_line(src: Path, dst: Path, fraction: float) -> Path:
     """Copy ``src`` cut in the middle of the event line at ``fraction`` of its events."""
@@ -240,30 +106,11 @@ def _refused_variants(qmc: Path, tmp: Path) -> dict[str, Path]:
     return {"bare_unions": bare, "wrapped_hostname": wrapped, "no_task_started": no_start}
 
 
-def _compare(path: Path, h: dict[str, Any]) -> None:
-    assert h.get("fatal") is None, f"Hadoop refused {path}: {h.get('fatal')}"
-    tables, _cut, _ctx = phaseline_rows(path)
-    expected = expected_from_hadoop(path, h)
-    actual = actual_from_phaseline(tables)
-    assert actual["jobs"] == expected["jobs"], path.name
-    assert actual["tasks"] == expected["tasks"], path.name
-    assert actual["attempts"] == expected["attempts"], path.name
-    keys = [
-        (c["scope"], c["task_id"], c["attempt_id"], c["group_name"], c["counter_name"])
-        for c in tables.get("counters", [])
-    ]
-    assert len(keys) == len(set(keys)), f"{path.name}: a counter is written twice"
-    missing = expected["counters"] - actual["counters"]
-    extra = actual["counters"] - expected["counters"]
-    assert not missing, f"{path.name}: Hadoop has counters phaseline lacks: {sorted(missing)[:5]}"
-    assert not extra, f"{path.name}: phaseline has counters Hadoop lacks: {sorted(extra)[:5]}"
-
-
 def test_every_fixture_equals_hadoop(corpus: dict[str, Any]) -> None:
     for path in corpus["pristine"]:
         h = corpus["hadoop"][str(path)]
         assert h["parse_exception"] is None, f"Hadoop stopped early on pristine {path.name}"
-        _compare(path, h)
+        compare_with_hadoop(path, h)
 
 
 def test_truncated_copies_equal_hadoops_partial_parse(corpus: dict[str, Any]) -> None:
@@ -277,13 +124,13 @@ def test_truncated_copies_equal_hadoops_partial_parse(corpus: dict[str, Any]) ->
         assert cut.line is not None
         assert cut.offset is not None
         assert cut.line == len(path.read_bytes().splitlines())
-        _compare(path, h)
+        compare_with_hadoop(path, h)
 
 
 def test_lost_map_output_resets_the_task_like_hadoop(corpus: dict[str, Any]) -> None:
     path = corpus["lost"]
     h = corpus["hadoop"][str(path)]
-    _compare(path, h)
+    compare_with_hadoop(path, h)
     tables, _, _ = phaseline_rows(path)
     (lost_id,) = expected_from_hadoop(path, h)["lost"]
     attempt = next(a for a in tables["attempts"] if a["attempt_id"] == lost_id)
@@ -320,7 +167,7 @@ def test_packed_tasks_and_attempts_equal_hadoop(
     monkeypatch.setattr(jhist_packed.Packed, "pack", pack)
     monkeypatch.setattr(jhist_packed.Packed, "take", take)
     for path in [*corpus["pristine"], *corpus["truncated"]]:
-        _compare(path, corpus["hadoop"][str(path)])
+        compare_with_hadoop(path, corpus["hadoop"][str(path)])
     assert seen["packed"] >= 40
     test_lost_map_output_resets_the_task_like_hadoop(corpus)
     # The map output lost only at the end of the job: its task and attempt were packed long

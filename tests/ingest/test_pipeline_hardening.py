@@ -17,7 +17,7 @@ from ingest.archives import MAX_NESTING
 from ingest.base import ReadContext, Row
 from ingest.formats import Format
 from phaseline.store import Store
-from tests.ingest.test_ingest_counters_archive_faults import tar_of, zip_of
+from tests.ingest.archive_helpers import tar_of, zip_of
 from tests.phaseline.store_doubles import TOY, detect_among, job_ids, write
 
 

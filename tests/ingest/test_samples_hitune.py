@@ -10,7 +10,7 @@ from ingest.pipeline import ingest_paths
 from phaseline.store import Store
 from profiles.dataflow.reconstruct import dataflow_query, reconstruct
 from profiles.dataflow.spec import shipped_spec
-from tests.profiles.test_dataflow_reconstruct import JOB, write_samples
+from tests.hitune_samples import JOB, write_samples
 
 
 def test_malformed_records_are_named_and_the_rest_lands(tmp_path: Path, store_dir: Path) -> None:

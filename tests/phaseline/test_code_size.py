@@ -73,3 +73,24 @@ def test_the_measure_sees_the_code() -> None:
     assert "phaseline/store/transaction.py" in rels
     tree = ast.parse((ROOT / "phaseline/store/transaction.py").read_text(encoding="utf-8"))
     assert dict(_functions(tree))["Transaction.commit"] > 10
+
+
+def _imported_modules(tree: ast.AST) -> Iterator[str]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            yield node.module
+        elif isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+
+
+def test_no_test_module_imports_another() -> None:
+    """What tests share lives in helper modules (``doubles``, ``*_helpers``, ``oracle_util``): a test
+    module imported by another runs its tests' module-level set-up twice and hides what it shares."""
+    tests = ROOT / "tests"
+    found = []
+    for path in sorted(tests.rglob("*.py")):
+        for module in _imported_modules(ast.parse(path.read_text(encoding="utf-8"))):
+            if module.split(".")[-1].startswith("test_"):
+                found.append(f"{path.relative_to(ROOT).as_posix()} imports {module}")
+    assert not found, found
+    assert any(tests.rglob("test_*.py")), "the walk found no test modules"

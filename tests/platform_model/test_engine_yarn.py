@@ -13,13 +13,18 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from oracle_util import hadoop_parse, phaseline_rows
+from oracle_util import (
+    actual_from_phaseline,
+    compare_with_hadoop,
+    expected_from_hadoop,
+    hadoop_parse,
+    phaseline_rows,
+)
 
 from phaseline.cli import main
 from phaseline.errors import EngineError
 from platform_model.engine import reaper
 from platform_model.engine.yarn import ClusterShape, YarnCluster, engine_record
-from tests.ingest.test_jhist_oracle import _compare, actual_from_phaseline, expected_from_hadoop
 
 ROOT = Path(__file__).resolve().parents[2]
 #: A real .jhist of the YARN engine with speculation on (tests/data/yarn/README.md): it holds a
@@ -122,7 +127,7 @@ def test_yarn_jhist_equals_hadoops_parse(yarn_run: dict[str, Any]) -> None:
     (jhist,) = yarn_run["out"].glob("*.jhist")
     parsed = hadoop_parse([jhist])[str(jhist)]
     assert parsed["parse_exception"] is None
-    _compare(jhist, parsed)
+    compare_with_hadoop(jhist, parsed)
 
 
 @pytest.mark.slow

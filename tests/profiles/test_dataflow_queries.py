@@ -5,25 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import duckdb
-import pyarrow as pa
 import pytest
 
-from phaseline import schemas
 from profiles.dataflow.reconstruct import dataflow_query
+from tests.profiles.profiles_doubles import connect
 
 JOB = "job_1_0001"
-
-
-def connect(**tables: list[dict[str, Any]]) -> duckdb.DuckDBPyConnection:
-    """A connection with every store table (empty unless given rows)."""
-    con = duckdb.connect()
-    for name, spec in schemas.TABLES.items():
-        rows = tables.get(name, [])
-        full = [{c: r.get(c) for c in spec.columns} for r in rows]
-        con.register(f"_{name}", pa.Table.from_pylist(full, schema=spec.schema) if full else spec.schema.empty_table())
-        con.execute(f'CREATE VIEW "{name}" AS SELECT * FROM "_{name}"')
-    return con
 
 
 def vi(attempt: str, host: str, vertex: str, start: int, end: int, busy: int, idle: int, tid: int = 1) -> dict[str, Any]:

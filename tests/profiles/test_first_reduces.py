@@ -13,24 +13,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ingest.pipeline import ingest_paths
 from phaseline.hadoop_names import YARN_ENGINE
-from phaseline.store import Store
 from predict import core
 from predict.core import Cluster, Dataset, JobSettings
-from predict.jhist_writer import SimTrace, write_jhist
 from predict.reduce_one_time import reduce_waves
-from predict.simulate import Attempt, SimRun
-from profiles.extract import extract_profile
 from profiles.first_reduces import split_first_reduces
 from profiles.merge_runs import merge_profiles
-from profiles.profile import JobProfile, Stage
+from profiles.profile import Stage
 from tests.predict.doubles import LinearPlatform
-
-SPLIT = 2**20
-RECORDS = 10_000
-#: The reduces' (shuffle, reduce phase) in ms, one after the other on one reduce slot.
-REDUCES = [(40.0, 320.0), (12.0, 170.0)]
+from tests.profiles.first_reduces_helpers import REDUCES, SPLIT, local_sort_profile
 
 
 def _stages(phases: list[float], waves: list[int]) -> pd.DataFrame:
@@ -88,29 +79,8 @@ def test_the_typical_rows_keep_the_first_reduces_shuffle() -> None:
     assert typ_stages["first_shuffle_ms"].tolist()[0] == 40.0  # ARIA's first shuffle stays the first reduce's
 
 
-def _profile(tmp_path: Path, tracker: str | None = "local42") -> JobProfile:
-    attempts, t = [], 0.0
-    for i in range(4):  # one map slot: each map after the other, all alike
-        attempts.append(Attempt("MAP", i, 0, 0, t, t + 50.0, True))
-        t += 50.0
-    for i, (shuffle, phase) in enumerate(REDUCES):  # one reduce slot
-        attempts.append(Attempt("REDUCE", i, 0, 0, t, t + shuffle + phase, True, shuffle_end_ms=t + shuffle))
-        t += shuffle + phase
-    run = SimRun(makespan_ms=t, events=12, attempts=tuple(attempts))
-    per_reduce = {"REDUCE_INPUT_RECORDS": 2 * RECORDS, "REDUCE_OUTPUT_RECORDS": 2 * RECORDS,
-                  "REDUCE_SHUFFLE_BYTES": 2 * SPLIT}  # fmt: skip
-    trace = SimTrace(sequence=1, job_name="sort", tracker=tracker,
-                     map_counters={"MAP_INPUT_RECORDS": RECORDS, "MAP_OUTPUT_RECORDS": RECORDS,
-                                   "MAP_OUTPUT_BYTES": SPLIT},
-                     reduce_counters=per_reduce, map_input_bytes=SPLIT, map_output_file_bytes=SPLIT)  # fmt: skip
-    path = write_jhist(run, tmp_path, n_maps=4, n_reduces=len(REDUCES), trace=trace)
-    store = Store(tmp_path / "store")
-    ingest_paths([path], store)
-    return extract_profile(store.connect(), trace.job_id)  # maps all alike: nothing to warn of
-
-
 def test_a_local_profile_keeps_the_first_reduce_apart(tmp_path: Path) -> None:
-    profile = _profile(tmp_path)
+    profile = local_sort_profile(tmp_path)
     assert profile.reduce_one_time_ms == pytest.approx(150.0)
     assert profile.reduce_tasks_left_out == 1
     assert profile.stage(Stage.REDUCE_PHASE).avg_ms == pytest.approx(170.0)
@@ -124,7 +94,7 @@ def test_a_local_profile_keeps_the_first_reduce_apart(tmp_path: Path) -> None:
 
 
 def test_a_cluster_profile_is_unchanged(tmp_path: Path) -> None:
-    profile = _profile(tmp_path, tracker=None)  # a cluster's job id
+    profile = local_sort_profile(tmp_path, tracker=None)  # a cluster's job id
     assert profile.reduce_one_time_ms is None
     assert profile.reduce_tasks_left_out == 0
     assert profile.stage(Stage.REDUCE_PHASE).avg_ms == pytest.approx(sum(p for _, p in REDUCES) / 2)
@@ -132,7 +102,7 @@ def test_a_cluster_profile_is_unchanged(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("model", core.models())
 def test_every_model_adds_the_term_once_in_one_jvm_and_per_wave_on_a_cluster(tmp_path: Path, model: str) -> None:
-    profile = _profile(tmp_path)
+    profile = local_sort_profile(tmp_path)
     platform = LinearPlatform(
         coef={"read": (2.0, 2e-6), "collect": (1.0, 1e-6), "spill": (1.0, 1e-6), "merge": (1.0, 1e-6),
               "shuffle": (5.0, 1e-6), "write": (2.0, 2e-6)}

@@ -18,8 +18,8 @@ from predict.core import Cluster, Dataset, JobSettings
 from profiles.jit_clock import merged_stalls, warm_clock
 from profiles.merge_runs import merge_profiles
 from tests.predict.doubles import LinearPlatform
-from tests.profiles.test_first_reduces import SPLIT
-from tests.profiles.test_first_reduces import _profile as first_reduce_profile
+from tests.profiles.first_reduces_helpers import SPLIT
+from tests.profiles.first_reduces_helpers import local_sort_profile as first_reduce_profile
 
 JOB = "job_local1_0001"
 RUN_DIR = "/runs/sort-4mb"
