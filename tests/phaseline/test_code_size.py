@@ -79,6 +79,7 @@ def _imported_modules(tree: ast.AST) -> Iterator[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module:
             yield node.module
+            yield from (f"{node.module}.{alias.name}" for alias in node.names)  # from tests.x import test_y
         elif isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names)
 

@@ -153,13 +153,3 @@ def _rumen_trace_jobs(path: Path) -> dict[str, dict[str, Any]]:
         jobs[obj["jobID"]] = obj
     return jobs
 
-
-def connect(**tables: list[dict[str, Any]]) -> duckdb.DuckDBPyConnection:
-    """A connection with every store table (empty unless given rows)."""
-    con = duckdb.connect()
-    for name, spec in schemas.TABLES.items():
-        rows = tables.get(name, [])
-        full = [{c: r.get(c) for c in spec.columns} for r in rows]
-        con.register(f"_{name}", pa.Table.from_pylist(full, schema=spec.schema) if full else spec.schema.empty_table())
-        con.execute(f'CREATE VIEW "{name}" AS SELECT * FROM "_{name}"')
-    return con

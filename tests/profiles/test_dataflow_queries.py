@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from profiles.dataflow.reconstruct import dataflow_query
-from tests.profiles.profiles_doubles import connect
+from tests.profiles.profiles_doubles import make_con
 
 JOB = "job_1_0001"
 
@@ -29,7 +29,7 @@ REDUCES = [vi("a_r_0", "h1", "reduce", 0, 100, 8, 2), vi("a_r_1", "h1", "reduce"
 
 
 def test_by_host_normalizes_by_the_mean_instance() -> None:
-    rows = dataflow_query(connect(vertex_instances=REDUCES), "by_host", job_id=JOB, vertex="reduce")
+    rows = dataflow_query(make_con({"vertex_instances": REDUCES}), "by_host", job_id=JOB, vertex="reduce")
     mean_ms, mean_samples = 350 / 3, 34 / 3
     got = {r["host"]: (r["instances"], r["norm_time"], r["norm_busy"], r["norm_idle"]) for r in rows}
     assert got["h1"] == (2, round(100 / mean_ms, 4), round(8 / mean_samples, 4), round(2 / mean_samples, 4))
@@ -37,7 +37,7 @@ def test_by_host_normalizes_by_the_mean_instance() -> None:
 
 
 def test_by_host_of_an_unknown_vertex_is_empty() -> None:
-    assert dataflow_query(connect(vertex_instances=REDUCES), "by_host", job_id=JOB, vertex="nope") == []
+    assert dataflow_query(make_con({"vertex_instances": REDUCES}), "by_host", job_id=JOB, vertex="nope") == []
 
 
 def test_shuffle_gap_from_the_last_map_to_each_shuffle_end() -> None:
@@ -45,37 +45,37 @@ def test_shuffle_gap_from_the_last_map_to_each_shuffle_end() -> None:
     #   map   m1   |------|       10..60   <- last map end 60
     #   r0 copier   |--------|    20..90   gap 30
     #   r1 shuffle  |---------------| 20..120, its in-memory merger ends 130: gap 70
-    rows = dataflow_query(connect(vertex_instances=[
+    rows = dataflow_query(make_con({"vertex_instances": [
         vi("m0", "h", "map", 0, 40, 1, 0), vi("m1", "h", "map", 10, 60, 1, 0),
         vi("r0", "h", "copier", 20, 90, 1, 0), vi("r1", "h", "shuffle", 20, 120, 1, 0),
         vi("r1", "h", "inmem_merge", 25, 130, 1, 0, tid=2), vi("r1", "h", "reduce", 130, 200, 1, 0),
-    ]), "shuffle_gap", job_id=JOB)
+    ]}), "shuffle_gap", job_id=JOB)
     assert [(r["attempt_id"], r["gap_ms"], r["gap_pct"]) for r in rows] == [("r0", 30, 15.0), ("r1", 70, 35.0)]
 
 
 def test_chart_has_bootstrap_vertices_and_idle_per_attempt() -> None:
     #   attempt m0 starts at 0 (log), map 5..40, job's last instance ends 100
-    con = connect(
-        vertex_instances=[vi("m0", "h", "map", 5, 40, 1, 0), vi("r0", "h", "reduce", 50, 100, 1, 0)],
-        attempts=[{"job_id": JOB, "attempt_id": "m0", "task_type": "MAP", "start_ms": 0, "host": "h"},
+    con = make_con({
+        "vertex_instances": [vi("m0", "h", "map", 5, 40, 1, 0), vi("r0", "h", "reduce", 50, 100, 1, 0)],
+        "attempts": [{"job_id": JOB, "attempt_id": "m0", "task_type": "MAP", "start_ms": 0, "host": "h"},
                   {"job_id": JOB, "attempt_id": "r0", "task_type": "REDUCE", "start_ms": 45, "host": "h"}],
-    )
+    })
     got = [(r["line"], r["attempt_id"], r["segment"], r["start_ms"], r["end_ms"]) for r in dataflow_query(con, "chart", job_id=JOB)]
     assert got == [(0, "m0", "bootstrap", 0, 5), (0, "m0", "map", 5, 40), (0, "m0", "idle", 40, 100),
                    (1, "r0", "bootstrap", 45, 50), (1, "r0", "reduce", 50, 100)]
 
 
 def test_hotspots_count_samples_under_their_innermost_frame() -> None:
-    con = connect(
-        vertex_instances=[vi("m0", "h", "map", 0, 100, 3, 1)],
-        samples=[{"job_id": JOB, "host": "h", "thread_id": 1, "ts_ms": t, "stack_id": s, "state": st,
+    con = make_con({
+        "vertex_instances": [vi("m0", "h", "map", 0, 100, 3, 1)],
+        "samples": [{"job_id": JOB, "host": "h", "thread_id": 1, "ts_ms": t, "stack_id": s, "state": st,
                   "sample_type": "execution", "duration_ms": 0.0, "source": "jfr"}
                  for t, s, st in [(0, 1, "RUNNABLE"), (10, 1, "RUNNABLE"), (20, 2, "WAITING"), (30, 1, "RUNNABLE"),
                                   (200, 1, "RUNNABLE")]],  # t=200 lies outside the instance
-        stacks=[{"stack_id": 1, "frames": ["a.B.sort", "MapTask.run"], "top_frame": "a.B.sort", "depth": 2},
+        "stacks": [{"stack_id": 1, "frames": ["a.B.sort", "MapTask.run"], "top_frame": "a.B.sort", "depth": 2},
                 {"stack_id": 2, "frames": ["java.lang.Object.wait", "MapTask.run"], "top_frame": "java.lang.Object.wait",
                  "depth": 2}],
-    )
+    })
     rows = dataflow_query(con, "hotspots", job_id=JOB, top=5)
     assert [(r["method"], r["state"], r["samples"], r["pct"], r["rank"]) for r in rows] == [
         ("a.B.sort", "RUNNABLE", 3, 75.0, 1), ("java.lang.Object.wait", "WAITING", 1, 25.0, 2),
@@ -83,14 +83,14 @@ def test_hotspots_count_samples_under_their_innermost_frame() -> None:
 
 
 def test_system_samples_and_log_records_attach_to_overlapping_instances() -> None:
-    con = connect(
-        vertex_instances=[vi("m0", "h", "map", 0, 100, 1, 0), vi("m1", "g", "map", 0, 100, 1, 0)],
-        system_samples=[{"host": "h", "ts_ms": t, "metric": "cpu_user_pct", "device": "all", "value": v}
+    con = make_con({
+        "vertex_instances": [vi("m0", "h", "map", 0, 100, 1, 0), vi("m1", "g", "map", 0, 100, 1, 0)],
+        "system_samples": [{"host": "h", "ts_ms": t, "metric": "cpu_user_pct", "device": "all", "value": v}
                         for t, v in [(50, 40.0), (90, 60.0), (150, 99.0)]]
         + [{"host": "g", "ts_ms": 50, "metric": "cpu_user_pct", "device": "all", "value": 5.0}],
-        attempt_events=[{"job_id": JOB, "attempt_id": "m0", "thread_id": 1, "ts_ms": t, "kind": k}
+        "attempt_events": [{"job_id": JOB, "attempt_id": "m0", "thread_id": 1, "ts_ms": t, "kind": k}
                         for t, k in [(10, "spill_start"), (60, "spill_start"), (300, "task_finish")]],
-    )
+    })
     sysrows = {(r["attempt_id"], r["metric"]): (r["samples"], r["mean_value"])
                for r in dataflow_query(con, "vertex_system", job_id=JOB)}
     assert sysrows == {("m0", "cpu_user_pct"): (2, 50.0), ("m1", "cpu_user_pct"): (1, 5.0)}
@@ -105,7 +105,7 @@ def test_empty_input_gives_no_rows(query: str) -> None:
     params: dict[str, Any] = {"job_id": JOB}
     if query == "hotspots":
         params["top"] = 3
-    assert dataflow_query(connect(), query, **params) == []
+    assert dataflow_query(make_con({}), query, **params) == []
 
 
 def test_charts_draw_names_from_traces_as_text_not_mathtext(tmp_path: Path) -> None:
@@ -135,14 +135,14 @@ def test_a_job_with_reconstructed_and_hitune_instances_counts_one_source() -> No
     breakdown = [{"job_id": JOB, "attempt_id": "m0", "host": "h", "thread_id": 1, "vertex": "map", "kind": k,
                   "name": n, "samples": c, "source": "hitune_csv"}
                  for k, n, c in [("function", "X.csv", 10), ("state", "RUNNABLE", 10)]]
-    both = connect(
-        vertex_instances=csv + rebuilt, vertex_breakdown=breakdown,
-        samples=[{"job_id": JOB, "host": "h", "thread_id": 1, "ts_ms": t, "stack_id": 1, "state": "RUNNABLE",
+    both = make_con({
+        "vertex_instances": csv + rebuilt, "vertex_breakdown": breakdown,
+        "samples": [{"job_id": JOB, "host": "h", "thread_id": 1, "ts_ms": t, "stack_id": 1, "state": "RUNNABLE",
                   "sample_type": "execution", "duration_ms": 0.0, "source": "jfr"} for t in (10, 50, 90)],
-        stacks=[{"stack_id": 1, "frames": ["a.B.raw", "MapTask.run"], "top_frame": "a.B.raw", "depth": 2}],
-        system_samples=[{"host": "h", "ts_ms": 95, "metric": "cpu_user_pct", "device": "all", "value": 1.0}],
-        attempt_events=[{"job_id": JOB, "attempt_id": "m0", "thread_id": 1, "ts_ms": 95, "kind": "spill_start"}],
-    )
+        "stacks": [{"stack_id": 1, "frames": ["a.B.raw", "MapTask.run"], "top_frame": "a.B.raw", "depth": 2}],
+        "system_samples": [{"host": "h", "ts_ms": 95, "metric": "cpu_user_pct", "device": "all", "value": 1.0}],
+        "attempt_events": [{"job_id": JOB, "attempt_id": "m0", "thread_id": 1, "ts_ms": 95, "kind": "spill_start"}],
+    })
     rows = dataflow_query(both, "busy_idle", job_id=JOB)
     assert [(r["vertex"], r["instances"], r["samples"], r["busy_samples"]) for r in rows] == [("map", 1, 4, 3)]
     by_host = dataflow_query(both, "by_host", job_id=JOB, vertex="map")
@@ -155,7 +155,7 @@ def test_a_job_with_reconstructed_and_hitune_instances_counts_one_source() -> No
     assert dataflow_query(both, "vertex_system", job_id=JOB) == []  # t=95 lies outside the rebuilt 10..90
     assert dataflow_query(both, "vertex_logs", job_id=JOB) == []
     # HiTune's own instances alone are counted as they are
-    only_csv = connect(vertex_instances=csv, vertex_breakdown=breakdown)
+    only_csv = make_con({"vertex_instances": csv, "vertex_breakdown": breakdown})
     rows = dataflow_query(only_csv, "busy_idle", job_id=JOB)
     assert [(r["vertex"], r["instances"], r["samples"]) for r in rows] == [
         ("map", 2, 20), ("copier", 1, 10), ("reduce", 1, 10)]
@@ -168,18 +168,18 @@ def test_a_thread_group_instance_takes_the_samples_and_log_lines_of_all_its_thre
     # A thread group instance (one per reduce, HiTune section 5.3) is stored under its first
     # thread; its other threads are listed in vertex_breakdown (kind 'thread').  Their samples
     # and log lines are the instance's too; a thread outside the group (27) is not.
-    con = connect(
-        vertex_instances=[vi("r0", "h", "copier", 0, 100, 3, 0, tid=24)],
-        vertex_breakdown=[{"job_id": JOB, "attempt_id": "r0", "host": "h", "thread_id": t, "vertex": "copier",
+    con = make_con({
+        "vertex_instances": [vi("r0", "h", "copier", 0, 100, 3, 0, tid=24)],
+        "vertex_breakdown": [{"job_id": JOB, "attempt_id": "r0", "host": "h", "thread_id": t, "vertex": "copier",
                            "kind": "thread", "name": f"MapOutputCopier r0.{t - 24}", "samples": 1,
                            "source": "reconstruct"} for t in (24, 25, 26)],
-        samples=[{"job_id": JOB, "attempt_id": "r0", "host": "h", "thread_id": t, "ts_ms": 50, "stack_id": 1,
+        "samples": [{"job_id": JOB, "attempt_id": "r0", "host": "h", "thread_id": t, "ts_ms": 50, "stack_id": 1,
                   "state": "RUNNABLE", "sample_type": "stack", "duration_ms": 0.0, "source": "hitune"}
                  for t in (24, 25, 26, 27)],
-        stacks=[{"stack_id": 1, "frames": ["a.B.copy", "MapOutputCopier.run"], "top_frame": "a.B.copy", "depth": 2}],
-        attempt_events=[{"job_id": JOB, "attempt_id": "r0", "thread_id": t, "ts_ms": 60, "kind": "fetch"}
+        "stacks": [{"stack_id": 1, "frames": ["a.B.copy", "MapOutputCopier.run"], "top_frame": "a.B.copy", "depth": 2}],
+        "attempt_events": [{"job_id": JOB, "attempt_id": "r0", "thread_id": t, "ts_ms": 60, "kind": "fetch"}
                         for t in (25, 27)],
-    )
+    })
     hot = dataflow_query(con, "hotspots", job_id=JOB, top=5)
     assert [(r["vertex"], r["method"], r["samples"]) for r in hot] == [("copier", "a.B.copy", 3)]
     logs = dataflow_query(con, "vertex_logs", job_id=JOB)

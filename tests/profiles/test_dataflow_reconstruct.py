@@ -9,7 +9,7 @@ from phaseline.store import Store
 from profiles.dataflow.reconstruct import dataflow_query, reconstruct, store_instances
 from profiles.dataflow.spec import MatchStatus, shipped_spec
 from tests.hitune_samples import A0, COPIER, JOB, MAP, R0, REDUCER, SPILL, write_samples
-from tests.profiles.profiles_doubles import connect
+from tests.profiles.profiles_doubles import make_con
 
 
 def test_tiny_trace_gives_one_instance_per_thread_and_vertex(tmp_path: Path, store_dir: Path) -> None:
@@ -93,11 +93,11 @@ def test_io_events_count_as_idle_periods() -> None:
         return {"job_id": JOB, "attempt_id": A0, "host": "h1", "thread_id": 1, "thread_name": "main", "ts_ms": ts,
                 "sample_type": kind, "state": state, "stack_id": 1, "duration_ms": duration, "source": "jfr"}
 
-    con = connect(
-        samples=[sample(t, "execution", "RUNNABLE", 0.0) for t in (0, 10, 20)] + [sample(30, "io", "RUNNABLE", 50.0)],
-        stacks=[{"stack_id": 1, "frames": ["java.io.FileInputStream.readBytes", MAP], "top_frame": "java.io.FileInputStream.readBytes",
+    con = make_con({
+        "samples": [sample(t, "execution", "RUNNABLE", 0.0) for t in (0, 10, 20)] + [sample(30, "io", "RUNNABLE", 50.0)],
+        "stacks": [{"stack_id": 1, "frames": ["java.io.FileInputStream.readBytes", MAP], "top_frame": "java.io.FileInputStream.readBytes",
                  "depth": 2}],
-    )
+    })
     (inst,) = reconstruct(con, JOB, shipped_spec("hadoop-0.20"), period_ms=10).instances.to_pylist()
     assert (inst["vertex"], inst["start_ms"], inst["end_ms"]) == ("map", 0, 80)
     assert (inst["busy_samples"], inst["idle_samples"], inst["samples"]) == (3, 5, 8)
