@@ -3,7 +3,7 @@
 Where a profiled run's reduces shared one JVM, :mod:`profiles.first_reduces` keeps what its first
 wave of reduces spent beyond the later ones (class loading and JIT compiles of the reduce side) out
 of the typical reduce and out of the reduce function's cost per record, as a term per reduce slot.
-:func:`with_reduce_one_time` adds it to every model's prediction, as :func:`predict.core.with_one_time`
+:func:`with_reduce_one_time` adds it to every model's prediction, as :func:`predict.map_one_time.with_one_time`
 adds the maps' (ARIA's first wave apart from the typical one: Verma et al. 2011, section 3): once per
 job where the predicted run's tasks share one JVM too (the first wave of reduces runs on every reduce
 slot at once, so its extra per slot lengthens the reduce stage once), and once per wave of reduces on
@@ -19,7 +19,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from predict.core import MS_PER_S, Prediction, shares_one_jvm
+from predict.core import MS_PER_S, Prediction
+from predict.map_one_time import shares_one_jvm
 
 if TYPE_CHECKING:
     from predict.core import Inputs

@@ -20,7 +20,7 @@ concurrency ``c_p`` (:attr:`~profiles.profile.JobProfile.map_concurrency`), wher
     d_t / d_p = 1 + s * (c_t**2 / c_p**2 - 1)
 
 ``c_t`` is the maps a slot count runs at once where the predicted run shares one JVM as the
-profiled one did (:func:`~predict.core.shares_one_jvm`), and 1 on a cluster (a JVM per task, its
+profiled one did (:func:`~predict.map_one_time.shares_one_jvm`), and 1 on a cluster (a JVM per task, its
 collections its own).  A profile not taken in one JVM, or without its collection time or
 concurrency, takes a factor of 1.  Maps that allocate little (collection shares of about 1 %) barely
 change; maps that build large tables in memory (a side table per map: 15-30 % of their time
@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import math
 
-from predict.core import Cluster, shares_one_jvm
+from predict.core import Cluster
+from predict.map_one_time import shares_one_jvm
 from profiles.profile import JobProfile
 
 __all__ = ["gc_stall_factor"]

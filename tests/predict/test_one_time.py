@@ -1,4 +1,4 @@
-"""The one-time map cost a prediction adds (predict.core.one_time_ms, issue 37).
+"""The one-time map cost a prediction adds (predict.map_one_time.one_time_ms, issue 37).
 
 The first wave's extra is every slot's; in one JVM a later map's stall is one of the job's
 compiles, which a run on more slots shares among them.  Known answers: a one-slot LocalJobRunner
@@ -18,8 +18,9 @@ from phaseline.errors import DataQualityWarning
 from phaseline.hadoop_names import LOCAL_ENGINE, YARN_ENGINE
 from phaseline.store import Store
 from predict import core
-from predict.core import Cluster, Dataset, JobSettings, one_time_ms, shares_one_jvm
+from predict.core import Cluster, Dataset, JobSettings
 from predict.jhist_writer import SimTrace, write_jhist
+from predict.map_one_time import one_time_ms, shares_one_jvm
 from predict.simulate import Attempt, SimRun
 from profiles.extract import extract_profile
 from profiles.profile import JobProfile
