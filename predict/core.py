@@ -270,10 +270,11 @@ class _Framed(Model):
         from predict.uber import uber_inputs
 
         warn_if_other_cluster(inputs.platform, inputs.cluster, stacklevel=4)
-        maps = resolve_input(inputs.profile, inputs.dataset, inputs.settings).splits
+        shape = resolve_input(inputs.profile, inputs.dataset, inputs.settings)
+        maps = shape.splits
         i, said = uber_inputs(inputs, maps)  # an uberized run: one slot in one JVM, whatever the cluster
         own = self.model.predict(i.profile, i.platform, i.cluster, i.dataset, i.settings)
-        framed = with_reduce_one_time(with_one_time(own, i.profile, i.cluster, maps), i)
+        framed = with_reduce_one_time(with_one_time(own, i.profile, i.cluster, maps, shape.avg_split_bytes), i)
         framed = with_handover(with_jit_one_time(framed, i), i, maps)
         return framed if said is None else dataclasses.replace(framed, assumptions=(*framed.assumptions, said))
 

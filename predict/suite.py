@@ -208,12 +208,20 @@ APPS: tuple[App, ...] = (
         "value: all the input shuffled and written, one long record a group", reduces=(2,)),
     App("redactdigits", "phaseline.apps.RedactDigits", "map-only: every run of digits replaced by a regular "
         "expression, every record written", reduces=(0,)),
+    # the twentieth fresh batch (2026-12-03, session 60): committed before its first suite run, with the
+    # code the re-measured tuning set picked (benchmarks/BACKTEST.md)
+    App("digestmap", "phaseline.apps.DigestMap", "map-only: every record's SHA-256 written in hex beside its "
+        "key", reduces=(0,)),
+    App("groupdistinct", "phaseline.apps.GroupDistinct", "distinct keys by group, counted in a hash set in "
+        "the reduce: every record shuffled, a group's keys held", reduces=(2,)),
+    App("crcxor", "phaseline.apps.CrcXor", "CRC-32 of every record folded by exclusive or by group, in a "
+        "combiner and the reduce", reduces=(2,)),
 )
 
 #: Held-out applications added on 2026-11-30 and after, while the first five were scored: written and
 #: committed before their first run, in batches of three, and scored once with the models as they stood,
 #: they measure what a new application meets (reported apart as well).  Each batch, when it was added and
-#: what had changed before it: ``benchmarks/BACKTEST.md`` (nineteen batches, the last on 2026-12-03).
+#: what had changed before it: ``benchmarks/BACKTEST.md`` (twenty batches, the last on 2026-12-03).
 FRESH_HELD_OUT: frozenset[str] = frozenset(
     {"ngrams", "secondarysort", "percentiles", "reducewaves", "compressedshuffle", "inmapper",
      "stripes", "explode", "gzipoutput", "reducecpu", "reduceexpand", "seqoutput", "multiout", "chain",
@@ -223,7 +231,7 @@ FRESH_HELD_OUT: frozenset[str] = frozenset(
      "bzip2output", "seqinput", "recordstruct", "streampipe", "mixedmaps", "waitmap", "mapcompress",
      "multithreaded", "fieldsort", "fieldselect", "mapfileout", "bloomjoin", "deflaterecords",
      "randomshuffle", "runningtotal", "base64values", "keypairs", "anagrams", "countminsketch",
-     "grouptopk", "groupconcat", "redactdigits"}
+     "grouptopk", "groupconcat", "redactdigits", "digestmap", "groupdistinct", "crcxor"}
 )  # fmt: skip
 #: The held-out applications: committed before the models were changed for the applications
 #: added with them; never scored to choose anything (see the module docstring).

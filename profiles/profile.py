@@ -175,8 +175,8 @@ class JobProfile:
     #: one slot may carry a first map's whole extra.  ``None``: as ``map_one_time_ms``.
     map_one_time_max_ms: float | None = None
     #: Of the one-time term, what the later waves' maps spent beyond the typical map (the run's total,
-    #: ms): in one JVM the job's compiles, which a run on other slots shares among its slots
-    #: (:func:`predict.map_one_time.with_one_time`).  ``None``: the whole term is per slot.
+    #: ms): in one JVM the job's compiles, which a run on other slots shares among its slots as far
+    #: as the stalled map's own length allows (:func:`predict.map_one_time.one_time_ms`).  ``None``: the whole term is per slot.
     map_one_time_later_ms: float | None = None
     #: The peak number of maps the profiled run ran at once (the slots its waves were cut by).
     map_slots: int | None = None

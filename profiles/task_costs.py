@@ -51,8 +51,9 @@ that rule, 9.6 % / 47.8 % below 8 later maps on one slot (every threshold from 4
 same rows: the one-slot profiles have 3 later maps; 8 keeps the cut for runs with twice the stalls
 seen in 16 maps).  In one JVM a later map's stall is the job's compile, not each slot's: the later
 waves' part of the term (:attr:`FirstWaveSplit.later_excess_ms`) is kept apart, and a run in one
-JVM on other slots shares it among them (:func:`predict.map_one_time.one_time_ms`; tuning set, 2026-11-30:
-6.3 % / 33.9 % -> 5.5 % / 21.1 %).
+JVM on other slots shares it among them as far as the stalled map's own length allows
+(:func:`predict.map_one_time.one_time_ms`; tuning set, 2026-11-30: 6.3 % / 33.9 % -> 5.5 % / 21.1 %;
+the stalled map's bound, 2026-12-03: 6.4 % / 33.8 % -> 6.2 % / 31.1 %).
 
 **Tasks of a cluster.**  On a cluster every task starts its own JVM and pays
 its own warm-up, so the first wave holds no warm-up the later waves inherit:

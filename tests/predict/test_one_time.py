@@ -1,9 +1,10 @@
 """The one-time map cost a prediction adds (predict.map_one_time.one_time_ms, issue 37).
 
 The first wave's extra is every slot's; in one JVM a later map's stall is one of the job's
-compiles, which a run on more slots shares among them.  Known answers: a one-slot LocalJobRunner
-profile whose third map stalled (groupby's numbers in the five-run suite) predicts a two-slot run
-with half the stall and the whole first-wave extra.
+compiles, which a run on more slots shares among them as far as the stalled map's own length lets
+them (Graham's bound).  Known answers: a one-slot LocalJobRunner profile whose third map stalled
+(groupby's numbers in the five-run suite) predicts a two-slot run of many maps with half the stall
+and the whole first-wave extra, and one of few maps with the whole stall.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from predict.jhist_writer import SimTrace, write_jhist
 from predict.map_one_time import one_time_ms, shares_one_jvm
 from predict.simulate import Attempt, SimRun
 from profiles.extract import extract_profile
-from profiles.profile import JobProfile
+from profiles.profile import JobProfile, Stage
 from profiles.task_costs import split_first_wave
 from tests.predict.doubles import LinearPlatform
 
@@ -98,11 +99,34 @@ def test_every_model_adds_the_shared_term(tmp_path: Path, model: str) -> None:
     args = (platform, Cluster(1, 2, 2), Dataset(32 * SPLIT, splits=32), JobSettings(reduces=0))
     pred = core.get(model).predict(profile, *args)
     assert pred.stages["map.one_time"] == pytest.approx((44.0 + 575.0 / 2) / 1000)
-    assert any("later waves' stalls shared by the slots" in a for a in pred.assumptions)
+    assert any("later waves' stalls as the slots share them" in a for a in pred.assumptions)
     unshared = dataclasses.replace(profile, map_one_time_later_ms=None)  # a profile from before the split
     before = core.get(model).predict(unshared, *args)
     assert before.stages["map.one_time"] == pytest.approx(0.619)
     assert before.seconds - pred.seconds == pytest.approx((619.0 - 44.0 - 575.0 / 2) / 1000)
+
+
+def test_few_maps_after_the_first_wave_cannot_hide_the_stalled_map(tmp_path: Path) -> None:
+    profile = _profile(tmp_path, "local42")
+    typical = profile.stage(Stage.MAP_TASK)
+    assert typical is not None
+    assert typical.avg_ms == pytest.approx(46.0)
+    # 4 maps on two slots: one more wave after the first, so the stalled map (46 + 575 ms) is the stage
+    assert one_time_ms(profile, Cluster(1, 2, 2), 4) == pytest.approx(44.0 + 575.0)
+    # 8 maps: the other slot runs 6 * 46 / 2 ms of maps meanwhile; the stalled map still ends last
+    assert one_time_ms(profile, Cluster(1, 2, 2), 8) == pytest.approx(44.0 + 46.0 + 575.0 - 6 * 46.0 / 2)
+    # splits twice the profiled size: maps twice as long hide more of it
+    doubled = one_time_ms(profile, Cluster(1, 2, 2), 8, split_bytes=2.0 * profile.input.avg_split_bytes)
+    assert doubled == pytest.approx(44.0 + 92.0 + 575.0 - 6 * 92.0 / 2)
+    assert one_time_ms(profile, Cluster(1, 2, 2), None) == pytest.approx(44.0 + 575.0 / 2)  # maps unknown
+
+
+def test_every_model_adds_the_whole_stall_to_a_two_slot_run_of_four_maps(tmp_path: Path) -> None:
+    profile = _profile(tmp_path, "local42")
+    platform = LinearPlatform(coef=dict.fromkeys(("read", "collect", "spill", "merge", "shuffle", "write"), (1.0, 1e-6)))
+    args = (platform, Cluster(1, 2, 2), Dataset(4 * SPLIT, splits=4), JobSettings(reduces=0))
+    for model in core.models():
+        assert core.get(model).predict(profile, *args).stages["map.one_time"] == pytest.approx(0.619), model
 
 
 def test_a_later_part_larger_than_the_term_is_taken_as_the_whole_term(tmp_path: Path) -> None:

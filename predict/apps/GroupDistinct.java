@@ -1,0 +1,38 @@
+package phaseline.apps;
+
+import java.io.IOException;
+import java.util.HashSet;
+import java.util.Set;
+
+import org.apache.hadoop.io.Text;
+import org.apache.hadoop.mapreduce.Reducer;
+
+/**
+ * Distinct keys by group, counted exactly in the reduce (the shape of {@code COUNT(DISTINCT k) ...
+ * GROUP BY g}): every record is shuffled whole under its group (the group-by application's map,
+ * {@link GroupBy.ByGroup}), and the reduce holds every key of the group in a hash set, so its
+ * memory grows with the group; one record out a group.
+ *
+ * <p>Usage: GroupDistinct INPUT OUTPUT REDUCES
+ */
+public final class GroupDistinct extends App {
+
+  public GroupDistinct() {
+    super("groupdistinct", GroupBy.ByGroup.class, null, CountDistinct.class, Text.class, Text.class);
+  }
+
+  /** (group, lines) -> (group, number of distinct keys among the lines). */
+  public static final class CountDistinct extends Reducer<Text, Text, Text, Text> {
+    private final Text out = new Text();
+
+    @Override
+    protected void reduce(Text group, Iterable<Text> values, Context ctx) throws IOException, InterruptedException {
+      Set<String> keys = new HashSet<>();
+      for (Text v : values) {
+        keys.add(keyOf(v.toString()));
+      }
+      out.set(Integer.toString(keys.size()));
+      ctx.write(group, out);
+    }
+  }
+}
