@@ -9,18 +9,15 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
-from datetime import datetime
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 
@@ -38,6 +35,7 @@ from phaseline.store import Store, partitions
 from phaseline.verify import verify_store
 from profiles import queries, spark_sql
 from tests.partitioned_traces import CLUSTERS, DAYS, JOBS_PER_PARTITION, write_traces
+from tests.phaseline.engine_rows import assert_same_rows, sorted_rows
 
 pytest.importorskip("pyspark")
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]  # (a JVM per session, on a loaded machine)
@@ -45,8 +43,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]  # (a JVM per session
 REPO = Path(__file__).resolve().parents[2]
 #: Columns whose values differ between two ingests of the same bytes by their nature.
 DIFFERS_BY_INGEST = {"sources": {"ingested_at"}}
-#: Relative tolerance of a float compared across engines (sums in another order).
-FLOAT_REL = 1e-9
 SEED_JOB = "1526555215992_0001"
 
 # A file read as a .jhist whose header is unusable (quarantined) and one cut inside its
@@ -92,48 +88,6 @@ def both(
     return (local, local_summary), (on_spark, spark_summary)
 
 
-def _comparable(value: Any) -> Any:
-    if isinstance(value, float):
-        return ("float", value)  # compared with a tolerance by _same_rows
-    if isinstance(value, datetime):
-        return value.timestamp()
-    if isinstance(value, list | tuple):
-        return tuple(_comparable(v) for v in value)
-    return value
-
-
-def _sort_key(row: Sequence[Any]) -> tuple[Any, ...]:
-    return tuple((v is None, repr(v)) for v in row)
-
-
-def _sorted_rows(table: pa.Table, drop: set[str] = frozenset()) -> list[tuple[Any, ...]]:  # type: ignore[assignment]
-    names = [n for n in table.column_names if n not in drop]
-    columns = [table.column(n).to_pylist() for n in names]
-    rows = [tuple(_comparable(v) for v in r) for r in zip(*columns, strict=True)] if columns else []
-    return sorted(rows, key=_sort_key)
-
-
-def _same_value(a: Any, b: Any) -> bool:
-    if (
-        isinstance(a, tuple)
-        and len(a) == 2
-        and a[:1] == ("float",)
-        and isinstance(b, tuple)
-        and b[:1] == ("float",)
-    ):
-        x, y = a[1], b[1]
-        return (math.isnan(x) and math.isnan(y)) or math.isclose(x, y, rel_tol=FLOAT_REL, abs_tol=1e-9)
-    if isinstance(a, tuple) and isinstance(b, tuple):
-        return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
-
-
-def _assert_same_rows(left: list[tuple[Any, ...]], right: list[tuple[Any, ...]], what: str) -> None:
-    assert len(left) == len(right), f"{what}: {len(left)} rows locally, {len(right)} on Spark"
-    for i, (a, b) in enumerate(zip(left, right, strict=True)):
-        assert _same_value(a, b), f"{what}: sorted row {i} differs:\n  local {a}\n  spark {b}"
-
-
 # -- ingest ---------------------------------------------------------------------------------
 
 
@@ -157,10 +111,10 @@ def test_same_tables(both: Any, table: str) -> None:
     for store in (local, on_spark):
         con = store.connect()
         try:
-            rows.append(_sorted_rows(con.sql(f'SELECT * FROM raw."{table}"').to_arrow_table(), drop))
+            rows.append(sorted_rows(con.sql(f'SELECT * FROM raw."{table}"').to_arrow_table(), drop))
         finally:
             con.close()
-    _assert_same_rows(rows[0], rows[1], table)
+    assert_same_rows(rows[0], rows[1], table)
     if table in ("jobs", "attempts", "counters", "sources"):
         assert rows[0], f"{table}: the inputs should give rows"
 
@@ -206,13 +160,13 @@ def test_overlapping_jobs_kept_once_on_spark(spark: Any, spark_views: Store) -> 
     con = spark_views.connect()
     try:
         overlaps = con.sql("SELECT count(*) FROM overlapping_sources").fetchall()[0]
-        duck = _sorted_rows(con.sql("SELECT * FROM attempts").to_arrow_table())
+        duck = sorted_rows(con.sql("SELECT * FROM attempts").to_arrow_table())
     finally:
         con.close()
     assert overlaps is not None
     assert overlaps[0] > 0, "the inputs should hold a job two sources describe"
-    on_spark = _sorted_rows(spark.table("attempts").toArrow())
-    _assert_same_rows(duck, on_spark, "attempts (one account)")
+    on_spark = sorted_rows(spark.table("attempts").toArrow())
+    assert_same_rows(duck, on_spark, "attempts (one account)")
     raw = spark.table("raw_attempts").count()
     assert raw > len(on_spark)
 
@@ -233,7 +187,7 @@ def test_concept_same_rows_on_both_engines(spark: Any, spark_views: Store, job_i
         con.close()
     on_spark = spark_sql.relation(spark, concept, **params).toArrow()
     assert on_spark.column_names == duck.column_names
-    _assert_same_rows(_sorted_rows(duck), _sorted_rows(on_spark), concept)
+    assert_same_rows(sorted_rows(duck), sorted_rows(on_spark), concept)
 
 
 def test_dataflow_files_are_named_duckdb_only() -> None:
@@ -314,10 +268,10 @@ def test_partitioned_ingest_same_on_both_engines(spark: Any, fixtures_dir: Path,
             for view in (table, RAW_PREFIX + table):
                 duck = duck_spark.sql(f"SELECT * FROM {view.replace(RAW_PREFIX, 'raw.')}").to_arrow_table()
                 assert duck.column_names[-2:] == list(PARTITION_KEYS)
-                rows = _sorted_rows(duck, drop)
-                _assert_same_rows(_sorted_rows(spark.table(view).toArrow(), drop), rows, f"{view} (Spark SQL)")
+                rows = sorted_rows(duck, drop)
+                assert_same_rows(sorted_rows(spark.table(view).toArrow(), drop), rows, f"{view} (Spark SQL)")
                 other = duck_local.sql(f"SELECT * FROM {view.replace(RAW_PREFIX, 'raw.')}").to_arrow_table()
-                _assert_same_rows(_sorted_rows(other, drop), rows, f"{view} (ingested locally)")
+                assert_same_rows(sorted_rows(other, drop), rows, f"{view} (ingested locally)")
     finally:
         duck_local.close()
         duck_spark.close()

@@ -8,93 +8,11 @@ severity is worked out in a comment from those limits.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
-
-import duckdb
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
-from phaseline import schemas
-from profiles.doctor import DoctorConfig, Heuristic, Severity, diagnose, heuristic_rows, install
-
-JOB = "job_1_0001"
-MIN = 60_000  # ms
-MB = 1_000_000
-MiB = 2**20
-TC = "org.apache.hadoop.mapreduce.TaskCounter"
-FIC = "org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter"
-
-
-@dataclass
-class Task:
-    """One task with one successful attempt (unless ``status`` says otherwise) and its counters."""
-
-    start: int
-    finish: int
-    counters: Mapping[str, int] = field(default_factory=dict)
-    status: str = "SUCCEEDED"
-    shuffle_finish: int | None = None
-    sort_finish: int | None = None
-    error: str | None = None
-    spills: int = 0  # task-log spill_finish events
-
-
-def make_con(
-    maps: Iterable[Task] = (),
-    reduces: Iterable[Task] = (),
-    conf: Mapping[str, str] | None = None,
-    status: str = "SUCCEEDED",
-    finish: int | None = None,
-) -> duckdb.DuckDBPyConnection:
-    tables: dict[str, list[dict[str, Any]]] = {"attempts": [], "counters": [], "attempt_events": [], "conf": []}
-    last = 0
-    for kind, tasks in (("m", maps), ("r", reduces)):
-        for i, t in enumerate(tasks):
-            task_id, attempt_id = f"task_1_0001_{kind}_{i:06d}", f"attempt_1_0001_{kind}_{i:06d}_0"
-            last = max(last, t.finish)
-            tables["attempts"].append({
-                "job_id": JOB, "task_id": task_id, "attempt_id": attempt_id,
-                "task_type": "MAP" if kind == "m" else "REDUCE", "status": t.status,
-                "start_ms": t.start, "finish_ms": t.finish, "host": f"h{i % 3}",
-                "shuffle_finish_ms": t.shuffle_finish, "sort_finish_ms": t.sort_finish, "error": t.error,
-            })  # fmt: skip
-            for name, value in t.counters.items():
-                group = FIC if name == "BYTES_READ" else TC
-                tables["counters"].append({
-                    "job_id": JOB, "task_id": task_id, "attempt_id": attempt_id, "scope": "attempt",
-                    "group_name": group, "counter_name": name, "value": value,
-                })  # fmt: skip
-            for n in range(t.spills):
-                tables["attempt_events"].append(
-                    {"job_id": JOB, "attempt_id": attempt_id, "ts_ms": t.start + n, "kind": "spill_finish"}
-                )
-    tables["jobs"] = [{"job_id": JOB, "name": "case", "status": status, "submit_ms": 0, "launch_ms": 0,
-                       "finish_ms": last if finish is None else finish}]  # fmt: skip
-    tables["conf"] = [{"job_id": JOB, "key": k, "value": v} for k, v in (conf or {}).items()]
-    con = duckdb.connect()
-    for name, spec in schemas.TABLES.items():
-        rows = [{c: r.get(c) for c in spec.columns} for r in tables.get(name, ())]
-        con.register(name, pa.Table.from_pylist(rows, schema=spec.schema) if rows else spec.schema.empty_table())
-    return con
-
-
-CONFIG = DoctorConfig.default()
-
-
-def grade(con: duckdb.DuckDBPyConnection, heuristic: Heuristic) -> dict[str, Any]:
-    install(con, heuristic)
-    (row,) = heuristic_rows(con, heuristic, JOB, CONFIG)
-    return row
-
-
-def maps_of(n: int, minutes: float, **counters: int) -> list[Task]:
-    return [Task(0, int(minutes * MIN), dict(counters)) for _ in range(n)]
-
+from profiles.doctor import Heuristic, Severity, diagnose
+from tests.profiles.doctor_jobs import JOB, MB, MIN, MiB, Task, grade, make_con, maps_of
+from tests.profiles.profiles_doubles import make_con as empty_store_of
 
 # -- Dr. Elephant's heuristics ----------------------------------------------------------------
 
@@ -346,10 +264,7 @@ def test_map_output_compression(compressed: str | None, level: int) -> None:
 
 
 def test_an_empty_store_skips_nothing_and_finds_nothing() -> None:
-    con = duckdb.connect()
-    for name, spec in schemas.TABLES.items():
-        con.register(name, spec.schema.empty_table())
-    d = diagnose(con, JOB)
+    d = diagnose(empty_store_of({}), JOB)
     assert d.findings == ()
     assert {s.heuristic for s in d.skipped} == set(Heuristic)
 
@@ -365,54 +280,3 @@ def test_diagnose_grades_what_the_data_allows_and_says_why_not_the_rest() -> Non
     assert skipped[Heuristic.MAPPER_GC] == "no mapper with GC_TIME_MILLIS and CPU_MILLISECONDS counters"
     assert d.worst == max(f.severity for f in d.findings)
     assert all(isinstance(f.severity, Severity) for f in d.findings)
-
-
-def _counter_rows_read(con: duckdb.DuckDBPyConnection, run: Callable[[], object], profile: Path) -> int:
-    """Rows the scans of counters.parquet hand up while ``run`` runs (DuckDB's JSON profile, as
-    test_profiles_sql reads it)."""
-    con.execute("PRAGMA enable_profiling = 'json'")
-    con.execute(f"PRAGMA profiling_output = '{profile}'")
-    try:
-        run()
-    finally:
-        con.execute("PRAGMA disable_profiling")
-
-    def walk(node: Mapping[str, Any]) -> int:
-        info = node.get("extra_info") or {}
-        own = node.get("intermediate_rows", 0) if "counters.parquet" in str(info.get("Filename(s)", "")) else 0
-        return int(own) + sum(walk(child) for child in node.get("children", ()))
-
-    return sum(walk(node) for node in json.loads(profile.read_text())["operator"])
-
-
-@pytest.fixture(scope="module")
-def thirty_jobs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
-    """30 copies of one job as Parquet files, and the counter rows of one copy."""
-    one = make_con(
-        maps_of(3, 1, BYTES_READ=MB, GC_TIME_MILLIS=1, CPU_MILLISECONDS=9, SPILLED_RECORDS=2, MAP_OUTPUT_RECORDS=1,
-                PHYSICAL_MEMORY_BYTES=MiB),
-        [Task(0, MIN, {"REDUCE_SHUFFLE_BYTES": MB})],
-    )  # fmt: skip
-    root = tmp_path_factory.mktemp("thirty")
-    for name in schemas.TABLES:
-        table = one.sql(f'SELECT * FROM "{name}"').to_arrow_table()
-        rows = [{**r, "job_id": f"job_1_{i:04d}"} for i in range(1, 31) for r in table.to_pylist()]
-        pq.write_table(pa.Table.from_pylist(rows, schema=table.schema) if rows else table, root / f"{name}.parquet")
-    return root, int(one.execute("SELECT count(*) FROM counters").fetchone()[0])  # type: ignore[index]
-
-
-@pytest.mark.parametrize("heuristic", list(Heuristic))
-def test_a_one_job_diagnosis_reads_only_that_jobs_counters(
-    heuristic: Heuristic, thirty_jobs: tuple[Path, int], tmp_path: Path
-) -> None:
-    # a heuristic for one job must not scan the other jobs' counters (the largest table of a store):
-    # DuckDB pushes the job filter through views grouped and partitioned by job_id
-    root, per_job = thirty_jobs
-    con = duckdb.connect()
-    for name in schemas.TABLES:
-        con.execute(f"CREATE VIEW \"{name}\" AS SELECT * FROM read_parquet('{root / name}.parquet')")
-    everything = _counter_rows_read(con, lambda: con.execute("SELECT * FROM counters").fetchall(), tmp_path / "a.json")
-    assert everything == 30 * per_job  # (the profile counts what it should)
-    install(con, heuristic)
-    read = _counter_rows_read(con, lambda: heuristic_rows(con, heuristic, JOB, CONFIG), tmp_path / "p.json")
-    assert read <= 3 * per_job, f"{heuristic} read {read} counter rows of {30 * per_job}"

@@ -20,6 +20,7 @@ from profiles.merge_runs import merge_profiles
 from tests.predict.doubles import LinearPlatform
 from tests.profiles.first_reduces_helpers import SPLIT
 from tests.profiles.first_reduces_helpers import local_sort_profile as first_reduce_profile
+from tests.profiles.profiles_doubles import make_con
 
 JOB = "job_local1_0001"
 RUN_DIR = "/runs/sort-4mb"
@@ -93,10 +94,7 @@ def test_a_run_without_compiles_is_read_as_it_ran() -> None:
 
 
 def test_registered_frames_have_no_warm_clock() -> None:
-    con = duckdb.connect()
-    for name, spec in schemas.TABLES.items():
-        con.register(name, spec.schema.empty_table())
-    assert warm_clock(con, JOB) is None
+    assert warm_clock(make_con({}), JOB) is None
 
 
 @pytest.mark.parametrize("model", core.models())
