@@ -1,11 +1,8 @@
 package phaseline.apps;
 
-import java.io.IOException;
 import java.util.Arrays;
 
 import org.apache.hadoop.io.Text;
-import org.apache.hadoop.mapreduce.Mapper;
-import org.apache.hadoop.mapreduce.Reducer;
 
 /**
  * Anagram classes of the records' keys: each key's characters sorted are its signature, and the
@@ -22,36 +19,31 @@ public final class Anagrams extends App {
   }
 
   /** (line) -> (its key's characters sorted, its key). */
-  public static final class Signature extends Mapper<Object, Text, Text, Text> {
-    private final Text signature = new Text();
-    private final Text word = new Text();
+  public static final class Signature extends Shapes.TextPair {
     private final byte[] sorted = new byte[KEY_BYTES];
 
     @Override
-    protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
-      int n = Math.min(KEY_BYTES, value.getLength());
-      System.arraycopy(value.getBytes(), 0, sorted, 0, n);
+    protected boolean read(Text line, Context ctx) {
+      int n = Math.min(KEY_BYTES, line.getLength());
+      System.arraycopy(line.getBytes(), 0, sorted, 0, n);
       Arrays.sort(sorted, 0, n);
-      signature.set(sorted, 0, n);
-      word.set(value.getBytes(), 0, n);
-      ctx.write(signature, word);
+      k.set(sorted, 0, n);
+      v.set(line.getBytes(), 0, n);
+      return true;
     }
   }
 
   /** (signature, keys) -> (signature, "size key key ..."). */
-  public static final class Members extends Reducer<Text, Text, Text, Text> {
-    private final Text out = new Text();
-
+  public static final class Members extends Shapes.Summary<Text> {
     @Override
-    protected void reduce(Text key, Iterable<Text> values, Context ctx) throws IOException, InterruptedException {
+    protected String summary(Iterable<Text> values) {
       StringBuilder keys = new StringBuilder();
       int size = 0;
       for (Text v : values) {
         keys.append(' ').append(v);
         size++;
       }
-      out.set(size + keys.toString());
-      ctx.write(key, out);
+      return size + keys.toString();
     }
   }
 }

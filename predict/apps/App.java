@@ -53,6 +53,15 @@ public abstract class App extends Configured implements Tool {
    */
   protected App(String name, Class<? extends Mapper> mapper, Class<? extends Reducer> combiner,
       Class<? extends Reducer> reducer, Class<?> key, Class<?> value) {
+    this(name, mapper, combiner, reducer, key, value, null);
+  }
+
+  /**
+   * An application's job whose map output's values are of another class than its output's:
+   * {@code mapValue} (null: the output's, as the other constructor).
+   */
+  protected App(String name, Class<? extends Mapper> mapper, Class<? extends Reducer> combiner,
+      Class<? extends Reducer> reducer, Class<?> key, Class<?> value, Class<?> mapValue) {
     this.name = name;
     this.classes = job -> {
       if (mapper != null) {
@@ -66,6 +75,9 @@ public abstract class App extends Configured implements Tool {
       }
       job.setOutputKeyClass(key);
       job.setOutputValueClass(value);
+      if (mapValue != null) {
+        job.setMapOutputValueClass(mapValue);
+      }
     };
   }
 
@@ -157,6 +169,26 @@ public abstract class App extends Configured implements Tool {
   protected static Path scratchDir(Configuration conf, String name, Path input) throws IOException {
     Path dir = new Path(conf.get("hadoop.tmp.dir"), name + "/" + input.getName());
     dir.getFileSystem(conf).delete(dir, true);
+    return dir;
+  }
+
+  /** How {@link #rewriteInput} writes a data file again: {@code file}, of {@code in}, into {@code dir}. */
+  protected interface Rewrite {
+    void write(FileSystem in, Path file, Path dir) throws IOException;
+  }
+
+  /**
+   * A scratch directory ({@link #scratchDir}, {@code name}) holding every data file of {@code input}
+   * ({@link #dataFiles}) written again by {@code rewrite}: the input of a job that reads what another
+   * job would have written before it.
+   */
+  protected static Path rewriteInput(Configuration conf, String name, Path input, Rewrite rewrite)
+      throws IOException {
+    Path dir = scratchDir(conf, name, input);
+    FileSystem in = input.getFileSystem(conf);
+    for (Path file : dataFiles(in, input)) {
+      rewrite.write(in, file, dir);
+    }
     return dir;
   }
 

@@ -1,13 +1,9 @@
 package phaseline.apps;
 
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 
-import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.Text;
-import org.apache.hadoop.mapreduce.Mapper;
-import org.apache.hadoop.mapreduce.Reducer;
 
 /**
  * Encoded values: every line keyed by its group, its value base64-encoded in the map (the shuffle
@@ -23,27 +19,24 @@ public final class Base64Values extends App {
   }
 
   /** (line) -> (group, base64 of the line). */
-  public static final class Encode extends Mapper<Object, Text, Text, Text> {
+  public static final class Encode extends Shapes.TextPair {
     private final Base64.Encoder encoder = Base64.getEncoder();
-    private final Text group = new Text();
-    private final Text encoded = new Text();
 
     @Override
-    protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
-      byte[] line = java.util.Arrays.copyOf(value.getBytes(), value.getLength());
-      groupOf(value, group);
-      encoded.set(encoder.encode(line));
-      ctx.write(group, encoded);
+    protected boolean read(Text line, Context ctx) {
+      byte[] bytes = java.util.Arrays.copyOf(line.getBytes(), line.getLength());
+      groupOf(line, k);
+      v.set(encoder.encode(bytes));
+      return true;
     }
   }
 
   /** (group, encoded lines) -> (group, "records decoded-bytes"). */
-  public static final class Decode extends Reducer<Text, Text, Text, Text> {
+  public static final class Decode extends Shapes.Summary<Text> {
     private final Base64.Decoder decoder = Base64.getDecoder();
-    private final Text out = new Text();
 
     @Override
-    protected void reduce(Text key, Iterable<Text> values, Context ctx) throws IOException, InterruptedException {
+    protected String summary(Iterable<Text> values) {
       long records = 0;
       long bytes = 0;
       for (Text v : values) {
@@ -51,8 +44,7 @@ public final class Base64Values extends App {
         bytes += decoder.decode(s).length;
         records++;
       }
-      out.set(records + " " + bytes);
-      ctx.write(key, out);
+      return records + " " + bytes;
     }
   }
 }

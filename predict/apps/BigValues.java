@@ -1,9 +1,6 @@
 package phaseline.apps;
 
-import java.io.IOException;
-
 import org.apache.hadoop.io.Text;
-import org.apache.hadoop.mapreduce.Mapper;
 
 /**
  * Wide values: each record goes to its group (the key's first two characters) with its line written
@@ -22,18 +19,15 @@ public final class BigValues extends App {
   }
 
   /** (line) -> (group, the line {@link #COPIES} times). */
-  public static final class Widen extends Mapper<Object, Text, Text, Text> {
-    private final Text group = new Text();
-    private final Text wide = new Text();
-
+  public static final class Widen extends Shapes.TextPair {
     @Override
-    protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
-      groupOf(value, group);
-      wide.clear();
+    protected boolean read(Text line, Context ctx) {
+      groupOf(line, k);
+      v.clear();
       for (int i = 0; i < COPIES; i++) {
-        wide.append(value.getBytes(), 0, value.getLength());
+        v.append(line.getBytes(), 0, line.getLength());
       }
-      ctx.write(group, wide);
+      return true;
     }
   }
 }

@@ -1,10 +1,8 @@
 package phaseline.apps;
 
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 
 import org.apache.hadoop.io.Text;
-import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.util.bloom.BloomFilter;
 import org.apache.hadoop.util.bloom.Key;
 import org.apache.hadoop.util.hash.Hash;
@@ -14,7 +12,7 @@ import org.apache.hadoop.util.hash.Hash;
  * table (every group, the key's first two characters, whose characters' codes sum to an even number,
  * with {@link #DECOYS} ten-character keys of no record), then keeps the records whose group the
  * filter holds (about half, and its false positives), shuffled under their group; the reduce counts
- * each group's records and their bytes ({@link SkewedKey}'s reduce).
+ * each group's records and their bytes ({@link NGrams.Count}, also {@link SkewedKey}'s reduce).
  *
  * <p>Usage: BloomJoin INPUT OUTPUT REDUCES
  */
@@ -27,16 +25,14 @@ public final class BloomJoin extends App {
   static final int HASHES = 6;
 
   public BloomJoin() {
-    super("bloomjoin", Probe.class, null, SkewedKey.Tally.class, Text.class, Text.class);
+    super("bloomjoin", Probe.class, null, NGrams.Count.class, Text.class, Text.class);
   }
 
   /** (line) -> (group, rest of the line) for the lines whose group the filter holds. */
-  public static final class Probe extends Mapper<Object, Text, Text, Text> {
+  public static final class Probe extends Shapes.TextPair {
     private final BloomFilter filter = new BloomFilter(BITS, HASHES, Hash.MURMUR_HASH);
     private final Key probe = new Key();
     private final byte[] group = new byte[GROUP_BYTES];
-    private final Text k = new Text();
-    private final Text v = new Text();
 
     @Override
     protected void setup(Context ctx) {
@@ -53,17 +49,18 @@ public final class BloomJoin extends App {
     }
 
     @Override
-    protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
-      if (value.getLength() < GROUP_BYTES) {
-        return;
+    protected boolean read(Text line, Context ctx) {
+      if (line.getLength() < GROUP_BYTES) {
+        return false;
       }
-      System.arraycopy(value.getBytes(), 0, group, 0, GROUP_BYTES);
+      System.arraycopy(line.getBytes(), 0, group, 0, GROUP_BYTES);
       probe.set(group, 1.0);
-      if (filter.membershipTest(probe)) {
-        groupOf(value, k);
-        valueOf(value, v);
-        ctx.write(k, v);
+      if (!filter.membershipTest(probe)) {
+        return false;
       }
+      groupOf(line, k);
+      valueOf(line, v);
+      return true;
     }
   }
 }

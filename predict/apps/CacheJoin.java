@@ -15,7 +15,6 @@ import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.Job;
-import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.lib.reduce.LongSumReducer;
 
 /**
@@ -60,10 +59,8 @@ public final class CacheJoin extends App {
   }
 
   /** Reads the cached table in set-up; (line) -> (its prefix's label, 1). */
-  public static final class Join extends Mapper<Object, Text, Text, LongWritable> {
-    private static final LongWritable ONE = new LongWritable(1);
+  public static final class Join extends Shapes.Counts {
     private final Map<String, String> table = new HashMap<>();
-    private final Text label = new Text();
 
     @Override
     protected void setup(Context ctx) throws IOException {
@@ -84,8 +81,7 @@ public final class CacheJoin extends App {
     protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
       String line = value.toString();
       String found = table.get(line.substring(0, Math.min(3, line.length())));
-      label.set(found == null ? "unmatched" : found);
-      ctx.write(label, ONE);
+      count(found == null ? "unmatched" : found, ctx);
     }
   }
 }

@@ -8,7 +8,6 @@ import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.Job;
 import org.apache.hadoop.mapreduce.Mapper;
-import org.apache.hadoop.mapreduce.Reducer;
 import org.apache.hadoop.mapreduce.lib.chain.ChainMapper;
 import org.apache.hadoop.mapreduce.lib.chain.ChainReducer;
 
@@ -49,21 +48,9 @@ public final class Chain extends App {
   }
 
   /** (key, values) -> (key, the values joined by commas). */
-  public static final class Joined extends Reducer<Text, Text, Text, Text> {
-    private final Text v = new Text();
-    private final StringBuilder sb = new StringBuilder();
-
-    @Override
-    protected void reduce(Text key, Iterable<Text> values, Context ctx) throws IOException, InterruptedException {
-      sb.setLength(0);
-      for (Text value : values) {
-        if (sb.length() > 0) {
-          sb.append(',');
-        }
-        sb.append(value);
-      }
-      v.set(sb.toString());
-      ctx.write(key, v);
+  public static final class Joined extends Shapes.Joined {
+    public Joined() {
+      super(',');
     }
   }
 

@@ -1,11 +1,8 @@
 package phaseline.apps;
 
-import java.io.IOException;
-
 import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.Job;
-import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.lib.input.CombineTextInputFormat;
 import org.apache.hadoop.mapreduce.lib.reduce.LongSumReducer;
 
@@ -35,14 +32,10 @@ public final class CombinedSplits extends App {
   }
 
   /** (line) -> (its group, 1). */
-  public static final class Prefix extends Mapper<Object, Text, Text, LongWritable> {
-    private static final LongWritable ONE = new LongWritable(1);
-    private final Text prefix = new Text();
-
+  public static final class Prefix extends Shapes.GroupNumber {
     @Override
-    protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
-      groupOf(value, prefix);
-      ctx.write(prefix, ONE);
+    protected long number(Text line) {
+      return 1;
     }
   }
 }

@@ -1,13 +1,9 @@
 package phaseline.apps;
 
-import java.io.IOException;
-
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.io.compress.CompressionCodec;
 import org.apache.hadoop.io.compress.DefaultCodec;
 import org.apache.hadoop.mapreduce.Job;
-import org.apache.hadoop.mapreduce.Mapper;
-import org.apache.hadoop.mapreduce.Reducer;
 
 /**
  * A compressed shuffle: every record goes to its group (the key's first
@@ -33,27 +29,22 @@ public final class CompressedShuffle extends App {
   }
 
   /** (line) -> (key's first character, rest of the line). */
-  public static final class ByFirst extends Mapper<Object, Text, Text, Text> {
-    private final Text group = new Text();
-    private final Text rest = new Text();
-
+  public static final class ByFirst extends Shapes.TextPair {
     @Override
-    protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
-      if (value.getLength() == 0) {
-        return;
+    protected boolean read(Text line, Context ctx) {
+      if (line.getLength() == 0) {
+        return false;
       }
-      group.set(value.getBytes(), 0, 1);
-      valueOf(value, rest);
-      ctx.write(group, rest);
+      k.set(line.getBytes(), 0, 1);
+      valueOf(line, v);
+      return true;
     }
   }
 
   /** (group, values) -> (group, "records fillers"). */
-  public static final class Tally extends Reducer<Text, Text, Text, Text> {
-    private final Text out = new Text();
-
+  public static final class Tally extends Shapes.Summary<Text> {
     @Override
-    protected void reduce(Text key, Iterable<Text> values, Context ctx) throws IOException, InterruptedException {
+    protected String summary(Iterable<Text> values) {
       long records = 0;
       int fillers = 0;
       for (Text v : values) {
@@ -62,8 +53,7 @@ public final class CompressedShuffle extends App {
           fillers |= 1 << ((v.getBytes()[34] - 'A') & 31);
         }
       }
-      out.set(records + " " + Integer.bitCount(fillers));
-      ctx.write(key, out);
+      return records + " " + Integer.bitCount(fillers);
     }
   }
 }

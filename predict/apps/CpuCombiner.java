@@ -1,11 +1,7 @@
 package phaseline.apps;
 
-import java.io.IOException;
-
 import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.Text;
-import org.apache.hadoop.mapreduce.Mapper;
-import org.apache.hadoop.mapreduce.Reducer;
 import org.apache.hadoop.mapreduce.lib.reduce.LongSumReducer;
 
 /**
@@ -25,20 +21,15 @@ public final class CpuCombiner extends App {
   }
 
   /** (line) -> (group, 1). */
-  public static final class One extends Mapper<Object, Text, Text, LongWritable> {
-    private static final LongWritable ONE = new LongWritable(1);
-    private final Text group = new Text();
-
+  public static final class One extends Shapes.GroupNumber {
     @Override
-    protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
-      groupOf(value, group);
-      ctx.write(group, ONE);
+    protected long number(Text line) {
+      return 1;
     }
   }
 
   /** (group, counts) -> (group, their sum), mixing every count through the rounds on the way. */
-  public static final class CostlySum extends Reducer<Text, LongWritable, Text, LongWritable> {
-    private final LongWritable sum = new LongWritable();
+  public static final class CostlySum extends Shapes.LongFold {
     private int rounds;
     private long digest;
 
@@ -48,15 +39,9 @@ public final class CpuCombiner extends App {
     }
 
     @Override
-    protected void reduce(Text key, Iterable<LongWritable> values, Context ctx)
-        throws IOException, InterruptedException {
-      long total = 0;
-      for (LongWritable v : values) {
-        total += v.get();
-        digest = mix(digest ^ v.get(), key.getBytes(), key.getLength(), rounds);
-      }
-      sum.set(total);
-      ctx.write(key, sum);
+    protected long fold(Text key, long total, long value) {
+      digest = mix(digest ^ value, key.getBytes(), key.getLength(), rounds);
+      return total + value;
     }
 
     @Override

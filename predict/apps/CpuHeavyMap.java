@@ -1,10 +1,7 @@
 package phaseline.apps;
 
-import java.io.IOException;
-
 import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.Text;
-import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.lib.reduce.LongSumReducer;
 
 /**
@@ -22,9 +19,7 @@ public final class CpuHeavyMap extends App {
   }
 
   /** (line) -> (first two key bytes, mixed score). */
-  public static final class Score extends Mapper<Object, Text, Text, LongWritable> {
-    private final Text bucket = new Text();
-    private final LongWritable score = new LongWritable();
+  public static final class Score extends Shapes.GroupNumber {
     private int rounds;
 
     @Override
@@ -33,13 +28,8 @@ public final class CpuHeavyMap extends App {
     }
 
     @Override
-    protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
-      byte[] b = value.getBytes();
-      int n = value.getLength();
-      long h = mix(0x9E3779B97F4A7C15L, b, n, rounds);
-      groupOf(value, bucket);
-      score.set(h & 0xFFFF);
-      ctx.write(bucket, score);
+    protected long number(Text line) {
+      return mix(0x9E3779B97F4A7C15L, line.getBytes(), line.getLength(), rounds) & 0xFFFF;
     }
   }
 }

@@ -1,12 +1,9 @@
 package phaseline.apps;
 
-import java.io.IOException;
 import java.util.zip.CRC32;
 
 import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.Text;
-import org.apache.hadoop.mapreduce.Mapper;
-import org.apache.hadoop.mapreduce.Reducer;
 
 /**
  * An order-free checksum by group (the shape of a reconciliation job comparing two copies of a
@@ -22,34 +19,22 @@ public final class CrcXor extends App {
   }
 
   /** (line) -> (group, CRC-32 of the line). */
-  public static final class Checksum extends Mapper<Object, Text, Text, LongWritable> {
+  public static final class Checksum extends Shapes.GroupNumber {
     private final CRC32 crc = new CRC32();
-    private final Text group = new Text();
-    private final LongWritable out = new LongWritable();
 
     @Override
-    protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
+    protected long number(Text line) {
       crc.reset();
-      crc.update(value.getBytes(), 0, value.getLength());
-      groupOf(value, group);
-      out.set(crc.getValue());
-      ctx.write(group, out);
+      crc.update(line.getBytes(), 0, line.getLength());
+      return crc.getValue();
     }
   }
 
   /** (group, checksums) -> (group, their exclusive or). */
-  public static final class Fold extends Reducer<Text, LongWritable, Text, LongWritable> {
-    private final LongWritable out = new LongWritable();
-
+  public static final class Fold extends Shapes.LongFold {
     @Override
-    protected void reduce(Text group, Iterable<LongWritable> values, Context ctx)
-        throws IOException, InterruptedException {
-      long x = 0;
-      for (LongWritable v : values) {
-        x ^= v.get();
-      }
-      out.set(x);
-      ctx.write(group, out);
+    protected long fold(Text group, long total, long value) {
+      return total ^ value;
     }
   }
 }

@@ -7,9 +7,7 @@ import java.util.zip.Inflater;
 
 import org.apache.hadoop.io.BytesWritable;
 import org.apache.hadoop.io.Text;
-import org.apache.hadoop.mapreduce.Job;
 import org.apache.hadoop.mapreduce.Mapper;
-import org.apache.hadoop.mapreduce.Reducer;
 
 /**
  * Records compressed one by one: the map deflates each line (the JDK's zlib, level 6, a call into
@@ -21,14 +19,7 @@ import org.apache.hadoop.mapreduce.Reducer;
 public final class DeflateRecords extends App {
 
   public DeflateRecords() {
-    super("deflaterecords", Deflate.class, null, Inflate.class, Text.class, Text.class);
-  }
-
-  @Override
-  protected void configure(Job job, String[] args) throws Exception {
-    super.configure(job, args);
-    job.setMapOutputKeyClass(Text.class);
-    job.setMapOutputValueClass(BytesWritable.class);
+    super("deflaterecords", Deflate.class, null, Inflate.class, Text.class, Text.class, BytesWritable.class);
   }
 
   /** (line) -> (group, the line deflated). */
@@ -59,14 +50,12 @@ public final class DeflateRecords extends App {
   }
 
   /** (group, deflated lines) -> (group, "count raw-bytes deflated-bytes"). */
-  public static final class Inflate extends Reducer<Text, BytesWritable, Text, Text> {
+  public static final class Inflate extends Shapes.Summary<BytesWritable> {
     private final Inflater inflater = new Inflater();
     private final byte[] buf = new byte[4096];
-    private final Text out = new Text();
 
     @Override
-    protected void reduce(Text key, Iterable<BytesWritable> values, Context ctx)
-        throws IOException, InterruptedException {
+    protected String summary(Iterable<BytesWritable> values) throws IOException {
       long count = 0;
       long raw = 0;
       long packed = 0;
@@ -81,8 +70,7 @@ public final class DeflateRecords extends App {
         packed += v.getLength();
         count++;
       }
-      out.set(count + " " + raw + " " + packed);
-      ctx.write(key, out);
+      return count + " " + raw + " " + packed;
     }
 
     @Override

@@ -5,7 +5,6 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 
 import org.apache.hadoop.io.Text;
-import org.apache.hadoop.mapreduce.Mapper;
 
 /**
  * A map-only fingerprint pass (the shape of a change-detection or content-addressing job): every
@@ -22,10 +21,8 @@ public final class DigestMap extends App {
   }
 
   /** (line) -> (key, hex SHA-256 of the line). */
-  public static final class Digest extends Mapper<Object, Text, Text, Text> {
+  public static final class Digest extends Shapes.TextPair {
     private static final char[] HEX = "0123456789abcdef".toCharArray();
-    private final Text key = new Text();
-    private final Text out = new Text();
     private final char[] hex = new char[64];
     private MessageDigest sha;
 
@@ -39,16 +36,16 @@ public final class DigestMap extends App {
     }
 
     @Override
-    protected void map(Object k, Text value, Context ctx) throws IOException, InterruptedException {
-      sha.update(value.getBytes(), 0, value.getLength());
+    protected boolean read(Text line, Context ctx) {
+      sha.update(line.getBytes(), 0, line.getLength());
       byte[] d = sha.digest();
       for (int i = 0; i < d.length; i++) {
         hex[2 * i] = HEX[(d[i] >> 4) & 15];
         hex[2 * i + 1] = HEX[d[i] & 15];
       }
-      keyOf(value, key);
-      out.set(new String(hex));
-      ctx.write(key, out);
+      keyOf(line, k);
+      v.set(new String(hex));
+      return true;
     }
   }
 }

@@ -7,7 +7,6 @@ import java.util.SplittableRandom;
 
 import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.Text;
-import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.lib.reduce.LongSumReducer;
 
 /**
@@ -25,10 +24,8 @@ public final class FixedSetup extends App {
   }
 
   /** Builds the table in setup; (line) -> (category, 1). */
-  public static final class Lookup extends Mapper<Object, Text, Text, LongWritable> {
-    private static final LongWritable ONE = new LongWritable(1);
+  public static final class Lookup extends Shapes.Counts {
     private final Map<String, String> table = new HashMap<>();
-    private final Text category = new Text();
 
     @Override
     protected void setup(Context ctx) {
@@ -52,8 +49,7 @@ public final class FixedSetup extends App {
     protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
       String line = value.toString();
       String c = table.get(groupOf(line));
-      category.set(c == null ? "none" : c);
-      ctx.write(category, ONE);
+      count(c == null ? "none" : c, ctx);
     }
   }
 }

@@ -3,8 +3,6 @@ package phaseline.apps;
 import java.io.IOException;
 
 import org.apache.hadoop.io.Text;
-import org.apache.hadoop.mapreduce.Mapper;
-import org.apache.hadoop.mapreduce.Reducer;
 
 /**
  * One step of a PageRank-like iteration: each line is a node (its key) with {@link #DEGREE} links,
@@ -25,10 +23,7 @@ public final class GraphStep extends App {
   }
 
   /** (line) -> (link, "s share") for each link, and (node, "l links"). */
-  public static final class Links extends Mapper<Object, Text, Text, Text> {
-    private final Text k = new Text();
-    private final Text v = new Text();
-
+  public static final class Links extends Shapes.TextOut {
     @Override
     protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
       String node = keyOf(value.toString());
@@ -50,11 +45,9 @@ public final class GraphStep extends App {
   }
 
   /** (key, shares and links) -> (key, "rank links"). */
-  public static final class Ranks extends Reducer<Text, Text, Text, Text> {
-    private final Text out = new Text();
-
+  public static final class Ranks extends Shapes.Summary<Text> {
     @Override
-    protected void reduce(Text key, Iterable<Text> values, Context ctx) throws IOException, InterruptedException {
+    protected String summary(Iterable<Text> values) {
       double rank = 0.15;
       String links = "";
       for (Text v : values) {
@@ -65,8 +58,7 @@ public final class GraphStep extends App {
           links = s.substring(1);
         }
       }
-      out.set(rank + links);
-      ctx.write(key, out);
+      return rank + links;
     }
   }
 }

@@ -6,7 +6,6 @@ import java.util.regex.Pattern;
 
 import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.Text;
-import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.lib.reduce.LongSumReducer;
 
 /**
@@ -24,9 +23,7 @@ public final class Grep extends App {
   }
 
   /** Emits (match, 1) for every match in a line. */
-  public static final class Match extends Mapper<Object, Text, Text, LongWritable> {
-    private static final LongWritable ONE = new LongWritable(1);
-    private final Text found = new Text();
+  public static final class Match extends Shapes.Counts {
     private Pattern pattern;
 
     @Override
@@ -38,8 +35,7 @@ public final class Grep extends App {
     protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
       Matcher m = pattern.matcher(value.toString());
       while (m.find()) {
-        found.set(m.group());
-        ctx.write(found, ONE);
+        count(m.group(), ctx);
       }
     }
   }

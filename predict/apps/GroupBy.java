@@ -4,7 +4,6 @@ import java.io.IOException;
 
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.Mapper;
-import org.apache.hadoop.mapreduce.Reducer;
 
 /**
  * Group-by with a CPU-heavy aggregate: every record is shuffled whole under its
@@ -32,11 +31,9 @@ public final class GroupBy extends App {
   }
 
   /** (group, lines) -> (group, "count fillers digest"). */
-  public static final class Aggregate extends Reducer<Text, Text, Text, Text> {
-    private final Text out = new Text();
-
+  public static final class Aggregate extends Shapes.Summary<Text> {
     @Override
-    protected void reduce(Text key, Iterable<Text> values, Context ctx) throws IOException, InterruptedException {
+    protected String summary(Iterable<Text> values) {
       long count = 0;
       int fillers = 0;
       long digest = 17;
@@ -53,8 +50,7 @@ public final class GroupBy extends App {
         }
         count++;
       }
-      out.set(count + " " + Integer.bitCount(fillers) + " " + Long.toHexString(digest));
-      ctx.write(key, out);
+      return count + " " + Integer.bitCount(fillers) + " " + Long.toHexString(digest);
     }
   }
 }

@@ -1,9 +1,6 @@
 package phaseline.apps;
 
-import java.io.IOException;
-
 import org.apache.hadoop.io.Text;
-import org.apache.hadoop.mapreduce.Reducer;
 
 /**
  * Every group's records gathered into one (the shape of {@code GROUP_CONCAT} or Spark's
@@ -21,21 +18,9 @@ public final class GroupConcat extends App {
   }
 
   /** (group, lines) -> (group, "line|line|..."). */
-  public static final class Concat extends Reducer<Text, Text, Text, Text> {
-    private final StringBuilder all = new StringBuilder();
-    private final Text out = new Text();
-
-    @Override
-    protected void reduce(Text key, Iterable<Text> values, Context ctx) throws IOException, InterruptedException {
-      all.setLength(0);
-      for (Text v : values) {
-        if (all.length() > 0) {
-          all.append('|');
-        }
-        all.append(v.toString());
-      }
-      out.set(all.toString());
-      ctx.write(key, out);
+  public static final class Concat extends Shapes.Joined {
+    public Concat() {
+      super('|');
     }
   }
 }

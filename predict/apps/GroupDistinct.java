@@ -1,11 +1,9 @@
 package phaseline.apps;
 
-import java.io.IOException;
 import java.util.HashSet;
 import java.util.Set;
 
 import org.apache.hadoop.io.Text;
-import org.apache.hadoop.mapreduce.Reducer;
 
 /**
  * Distinct keys by group, counted exactly in the reduce (the shape of {@code COUNT(DISTINCT k) ...
@@ -22,17 +20,14 @@ public final class GroupDistinct extends App {
   }
 
   /** (group, lines) -> (group, number of distinct keys among the lines). */
-  public static final class CountDistinct extends Reducer<Text, Text, Text, Text> {
-    private final Text out = new Text();
-
+  public static final class CountDistinct extends Shapes.Summary<Text> {
     @Override
-    protected void reduce(Text group, Iterable<Text> values, Context ctx) throws IOException, InterruptedException {
+    protected String summary(Iterable<Text> values) {
       Set<String> keys = new HashSet<>();
       for (Text v : values) {
         keys.add(keyOf(v.toString()));
       }
-      out.set(Integer.toString(keys.size()));
-      ctx.write(group, out);
+      return Integer.toString(keys.size());
     }
   }
 }

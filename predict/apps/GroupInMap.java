@@ -8,7 +8,6 @@ import java.util.Map;
 
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.Mapper;
-import org.apache.hadoop.mapreduce.Reducer;
 
 /**
  * In-mapper grouping that holds its whole split: each map keeps every record's value, grouped by the
@@ -53,11 +52,9 @@ public final class GroupInMap extends App {
   }
 
   /** (prefix, lists) -> (prefix, the lists' length in values). */
-  public static final class Joined extends Reducer<Text, Text, Text, Text> {
-    private final Text out = new Text();
-
+  public static final class Joined extends Shapes.Summary<Text> {
     @Override
-    protected void reduce(Text key, Iterable<Text> values, Context ctx) throws IOException, InterruptedException {
+    protected String summary(Iterable<Text> values) {
       long n = 0;
       for (Text v : values) {
         byte[] b = v.getBytes();
@@ -68,8 +65,7 @@ public final class GroupInMap extends App {
         }
         n++;
       }
-      out.set(Long.toString(n));
-      ctx.write(key, out);
+      return Long.toString(n);
     }
   }
 }

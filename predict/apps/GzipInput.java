@@ -4,7 +4,6 @@ import java.io.InputStream;
 import java.io.OutputStream;
 
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.io.IOUtils;
 import org.apache.hadoop.io.LongWritable;
@@ -37,18 +36,14 @@ public final class GzipInput extends App {
   protected void configure(Job job, String[] args) throws Exception {
     setClasses(job);
     Configuration conf = job.getConfiguration();
-    Path input = new Path(args[0]);
-    Path gz = scratchDir(conf, "phaseline-gzip-input", input);
-    FileSystem in = input.getFileSystem(conf);
-    FileSystem out = gz.getFileSystem(conf);
     CompressionCodec codec = ReflectionUtils.newInstance(GzipCodec.class, conf);
-    for (Path file : dataFiles(in, input)) {
+    Path gz = rewriteInput(conf, "phaseline-gzip-input", new Path(args[0]), (in, file, dir) -> {
+      Path gzipped = new Path(dir, file.getName() + codec.getDefaultExtension());
       try (InputStream from = in.open(file);
-          OutputStream to = codec.createOutputStream(out.create(new Path(gz, file.getName()
-              + codec.getDefaultExtension())))) {
+          OutputStream to = codec.createOutputStream(gzipped.getFileSystem(conf).create(gzipped))) {
         IOUtils.copyBytes(from, to, 1 << 16);
       }
-    }
+    });
     FileInputFormat.addInputPath(job, gz);
   }
 }

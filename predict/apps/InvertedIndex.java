@@ -4,8 +4,6 @@ import java.io.IOException;
 import java.util.StringTokenizer;
 
 import org.apache.hadoop.io.Text;
-import org.apache.hadoop.mapreduce.Mapper;
-import org.apache.hadoop.mapreduce.Reducer;
 import org.apache.hadoop.mapreduce.lib.input.FileSplit;
 
 /**
@@ -22,9 +20,7 @@ public final class InvertedIndex extends App {
   }
 
   /** (offset, line) -> (term, file:offset) per token. */
-  public static final class Postings extends Mapper<Object, Text, Text, Text> {
-    private final Text term = new Text();
-    private final Text posting = new Text();
+  public static final class Postings extends Shapes.TextOut {
     private String file = "?";
 
     @Override
@@ -36,31 +32,20 @@ public final class InvertedIndex extends App {
 
     @Override
     protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
-      posting.set(file + ":" + key);
+      v.set(file + ":" + key);
       StringTokenizer it = new StringTokenizer(value.toString());
       while (it.hasMoreTokens()) {
         String token = it.nextToken();
-        term.set(token.substring(0, Math.min(2, token.length())));
-        ctx.write(term, posting);
+        k.set(token.substring(0, Math.min(2, token.length())));
+        ctx.write(k, v);
       }
     }
   }
 
   /** Joins a term's postings. */
-  public static final class Join extends Reducer<Text, Text, Text, Text> {
-    private final Text list = new Text();
-
-    @Override
-    protected void reduce(Text key, Iterable<Text> values, Context ctx) throws IOException, InterruptedException {
-      StringBuilder sb = new StringBuilder();
-      for (Text v : values) {
-        if (sb.length() > 0) {
-          sb.append(',');
-        }
-        sb.append(v.toString());
-      }
-      list.set(sb.toString());
-      ctx.write(key, list);
+  public static final class Join extends Shapes.Joined {
+    public Join() {
+      super(',');
     }
   }
 }

@@ -8,7 +8,6 @@ import java.util.SplittableRandom;
 import org.apache.hadoop.io.IntWritable;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.io.Writable;
-import org.apache.hadoop.mapreduce.Job;
 import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.Reducer;
 
@@ -30,13 +29,8 @@ public final class KMeans extends App {
   static final int CHARS = 95;
 
   public KMeans() {
-    super("kmeans", Assign.class, Add.class, Centre.class, IntWritable.class, Text.class);
-  }
-
-  @Override
-  protected void configure(Job job, String[] args) throws Exception {
-    super.configure(job, args);
-    job.setMapOutputValueClass(Partial.class);  // the reduce writes text, the map partial sums
+    // the reduce writes text, the map partial sums
+    super("kmeans", Assign.class, Add.class, Centre.class, IntWritable.class, Text.class, Partial.class);
   }
 
   /** The same centroids in every task: K points drawn from a fixed seed. */

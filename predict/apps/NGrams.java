@@ -3,8 +3,6 @@ package phaseline.apps;
 import java.io.IOException;
 
 import org.apache.hadoop.io.Text;
-import org.apache.hadoop.mapreduce.Mapper;
-import org.apache.hadoop.mapreduce.Reducer;
 
 /**
  * An expanding map: every record is emitted three times, under each of its key's
@@ -25,36 +23,30 @@ public final class NGrams extends App {
   }
 
   /** (line) -> (window, rest of the line) for each of the key's windows. */
-  public static final class Windows extends Mapper<Object, Text, Text, Text> {
-    private final Text window = new Text();
-    private final Text rest = new Text();
-
+  public static final class Windows extends Shapes.TextOut {
     @Override
     protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
       byte[] b = value.getBytes();
       int keyLength = Math.min(KEY_BYTES, value.getLength());
-      valueOf(value, rest);
+      valueOf(value, v);
       for (int start = 0; start + WINDOW <= keyLength; start++) {
-        window.set(b, start, WINDOW);
-        ctx.write(window, rest);
+        k.set(b, start, WINDOW);
+        ctx.write(k, v);
       }
     }
   }
 
   /** (window, values) -> (window, "records bytes"). */
-  public static final class Count extends Reducer<Text, Text, Text, Text> {
-    private final Text out = new Text();
-
+  public static final class Count extends Shapes.Summary<Text> {
     @Override
-    protected void reduce(Text key, Iterable<Text> values, Context ctx) throws IOException, InterruptedException {
+    protected String summary(Iterable<Text> values) {
       long records = 0;
       long bytes = 0;
       for (Text v : values) {
         records++;
         bytes += v.getLength();
       }
-      out.set(records + " " + bytes);
-      ctx.write(key, out);
+      return records + " " + bytes;
     }
   }
 }

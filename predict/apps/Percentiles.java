@@ -5,9 +5,7 @@ import java.util.Arrays;
 
 import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.Text;
-import org.apache.hadoop.mapreduce.Job;
 import org.apache.hadoop.mapreduce.Mapper;
-import org.apache.hadoop.mapreduce.Reducer;
 
 /**
  * A reduce-heavy job: the map emits each record's number (its low 12 hex digits)
@@ -21,13 +19,8 @@ import org.apache.hadoop.mapreduce.Reducer;
 public final class Percentiles extends App {
 
   public Percentiles() {
-    super("percentiles", Numbers.class, null, Summary.class, Text.class, Text.class);
-  }
-
-  @Override
-  protected void configure(Job job, String[] args) throws Exception {
-    super.configure(job, args);
-    job.setMapOutputValueClass(LongWritable.class);  // the reduce's output is text, the map's numbers
+    // the reduce's output is text, the map's numbers
+    super("percentiles", Numbers.class, null, Summary.class, Text.class, Text.class, LongWritable.class);
   }
 
   /** (line) -> (key's first character, record number mod 16^12). */
@@ -54,13 +47,11 @@ public final class Percentiles extends App {
   }
 
   /** (group, numbers) -> (group, "count p50 p90 p99 digest"). */
-  public static final class Summary extends Reducer<Text, LongWritable, Text, Text> {
-    private final Text out = new Text();
+  public static final class Summary extends Shapes.Summary<LongWritable> {
     private long[] held = new long[1024];
 
     @Override
-    protected void reduce(Text key, Iterable<LongWritable> values, Context ctx)
-        throws IOException, InterruptedException {
+    protected String summary(Iterable<LongWritable> values) {
       int n = 0;
       for (LongWritable v : values) {
         if (n == held.length) {
@@ -78,9 +69,8 @@ public final class Percentiles extends App {
         }
         digest = digest * 31 + x;
       }
-      out.set(n + " " + held[n / 2] + " " + held[(int) (n * 0.9)] + " " + held[(int) (n * 0.99)] + " "
-          + Long.toHexString(digest));
-      ctx.write(key, out);
+      return n + " " + held[n / 2] + " " + held[(int) (n * 0.9)] + " " + held[(int) (n * 0.99)] + " "
+          + Long.toHexString(digest);
     }
   }
 }

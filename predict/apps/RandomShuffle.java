@@ -9,16 +9,16 @@ import org.apache.hadoop.mapreduce.Reducer;
 
 /**
  * A random permutation of the input: every line under a pseudo-random int key drawn from its bytes
- * (a binary key with Hadoop's raw comparator), the whole line as the value; each reduce writes its
- * partition in key order, the lines in no order of their own.  Every record shuffled, map and
- * reduce selectivity 1, the partitions even whatever the keys.
+ * (a binary key with Hadoop's raw comparator), the whole line as the value; each reduce (Hadoop's
+ * identity {@link Reducer}) writes its partition in key order, the lines in no order of their own.
+ * Every record shuffled, map and reduce selectivity 1, the partitions even whatever the keys.
  *
  * <p>Usage: RandomShuffle INPUT OUTPUT REDUCES
  */
 public final class RandomShuffle extends App {
 
   public RandomShuffle() {
-    super("randomshuffle", Draw.class, null, Deal.class, IntWritable.class, Text.class);
+    super("randomshuffle", Draw.class, null, Reducer.class, IntWritable.class, Text.class);
   }
 
   /** (line) -> (a key drawn from the line's bytes, line). */
@@ -29,17 +29,6 @@ public final class RandomShuffle extends App {
     protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
       k.set((int) mix(0x9E3779B97F4A7C15L, value.getBytes(), value.getLength(), 1));
       ctx.write(k, value);
-    }
-  }
-
-  /** Writes every line of a key. */
-  public static final class Deal extends Reducer<IntWritable, Text, IntWritable, Text> {
-    @Override
-    protected void reduce(IntWritable key, Iterable<Text> values, Context ctx)
-        throws IOException, InterruptedException {
-      for (Text v : values) {
-        ctx.write(key, v);
-      }
     }
   }
 }

@@ -8,9 +8,7 @@ import java.util.Arrays;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.io.Writable;
 import org.apache.hadoop.io.WritableUtils;
-import org.apache.hadoop.mapreduce.Job;
 import org.apache.hadoop.mapreduce.Mapper;
-import org.apache.hadoop.mapreduce.Reducer;
 
 /**
  * Structured values: each line parsed into a record of its own {@link Writable} type (its key, four
@@ -24,13 +22,7 @@ import org.apache.hadoop.mapreduce.Reducer;
 public final class RecordStruct extends App {
 
   public RecordStruct() {
-    super("recordstruct", Parse.class, null, Summarize.class, Text.class, Text.class);
-  }
-
-  @Override
-  protected void configure(Job job, String[] args) throws Exception {
-    super.configure(job, args);
-    job.setMapOutputValueClass(Fields.class);
+    super("recordstruct", Parse.class, null, Summarize.class, Text.class, Text.class, Fields.class);
   }
 
   /** A parsed line: its key, four integers, a double and a tag. */
@@ -86,11 +78,9 @@ public final class RecordStruct extends App {
   }
 
   /** (group, its records) -> one line: the count, and each field's minimum, maximum and mean. */
-  public static final class Summarize extends Reducer<Text, Fields, Text, Text> {
-    private final Text line = new Text();
-
+  public static final class Summarize extends Shapes.Summary<Fields> {
     @Override
-    protected void reduce(Text group, Iterable<Fields> values, Context ctx) throws IOException, InterruptedException {
+    protected String summary(Iterable<Fields> values) {
       int k = 5;
       double[] min = new double[k];
       double[] max = new double[k];
@@ -111,8 +101,7 @@ public final class RecordStruct extends App {
       for (int i = 0; i < k; i++) {
         out.append('\t').append(min[i]).append('\t').append(max[i]).append('\t').append(sum[i] / count);
       }
-      line.set(out.toString());
-      ctx.write(group, line);
+      return out.toString();
     }
   }
 }

@@ -4,7 +4,6 @@ import java.io.IOException;
 
 import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.Text;
-import org.apache.hadoop.mapreduce.Job;
 import org.apache.hadoop.mapreduce.Reducer;
 
 /**
@@ -19,14 +18,8 @@ import org.apache.hadoop.mapreduce.Reducer;
 public final class ReduceCpu extends App {
 
   public ReduceCpu() {
-    super("reducecpu", Sort.Split.class, null, Score.class, Text.class, LongWritable.class);
-  }
-
-  /** The map output's values are the records' text; the reduce's, their scores. */
-  @Override
-  protected void configure(Job job, String[] args) throws Exception {
-    super.configure(job, args);
-    job.setMapOutputValueClass(Text.class);
+    // the map output's values are the records' text; the reduce's, their scores
+    super("reducecpu", Sort.Split.class, null, Score.class, Text.class, LongWritable.class, Text.class);
   }
 
   /** (key, values) -> (key, the values' mixed score). */

@@ -6,7 +6,6 @@ import java.util.regex.Pattern;
 
 import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.Text;
-import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.lib.reduce.LongSumReducer;
 
 /**
@@ -26,16 +25,12 @@ public final class RegexExtract extends App {
   }
 
   /** (line) -> (field, 1) for each field the pattern finds. */
-  public static final class Fields extends Mapper<Object, Text, Text, LongWritable> {
-    private static final LongWritable ONE = new LongWritable(1);
-    private final Text field = new Text();
-
+  public static final class Fields extends Shapes.Counts {
     @Override
     protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
       Matcher m = FIELDS.matcher(value.toString());
       while (m.find()) {
-        field.set(m.group(1).toLowerCase());
-        ctx.write(field, ONE);
+        count(m.group(1).toLowerCase(), ctx);
       }
     }
   }

@@ -4,7 +4,6 @@ import java.io.IOException;
 
 import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.Text;
-import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.Reducer;
 
 /**
@@ -22,20 +21,15 @@ public final class RunningTotal extends App {
   }
 
   /** (line) -> (group, the sum of the line's byte values). */
-  public static final class Amount extends Mapper<Object, Text, Text, LongWritable> {
-    private final Text group = new Text();
-    private final LongWritable amount = new LongWritable();
-
+  public static final class Amount extends Shapes.GroupNumber {
     @Override
-    protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
-      byte[] b = value.getBytes();
+    protected long number(Text line) {
+      byte[] b = line.getBytes();
       long sum = 0;
-      for (int i = 0; i < value.getLength(); i++) {
+      for (int i = 0; i < line.getLength(); i++) {
         sum += b[i] & 0xFF;
       }
-      groupOf(value, group);
-      amount.set(sum);
-      ctx.write(group, amount);
+      return sum;
     }
   }
 

@@ -1,9 +1,6 @@
 package phaseline.apps;
 
-import java.io.IOException;
-
 import org.apache.hadoop.io.Text;
-import org.apache.hadoop.mapreduce.Mapper;
 
 /**
  * A sample: each map keeps the records whose key hashes to one in {@link #EVERY} (2 %) and the
@@ -22,17 +19,15 @@ public final class Sampler extends App {
   }
 
   /** (line) -> (key, rest of the line) for one key in {@link #EVERY}. */
-  public static final class Sample extends Mapper<Object, Text, Text, Text> {
-    private final Text k = new Text();
-    private final Text v = new Text();
-
+  public static final class Sample extends Shapes.TextPair {
     @Override
-    protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
-      keyOf(value, k);
-      if (Math.floorMod(k.hashCode(), EVERY) == 0) {
-        valueOf(value, v);
-        ctx.write(k, v);
+    protected boolean read(Text line, Context ctx) {
+      keyOf(line, k);
+      if (Math.floorMod(k.hashCode(), EVERY) != 0) {
+        return false;
       }
+      valueOf(line, v);
+      return true;
     }
   }
 }

@@ -6,7 +6,6 @@ import org.apache.hadoop.io.Text;
 import org.apache.hadoop.io.WritableComparator;
 import org.apache.hadoop.io.WritableUtils;
 import org.apache.hadoop.mapreduce.Job;
-import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.Partitioner;
 import org.apache.hadoop.mapreduce.Reducer;
 
@@ -36,17 +35,14 @@ public final class SecondarySort extends App {
   }
 
   /** (line) -> (key, record number). */
-  public static final class Keyed extends Mapper<Object, Text, Text, Text> {
-    private final Text k = new Text();
-    private final Text v = new Text();
-
+  public static final class Keyed extends Shapes.TextPair {
     @Override
-    protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
-      keyOf(value, k);
-      int n = value.getLength();
+    protected boolean read(Text line, Context ctx) {
+      keyOf(line, k);
+      int n = line.getLength();
       int from = Math.min(KEY_BYTES + 1, n);
-      v.set(value.getBytes(), from, Math.min(32, n - from));
-      ctx.write(k, v);
+      v.set(line.getBytes(), from, Math.min(32, n - from));
+      return true;
     }
   }
 

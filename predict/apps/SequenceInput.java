@@ -5,7 +5,6 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.io.SequenceFile;
 import org.apache.hadoop.io.SequenceFile.CompressionType;
@@ -36,15 +35,12 @@ public final class SequenceInput extends App {
   protected void configure(Job job, String[] args) throws Exception {
     setClasses(job);
     Configuration conf = job.getConfiguration();
-    Path input = new Path(args[0]);
-    Path seq = scratchDir(conf, "phaseline-seq-input", input);
-    FileSystem in = input.getFileSystem(conf);
     Text key = new Text();
     Text value = new Text();
-    for (Path file : dataFiles(in, input)) {
+    Path seq = rewriteInput(conf, "phaseline-seq-input", new Path(args[0]), (in, file, dir) -> {
       try (BufferedReader lines = new BufferedReader(new InputStreamReader(in.open(file), StandardCharsets.UTF_8));
           SequenceFile.Writer out = SequenceFile.createWriter(conf,
-              SequenceFile.Writer.file(new Path(seq, file.getName() + ".seq")),
+              SequenceFile.Writer.file(new Path(dir, file.getName() + ".seq")),
               SequenceFile.Writer.keyClass(Text.class), SequenceFile.Writer.valueClass(Text.class),
               SequenceFile.Writer.compression(CompressionType.BLOCK, new DefaultCodec()))) {
         for (String line = lines.readLine(); line != null; line = lines.readLine()) {
@@ -54,7 +50,7 @@ public final class SequenceInput extends App {
           out.append(key, value);
         }
       }
-    }
+    });
     job.setInputFormatClass(SequenceFileInputFormat.class);
     FileInputFormat.addInputPath(job, seq);
   }

@@ -1,9 +1,6 @@
 package phaseline.apps;
 
-import java.io.IOException;
-
 import org.apache.hadoop.io.Text;
-import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.Reducer;
 
 /**
@@ -20,25 +17,16 @@ public final class Sort extends App {
   }
 
   /** (line) -> (key, rest of the line). */
-  public static final class Split extends Mapper<Object, Text, Text, Text> {
-    private final Text k = new Text();
-    private final Text v = new Text();
-
+  public static final class Split extends Shapes.TextPair {
     @Override
-    protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
-      keyOf(value, k);
-      valueOf(value, v);
-      ctx.write(k, v);
+    protected boolean read(Text line, Context ctx) {
+      keyOf(line, k);
+      valueOf(line, v);
+      return true;
     }
   }
 
-  /** Writes every value of a key, in key order. */
+  /** Writes every value of a key, in key order: Hadoop's identity reduce. */
   public static final class Emit extends Reducer<Text, Text, Text, Text> {
-    @Override
-    protected void reduce(Text key, Iterable<Text> values, Context ctx) throws IOException, InterruptedException {
-      for (Text v : values) {
-        ctx.write(key, v);
-      }
-    }
   }
 }

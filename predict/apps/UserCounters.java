@@ -1,9 +1,6 @@
 package phaseline.apps;
 
-import java.io.IOException;
-
 import org.apache.hadoop.io.Text;
-import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.Reducer;
 
 /**
@@ -27,25 +24,22 @@ public final class UserCounters extends App {
   }
 
   /** (line) -> (key, rest) for a line whose key's byte sum is even; every line counted by that sum. */
-  public static final class Check extends Mapper<Object, Text, Text, Text> {
-    private final Text k = new Text();
-    private final Text v = new Text();
-
+  public static final class Check extends Shapes.TextPair {
     @Override
-    protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
-      byte[] b = value.getBytes();
+    protected boolean read(Text line, Context ctx) {
+      byte[] b = line.getBytes();
       int sum = 0;
-      for (int i = 0, n = Math.min(KEY_BYTES, value.getLength()); i < n; i++) {
+      for (int i = 0, n = Math.min(KEY_BYTES, line.getLength()); i < n; i++) {
         sum += b[i] & 0xff;
       }
       ctx.getCounter(GROUP, "category " + (sum % CATEGORIES)).increment(1);
-      if (sum % 2 == 0) {
-        keyOf(value, k);
-        valueOf(value, v);
-        ctx.write(k, v);
-      } else {
+      if (sum % 2 != 0) {
         ctx.getCounter(GROUP, "dropped").increment(1);
+        return false;
       }
+      keyOf(line, k);
+      valueOf(line, v);
+      return true;
     }
   }
 }

@@ -1,10 +1,7 @@
 package phaseline.apps;
 
-import java.io.IOException;
-
 import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.Text;
-import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.lib.reduce.LongSumReducer;
 
 /**
@@ -27,19 +24,15 @@ public final class WaitMap extends App {
   }
 
   /** (line) -> (group, length), waiting on every {@link #RECORDS_PER_WAIT}th record. */
-  public static final class Lookup extends Mapper<Object, Text, Text, LongWritable> {
-    private final Text group = new Text();
-    private final LongWritable length = new LongWritable();
+  public static final class Lookup extends Shapes.GroupNumber {
     private long records;
 
     @Override
-    protected void map(Object key, Text value, Context ctx) throws IOException, InterruptedException {
+    protected long number(Text line) throws InterruptedException {
       if (++records % RECORDS_PER_WAIT == 0) {
         Thread.sleep(WAIT_MS);
       }
-      groupOf(value, group);
-      length.set(value.getLength());
-      ctx.write(group, length);
+      return line.getLength();
     }
   }
 }

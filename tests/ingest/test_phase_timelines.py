@@ -13,13 +13,10 @@ from phaseline.hadoop_names import TaskLogEventKind
 from tests.ingest.phase_helpers import TASK, ev, main_lane
 
 
-def test_map_with_a_background_spill_a_final_spill_and_a_merge() -> None:
-    """
-    main:        setup |split  read+map+collect      |flush spill |merge      |commit |done other|
-    time:        0      10                            60     70    80          95     98         100
-    SpillThread:              |spill 0 (30..50)|
-    """
-    events = [
+def _spilled_twice(*merge: TaskEvent) -> list[TaskEvent]:
+    """A map of 1000 bytes that spilled 600 bytes in the background (30-50) and 400 at its flush (60-70),
+    then ``merge``'s events, its commit (80-95) and its end (100)."""
+    return [
         ev(0, TaskLogEventKind.TASK_START),
         ev(10, TaskLogEventKind.SPLIT, nbytes=1000),
         ev(11, TaskLogEventKind.SORT_BUFFER),
@@ -32,12 +29,23 @@ def test_map_with_a_background_spill_a_final_spill_and_a_merge() -> None:
         ev(60, TaskLogEventKind.SPILL_BYTES, nbytes=400),
         ev(60, TaskLogEventKind.SPILL_RECORDS, records=4),
         ev(70, TaskLogEventKind.SPILL_FINISH, index="1"),
-        ev(72, TaskLogEventKind.MERGE_PASS),
-        ev(75, TaskLogEventKind.MERGE_LAST_PASS, nbytes=1010),
+        *merge,
         ev(80, TaskLogEventKind.COMMIT_PENDING),
         ev(95, TaskLogEventKind.DONE),
         ev(100, TaskLogEventKind.TASK_FINISH),
     ]
+
+
+def test_map_with_a_background_spill_a_final_spill_and_a_merge() -> None:
+    """
+    main:        setup |split  read+map+collect      |flush spill |merge      |commit |done other|
+    time:        0      10                            60     70    80          95     98         100
+    SpillThread:              |spill 0 (30..50)|
+    """
+    events = _spilled_twice(
+        ev(72, TaskLogEventKind.MERGE_PASS),
+        ev(75, TaskLogEventKind.MERGE_LAST_PASS, nbytes=1010),
+    )
     counters = {(TASK, "MAP_INPUT_RECORDS"): 10}
     spans = derive_phases("attempt_1_0001_m_000000_0", "MAP", events, counters, start_ms=0, finish_ms=100)
     assert main_lane(spans) == [
@@ -64,27 +72,12 @@ def test_map_with_a_background_spill_a_final_spill_and_a_merge() -> None:
 def test_the_map_merge_holds_every_reduce_partition() -> None:
     """MapTask.mergeParts merges each reduce's partition of the spills, one last pass each: the merge's
     data is their sum (it had been the last partition's alone, a 1/R of the records' bytes)."""
-    events = [
-        ev(0, TaskLogEventKind.TASK_START),
-        ev(10, TaskLogEventKind.SPLIT, nbytes=1000),
-        ev(11, TaskLogEventKind.SORT_BUFFER),
-        ev(30, TaskLogEventKind.SPILL_START),
-        ev(30, TaskLogEventKind.SPILL_BYTES, nbytes=600),
-        ev(30, TaskLogEventKind.SPILL_RECORDS, records=6),
-        ev(50, TaskLogEventKind.SPILL_FINISH, "SpillThread", index="0"),
-        ev(60, TaskLogEventKind.FLUSH),
-        ev(60, TaskLogEventKind.SPILL_START),
-        ev(60, TaskLogEventKind.SPILL_BYTES, nbytes=400),
-        ev(60, TaskLogEventKind.SPILL_RECORDS, records=4),
-        ev(70, TaskLogEventKind.SPILL_FINISH, index="1"),
+    events = _spilled_twice(
         ev(72, TaskLogEventKind.MERGE_PASS),
         ev(73, TaskLogEventKind.MERGE_LAST_PASS, nbytes=560),
         ev(74, TaskLogEventKind.MERGE_PASS),
         ev(75, TaskLogEventKind.MERGE_LAST_PASS, nbytes=450),
-        ev(80, TaskLogEventKind.COMMIT_PENDING),
-        ev(95, TaskLogEventKind.DONE),
-        ev(100, TaskLogEventKind.TASK_FINISH),
-    ]
+    )
     spans = derive_phases("attempt_1_0001_m_000000_0", "MAP", events, {}, start_ms=0, finish_ms=100)
     merge = next(p for p in spans if (p.phase, p.lane) == ("merge", Lane.MAIN))
     assert (merge.data_bytes, merge.data_records) == (1010, 10)
