@@ -216,12 +216,20 @@ APPS: tuple[App, ...] = (
         "the reduce: every record shuffled, a group's keys held", reduces=(2,)),
     App("crcxor", "phaseline.apps.CrcXor", "CRC-32 of every record folded by exclusive or by group, in a "
         "combiner and the reduce", reduces=(2,)),
+    # the twenty-first fresh batch (2026-12-03, session 61): committed before its first suite run, after
+    # the applications' shared shapes (benchmarks/BACKTEST.md)
+    App("lengthhistogram", "phaseline.apps.LengthHistogram", "every token's length counted, summed in a "
+        "combiner and the reduce: many map outputs a record, a few dozen keys", reduces=(1,)),
+    App("hexkeys", "phaseline.apps.HexKeys", "map-only: every record's key written again in hexadecimal "
+        "before the rest of its line", reduces=(0,)),
+    App("groupstats", "phaseline.apps.GroupStats", "min, max, count and sum of record lengths by group: "
+        "every record shuffled with its length, no combiner", reduces=(2,)),
 )
 
 #: Held-out applications added on 2026-11-30 and after, while the first five were scored: written and
 #: committed before their first run, in batches of three, and scored once with the models as they stood,
 #: they measure what a new application meets (reported apart as well).  Each batch, when it was added and
-#: what had changed before it: ``benchmarks/BACKTEST.md`` (twenty batches, the last on 2026-12-03).
+#: what had changed before it: ``benchmarks/BACKTEST.md`` (twenty-one batches, the last on 2026-12-03).
 FRESH_HELD_OUT: frozenset[str] = frozenset(
     {"ngrams", "secondarysort", "percentiles", "reducewaves", "compressedshuffle", "inmapper",
      "stripes", "explode", "gzipoutput", "reducecpu", "reduceexpand", "seqoutput", "multiout", "chain",
@@ -231,7 +239,8 @@ FRESH_HELD_OUT: frozenset[str] = frozenset(
      "bzip2output", "seqinput", "recordstruct", "streampipe", "mixedmaps", "waitmap", "mapcompress",
      "multithreaded", "fieldsort", "fieldselect", "mapfileout", "bloomjoin", "deflaterecords",
      "randomshuffle", "runningtotal", "base64values", "keypairs", "anagrams", "countminsketch",
-     "grouptopk", "groupconcat", "redactdigits", "digestmap", "groupdistinct", "crcxor"}
+     "grouptopk", "groupconcat", "redactdigits", "digestmap", "groupdistinct", "crcxor", "lengthhistogram",
+     "hexkeys", "groupstats"}
 )  # fmt: skip
 #: The held-out applications: committed before the models were changed for the applications
 #: added with them; never scored to choose anything (see the module docstring).
