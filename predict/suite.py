@@ -21,9 +21,8 @@ stripes, the explode, the gzip output, the CPU-heavy reduce, the expanding reduc
 SequenceFile output.
 
 :data:`FULL` is the suite whose results ``benchmarks/BACKTEST.json`` keeps (run with ``--repeats 5``
-there, each case the median of five runs); :data:`QUICK` (two
-applications, two sizes, one run each) is what CI runs; :func:`local_suite` is either, with the
-command line's sizes and repeats.
+there, each case the median of five runs); :data:`QUICK` (two applications, two sizes, one run each)
+is what CI runs; :func:`local_suite` is either, with the command line's sizes and repeats.
 """
 
 from __future__ import annotations
@@ -216,14 +215,10 @@ APPS: tuple[App, ...] = (
         "the reduce: every record shuffled, a group's keys held", reduces=(2,)),
     App("crcxor", "phaseline.apps.CrcXor", "CRC-32 of every record folded by exclusive or by group, in a "
         "combiner and the reduce", reduces=(2,)),
-    # the twenty-first fresh batch (2026-12-03, session 61): committed before its first suite run, after
-    # the applications' shared shapes (benchmarks/BACKTEST.md)
-    App("lengthhistogram", "phaseline.apps.LengthHistogram", "every token's length counted, summed in a "
-        "combiner and the reduce: many map outputs a record, a few dozen keys", reduces=(1,)),
-    App("hexkeys", "phaseline.apps.HexKeys", "map-only: every record's key written again in hexadecimal "
-        "before the rest of its line", reduces=(0,)),
-    App("groupstats", "phaseline.apps.GroupStats", "min, max, count and sum of record lengths by group: "
-        "every record shuffled with its length, no combiner", reduces=(2,)),
+    # the twenty-first fresh batch (2026-12-03): committed before its first run (benchmarks/BACKTEST.md)
+    App("lengthhistogram", "phaseline.apps.LengthHistogram", "token lengths counted, combined", reduces=(1,)),
+    App("hexkeys", "phaseline.apps.HexKeys", "map-only: every record's key in hexadecimal", reduces=(0,)),
+    App("groupstats", "phaseline.apps.GroupStats", "min/max/count/sum by group, no combiner", reduces=(2,)),
 )
 
 #: Held-out applications added on 2026-11-30 and after, while the first five were scored: written and
@@ -239,8 +234,8 @@ FRESH_HELD_OUT: frozenset[str] = frozenset(
      "bzip2output", "seqinput", "recordstruct", "streampipe", "mixedmaps", "waitmap", "mapcompress",
      "multithreaded", "fieldsort", "fieldselect", "mapfileout", "bloomjoin", "deflaterecords",
      "randomshuffle", "runningtotal", "base64values", "keypairs", "anagrams", "countminsketch",
-     "grouptopk", "groupconcat", "redactdigits", "digestmap", "groupdistinct", "crcxor", "lengthhistogram",
-     "hexkeys", "groupstats"}
+     "grouptopk", "groupconcat", "redactdigits", "digestmap", "groupdistinct", "crcxor",
+     "lengthhistogram", "hexkeys", "groupstats"}
 )  # fmt: skip
 #: The held-out applications: committed before the models were changed for the applications
 #: added with them; never scored to choose anything (see the module docstring).
