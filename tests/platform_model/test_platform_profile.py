@@ -107,6 +107,18 @@ def _phase(
     }
 
 
+def _map_output_bytes(attempt_id: str, value: int) -> dict[str, object]:
+    """An attempt's MAP_OUTPUT_BYTES counter row."""
+    return {
+        "job_id": JOB,
+        "attempt_id": attempt_id,
+        "scope": "attempt",
+        "group_name": "org.apache.hadoop.mapreduce.TaskCounter",
+        "counter_name": "MAP_OUTPUT_BYTES",
+        "value": value,
+    }
+
+
 def golden_connection() -> duckdb.DuckDBPyConnection:
     m0, r0, m_failed = "attempt_1_0001_m_000000_0", "attempt_1_0001_r_000000_0", "attempt_1_0001_m_000001_0"
     phases = [
@@ -124,16 +136,7 @@ def golden_connection() -> duckdb.DuckDBPyConnection:
         _phase(m_failed, "MAP", "spill", 0, 10, 10),
     ]
     attempts = [_attempt(m0, "MAP"), _attempt(r0, "REDUCE"), _attempt(m_failed, "MAP", "FAILED")]
-    counters = [
-        {
-            "job_id": JOB,
-            "attempt_id": m0,
-            "scope": "attempt",
-            "group_name": "org.apache.hadoop.mapreduce.TaskCounter",
-            "counter_name": "MAP_OUTPUT_BYTES",
-            "value": 1010,
-        }
-    ]
+    counters = [_map_output_bytes(m0, 1010)]
     return _con(phases, attempts, counters)
 
 
@@ -206,16 +209,7 @@ def test_profile_merge_of_a_single_spill_processed_nothing() -> None:
         _phase(m0, "MAP", "merge", 130, 132, 0),
         _phase(r0, "REDUCE", "shuffle", 10, 70, 5000),
     ]
-    counters = [
-        {
-            "job_id": JOB,
-            "attempt_id": m0,
-            "scope": "attempt",
-            "group_name": "org.apache.hadoop.mapreduce.TaskCounter",
-            "counter_name": "MAP_OUTPUT_BYTES",
-            "value": 910,
-        }
-    ]
+    counters = [_map_output_bytes(m0, 910)]
     prof = profile_from_connection(_con(phases, [_attempt(m0, "MAP"), _attempt(r0, "REDUCE")], counters))
     rows = {r.phase: (r.data_bytes, r.dur_ms) for r in prof.frame.itertuples()}
     assert rows["merge"] == (0.0, 2.0)
