@@ -13,6 +13,12 @@ from oracle_util import killed_attempt_line, phaseline_rows
 from tests.ingest.jhist_helpers import _comparable, _fixture, _raw_events
 
 
+def _job_0004(jhists: list[Path]) -> tuple[Path, list[str]]:
+    """The fixture job_1526555215992_0004's file and its lines, line ends kept (what an edited copy is cut from)."""
+    src = _fixture(jhists, "job_1526555215992_0004")
+    return src, src.read_text(encoding="utf-8").splitlines(keepends=True)
+
+
 def test_layout_and_encoding_do_not_change_rows(jhists: list[Path], tmp_path: Path) -> None:
     """Blank lines, CRLF, leading spaces, gzip, bare or wrapped unions: the same rows."""
     src = _fixture(jhists, "job_1526555215992_0002")
@@ -36,8 +42,7 @@ def test_layout_and_encoding_do_not_change_rows(jhists: list[Path], tmp_path: Pa
 
 
 def test_unknown_event_type_lands_in_events(jhists: list[Path], tmp_path: Path) -> None:
-    src = _fixture(jhists, "job_1526555215992_0004")
-    lines = src.read_text(encoding="utf-8").splitlines(keepends=True)
+    src, lines = _job_0004(jhists)
     novel = '{"type":"JOB_FROBNICATED","event":{"org.example.Frob":{"jobid":"job_1526555215992_0004","finishTime":7}}}\n'
     copy = tmp_path / "novel.jhist"
     copy.write_text("".join([*lines[:5], novel, *lines[5:]]))
@@ -54,8 +59,7 @@ def test_unknown_event_type_lands_in_events(jhists: list[Path], tmp_path: Path) 
 
 def test_reduce_reopened_after_its_counters_were_written(jhists: list[Path], tmp_path: Path) -> None:
     """A finished reduce is never re-run by the AM; if a file says so anyway, the task resets and a note says why."""
-    src = _fixture(jhists, "job_1526555215992_0004")
-    lines = src.read_text(encoding="utf-8").splitlines(keepends=True)
+    src, lines = _job_0004(jhists)
     events = _raw_events(src.read_bytes())
     (fin,) = [e for _, _, e in events if e["type"] == "REDUCE_ATTEMPT_FINISHED"]
     done = next(iter(fin["event"].values()))
@@ -78,8 +82,7 @@ def _payload(event: dict[str, Any]) -> dict[str, Any]:
 def test_a_job_finished_written_again_replaces_the_job_counters(jhists: list[Path], tmp_path: Path) -> None:
     # Every JOB_FINISHED had added its job counters: the job's totals twice, each sum doubled
     # (Hadoop's parser keeps the last one's)
-    src = _fixture(jhists, "job_1526555215992_0004")
-    lines = src.read_text(encoding="utf-8").splitlines(keepends=True)
+    src, lines = _job_0004(jhists)
     ((_, _, fin),) = [x for x in _raw_events(src.read_bytes()) if x[2]["type"] == "JOB_FINISHED"]
     again = json.loads(json.dumps(fin))
     payload = _payload(again)
@@ -107,8 +110,7 @@ def test_a_task_failed_without_counters_leaves_a_rerun_its_counters(
 ) -> None:
     # A reduce whose first attempt failed and whose TASK_FAILED (counters null) came before its re-run:
     # the null had marked the task's counters written, and the re-run's TASK_FINISHED then left none
-    src = _fixture(jhists, "job_1526555215992_0004")
-    lines = src.read_text(encoding="utf-8").splitlines(keepends=True)
+    src, lines = _job_0004(jhists)
     events = _raw_events(src.read_bytes())
     (at,) = [n for n, _, e in events if e["type"] == "REDUCE_ATTEMPT_STARTED"]
     started = json.loads(lines[at - 1])
@@ -134,8 +136,7 @@ def test_without_a_schema_type_wrapped_counters_of_failed_attempts_are_read(
 ) -> None:
     # Hadoop 2.7+ writes a failed attempt's counters as a ["null", "JhCounters"] union, type-wrapped.
     # With line 2 unusable, the reader knew no union, and skipped every such attempt
-    src = _fixture(jhists, "job_1526555215992_0004")
-    lines = src.read_text(encoding="utf-8").splitlines(keepends=True)
+    src, lines = _job_0004(jhists)
     events = _raw_events(src.read_bytes())
     (at,) = [n for n, _, e in events if e["type"] == "REDUCE_ATTEMPT_FINISHED"]
     done = _payload(json.loads(lines[at - 1]))
