@@ -127,22 +127,19 @@ APPS: tuple[App, ...] = (
         reduces=(2,)),
     App("nocombiner", "phaseline.apps.NoCombiner", "word count without a combiner: small records shuffled",
         reduces=(2,)),
-    # the tenth fresh batch (2026-11-30, session 46): committed before its first suite run; no model changed
-    # since the ninth
+    # the tenth fresh batch (2026-11-30, session 46): committed before its first run; no model changed
     App("sampler", "phaseline.apps.Sampler", "a 2 % sample by key hash, written in key order", reduces=(1,)),
     App("bigvalues", "phaseline.apps.BigValues", "wide values: map output 4x its input, a line a group out",
         reduces=(2,)),
     App("cpucombiner", "phaseline.apps.CpuCombiner", "CPU-heavy combiner: the spills carry its work", reduces=(2,)),
-    # the eleventh fresh batch (2026-11-30, session 47): committed before its first suite run; no model changed
-    # since the ninth
+    # the eleventh fresh batch (2026-11-30, session 47): committed before its first run; no model changed
     App("slowcompare", "phaseline.apps.SlowCompare", "descending sort by a key with no raw comparator",
         reduces=(2,)),
     App("graphstep", "phaseline.apps.GraphStep", "a PageRank-like step: a node's rank shared among its links",
         reduces=(2,)),
     App("garbagemap", "phaseline.apps.GarbageMap", "allocation-heavy map: a map of boxed counts a record",
         reduces=(2,)),
-    # the twelfth fresh batch (2026-12-01, session 48): committed before its first suite run; no model changed
-    # since the ninth
+    # the twelfth fresh batch (2026-12-01, session 48): committed before its first run; no model changed
     App("gzipinput", "phaseline.apps.GzipInput", "gzip-compressed input: a map a file, every byte inflated",
         reduces=(2,)),
     App("aggregation", "phaseline.apps.Aggregation", "SQL-like aggregation: key-value input, a double summed "
@@ -166,8 +163,7 @@ APPS: tuple[App, ...] = (
     App("waitmap", "phaseline.apps.WaitMap", "latency-bound map: a 1 ms wait every 25 records", reduces=(2,)),
     App("mapcompress", "phaseline.apps.MapCompress", "map-only, block-compressed SequenceFile output",
         reduces=(0,)),
-    # the fifteenth fresh batch (2026-12-01, session 50): committed before its first suite run; no model
-    # changed since the ninth
+    # the fifteenth fresh batch (2026-12-01, session 50): committed before its first run; no model changed
     App("multithreaded", "phaseline.apps.Multithreaded", "two threads a map task (MultithreadedMapper), "
         "CPU-heavy records", reduces=(2,)),
     App("fieldsort", "phaseline.apps.FieldSort", "sort by fields (KeyFieldBasedComparator, -k), every "
@@ -219,12 +215,16 @@ APPS: tuple[App, ...] = (
     App("lengthhistogram", "phaseline.apps.LengthHistogram", "token lengths counted, combined", reduces=(1,)),
     App("hexkeys", "phaseline.apps.HexKeys", "map-only: every record's key in hexadecimal", reduces=(0,)),
     App("groupstats", "phaseline.apps.GroupStats", "min/max/count/sum by group, no combiner", reduces=(2,)),
+    # the twenty-second fresh batch (2026-12-03, session 62): committed before its first run, no model changed
+    App("reversefields", "phaseline.apps.ReverseFields", "map-only: fields in reverse order", reduces=(0,)),
+    App("charclasses", "phaseline.apps.CharClasses", "bytes classed by group, combined", reduces=(2,)),
+    App("maxline", "phaseline.apps.MaxLine", "each group's greatest line, combined", reduces=(2,)),
 )
 
 #: Held-out applications added on 2026-11-30 and after, while the first five were scored: written and
 #: committed before their first run, in batches of three, and scored once with the models as they stood,
 #: they measure what a new application meets (reported apart as well).  Each batch, when it was added and
-#: what had changed before it: ``benchmarks/BACKTEST.md`` (twenty-one batches, the last on 2026-12-03).
+#: what had changed before it: ``benchmarks/BACKTEST.md`` (twenty-two batches, the last on 2026-12-03).
 FRESH_HELD_OUT: frozenset[str] = frozenset(
     {"ngrams", "secondarysort", "percentiles", "reducewaves", "compressedshuffle", "inmapper",
      "stripes", "explode", "gzipoutput", "reducecpu", "reduceexpand", "seqoutput", "multiout", "chain",
@@ -235,7 +235,7 @@ FRESH_HELD_OUT: frozenset[str] = frozenset(
      "multithreaded", "fieldsort", "fieldselect", "mapfileout", "bloomjoin", "deflaterecords",
      "randomshuffle", "runningtotal", "base64values", "keypairs", "anagrams", "countminsketch",
      "grouptopk", "groupconcat", "redactdigits", "digestmap", "groupdistinct", "crcxor",
-     "lengthhistogram", "hexkeys", "groupstats"}
+     "lengthhistogram", "hexkeys", "groupstats", "reversefields", "charclasses", "maxline"}
 )  # fmt: skip
 #: The held-out applications: committed before the models were changed for the applications
 #: added with them; never scored to choose anything (see the module docstring).
