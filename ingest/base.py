@@ -257,6 +257,10 @@ class _UntilCut(io.RawIOBase):
         super().close()
 
 
+#: A plain file's read buffer: larger than the peeks of its readers (64 KiB), smaller than their block reads.
+_PLAIN_BUFFER = 1 << 17
+
+
 def open_binary(path: Path, ctx: ReadContext | None = None) -> IO[bytes]:
     """Open a file for reading, decompressing it transparently (by content, not name): gzip, and
     the other codecs Hadoop and Spark write (:mod:`ingest.compression`); YARN's aggregated logs as a
@@ -269,12 +273,24 @@ def open_binary(path: Path, ctx: ReadContext | None = None) -> IO[bytes]:
     A plain file comes back as the ``io.BufferedReader`` of the file itself. Text that starts
     with a byte-order mark is read past it, as UTF-8 (:mod:`ingest.text_encoding`).
     """
-    raw = io.BufferedReader(io.FileIO(path), SNIFF_BYTES)  # returned to the caller, who closes it
-    head = raw.peek(SNIFF_BYTES)
-    codec = sniff_codec(head)
-    uploaded = None if codec is not None else uploaded_logs(path, head)
+    fio = io.FileIO(path)  # returned to the caller (buffered), who closes it
+    peeked: io.BufferedReader | None = None  # a pipe's: what is read from it is gone, so it is peeked at
+    try:
+        if fio.seekable():  # (one read: a BufferedReader's peek this large faults its buffer in, ~0.7 ms)
+            head = fio.read(SNIFF_BYTES)
+            fio.seek(0)
+        else:
+            peeked = io.BufferedReader(fio, SNIFF_BYTES)
+            head = peeked.peek(SNIFF_BYTES)
+        codec = sniff_codec(head)
+        uploaded = None if codec is not None else uploaded_logs(path, head)
+    except BaseException:
+        fio.close()
+        raise
     if codec is None and uploaded is None and not is_binary_history(head):
-        return past_bom(raw)
+        # a plain file: reads larger than the buffer go straight from the file into their bytes
+        return past_bom(peeked or io.BufferedReader(fio, _PLAIN_BUFFER))
+    raw = peeked or io.BufferedReader(fio, SNIFF_BYTES)
     stream: IO[bytes]
     what = "the compressed stream ends"
     if uploaded is not None:  # YARN's aggregated logs as a NodeManager uploads them: read as `yarn logs` prints them
@@ -335,12 +351,12 @@ def open_text(path: Path, ctx: ReadContext | None = None) -> IO[str]:
 def read_head(path: Path, n: int = HEAD_BYTES) -> bytes:
     """The first ``n`` decompressed bytes of a file, for format sniffing (of a gzip stream
     cut short, the bytes before the cut)."""
-    with io.BufferedReader(io.FileIO(path), SNIFF_BYTES) as raw:
-        head = raw.peek(SNIFF_BYTES)
-        compressed = sniff_codec(head) is not None
-        rendered = not compressed and (uploaded_logs(path, head) is not None or is_binary_history(head))
-        if not compressed and not rendered and bom_encoding(head[:4]) is None:
-            return raw.read(n)
+    with io.FileIO(path) as raw:  # (read, not peeked at through a buffer this large: open_binary)
+        head = raw.read(SNIFF_BYTES)
+    compressed = sniff_codec(head) is not None
+    rendered = not compressed and (uploaded_logs(path, head) is not None or is_binary_history(head))
+    if not compressed and not rendered and bom_encoding(head[:4]) is None:
+        return head[:n]
     try:
         with open_binary(path, ReadContext(path)) as fh:
             text = fh.read(n)
