@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TypeVar
 
-from ingest.base import is_gzip, read_head
+from ingest.opening import is_gzip, read_head
 from phaseline.errors import TraceParseError
 
 MAX_UNPACKED_BYTES = 20 * 1024**3  # refuse archive bombs beyond 20 GiB (all nesting levels together)

@@ -300,5 +300,5 @@ def kept_until_damage(pieces: Iterator[bytes], *, after: int = 1) -> Iterator[by
 
 def decompressed(raw: IO[bytes], codec: Codec) -> IO[bytes]:
     """A buffered stream of ``raw``'s decompressed bytes (``raw`` is closed with it); not for gzip,
-    which :func:`ingest.base.open_binary` reads with :mod:`gzip`."""
+    which :func:`ingest.opening.open_binary` reads with :mod:`gzip`."""
     return io.BufferedReader(_Decompressed(raw, codec), _READ)

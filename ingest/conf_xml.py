@@ -43,9 +43,10 @@ from xml.parsers.expat import errors as expat_errors
 import defusedxml
 from defusedxml.ElementTree import XMLParser
 
-from ingest.base import MAX_RECORD_CHARS, ReadContext, Row, open_binary, skip_or_raise, skip_record
+from ingest.base import MAX_RECORD_CHARS, ReadContext, Row, skip_or_raise, skip_record
 from ingest.formats import Format
 from ingest.mrcommon import event_row
+from ingest.opening import open_binary
 from phaseline.errors import TraceParseError, TraceTruncatedError
 from phaseline.hadoop_names import job_id_from_name
 

@@ -31,9 +31,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ingest.base import ReadContext, Row, read_text_bounded, skip_record
+from ingest.base import ReadContext, Row, skip_record
 from ingest.formats import Format
 from ingest.mrcommon import INT64_MAX, INT64_MIN, counter_row, event_row
+from ingest.opening import read_text_bounded
 from phaseline.errors import TraceParseError
 from phaseline.hadoop_names import local_runner_job
 from phaseline.schemas import CounterScope, normalize_status

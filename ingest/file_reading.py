@@ -17,9 +17,10 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from ingest import formats
-from ingest.base import NotATraceError, ReadContext, RowBlock, read_head
+from ingest.base import NotATraceError, ReadContext, RowBlock
 from ingest.formats import Format
 from ingest.gc_pacing import rarer_collections
+from ingest.opening import read_head
 from phaseline.errors import PhaselineError, SchemaError, TraceParseError, TraceTruncatedError
 from phaseline.schemas import SourceStatus
 from phaseline.staged_batch import StagedBatch, StagedGroup

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from ingest.base import ReadContext, Row, RowBlock, read_head
+from ingest.base import ReadContext, Row, RowBlock
+from ingest.opening import read_head
 from phaseline.errors import DataQualityWarning
 
 Sniffer = Callable[[bytes, Path], bool]

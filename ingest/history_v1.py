@@ -48,10 +48,11 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from ingest.base import ReadContext, Row, RowBlock, iter_lines, skip_record
+from ingest.base import ReadContext, Row, RowBlock, skip_record
 from ingest.formats import Format
 from ingest.history_v1_records import delimited_records, parse_record, record_end
 from ingest.history_v1_state import V1Reader
+from ingest.opening import iter_lines
 from phaseline.errors import TraceParseError, TraceTruncatedError
 
 MAX_RECORD_LINES = 20_000  # a stack trace in ERROR= is long, never this long

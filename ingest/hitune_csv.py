@@ -45,11 +45,12 @@ from pathlib import Path
 
 import orjson
 
-from ingest.base import ReadContext, Row, iter_lines
+from ingest.base import ReadContext, Row
 from ingest.formats import Format
 from ingest.hitune_fields import SOURCE, clean, data_rows, field_int, float_field, required_int
 from ingest.hitune_history import history_rows
 from ingest.mrcommon import INT64_MAX, int64
+from ingest.opening import iter_lines
 from ingest.samples_hitune import malformed_row, normalize_state
 from phaseline.schemas import ThreadState
 

@@ -10,8 +10,9 @@ import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from ingest.base import ReadContext, Row, iter_lines
+from ingest.base import ReadContext, Row
 from ingest.mrcommon import int64
+from ingest.opening import iter_lines
 from ingest.samples_hitune import malformed_row
 
 SOURCE = "hitune_csv"

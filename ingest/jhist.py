@@ -62,7 +62,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
-from ingest.base import ReadContext, Row, RowBlock, open_binary, skip_record
+from ingest.base import ReadContext, Row, RowBlock, skip_record
 from ingest.counters_map import EVENT_SPECS
 from ingest.formats import Format
 from ingest.gc_pacing import paced
@@ -73,6 +73,7 @@ from ingest.jhist_schema import BadEvent, UnionFields, WriterSchema, fallback_ti
 from ingest.jhist_state import HistoryState
 from ingest.jhist_typed import Envelope, decode_event
 from ingest.jhist_untyped import decode_untyped
+from ingest.opening import open_binary
 from phaseline.errors import TraceParseError, TraceTruncatedError
 from phaseline.hadoop_names import HistoryEventKind
 from phaseline.schemas import EVENTS
@@ -394,7 +395,6 @@ FORMATS = (
         name="jhist",
         sniff=sniff_history,
         read=read_jhist,
-        doc="Hadoop 0.23/2.x/3.x MapReduce job history (.jhist: Avro-JSON, or Avro-Binary read as its JSON "
-        "lines), plain or compressed",
+        doc="Hadoop 0.23/2.x/3.x job history (.jhist: Avro-JSON, or Avro-Binary as its JSON lines), plain or compressed",
     ),
 )

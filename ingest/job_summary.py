@@ -37,9 +37,10 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from ingest.base import NotATraceError, ReadContext, Row, iter_lines, skip_record
+from ingest.base import NotATraceError, ReadContext, Row, skip_record
 from ingest.formats import Format
 from ingest.mrcommon import event_row, parse_int64
+from ingest.opening import iter_lines
 from phaseline.errors import TraceParseError
 from phaseline.hadoop_names import job_id_of
 from phaseline.schemas import normalize_status

@@ -35,10 +35,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ingest.base import ReadContext, Row, iter_lines
+from ingest.base import ReadContext, Row
 from ingest.engine_run import run_job_id
 from ingest.formats import Format
 from ingest.mrcommon import int64
+from ingest.opening import iter_lines
 from ingest.samples_hitune import MalformedRecord, StackTable, malformed_row, normalize_state, sample_row
 from phaseline.schemas import ThreadState
 

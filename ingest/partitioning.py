@@ -50,8 +50,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ingest.base import open_binary
 from ingest.history_dirs import day_dir_span, done_name_times
+from ingest.opening import open_binary
 from ingest.pipeline import IngestSummary, ProgressFn, ingest_paths, worker_pool
 from ingest.walk import iter_files
 from phaseline.errors import StoreError

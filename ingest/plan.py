@@ -18,10 +18,10 @@ import pyarrow as pa
 
 from ingest import formats
 from ingest.archives import MAX_NESTING, MAX_UNPACKED_BYTES, is_archive, unpacked
-from ingest.base import HEAD_BYTES
 from ingest.file_reading import FileResult, Work
 from ingest.jhist import sniff_jhist
 from ingest.jhist_split import LineCuts
+from ingest.opening import HEAD_BYTES
 from ingest.walk import key_text
 from phaseline.errors import TraceParseError
 from phaseline.schemas import SourceStatus

@@ -38,9 +38,10 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from ingest.base import ReadContext, Row, iter_lines, skip_record
+from ingest.base import ReadContext, Row, skip_record
 from ingest.formats import Format
 from ingest.mrcommon import check_int64, counter_row, event_row
+from ingest.opening import iter_lines
 from phaseline.errors import TraceParseError, TraceTruncatedError
 from phaseline.hadoop_names import JOB_COUNTER_GROUP
 from phaseline.schemas import CounterScope

@@ -43,10 +43,11 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ingest.base import ReadContext, Row, open_text, skip_record
+from ingest.base import ReadContext, Row, skip_record
 from ingest.formats import Format
 from ingest.json_stream import iter_json_objects
 from ingest.mrcommon import INT64_MAX, INT64_MIN, counter_row, event_row, parse_int64
+from ingest.opening import open_text
 from phaseline.errors import TraceParseError
 from phaseline.hadoop_names import job_of_attempt, job_of_task, task_of_attempt, task_type_lenient
 from phaseline.schemas import CounterScope, normalize_status

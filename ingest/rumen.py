@@ -43,9 +43,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ingest.base import ReadContext, Row, open_text, skip_record
+from ingest.base import ReadContext, Row, skip_record
 from ingest.formats import Format
 from ingest.json_stream import iter_json_objects
+from ingest.opening import open_text
 from ingest.rumen_rows import RumenJob, topology_rows
 from phaseline.errors import TraceParseError
 

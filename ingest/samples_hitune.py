@@ -46,9 +46,10 @@ from pathlib import Path
 
 import orjson
 
-from ingest.base import ReadContext, Row, iter_lines
+from ingest.base import ReadContext, Row
 from ingest.formats import Format
 from ingest.mrcommon import int64
+from ingest.opening import iter_lines
 from phaseline.schemas import SAMPLES, ThreadState
 
 HEADER = "#hitune-samples"

@@ -21,8 +21,9 @@ from pathlib import Path
 
 import orjson
 
-from ingest.base import ReadContext, Row, iter_lines
+from ingest.base import ReadContext, Row
 from ingest.formats import Format
+from ingest.opening import iter_lines
 from phaseline.errors import TraceParseError
 
 SPARK_REASON = "Spark event log: not a MapReduce trace (phaseline reads Hadoop MapReduce traces only)"

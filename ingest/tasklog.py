@@ -40,10 +40,11 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-from ingest.base import NotATraceError, ReadContext, Row, read_head, skip_record
+from ingest.base import NotATraceError, ReadContext, Row, skip_record
 from ingest.formats import Format
 from ingest.jfr import read_jfr
 from ingest.mrcommon import check_int64, counter_row, event_row
+from ingest.opening import read_head
 from ingest.phases import derive_phases
 from ingest.phases.spans import REDUCE_WRITE, Lane, Overhead
 from ingest.phases.splits import map_stack_phase, reduce_stack_phase

@@ -12,8 +12,9 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 
-from ingest.base import ReadContext, iter_lines, skip_record
+from ingest.base import ReadContext, skip_record
 from ingest.mrcommon import int64_text, parse_int64
+from ingest.opening import iter_lines
 from ingest.tasklog_counters import counter_name
 from ingest.tasklog_patterns import (
     LogRecord,

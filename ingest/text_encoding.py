@@ -11,7 +11,7 @@ UTF-8, so every sniffer and parser sees the text as Hadoop wrote it:
   in error messages stay the file's own);
 * UTF-16 and UTF-32 text (told by its mark) is transcoded to UTF-8 as it is
   read (offsets are then the UTF-8 text's); bytes that do not decode become
-  U+FFFD, as :func:`ingest.base.open_text` does for UTF-8.
+  U+FFFD, as :func:`ingest.opening.open_text` does for UTF-8.
 
 Text in UTF-16 without a mark is not recognised: nothing tells it from binary.
 """

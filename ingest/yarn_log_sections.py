@@ -11,8 +11,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ingest.base import ReadContext, iter_lines, skip_record
+from ingest.base import ReadContext, skip_record
 from ingest.mrcommon import parse_int64
+from ingest.opening import iter_lines
 from phaseline.errors import TraceParseError, TraceTruncatedError
 from phaseline.hadoop_names import node_manager_host
 

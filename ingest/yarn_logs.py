@@ -54,9 +54,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ingest.base import ReadContext, Row, iter_lines, skip_record, uploaded_logs
+from ingest.base import ReadContext, Row, skip_record
 from ingest.formats import Format
 from ingest.mrcommon import DONE_FILE_NAME, done_file_fields, event_row, parse_int64
+from ingest.opening import iter_lines, uploaded_logs
 from ingest.tasklog import LOG_RECORD_TABLES, log_line_row, rows_of_records, task_rows
 from ingest.tasklog_lines import LINE_RE, parse_records, parse_timestamp
 from ingest.tasklog_patterns import AttemptLog, LogRecord, am_logger

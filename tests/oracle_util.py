@@ -20,8 +20,9 @@ from typing import Any
 
 import orjson
 
-from ingest.base import ReadContext, iter_rows, open_binary
+from ingest.base import ReadContext, iter_rows
 from ingest.jhist import read_jhist
+from ingest.opening import open_binary
 from phaseline.errors import TraceTruncatedError
 from phaseline.hadoop_names import split_host, task_type
 from phaseline.java import compile_java, java_command

@@ -26,9 +26,10 @@ import lz4.frame  # type: ignore[import-untyped]
 import pytest
 import zstandard
 
-from ingest.base import ReadContext, iter_rows, read_head
+from ingest.base import ReadContext, iter_rows
 from ingest.compression import Codec, sniff_codec
 from ingest.formats import detect
+from ingest.opening import read_head
 from ingest.pipeline import ingest_paths
 from phaseline.store import Store
 from tests.conftest import FIXTURES

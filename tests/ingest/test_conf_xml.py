@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 from reader_checks import mutations, parse_error, read_checked, read_reconciled, rows_of, table
 
 from ingest import conf_xml
-from ingest.base import ReadContext, read_head
+from ingest.base import ReadContext
 from ingest.conf_xml import read_conf_xml, sniff_conf_xml
 from ingest.formats import detect
+from ingest.opening import read_head
 from ingest.pipeline import ingest_paths
 from phaseline.errors import TraceParseError
 from phaseline.store import Store

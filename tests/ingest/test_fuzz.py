@@ -15,11 +15,12 @@ from types import FrameType
 
 import pytest
 
-from ingest.base import ReadContext, Row, RowBlock, read_head, row_count
+from ingest.base import ReadContext, Row, RowBlock, row_count
 from ingest.formats import Reader, detect
 from ingest.jhist import sniff_jhist
 from ingest.jhist_merge import read_jhist_split
 from ingest.jhist_split import line_cuts
+from ingest.opening import read_head
 from ingest.pipeline import ingest_paths
 from phaseline.errors import PhaselineError
 from phaseline.store import Store

@@ -6,9 +6,10 @@ from pathlib import Path
 
 from reader_checks import table
 
-from ingest.base import ReadContext, read_head
+from ingest.base import ReadContext
 from ingest.formats import detect
 from ingest.history_v1 import FORMATS, read_history_v1
+from ingest.opening import read_head
 
 HISTORY_018 = Path(__file__).parents[1] / "data" / "history-0.18" / "1225797913475_job_200811041125_0003"
 

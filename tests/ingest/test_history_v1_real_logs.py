@@ -8,9 +8,10 @@ from pathlib import Path
 
 from reader_checks import read_reconciled, table
 
-from ingest.base import ReadContext, read_head
+from ingest.base import ReadContext
 from ingest.formats import detect
 from ingest.history_v1 import FORMATS, read_history_v1, sniff_history_v1
+from ingest.opening import read_head
 from tests.ingest.history_v1_helpers import RUMEN_TEST, read
 
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 from reader_checks import parse_error
 
-from ingest.base import ReadContext, read_head
+from ingest.base import ReadContext
 from ingest.formats import detect
+from ingest.opening import read_head
 from ingest.pipeline import ingest_paths
 from ingest.skipped import (
     SPARK_REASON,

@@ -15,9 +15,10 @@ import orjson
 import pytest
 from oracle_util import actual_from_phaseline, expected_from_hadoop, hadoop_parse, phaseline_rows
 
-from ingest.base import ReadContext, open_binary, read_head
+from ingest.base import ReadContext
 from ingest.formats import detect
 from ingest.jhist import read_jhist
+from ingest.opening import open_binary, read_head
 from ingest.pipeline import ingest_paths
 from phaseline.errors import TraceParseError
 from phaseline.store import Store

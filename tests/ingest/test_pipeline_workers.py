@@ -15,8 +15,9 @@ import pytest
 
 import ingest.pipeline as pipeline
 from ingest import formats
-from ingest.base import ReadContext, Row, iter_lines
+from ingest.base import ReadContext, Row
 from ingest.formats import Format
+from ingest.opening import iter_lines
 from phaseline.errors import StoreError
 from phaseline.staged_batch import StagedBatch, StagedGroup
 from phaseline.staging import StagedSource

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from reader_checks import mutations, read_checked, read_reconciled, rows_of, table
 
 from ingest import properties
-from ingest.base import ReadContext, read_head
+from ingest.base import ReadContext
+from ingest.opening import read_head
 from ingest.pipeline import ingest_paths
 from ingest.properties import read_properties, sniff_properties
 from phaseline.store import Store

@@ -9,8 +9,9 @@ import pytest
 
 import ingest.pipeline as pipeline
 from ingest import formats
-from ingest.base import ReadContext, Row, RowBlock, iter_lines
+from ingest.base import ReadContext, Row, RowBlock
 from ingest.formats import Format
+from ingest.opening import iter_lines
 from phaseline.store import Store
 
 

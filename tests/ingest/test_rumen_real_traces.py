@@ -8,8 +8,9 @@ from pathlib import Path
 
 from reader_checks import read_reconciled, table
 
-from ingest.base import ReadContext, read_head
+from ingest.base import ReadContext
 from ingest.history_v1 import read_history_v1
+from ingest.opening import read_head
 from ingest.rumen import FORMATS, sniff_rumen
 from tests.ingest.rumen_helpers import MUMAK, read
 

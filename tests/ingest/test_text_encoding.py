@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from ingest.base import ReadContext, iter_rows, open_binary, read_head
+from ingest.base import ReadContext, iter_rows
 from ingest.formats import detect
+from ingest.opening import open_binary, read_head
 from ingest.text_encoding import bom_encoding, past_bom
 from tests.conftest import FIXTURES
 

@@ -19,8 +19,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ingest.base import open_binary, read_head
 from ingest.formats import detect
+from ingest.opening import open_binary, read_head
 from ingest.pipeline import ingest_paths
 from ingest.yarn_tfile import MAGIC, _Bytes, _Value, is_tfile, open_rendered
 from phaseline.store import Store

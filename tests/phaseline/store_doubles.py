@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from ingest import formats
-from ingest.base import ReadContext, Row, iter_lines
+from ingest.base import ReadContext, Row
 from ingest.formats import Format
+from ingest.opening import iter_lines
 from phaseline.errors import TraceParseError, TraceTruncatedError
 from phaseline.hadoop_names import job_id_from_name
 from phaseline.store import Store
