@@ -71,6 +71,8 @@ HADOOP_RATIO_TARGET = 2.0
 BARE_DECODE_TARGET = 0.5
 RSS_GROWTH_TARGET = 1.5
 WORKERS_SCALING_TARGET = 1.5
+#: Rounds of the reader and the bare decode at least (one round each swung their ratio by 0.06 run to run).
+DECODE_ROUNDS = 3
 
 
 # ---------------------------------------------------------------------- 1. large files
@@ -86,34 +88,42 @@ def _ingest_cli(path: Path, workdir: Path, *options: str) -> ChildRun:
 
 def _measure_size(path: Path, size: int, workdir: Path, repeat: int) -> dict[str, dict[str, float]]:
     """Each contender's least disturbed run on one file (the fastest of interleaved rounds)."""
-    heap = "1g" if size <= 50 else "6g"
     best: dict[str, dict[str, float]] = {}
 
     def keep(key: str, **vals: float) -> None:
         if key not in best or vals["wall"] < best[key]["wall"]:
             best[key] = dict(vals)
 
-    _into_page_cache(path)  # (a file generated hours ago: else the first contender alone reads the disk)
-    for _ in range(repeat if size <= 50 else 1):  # interleaved, so every contender sees the same load
+    def reader() -> None:
         run, out = run_child("reader", path)
         keep("reader", wall=run.wall_s, loop=out["seconds"], cpu=run.cpu_s, rss=run.peak_rss_mb,
              events=out["events"], rows=out["rows"])  # fmt: skip
+
+    def decode(mode: str) -> None:
+        run, out = run_child(mode, path)
+        keep(mode, wall=run.wall_s, loop=out["seconds"], cpu=run.cpu_s, rss=run.peak_rss_mb)
+
+    _into_page_cache(path)  # (a file generated hours ago: else the first contender alone reads the disk)
+    rounds = repeat if size <= 50 else 1
+    for _ in range(rounds):  # interleaved, so every contender sees the same load
+        reader()
         run = _ingest_cli(path, workdir)
         keep("ingest", wall=run.wall_s, cpu=run.cpu_s, rss=run.peak_rss_mb)
         run = _ingest_cli(path, workdir, "-j", "2")
         keep("ingest_j2", wall=run.wall_s, cpu=run.cpu_s, rss=run.peak_rss_mb)
-        wall, cpu, parse, hrss, attempts = hadoop_parse([path], heap)
+        wall, cpu, parse, hrss, attempts = hadoop_parse([path], "1g" if size <= 50 else "6g")
         keep("hadoop", wall=wall, loop=parse, cpu=cpu, rss=hrss, attempts=attempts)
-        for mode in ("orjson", "json"):
-            run, out = run_child(mode, path)
-            keep(mode, wall=run.wall_s, loop=out["seconds"], cpu=run.cpu_s, rss=run.peak_rss_mb)
+        decode("orjson")
+        decode("json")
+    for _ in range(DECODE_ROUNDS - rounds):  # the reader and its peer, seconds beside the rest: more rounds
+        reader()
+        decode("orjson")
     return best
 
 
 def _into_page_cache(path: Path) -> None:
-    """Read ``path`` once, untimed: every contender then reads it from the page cache, as all but the
-    first of a round did (on 2026-12-03 the reader, first, read the 500 MB file from disk: 4.46 s,
-    against 3.45 s from the cache)."""
+    """Read ``path`` once, untimed, so that every contender reads it from the page cache (the reader, first
+    of its round, read a 500 MB file from disk on 2026-12-03: 4.46 s, 3.45 s from the cache)."""
     with open(path, "rb") as fh:
         while fh.read(8 << 20):
             pass
@@ -149,7 +159,8 @@ def _size_figures(size: int, mb: float, best: dict[str, dict[str, float]]) -> li
                note="the CLI's default is -j 1 (the row above); with 2 workers a plain .jhist of 64 MiB or more "
                     "is read in 4 byte ranges and merged (ingest.split_reading)"),
         Figure(AREA_BIG, f"{size} MB: read_jhist vs bare decode", mb / r["loop"], "MB/s",
-               "orjson.loads per line, nothing else", mb / oj["loop"], bare_t),
+               "orjson.loads per line, nothing else", mb / oj["loop"], bare_t,
+               note=f"each the best of at least {DECODE_ROUNDS} interleaved runs"),
         Figure(AREA_BIG, f"{size} MB: phaseline ingest vs bare decode", mb / ing["wall"], "MB/s",
                "orjson.loads per line, process incl. start-up", mb / oj["wall"], bare_t),
         Figure(AREA_BIG, f"{size} MB: read_jhist vs stdlib json decode", mb / r["loop"], "MB/s",
