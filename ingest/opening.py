@@ -93,7 +93,8 @@ def open_binary(path: Path, ctx: ReadContext | None = None) -> IO[bytes]:
     # large faults its buffer in, ~0.7 ms; a plain file's block reads then go straight into their bytes)
     fio = io.FileIO(path)  # returned to the caller (buffered), who closes it
     try:
-        head, _ = fio.read(SNIFF_BYTES), fio.seek(0)
+        head = fio.read(SNIFF_BYTES)
+        fio.seek(0)
         codec = sniff_codec(head)
         uploaded = None if codec is not None else uploaded_logs(path, head)
     except BaseException:
